@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures (once) and builds everything into build/: the library, the `cincinnati`
+# executable, the tests and the benchmarks. One build serves both run.sh and test.sh.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${CINCINNATI_BUILD_DIR:-$root/build}"
+jobs="$(nproc 2>/dev/null || echo 2)"
+
+"$root/scripts/deps.sh"
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build "$build" --parallel "$jobs"

@@ -1,0 +1,223 @@
+#include "builder/edge_add_remove.h"
+
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include "core/semver.h"
+
+namespace cincinnati {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> SplitList(std::string_view value) {
+  std::vector<std::string_view> items;
+  size_t start = 0;
+  while (true) {
+    size_t comma = value.find(',', start);
+    items.push_back(Trim(value.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+// Compiles each distinct pattern once per run.
+class RegexCache {
+ public:
+  Result<const RE2*> Get(const std::string& pattern) {
+    auto it = cache_.find(pattern);
+    if (it == cache_.end()) {
+      auto re = std::make_unique<RE2>(pattern, RE2::Quiet);
+      if (!re->ok()) return Status::InvalidArgument(fmt::format("invalid regex '{}': {}", pattern, re->error()));
+      it = cache_.emplace(pattern, std::move(re)).first;
+    }
+    return it->second.get();
+  }
+
+ private:
+  std::unordered_map<std::string, std::unique_ptr<RE2>> cache_;
+};
+
+class Editor {
+ public:
+  Editor(Graph& graph, const EdgeAddRemoveSettings& settings, Diagnostics& diagnostics)
+      : graph_(graph), settings_(settings), diagnostics_(diagnostics) {}
+
+  // The nodes listed under `key` on node x (see the header for arch handling).
+  Result<std::vector<NodeIndex>> Listed(NodeIndex x, const std::string& key, std::string_view value) {
+    const Node& node = graph_.node(x);
+    std::vector<Identifier> arch_build;
+    auto arch = node.metadata.find(kArchKey);
+    if (arch != node.metadata.end()) {
+      auto ids = ParseIdentifiers(arch->second);
+      if (!ids.ok()) {
+        return Status::InvalidArgument(fmt::format("{}: invalid arch '{}'", node.version, arch->second));
+      }
+      arch_build = std::move(ids).value();
+    }
+    std::vector<NodeIndex> out;
+    for (std::string_view item : SplitList(value)) {
+      std::string target(item);
+      if (arch != node.metadata.end()) {
+        auto v = Version::Parse(item);
+        if (!v.ok()) return v.status().WithContext(fmt::format("{}: {}", node.version, key));
+        target = v->WithBuild(arch_build).ToString();
+      }
+      if (auto i = graph_.Find(target)) {
+        out.push_back(*i);
+      } else {
+        diagnostics_.Warn(node.version, fmt::format("{} names {}, which is not in the graph (skipped)", key, target));
+      }
+    }
+    return out;
+  }
+
+  // Calls fn(x, value) for every concrete node x carrying `key`, in index order.
+  template <typename Fn>
+  Status ForEachWithKey(const std::string& key, Fn fn) {
+    for (NodeIndex x = 0; x < graph_.node_count(); ++x) {
+      const Node& node = graph_.node(x);
+      if (!node.concrete) continue;
+      auto it = node.metadata.find(key);
+      if (it == node.metadata.end()) continue;
+      std::string value = it->second;  // fn may edit metadata
+      CINCINNATI_RETURN_IF_ERROR(fn(x, value));
+    }
+    return Status::OK();
+  }
+
+  Status AddEdges(std::string_view suffix, bool incoming) {
+    const std::string key = PrefixedKey(settings_.key_prefix, suffix);
+    return ForEachWithKey(key, [&](NodeIndex x, const std::string& value) -> Status {
+      CINCINNATI_ASSIGN_OR_RETURN(std::vector<NodeIndex> listed, Listed(x, key, value));
+      for (NodeIndex v : listed) {
+        Status st = incoming ? graph_.AddEdge(v, x) : graph_.AddEdge(x, v);
+        if (!st.ok()) return st.WithContext(fmt::format("{}: {}", graph_.node(x).version, key));
+      }
+      return Status::OK();
+    });
+  }
+
+  void RemoveAllIncoming(NodeIndex x) {
+    std::vector<NodeIndex> preds = graph_.predecessors(x);
+    for (NodeIndex p : preds) graph_.RemoveEdge(p, x);
+  }
+
+  Status RemoveEdges(std::string_view suffix, bool incoming) {
+    const std::string key = PrefixedKey(settings_.key_prefix, suffix);
+    return ForEachWithKey(key, [&](NodeIndex x, const std::string& value) -> Status {
+      if (incoming && Trim(value) == settings_.remove_all_edges_value) {
+        RemoveAllIncoming(x);
+        return Status::OK();
+      }
+      CINCINNATI_ASSIGN_OR_RETURN(std::vector<NodeIndex> listed, Listed(x, key, value));
+      for (NodeIndex v : listed) incoming ? graph_.RemoveEdge(v, x) : graph_.RemoveEdge(x, v);
+      return Status::OK();
+    });
+  }
+
+  Status RemoveByRegex() {
+    const std::string key = PrefixedKey(settings_.key_prefix, kPreviousRemoveRegexSuffix);
+    return ForEachWithKey(key, [&](NodeIndex x, const std::string& pattern) -> Status {
+      if (pattern == ".*") {
+        RemoveAllIncoming(x);
+        return Status::OK();
+      }
+      auto re = regexes_.Get(pattern);
+      if (!re.ok()) return re.status().WithContext(fmt::format("{}: {}", graph_.node(x).version, key));
+      std::vector<NodeIndex> preds = graph_.predecessors(x);
+      for (NodeIndex p : preds) {
+        if (RE2::PartialMatch(graph_.node(p).version, **re)) graph_.RemoveEdge(p, x);
+      }
+      return Status::OK();
+    });
+  }
+
+  void RemoveConsumedKeys() {
+    for (std::string_view suffix : {kPreviousAddSuffix, kNextAddSuffix, kPreviousRemoveSuffix,
+                                    kPreviousRemoveRegexSuffix, kNextRemoveSuffix}) {
+      const std::string key = PrefixedKey(settings_.key_prefix, suffix);
+      for (NodeIndex x = 0; x < graph_.node_count(); ++x) graph_.mutable_metadata(x).erase(key);
+    }
+  }
+
+ private:
+  Graph& graph_;
+  const EdgeAddRemoveSettings& settings_;
+  Diagnostics& diagnostics_;
+  RegexCache regexes_;
+};
+
+}  // namespace
+
+Status MaterializeRisks(Graph& graph) {
+  if (graph.risk_templates().empty()) return Status::OK();
+  // Nodes by their version before the first '+', so a `to` without build matches
+  // every arch.
+  std::unordered_map<std::string_view, std::vector<NodeIndex>> by_base;
+  for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+    std::string_view v = graph.node(i).version;
+    by_base[v.substr(0, v.find('+'))].push_back(i);
+  }
+  RegexCache regexes;
+  std::vector<std::pair<Edge, std::vector<Risk>>> edge_risks;
+  std::unordered_map<uint64_t, size_t> position;
+  for (const RiskTemplate& t : graph.risk_templates()) {
+    CINCINNATI_ASSIGN_OR_RETURN(const RE2* re, regexes.Get(t.from_regex));
+    std::vector<NodeIndex> targets;
+    if (auto it = by_base.find(t.to); it != by_base.end()) targets = it->second;
+    if (auto exact = graph.Find(t.to)) targets.push_back(*exact);
+    std::sort(targets.begin(), targets.end());
+    targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+    for (NodeIndex n : targets) {
+      std::vector<NodeIndex> preds = graph.predecessors(n);
+      std::sort(preds.begin(), preds.end());
+      for (NodeIndex f : preds) {
+        if (t.from_regex != ".*" && !RE2::PartialMatch(graph.node(f).version, *re)) continue;
+        uint64_t key = (uint64_t{f} << 32) | n;
+        auto [it, inserted] = position.emplace(key, edge_risks.size());
+        if (inserted) edge_risks.push_back({Edge{f, n}, {}});
+        auto& risks = edge_risks[it->second].second;
+        risks.insert(risks.end(), t.risks.begin(), t.risks.end());
+      }
+    }
+  }
+  // One group per distinct (ordered) risk list, in first-seen order.
+  std::vector<ConditionalEdge>& groups = graph.mutable_conditional_edges();
+  const size_t first_new = groups.size();
+  for (auto& [edge, risks] : edge_risks) {
+    auto group = std::find_if(groups.begin() + first_new, groups.end(),
+                              [&](const ConditionalEdge& g) { return g.risks == risks; });
+    if (group == groups.end()) {
+      groups.push_back(ConditionalEdge{{}, std::move(risks)});
+      group = groups.end() - 1;
+    }
+    group->edges.push_back(ConditionalEdgeRef{graph.node(edge.from).version, graph.node(edge.to).version});
+  }
+  graph.mutable_risk_templates().clear();
+  graph.set_conditional_edges_present(true);
+  return Status::OK();
+}
+
+Result<Graph> EdgeAddRemove::Apply(Graph graph, TransformContext& context) const {
+  Editor editor(graph, settings_, context.diagnostics);
+  CINCINNATI_RETURN_IF_ERROR(editor.AddEdges(kPreviousAddSuffix, /*incoming=*/true));
+  CINCINNATI_RETURN_IF_ERROR(editor.AddEdges(kNextAddSuffix, /*incoming=*/false));
+  if (settings_.include_conditional_edges) CINCINNATI_RETURN_IF_ERROR(MaterializeRisks(graph));
+  CINCINNATI_RETURN_IF_ERROR(editor.RemoveEdges(kPreviousRemoveSuffix, /*incoming=*/true));
+  CINCINNATI_RETURN_IF_ERROR(editor.RemoveByRegex());
+  CINCINNATI_RETURN_IF_ERROR(editor.RemoveEdges(kNextRemoveSuffix, /*incoming=*/false));
+  if (settings_.remove_consumed_metadata) editor.RemoveConsumedKeys();
+  return graph;
+}
+
+}  // namespace cincinnati

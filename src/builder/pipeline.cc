@@ -1,0 +1,22 @@
+#include "builder/pipeline.h"
+
+#include "builder/node_remove.h"
+
+namespace cincinnati {
+
+TransformChain MakeLocalBuilderChain(const LocalBuildOptions& options) {
+  TransformChain chain;
+  chain.push_back(std::make_unique<LocalReleaseSource>(options.releases, options.release_options));
+  graphdata::SecondaryMetadataSettings secondary = options.secondary_metadata;
+  secondary.data_directory = options.graph_data;
+  chain.push_back(std::make_unique<graphdata::SecondaryMetadataParse>(std::move(secondary)));
+  chain.push_back(std::make_unique<EdgeAddRemove>(options.edge_add_remove));
+  if (options.node_remove) chain.push_back(std::make_unique<NodeRemove>(options.edge_add_remove.key_prefix));
+  return chain;
+}
+
+Result<Graph> BuildLocalGraph(const LocalBuildOptions& options, TransformContext& context) {
+  return RunChain(MakeLocalBuilderChain(options), Graph(), context);
+}
+
+}  // namespace cincinnati

@@ -1,0 +1,54 @@
+// Local release sources for the graph builder (the registry source arrives later
+// behind the same GraphTransform interface).
+//
+// A source is either
+//  * a graph JSON file in the graph builder's format (e.g. a saved raw graph), or
+//  * a directory of release-metadata documents: every `*.json` file directly inside
+//    it, and every `<dir>/<name>/release-manifests/release-metadata` (an unpacked
+//    release payload). Documents are read in path order.
+// For a document the architecture is its version's build metadata if present
+// (`4.13.1+arm64`), else the configured default; the payload is the document's
+// optional top-level "payload" key (an extension the reference ignores) or
+// `<repository>@sha256:<sha256 of the document>`. The manifest digest is the payload's
+// `@sha256:...` part.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "builder/raw_graph.h"
+#include "core/diagnostics.h"
+#include "core/transform.h"
+
+namespace cincinnati {
+
+struct ReleaseDirectoryOptions {
+  std::string default_arch = "amd64";
+  std::string repository = "localhost/openshift/release";
+  std::string manifestref_key = std::string(kManifestRefKey);
+};
+
+Result<std::vector<Release>> LoadReleaseDirectory(const std::filesystem::path& dir,
+                                                  const ReleaseDirectoryOptions& options);
+
+// Reads a whole file; the error names the path.
+Result<std::string> ReadFileToString(const std::filesystem::path& path);
+
+// Loads a graph from a file (graph JSON) or a directory (release documents).
+Result<Graph> LoadReleases(const std::filesystem::path& path, const ReleaseDirectoryOptions& options);
+
+// "local-releases": the first step of a local graph-builder chain; ignores its input.
+class LocalReleaseSource : public GraphTransform {
+ public:
+  LocalReleaseSource(std::filesystem::path path, ReleaseDirectoryOptions options = {})
+      : path_(std::move(path)), options_(std::move(options)) {}
+  std::string_view name() const override { return "local-releases"; }
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override;
+
+ private:
+  std::filesystem::path path_;
+  ReleaseDirectoryOptions options_;
+};
+
+}  // namespace cincinnati

@@ -1,0 +1,17 @@
+// Subcommand registration for the `cincinnati` executable. Each Register* adds a
+// subcommand to the CLI11 app and sets the exit code through `exit_code` when run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "core/diagnostics.h"
+
+namespace cincinnati::cli {
+
+void RegisterGraphCommands(CLI::App& app, int& exit_code);
+void RegisterGraphDataCommands(CLI::App& app, int& exit_code);
+
+// Prints diagnostics to stderr as "severity: location: message".
+void PrintDiagnostics(const Diagnostics& diagnostics, bool include_info);
+
+}  // namespace cincinnati::cli

@@ -1,0 +1,144 @@
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "builder/pipeline.h"
+#include "cli/commands.h"
+#include "core/error_document.h"
+#include "core/graph_json.h"
+#include "policy/arch_filter.h"
+#include "policy/channel_filter.h"
+
+namespace cincinnati::cli {
+
+void PrintDiagnostics(const Diagnostics& diagnostics, bool include_info) {
+  for (const Diagnostic& d : diagnostics.items()) {
+    const char* label = d.severity == Diagnostic::Severity::kError     ? "error"
+                        : d.severity == Diagnostic::Severity::kWarning ? "warning"
+                                                                       : "info";
+    if (d.severity == Diagnostic::Severity::kInfo && !include_info) continue;
+    if (d.location.empty()) {
+      std::cerr << label << ": " << d.message << '\n';
+    } else {
+      std::cerr << label << ": " << d.location << ": " << d.message << '\n';
+    }
+  }
+}
+
+namespace {
+
+struct BuildArgs {
+  std::string releases;
+  std::string graph_data;
+  std::vector<std::string> disallowed;
+  std::string key_prefix = std::string(kDefaultKeyPrefix);
+  std::string default_arch = "amd64";
+  std::string repository = "localhost/openshift/release";
+  bool node_remove = false;
+  bool quiet = false;
+};
+
+int RunBuild(const BuildArgs& args) {
+  LocalBuildOptions options;
+  options.releases = args.releases;
+  options.graph_data = args.graph_data;
+  options.release_options.default_arch = args.default_arch;
+  options.release_options.repository = args.repository;
+  options.secondary_metadata.key_prefix = args.key_prefix;
+  options.edge_add_remove.key_prefix = args.key_prefix;
+  options.node_remove = args.node_remove;
+  for (const std::string& name : args.disallowed) {
+    auto c = graphdata::ParseErrorClass(name);
+    if (!c.ok()) {
+      std::cerr << "error: --disallowed-errors: " << c.status().message() << '\n';
+      return 2;
+    }
+    options.secondary_metadata.disallowed_errors.insert(*c);
+  }
+  TransformContext context;
+  auto graph = BuildLocalGraph(options, context);
+  if (!args.quiet) PrintDiagnostics(context.diagnostics, false);
+  if (!graph.ok()) {
+    std::cerr << "error: " << graph.status().message() << '\n';
+    return 1;
+  }
+  std::cout << WriteGraphJson(*graph) << '\n';
+  return 0;
+}
+
+struct FilterArgs {
+  std::optional<std::string> channel;
+  std::optional<std::string> arch;
+  std::string file;
+};
+
+int RunFilter(const FilterArgs& args) {
+  std::string text;
+  if (args.file.empty() || args.file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    auto read = ReadFileToString(args.file);
+    if (!read.ok()) {
+      std::cerr << "error: " << read.status().message() << '\n';
+      return 1;
+    }
+    text = std::move(read).value();
+  }
+  auto graph = ReadGraphJson(text);
+  if (!graph.ok()) {
+    std::cerr << "error: " << (args.file.empty() ? "<stdin>" : args.file) << ": " << graph.status().message() << '\n';
+    return 1;
+  }
+  TransformContext context;
+  if (args.channel) context.parameters.emplace("channel", *args.channel);
+  if (args.arch) context.parameters.emplace("arch", *args.arch);
+  TransformChain chain;
+  chain.push_back(std::make_unique<policy::ChannelFilter>());
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  auto view = RunChain(chain, std::move(graph).value(), context);
+  if (!view.ok()) {
+    ErrorDocument doc = ErrorDocument::FromStatus(view.status());
+    std::cerr << "error: " << doc.kind << ": " << doc.value << '\n';
+    return 1;
+  }
+  std::cout << WriteGraphJson(*view, {.schema_version = 1}) << '\n';
+  return 0;
+}
+
+}  // namespace
+
+void RegisterGraphCommands(CLI::App& app, int& exit_code) {
+  CLI::App* graph = app.add_subcommand("graph", "Build or filter update graphs");
+  graph->require_subcommand(1);
+
+  auto build_args = std::make_shared<BuildArgs>();
+  CLI::App* build = graph->add_subcommand(
+      "build", "Print the graph builder's graph (JSON) for releases plus graph-data");
+  build->add_option("--releases", build_args->releases,
+                    "Graph JSON file, or directory of release-metadata documents")
+      ->required();
+  build->add_option("--graph-data", build_args->graph_data, "Graph-data directory")->required()->check(CLI::ExistingDirectory);
+  build->add_option("--disallowed-errors", build_args->disallowed,
+                    "Graph-data error classes that fail the build: file, deserialize, missing_extension, invalid_extension")
+      ->delimiter(',');
+  build->add_option("--key-prefix", build_args->key_prefix, "Metadata key prefix")->capture_default_str();
+  build->add_option("--default-arch", build_args->default_arch,
+                    "Architecture of release documents whose version has no +arch")->capture_default_str();
+  build->add_option("--repository", build_args->repository,
+                    "Repository named in synthesized payloads of release documents")->capture_default_str();
+  build->add_flag("--node-remove", build_args->node_remove, "Also drop releases marked <prefix>.release.remove=true");
+  build->add_flag("-q,--quiet", build_args->quiet, "Do not print warnings");
+  build->callback([build_args, &exit_code] { exit_code = RunBuild(*build_args); });
+
+  auto filter_args = std::make_shared<FilterArgs>();
+  CLI::App* filter = graph->add_subcommand(
+      "filter", "Print the policy-engine view (channel, arch) of a graph builder's graph");
+  filter->add_option("--channel", filter_args->channel, "Channel to serve (e.g. stable-4.13)");
+  filter->add_option("--arch", filter_args->arch, "Architecture (default amd64)");
+  filter->add_option("file", filter_args->file, "Graph JSON file (default: standard input)");
+  filter->callback([filter_args, &exit_code] { exit_code = RunFilter(*filter_args); });
+}
+
+}  // namespace cincinnati::cli

@@ -1,0 +1,22 @@
+// cincinnati: command-line entry point. Subcommands:
+//   graph build       the graph builder's graph from releases + graph-data
+//   graph filter      a policy-engine view (channel, arch) of a graph
+//   graph-data check  lint a graph-data directory
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Cincinnati update graph service and tools"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  int exit_code = 0;
+  cincinnati::cli::RegisterGraphCommands(app, exit_code);
+  cincinnati::cli::RegisterGraphDataCommands(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}

@@ -1,0 +1,43 @@
+// GraphTransform: one step of a plugin chain, graph in and graph out.
+//
+// Graph-builder steps (release scraping, graph-data, edge add/remove) and policy-engine
+// steps (channel and arch filters) share this interface and are composed by
+// configuration into a chain. A transform that fails returns a Status; the chain stops
+// and the caller keeps whatever graph it had before (a failed step never leaks a
+// half-applied graph because it only ever returned a new one).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace cincinnati {
+
+// Parameters of one run: client query parameters in the policy engine, run parameters
+// handed from step to step in the graph builder.
+using Parameters = std::map<std::string, std::string, std::less<>>;
+
+struct TransformContext {
+  Parameters parameters;
+  Diagnostics diagnostics;
+};
+
+class GraphTransform {
+ public:
+  virtual ~GraphTransform() = default;
+  virtual std::string_view name() const = 0;
+  virtual Result<Graph> Apply(Graph graph, TransformContext& context) const = 0;
+};
+
+using TransformChain = std::vector<std::unique_ptr<GraphTransform>>;
+
+// Runs each transform in order. An error is prefixed with the failing step's name.
+Result<Graph> RunChain(const TransformChain& chain, Graph graph, TransformContext& context);
+
+}  // namespace cincinnati

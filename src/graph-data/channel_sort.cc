@@ -1,0 +1,33 @@
+#include "graph-data/channel_sort.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace cincinnati::graphdata {
+
+std::string SortChannelList(std::string_view list) {
+  std::vector<std::string_view> names;
+  size_t start = 0;
+  while (true) {
+    size_t comma = list.find(',', start);
+    names.push_back(list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  auto stream = [](std::string_view name) {
+    size_t dash = name.find('-');
+    return dash == std::string_view::npos ? std::string_view() : name.substr(dash + 1);
+  };
+  std::sort(names.begin(), names.end());
+  std::stable_sort(names.begin(), names.end(),
+                   [&](std::string_view a, std::string_view b) { return stream(a) < stream(b); });
+  std::string out;
+  out.reserve(list.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += ',';
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace cincinnati::graphdata

@@ -1,0 +1,45 @@
+// Decoders for the graph-data YAML documents, with the reference's shapes:
+//  * channel: {name: string, versions: [semver]}; other keys (feeder, tombstones) ignored.
+//  * unconditional blocked edge: exactly {to: semver, from: regex}.
+//  * conditional blocked edge (risk): to, from, url, name, message, matchingRules all
+//    required; further keys (fixedIn, autoExtend) allowed. Rules are {type: Always} or
+//    {type: PromQL, promql: {promql: string}}; other keys of a rule are dropped.
+// `from` must compile as an RE2 regex (the reference's dialect is RE2-compatible).
+// Errors say which key is wrong and why.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/graph.h"
+#include "core/semver.h"
+#include "core/status.h"
+
+namespace cincinnati::graphdata {
+
+struct ChannelDocument {
+  std::string name;
+  std::vector<Version> versions;
+};
+
+struct UnconditionalBlock {
+  Version to;
+  std::string from;
+};
+
+struct ConditionalBlock {
+  Version to;
+  std::string from;
+  Risk risk;
+};
+
+Result<ChannelDocument> DecodeChannel(const YAML::Node& doc);
+Result<UnconditionalBlock> DecodeUnconditionalBlock(const YAML::Node& doc);
+Result<ConditionalBlock> DecodeConditionalBlock(const YAML::Node& doc);
+
+// Checks that `pattern` compiles; the error quotes the pattern and RE2's reason.
+Status ValidateRegex(const std::string& pattern);
+
+}  // namespace cincinnati::graphdata

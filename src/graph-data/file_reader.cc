@@ -1,0 +1,93 @@
+#include "graph-data/file_reader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+namespace fs = std::filesystem;
+
+namespace cincinnati::graphdata {
+
+std::string_view ErrorClassName(ErrorClass c) {
+  switch (c) {
+    case ErrorClass::kFile: return "file";
+    case ErrorClass::kDeserialize: return "deserialize";
+    case ErrorClass::kMissingExtension: return "missing_extension";
+    case ErrorClass::kInvalidExtension: return "invalid_extension";
+  }
+  return "unknown";
+}
+
+Result<ErrorClass> ParseErrorClass(std::string_view name) {
+  for (ErrorClass c : {ErrorClass::kFile, ErrorClass::kDeserialize, ErrorClass::kMissingExtension,
+                       ErrorClass::kInvalidExtension}) {
+    if (ErrorClassName(c) == name) return c;
+  }
+  return Status::InvalidArgument(fmt::format(
+      "unknown error class '{}' (expected file, deserialize, missing_extension or invalid_extension)", name));
+}
+
+std::optional<std::string> FileExtension(std::string_view name) {
+  if (name == "..") return std::nullopt;
+  size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0) return std::nullopt;
+  return std::string(name.substr(dot + 1));
+}
+
+bool IsYamlExtension(std::string_view ext) {
+  // Unanchored `ya+ml`: "ya", one or more further 'a', then "ml", anywhere.
+  for (size_t i = 0; i + 4 <= ext.size(); ++i) {
+    if (ext[i] != 'y' || ext[i + 1] != 'a') continue;
+    size_t j = i + 2;
+    while (j < ext.size() && ext[j] == 'a') ++j;
+    if (ext.substr(j, 2) == "ml") return true;
+  }
+  return false;
+}
+
+Result<std::vector<YamlFile>> ReadYamlDirectory(const fs::path& root, std::string_view subdir,
+                                                std::vector<FileProblem>* problems) {
+  fs::path dir = root / subdir;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return Status::NotFound(fmt::format("{}/: directory is missing", subdir));
+  }
+  std::vector<fs::directory_entry> entries;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) entries.push_back(entry);
+  if (ec) return Status::IoError(fmt::format("{}/: cannot list directory: {}", subdir, ec.message()));
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+
+  std::vector<YamlFile> files;
+  for (const auto& entry : entries) {
+    std::string name = entry.path().filename().string();
+    std::string rel = fmt::format("{}/{}", subdir, name);
+    auto ext = FileExtension(name);
+    if (!ext) {
+      problems->push_back({ErrorClass::kMissingExtension, rel, "file has no extension"});
+      continue;
+    }
+    if (!IsYamlExtension(*ext)) {
+      problems->push_back({ErrorClass::kInvalidExtension, rel,
+                           fmt::format("extension '{}' does not match 'ya+ml'", *ext)});
+      continue;
+    }
+    if (!entry.is_regular_file(ec)) {
+      problems->push_back({ErrorClass::kFile, rel, "not a regular file"});
+      continue;
+    }
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string content;
+    if (in.is_open()) content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.is_open() || in.bad()) {
+      problems->push_back({ErrorClass::kFile, rel, "cannot read file"});
+      continue;
+    }
+    files.push_back(YamlFile{rel, std::move(content)});
+  }
+  return files;
+}
+
+}  // namespace cincinnati::graphdata

@@ -1,0 +1,154 @@
+#include "graph-data/graph_data.h"
+
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "graph-data/yaml_scalar.h"
+
+namespace fs = std::filesystem;
+
+namespace cincinnati::graphdata {
+namespace {
+
+Result<std::string> ReadText(const fs::path& root, std::string_view rel) {
+  std::ifstream in(root / rel, std::ios::binary);
+  if (!in.is_open()) return Status::NotFound(fmt::format("{}: file is missing or unreadable", rel));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status::IoError(fmt::format("{}: read failed", rel));
+  return text;
+}
+
+// Applies the tolerance policy to one problem: a warning, or the run's error.
+Status Report(const FileProblem& p, const LoadOptions& options, Diagnostics& diagnostics) {
+  if (options.disallowed.count(p.error_class)) {
+    return Status::InvalidArgument(fmt::format("{}: {} error: {}", p.path, ErrorClassName(p.error_class), p.message));
+  }
+  diagnostics.Warn(p.path, fmt::format("{} error (tolerated): {}", ErrorClassName(p.error_class), p.message));
+  return Status::OK();
+}
+
+Status ReportAll(const std::vector<FileProblem>& problems, const LoadOptions& options, Diagnostics& diagnostics) {
+  for (const auto& p : problems) CINCINNATI_RETURN_IF_ERROR(Report(p, options, diagnostics));
+  return Status::OK();
+}
+
+Status LoadBlockedEdges(const fs::path& root, const LoadOptions& options, Diagnostics& diagnostics,
+                        GraphData& data) {
+  std::vector<FileProblem> problems;
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<YamlFile> files, ReadYamlDirectory(root, "blocked-edges", &problems));
+  CINCINNATI_RETURN_IF_ERROR(ReportAll(problems, options, diagnostics));
+  for (const YamlFile& file : files) {
+    auto doc = ParseYaml(file.content);
+    if (!doc.ok()) {
+      CINCINNATI_RETURN_IF_ERROR(Report({ErrorClass::kDeserialize, file.path, doc.status().message()}, options, diagnostics));
+      continue;
+    }
+    // A file that fits one shape is never an error for the other.
+    auto unconditional = DecodeUnconditionalBlock(*doc);
+    if (unconditional.ok()) {
+      data.unconditional_blocks.push_back({file.path, std::move(unconditional).value()});
+      continue;
+    }
+    auto conditional = DecodeConditionalBlock(*doc);
+    if (conditional.ok()) {
+      data.conditional_blocks.push_back({file.path, std::move(conditional).value()});
+      continue;
+    }
+    std::string why = fmt::format("fits neither blocked-edge shape: as an unconditional block: {}; as a risk: {}",
+                                  unconditional.status().message(), conditional.status().message());
+    CINCINNATI_RETURN_IF_ERROR(Report({ErrorClass::kDeserialize, file.path, why}, options, diagnostics));
+  }
+  return Status::OK();
+}
+
+Status LoadChannels(const fs::path& root, const LoadOptions& options, Diagnostics& diagnostics, GraphData& data) {
+  std::vector<FileProblem> problems;
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<YamlFile> files, ReadYamlDirectory(root, "channels", &problems));
+  CINCINNATI_RETURN_IF_ERROR(ReportAll(problems, options, diagnostics));
+  for (const YamlFile& file : files) {
+    auto doc = ParseYaml(file.content);
+    Result<ChannelDocument> channel = doc.ok() ? DecodeChannel(*doc) : Result<ChannelDocument>(doc.status());
+    if (!channel.ok()) {
+      // The whole file is skipped, as the reference does with one bad version in it.
+      CINCINNATI_RETURN_IF_ERROR(
+          Report({ErrorClass::kDeserialize, file.path, channel.status().message()}, options, diagnostics));
+      continue;
+    }
+    if (channel->name.find('-') == std::string::npos) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: channel name '{}' has no '-': channels are named <phase>-<major>.<minor>", file.path, channel->name));
+    }
+    data.channels.push_back({file.path, std::move(channel).value()});
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<Version> ReadSchemaVersion(const fs::path& root, Diagnostics& diagnostics) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::string text, ReadText(root, "version"));
+  auto version = Version::Parse(text);
+  if (!version.ok()) return version.status().WithContext("version");
+  if (version->major() != kSupportedMajor) {
+    return Status::InvalidArgument(fmt::format("version: unrecognized graph-data version {} (supported: {}.x)",
+                                               version->ToString(), kSupportedMajor));
+  }
+  if (version->minor() > kHighestKnownMinor) {
+    diagnostics.Info("version", fmt::format("graph-data version {} is newer than {}.{}.0; reading it as {}.{}.0",
+                                            version->ToString(), kSupportedMajor, kHighestKnownMinor,
+                                            kSupportedMajor, kHighestKnownMinor));
+  }
+  return version;
+}
+
+Result<std::vector<RawMetadataEntry>> DecodeRawMetadata(const std::string& json, Diagnostics& diagnostics) {
+  constexpr std::string_view kFile = "raw/metadata.json";
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element doc;
+  if (auto err = parser.parse(padded).get(doc)) {
+    return Status::InvalidArgument(fmt::format("{}: invalid JSON: {}", kFile, simdjson::error_message(err)));
+  }
+  simdjson::dom::object top;
+  if (doc.get_object().get(top)) {
+    return Status::InvalidArgument(fmt::format("{}: expected an object of version -> metadata", kFile));
+  }
+  std::vector<RawMetadataEntry> entries;
+  for (auto field : top) {
+    simdjson::dom::object values;
+    if (field.value.get_object().get(values)) {
+      return Status::InvalidArgument(fmt::format("{}: '{}': expected an object of strings", kFile, field.key));
+    }
+    RawMetadataEntry entry;
+    for (auto kv : values) {
+      std::string_view value;
+      if (kv.value.get_string().get(value)) {
+        return Status::InvalidArgument(fmt::format("{}: '{}': '{}' must be a string", kFile, field.key, kv.key));
+      }
+      entry.values.emplace_back(std::string(kv.key), std::string(value));
+    }
+    auto version = Version::Parse(field.key);
+    if (!version.ok()) {
+      diagnostics.Warn(std::string(kFile), version.status().message() + " (entry skipped)");
+      continue;
+    }
+    entry.version = std::move(version).value();
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+Result<GraphData> LoadGraphData(const fs::path& root, const LoadOptions& options, Diagnostics& diagnostics) {
+  GraphData data;
+  CINCINNATI_ASSIGN_OR_RETURN(data.schema_version, ReadSchemaVersion(root, diagnostics));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string raw, ReadText(root, "raw/metadata.json"));
+  CINCINNATI_ASSIGN_OR_RETURN(data.raw_metadata, DecodeRawMetadata(raw, diagnostics));
+  CINCINNATI_RETURN_IF_ERROR(LoadBlockedEdges(root, options, diagnostics, data));
+  CINCINNATI_RETURN_IF_ERROR(LoadChannels(root, options, diagnostics, data));
+  return data;
+}
+
+}  // namespace cincinnati::graphdata

@@ -1,0 +1,128 @@
+#include "graph-data/secondary_metadata.h"
+
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "graph-data/channel_sort.h"
+
+namespace cincinnati::graphdata {
+namespace {
+
+void AppendValue(Metadata& metadata, const std::string& key, std::string_view value, char separator) {
+  auto it = metadata.find(key);
+  if (it == metadata.end()) {
+    metadata.emplace(key, std::string(value));
+  } else {
+    it->second += separator;
+    it->second += value;
+  }
+}
+
+// Node versions parsed once, indexed by their display form without build metadata
+// (equal strings <=> semver-equal versions).
+struct VersionIndex {
+  std::vector<std::optional<Version>> parsed;
+  std::unordered_map<std::string, std::vector<NodeIndex>> by_base;
+  std::map<std::string, std::vector<Identifier>> builds;  // every distinct build present
+
+  explicit VersionIndex(const Graph& graph) : parsed(graph.node_count()) {
+    for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+      auto v = Version::Parse(graph.node(i).version);
+      if (!v.ok()) continue;
+      by_base[v->ToStringWithoutBuild()].push_back(i);
+      builds.emplace(v->BuildString(), v->build());
+      parsed[i] = std::move(v).value();
+    }
+  }
+  const std::vector<NodeIndex>& Equal(const Version& v) const {
+    static const std::vector<NodeIndex> kNone;
+    auto it = by_base.find(v.ToStringWithoutBuild());
+    return it == by_base.end() ? kNone : it->second;
+  }
+};
+
+std::optional<NodeIndex> FindConcrete(const Graph& graph, const std::string& version) {
+  auto i = graph.Find(version);
+  if (i && graph.node(*i).concrete) return i;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph) {
+  const VersionIndex index(graph);
+  const std::string remove_regex_key = PrefixedKey(prefix, kPreviousRemoveRegexSuffix);
+  const std::string channels_key = PrefixedKey(prefix, kChannelsSuffix);
+
+  // 1. Raw metadata.
+  for (const RawMetadataEntry& entry : data.raw_metadata) {
+    for (NodeIndex i : index.Equal(entry.version)) {
+      if (!graph.node(i).concrete) continue;
+      for (const auto& [key, value] : entry.values) AppendValue(graph.mutable_metadata(i), key, value, ',');
+    }
+  }
+
+  // 2. Unconditional blocked edges.
+  static const std::vector<Identifier> kS390x{Identifier::Text("s390x")};
+  for (const auto& [path, block] : data.unconditional_blocks) {
+    std::vector<std::string> targets;
+    if (!block.to.build().empty()) {
+      targets.push_back(block.to.ToString());
+    } else if (block.to.pre() == kS390x) {
+      targets.push_back(block.to.WithBuild(kS390x).ToString());
+    } else {
+      for (const auto& [_, build] : index.builds) targets.push_back(block.to.WithBuild(build).ToString());
+    }
+    for (const std::string& target : targets) {
+      if (auto i = FindConcrete(graph, target)) graph.mutable_metadata(*i).insert_or_assign(remove_regex_key, block.from);
+    }
+  }
+
+  // 3. Conditional blocked edges (risks).
+  for (const auto& [path, block] : data.conditional_blocks) {
+    graph.mutable_risk_templates().push_back(RiskTemplate{block.from, block.to.ToString(), {block.risk}});
+    for (const auto& [_, build] : index.builds) {
+      if (auto i = FindConcrete(graph, block.to.WithBuild(build).ToString())) {
+        AppendValue(graph.mutable_metadata(*i), remove_regex_key, block.from, '|');
+      }
+    }
+  }
+
+  // 4. Channels.
+  std::vector<char> member(graph.node_count());
+  for (const auto& [path, channel] : data.channels) {
+    std::fill(member.begin(), member.end(), 0);
+    for (const Version& listed : channel.versions) {
+      for (NodeIndex i : index.Equal(listed)) {
+        if (graph.node(i).concrete && (listed.build().empty() || listed.build() == index.parsed[i]->build())) {
+          member[i] = 1;
+        }
+      }
+    }
+    for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+      if (member[i]) AppendValue(graph.mutable_metadata(i), channels_key, channel.name, ',');
+    }
+  }
+  for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+    auto& metadata = graph.mutable_metadata(i);
+    if (auto it = metadata.find(channels_key); it != metadata.end()) it->second = SortChannelList(it->second);
+  }
+}
+
+Result<Graph> SecondaryMetadataParse::Apply(Graph graph, TransformContext& context) const {
+  std::filesystem::path dir = settings_.data_directory;
+  if (auto it = context.parameters.find(kSecondaryMetadataDirectoryParam); it != context.parameters.end()) {
+    dir = it->second;
+  }
+  if (dir.empty()) return Status::InvalidArgument("no graph-data directory configured (data_directory)");
+  LoadOptions options{settings_.disallowed_errors};
+  auto data = LoadGraphData(dir, options, context.diagnostics);
+  if (!data.ok()) return data.status().WithContext(fmt::format("graph-data {}", dir.string()));
+  ApplyGraphData(*data, settings_.key_prefix, graph);
+  return graph;
+}
+
+}  // namespace cincinnati::graphdata

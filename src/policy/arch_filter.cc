@@ -1,0 +1,55 @@
+#include "policy/arch_filter.h"
+
+#include <unordered_map>
+
+#include "core/semver.h"
+#include "policy/channel_filter.h"
+#include "policy/params.h"
+
+namespace cincinnati::policy {
+namespace {
+
+// The version with every build identifier equal to `arch` dropped.
+Result<std::string> StripArch(const std::string& version, std::string_view arch) {
+  auto v = Version::Parse(version);
+  if (!v.ok()) return Status::ArchVersion(version);
+  std::vector<Identifier> build;
+  for (const Identifier& id : v->build()) {
+    if (id.numeric || id.text != arch) build.push_back(id);
+  }
+  return v->WithBuild(std::move(build)).ToString();
+}
+
+}  // namespace
+
+Result<Graph> ArchFilter::Apply(Graph graph, TransformContext& context) const {
+  std::string arch = default_arch_;
+  if (auto it = context.parameters.find(kArchParam); it != context.parameters.end()) arch = it->second;
+  CINCINNATI_RETURN_IF_ERROR(ValidateArch(arch));
+
+  Graph out = graph.Retain([&](NodeIndex i) {
+    const Node& n = graph.node(i);
+    if (!n.concrete) return false;
+    auto it = n.metadata.find(key_);
+    return it != n.metadata.end() && ListContains(it->second, arch);
+  });
+  std::unordered_map<std::string, std::string> renamed;
+  std::vector<std::string> versions;
+  versions.reserve(out.node_count());
+  for (NodeIndex i = 0; i < out.node_count(); ++i) {
+    out.mutable_metadata(i).erase(key_);
+    CINCINNATI_ASSIGN_OR_RETURN(std::string stripped, StripArch(out.node(i).version, arch));
+    renamed.emplace(out.node(i).version, stripped);
+    versions.push_back(std::move(stripped));
+  }
+  if (Status st = out.RenameAll(std::move(versions)); !st.ok()) return Status::ArchVersion(st.message());
+  for (ConditionalEdge& group : out.mutable_conditional_edges()) {
+    for (ConditionalEdgeRef& ref : group.edges) {
+      ref.from = renamed.at(ref.from);
+      ref.to = renamed.at(ref.to);
+    }
+  }
+  return out;
+}
+
+}  // namespace cincinnati::policy

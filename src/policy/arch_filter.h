@@ -1,0 +1,30 @@
+// "arch-filter" (spec §4.4): keeps the concrete nodes whose
+// `<prefix>.release.arch` list contains the `arch` parameter (default "amd64"),
+// deletes that key from every node, and strips the arch from versions
+// ("4.7.4+amd64" -> "4.7.4"), in nodes and conditional edges alike.
+// Conditional edges are kept only when both endpoints are kept nodes (the reference
+// uses a substring test, which can leave edges to nodes that no longer exist).
+// A malformed arch is InvalidParams; a kept version that is not SemVer is ArchVersion.
+#pragma once
+
+#include <string>
+
+#include "core/metadata_keys.h"
+#include "core/transform.h"
+
+namespace cincinnati::policy {
+
+class ArchFilter : public GraphTransform {
+ public:
+  explicit ArchFilter(std::string key_prefix = std::string(kDefaultKeyPrefix),
+                      std::string key_suffix = "release.arch", std::string default_arch = "amd64")
+      : key_(PrefixedKey(key_prefix, key_suffix)), default_arch_(std::move(default_arch)) {}
+  std::string_view name() const override { return "arch-filter"; }
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override;
+
+ private:
+  std::string key_;
+  std::string default_arch_;
+};
+
+}  // namespace cincinnati::policy

@@ -1,0 +1,30 @@
+// "channel-filter" (spec §4.3): keeps the concrete nodes whose
+// `<prefix>.release.channels` list (comma-separated, items trimmed) contains the
+// `channel` parameter exactly, their edges, and the conditional edges between them.
+// A missing channel is MissingParams, a malformed one InvalidParams; an unknown but
+// well-formed channel gives an empty graph. Metadata is left unchanged.
+#pragma once
+
+#include <string>
+
+#include "core/metadata_keys.h"
+#include "core/transform.h"
+
+namespace cincinnati::policy {
+
+class ChannelFilter : public GraphTransform {
+ public:
+  explicit ChannelFilter(std::string key_prefix = std::string(kDefaultKeyPrefix),
+                         std::string key_suffix = std::string(kChannelsSuffix))
+      : key_(PrefixedKey(key_prefix, key_suffix)) {}
+  std::string_view name() const override { return "channel-filter"; }
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override;
+
+ private:
+  std::string key_;
+};
+
+// Whether a comma-separated list contains `item` after trimming each entry.
+bool ListContains(std::string_view list, std::string_view item);
+
+}  // namespace cincinnati::policy
