@@ -78,8 +78,9 @@ Status LoadChannels(const fs::path& root, const LoadOptions& options, Diagnostic
       continue;
     }
     if (channel->name.find('-') == std::string::npos) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: channel name '{}' has no '-': channels are named <phase>-<major>.<minor>", file.path, channel->name));
+      // The reference crashes sorting such a name; we sort it before every stream.
+      diagnostics.Warn(file.path, fmt::format("channel name '{}' has no '-' (expected <phase>-<major>.<minor>)",
+                                              channel->name));
     }
     data.channels.push_back({file.path, std::move(channel).value()});
   }

@@ -6,8 +6,8 @@
 // one we implement (1.2) is accepted with an info note. Per-file problems of the
 // classes file / deserialize / missing_extension / invalid_extension are warnings
 // unless their class is disallowed, in which case loading fails naming the file.
-// Everything else (missing version file or directory, bad raw metadata JSON, a channel
-// name without '-') fails loading.
+// Everything else (missing version file or directory, bad raw metadata JSON) fails
+// loading. A channel name without '-' (which crashes the reference) is a warning.
 #pragma once
 
 #include <filesystem>

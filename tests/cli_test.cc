@@ -1,0 +1,132 @@
+// End-to-end tests of the `cincinnati` executable: real process, real files.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "core/graph_json.h"
+#include "test_util.h"
+
+namespace cincinnati {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+struct ProcessResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+ProcessResult Cincinnati(const std::string& args, const std::string& stdin_file = "") {
+  TempDir tmp;
+  std::string cmd = std::string(CINCINNATI_BINARY) + " " + args + " >" + (tmp / "out").string() + " 2>" +
+                    (tmp / "err").string() + (stdin_file.empty() ? " </dev/null" : " <" + stdin_file);
+  int status = std::system(cmd.c_str());
+  return ProcessResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::ReadFile(tmp / "out"),
+             testing::ReadFile(tmp / "err")};
+}
+
+const fs::path kFixture = testing::Fixtures() / "secondary-metadata/20200319.204124";
+
+TEST(CliTest, GraphBuildPrintsTheGraphBuilderGraph) {
+  ProcessResult r = Cincinnati("graph build --releases " + (kFixture / "graph-gb-raw.json").string() + " --graph-data " +
+                     (kFixture / "cincinnati-graph-data").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto g = ReadGraphJson(r.out);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->edge_count(), 559u);
+  EXPECT_EQ(g->node_count(), 132u);
+}
+
+TEST(CliTest, GraphBuildFailsOnDisallowedErrorNamingTheFile) {
+  const fs::path with_owners = testing::Fixtures() / "secondary-metadata/20200220.104838";
+  ProcessResult ok = Cincinnati("graph build --releases " + (with_owners / "graph-gb-raw.json").string() +
+                                " --graph-data " + (with_owners / "cincinnati-graph-data").string());
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_NE(ok.err.find("warning: channels/_OWNERS"), std::string::npos) << ok.err;
+  ProcessResult r = Cincinnati("graph build -q --releases " + (with_owners / "graph-gb-raw.json").string() +
+                               " --graph-data " + (with_owners / "cincinnati-graph-data").string() +
+                               " --disallowed-errors missing_extension");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("_OWNERS"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  ProcessResult bad = Cincinnati("graph build --releases /nonexistent.json --graph-data " +
+                       (kFixture / "cincinnati-graph-data").string());
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("/nonexistent.json"), std::string::npos) << bad.err;
+}
+
+TEST(CliTest, GraphFilterFromFileAndStdin) {
+  TempDir tmp;
+  ProcessResult built = Cincinnati("graph build -q --releases " + (kFixture / "graph-gb-raw.json").string() +
+                         " --graph-data " + (kFixture / "cincinnati-graph-data").string());
+  ASSERT_EQ(built.exit_code, 0);
+  testing::WriteFile(tmp / "gb.json", built.out);
+  ProcessResult file = Cincinnati("graph filter --channel stable-4.3 --arch amd64 " + (tmp / "gb.json").string());
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  ProcessResult piped = Cincinnati("graph filter --channel stable-4.3", (tmp / "gb.json").string());
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(file.out, piped.out);
+  EXPECT_EQ(file.out.rfind(R"({"version":1,"nodes":[)", 0), 0u);
+  auto view = ReadGraphJson(file.out);
+  ASSERT_TRUE(view.ok());
+  EXPECT_GT(view->node_count(), 5u);
+  for (const Node& n : view->nodes()) {
+    EXPECT_EQ(n.version.find('+'), std::string::npos) << n.version;
+    EXPECT_NE(n.metadata.at("io.openshift.upgrades.graph.release.channels").find("stable-4.3"), std::string::npos);
+  }
+}
+
+TEST(CliTest, GraphFilterReportsReferenceErrorKinds) {
+  TempDir tmp;
+  testing::WriteFile(tmp / "g.json", R"({"nodes":[],"edges":[]})");
+  ProcessResult missing = Cincinnati("graph filter " + (tmp / "g.json").string());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("missing_params: mandatory client parameters missing: channel"), std::string::npos);
+  ProcessResult invalid = Cincinnati("graph filter --channel Bad " + (tmp / "g.json").string());
+  EXPECT_NE(invalid.err.find("invalid_params"), std::string::npos);
+  testing::WriteFile(tmp / "bad.json", R"({"nodes":[{"version":"1.0.0"}],"edges":[[0,3]]})");
+  ProcessResult bad = Cincinnati("graph filter --channel a " + (tmp / "bad.json").string());
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("out of range"), std::string::npos) << bad.err;
+}
+
+TEST(CliTest, GraphDataCheck) {
+  ProcessResult good = Cincinnati("graph-data check " +
+                        (testing::Fixtures() / "graph-data-134475077ed4eeaedf3c339f12915b9cdaf7d194").string());
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.err.find("0 error(s)"), std::string::npos) << good.err;
+  ProcessResult bad = Cincinnati("graph-data check " +
+                       (testing::Fixtures() / "secondary-metadata/invalid0/cincinnati-graph-data").string());
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("error: blocked-edges/missing_extension: missing_extension"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("error: channels/"), std::string::npos) << bad.err;
+}
+
+TEST(CliTest, HelpOnEverySubcommand) {
+  for (const char* sub : {"", "graph", "graph build", "graph filter", "graph-data", "graph-data check"}) {
+    ProcessResult r = Cincinnati(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ": " << r.out;
+  }
+  EXPECT_NE(Cincinnati("graph bogus").exit_code, 0);
+}
+
+TEST(CliTest, BundledExampleBuildsAndPassesLint) {
+  fs::path example = testing::Examples() / "ocp-4x";
+  ProcessResult lint = Cincinnati("graph-data check " + (example / "graph-data").string());
+  EXPECT_EQ(lint.exit_code, 0) << lint.err;
+  ProcessResult r = Cincinnati("graph build --releases " + (example / "releases").string() + " --graph-data " +
+                     (example / "graph-data").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto g = ReadGraphJson(r.out);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_FALSE(g->conditional_edges().empty());
+}
+
+}  // namespace
+}  // namespace cincinnati

@@ -1,0 +1,68 @@
+// Helpers for tests: fixture paths, temporary directories, small graph builders.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/graph.h"
+
+namespace cincinnati::testing {
+
+inline std::filesystem::path Fixtures() { return CINCINNATI_FIXTURES; }
+inline std::filesystem::path Examples() { return CINCINNATI_EXAMPLES; }
+
+// A directory under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("cincinnati-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& rel) const { return path_ / rel; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void WriteFile(const std::filesystem::path& path, const std::string& content) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Adds concrete nodes "<i>.0.0" for i in [0, n) with payload "image/<version>".
+inline Graph NumberedGraph(int n) {
+  Graph g;
+  for (int i = 0; i < n; ++i) {
+    std::string v = std::to_string(i) + ".0.0";
+    g.AddNode(Node::Concrete(v, "image/" + v)).value();
+  }
+  return g;
+}
+
+// Edges as "from->to" strings, sorted, for order-insensitive comparison.
+inline std::vector<std::string> EdgeStrings(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Edge& e : g.Edges()) out.push_back(g.node(e.from).version + "->" + g.node(e.to).version);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace cincinnati::testing
