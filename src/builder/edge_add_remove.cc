@@ -1,6 +1,8 @@
 #include "builder/edge_add_remove.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -169,9 +171,12 @@ Status MaterializeRisks(Graph& graph) {
     by_base[v.substr(0, v.find('+'))].push_back(i);
   }
   RegexCache regexes;
-  std::vector<std::pair<Edge, std::vector<Risk>>> edge_risks;
+  const std::vector<RiskTemplate>& templates = graph.risk_templates();
+  // For every affected edge, the templates whose risks it gets, in template order.
+  std::vector<std::pair<Edge, std::vector<uint32_t>>> edge_templates;
   std::unordered_map<uint64_t, size_t> position;
-  for (const RiskTemplate& t : graph.risk_templates()) {
+  for (uint32_t k = 0; k < templates.size(); ++k) {
+    const RiskTemplate& t = templates[k];
     CINCINNATI_ASSIGN_OR_RETURN(const RE2* re, regexes.Get(t.from_regex));
     std::vector<NodeIndex> targets;
     if (auto it = by_base.find(t.to); it != by_base.end()) targets = it->second;
@@ -183,26 +188,32 @@ Status MaterializeRisks(Graph& graph) {
       std::sort(preds.begin(), preds.end());
       for (NodeIndex f : preds) {
         if (t.from_regex != ".*" && !RE2::PartialMatch(graph.node(f).version, *re)) continue;
-        uint64_t key = (uint64_t{f} << 32) | n;
-        auto [it, inserted] = position.emplace(key, edge_risks.size());
-        if (inserted) edge_risks.push_back({Edge{f, n}, {}});
-        auto& risks = edge_risks[it->second].second;
-        risks.insert(risks.end(), t.risks.begin(), t.risks.end());
+        auto [it, inserted] = position.emplace((uint64_t{f} << 32) | n, edge_templates.size());
+        if (inserted) edge_templates.push_back({Edge{f, n}, {}});
+        edge_templates[it->second].second.push_back(k);
       }
     }
   }
-  // One group per distinct (ordered) risk list, in first-seen order.
-  std::vector<ConditionalEdge>& groups = graph.mutable_conditional_edges();
-  const size_t first_new = groups.size();
-  for (auto& [edge, risks] : edge_risks) {
-    auto group = std::find_if(groups.begin() + first_new, groups.end(),
-                              [&](const ConditionalEdge& g) { return g.risks == risks; });
-    if (group == groups.end()) {
-      groups.push_back(ConditionalEdge{{}, std::move(risks)});
-      group = groups.end() - 1;
+  // One group per distinct (ordered) risk list, in first-seen order. Edges with the
+  // same template sequence share a list, so lists are compared once per sequence.
+  std::vector<ConditionalEdge> groups;
+  std::map<std::vector<uint32_t>, size_t> group_of_sequence;
+  for (const auto& [edge, sequence] : edge_templates) {
+    auto [it, inserted] = group_of_sequence.emplace(sequence, groups.size());
+    if (inserted) {
+      std::vector<Risk> risks;
+      for (uint32_t k : sequence) risks.insert(risks.end(), templates[k].risks.begin(), templates[k].risks.end());
+      auto same = std::find_if(groups.begin(), groups.end(), [&](const ConditionalEdge& g) { return g.risks == risks; });
+      if (same == groups.end()) {
+        groups.push_back(ConditionalEdge{{}, std::move(risks)});
+      } else {
+        it->second = static_cast<size_t>(same - groups.begin());
+      }
     }
-    group->edges.push_back(ConditionalEdgeRef{graph.node(edge.from).version, graph.node(edge.to).version});
+    groups[it->second].edges.push_back(ConditionalEdgeRef{graph.node(edge.from).version, graph.node(edge.to).version});
   }
+  auto& existing = graph.mutable_conditional_edges();
+  existing.insert(existing.end(), std::make_move_iterator(groups.begin()), std::make_move_iterator(groups.end()));
   graph.mutable_risk_templates().clear();
   graph.set_conditional_edges_present(true);
   return Status::OK();

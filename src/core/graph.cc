@@ -295,15 +295,34 @@ Graph Graph::Retain(const std::function<bool(NodeIndex)>& keep) const {
     g.parent_.push_back(0);
   }
   g.next_ord_ = next_ord_;
-  for (size_t i = 0; i < edge_log_.size(); ++i) {
-    if (!edge_alive_[i]) continue;
-    NodeIndex f = remap[edge_log_[i].from], t = remap[edge_log_[i].to];
-    if (f != kDropped && t != kDropped) g.AddEdgeUnchecked(f, t);
+  // Edges among kept nodes, in insertion order. A small selection (a channel of a big
+  // graph) walks the kept nodes' adjacency; a large one scans the edge log.
+  std::vector<uint32_t> slots;
+  if (g.nodes_.size() * 4 < nodes_.size()) {
+    for (NodeIndex i = 0; i < nodes_.size(); ++i) {
+      if (remap[i] == kDropped) continue;
+      for (NodeIndex t : out_[i]) {
+        if (remap[t] != kDropped) slots.push_back(edge_slot_.at(Key(i, t)));
+      }
+    }
+    std::sort(slots.begin(), slots.end());
+  } else {
+    for (uint32_t i = 0; i < edge_log_.size(); ++i) {
+      if (edge_alive_[i] && remap[edge_log_[i].from] != kDropped && remap[edge_log_[i].to] != kDropped) {
+        slots.push_back(i);
+      }
+    }
   }
-  g.conditional_edges_ = conditional_edges_;
-  g.FilterConditionalEdges([&g](const ConditionalEdgeRef& ref) {
-    return g.by_version_.count(ref.from) && g.by_version_.count(ref.to);
-  });
+  for (uint32_t slot : slots) g.AddEdgeUnchecked(remap[edge_log_[slot].from], remap[edge_log_[slot].to]);
+  for (const ConditionalEdge& group : conditional_edges_) {
+    ConditionalEdge kept;
+    for (const ConditionalEdgeRef& ref : group.edges) {
+      if (g.by_version_.count(ref.from) && g.by_version_.count(ref.to)) kept.edges.push_back(ref);
+    }
+    if (kept.edges.empty()) continue;
+    kept.risks = group.risks;
+    g.conditional_edges_.push_back(std::move(kept));
+  }
   g.conditional_edges_present_ = conditional_edges_present_;
   g.risk_templates_ = risk_templates_;
   return g;

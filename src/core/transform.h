@@ -33,11 +33,18 @@ class GraphTransform {
   virtual ~GraphTransform() = default;
   virtual std::string_view name() const = 0;
   virtual Result<Graph> Apply(Graph graph, TransformContext& context) const = 0;
+  // The same from a graph the caller keeps (a shared cached graph). The default copies
+  // it; transforms that only select part of a graph override this to skip the copy.
+  virtual Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const {
+    return Apply(graph, context);
+  }
 };
 
 using TransformChain = std::vector<std::unique_ptr<GraphTransform>>;
 
 // Runs each transform in order. An error is prefixed with the failing step's name.
 Result<Graph> RunChain(const TransformChain& chain, Graph graph, TransformContext& context);
+// The same, leaving `graph` untouched (the first step reads it through ApplyTo).
+Result<Graph> RunChainOn(const TransformChain& chain, const Graph& graph, TransformContext& context);
 
 }  // namespace cincinnati

@@ -22,7 +22,7 @@ Result<std::string> StripArch(const std::string& version, std::string_view arch)
 
 }  // namespace
 
-Result<Graph> ArchFilter::Apply(Graph graph, TransformContext& context) const {
+Result<Graph> ArchFilter::ApplyTo(const Graph& graph, TransformContext& context) const {
   std::string arch = default_arch_;
   if (auto it = context.parameters.find(kArchParam); it != context.parameters.end()) arch = it->second;
   CINCINNATI_RETURN_IF_ERROR(ValidateArch(arch));

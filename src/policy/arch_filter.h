@@ -20,7 +20,8 @@ class ArchFilter : public GraphTransform {
                       std::string key_suffix = "release.arch", std::string default_arch = "amd64")
       : key_(PrefixedKey(key_prefix, key_suffix)), default_arch_(std::move(default_arch)) {}
   std::string_view name() const override { return "arch-filter"; }
-  Result<Graph> Apply(Graph graph, TransformContext& context) const override;
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
+  Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
 
  private:
   std::string key_;

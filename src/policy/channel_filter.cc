@@ -18,7 +18,7 @@ bool ListContains(std::string_view list, std::string_view item) {
   return false;
 }
 
-Result<Graph> ChannelFilter::Apply(Graph graph, TransformContext& context) const {
+Result<Graph> ChannelFilter::ApplyTo(const Graph& graph, TransformContext& context) const {
   CINCINNATI_ASSIGN_OR_RETURN(std::string channel, RequiredParam(context.parameters, kChannelParam));
   CINCINNATI_RETURN_IF_ERROR(ValidateChannel(channel));
   return graph.Retain([&](NodeIndex i) {

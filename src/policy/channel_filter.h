@@ -18,7 +18,8 @@ class ChannelFilter : public GraphTransform {
                          std::string key_suffix = std::string(kChannelsSuffix))
       : key_(PrefixedKey(key_prefix, key_suffix)) {}
   std::string_view name() const override { return "channel-filter"; }
-  Result<Graph> Apply(Graph graph, TransformContext& context) const override;
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
+  Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
 
  private:
   std::string key_;
