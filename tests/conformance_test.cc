@@ -11,6 +11,7 @@
 #include "builder/edge_add_remove.h"
 #include "builder/pipeline.h"
 #include "core/graph_json.h"
+#include "graph-data/file_reader.h"
 #include "test_util.h"
 
 namespace cincinnati {
@@ -45,7 +46,7 @@ Normalized Normalize(const Graph& g) {
 }
 
 Graph LoadJson(const fs::path& path) {
-  auto text = ReadFileToString(path);
+  auto text = graphdata::ReadFileToString(path);
   EXPECT_TRUE(text.ok()) << text.status().message();
   auto g = ReadGraphJson(text.ok() ? *text : "");
   EXPECT_TRUE(g.ok()) << path << ": " << g.status().message();

@@ -5,6 +5,7 @@
 #include "builder/node_remove.h"
 #include "builder/release_sources.h"
 #include "core/graph_json.h"
+#include "graph-data/file_reader.h"
 #include "test_util.h"
 
 namespace cincinnati {
@@ -153,7 +154,7 @@ TEST(EdgeAddRemoveTest, MaterializesRisksBeforeRemovals) {
 
 // Upstream plugin fixture: many bulk removals must not corrupt edge indices.
 TEST(EdgeAddRemoveTest, PluginFixtureBulkRemovals) {
-  auto text = ReadFileToString(testing::Fixtures() / "plugins/edge_add_remove_trigger_edge_index_error.json");
+  auto text = graphdata::ReadFileToString(testing::Fixtures() / "plugins/edge_add_remove_trigger_edge_index_error.json");
   ASSERT_TRUE(text.ok()) << text.status().message();
   auto g = ReadGraphJson(*text);
   ASSERT_TRUE(g.ok()) << g.status().message();

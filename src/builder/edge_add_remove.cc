@@ -10,27 +10,10 @@
 #include <re2/re2.h>
 
 #include "core/semver.h"
+#include "core/strings.h"
 
 namespace cincinnati {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> SplitList(std::string_view value) {
-  std::vector<std::string_view> items;
-  size_t start = 0;
-  while (true) {
-    size_t comma = value.find(',', start);
-    items.push_back(Trim(value.substr(start, comma == std::string_view::npos ? comma : comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
 
 // Compiles each distinct pattern once per run.
 class RegexCache {
@@ -67,7 +50,8 @@ class Editor {
       arch_build = std::move(ids).value();
     }
     std::vector<NodeIndex> out;
-    for (std::string_view item : SplitList(value)) {
+    for (std::string_view raw : Split(value, ',')) {
+      std::string_view item = TrimWhitespace(raw);
       std::string target(item);
       if (arch != node.metadata.end()) {
         auto v = Version::Parse(item);
@@ -117,7 +101,7 @@ class Editor {
   Status RemoveEdges(std::string_view suffix, bool incoming) {
     const std::string key = PrefixedKey(settings_.key_prefix, suffix);
     return ForEachWithKey(key, [&](NodeIndex x, const std::string& value) -> Status {
-      if (incoming && Trim(value) == settings_.remove_all_edges_value) {
+      if (incoming && TrimWhitespace(value) == settings_.remove_all_edges_value) {
         RemoveAllIncoming(x);
         return Status::OK();
       }

@@ -1,14 +1,13 @@
 #include "builder/release_sources.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <simdjson.h>
 
 #include "core/graph_json.h"
+#include "graph-data/file_reader.h"
 
 namespace fs = std::filesystem;
 
@@ -34,7 +33,7 @@ std::string PayloadOf(std::string_view json) {
 }
 
 Result<Release> LoadReleaseDocument(const fs::path& path, const ReleaseDirectoryOptions& options) {
-  CINCINNATI_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(path));
   auto doc = ParseReleaseMetadata(text);
   if (!doc.ok()) return doc.status().WithContext(path.string());
   std::string arch = doc->version.build().empty() ? options.default_arch : doc->version.BuildString();
@@ -52,15 +51,6 @@ Result<Release> LoadReleaseDocument(const fs::path& path, const ReleaseDirectory
 }
 
 }  // namespace
-
-Result<std::string> ReadFileToString(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(fmt::format("{}: cannot open file", path.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IoError(fmt::format("{}: read failed", path.string()));
-  return ss.str();
-}
 
 Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const ReleaseDirectoryOptions& options) {
   std::error_code ec;
@@ -96,7 +86,7 @@ Result<Graph> LoadReleases(const fs::path& path, const ReleaseDirectoryOptions& 
     if (!graph.ok()) return graph.status().WithContext(path.string());
     return graph;
   }
-  CINCINNATI_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(path));
   auto graph = ReadGraphJson(text);
   if (!graph.ok()) return graph.status().WithContext(path.string());
   return graph;

@@ -32,9 +32,6 @@ struct ReleaseDirectoryOptions {
 Result<std::vector<Release>> LoadReleaseDirectory(const std::filesystem::path& dir,
                                                   const ReleaseDirectoryOptions& options);
 
-// Reads a whole file; the error names the path.
-Result<std::string> ReadFileToString(const std::filesystem::path& path);
-
 // Loads a graph from a file (graph JSON) or a directory (release documents).
 Result<Graph> LoadReleases(const std::filesystem::path& path, const ReleaseDirectoryOptions& options);
 

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/error_document.h"
 #include "core/graph_json.h"
+#include "graph-data/file_reader.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 
@@ -79,7 +80,7 @@ int RunFilter(const FilterArgs& args) {
   if (args.file.empty() || args.file == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
-    auto read = ReadFileToString(args.file);
+    auto read = graphdata::ReadFileToString(args.file);
     if (!read.ok()) {
       std::cerr << "error: " << read.status().message() << '\n';
       return 1;

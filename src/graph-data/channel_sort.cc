@@ -1,19 +1,14 @@
 #include "graph-data/channel_sort.h"
 
+#include "core/strings.h"
+
 #include <algorithm>
 #include <vector>
 
 namespace cincinnati::graphdata {
 
 std::string SortChannelList(std::string_view list) {
-  std::vector<std::string_view> names;
-  size_t start = 0;
-  while (true) {
-    size_t comma = list.find(',', start);
-    names.push_back(list.substr(start, comma == std::string_view::npos ? comma : comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
+  std::vector<std::string_view> names = Split(list, ',');
   auto stream = [](std::string_view name) {
     size_t dash = name.find('-');
     return dash == std::string_view::npos ? std::string_view() : name.substr(dash + 1);

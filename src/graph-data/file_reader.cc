@@ -29,6 +29,15 @@ Result<ErrorClass> ParseErrorClass(std::string_view name) {
       "unknown error class '{}' (expected file, deserialize, missing_extension or invalid_extension)", name));
 }
 
+Result<std::string> ReadFileToString(const fs::path& path, std::string_view display) {
+  std::string name = display.empty() ? path.string() : std::string(display);
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) return Status::NotFound(fmt::format("{}: file is missing or unreadable", name));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status::IoError(fmt::format("{}: read failed", name));
+  return text;
+}
+
 std::optional<std::string> FileExtension(std::string_view name) {
   if (name == "..") return std::nullopt;
   size_t dot = name.rfind('.');
@@ -78,14 +87,12 @@ Result<std::vector<YamlFile>> ReadYamlDirectory(const fs::path& root, std::strin
       problems->push_back({ErrorClass::kFile, rel, "not a regular file"});
       continue;
     }
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::string content;
-    if (in.is_open()) content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!in.is_open() || in.bad()) {
+    auto content = ReadFileToString(entry.path(), rel);
+    if (!content.ok()) {
       problems->push_back({ErrorClass::kFile, rel, "cannot read file"});
       continue;
     }
-    files.push_back(YamlFile{rel, std::move(content)});
+    files.push_back(YamlFile{rel, std::move(content).value()});
   }
   return files;
 }

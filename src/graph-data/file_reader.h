@@ -35,6 +35,10 @@ struct YamlFile {
   std::string content;
 };
 
+// Reads a whole file. Errors name `display` (the path itself when empty): NotFound
+// when it cannot be opened, IoError when reading fails.
+Result<std::string> ReadFileToString(const std::filesystem::path& path, std::string_view display = {});
+
 // The extension as Rust's Path::extension() defines it.
 std::optional<std::string> FileExtension(std::string_view file_name);
 bool IsYamlExtension(std::string_view extension);

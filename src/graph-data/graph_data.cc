@@ -1,8 +1,5 @@
 #include "graph-data/graph_data.h"
 
-#include <fstream>
-#include <iterator>
-
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -12,14 +9,6 @@ namespace fs = std::filesystem;
 
 namespace cincinnati::graphdata {
 namespace {
-
-Result<std::string> ReadText(const fs::path& root, std::string_view rel) {
-  std::ifstream in(root / rel, std::ios::binary);
-  if (!in.is_open()) return Status::NotFound(fmt::format("{}: file is missing or unreadable", rel));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::IoError(fmt::format("{}: read failed", rel));
-  return text;
-}
 
 // Applies the tolerance policy to one problem: a warning, or the run's error.
 Status Report(const FileProblem& p, const LoadOptions& options, Diagnostics& diagnostics) {
@@ -90,7 +79,7 @@ Status LoadChannels(const fs::path& root, const LoadOptions& options, Diagnostic
 }  // namespace
 
 Result<Version> ReadSchemaVersion(const fs::path& root, Diagnostics& diagnostics) {
-  CINCINNATI_ASSIGN_OR_RETURN(std::string text, ReadText(root, "version"));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string text, ReadFileToString(root / "version", "version"));
   auto version = Version::Parse(text);
   if (!version.ok()) return version.status().WithContext("version");
   if (version->major() != kSupportedMajor) {
@@ -145,7 +134,7 @@ Result<std::vector<RawMetadataEntry>> DecodeRawMetadata(const std::string& json,
 Result<GraphData> LoadGraphData(const fs::path& root, const LoadOptions& options, Diagnostics& diagnostics) {
   GraphData data;
   CINCINNATI_ASSIGN_OR_RETURN(data.schema_version, ReadSchemaVersion(root, diagnostics));
-  CINCINNATI_ASSIGN_OR_RETURN(std::string raw, ReadText(root, "raw/metadata.json"));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string raw, ReadFileToString(root / "raw/metadata.json", "raw/metadata.json"));
   CINCINNATI_ASSIGN_OR_RETURN(data.raw_metadata, DecodeRawMetadata(raw, diagnostics));
   CINCINNATI_RETURN_IF_ERROR(LoadBlockedEdges(root, options, diagnostics, data));
   CINCINNATI_RETURN_IF_ERROR(LoadChannels(root, options, diagnostics, data));

@@ -1,7 +1,5 @@
 #include "graph-data/lint.h"
 
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 
@@ -29,14 +27,13 @@ void CheckVersionAndRawMetadata(const fs::path& root, Diagnostics& out) {
   if (!version.ok()) out.Error("version", version.status().message());
   for (const auto& d : notes.items()) out.Add(d.severity, d.location, d.message);
 
-  std::ifstream in(root / "raw/metadata.json", std::ios::binary);
-  if (!in.is_open()) {
+  auto text = ReadFileToString(root / "raw/metadata.json", "raw/metadata.json");
+  if (!text.ok()) {
     out.Error("raw/metadata.json", "file is missing or unreadable");
     return;
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Diagnostics skipped;
-  auto raw = DecodeRawMetadata(text, skipped);
+  auto raw = DecodeRawMetadata(*text, skipped);
   if (!raw.ok()) out.Error("raw/metadata.json", raw.status().message());
   for (const auto& d : skipped.items()) out.Error(d.location, d.message);
 }

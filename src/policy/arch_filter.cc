@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "core/semver.h"
-#include "policy/channel_filter.h"
+#include "core/strings.h"
 #include "policy/params.h"
 
 namespace cincinnati::policy {

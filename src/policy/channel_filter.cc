@@ -1,22 +1,9 @@
 #include "policy/channel_filter.h"
 
+#include "core/strings.h"
 #include "policy/params.h"
 
 namespace cincinnati::policy {
-
-bool ListContains(std::string_view list, std::string_view item) {
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string_view entry = list.substr(start, comma == std::string_view::npos ? list.size() - start : comma - start);
-    while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
-    while (!entry.empty() && entry.back() == ' ') entry.remove_suffix(1);
-    if (entry == item) return true;
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return false;
-}
 
 Result<Graph> ChannelFilter::ApplyTo(const Graph& graph, TransformContext& context) const {
   CINCINNATI_ASSIGN_OR_RETURN(std::string channel, RequiredParam(context.parameters, kChannelParam));

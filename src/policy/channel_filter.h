@@ -25,7 +25,4 @@ class ChannelFilter : public GraphTransform {
   std::string key_;
 };
 
-// Whether a comma-separated list contains `item` after trimming each entry.
-bool ListContains(std::string_view list, std::string_view item);
-
 }  // namespace cincinnati::policy
