@@ -6,7 +6,8 @@ set -euo pipefail
 PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libsimdjson-dev libre2-dev libyaml-cpp-dev libcli11-dev
-  libspdlog-dev libfmt-dev libssl-dev
+  libspdlog-dev libfmt-dev libssl-dev libboost1.81-dev libtomlplusplus-dev
+  libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <simdjson.h>
 
 #include "core/graph_json.h"
+#include "core/sha256.h"
 #include "graph-data/file_reader.h"
 
 namespace fs = std::filesystem;
@@ -14,14 +14,7 @@ namespace fs = std::filesystem;
 namespace cincinnati {
 namespace {
 
-std::string Sha256Digest(std::string_view data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
-  std::string out = "sha256:";
-  for (unsigned int i = 0; i < len; ++i) out += fmt::format("{:02x}", md[i]);
-  return out;
-}
+std::string Sha256Digest(std::string_view data) { return "sha256:" + Sha256Hex(data); }
 
 // The optional "payload" extension key of a local release document.
 std::string PayloadOf(std::string_view json) {
@@ -92,6 +85,11 @@ Result<Graph> LoadReleases(const fs::path& path, const ReleaseDirectoryOptions& 
   return graph;
 }
 
-Result<Graph> LocalReleaseSource::Apply(Graph, TransformContext&) const { return LoadReleases(path_, options_); }
+Result<Graph> LocalReleaseSource::Apply(Graph, TransformContext& context) const {
+  CINCINNATI_ASSIGN_OR_RETURN(Graph graph, LoadReleases(path_, options_));
+  context.raw_releases = 0;
+  for (const Node& n : graph.nodes()) context.raw_releases += n.concrete;
+  return graph;
+}
 
 }  // namespace cincinnati

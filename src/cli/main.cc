@@ -2,6 +2,9 @@
 //   graph build       the graph builder's graph from releases + graph-data
 //   graph filter      a policy-engine view (channel, arch) of a graph
 //   graph-data check  lint a graph-data directory
+//   graph-builder     the graph builder service
+//   policy-engine     the policy engine service
+//   serve             both in one process
 #include <iostream>
 
 #include "cli/commands.h"
@@ -13,6 +16,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   cincinnati::cli::RegisterGraphCommands(app, exit_code);
   cincinnati::cli::RegisterGraphDataCommands(app, exit_code);
+  cincinnati::cli::RegisterServiceCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,16 +6,43 @@
 
 namespace cincinnati {
 
+namespace {
+
+struct Kind {
+  std::string_view kind;
+  std::string_view prefix;  // value = prefix + detail
+  int http_status;
+};
+
+constexpr Kind kKinds[] = {
+    {"failed_json_in", "failed to deserialize JSON: ", 500},
+    {"failed_json_out", "failed to serialize JSON: ", 500},
+    {"failed_upstream_fetch", "failed to fetch upstream graph: ", 500},
+    {"failed_plugin_execution", "failed to execute plugins: ", 500},
+    {"failed_upstream_request", "failed to assemble upstream request", 500},
+    {"invalid_content_type", "invalid Content-Type requested", 406},
+    {"missing_params", "mandatory client parameters missing: ", 400},
+    {"invalid_params", "invalid client parameters: ", 400},
+    {"arch_version_error", "failed to process version: ", 500},
+    {"file_open_err", "failed to open file: unable to open ", 500},
+    {"does_not_exist", "does not exist: ", 404},
+};
+
+}  // namespace
+
+ErrorDocument ErrorDocument::Of(std::string_view kind, std::string_view detail) {
+  for (const Kind& k : kKinds) {
+    if (k.kind == kind) return {std::string(kind), std::string(k.prefix) + std::string(detail), k.http_status};
+  }
+  return {std::string(kind), std::string(detail), 500};
+}
+
 ErrorDocument ErrorDocument::FromStatus(const Status& status) {
   switch (status.code()) {
-    case Status::Code::kMissingParams:
-      return {"missing_params", "mandatory client parameters missing: " + status.message(), 400};
-    case Status::Code::kInvalidParams:
-      return {"invalid_params", "invalid client parameters: " + status.message(), 400};
-    case Status::Code::kArchVersion:
-      return {"arch_version_error", "failed to process version: " + status.message(), 500};
-    default:
-      return {"failed_plugin_execution", "failed to execute plugins: " + status.message(), 500};
+    case Status::Code::kMissingParams: return Of("missing_params", status.message());
+    case Status::Code::kInvalidParams: return Of("invalid_params", status.message());
+    case Status::Code::kArchVersion: return Of("arch_version_error", status.message());
+    default: return Of("failed_plugin_execution", status.message());
   }
 }
 

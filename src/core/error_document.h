@@ -1,8 +1,8 @@
 // ErrorDocument: the reference's error body {"kind": ..., "value": ...}.
 //
-// kind is one of the reference's error kinds (missing_params, invalid_params,
-// arch_version_error, failed_plugin_execution, ...); value is the kind's fixed prefix
-// followed by the detail. FromStatus maps library errors to kinds and HTTP codes.
+// kind is one of the reference's error kinds; value is the kind's fixed prefix
+// followed by the detail; each kind has its HTTP status (spec §1.3). FromStatus maps
+// library errors to kinds.
 #pragma once
 
 #include <string>
@@ -17,6 +17,9 @@ struct ErrorDocument {
   std::string value;
   int http_status = 500;
 
+  // A document of a known kind ("failed_upstream_fetch", ...) with `detail` after the
+  // kind's prefix. Unknown kinds get status 500 and the detail as value.
+  static ErrorDocument Of(std::string_view kind, std::string_view detail = {});
   static ErrorDocument FromStatus(const Status& status);
   std::string ToJson() const;
   static Result<ErrorDocument> Parse(std::string_view json);

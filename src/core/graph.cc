@@ -324,6 +324,7 @@ Graph Graph::Retain(const std::function<bool(NodeIndex)>& keep) const {
     g.conditional_edges_.push_back(std::move(kept));
   }
   g.conditional_edges_present_ = conditional_edges_present_;
+  g.served_view_ = served_view_;
   g.risk_templates_ = risk_templates_;
   return g;
 }

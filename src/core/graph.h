@@ -133,6 +133,11 @@ class Graph {
   // Keeps the conditional edges for which keep(ref) is true; drops emptied groups.
   void FilterConditionalEdges(const std::function<bool(const ConditionalEdgeRef&)>& keep);
 
+  // Set when the graph was read from a policy engine's versioned document: its nodes
+  // are already filtered for one channel and arch, and filters must keep them.
+  bool is_served_view() const { return served_view_; }
+  void set_served_view(bool v) { served_view_ = v; }
+
   const std::vector<RiskTemplate>& risk_templates() const { return risk_templates_; }
   std::vector<RiskTemplate>& mutable_risk_templates() { return risk_templates_; }
 
@@ -165,6 +170,7 @@ class Graph {
   uint32_t epoch_ = 0;
   std::vector<ConditionalEdge> conditional_edges_;
   bool conditional_edges_present_ = true;
+  bool served_view_ = false;
   std::vector<RiskTemplate> risk_templates_;
 };
 

@@ -226,7 +226,7 @@ Result<Graph> ReadGraphJson(std::string_view json, const GraphJsonReadOptions& o
   object top;
   if (doc.get_object().get(top)) return Bad("graph document must be a JSON object");
   element nodes, edges, conditional;
-  bool has_nodes = false, has_edges = false, has_conditional = false;
+  bool has_nodes = false, has_edges = false, has_conditional = false, has_version = false;
   for (auto field : top) {
     if (field.key == "nodes") {
       nodes = field.value, has_nodes = true;
@@ -237,6 +237,7 @@ Result<Graph> ReadGraphJson(std::string_view json, const GraphJsonReadOptions& o
     } else if (field.key == "version" && options.allow_version_key) {
       uint64_t v;
       if (field.value.get_uint64().get(v)) return Bad("'version' must be a non-negative integer");
+      has_version = true;
     } else {
       return Bad(fmt::format("unknown top-level key '{}'", field.key));
     }
@@ -275,6 +276,7 @@ Result<Graph> ReadGraphJson(std::string_view json, const GraphJsonReadOptions& o
   CINCINNATI_RETURN_IF_ERROR(graph.AddEdges(edge_list));
 
   graph.set_conditional_edges_present(has_conditional);
+  graph.set_served_view(has_version);
   if (has_conditional) {
     if (conditional.get_array().get(list)) return Bad("'conditionalEdges' must be an array");
     index = 0;

@@ -7,8 +7,9 @@
 //
 // Input follows the reference's rules: "nodes" and "edges" required,
 // "conditionalEdges" optional, any other top-level key rejected except "version" (so a
-// policy engine can read another policy engine); versions non-empty and unique; edge
-// indices in range; no cycles. Every error names the offending node, edge or key.
+// policy engine can read another policy engine; such a graph is marked a served
+// view); versions non-empty and unique; edge indices in range; no cycles. Every error
+// names the offending node, edge or key.
 #pragma once
 
 #include <optional>

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@ using Parameters = std::map<std::string, std::string, std::less<>>;
 struct TransformContext {
   Parameters parameters;
   Diagnostics diagnostics;
+  size_t raw_releases = 0;  // set by release sources: releases found before graph building
 };
 
 class GraphTransform {
@@ -38,6 +40,10 @@ class GraphTransform {
   virtual Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const {
     return Apply(graph, context);
   }
+  // The client parameters the output depends on, besides the input graph. nullopt
+  // means it depends on something else too (a clock, a lookup), so results must not be
+  // cached by parameters.
+  virtual std::optional<std::vector<std::string>> cache_key_parameters() const { return std::nullopt; }
 };
 
 using TransformChain = std::vector<std::unique_ptr<GraphTransform>>;

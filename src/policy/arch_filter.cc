@@ -31,7 +31,8 @@ Result<Graph> ArchFilter::ApplyTo(const Graph& graph, TransformContext& context)
     const Node& n = graph.node(i);
     if (!n.concrete) return false;
     auto it = n.metadata.find(key_);
-    return it != n.metadata.end() && ListContains(it->second, arch);
+    if (it == n.metadata.end()) return graph.is_served_view();  // filtered upstream already
+    return ListContains(it->second, arch);
   });
   std::unordered_map<std::string, std::string> renamed;
   std::vector<std::string> versions;

@@ -5,6 +5,8 @@
 // Conditional edges are kept only when both endpoints are kept nodes (the reference
 // uses a substring test, which can leave edges to nodes that no longer exist).
 // A malformed arch is InvalidParams; a kept version that is not SemVer is ArchVersion.
+// On a served view (another policy engine's answer, fetched for the same query) nodes
+// without the arch key are kept, so that the filter is idempotent along a chain.
 #pragma once
 
 #include <string>
@@ -22,6 +24,7 @@ class ArchFilter : public GraphTransform {
   std::string_view name() const override { return "arch-filter"; }
   Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
+  std::optional<std::vector<std::string>> cache_key_parameters() const override { return std::vector<std::string>{"arch"}; }
 
  private:
   std::string key_;

@@ -20,6 +20,7 @@ class ChannelFilter : public GraphTransform {
   std::string_view name() const override { return "channel-filter"; }
   Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
+  std::optional<std::vector<std::string>> cache_key_parameters() const override { return std::vector<std::string>{"channel"}; }
 
  private:
   std::string key_;

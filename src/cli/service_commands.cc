@@ -1,0 +1,328 @@
+// `cincinnati graph-builder`, `cincinnati policy-engine` and `cincinnati serve`: the
+// HTTP services, configured with the reference's flags and TOML settings (spec §8).
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "builder/pipeline.h"
+#include "cli/commands.h"
+#include "cli/plugins.h"
+#include "cli/settings.h"
+#include "policy/arch_filter.h"
+#include "policy/channel_filter.h"
+#include "server/graph_builder_service.h"
+#include "server/http_server.h"
+#include "server/policy_engine_service.h"
+#include "server/responses.h"
+
+#ifndef CINCINNATI_GIT_COMMIT
+#define CINCINNATI_GIT_COMMIT "unknown"
+#endif
+
+namespace cincinnati::cli {
+namespace {
+
+using server::GraphBuilderService;
+using server::HttpServer;
+using server::PolicyEngineService;
+
+enum class Role { kGraphBuilder, kPolicyEngine, kServe };
+
+struct Flag {
+  std::string names;  // CLI11 names, e.g. "--service.port,--port"
+  std::string key;    // settings key
+  std::string help;
+};
+
+std::vector<Flag> Flags(Role role) {
+  std::vector<Flag> flags = {
+      {"--service.address", "service.address", "Address of the main listener"},
+      {"--service.port", "service.port", "Port of the main listener"},
+      {"--service.path_prefix", "service.path_prefix", "Path prefix of the API routes (e.g. /api/upgrades_info)"},
+      {"--service.mandatory_client_parameters", "service.mandatory_client_parameters",
+       "Comma-separated query parameters every graph request must carry"},
+      {"--service.tracing_endpoint", "service.tracing_endpoint", "Accepted for compatibility; tracing is not exported"},
+      {"--status.address", "status.address", "Address of the status listener"},
+      {"--status.port", "status.port", "Port of the status listener"},
+      {"--testing.ports_file", "testing.ports_file", "Write the bound ports to this file (for tests)"},
+  };
+  if (role != Role::kPolicyEngine) {
+    std::vector<Flag> gb = {
+        {"--releases", "releases", "Graph JSON file, or directory of release-metadata documents"},
+        {"--graph-data", "graph_data", "Graph-data directory"},
+        {"--disallowed-errors", "disallowed_errors", "Graph-data error classes that fail a refresh"},
+        {"--service.pause_secs", "service.pause_secs", "Seconds between the end of a refresh and the next"},
+        {"--service.scrape_timeout", "service.scrape_timeout_secs", "Seconds a refresh may take"},
+        {"--upstream.registry.url,--registry", "upstream.registry.url", "Accepted; the registry source comes later"},
+        {"--upstream.registry.repository,--repository", "upstream.registry.repository", "Accepted; see --registry"},
+        {"--upstream.registry.credentials_path,--credentials-file", "upstream.registry.credentials_path", "Accepted"},
+        {"--upstream.registry.manifestref_key", "upstream.registry.manifestref_key", "Accepted"},
+        {"--upstream.registry.fetch_concurrency", "upstream.registry.fetch_concurrency", "Accepted"},
+    };
+    flags.insert(flags.end(), gb.begin(), gb.end());
+  }
+  if (role == Role::kGraphBuilder) {
+    flags.push_back({"--service.public_port", "service.public_port", "Port of the public listener (graph-data)"});
+    flags[0].names += ",--address";
+    flags[1].names += ",--port";
+  }
+  if (role != Role::kGraphBuilder) {
+    std::vector<Flag> pe = {
+        {"--service.backlog", "service.backlog", "Listen backlog"},
+        {"--service.max_connections", "service.max_connections", "Most open connections per worker thread"},
+        {"--service.max_connection_rate", "service.max_connection_rate", "Accepted for compatibility"},
+        {"--service.keep_alive", "service.keep_alive", "Seconds an idle connection is kept (0: off)"},
+        {"--service.client_timeout", "service.client_timeout", "Seconds allowed for the first request"},
+    };
+    flags.insert(flags.end(), pe.begin(), pe.end());
+  }
+  if (role == Role::kPolicyEngine) {
+    flags.push_back({"--upstream.cincinnati.url", "upstream.cincinnati.url", "Graph builder or policy engine URL"});
+    flags.push_back({"--upstream.cincinnati.cache_ttl_secs", "upstream.cincinnati.cache_ttl_secs",
+                     "Seconds an upstream graph is reused (default 60)"});
+    flags.push_back({"--upstream.cincinnati.timeout_secs", "upstream.cincinnati.timeout_secs",
+                     "Seconds an upstream fetch may take (default 30)"});
+  }
+  return flags;
+}
+
+std::set<std::string> KnownKeys(Role role) {
+  std::set<std::string> keys = {"verbosity"};
+  for (const Flag& f : Flags(role)) keys.insert(f.key);
+  keys.erase("releases");
+  keys.erase("graph_data");
+  keys.erase("disallowed_errors");
+  keys.erase("testing.ports_file");
+  return keys;
+}
+
+struct Invocation {
+  Role role;
+  std::string config;
+  int verbosity = 0;
+  Settings settings;
+};
+
+void SetLogLevel(int verbosity) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("cincinnati"));
+  spdlog::set_level(verbosity <= 0   ? spdlog::level::warn
+                    : verbosity == 1 ? spdlog::level::info
+                    : verbosity == 2 ? spdlog::level::debug
+                                     : spdlog::level::trace);
+}
+
+Result<std::chrono::milliseconds> Secs(const Settings& s, const std::string& key, uint64_t fallback) {
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t v, s.Unsigned(key, fallback));
+  return std::chrono::milliseconds(v * 1000);
+}
+
+Result<uint16_t> Port(const Settings& s, const std::string& key, uint16_t fallback) {
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t v, s.Unsigned(key, fallback));
+  if (v > 65535) return Status::InvalidArgument(fmt::format("setting '{}': {} is not a port", key, v));
+  return static_cast<uint16_t>(v);
+}
+
+Result<TransformChain> BuilderChain(const Settings& s) {
+  TransformChain chain;
+  const auto& tables = s.plugins("plugin_settings");
+  if (!tables.empty()) {
+    for (const PluginTable& t : tables) {
+      CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t));
+      chain.push_back(std::move(step));
+    }
+    return chain;
+  }
+  if (!s.Has("releases") || !s.Has("graph_data")) {
+    return Status::InvalidArgument("give --releases and --graph-data, or [[plugin_settings]] in the config file");
+  }
+  LocalBuildOptions options;
+  options.releases = s.String("releases", "");
+  options.graph_data = s.String("graph_data", "");
+  for (const std::string& name : s.List("disallowed_errors")) {
+    CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));
+    options.secondary_metadata.disallowed_errors.insert(c);
+  }
+  return MakeLocalBuilderChain(options);
+}
+
+// The policy chain; a cincinnati-graph-fetch table sets the upstream instead.
+Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOptions& options) {
+  TransformChain chain;
+  const auto& tables = s.plugins("policy");
+  if (tables.empty()) {
+    chain.push_back(std::make_unique<policy::ChannelFilter>());
+    chain.push_back(std::make_unique<policy::ArchFilter>());
+    return chain;
+  }
+  for (const PluginTable& t : tables) {
+    if (t.name == "cincinnati-graph-fetch") {
+      for (const auto& [k, v] : t.settings) {
+        if (k == "upstream") {
+          options.upstream_url = v;
+        } else if (k == "timeout") {
+          Settings one;
+          one.Set("timeout", v);
+          CINCINNATI_ASSIGN_OR_RETURN(options.upstream_timeout, Secs(one, "timeout", 30));
+        } else {
+          return Status::InvalidArgument(fmt::format("plugin 'cincinnati-graph-fetch': unknown setting '{}'", k));
+        }
+      }
+      continue;
+    }
+    CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t));
+    chain.push_back(std::move(step));
+  }
+  return chain;
+}
+
+Result<server::ServerLimits> Limits(const Settings& s) {
+  server::ServerLimits limits;
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t backlog, s.Unsigned("service.backlog", 1024));
+  limits.backlog = static_cast<int>(std::min<uint64_t>(backlog, 65535));
+  if (s.Has("service.max_connections")) {
+    CINCINNATI_ASSIGN_OR_RETURN(uint64_t per_worker, s.Unsigned("service.max_connections", 0));
+    limits.max_connections = std::max<uint64_t>(1, per_worker) * std::max(1u, std::thread::hardware_concurrency());
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(limits.keep_alive_timeout, Secs(s, "service.keep_alive", 10));
+  CINCINNATI_ASSIGN_OR_RETURN(limits.first_request_timeout, Secs(s, "service.client_timeout", 5));
+  return limits;
+}
+
+Status Run(Invocation& inv) {
+  Settings& s = inv.settings;
+  if (!inv.config.empty()) {
+    std::set<std::string> tables;
+    if (inv.role != Role::kPolicyEngine) tables.insert("plugin_settings");
+    if (inv.role != Role::kGraphBuilder) tables.insert("policy");
+    CINCINNATI_RETURN_IF_ERROR(s.MergeToml(inv.config, KnownKeys(inv.role), tables));
+  }
+  int verbosity = inv.verbosity;
+  if (s.Has("verbosity")) verbosity = static_cast<int>(s.String("verbosity", "").size());
+  SetLogLevel(verbosity);
+  if (s.Has("service.tracing_endpoint")) spdlog::info("tracing_endpoint is accepted but tracing is not exported");
+  if (s.Has("upstream.registry.url")) {
+    spdlog::warn("upstream.registry.* is accepted for compatibility; this build reads releases from --releases");
+  }
+
+  const bool gb = inv.role == Role::kGraphBuilder;
+  const bool serve = inv.role == Role::kServe;
+  std::string default_prefix = serve ? "/api/upgrades_info" : "";
+  std::string prefix = server::NormalizePathPrefix(s.String("service.path_prefix", default_prefix));
+  std::string address = s.String("service.address", "127.0.0.1");
+  std::string status_address = s.String("status.address", "127.0.0.1");
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, Port(s, "service.port", gb ? 8080 : 8081));
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t status_port, Port(s, "status.port", gb ? 9080 : 9081));
+  if (address == status_address && port == status_port && port != 0) {
+    return Status::InvalidArgument(fmt::format("main and status listeners cannot both use {}:{}", address, port));
+  }
+  std::vector<std::string> mandatory = s.List("service.mandatory_client_parameters");
+
+  std::unique_ptr<GraphBuilderService> builder;
+  if (inv.role != Role::kPolicyEngine) {
+    CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, BuilderChain(s));
+    server::GraphBuilderOptions o;
+    o.path_prefix = prefix;
+    o.mandatory_client_parameters = mandatory;
+    CINCINNATI_ASSIGN_OR_RETURN(o.pause, Secs(s, "service.pause_secs", 300));
+    if (o.pause.count() == 0) return Status::InvalidArgument("service.pause_secs must be greater than 0");
+    if (s.Has("service.scrape_timeout_secs")) {
+      CINCINNATI_ASSIGN_OR_RETURN(o.scrape_timeout, Secs(s, "service.scrape_timeout_secs", 0));
+    }
+    builder = std::make_unique<GraphBuilderService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
+  }
+  std::unique_ptr<PolicyEngineService> engine;
+  if (!gb) {
+    server::PolicyEngineOptions o;
+    o.path_prefix = prefix;
+    o.mandatory_client_parameters = mandatory;
+    o.upstream_url = serve ? "" : s.String("upstream.cincinnati.url", "http://localhost:8080/graph");
+    CINCINNATI_ASSIGN_OR_RETURN(o.cache_ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
+    CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
+    CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
+    if (serve) o.upstream_url.clear();
+    engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
+  }
+
+  CINCINNATI_ASSIGN_OR_RETURN(server::ServerLimits limits, Limits(s));
+  HttpServer http(limits);
+  std::string ports;
+  if (gb) {
+    CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port_setting, Port(s, "service.public_port", 8090));
+    CINCINNATI_ASSIGN_OR_RETURN(port, http.Listen(address, port, [&](const auto& r) { return builder->HandleMain(r); }));
+    CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port,
+                                http.Listen(address, public_port_setting, [&](const auto& r) { return builder->HandlePublic(r); }));
+    CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port,
+                                                         [&](const auto& r) { return builder->HandleStatus(r); }));
+    ports = fmt::format("main={}\npublic={}\nstatus={}\n", port, public_port, status_port);
+  } else {
+    CINCINNATI_ASSIGN_OR_RETURN(port, http.ListenAsync(address, port, [&](const auto& r, auto respond) {
+                                  engine->HandleMain(r, std::move(respond));
+                                }));
+    CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const server::Request& r) {
+                                  if (builder && r.path == "/metrics") {
+                                    return server::Response::Text(
+                                        200, server::RenderAll({&builder->metrics(), &engine->metrics()}),
+                                        server::kMetricsContentType);
+                                  }
+                                  if (builder && (r.path == "/liveness" || r.path == "/readiness")) {
+                                    return builder->HandleStatus(r);
+                                  }
+                                  return engine->HandleStatus(r);
+                                }));
+    ports = fmt::format("main={}\nstatus={}\n", port, status_port);
+  }
+  if (s.Has("testing.ports_file")) std::ofstream(s.String("testing.ports_file", "")) << ports;
+
+  if (builder && engine) {
+    builder->Subscribe([&engine](std::shared_ptr<const server::GraphSnapshot> snapshot) { engine->SetGraph(snapshot->graph); });
+  }
+  if (builder) builder->Start();
+  if (engine) engine->StartUpstream();
+  http.Start();
+  std::string base = fmt::format("http://{}:{}{}", address, port, prefix);
+  std::cerr << fmt::format("cincinnati {}: serving {}/graph (status on http://{}:{})\n",
+                           gb ? "graph-builder" : (serve ? "serve" : "policy-engine"), base, status_address,
+                           status_port);
+  http.WaitForSignal();
+  if (engine) engine->Stop();
+  if (builder) builder->Stop();
+  return Status::OK();
+}
+
+void Register(CLI::App& app, int& exit_code, Role role, const char* name, const char* help) {
+  auto inv = std::make_shared<Invocation>();
+  inv->role = role;
+  CLI::App* cmd = app.add_subcommand(name, help);
+  cmd->add_option("-c,--config", inv->config, "TOML configuration file (its settings win over flags)");
+  cmd->add_flag("-v", inv->verbosity, "More logging (-v info, -vv debug, -vvv trace)");
+  for (const Flag& f : Flags(role)) {
+    std::string key = f.key;
+    cmd->add_option_function<std::string>(f.names, [inv, key](const std::string& v) { inv->settings.Set(key, v); },
+                                          f.help);
+  }
+  cmd->callback([inv, &exit_code] {
+    Status st = Run(*inv);
+    if (!st.ok()) {
+      std::cerr << "error: " << st.message() << '\n';
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace
+
+void RegisterServiceCommands(CLI::App& app, int& exit_code) {
+  Register(app, exit_code, Role::kGraphBuilder, "graph-builder",
+           "Run the graph builder: refresh the graph periodically and serve it");
+  Register(app, exit_code, Role::kPolicyEngine, "policy-engine",
+           "Run a policy engine: serve per-client views of an upstream graph builder or policy engine");
+  Register(app, exit_code, Role::kServe, "serve",
+           "Run graph builder and policy engine in one process (default 127.0.0.1:8081, prefix /api/upgrades_info)");
+}
+
+}  // namespace cincinnati::cli

@@ -1,0 +1,210 @@
+#include "server/graph_builder_service.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/graph_json.h"
+#include "core/metadata_keys.h"
+#include "server/content_negotiation.h"
+#include "server/query.h"
+#include "server/responses.h"
+
+namespace cincinnati::server {
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string Render(const Diagnostics& diagnostics) {
+  std::string out;
+  for (const Diagnostic& d : diagnostics.items()) out += d.location + ": " + d.message + "\n";
+  return out;
+}
+
+}  // namespace
+
+GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptions options, std::string git_commit)
+    : chain_(std::make_shared<const TransformChain>(std::move(chain))),
+      options_(std::move(options)),
+      raw_releases_(metrics_.AddGauge("graph_upstream_raw_releases", "Number of releases fetched from upstream, before graph building").Get()),
+      final_releases_(metrics_.AddGauge("graph_final_releases", "Number of nodes in the last good graph").Get()),
+      last_refresh_(metrics_.AddGauge("graph_last_successful_refresh_timestamp", "Unix time of the last good refresh").Get()),
+      upstream_errors_(metrics_.AddCounter("graph_upstream_errors_total", "Failed graph refreshes").Get()),
+      scrapes_(metrics_.AddCounter("graph_upstream_scrapes_total", "Graph refreshes, good or failed").Get()),
+      initial_duration_(metrics_.AddGauge("graph_initial_upstream_scrape_duration", "Seconds of the first good refresh").Get()),
+      scrape_duration_(metrics_.AddHistogram("graph_upstream_scrapes_duration", "Seconds of later refreshes",
+                                             {5, 6, 7, 8, 9, 10, 15, 20, 30}).Get()),
+      incoming_requests_(metrics_.AddCounter("graph_incoming_requests_total", "Graph requests", {"uri_path"})),
+      response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})) {
+  metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
+  for (const char* path : {"/graph", "/v1/graph"}) incoming_requests_.With({options_.path_prefix + path});
+}
+
+GraphBuilderService::~GraphBuilderService() { Stop(); }
+
+void GraphBuilderService::Start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void GraphBuilderService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void GraphBuilderService::Loop() {
+  live_ = true;
+  while (!stop_) {
+    RefreshOnce();
+    std::unique_lock<std::mutex> lock(mu_);
+    wake_.wait_for(lock, options_.pause, [this] { return stop_.load(); });
+  }
+}
+
+Result<Graph> GraphBuilderService::RunChainWithTimeout(TransformContext& context) {
+  if (!options_.scrape_timeout) return RunChain(*chain_, Graph(), context);
+  // A run that overruns is abandoned: it finishes on its own thread and is discarded.
+  auto shared_context = std::make_shared<TransformContext>();
+  auto task = std::make_shared<std::packaged_task<Result<Graph>()>>(
+      [chain = chain_, shared_context] { return RunChain(*chain, Graph(), *shared_context); });
+  std::future<Result<Graph>> future = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  // The reference allows a 1% grace period.
+  auto limit = *options_.scrape_timeout + *options_.scrape_timeout / 100;
+  if (future.wait_for(limit) != std::future_status::ready) {
+    return Status::Internal(fmt::format("refresh timed out after {} ms", options_.scrape_timeout->count()));
+  }
+  context = std::move(*shared_context);
+  return future.get();
+}
+
+bool GraphBuilderService::RefreshOnce() {
+  auto start = std::chrono::steady_clock::now();
+  scrapes_.Increment();
+  TransformContext context;
+  Result<Graph> graph = RunChainWithTimeout(context);
+  double seconds = Seconds(std::chrono::steady_clock::now() - start);
+
+  std::string diagnostics = Render(context.diagnostics);
+  if (diagnostics != last_diagnostics_) {  // log warnings when they change, not every run
+    for (const Diagnostic& d : context.diagnostics.items()) {
+      if (d.severity == Diagnostic::Severity::kInfo) {
+        spdlog::info("graph-data: {}: {}", d.location, d.message);
+      } else {
+        spdlog::warn("graph-data: {}: {}", d.location, d.message);
+      }
+    }
+    last_diagnostics_ = diagnostics;
+  }
+  if (!graph.ok()) {
+    upstream_errors_.Increment();
+    if (ready_) scrape_duration_.Observe(seconds);
+    spdlog::error("graph refresh failed, still serving the previous graph: {}", graph.status().message());
+    return false;
+  }
+  auto snapshot = std::make_shared<GraphSnapshot>();
+  snapshot->json = std::make_shared<const View>(WriteGraphJson(*graph));
+  snapshot->graph = std::make_shared<const Graph>(std::move(graph).value());
+  if (auto it = context.parameters.find(kSecondaryMetadataTarParam); it != context.parameters.end()) {
+    snapshot->graph_data_tar = it->second;
+  }
+  std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot->generation = ++generation_;
+    latest_ = snapshot;
+    subscribers = subscribers_;
+  }
+  raw_releases_.Set(static_cast<double>(context.raw_releases));
+  final_releases_.Set(static_cast<double>(snapshot->graph->node_count()));
+  last_refresh_.Set(static_cast<double>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()));
+  if (!ready_) {
+    initial_duration_.Set(seconds);
+  } else {
+    scrape_duration_.Observe(seconds);
+  }
+  spdlog::info("graph refreshed in {:.3f} s: {} nodes, {} edges, {} conditional edge groups", seconds,
+               snapshot->graph->node_count(), snapshot->graph->edge_count(),
+               snapshot->graph->conditional_edges().size());
+  for (auto& fn : subscribers) fn(snapshot);
+  ready_ = true;
+  return true;
+}
+
+std::shared_ptr<const GraphSnapshot> GraphBuilderService::Latest() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+void GraphBuilderService::Subscribe(std::function<void(std::shared_ptr<const GraphSnapshot>)> fn) {
+  std::shared_ptr<const GraphSnapshot> current;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    subscribers_.push_back(fn);
+    current = latest_;
+  }
+  if (current) fn(current);
+}
+
+Response GraphBuilderService::HandleMain(const Request& request) {
+  const std::string& path = request.path;
+  if (path != options_.path_prefix + "/graph" && path != options_.path_prefix + "/v1/graph") {
+    return Response::Empty(404);
+  }
+  if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
+  incoming_requests_.With({path}).Increment();
+  if (!NegotiateContentType(request.Header("Accept"), {std::string(kApplicationJson)})) {
+    return ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_);
+  }
+  std::vector<std::string> missing;
+  for (const std::string& key : options_.mandatory_client_parameters) {
+    if (!QueryHasKey(request.query, key)) missing.push_back(key);
+  }
+  if (!missing.empty()) {
+    std::sort(missing.begin(), missing.end());
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    return ErrorResponse(ErrorDocument::Of("missing_params", list), response_errors_);
+  }
+  auto snapshot = Latest();
+  if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream
+  return ViewResponse(*snapshot->json, request, "application/json");
+}
+
+Response GraphBuilderService::HandlePublic(const Request& request) {
+  if (request.path != options_.path_prefix + "/graph-data") return Response::Empty(404);
+  auto snapshot = Latest();
+  std::string tar = snapshot ? snapshot->graph_data_tar : "";
+  std::error_code ec;
+  if (tar.empty() || !std::filesystem::is_regular_file(tar, ec)) {
+    return ErrorResponse(ErrorDocument::Of("file_open_err", "graph-data.tar.gz: No such file or directory"),
+                         response_errors_);
+  }
+  auto text = std::make_shared<std::string>();
+  std::ifstream in(tar, std::ios::binary);
+  text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  Response r;
+  r.headers["Content-Type"] = "application/gzip";
+  r.headers["Content-Disposition"] = "attachment; filename=\"graph-data.tar.gz\"";
+  r.body = std::move(text);
+  return r;
+}
+
+Response GraphBuilderService::HandleStatus(const Request& request) {
+  if (request.path == "/liveness") return Response::Empty(live_ ? 200 : 503);
+  if (request.path == "/readiness") return Response::Empty(ready_ ? 200 : 503);
+  if (request.path == "/metrics") return Response::Text(200, metrics_.Render(), kMetricsContentType);
+  return Response::Empty(404);
+}
+
+}  // namespace cincinnati::server

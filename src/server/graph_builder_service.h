@@ -1,0 +1,94 @@
+// GraphBuilderService: the graph builder daemon (spec §2.1, §3.1).
+//
+// A background thread runs the transform chain from an empty graph, the first time at
+// once and then `pause` after the previous run ended. A good result is serialized and
+// swapped in atomically; subscribers (an in-process policy engine) are told. A failed
+// run is logged with its cause, counted in graph_upstream_errors_total, and the last
+// good graph stays served. Readiness turns on with the first good graph and stays on.
+//
+// Routes: main `{prefix}/graph` and `{prefix}/v1/graph` (application/json only; empty
+// 200 body before the first graph), public `{prefix}/graph-data`, status `/liveness`,
+// `/readiness`, `/metrics`. Metric names are the reference's (prefix cincinnati_gb_).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/transform.h"
+#include "server/http_types.h"
+#include "server/metrics.h"
+#include "server/view_cache.h"
+
+namespace cincinnati::server {
+
+struct GraphSnapshot {
+  std::shared_ptr<const Graph> graph;
+  std::shared_ptr<const View> json;  // the graph builder's document
+  uint64_t generation = 0;
+  std::string graph_data_tar;        // path of graph-data.tar.gz, if a source made one
+};
+
+struct GraphBuilderOptions {
+  std::string path_prefix;  // normalized
+  std::chrono::milliseconds pause{std::chrono::seconds(300)};
+  std::optional<std::chrono::milliseconds> scrape_timeout;
+  std::vector<std::string> mandatory_client_parameters;
+};
+
+class GraphBuilderService {
+ public:
+  GraphBuilderService(TransformChain chain, GraphBuilderOptions options, std::string git_commit);
+  ~GraphBuilderService();
+
+  void Start();
+  void Stop();
+  // Runs the chain once on the calling thread (tests and one-shot use).
+  bool RefreshOnce();
+
+  std::shared_ptr<const GraphSnapshot> Latest() const;
+  void Subscribe(std::function<void(std::shared_ptr<const GraphSnapshot>)> fn);
+  bool ready() const { return ready_.load(); }
+  bool live() const { return live_.load(); }
+
+  Response HandleMain(const Request& request);
+  Response HandlePublic(const Request& request);
+  Response HandleStatus(const Request& request);
+  const Registry& metrics() const { return metrics_; }
+
+ private:
+  void Loop();
+  Result<Graph> RunChainWithTimeout(TransformContext& context);
+
+  std::shared_ptr<const TransformChain> chain_;
+  GraphBuilderOptions options_;
+  Registry metrics_{"cincinnati_gb_"};
+  Gauge& raw_releases_;
+  Gauge& final_releases_;
+  Gauge& last_refresh_;
+  Counter& upstream_errors_;
+  Counter& scrapes_;
+  Gauge& initial_duration_;
+  Histogram& scrape_duration_;
+  Family<Counter>& incoming_requests_;
+  Family<Counter>& response_errors_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const GraphSnapshot> latest_;
+  std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers_;
+  std::string last_diagnostics_;
+  std::atomic<bool> ready_{false}, live_{false}, stop_{false};
+  std::condition_variable wake_;
+  std::thread thread_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace cincinnati::server

@@ -1,0 +1,61 @@
+// HttpServer: an asynchronous HTTP/1.1 server (Boost.Beast) with one I/O thread per
+// core and any number of listeners, each with its own handler.
+//
+// Handlers run on I/O threads and must be quick (bodies are precomputed). The server
+// bounds the request head (line + headers) and body, the time to receive the first
+// request on a connection and the idle time between requests, and the number of open
+// connections. Keep-alive is on unless disabled. HEAD is answered like GET without a
+// body. Shutdown() stops accepting, closes idle connections, lets in-flight requests
+// finish (their connections then close) and returns when all are done or the grace
+// period ends.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "server/http_types.h"
+
+namespace cincinnati::server {
+
+struct ServerLimits {
+  size_t max_head_bytes = 16 * 1024;
+  size_t max_body_bytes = 8 * 1024;
+  std::chrono::milliseconds first_request_timeout{5000};  // reference: client_timeout
+  std::chrono::milliseconds keep_alive_timeout{10000};    // 0 disables keep-alive
+  size_t max_connections = 16384;
+  int backlog = 1024;
+  size_t threads = 0;  // 0: one per core
+};
+
+using Handler = std::function<Response(const Request&)>;
+// Answers later, from any thread, by calling the responder exactly once.
+using AsyncHandler = std::function<void(const Request&, std::function<void(Response)>)>;
+
+class HttpServer {
+ public:
+  explicit HttpServer(ServerLimits limits = {});
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds address:port (port 0 picks a free one) and returns the bound port. Call
+  // before Start().
+  Result<uint16_t> Listen(const std::string& address, uint16_t port, Handler handler);
+  Result<uint16_t> ListenAsync(const std::string& address, uint16_t port, AsyncHandler handler);
+  void Start();
+  // Blocks until SIGTERM or SIGINT, then shuts down gracefully.
+  void WaitForSignal(std::chrono::milliseconds grace = std::chrono::seconds(10));
+  void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(10));
+  size_t open_connections() const;
+
+  struct Impl;  // public so the connection class in the .cc can name it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cincinnati::server

@@ -1,0 +1,32 @@
+#include "server/http_types.h"
+
+#include <strings.h>
+
+namespace cincinnati::server {
+
+bool CaseInsensitiveLess::operator()(std::string_view a, std::string_view b) const {
+  size_t n = std::min(a.size(), b.size());
+  int c = ::strncasecmp(a.data(), b.data(), n);
+  return c != 0 ? c < 0 : a.size() < b.size();
+}
+
+const std::string* Request::Header(std::string_view name) const {
+  auto it = headers.find(std::string(name));
+  return it == headers.end() ? nullptr : &it->second;
+}
+
+Response Response::Text(int status, std::string body, std::string content_type) {
+  Response r;
+  r.status = status;
+  r.headers["Content-Type"] = std::move(content_type);
+  r.body = std::make_shared<const std::string>(std::move(body));
+  return r;
+}
+
+Response Response::Empty(int status) {
+  Response r;
+  r.status = status;
+  return r;
+}
+
+}  // namespace cincinnati::server

@@ -1,0 +1,39 @@
+// Request and Response: what the HTTP server hands to a handler and gets back,
+// independent of the HTTP library. Header names are matched case-insensitively.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cincinnati::server {
+
+struct CaseInsensitiveLess {
+  bool operator()(std::string_view a, std::string_view b) const;
+};
+using Headers = std::map<std::string, std::string, CaseInsensitiveLess>;
+
+struct Request {
+  std::string method;  // "GET", "HEAD", ...
+  std::string target;  // path and query as received
+  std::string path;    // target before '?'
+  std::string query;   // target after '?', without it
+  Headers headers;     // first value of each header
+
+  const std::string* Header(std::string_view name) const;
+};
+
+struct Response {
+  int status = 200;
+  Headers headers;
+  // Shared so that precomputed bodies are served without copying.
+  std::shared_ptr<const std::string> body;
+
+  static Response Text(int status, std::string body, std::string content_type = "text/plain; charset=utf-8");
+  static Response Empty(int status);
+};
+
+}  // namespace cincinnati::server

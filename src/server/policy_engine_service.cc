@@ -1,0 +1,341 @@
+#include "server/policy_engine_service.h"
+
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/graph_json.h"
+#include "core/json_writer.h"
+#include "core/metadata_keys.h"
+#include "core/sha256.h"
+#include "server/content_negotiation.h"
+#include "server/http_client.h"
+#include "server/query.h"
+#include "server/responses.h"
+
+namespace cincinnati::server {
+
+struct PolicyEngineService::Pool {
+  explicit Pool(size_t n) : pool(n) {}
+  boost::asio::thread_pool pool;
+};
+
+// One forwarded query's cached answer, or the fetch in progress for it.
+struct PolicyEngineService::QueryState {
+  std::chrono::steady_clock::time_point fetched;
+  std::shared_ptr<const View> view;
+  std::optional<ErrorDocument> error;
+  bool in_flight = false;
+  std::vector<std::function<void()>> waiters;
+};
+
+namespace {
+
+// What the upstream answered, read as a graph or as an error document.
+struct Fetched {
+  std::optional<Graph> graph;
+  std::string body;
+  std::optional<ErrorDocument> error;
+  bool asks_for_parameters = false;  // a policy engine wanting the client's query
+};
+
+Fetched Fetch(const std::string& url, std::chrono::milliseconds timeout, Counter& requests, Counter& errors) {
+  requests.Increment();
+  Fetched out;
+  HttpResult r = HttpGet(url, {.headers = {"Accept: application/json"}, .timeout = timeout});
+  if (!r.error.empty()) {
+    errors.Increment();
+    out.error = ErrorDocument::Of("failed_upstream_fetch", r.error);
+    return out;
+  }
+  if (r.status < 200 || r.status >= 300) {
+    errors.Increment();
+    auto doc = ErrorDocument::Parse(r.body);
+    if (doc.ok()) {
+      doc->http_status = static_cast<int>(r.status);
+      out.asks_for_parameters = doc->kind == "missing_params";
+      out.error = std::move(doc).value();
+    } else {
+      out.error = ErrorDocument::Of("failed_upstream_fetch", fmt::format("{} from {}", r.status, url));
+    }
+    return out;
+  }
+  auto graph = ReadGraphJson(r.body);
+  if (!graph.ok()) {
+    errors.Increment();
+    out.error = ErrorDocument::Of("failed_json_in", graph.status().message());
+    return out;
+  }
+  out.graph = std::move(graph).value();
+  out.body = std::move(r.body);
+  return out;
+}
+
+}  // namespace
+
+PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptions options, std::string git_commit)
+    : chain_(std::move(chain)),
+      options_(std::move(options)),
+      incoming_requests_(metrics_.AddCounter("graph_incoming_requests_total", "Graph requests", {"uri_path"})),
+      serve_duration_(metrics_.AddHistogram("graph_serve_duration_seconds", "Seconds spent answering a graph request",
+                                            {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 5.0}).Get()),
+      response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})),
+      upstream_requests_(metrics_.AddCounter("http_upstream_requests_total", "Upstream graph fetches").Get()),
+      upstream_errors_(metrics_.AddCounter("http_upstream_errors_total", "Failed upstream graph fetches").Get()),
+      pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
+  metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
+  for (const char* path : {"/graph", "/v1/graph"}) incoming_requests_.With({options_.path_prefix + path});
+  openapi_ = OpenApiDocument();
+}
+
+PolicyEngineService::~PolicyEngineService() { Stop(); }
+
+void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph) {
+  auto start = std::chrono::steady_clock::now();
+  auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.max_cached_queries);
+  size_t built = views->Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey));
+  spdlog::info("policy engine: {} answers precomputed in {:.1f} ms", built,
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    views_ = std::move(views);
+    upstream_error_.reset();
+  }
+  ready_ = true;
+}
+
+size_t PolicyEngineService::precomputed_views() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return views_ ? views_->size() : 0;
+}
+
+void PolicyEngineService::StartUpstream() {
+  if (options_.upstream_url.empty() || upstream_thread_.joinable()) return;
+  upstream_thread_ = std::thread([this] { UpstreamLoop(); });
+}
+
+void PolicyEngineService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (upstream_thread_.joinable()) upstream_thread_.join();
+  pool_->pool.join();
+}
+
+void PolicyEngineService::UpstreamLoop() {
+  while (!stop_ && !forward_queries_) {
+    FetchShared();
+    std::unique_lock<std::mutex> lock(mu_);
+    wake_.wait_for(lock, options_.cache_ttl, [this] { return stop_.load(); });
+  }
+}
+
+bool PolicyEngineService::FetchShared() {
+  Fetched f = Fetch(options_.upstream_url, options_.upstream_timeout, upstream_requests_, upstream_errors_);
+  if (f.asks_for_parameters || (f.graph && f.graph->is_served_view())) {
+    spdlog::info("policy engine: upstream {} is a policy engine; forwarding client queries", options_.upstream_url);
+    forward_queries_ = true;
+    ready_ = true;
+    return true;
+  }
+  if (!f.graph) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!upstream_error_ || upstream_error_->value != f.error->value) {
+      spdlog::error("policy engine: upstream fetch failed{}: {}", views_ ? " (serving the last good graph)" : "",
+                    f.error->value);
+    }
+    upstream_error_ = f.error;
+    return false;
+  }
+  std::string hash = Sha256Hex(f.body);
+  if (hash == upstream_body_hash_) return true;  // unchanged: keep the precomputed answers
+  upstream_body_hash_ = hash;
+  SetGraph(std::make_shared<const Graph>(std::move(*f.graph)));
+  return true;
+}
+
+Response PolicyEngineService::Answer(const Request& request, const std::string& content_type) {
+  auto params = ParseQuery(request.query);
+  if (!params.ok()) return ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_);
+  std::shared_ptr<ViewCache> views;
+  std::optional<ErrorDocument> upstream_error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    views = views_;
+    upstream_error = upstream_error_;
+  }
+  if (!views) {
+    return ErrorResponse(upstream_error.value_or(ErrorDocument::Of("failed_upstream_fetch", "no upstream graph yet")),
+                         response_errors_);
+  }
+  auto view = views->Get(*params);
+  if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), response_errors_);
+  return ViewResponse(**view, request, content_type);
+}
+
+void PolicyEngineService::ServeForwarded(const Request& request, const std::string& content_type, Respond respond) {
+  auto params = ParseQuery(request.query);
+  if (!params.ok()) return respond(ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_));
+  const std::string key = request.query;
+  auto now = std::chrono::steady_clock::now();
+  std::shared_ptr<QueryState> state;
+  std::shared_ptr<const View> cached_view;
+  std::optional<ErrorDocument> cached_error;
+  bool fetch = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = queries_[key];
+    if (!slot) slot = std::make_shared<QueryState>();
+    state = slot;
+    bool fresh = (state->view || state->error) && now - state->fetched < options_.cache_ttl;
+    if (fresh && !state->in_flight) {
+      cached_view = state->view;
+      cached_error = state->error;
+    }
+  }
+  if (cached_view) return respond(ViewResponse(*cached_view, request, content_type));
+  if (cached_error) return respond(ErrorResponse(*cached_error, response_errors_));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state->waiters.push_back([this, state, request, content_type, respond] {
+      if (state->view) return respond(ViewResponse(*state->view, request, content_type));
+      respond(ErrorResponse(*state->error, response_errors_));
+    });
+    if (!state->in_flight) fetch = state->in_flight = true;
+    if (queries_.size() > options_.max_cached_queries) {  // forget stale answers
+      for (auto it = queries_.begin(); it != queries_.end();) {
+        bool stale = !it->second->in_flight && now - it->second->fetched >= options_.cache_ttl;
+        it = stale ? queries_.erase(it) : std::next(it);
+      }
+    }
+  }
+  if (!fetch) return;
+  std::string url = options_.upstream_url + (options_.upstream_url.find('?') == std::string::npos ? "?" : "&") + key;
+  Parameters query = std::move(params).value();
+  boost::asio::post(pool_->pool, [this, state, url, query] {
+    Fetched f = Fetch(url, options_.upstream_timeout, upstream_requests_, upstream_errors_);
+    std::shared_ptr<const View> view;
+    std::optional<ErrorDocument> error = f.error;
+    if (f.graph) {
+      auto computed = ComputeView(chain_, *f.graph, query);
+      if (computed.ok()) {
+        view = std::move(computed).value();
+      } else {
+        error = ErrorDocument::FromStatus(computed.status());
+      }
+    }
+    std::vector<std::function<void()>> waiters;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      state->view = view;
+      state->error = error;
+      state->fetched = std::chrono::steady_clock::now();
+      state->in_flight = false;
+      waiters.swap(state->waiters);
+    }
+    for (auto& w : waiters) w();
+  });
+}
+
+void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw) {
+  Respond respond = [&request, respond_raw](Response r) {
+    AddCorsHeaders(request, r);
+    respond_raw(std::move(r));
+  };
+  Response preflight;
+  if (HandleCors(request, preflight)) return respond_raw(std::move(preflight));
+  const std::string& path = request.path;
+  const std::string& prefix = options_.path_prefix;
+  if (path == prefix + "/openapi" || path == prefix + "/v1/openapi") {
+    return respond(Response::Text(200, openapi_, "application/json"));
+  }
+  if (path != prefix + "/graph" && path != prefix + "/v1/graph") return respond(Response::Empty(404));
+  if (request.method != "GET" && request.method != "HEAD") return respond(Response::Empty(405));
+  incoming_requests_.With({path}).Increment();
+  auto content_type = NegotiateContentType(request.Header("Accept"), {std::string(kCincinnatiV1)});
+  if (!content_type) return respond(ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_));
+  std::vector<std::string> missing;
+  for (const std::string& key : options_.mandatory_client_parameters) {
+    if (!QueryHasKey(request.query, key)) missing.push_back(key);
+  }
+  if (!missing.empty()) {
+    std::sort(missing.begin(), missing.end());
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    return respond(ErrorResponse(ErrorDocument::Of("missing_params", list), response_errors_));
+  }
+  if (forward_queries_) {
+    // The responder may run on a fetch thread after this request object is gone.
+    Request copy = request;
+    return ServeForwarded(copy, *content_type, [copy, respond_raw](Response r) {
+      AddCorsHeaders(copy, r);
+      respond_raw(std::move(r));
+    });
+  }
+  auto start = std::chrono::steady_clock::now();
+  Response r = Answer(request, *content_type);
+  serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  respond(std::move(r));
+}
+
+Response PolicyEngineService::HandleStatus(const Request& request) {
+  if (request.path == "/livez") return Response::Empty(200);
+  if (request.path == "/readyz") return Response::Empty(ready_ ? 200 : 503);
+  if (request.path == "/metrics") return Response::Text(200, metrics_.Render(), kMetricsContentType);
+  return Response::Empty(404);
+}
+
+std::string PolicyEngineService::OpenApiDocument() const {
+  const std::string& prefix = options_.path_prefix;
+  std::string mandatory;
+  for (const std::string& key : options_.mandatory_client_parameters) {
+    mandatory += fmt::format(R"(,{{"in":"query","name":{},"required":true,"schema":{{"type":"string"}}}})",
+                             JsonString(key));
+  }
+  constexpr const char* kParams =
+      R"({"in":"query","name":"arch","required":false,"schema":{"type":"string","default":"amd64"},)"
+      R"("description":"Architecture of the releases to return"},)"
+      R"({"in":"query","name":"channel","required":false,"schema":{"type":"string"},"description":"Channel to return"},)"
+      R"({"in":"query","name":"version","required":false,"schema":{"type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+$"},)"
+      R"("description":"Version the client runs"},)"
+      R"({"in":"query","name":"id","required":false,"schema":{"type":"string"},"description":"Cluster id"})";
+  constexpr const char* kResponses =
+      R"("responses":{"200":{"description":"The update graph","content":{"application/json":{"schema":)"
+      R"({"$ref":"#/components/schemas/Graph"}},"application/vnd.redhat.cincinnati.v1+json":{"schema":)"
+      R"({"$ref":"#/components/schemas/Graph"}}}},"400":{"description":"Missing or invalid parameters",)"
+      R"("content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}},)"
+      R"("406":{"description":"Unacceptable Accept header","content":{"application/json":{"schema":)"
+      R"({"$ref":"#/components/schemas/Error"}}}},"500":{"description":"Server error","content":)"
+      R"({"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}},)"
+      R"("default":{"description":"Error","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}}})";
+  constexpr const char* kComponents =
+      R"("components":{"schemas":{"Graph":{"type":"object","required":["version","nodes","edges","conditionalEdges"],)"
+      R"("properties":{"version":{"type":"integer"},"nodes":{"type":"array","items":{"$ref":"#/components/schemas/Node"}},)"
+      R"("edges":{"type":"array","items":{"type":"array","items":{"type":"integer","minimum":0},"minItems":2,"maxItems":2}},)"
+      R"("conditionalEdges":{"type":"array","items":{"$ref":"#/components/schemas/ConditionalEdge"}}}},)"
+      R"("Node":{"type":"object","required":["version","payload","metadata"],"properties":{"version":{"type":"string"},)"
+      R"("payload":{"type":"string"},"metadata":{"type":"object","additionalProperties":{"type":"string"}}}},)"
+      R"("ConditionalEdge":{"type":"object","required":["edges","risks"],"properties":{"edges":{"type":"array",)"
+      R"("items":{"type":"object","required":["from","to"],"properties":{"from":{"type":"string"},"to":{"type":"string"}}}},)"
+      R"("risks":{"type":"array","items":{"$ref":"#/components/schemas/Risk"}}}},)"
+      R"("Risk":{"type":"object","required":["url","name","message","matchingRules"],"properties":{"url":{"type":"string"},)"
+      R"("name":{"type":"string"},"message":{"type":"string"},"matchingRules":{"type":"array","items":)"
+      R"({"type":"object","required":["type"],"properties":{"type":{"type":"string","enum":["Always","PromQL"]},)"
+      R"("promql":{"type":"object","properties":{"promql":{"type":"string"}}}}}}}},)"
+      R"("Error":{"type":"object","required":["kind","value"],"properties":{"kind":{"type":"string"},"value":{"type":"string"}}}}})";
+  auto path_item = [&](const std::string& extra) {
+    return fmt::format(R"({{"get":{{"summary":"Update graph for a channel and architecture","parameters":[{}{}],{}}}}})",
+                       kParams, extra, kResponses);
+  };
+  return fmt::format(R"({{"openapi":"3.0.3","info":{{"title":"Cincinnati Policy Engine","version":"v1"}},)"
+                     R"("paths":{{{}:{},{}:{}}},{}}})",
+                     JsonString(prefix + "/graph"), path_item(mandatory), JsonString(prefix + "/v1/graph"),
+                     path_item(""), kComponents);
+}
+
+}  // namespace cincinnati::server

@@ -1,0 +1,63 @@
+#include "server/query.h"
+
+#include <fmt/format.h>
+
+#include "core/strings.h"
+
+namespace cincinnati::server {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+Result<std::string> PercentDecode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '+') {
+      out += ' ';
+    } else if (c == '%') {
+      int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
+      int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
+      if (hi < 0 || lo < 0) return Status::InvalidParams(fmt::format("malformed percent-encoding in '{}'", text));
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Result<Parameters> ParseQuery(std::string_view query) {
+  Parameters params;
+  if (query.empty()) return params;
+  for (std::string_view pair : Split(query, '&')) {
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    CINCINNATI_ASSIGN_OR_RETURN(std::string key, PercentDecode(pair.substr(0, eq)));
+    std::string value;
+    if (eq != std::string_view::npos) {
+      CINCINNATI_ASSIGN_OR_RETURN(value, PercentDecode(pair.substr(eq + 1)));
+    }
+    params.insert_or_assign(std::move(key), std::move(value));
+  }
+  return params;
+}
+
+bool QueryHasKey(std::string_view query, std::string_view key) {
+  for (std::string_view pair : Split(query, '&')) {
+    auto decoded = PercentDecode(pair.substr(0, pair.find('=')));
+    if (decoded.ok() && *decoded == key) return true;
+  }
+  return false;
+}
+
+}  // namespace cincinnati::server

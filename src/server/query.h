@@ -1,0 +1,21 @@
+// Query strings as application/x-www-form-urlencoded: '&'-separated pairs, '+' is a
+// space, %XX is a byte; for a repeated key the last value wins. A malformed escape
+// makes the whole query invalid (the reference answers invalid_params).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "core/transform.h"
+
+namespace cincinnati::server {
+
+Result<Parameters> ParseQuery(std::string_view query);
+
+// Whether `key` appears in the raw query (value may be empty), decoding the key.
+bool QueryHasKey(std::string_view query, std::string_view key);
+
+Result<std::string> PercentDecode(std::string_view text);
+
+}  // namespace cincinnati::server

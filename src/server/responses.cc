@@ -1,0 +1,81 @@
+#include "server/responses.h"
+
+#include "core/strings.h"
+#include "server/content_negotiation.h"
+
+namespace cincinnati::server {
+namespace {
+
+bool MatchesIfNoneMatch(const std::string* header, const std::string& etag) {
+  if (header == nullptr) return false;
+  for (std::string_view tag : Split(*header, ',')) {
+    tag = TrimWhitespace(tag);
+    if (tag == "*") return true;
+    if (tag.substr(0, 2) == "W/") tag.remove_prefix(2);  // weak comparison
+    if (tag == etag) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Response ErrorResponse(const ErrorDocument& error, Family<Counter>& errors_total) {
+  errors_total.With({std::to_string(error.http_status), error.kind}).Increment();
+  return Response::Text(error.http_status, error.ToJson(), "application/json");
+}
+
+Response ViewResponse(const View& view, const Request& request, const std::string& content_type) {
+  bool gzip = AcceptsGzip(request.Header("Accept-Encoding"));
+  const std::string& etag = gzip ? view.gzip_etag() : view.etag();
+  Response r;
+  r.headers["Content-Type"] = content_type;
+  r.headers["ETag"] = etag;
+  r.headers["Vary"] = "Accept-Encoding";
+  if (MatchesIfNoneMatch(request.Header("If-None-Match"), etag)) {
+    r.status = 304;
+    return r;
+  }
+  r.status = 200;
+  if (gzip) {
+    r.headers["Content-Encoding"] = "gzip";
+    r.body = view.Gzip();
+  } else {
+    r.body = view.body();
+  }
+  return r;
+}
+
+void AddCorsHeaders(const Request& request, Response& response) {
+  const std::string* origin = request.Header("Origin");
+  if (origin == nullptr) return;
+  response.headers["Access-Control-Allow-Origin"] = *origin;
+  auto& vary = response.headers["Vary"];
+  vary = vary.empty() ? "Origin" : vary + ", Origin";
+}
+
+bool HandleCors(const Request& request, Response& response) {
+  if (request.method != "OPTIONS" || request.Header("Origin") == nullptr ||
+      request.Header("Access-Control-Request-Method") == nullptr) {
+    return false;
+  }
+  response = Response::Empty(200);
+  AddCorsHeaders(request, response);
+  response.headers["Access-Control-Allow-Methods"] = "GET, HEAD";
+  if (const std::string* h = request.Header("Access-Control-Request-Headers")) {
+    response.headers["Access-Control-Allow-Headers"] = *h;
+  }
+  response.headers["Access-Control-Max-Age"] = "3600";
+  return true;
+}
+
+std::string NormalizePathPrefix(std::string_view prefix) {
+  std::string out;
+  for (std::string_view part : Split(prefix, '/')) {
+    if (part.empty()) continue;
+    out += '/';
+    out += part;
+  }
+  return out;
+}
+
+}  // namespace cincinnati::server

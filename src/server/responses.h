@@ -1,0 +1,30 @@
+// Response helpers shared by the graph builder and policy engine routes.
+#pragma once
+
+#include <string>
+
+#include "core/error_document.h"
+#include "server/http_types.h"
+#include "server/metrics.h"
+#include "server/view_cache.h"
+
+namespace cincinnati::server {
+
+// The {kind, value} body with its status; counts it in graph_response_errors_total.
+Response ErrorResponse(const ErrorDocument& error, Family<Counter>& errors_total);
+
+// A precomputed body: 304 when If-None-Match matches, gzip when accepted, with ETag
+// and Vary: Accept-Encoding.
+Response ViewResponse(const View& view, const Request& request, const std::string& content_type);
+
+// Adds the reference's CORS headers (origin echoed) when the request has an Origin,
+// and answers preflight OPTIONS requests. Returns true when `response` is complete.
+bool HandleCors(const Request& request, Response& response);
+void AddCorsHeaders(const Request& request, Response& response);
+
+// "/a//b/" -> "/a/b"; "" stays "" (routes at the root).
+std::string NormalizePathPrefix(std::string_view prefix);
+
+inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+}  // namespace cincinnati::server

@@ -1,0 +1,99 @@
+#include "server/view_cache.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/graph_json.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+#include "server/gzip.h"
+
+namespace cincinnati::server {
+
+View::View(std::string body) : body_(std::make_shared<const std::string>(std::move(body))) {
+  std::string hash = Sha256Hex(*body_).substr(0, 32);
+  etag_ = "\"" + hash + "\"";
+  gzip_etag_ = "\"" + hash + "-gzip\"";
+}
+
+std::shared_ptr<const std::string> View::Gzip() const {
+  std::call_once(gzip_once_, [this] { gzip_ = std::make_shared<const std::string>(GzipCompress(*body_)); });
+  return gzip_;
+}
+
+Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, const Graph& graph,
+                                                const Parameters& params) {
+  TransformContext context;
+  context.parameters = params;
+  CINCINNATI_ASSIGN_OR_RETURN(Graph view, RunChainOn(chain, graph, context));
+  return std::make_shared<const View>(WriteGraphJson(view, {.schema_version = 1}));
+}
+
+ViewCache::ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries)
+    : chain_(chain), graph_(std::move(graph)), max_entries_(max_entries) {
+  std::set<std::string> keys;
+  for (const auto& step : chain_) {
+    auto used = step->cache_key_parameters();
+    if (!used) return;  // key_parameters_ stays nullopt
+    keys.insert(used->begin(), used->end());
+  }
+  key_parameters_ = std::vector<std::string>(keys.begin(), keys.end());
+}
+
+std::optional<std::string> ViewCache::Key(const Parameters& params) const {
+  if (!key_parameters_) return std::nullopt;
+  std::string key;
+  for (const std::string& name : *key_parameters_) {
+    auto it = params.find(name);
+    if (it == params.end()) {
+      key += '\x01';  // absent differs from empty
+    } else {
+      key += '\x02';
+      key += it->second;
+    }
+    key += '\0';
+  }
+  return key;
+}
+
+Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params) {
+  std::optional<std::string> key = Key(params);
+  if (key) {
+    std::shared_lock lock(mu_);
+    if (auto it = views_.find(*key); it != views_.end()) return it->second;
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const View> view, ComputeView(chain_, *graph_, params));
+  if (key) {
+    std::unique_lock lock(mu_);
+    if (views_.size() < max_entries_) views_.emplace(*key, view);
+  }
+  return view;
+}
+
+size_t ViewCache::Precompute(const std::string& channels_key, const std::string& arch_key) {
+  if (!key_parameters_ || *key_parameters_ != std::vector<std::string>{"arch", "channel"}) return 0;
+  std::set<std::string> channels, arches;
+  for (const Node& n : graph_->nodes()) {
+    if (!n.concrete) continue;
+    if (auto it = n.metadata.find(channels_key); it != n.metadata.end()) {
+      for (std::string_view c : Split(it->second, ',')) channels.emplace(TrimWhitespace(c));
+    }
+    if (auto it = n.metadata.find(arch_key); it != n.metadata.end()) {
+      for (std::string_view a : Split(it->second, ',')) arches.emplace(TrimWhitespace(a));
+    }
+  }
+  size_t built = 0;
+  for (const std::string& channel : channels) {
+    for (const std::string& arch : arches) {
+      if (Get({{"channel", channel}, {"arch", arch}}).ok()) ++built;
+    }
+  }
+  return built;
+}
+
+size_t ViewCache::size() const {
+  std::shared_lock lock(mu_);
+  return views_.size();
+}
+
+}  // namespace cincinnati::server

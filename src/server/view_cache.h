@@ -1,0 +1,63 @@
+// ViewCache: a policy engine's answers for one upstream graph, keyed by the client
+// parameters the transform chain declares it reads (channel, arch by default).
+//
+// Answers are computed once and served from memory: the versioned JSON body, its
+// ETag, and a gzip copy made on first demand. When the chain reads exactly channel and
+// arch, Precompute() builds every (channel, arch) pair present in the graph up front.
+// Errors (bad parameters) are not cached, and the cache holds at most `max_entries`
+// answers so that random well-formed channel names cannot grow it without bound.
+// Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/graph.h"
+#include "core/transform.h"
+
+namespace cincinnati::server {
+
+class View {
+ public:
+  explicit View(std::string body);
+  const std::shared_ptr<const std::string>& body() const { return body_; }
+  const std::string& etag() const { return etag_; }            // "\"<hash>\""
+  const std::string& gzip_etag() const { return gzip_etag_; }  // "\"<hash>-gzip\""
+  std::shared_ptr<const std::string> Gzip() const;
+
+ private:
+  std::shared_ptr<const std::string> body_;
+  std::string etag_, gzip_etag_;
+  mutable std::once_flag gzip_once_;
+  mutable std::shared_ptr<const std::string> gzip_;
+};
+
+// Runs `chain` on `graph` for `params` and wraps the result as a versioned document.
+Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, const Graph& graph,
+                                                const Parameters& params);
+
+class ViewCache {
+ public:
+  ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096);
+
+  Result<std::shared_ptr<const View>> Get(const Parameters& params);
+  // Returns the number of views built.
+  size_t Precompute(const std::string& channels_key, const std::string& arch_key);
+  size_t size() const;
+
+ private:
+  std::optional<std::string> Key(const Parameters& params) const;
+
+  const TransformChain& chain_;
+  std::shared_ptr<const Graph> graph_;
+  size_t max_entries_;
+  std::optional<std::vector<std::string>> key_parameters_;  // nullopt: uncacheable chain
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const View>> views_;
+};
+
+}  // namespace cincinnati::server
