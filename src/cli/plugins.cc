@@ -64,7 +64,8 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
           s.data_directory = r.Get("data_directory", "");
           s.key_prefix = r.Get("key_prefix", s.key_prefix);
           s.default_arch = r.Get("default_arch", s.default_arch);
-          for (std::string_view name : Split(r.Get("disallowed_errors", ""), ',')) {
+          const std::string disallowed = r.Get("disallowed_errors", "");
+          for (std::string_view name : Split(disallowed, ',')) {
             name = TrimWhitespace(name);
             if (name.empty()) continue;
             CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));

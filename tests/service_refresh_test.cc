@@ -1,0 +1,173 @@
+// Integration tests of refreshes, readiness and configuration, on real processes.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "core/error_document.h"
+#include "core/graph_json.h"
+#include "service_util.h"
+
+namespace cincinnati {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Get;
+using testing::ServiceProcess;
+using testing::TempDir;
+using testing::WaitFor;
+using testing::WriteFile;
+
+const fs::path kExample = testing::Examples() / "ocp-4x";
+
+double MetricValue(const std::string& text, const std::string& name) {
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex("\n" + name + " ([0-9.e+]+)"))) return std::stod(m[1]);
+  return -1;
+}
+
+std::vector<std::string> Versions(const std::string& body) {
+  std::vector<std::string> out;
+  auto g = ReadGraphJson(body);
+  if (!g.ok()) return out;
+  for (const Node& n : g->nodes()) out.push_back(n.version);
+  return out;
+}
+
+TEST(RefreshTest, PicksUpChangesAndKeepsTheLastGoodGraph) {
+  TempDir dir;
+  fs::copy(kExample / "graph-data", dir / "gd", fs::copy_options::recursive);
+  ServiceProcess builder("graph-builder",
+                         {"--releases", (kExample / "releases").string(), "--graph-data", (dir / "gd").string(),
+                          "--service.pause_secs", "1", "--disallowed-errors", "deserialize"});
+  ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", builder.url("/graph"),
+                                          "--upstream.cincinnati.cache_ttl_secs", "1"});
+  const std::string view = engine.url("/graph?channel=stable-4.12");
+  ASSERT_TRUE(WaitFor([&] { return Get(view).status == 200; })) << engine.log();
+  auto before = Versions(Get(view).body);
+  EXPECT_EQ(before, (std::vector<std::string>{"4.12.0", "4.12.1", "4.12.2", "4.12.3", "4.12.4"}));
+
+  // A change on disk is served after the next refresh.
+  WriteFile(dir / "gd/channels/stable-4.12.yaml", "name: stable-4.12\nversions: [4.12.4, 4.12.5]\n");
+  ASSERT_TRUE(WaitFor([&] { return Versions(Get(view).body) == std::vector<std::string>{"4.12.4", "4.12.5"}; }))
+      << builder.log();
+  const std::string good = Get(view).body;
+
+  // Broken YAML: the refresh fails, the error is counted and logged with file and
+  // reason, and the last good graph stays served.
+  auto errors = [&] { return MetricValue(Get(builder.url("/metrics", "status")).body, "cincinnati_gb_graph_upstream_errors_total"); };
+  EXPECT_EQ(errors(), 0);
+  WriteFile(dir / "gd/channels/fast-4.12.yaml", "name: fast-4.12\nversions: [4.12.0,\n");
+  ASSERT_TRUE(WaitFor([&] { return errors() >= 1; })) << builder.log();
+  EXPECT_NE(builder.log().find("channels/fast-4.12.yaml: deserialize error: invalid YAML"), std::string::npos)
+      << builder.log();
+  EXPECT_EQ(Get(view).body, good);
+  fs::remove(dir / "gd/channels/fast-4.12.yaml");
+
+  // A cycle: the same.
+  WriteFile(dir / "gd/raw/metadata.json", R"({"4.12.0": {"io.openshift.upgrades.graph.previous.add": "4.12.5"}})");
+  double so_far = errors();
+  ASSERT_TRUE(WaitFor([&] { return errors() > so_far; })) << builder.log();
+  EXPECT_NE(builder.log().find("would create a cycle: 4.12.5+amd64 -> 4.12.0+amd64"), std::string::npos) << builder.log();
+  EXPECT_EQ(Get(view).body, good);
+  EXPECT_EQ(Get(builder.url("/readiness", "status")).status, 200);
+  EXPECT_EQ(builder.Stop(), 0);
+  EXPECT_EQ(engine.Stop(), 0);
+}
+
+TEST(RefreshTest, ReadinessWaitsForTheFirstGoodGraph) {
+  TempDir dir;
+  fs::copy(kExample / "graph-data", dir / "gd", fs::copy_options::recursive);
+  WriteFile(dir / "gd/version", "2.0.0\n");
+  ServiceProcess builder("graph-builder", {"--releases", (kExample / "releases").string(), "--graph-data",
+                                           (dir / "gd").string(), "--service.pause_secs", "1"});
+  ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", builder.url("/graph"),
+                                          "--upstream.cincinnati.cache_ttl_secs", "1"});
+  ASSERT_TRUE(WaitFor([&] { return Get(builder.url("/liveness", "status")).status == 200; }));
+  EXPECT_EQ(Get(builder.url("/readiness", "status")).status, 503);
+  auto empty = Get(builder.url("/graph"));
+  EXPECT_EQ(empty.status, 200);
+  EXPECT_TRUE(empty.body.empty());
+  ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/metrics", "status")).body.find("http_upstream_requests_total 0") == std::string::npos; }));
+  EXPECT_EQ(Get(engine.url("/readyz", "status")).status, 503);
+  auto failed = Get(engine.url("/graph?channel=stable-4.13"));
+  EXPECT_EQ(failed.status, 500);
+  EXPECT_EQ(ErrorDocument::Parse(failed.body)->kind, "failed_json_in") << failed.body;
+  EXPECT_NE(builder.log().find("unrecognized graph-data version 2.0.0"), std::string::npos);
+
+  WriteFile(dir / "gd/version", "1.1.0\n");
+  ASSERT_TRUE(WaitFor([&] { return Get(builder.url("/readiness", "status")).status == 200; })) << builder.log();
+  ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; })) << engine.log();
+  EXPECT_EQ(Get(engine.url("/graph?channel=stable-4.13")).status, 200);
+}
+
+TEST(RefreshTest, UnreachableUpstreamIsFailedUpstreamFetch) {
+  ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", "http://127.0.0.1:1/graph"});
+  ASSERT_TRUE(engine.running());
+  ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/graph?channel=a")).status == 500; }));
+  auto r = Get(engine.url("/graph?channel=a"));
+  EXPECT_EQ(ErrorDocument::Parse(r.body)->kind, "failed_upstream_fetch") << r.body;
+  EXPECT_NE(r.body.find("failed to fetch upstream graph: "), std::string::npos);
+}
+
+TEST(ConfigTest, UnknownSettingsAreNamed) {
+  TempDir dir;
+  WriteFile(dir / "pe.toml", "[service]\nport = 0\nmax_conections = 5\n");
+  ServiceProcess engine("policy-engine", {"-c", (dir / "pe.toml").string()});
+  EXPECT_FALSE(engine.running());
+  EXPECT_EQ(engine.Stop(), 1);
+  EXPECT_NE(engine.log().find("unknown setting 'service.max_conections'"), std::string::npos) << engine.log();
+
+  WriteFile(dir / "gb.toml", "[[plugin_settings]]\nname = \"edge-add-remove\"\nkey_prefx = \"x\"\n");
+  ServiceProcess builder("graph-builder", {"-c", (dir / "gb.toml").string()});
+  EXPECT_EQ(builder.Stop(), 1);
+  EXPECT_NE(builder.log().find("plugin 'edge-add-remove': unknown setting 'key_prefx'"), std::string::npos);
+
+  WriteFile(dir / "gb2.toml", "[[plugin_settings]]\nname = \"release-scrape-dockerv3\"\n");
+  ServiceProcess other("graph-builder", {"-c", (dir / "gb2.toml").string()});
+  EXPECT_EQ(other.Stop(), 1);
+  EXPECT_NE(other.log().find("unknown plugin 'release-scrape-dockerv3'"), std::string::npos);
+}
+
+// A reference-style configuration file: plugin chain and service settings from TOML,
+// the file winning over a flag given for the same key.
+TEST(ConfigTest, TomlConfigurationWinsOverFlags) {
+  TempDir dir;
+  WriteFile(dir / "gb.toml",
+            "verbosity = \"v\"\n"
+            "[service]\npath_prefix = \"/from/file/\"\npause_secs = 30\nmandatory_client_parameters = []\n"
+            "[[plugin_settings]]\nname = \"local-releases\"\npath = \"" + (kExample / "releases").string() + "\"\n"
+            "[[plugin_settings]]\nname = \"openshift-secondary-metadata-parse\"\ndata_directory = \"" +
+            (kExample / "graph-data").string() + "\"\ndisallowed_errors = [\"file\", \"deserialize\"]\n"
+            "[[plugin_settings]]\nname = \"edge-add-remove\"\n");
+  WriteFile(dir / "pe.toml",
+            "[service]\npath_prefix = \"/api/upgrades_info\"\nmandatory_client_parameters = [\"channel\", \"arch\"]\n"
+            "[[policy]]\nname = \"cincinnati-graph-fetch\"\nupstream = \"PLACEHOLDER\"\n"
+            "[[policy]]\nname = \"channel-filter\"\n[[policy]]\nname = \"arch-filter\"\n");
+  ServiceProcess builder("graph-builder", {"-c", (dir / "gb.toml").string(), "--service.path_prefix", "/from/flag"});
+  ASSERT_TRUE(WaitFor([&] { return Get(builder.url("/readiness", "status")).status == 200; })) << builder.log();
+  EXPECT_EQ(Get(builder.url("/from/flag/graph")).status, 404);
+  EXPECT_EQ(Get(builder.url("/from/file/graph")).status, 200);
+
+  std::string pe = testing::ReadFile(dir / "pe.toml");
+  pe.replace(pe.find("PLACEHOLDER"), 11, builder.url("/from/file/graph"));
+  WriteFile(dir / "pe.toml", pe);
+  ServiceProcess engine("policy-engine", {"-c", (dir / "pe.toml").string()});
+  ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; })) << engine.log();
+  auto missing = Get(engine.url("/api/upgrades_info/graph?channel=stable-4.13"));
+  EXPECT_EQ(missing.body, R"({"kind":"missing_params","value":"mandatory client parameters missing: arch"})");
+  EXPECT_EQ(Get(engine.url("/api/upgrades_info/graph?channel=stable-4.13&arch=amd64")).status, 200);
+  auto none = Get(engine.url("/api/upgrades_info/graph"));
+  EXPECT_EQ(none.body, R"({"kind":"missing_params","value":"mandatory client parameters missing: arch, channel"})");
+  auto openapi = Get(engine.url("/api/upgrades_info/openapi")).body;
+  EXPECT_NE(openapi.find(R"({"in":"query","name":"channel","required":true,"schema":{"type":"string"}})"),
+            std::string::npos);
+}
+
+TEST(ConfigTest, MainAndStatusOnOneAddressIsRefused) {
+  ServiceProcess engine("policy-engine", {"--service.port", "18181", "--status.port", "18181"});
+  EXPECT_EQ(engine.Stop(), 1);
+  EXPECT_NE(engine.log().find("cannot both use"), std::string::npos) << engine.log();
+}
+
+}  // namespace
+}  // namespace cincinnati
