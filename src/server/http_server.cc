@@ -26,6 +26,9 @@ class Session;
 struct HttpServer::Impl {
   ServerLimits limits;
   asio::io_context ioc;
+  // Keeps run() going while a request waits on an asynchronous handler and nothing
+  // else is pending (after shutdown closed the acceptors).
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
@@ -205,6 +208,7 @@ Result<uint16_t> HttpServer::ListenAsync(const std::string& address, uint16_t po
 void HttpServer::Start() {
   if (impl_->started) return;
   impl_->started = true;
+  impl_->work.emplace(impl_->ioc.get_executor());
   for (size_t i = 0; i < impl_->Threads(); ++i) {
     impl_->threads.emplace_back([this] { impl_->ioc.run(); });
   }
@@ -241,6 +245,7 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
   while (impl_->connections.load() > 0 && std::chrono::steady_clock::now() < deadline && impl_->started) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  impl_->work.reset();
   impl_->ioc.stop();
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
