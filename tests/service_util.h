@@ -3,7 +3,10 @@
 // Every wait is bounded.
 #pragma once
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,34 +24,69 @@
 
 namespace cincinnati::testing {
 
-class ServiceProcess {
+// A child process with its stderr (and stdout) in a log file; stopped with SIGTERM,
+// then SIGKILL after 15 s.
+class ChildProcess {
  public:
-  // `args` follow the subcommand; ports and the ports file are added.
-  ServiceProcess(const std::string& subcommand, std::vector<std::string> args) {
-    log_ = dir_ / "service.log";
-    std::string ports_file = (dir_ / "ports").string();
-    std::vector<std::string> argv = {CINCINNATI_BINARY, subcommand, "-v"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto has = [&](const std::string& flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
-    if (!has("--service.port")) argv.insert(argv.end(), {"--service.port", "0"});
-    if (!has("--status.port")) argv.insert(argv.end(), {"--status.port", "0"});
-    if (subcommand == "graph-builder" && !has("--service.public_port")) {
-      argv.insert(argv.end(), {"--service.public_port", "0"});
-    }
-    argv.insert(argv.end(), {"--testing.ports_file", ports_file});
+  explicit ChildProcess(std::vector<std::string> argv) {
+    log_ = dir_ / "process.log";
     std::vector<char*> c;
     for (auto& a : argv) c.push_back(a.data());
     c.push_back(nullptr);
     int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_ = fork();
     if (pid_ == 0) {  // only async-signal-safe calls from here on
+      ::dup2(fd, 1);
       ::dup2(fd, 2);
       execv(c[0], c.data());
       _exit(127);
     }
     ::close(fd);
+  }
+  ~ChildProcess() { Stop(); }
+
+  // False once the process has exited.
+  bool running() {
+    if (pid_ > 0 && waitpid(pid_, &exit_status_, WNOHANG) == pid_) pid_ = -1;
+    return pid_ > 0;
+  }
+  std::string log() const { return ReadFile(log_); }
+  const TempDir& dir() const { return dir_; }
+
+  // Sends SIGTERM and returns the exit code (-1 if it had to be killed or crashed).
+  int Stop() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+      while (running() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (pid_ > 0) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &exit_status_, 0);
+        pid_ = -1;
+        return -1;
+      }
+    }
+    return WIFEXITED(exit_status_) ? WEXITSTATUS(exit_status_) : -1;
+  }
+
+ private:
+  TempDir dir_;
+  std::filesystem::path log_;
+  pid_t pid_ = -1;
+  int exit_status_ = 0;
+};
+
+// A `cincinnati` service on ephemeral 127.0.0.1 ports, read from --testing.ports_file.
+class ServiceProcess {
+ public:
+  // `args` follow the subcommand; ports and the ports file are added.
+  ServiceProcess(const std::string& subcommand, std::vector<std::string> args)
+      : process_(Argv(subcommand, args, ports_dir_ / "ports")) {
+    std::string ports_file = (ports_dir_ / "ports").string();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (std::chrono::steady_clock::now() < deadline && process_.running()) {
       std::string text = ReadFile(ports_file);
       if (text.find("status=") != std::string::npos) {
         size_t pos = 0;
@@ -61,51 +99,50 @@ class ServiceProcess {
         }
         return;
       }
-      int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        exit_status_ = status;
-        return;
-      }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
-  ~ServiceProcess() { Stop(); }
 
-  bool running() const { return pid_ > 0; }
+  bool running() { return process_.running() && !ports_.empty(); }
   int port(const std::string& name) const { return ports_.count(name) ? ports_.at(name) : 0; }
   std::string url(const std::string& path, const std::string& listener = "main") const {
     return "http://127.0.0.1:" + std::to_string(port(listener)) + path;
   }
-  std::string log() const { return ReadFile(log_); }
-
-  // Sends SIGTERM and returns the exit code (-1 if it had to be killed).
-  int Stop() {
-    if (pid_ <= 0) return WIFEXITED(exit_status_) ? WEXITSTATUS(exit_status_) : -1;
-    kill(pid_, SIGTERM);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    int status = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        exit_status_ = status;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return -1;
-  }
+  std::string log() const { return process_.log(); }
+  int Stop() { return process_.Stop(); }
 
  private:
-  TempDir dir_;
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
-  int exit_status_ = 0;
+  static std::vector<std::string> Argv(const std::string& subcommand, const std::vector<std::string>& args,
+                                       const std::filesystem::path& ports_file) {
+    std::vector<std::string> argv = {CINCINNATI_BINARY, subcommand, "-v"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto has = [&](const std::string& flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
+    if (!has("--service.port")) argv.insert(argv.end(), {"--service.port", "0"});
+    if (!has("--status.port")) argv.insert(argv.end(), {"--status.port", "0"});
+    if (subcommand == "graph-builder" && !has("--service.public_port")) {
+      argv.insert(argv.end(), {"--service.public_port", "0"});
+    }
+    argv.insert(argv.end(), {"--testing.ports_file", ports_file.string()});
+    return argv;
+  }
+
+  TempDir ports_dir_;
+  ChildProcess process_;
   std::map<std::string, int> ports_;
 };
+
+// A free TCP port on 127.0.0.1 for a program that cannot be told to pick one.
+inline int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
 
 inline server::HttpResult Get(const std::string& url, std::vector<std::string> headers = {}) {
   return server::HttpGet(url, {.headers = std::move(headers), .timeout = std::chrono::seconds(10), .accept_gzip = false});
