@@ -53,6 +53,14 @@ GeneratedInput WriteGeneratedInput(const std::filesystem::path& dir) {
       Write(in.graph_data / "channels" / (name + ".yaml"), text);
     }
   }
+  // EUS-style channels span two whole minors (200 releases, ~165 KB answers).
+  for (int minor = kFirstMinor + 2; minor <= kLastMinor; minor += 2) {
+    std::string name = fmt::format("eus-4.{}", minor);
+    std::string text = "name: " + name + "\nversions:\n";
+    for (int p = 0; p < kPatches; ++p) text += "- " + V(minor - 1, p) + "\n";
+    for (int p = 0; p < kPatches; ++p) text += "- " + V(minor, p) + "\n";
+    Write(in.graph_data / "channels" / (name + ".yaml"), text);
+  }
   for (int i = 0; i < 2000; ++i) {
     int minor = kFirstMinor + 1 + static_cast<int>(rng() % (kLastMinor - kFirstMinor));
     int patch = static_cast<int>(rng() % kPatches);

@@ -2,7 +2,8 @@
 // 4.1..4.25 x 100 patches x 4 arches (10,000 releases) whose `previous` lists name the
 // 15 preceding patches of the same minor and the last 10 patches of the minor before
 // (as build-suggestions produce), plus graph-data with candidate/fast/stable channels
-// per minor and 2,000 blocked edges (1,500 conditional risks, 500 unconditional).
+// per minor, EUS channels over two minors, and 2,000 blocked edges (1,500 conditional
+// risks, 500 unconditional).
 #pragma once
 
 #include <filesystem>

@@ -42,7 +42,8 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
       incoming_requests_(metrics_.AddCounter("graph_incoming_requests_total", "Graph requests", {"uri_path"})),
       response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})) {
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
-  for (const char* path : {"/graph", "/v1/graph"}) incoming_requests_.With({options_.path_prefix + path});
+  graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
+  v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
 }
 
 GraphBuilderService::~GraphBuilderService() { Stop(); }
@@ -162,7 +163,7 @@ Response GraphBuilderService::HandleMain(const Request& request) {
     return Response::Empty(404);
   }
   if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
-  incoming_requests_.With({path}).Increment();
+  (path == options_.path_prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
   if (!NegotiateContentType(request.Header("Accept"), {std::string(kApplicationJson)})) {
     return ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_);
   }

@@ -79,6 +79,8 @@ class GraphBuilderService {
   Gauge& initial_duration_;
   Histogram& scrape_duration_;
   Family<Counter>& incoming_requests_;
+  Counter* graph_requests_ = nullptr;  // resolved once: no lock per request
+  Counter* v1_graph_requests_ = nullptr;
   Family<Counter>& response_errors_;
 
   mutable std::mutex mu_;

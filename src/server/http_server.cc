@@ -1,5 +1,10 @@
 #include "server/http_server.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/sendfile.h>
+
+#include <cerrno>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -23,12 +28,16 @@ class Session;
 
 }  // namespace
 
+// One event loop per thread, as nginx runs one per worker: a connection lives on one
+// loop, so its handlers never cross threads and need no strand or lock. Accepted
+// connections are spread over the loops round-robin.
 struct HttpServer::Impl {
   ServerLimits limits;
-  asio::io_context ioc;
-  // Keeps run() going while a request waits on an asynchronous handler and nothing
+  std::vector<std::unique_ptr<asio::io_context>> loops;
+  std::atomic<size_t> next_loop{0};
+  // Keep run() going while a request waits on an asynchronous handler and nothing
   // else is pending (after shutdown closed the acceptors).
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
@@ -37,7 +46,10 @@ struct HttpServer::Impl {
   std::set<std::weak_ptr<Session>, std::owner_less<std::weak_ptr<Session>>> sessions;
   bool started = false;
 
-  explicit Impl(ServerLimits l) : limits(l), ioc(static_cast<int>(Threads())) {}
+  explicit Impl(ServerLimits l) : limits(l) {
+    for (size_t i = 0; i < Threads(); ++i) loops.push_back(std::make_unique<asio::io_context>(1));
+  }
+  asio::io_context& NextLoop() { return *loops[next_loop.fetch_add(1) % loops.size()]; }
   size_t Threads() const {
     return limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
   }
@@ -101,7 +113,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
     unsigned version = msg.version();
     auto respond = [self = shared_from_this(), keep_alive, head, version](Response res) {
-      asio::post(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, head, version]() mutable {
+      // Inline when the handler answered on this connection's thread; queued otherwise.
+      asio::dispatch(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, head, version]() mutable {
         self->Write(std::move(res), keep_alive && !self->server_.stopping, head, version);
       });
     };
@@ -114,6 +127,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Write(Response res, bool keep_alive, bool head, unsigned version) {
+    if (res.file && !head && res.status == 200) return WriteFile(std::move(res), keep_alive, version);
     body_ = res.body ? std::move(res.body) : std::make_shared<const std::string>();
     response_.emplace();
     response_->version(version);
@@ -131,12 +145,65 @@ class Session : public std::enable_shared_from_this<Session> {
                       });
   }
 
+  // Header through Beast, then the body with sendfile(2) from the response's file,
+  // waiting for the socket to drain whenever it is full. A timer bounds the whole.
+  void WriteFile(Response res, bool keep_alive, unsigned version) {
+    file_ = std::move(res.file);
+    header_.emplace();
+    header_->version(version);
+    header_->result(static_cast<unsigned>(res.status));
+    for (const auto& [k, v] : res.headers) header_->set(k, v);
+    header_->keep_alive(keep_alive);
+    header_->content_length(file_->size());
+    header_serializer_.emplace(*header_);
+    Cork(true);  // header and body leave in full segments, as nginx's tcp_nopush
+    write_timer_.expires_after(std::chrono::seconds(60));
+    write_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->Close();  // the client stopped reading
+    });
+    http::async_write_header(stream_, *header_serializer_,
+                             [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+                               if (ec) return self->Close();
+                               self->SendFile(0, keep_alive);
+                             });
+  }
+
+  void SendFile(off_t offset, bool keep_alive) {
+    tcp::socket& socket = stream_.socket();
+    beast::error_code ec;
+    socket.native_non_blocking(true, ec);
+    const off_t size = static_cast<off_t>(file_->size());
+    while (offset < size) {
+      ssize_t n = ::sendfile(socket.native_handle(), file_->fd(), &offset, static_cast<size_t>(size - offset));
+      if (n > 0 || (n < 0 && errno == EINTR)) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        socket.async_wait(tcp::socket::wait_write, [self = shared_from_this(), offset, keep_alive](beast::error_code e) {
+          if (e) return self->Close();
+          self->SendFile(offset, keep_alive);
+        });
+        return;
+      }
+      return Close();
+    }
+    write_timer_.cancel();
+    file_.reset();
+    Cork(false);  // flushes the last partial segment
+    if (!keep_alive) return Close();
+    Read();
+  }
+
+  void Cork(bool on) {
+    int v = on ? 1 : 0;
+    ::setsockopt(stream_.socket().native_handle(), IPPROTO_TCP, TCP_CORK, &v, sizeof(v));
+  }
+
   void Fail(int status, const char* text) {
     Response r = Response::Text(status, text);
     Write(std::move(r), false, false, 11);
   }
 
   void Close() {
+    write_timer_.cancel();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream_.close();
@@ -150,6 +217,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::span_body<const char>>> response_;
   std::shared_ptr<const std::string> body_;  // keeps the span's bytes alive
+  std::shared_ptr<const FileBody> file_;     // the body being sent with sendfile
+  std::optional<http::response<http::empty_body>> header_;
+  std::optional<http::response_serializer<http::empty_body>> header_serializer_;
+  asio::steady_timer write_timer_{stream_.get_executor()};
   size_t requests_ = 0;
   bool busy_ = false;
 };
@@ -157,7 +228,7 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 void HttpServer::Impl::Accept(tcp::acceptor& acceptor, std::shared_ptr<AsyncHandler> handler) {
-  acceptor.async_accept(asio::make_strand(ioc), [this, &acceptor, handler](beast::error_code ec, tcp::socket socket) {
+  acceptor.async_accept(NextLoop(), [this, &acceptor, handler](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec == asio::error::operation_aborted || stopping) return;
       spdlog::warn("accept failed: {}", ec.message());
@@ -166,6 +237,8 @@ void HttpServer::Impl::Accept(tcp::acceptor& acceptor, std::shared_ptr<AsyncHand
       socket.close(ignored);  // over the cap: refuse by closing
     } else {
       connections.fetch_add(1);
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);  // replies are whole messages; never wait for ACKs
       auto session = std::make_shared<Session>(std::move(socket), *this, handler);
       {
         std::lock_guard<std::mutex> lock(sessions_mu);
@@ -192,7 +265,7 @@ Result<uint16_t> HttpServer::ListenAsync(const std::string& address, uint16_t po
   beast::error_code ec;
   auto ip = asio::ip::make_address(address, ec);
   if (ec) return Status::InvalidArgument(fmt::format("invalid listen address '{}': {}", address, ec.message()));
-  auto acceptor = std::make_unique<tcp::acceptor>(impl_->ioc);
+  auto acceptor = std::make_unique<tcp::acceptor>(*impl_->loops[0]);
   tcp::endpoint endpoint(ip, port);
   acceptor->open(endpoint.protocol(), ec);
   if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -208,9 +281,9 @@ Result<uint16_t> HttpServer::ListenAsync(const std::string& address, uint16_t po
 void HttpServer::Start() {
   if (impl_->started) return;
   impl_->started = true;
-  impl_->work.emplace(impl_->ioc.get_executor());
-  for (size_t i = 0; i < impl_->Threads(); ++i) {
-    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  for (auto& loop : impl_->loops) {
+    impl_->work.push_back(asio::make_work_guard(*loop));
+    impl_->threads.emplace_back([&loop] { loop->run(); });
   }
 }
 
@@ -229,7 +302,7 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
     }
     return;
   }
-  asio::post(impl_->ioc, [this] {
+  asio::post(*impl_->loops[0], [this] {
     for (auto& a : impl_->acceptors) {
       beast::error_code ec;
       a->close(ec);
@@ -245,8 +318,8 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
   while (impl_->connections.load() > 0 && std::chrono::steady_clock::now() < deadline && impl_->started) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  impl_->work.reset();
-  impl_->ioc.stop();
+  impl_->work.clear();
+  for (auto& loop : impl_->loops) loop->stop();
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
   }

@@ -26,11 +26,27 @@ struct Request {
   const std::string* Header(std::string_view name) const;
 };
 
+// The same bytes as a body, in an in-memory file, so the server can send them with
+// sendfile(2) and skip a copy (what nginx does for static files).
+class FileBody {
+ public:
+  static std::shared_ptr<const FileBody> From(const std::string& bytes);  // nullptr on failure
+  ~FileBody();
+  int fd() const { return fd_; }
+  size_t size() const { return size_; }
+
+ private:
+  FileBody(int fd, size_t size) : fd_(fd), size_(size) {}
+  int fd_;
+  size_t size_;
+};
+
 struct Response {
   int status = 200;
   Headers headers;
   // Shared so that precomputed bodies are served without copying.
   std::shared_ptr<const std::string> body;
+  std::shared_ptr<const FileBody> file;  // optional: `body` as a file, preferred for sending
 
   static Response Text(int status, std::string body, std::string content_type = "text/plain; charset=utf-8");
   static Response Empty(int status);

@@ -87,7 +87,8 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       upstream_errors_(metrics_.AddCounter("http_upstream_errors_total", "Failed upstream graph fetches").Get()),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
-  for (const char* path : {"/graph", "/v1/graph"}) incoming_requests_.With({options_.path_prefix + path});
+  graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
+  v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
   openapi_ = OpenApiDocument();
 }
 
@@ -99,17 +100,17 @@ void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph) {
   size_t built = views->Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey));
   spdlog::info("policy engine: {} answers precomputed in {:.1f} ms", built,
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  views_.store(std::move(views));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    views_ = std::move(views);
     upstream_error_.reset();
   }
   ready_ = true;
 }
 
 size_t PolicyEngineService::precomputed_views() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return views_ ? views_->size() : 0;
+  auto views = views_.load();
+  return views ? views->size() : 0;
 }
 
 void PolicyEngineService::StartUpstream() {
@@ -146,7 +147,7 @@ bool PolicyEngineService::FetchShared() {
   if (!f.graph) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!upstream_error_ || upstream_error_->value != f.error->value) {
-      spdlog::error("policy engine: upstream fetch failed{}: {}", views_ ? " (serving the last good graph)" : "",
+      spdlog::error("policy engine: upstream fetch failed{}: {}", views_.load() ? " (serving the last good graph)" : "",
                     f.error->value);
     }
     upstream_error_ = f.error;
@@ -162,14 +163,13 @@ bool PolicyEngineService::FetchShared() {
 Response PolicyEngineService::Answer(const Request& request, const std::string& content_type) {
   auto params = ParseQuery(request.query);
   if (!params.ok()) return ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_);
-  std::shared_ptr<ViewCache> views;
-  std::optional<ErrorDocument> upstream_error;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    views = views_;
-    upstream_error = upstream_error_;
-  }
+  std::shared_ptr<ViewCache> views = views_.load();
   if (!views) {
+    std::optional<ErrorDocument> upstream_error;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      upstream_error = upstream_error_;
+    }
     return ErrorResponse(upstream_error.value_or(ErrorDocument::Of("failed_upstream_fetch", "no upstream graph yet")),
                          response_errors_);
   }
@@ -256,7 +256,7 @@ void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw
   }
   if (path != prefix + "/graph" && path != prefix + "/v1/graph") return respond(Response::Empty(404));
   if (request.method != "GET" && request.method != "HEAD") return respond(Response::Empty(405));
-  incoming_requests_.With({path}).Increment();
+  (path == prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
   auto content_type = NegotiateContentType(request.Header("Accept"), {std::string(kCincinnatiV1)});
   if (!content_type) return respond(ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_));
   std::vector<std::string> missing;

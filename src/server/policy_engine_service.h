@@ -76,6 +76,8 @@ class PolicyEngineService {
   PolicyEngineOptions options_;
   Registry metrics_{"cincinnati_pe_"};
   Family<Counter>& incoming_requests_;
+  Counter* graph_requests_ = nullptr;     // {prefix}/graph, resolved once: no lock per request
+  Counter* v1_graph_requests_ = nullptr;  // {prefix}/v1/graph
   Histogram& serve_duration_;
   Family<Counter>& response_errors_;
   Counter& upstream_requests_;
@@ -83,7 +85,7 @@ class PolicyEngineService {
   std::string openapi_;
 
   mutable std::mutex mu_;
-  std::shared_ptr<ViewCache> views_;           // current upstream graph's answers
+  std::atomic<std::shared_ptr<ViewCache>> views_;  // current upstream graph's answers; read lock-free
   std::optional<ErrorDocument> upstream_error_;  // why there is no graph yet
   std::string upstream_body_hash_;
   std::atomic<bool> forward_queries_{false};

@@ -39,8 +39,10 @@ Response ViewResponse(const View& view, const Request& request, const std::strin
   if (gzip) {
     r.headers["Content-Encoding"] = "gzip";
     r.body = view.Gzip();
+    r.file = view.GzipFile();
   } else {
     r.body = view.body();
+    r.file = view.BodyFile();
   }
   return r;
 }

@@ -21,6 +21,19 @@ std::shared_ptr<const std::string> View::Gzip() const {
   return gzip_;
 }
 
+std::shared_ptr<const FileBody> View::BodyFile() const {
+  if (body_->size() < kFileThreshold) return nullptr;
+  std::call_once(body_file_once_, [this] { body_file_ = FileBody::From(*body_); });
+  return body_file_;
+}
+
+std::shared_ptr<const FileBody> View::GzipFile() const {
+  std::shared_ptr<const std::string> gz = Gzip();
+  if (gz->size() < kFileThreshold) return nullptr;
+  std::call_once(gzip_file_once_, [this, gz] { gzip_file_ = FileBody::From(*gz); });
+  return gzip_file_;
+}
+
 Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, const Graph& graph,
                                                 const Parameters& params) {
   TransformContext context;
@@ -59,6 +72,7 @@ std::optional<std::string> ViewCache::Key(const Parameters& params) const {
 Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params) {
   std::optional<std::string> key = Key(params);
   if (key) {
+    if (auto it = precomputed_.find(*key); it != precomputed_.end()) return it->second;
     std::shared_lock lock(mu_);
     if (auto it = views_.find(*key); it != views_.end()) return it->second;
   }
@@ -82,18 +96,19 @@ size_t ViewCache::Precompute(const std::string& channels_key, const std::string&
       for (std::string_view a : Split(it->second, ',')) arches.emplace(TrimWhitespace(a));
     }
   }
-  size_t built = 0;
   for (const std::string& channel : channels) {
     for (const std::string& arch : arches) {
-      if (Get({{"channel", channel}, {"arch", arch}}).ok()) ++built;
+      Parameters params{{"channel", channel}, {"arch", arch}};
+      auto view = ComputeView(chain_, *graph_, params);
+      if (view.ok()) precomputed_.emplace(*Key(params), std::move(view).value());
     }
   }
-  return built;
+  return precomputed_.size();
 }
 
 size_t ViewCache::size() const {
   std::shared_lock lock(mu_);
-  return views_.size();
+  return precomputed_.size() + views_.size();
 }
 
 }  // namespace cincinnati::server

@@ -18,6 +18,7 @@
 
 #include "core/graph.h"
 #include "core/transform.h"
+#include "server/http_types.h"
 
 namespace cincinnati::server {
 
@@ -28,9 +29,15 @@ class View {
   const std::string& etag() const { return etag_; }            // "\"<hash>\""
   const std::string& gzip_etag() const { return gzip_etag_; }  // "\"<hash>-gzip\""
   std::shared_ptr<const std::string> Gzip() const;
+  // File copies of large bodies for sendfile (nullptr for small ones), made on demand.
+  std::shared_ptr<const FileBody> BodyFile() const;
+  std::shared_ptr<const FileBody> GzipFile() const;
 
  private:
+  static constexpr size_t kFileThreshold = 32 * 1024;
   std::shared_ptr<const std::string> body_;
+  mutable std::once_flag body_file_once_, gzip_file_once_;
+  mutable std::shared_ptr<const FileBody> body_file_, gzip_file_;
   std::string etag_, gzip_etag_;
   mutable std::once_flag gzip_once_;
   mutable std::shared_ptr<const std::string> gzip_;
@@ -45,7 +52,8 @@ class ViewCache {
   ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096);
 
   Result<std::shared_ptr<const View>> Get(const Parameters& params);
-  // Returns the number of views built.
+  // Builds every (channel, arch) answer into a map that is read without locks. Call
+  // before sharing the cache between threads. Returns the number of views built.
   size_t Precompute(const std::string& channels_key, const std::string& arch_key);
   size_t size() const;
 
@@ -56,8 +64,9 @@ class ViewCache {
   std::shared_ptr<const Graph> graph_;
   size_t max_entries_;
   std::optional<std::vector<std::string>> key_parameters_;  // nullopt: uncacheable chain
+  std::unordered_map<std::string, std::shared_ptr<const View>> precomputed_;  // immutable once shared
   mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const View>> views_;
+  std::unordered_map<std::string, std::shared_ptr<const View>> views_;  // computed on demand
 };
 
 }  // namespace cincinnati::server
