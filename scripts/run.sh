@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Quick start: installs what is missing, builds, and runs the main job on the bundled
-# example: the graph builder's graph for examples/ocp-4x, then a policy-engine view of it.
+# Quick start: installs what is missing, builds, and runs the update service on the
+# bundled 4.x example: graph builder and policy engine in one process
+# (`cincinnati serve`), on 127.0.0.1:8081 with the reference's /api/upgrades_info
+# prefix. Stop it with Ctrl-C. Extra arguments go to `cincinnati serve`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh" >/dev/null
 
-bin="$build/cincinnati"
 example="$root/examples/ocp-4x"
-echo "# graph builder: $bin graph build --releases $example/releases --graph-data $example/graph-data"
-"$bin" graph build --releases "$example/releases" --graph-data "$example/graph-data" > "$build/example-graph.json"
-cat "$build/example-graph.json"; echo
-echo
-echo "# policy engine view: channel stable-4.13, arch amd64"
-"$bin" graph filter --channel stable-4.13 --arch amd64 "$build/example-graph.json"; echo
-echo
-echo "# graph-data lint"
-"$bin" graph-data check "$example/graph-data"
+url="http://127.0.0.1:8081/api/upgrades_info/graph"
+cat <<TEXT
+Cincinnati update service on the bundled example ($example)
+  graph API:  $url?channel=stable-4.13
+  status:     http://127.0.0.1:9081/readyz   http://127.0.0.1:9081/metrics
+  try:        curl -s -H 'Accept: application/json' '$url?channel=stable-4.13&arch=amd64'
+Stop with Ctrl-C.
+TEXT
+exec "$build/cincinnati" serve -v --releases "$example/releases" --graph-data "$example/graph-data" "$@"
