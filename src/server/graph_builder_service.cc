@@ -12,7 +12,6 @@
 #include "core/graph_json.h"
 #include "core/metadata_keys.h"
 #include "server/content_negotiation.h"
-#include "server/query.h"
 #include "server/responses.h"
 
 namespace cincinnati::server {
@@ -49,27 +48,14 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
 GraphBuilderService::~GraphBuilderService() { Stop(); }
 
 void GraphBuilderService::Start() {
-  if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void GraphBuilderService::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void GraphBuilderService::Loop() {
   live_ = true;
-  while (!stop_) {
+  refresher_.Start(options_.pause, [this] {
     RefreshOnce();
-    std::unique_lock<std::mutex> lock(mu_);
-    wake_.wait_for(lock, options_.pause, [this] { return stop_.load(); });
-  }
+    return true;
+  });
 }
+
+void GraphBuilderService::Stop() { refresher_.Stop(); }
 
 Result<Graph> GraphBuilderService::RunChainWithTimeout(TransformContext& context) {
   if (!options_.scrape_timeout) return RunChain(*chain_, Graph(), context);
@@ -167,15 +153,8 @@ Response GraphBuilderService::HandleMain(const Request& request) {
   if (!NegotiateContentType(request.Header("Accept"), {std::string(kApplicationJson)})) {
     return ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_);
   }
-  std::vector<std::string> missing;
-  for (const std::string& key : options_.mandatory_client_parameters) {
-    if (!QueryHasKey(request.query, key)) missing.push_back(key);
-  }
-  if (!missing.empty()) {
-    std::sort(missing.begin(), missing.end());
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return ErrorResponse(ErrorDocument::Of("missing_params", list), response_errors_);
+  if (auto missing = MissingParameters(request.query, options_.mandatory_client_parameters)) {
+    return ErrorResponse(*missing, response_errors_);
   }
   auto snapshot = Latest();
   if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream

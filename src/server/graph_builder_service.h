@@ -13,19 +13,18 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/graph.h"
 #include "core/transform.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
+#include "server/periodic_task.h"
 #include "server/view_cache.h"
 
 namespace cincinnati::server {
@@ -65,7 +64,6 @@ class GraphBuilderService {
   const Registry& metrics() const { return metrics_; }
 
  private:
-  void Loop();
   Result<Graph> RunChainWithTimeout(TransformContext& context);
 
   std::shared_ptr<const TransformChain> chain_;
@@ -87,10 +85,9 @@ class GraphBuilderService {
   std::shared_ptr<const GraphSnapshot> latest_;
   std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers_;
   std::string last_diagnostics_;
-  std::atomic<bool> ready_{false}, live_{false}, stop_{false};
-  std::condition_variable wake_;
-  std::thread thread_;
+  std::atomic<bool> ready_{false}, live_{false};
   uint64_t generation_ = 0;
+  PeriodicTask refresher_;  // last member: stopped first
 };
 
 }  // namespace cincinnati::server

@@ -114,26 +114,17 @@ size_t PolicyEngineService::precomputed_views() const {
 }
 
 void PolicyEngineService::StartUpstream() {
-  if (options_.upstream_url.empty() || upstream_thread_.joinable()) return;
-  upstream_thread_ = std::thread([this] { UpstreamLoop(); });
+  if (options_.upstream_url.empty()) return;
+  // Polls a graph builder; stops once the upstream turns out to be a policy engine.
+  fetcher_.Start(options_.cache_ttl, [this] {
+    FetchShared();
+    return !forward_queries_.load();
+  });
 }
 
 void PolicyEngineService::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  if (upstream_thread_.joinable()) upstream_thread_.join();
+  fetcher_.Stop();
   pool_->pool.join();
-}
-
-void PolicyEngineService::UpstreamLoop() {
-  while (!stop_ && !forward_queries_) {
-    FetchShared();
-    std::unique_lock<std::mutex> lock(mu_);
-    wake_.wait_for(lock, options_.cache_ttl, [this] { return stop_.load(); });
-  }
 }
 
 bool PolicyEngineService::FetchShared() {
@@ -259,15 +250,8 @@ void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw
   (path == prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
   auto content_type = NegotiateContentType(request.Header("Accept"), {std::string(kCincinnatiV1)});
   if (!content_type) return respond(ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_));
-  std::vector<std::string> missing;
-  for (const std::string& key : options_.mandatory_client_parameters) {
-    if (!QueryHasKey(request.query, key)) missing.push_back(key);
-  }
-  if (!missing.empty()) {
-    std::sort(missing.begin(), missing.end());
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return respond(ErrorResponse(ErrorDocument::Of("missing_params", list), response_errors_));
+  if (auto missing = MissingParameters(request.query, options_.mandatory_client_parameters)) {
+    return respond(ErrorResponse(*missing, response_errors_));
   }
   if (forward_queries_) {
     // The responder may run on a fetch thread after this request object is gone.

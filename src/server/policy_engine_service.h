@@ -16,14 +16,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/error_document.h"
@@ -31,6 +29,7 @@
 #include "core/transform.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
+#include "server/periodic_task.h"
 #include "server/view_cache.h"
 
 namespace cincinnati::server {
@@ -66,7 +65,6 @@ class PolicyEngineService {
 
  private:
   struct QueryState;
-  void UpstreamLoop();
   bool FetchShared();
   void ServeForwarded(const Request& request, const std::string& content_type, Respond respond);
   Response Answer(const Request& request, const std::string& content_type);
@@ -89,13 +87,12 @@ class PolicyEngineService {
   std::optional<ErrorDocument> upstream_error_;  // why there is no graph yet
   std::string upstream_body_hash_;
   std::atomic<bool> forward_queries_{false};
-  std::atomic<bool> ready_{false}, stop_{false};
-  std::condition_variable wake_;
-  std::thread upstream_thread_;
+  std::atomic<bool> ready_{false};
 
   std::map<std::string, std::shared_ptr<QueryState>> queries_;  // forwarded mode, under mu_
   struct Pool;
   std::unique_ptr<Pool> pool_;
+  PeriodicTask fetcher_;  // last member: stopped first
 };
 
 }  // namespace cincinnati::server

@@ -1,7 +1,10 @@
 #include "server/responses.h"
 
+#include <algorithm>
+
 #include "core/strings.h"
 #include "server/content_negotiation.h"
+#include "server/query.h"
 
 namespace cincinnati::server {
 namespace {
@@ -68,6 +71,18 @@ bool HandleCors(const Request& request, Response& response) {
   }
   response.headers["Access-Control-Max-Age"] = "3600";
   return true;
+}
+
+std::optional<ErrorDocument> MissingParameters(const std::string& query, const std::vector<std::string>& mandatory) {
+  std::vector<std::string> missing;
+  for (const std::string& key : mandatory) {
+    if (!QueryHasKey(query, key)) missing.push_back(key);
+  }
+  if (missing.empty()) return std::nullopt;
+  std::sort(missing.begin(), missing.end());
+  std::string list;
+  for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+  return ErrorDocument::Of("missing_params", list);
 }
 
 std::string NormalizePathPrefix(std::string_view prefix) {

@@ -1,7 +1,9 @@
 // Response helpers shared by the graph builder and policy engine routes.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error_document.h"
 #include "server/http_types.h"
@@ -21,6 +23,10 @@ Response ViewResponse(const View& view, const Request& request, const std::strin
 // and answers preflight OPTIONS requests. Returns true when `response` is complete.
 bool HandleCors(const Request& request, Response& response);
 void AddCorsHeaders(const Request& request, Response& response);
+
+// missing_params naming the mandatory keys absent from the raw query (sorted, as the
+// reference lists them), or nullopt when all are there.
+std::optional<ErrorDocument> MissingParameters(const std::string& query, const std::vector<std::string>& mandatory);
 
 // "/a//b/" -> "/a/b"; "" stays "" (routes at the root).
 std::string NormalizePathPrefix(std::string_view prefix);
