@@ -238,20 +238,26 @@ TEST_F(ServicesTest, StatusRoutes) {
 TEST_F(ServicesTest, PolicyEngineChainsAndReplicasAgree) {
   ServiceProcess second("policy-engine", EngineArgs(engine_->url(kPrefix + "/graph")));
   ServiceProcess third("policy-engine", EngineArgs(second.url(kPrefix + "/graph")));
+  // Three policy engines straight on the graph builder: engine_, replica and replica2.
   ServiceProcess replica("policy-engine", EngineArgs(builder_->url(kPrefix + "/graph")));
+  ServiceProcess replica2("policy-engine", EngineArgs(builder_->url(kPrefix + "/graph")));
   ASSERT_TRUE(WaitFor([&] { return Get(third.url("/readyz", "status")).status == 200; })) << third.log();
   ASSERT_TRUE(WaitFor([&] { return Get(replica.url("/readyz", "status")).status == 200; })) << replica.log();
+  ASSERT_TRUE(WaitFor([&] { return Get(replica2.url("/readyz", "status")).status == 200; })) << replica2.log();
   for (const char* query : {"channel=stable-4.13", "channel=candidate-4.13&arch=arm64", "channel=fast-4.12&arch=amd64",
                             "channel=nope", "channel=BAD", "arch=amd64"}) {
     auto direct = Get(Graph(query));
     auto via_one = Get(second.url(kPrefix + "/graph?" + query));
     auto via_two = Get(third.url(kPrefix + "/graph?" + query));
     auto other = Get(replica.url(kPrefix + "/graph?" + query));
+    auto other2 = Get(replica2.url(kPrefix + "/graph?" + query));
     SCOPED_TRACE(query);
     EXPECT_EQ(via_one.status, direct.status);
     EXPECT_EQ(via_one.body, direct.body);
     EXPECT_EQ(via_two.body, direct.body);
     EXPECT_EQ(other.body, direct.body);
+    EXPECT_EQ(other2.body, direct.body);
+    EXPECT_EQ(other2.headers["ETag"], direct.headers["ETag"]);
   }
   EXPECT_NE(second.log().find("forwarding client queries"), std::string::npos) << second.log();
 }
