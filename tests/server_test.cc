@@ -6,7 +6,7 @@
 #include <boost/asio.hpp>
 
 #include "server/content_negotiation.h"
-#include "server/http_client.h"
+#include "http/client.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/query.h"
@@ -120,14 +120,14 @@ class HttpServerTest : public ::testing::Test {
 
 TEST_F(HttpServerTest, AnswersAndBoundsTheRequestHead) {
   Start({.max_head_bytes = 2048});
-  auto ok = HttpGet(Url("/x?y=1"));
+  auto ok = http::Get(Url("/x?y=1"));
   EXPECT_EQ(ok.status, 200);
   EXPECT_EQ(ok.body, "GET /x?y=1");
-  auto big = HttpGet(Url("/x"), {.headers = {"X-Big: " + std::string(4096, 'a')}});
+  auto big = http::Get(Url("/x"), {.headers = {"X-Big: " + std::string(4096, 'a')}});
   EXPECT_EQ(big.status, 431);
-  auto long_line = HttpGet(Url("/" + std::string(4096, 'b')));
+  auto long_line = http::Get(Url("/" + std::string(4096, 'b')));
   EXPECT_EQ(long_line.status, 431);
-  EXPECT_EQ(HttpGet(Url("/again")).status, 200);  // still serving others
+  EXPECT_EQ(http::Get(Url("/again")).status, 200);  // still serving others
 }
 
 TEST_F(HttpServerTest, IdleConnectionsAreClosed) {
@@ -145,7 +145,7 @@ TEST_F(HttpServerTest, IdleConnectionsAreClosed) {
 
 TEST_F(HttpServerTest, ShutdownFinishesInFlightRequests) {
   Start();
-  auto slow = std::async(std::launch::async, [this] { return HttpGet(Url("/slow")); });
+  auto slow = std::async(std::launch::async, [this] { return http::Get(Url("/slow")); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto begin = std::chrono::steady_clock::now();
   server_->Shutdown(std::chrono::seconds(5));
@@ -153,7 +153,7 @@ TEST_F(HttpServerTest, ShutdownFinishesInFlightRequests) {
   auto r = slow.get();
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "slow");
-  EXPECT_NE(HttpGet(Url("/after"), {.timeout = std::chrono::seconds(2)}).status, 200);
+  EXPECT_NE(http::Get(Url("/after"), {.timeout = std::chrono::seconds(2)}).status, 200);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 
 #include <gtest/gtest.h>
 
-#include "server/http_client.h"
+#include "http/client.h"
 #include "test_util.h"
 
 namespace cincinnati::testing {
@@ -144,8 +144,8 @@ inline int FreePort() {
   return ntohs(addr.sin_port);
 }
 
-inline server::HttpResult Get(const std::string& url, std::vector<std::string> headers = {}) {
-  return server::HttpGet(url, {.headers = std::move(headers), .timeout = std::chrono::seconds(10), .accept_gzip = false});
+inline http::Result Get(const std::string& url, std::vector<std::string> headers = {}) {
+  return http::Get(url, {.headers = std::move(headers), .timeout = std::chrono::seconds(10), .accept_gzip = false});
 }
 
 // Polls `fn` every 50 ms until it returns true or `limit` passes.

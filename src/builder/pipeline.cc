@@ -6,7 +6,11 @@ namespace cincinnati {
 
 TransformChain MakeLocalBuilderChain(const LocalBuildOptions& options) {
   TransformChain chain;
-  chain.push_back(std::make_unique<LocalReleaseSource>(options.releases, options.release_options));
+  if (options.registry) {
+    chain.push_back(std::make_unique<RegistryReleaseSource>(*options.registry));
+  } else {
+    chain.push_back(std::make_unique<LocalReleaseSource>(options.releases, options.release_options));
+  }
   graphdata::SecondaryMetadataSettings secondary = options.secondary_metadata;
   secondary.data_directory = options.graph_data;
   chain.push_back(std::make_unique<graphdata::SecondaryMetadataParse>(std::move(secondary)));

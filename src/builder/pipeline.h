@@ -1,11 +1,12 @@
-// The graph builder's chain for local inputs: local-releases ->
-// openshift-secondary-metadata-parse -> edge-add-remove (the reference's default chain
-// with the registry and GitHub scrapers replaced by local sources).
+// The graph builder's default chain: a release source (a local path, or a registry
+// scrape as the reference does) -> openshift-secondary-metadata-parse (a local
+// graph-data directory) -> edge-add-remove.
 #pragma once
 
 #include <filesystem>
 
 #include "builder/edge_add_remove.h"
+#include "builder/registry_source.h"
 #include "builder/release_sources.h"
 #include "core/transform.h"
 #include "graph-data/secondary_metadata.h"
@@ -14,6 +15,7 @@ namespace cincinnati {
 
 struct LocalBuildOptions {
   std::filesystem::path releases;    // graph JSON file or directory of release documents
+  std::optional<RegistrySourceSettings> registry;  // set: scrape a registry instead
   std::filesystem::path graph_data;  // graph-data directory
   ReleaseDirectoryOptions release_options;
   graphdata::SecondaryMetadataSettings secondary_metadata;  // data_directory is set from graph_data

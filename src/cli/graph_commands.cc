@@ -32,6 +32,7 @@ namespace {
 
 struct BuildArgs {
   std::string releases;
+  std::string registry, registry_repository;
   std::string graph_data;
   std::vector<std::string> disallowed;
   std::string key_prefix = std::string(kDefaultKeyPrefix);
@@ -44,6 +45,15 @@ struct BuildArgs {
 int RunBuild(const BuildArgs& args) {
   LocalBuildOptions options;
   options.releases = args.releases;
+  if (!args.registry.empty()) {
+    RegistrySourceSettings r;
+    r.registry = args.registry;
+    r.repository = args.registry_repository;
+    options.registry = r;
+  } else if (args.releases.empty()) {
+    std::cerr << "error: give --releases or --registry\n";
+    return 2;
+  }
   options.graph_data = args.graph_data;
   options.release_options.default_arch = args.default_arch;
   options.release_options.repository = args.repository;
@@ -118,8 +128,11 @@ void RegisterGraphCommands(CLI::App& app, int& exit_code) {
   CLI::App* build = graph->add_subcommand(
       "build", "Print the graph builder's graph (JSON) for releases plus graph-data");
   build->add_option("--releases", build_args->releases,
-                    "Graph JSON file, or directory of release-metadata documents")
-      ->required();
+                    "Graph JSON file, or directory of release-metadata documents");
+  build->add_option("--registry", build_args->registry,
+                    "Scrape releases from this registry instead (e.g. quay.io, http://127.0.0.1:5000)");
+  build->add_option("--repository", build_args->registry_repository, "Repository of the releases (with --registry)")
+      ->default_val("openshift-release-dev/ocp-release");
   build->add_option("--graph-data", build_args->graph_data, "Graph-data directory")->required()->check(CLI::ExistingDirectory);
   build->add_option("--disallowed-errors", build_args->disallowed,
                     "Graph-data error classes that fail the build: file, deserialize, missing_extension, invalid_extension")
@@ -127,7 +140,7 @@ void RegisterGraphCommands(CLI::App& app, int& exit_code) {
   build->add_option("--key-prefix", build_args->key_prefix, "Metadata key prefix")->capture_default_str();
   build->add_option("--default-arch", build_args->default_arch,
                     "Architecture of release documents whose version has no +arch")->capture_default_str();
-  build->add_option("--repository", build_args->repository,
+  build->add_option("--payload-repository", build_args->repository,
                     "Repository named in synthesized payloads of release documents")->capture_default_str();
   build->add_flag("--node-remove", build_args->node_remove, "Also drop releases marked <prefix>.release.remove=true");
   build->add_flag("-q,--quiet", build_args->quiet, "Do not print warnings");

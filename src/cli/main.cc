@@ -5,6 +5,7 @@
 //   graph-builder     the graph builder service
 //   policy-engine     the policy engine service
 //   serve             both in one process
+//   release new|info  publish and inspect release images
 #include <iostream>
 
 #include "cli/commands.h"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   cincinnati::cli::RegisterGraphCommands(app, exit_code);
   cincinnati::cli::RegisterGraphDataCommands(app, exit_code);
   cincinnati::cli::RegisterServiceCommands(app, exit_code);
+  cincinnati::cli::RegisterReleaseCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,6 +8,7 @@
 
 #include "builder/edge_add_remove.h"
 #include "builder/node_remove.h"
+#include "builder/registry_source.h"
 #include "builder/release_sources.h"
 #include "core/strings.h"
 #include "graph-data/secondary_metadata.h"
@@ -56,6 +57,24 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
           o.repository = r.Get("repository", o.repository);
           o.manifestref_key = r.Get("manifestref_key", o.manifestref_key);
           return std::unique_ptr<GraphTransform>(std::make_unique<LocalReleaseSource>(path, o));
+        }}},
+      {"release-scrape-dockerv2",
+       {{"registry", "repository", "manifestref_key", "fetch_concurrency", "username", "password",
+         "credentials_path", "root_certificate_dir"},
+        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+          RegistrySourceSettings s;
+          s.registry = r.Get("registry", s.registry);
+          s.repository = r.Get("repository", s.repository);
+          s.manifestref_key = r.Get("manifestref_key", s.manifestref_key);
+          std::string concurrency = r.Get("fetch_concurrency", "16");
+          s.fetch_concurrency = std::max(1, std::atoi(concurrency.c_str()));
+          s.credentials = {r.Get("username", ""), r.Get("password", "")};
+          s.client.ca_path = r.Get("root_certificate_dir", "");
+          if (!r.Get("credentials_path", "").empty()) {
+            return Status::InvalidArgument("plugin 'release-scrape-dockerv2': credentials_path is not supported yet; "
+                                           "use username and password");
+          }
+          return std::unique_ptr<GraphTransform>(std::make_unique<RegistryReleaseSource>(s));
         }}},
       {"openshift-secondary-metadata-parse",
        {{"data_directory", "key_prefix", "default_arch", "disallowed_errors"},
@@ -109,7 +128,7 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
 }  // namespace
 
 Result<std::unique_ptr<GraphTransform>> MakeTransform(const PluginTable& table) {
-  static const std::set<std::string> kLater = {"release-scrape-dockerv2", "github-secondary-metadata-scrape",
+  static const std::set<std::string> kLater = {"github-secondary-metadata-scrape",
                                                "dkrv2-secondary-metadata-scrape", "quay-metadata"};
   if (kLater.count(table.name)) {
     return Status::InvalidArgument(fmt::format(

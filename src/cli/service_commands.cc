@@ -58,11 +58,13 @@ std::vector<Flag> Flags(Role role) {
         {"--disallowed-errors", "disallowed_errors", "Graph-data error classes that fail a refresh"},
         {"--service.pause_secs", "service.pause_secs", "Seconds between the end of a refresh and the next"},
         {"--service.scrape_timeout", "service.scrape_timeout_secs", "Seconds a refresh may take"},
-        {"--upstream.registry.url,--registry", "upstream.registry.url", "Accepted; the registry source comes later"},
-        {"--upstream.registry.repository,--repository", "upstream.registry.repository", "Accepted; see --registry"},
-        {"--upstream.registry.credentials_path,--credentials-file", "upstream.registry.credentials_path", "Accepted"},
-        {"--upstream.registry.manifestref_key", "upstream.registry.manifestref_key", "Accepted"},
-        {"--upstream.registry.fetch_concurrency", "upstream.registry.fetch_concurrency", "Accepted"},
+        {"--upstream.registry.url,--registry", "upstream.registry.url",
+         "Registry to scrape releases from (e.g. quay.io, http://127.0.0.1:5000)"},
+        {"--upstream.registry.repository,--repository", "upstream.registry.repository", "Repository of the releases"},
+        {"--upstream.registry.credentials_path,--credentials-file,--credentials-path", "upstream.registry.credentials_path",
+         "dockercfg credentials (not supported yet)"},
+        {"--upstream.registry.manifestref_key", "upstream.registry.manifestref_key", "Metadata key for the manifest digest"},
+        {"--upstream.registry.fetch_concurrency", "upstream.registry.fetch_concurrency", "Images read in parallel"},
     };
     flags.insert(flags.end(), gb.begin(), gb.end());
   }
@@ -137,11 +139,25 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     }
     return chain;
   }
-  if (!s.Has("releases") || !s.Has("graph_data")) {
-    return Status::InvalidArgument("give --releases and --graph-data, or [[plugin_settings]] in the config file");
+  bool registry = s.Has("upstream.registry.url") || s.Has("upstream.registry.repository");
+  if ((!s.Has("releases") && !registry) || !s.Has("graph_data")) {
+    return Status::InvalidArgument(
+        "give --releases (or --upstream.registry.url) and --graph-data, or [[plugin_settings]] in the config file");
   }
   LocalBuildOptions options;
   options.releases = s.String("releases", "");
+  if (registry && !s.Has("releases")) {
+    RegistrySourceSettings r;
+    r.registry = s.String("upstream.registry.url", r.registry);
+    r.repository = s.String("upstream.registry.repository", r.repository);
+    r.manifestref_key = s.String("upstream.registry.manifestref_key", r.manifestref_key);
+    CINCINNATI_ASSIGN_OR_RETURN(uint64_t concurrency, s.Unsigned("upstream.registry.fetch_concurrency", 16));
+    r.fetch_concurrency = std::max<uint64_t>(1, concurrency);
+    if (s.Has("upstream.registry.credentials_path")) {
+      return Status::InvalidArgument("upstream.registry.credentials_path is not supported yet");
+    }
+    options.registry = r;
+  }
   options.graph_data = s.String("graph_data", "");
   for (const std::string& name : s.List("disallowed_errors")) {
     CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));
@@ -205,9 +221,6 @@ Status Run(Invocation& inv) {
   if (s.Has("verbosity")) verbosity = static_cast<int>(s.String("verbosity", "").size());
   SetLogLevel(verbosity);
   if (s.Has("service.tracing_endpoint")) spdlog::info("tracing_endpoint is accepted but tracing is not exported");
-  if (s.Has("upstream.registry.url")) {
-    spdlog::warn("upstream.registry.* is accepted for compatibility; this build reads releases from --releases");
-  }
 
   const bool gb = inv.role == Role::kGraphBuilder;
   const bool serve = inv.role == Role::kServe;

@@ -12,7 +12,7 @@
 #include "core/metadata_keys.h"
 #include "core/sha256.h"
 #include "server/content_negotiation.h"
-#include "server/http_client.h"
+#include "http/client.h"
 #include "server/query.h"
 #include "server/responses.h"
 
@@ -45,7 +45,7 @@ struct Fetched {
 Fetched Fetch(const std::string& url, std::chrono::milliseconds timeout, Counter& requests, Counter& errors) {
   requests.Increment();
   Fetched out;
-  HttpResult r = HttpGet(url, {.headers = {"Accept: application/json"}, .timeout = timeout});
+  http::Result r = http::Get(url, {.headers = {"Accept: application/json"}, .timeout = timeout});
   if (!r.error.empty()) {
     errors.Increment();
     out.error = ErrorDocument::Of("failed_upstream_fetch", r.error);

@@ -1,12 +1,13 @@
-#include "server/http_client.h"
+#include "http/client.h"
 
 #include <curl/curl.h>
+#include <strings.h>
 
 #include <mutex>
 
 #include "core/strings.h"
 
-namespace cincinnati::server {
+namespace cincinnati::http {
 namespace {
 
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
@@ -16,9 +17,10 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   std::string_view line(data, size * n);
-  size_t colon = line.find(':');
-  if (colon != std::string_view::npos) {
-    auto* headers = static_cast<Headers*>(user);
+  auto* headers = static_cast<Headers*>(user);
+  if (line.substr(0, 5) == "HTTP/") {
+    headers->clear();  // a new response (after a redirect or 100-continue)
+  } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
     headers->insert_or_assign(std::string(TrimWhitespace(line.substr(0, colon))),
                               std::string(TrimWhitespace(line.substr(colon + 1))));
   }
@@ -27,10 +29,21 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
 
 }  // namespace
 
-HttpResult HttpGet(const std::string& url, const HttpGetOptions& options) {
+bool CaseInsensitiveLess::operator()(std::string_view a, std::string_view b) const {
+  size_t n = std::min(a.size(), b.size());
+  int c = ::strncasecmp(a.data(), b.data(), n);
+  return c != 0 ? c < 0 : a.size() < b.size();
+}
+
+const std::string* Result::Header(std::string_view name) const {
+  auto it = headers.find(std::string(name));
+  return it == headers.end() ? nullptr : &it->second;
+}
+
+Result Request(const std::string& url, const RequestOptions& options) {
   static std::once_flag init;
   std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  HttpResult result;
+  Result result;
   CURL* curl = curl_easy_init();
   if (!curl) {
     result.error = "curl_easy_init failed";
@@ -47,6 +60,14 @@ HttpResult HttpGet(const std::string& url, const HttpGetOptions& options) {
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result.headers);
   if (options.accept_gzip) curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "gzip");
+  if (!options.ca_path.empty()) curl_easy_setopt(curl, CURLOPT_CAPATH, options.ca_path.c_str());
+  if (options.head || options.method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (options.method != "GET") {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, options.method.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, options.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(options.body.size()));
+  }
   char error[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
   CURLcode rc = curl_easy_perform(curl);
@@ -61,4 +82,8 @@ HttpResult HttpGet(const std::string& url, const HttpGetOptions& options) {
   return result;
 }
 
-}  // namespace cincinnati::server
+Result Get(const std::string& url, const GetOptions& options) {
+  return Request(url, {.headers = options.headers, .timeout = options.timeout, .accept_gzip = options.accept_gzip});
+}
+
+}  // namespace cincinnati::http

@@ -1,0 +1,57 @@
+// "release-scrape-dockerv2": releases from a container registry (spec §3.3–§3.5).
+//
+// Lists the repository's tags, reads each tag's image with at most
+// `fetch_concurrency` in flight, and builds the raw graph. Per the reference's failure
+// matrix: a tag whose manifest cannot be read (or a ".sig" tag) is skipped, as is an
+// image without release metadata and a single-arch shard of a multi-arch release;
+// failing to list tags or to download a layer fails the scrape. Results are cached by
+// manifest digest, positive and negative, for the life of the transform, so later
+// scrapes only re-list tags and manifests. Payloads are "<host_port>/<repo>@<digest>".
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/metadata_keys.h"
+#include "core/release_metadata.h"
+#include "core/transform.h"
+#include "registry/client.h"
+
+namespace cincinnati {
+
+struct RegistrySourceSettings {
+  std::string registry = "quay.io";
+  std::string repository = "openshift-release-dev/ocp-release";
+  std::string manifestref_key = std::string(kManifestRefKey);
+  size_t fetch_concurrency = 16;
+  registry::Credentials credentials;
+  registry::ClientOptions client;
+  size_t tags_page_size = 20;
+};
+
+class RegistryReleaseSource : public GraphTransform {
+ public:
+  explicit RegistryReleaseSource(RegistrySourceSettings settings);
+  std::string_view name() const override { return "release-scrape-dockerv2"; }
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override;
+
+  struct Counters {
+    std::atomic<size_t> manifests{0}, layers_fetched{0}, cache_hits{0};
+  };
+  const Counters& counters() const { return counters_; }
+
+ private:
+  struct CachedImage {
+    std::string arch;
+    std::optional<ReleaseMetadata> metadata;
+  };
+  RegistrySourceSettings settings_;
+  mutable std::mutex cache_mu_;
+  mutable std::map<std::string, CachedImage> cache_;  // by manifest digest
+  mutable Counters counters_;
+};
+
+}  // namespace cincinnati

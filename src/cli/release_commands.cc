@@ -1,0 +1,120 @@
+// `cincinnati release new` and `cincinnati release info`: publish and inspect release
+// images in a registry.
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/json_writer.h"
+#include "core/strings.h"
+#include "graph-data/file_reader.h"
+#include "registry/release_image.h"
+
+namespace cincinnati::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct NewArgs {
+  std::string version, arch = "amd64", to, manifests, username, password;
+  std::vector<std::string> previous, next, metadata;
+  size_t chunk_size = 0;
+};
+
+Result<std::vector<Version>> Versions(const std::vector<std::string>& texts, const char* what) {
+  std::vector<Version> out;
+  for (const std::string& t : texts) {
+    auto v = Version::Parse(t);
+    if (!v.ok()) return v.status().WithContext(what);
+    out.push_back(std::move(v).value());
+  }
+  return out;
+}
+
+Status RunNew(const NewArgs& args) {
+  registry::NewRelease release;
+  release.arch = args.arch;
+  auto version = Version::Parse(args.version);
+  if (!version.ok()) return version.status().WithContext("--version");
+  release.metadata.version = std::move(version).value();
+  CINCINNATI_ASSIGN_OR_RETURN(release.metadata.previous, Versions(args.previous, "--previous"));
+  CINCINNATI_ASSIGN_OR_RETURN(release.metadata.next, Versions(args.next, "--next"));
+  for (const std::string& kv : args.metadata) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument(fmt::format("--metadata '{}': expected KEY=VALUE", kv));
+    }
+    release.metadata.metadata[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!args.manifests.empty()) {
+    std::error_code ec;
+    for (const auto& entry : fs::recursive_directory_iterator(args.manifests, ec)) {
+      if (!entry.is_regular_file()) continue;
+      CINCINNATI_ASSIGN_OR_RETURN(std::string content, graphdata::ReadFileToString(entry.path()));
+      release.manifests.push_back({fs::relative(entry.path(), args.manifests).string(), std::move(content)});
+    }
+    if (ec) return Status::IoError(fmt::format("--manifests {}: {}", args.manifests, ec.message()));
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(args.to));
+  if (ref.tag.empty()) return Status::InvalidArgument(fmt::format("--to '{}': a tag is required", args.to));
+  registry::RegistryClient client(ref.location, {args.username, args.password});
+  CINCINNATI_ASSIGN_OR_RETURN(std::string digest, registry::PushRelease(client, ref.tag, release, args.chunk_size));
+  std::cout << ref.location.PullSpecPrefix() << "@" << digest << '\n';
+  return Status::OK();
+}
+
+Status RunInfo(const std::string& image, const registry::Credentials& credentials) {
+  CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(image));
+  if (ref.reference().empty()) return Status::InvalidArgument(fmt::format("'{}': a tag or digest is required", image));
+  registry::RegistryClient client(ref.location, credentials);
+  CINCINNATI_ASSIGN_OR_RETURN(registry::ReleaseImage release, registry::ReadReleaseImage(client, ref.reference()));
+  std::cout << fmt::format(R"({{"image":{},"digest":{},"architecture":{},"metadata":{}}})",
+                           JsonString(ref.location.PullSpecPrefix() + "@" + release.digest), JsonString(release.digest),
+                           JsonString(release.arch),
+                           release.metadata ? registry::ReleaseMetadataJson(*release.metadata) : "null")
+            << '\n';
+  if (!release.metadata) {
+    return Status::NotFound(fmt::format("{} has no {}", image, registry::kReleaseMetadataPath));
+  }
+  return Status::OK();
+}
+
+void Report(const Status& st, int& exit_code) {
+  if (st.ok()) return;
+  std::cerr << "error: " << st.message() << '\n';
+  exit_code = 1;
+}
+
+}  // namespace
+
+void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
+  CLI::App* release = app.add_subcommand("release", "Publish and inspect release images in a registry");
+  release->require_subcommand(1);
+
+  auto args = std::make_shared<NewArgs>();
+  CLI::App* create = release->add_subcommand("new", "Build a release image and push it to a registry");
+  create->add_option("--version", args->version, "Release version (SemVer)")->required();
+  create->add_option("--previous", args->previous, "Versions that may update to this one")->delimiter(',');
+  create->add_option("--next", args->next, "Versions this one may update to")->delimiter(',');
+  create->add_option("--metadata", args->metadata, "KEY=VALUE metadata (repeatable)");
+  create->add_option("--manifests", args->manifests, "Directory of manifests to ship under release-manifests/")
+      ->check(CLI::ExistingDirectory);
+  create->add_option("--arch", args->arch, "Architecture (Go name: amd64, arm64, s390x, ppc64le)")->capture_default_str();
+  create->add_option("--to", args->to, "Destination, e.g. quay.io/org/release:4.14.1 or http://127.0.0.1:5000/r:1")
+      ->required();
+  create->add_option("--username", args->username, "Registry user");
+  create->add_option("--password", args->password, "Registry password");
+  create->add_option("--chunk-size", args->chunk_size, "Upload blobs in chunks of this many bytes (0: one request)");
+  create->callback([args, &exit_code] { Report(RunNew(*args), exit_code); });
+
+  auto image = std::make_shared<std::string>();
+  auto creds = std::make_shared<registry::Credentials>();
+  CLI::App* info = release->add_subcommand("info", "Print a release image's digest, architecture and metadata");
+  info->add_option("image", *image, "Image, e.g. quay.io/org/release:4.14.1")->required();
+  info->add_option("--username", creds->username, "Registry user");
+  info->add_option("--password", creds->password, "Registry password");
+  info->callback([image, creds, &exit_code] { Report(RunInfo(*image, *creds), exit_code); });
+}
+
+}  // namespace cincinnati::cli

@@ -1,0 +1,230 @@
+#include "registry/client.h"
+
+#include <openssl/evp.h>
+
+#include <regex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "core/sha256.h"
+#include "core/strings.h"
+
+namespace cincinnati::registry {
+namespace {
+
+std::string Base64(const std::string& in) {
+  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::string Describe(const http::Result& r) {
+  if (!r.error.empty()) return r.error;
+  std::string body = r.body.substr(0, 200);
+  return fmt::format("HTTP {}{}{}", r.status, body.empty() ? "" : ": ", body);
+}
+
+// key="value" pairs of a WWW-Authenticate challenge.
+std::map<std::string, std::string> ChallengeParams(const std::string& header) {
+  std::map<std::string, std::string> out;
+  std::regex re("(\\w+)=\"([^\"]*)\"");
+  for (std::sregex_iterator it(header.begin(), header.end(), re), end; it != end; ++it) out[(*it)[1]] = (*it)[2];
+  return out;
+}
+
+std::string UrlEncode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Sha256Digest(const std::string& data) { return "sha256:" + Sha256Hex(data); }
+
+bool VerifyDigest(const std::string& data, const std::string& digest) {
+  if (digest.rfind("sha256:", 0) != 0) return false;
+  return Sha256Hex(data) == digest.substr(7);
+}
+
+RegistryClient::RegistryClient(RepositoryLocation location, Credentials credentials, ClientOptions options)
+    : location_(std::move(location)), credentials_(std::move(credentials)), options_(std::move(options)) {}
+
+std::string RegistryClient::Url(const std::string& path) const {
+  if (path.rfind("http://", 0) == 0 || path.rfind("https://", 0) == 0) return path;
+  if (!path.empty() && path[0] == '/') return location_.base_url + path;
+  return location_.base_url + "/v2/" + location_.repository + "/" + path;
+}
+
+bool RegistryClient::Authenticate(const http::Result& challenge, bool push) {
+  const std::string* header = challenge.Header("WWW-Authenticate");
+  if (header == nullptr) return false;
+  std::string scheme = header->substr(0, header->find(' '));
+  if (strcasecmp(scheme.c_str(), "Basic") == 0) {
+    if (credentials_.empty()) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    authorization_ = "Basic " + Base64(credentials_.username + ":" + credentials_.password);
+    return true;
+  }
+  if (strcasecmp(scheme.c_str(), "Bearer") != 0) return false;
+  auto params = ChallengeParams(*header);
+  std::string scope = params.count("scope") ? params["scope"]
+                                            : fmt::format("repository:{}:{}", location_.repository, push ? "pull,push" : "pull");
+  std::string url = params["realm"] + "?scope=" + UrlEncode(scope);
+  if (params.count("service")) url += "&service=" + UrlEncode(params["service"]);
+  http::RequestOptions o{.timeout = options_.timeout, .ca_path = options_.ca_path};
+  if (!credentials_.empty()) {
+    o.headers.push_back("Authorization: Basic " + Base64(credentials_.username + ":" + credentials_.password));
+  }
+  http::Result r = http::Request(url, o);
+  if (!r.ok()) return false;
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(r.body);
+  simdjson::dom::element doc;
+  if (parser.parse(padded).get(doc)) return false;
+  std::string_view token;
+  if (doc["token"].get_string().get(token) && doc["access_token"].get_string().get(token)) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  authorization_ = "Bearer " + std::string(token);
+  return true;
+}
+
+http::Result RegistryClient::Send(const std::string& method, const std::string& url, std::vector<std::string> headers,
+                                  const std::string& body, bool push) {
+  for (int round = 0; round < 2; ++round) {
+    http::RequestOptions o{.method = method, .headers = headers, .body = body, .timeout = options_.timeout,
+                           .accept_gzip = false, .ca_path = options_.ca_path};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!authorization_.empty()) o.headers.push_back("Authorization: " + authorization_);
+    }
+    http::Result r = http::Request(Url(url), o);
+    if (r.status != 401 || round == 1 || !Authenticate(r, push)) return r;
+  }
+  return {};
+}
+
+http::Result RegistryClient::SendWithRetries(const std::string& url, std::vector<std::string> headers) {
+  http::Result r;
+  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
+    r = Send("GET", url, headers);
+    bool retry = !r.error.empty() || r.status >= 500;
+    if (!retry) return r;
+    if (attempt < options_.attempts) std::this_thread::sleep_for(options_.retry_pause);
+  }
+  return r;
+}
+
+Result<std::vector<std::string>> RegistryClient::ListTags(size_t page_size) {
+  std::vector<std::string> tags;
+  std::string next = fmt::format("tags/list?n={}", page_size);
+  while (!next.empty()) {
+    http::Result r = SendWithRetries(next, {"Accept: application/json"});
+    if (!r.ok()) return Status::IoError(fmt::format("listing tags of {}: {}", location_.repository, Describe(r)));
+    simdjson::dom::parser parser;
+    simdjson::padded_string padded(r.body);
+    simdjson::dom::element doc;
+    if (parser.parse(padded).get(doc)) return Status::InvalidArgument("tag list is not JSON");
+    simdjson::dom::array list;
+    if (!doc["tags"].get(list)) {
+      for (auto t : list) {
+        std::string_view tag;
+        if (!t.get_string().get(tag)) tags.emplace_back(tag);
+      }
+    }
+    next.clear();
+    if (const std::string* link = r.Header("Link")) {
+      // <...?n=20&last=x>; rel="next": the next page, relative to the registry.
+      size_t open = link->find('<'), close = link->find('>');
+      if (open != std::string::npos && close != std::string::npos && link->find("rel=\"next\"") != std::string::npos) {
+        next = link->substr(open + 1, close - open - 1);
+      }
+    }
+  }
+  return tags;
+}
+
+Result<Manifest> RegistryClient::GetManifest(const std::string& reference) {
+  http::Result r = SendWithRetries(
+      "manifests/" + reference,
+      {fmt::format("Accept: {}, {}, {}, {}", kDockerManifest, kDockerManifestList, kOciManifest, kOciIndex)});
+  if (!r.ok()) return Status::IoError(fmt::format("manifest {}:{}: {}", location_.repository, reference, Describe(r)));
+  Manifest m;
+  if (const std::string* type = r.Header("Content-Type")) m.media_type = type->substr(0, type->find(';'));
+  m.body = std::move(r.body);
+  if (const std::string* digest = r.Header("Docker-Content-Digest")) {
+    m.digest = *digest;
+    m.digest_from_header = true;
+  } else {
+    m.digest = Sha256Digest(m.body);
+  }
+  return m;
+}
+
+Result<std::string> RegistryClient::GetBlob(const std::string& digest) {
+  http::Result r;
+  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
+    r = Send("GET", "blobs/" + digest, {});
+    if (r.ok() && VerifyDigest(r.body, digest)) return std::move(r.body);
+    if (r.ok()) r.error = fmt::format("content does not match digest {}", digest);
+    bool retry = !r.error.empty() || r.status >= 500;
+    if (!retry) break;
+    if (attempt < options_.attempts) std::this_thread::sleep_for(options_.retry_pause);
+  }
+  return Status::IoError(fmt::format("blob {} of {}: {}", digest, location_.repository, Describe(r)));
+}
+
+Result<bool> RegistryClient::HasBlob(const std::string& digest) {
+  http::Result r = Send("HEAD", "blobs/" + digest, {}, {}, true);
+  if (!r.error.empty()) return Status::IoError(r.error);
+  return r.status == 200;
+}
+
+Result<std::string> RegistryClient::PushBlob(const std::string& data, size_t chunk_size) {
+  std::string digest = Sha256Digest(data);
+  if (auto has = HasBlob(digest); has.ok() && *has) return digest;
+  http::Result start = Send("POST", "blobs/uploads/", {"Content-Length: 0"}, {}, true);
+  const std::string* location = start.Header("Location");
+  if (start.status != 202 || location == nullptr) {
+    return Status::IoError(fmt::format("starting upload to {}: {}", location_.repository, Describe(start)));
+  }
+  std::string upload = *location;
+  if (chunk_size > 0) {
+    for (size_t offset = 0; offset < data.size(); offset += chunk_size) {
+      std::string chunk = data.substr(offset, chunk_size);
+      http::Result r = Send("PATCH", upload,
+                            {"Content-Type: application/octet-stream",
+                             fmt::format("Content-Range: {}-{}", offset, offset + chunk.size() - 1)},
+                            chunk, true);
+      if (r.status != 202 || !r.Header("Location")) {
+        return Status::IoError(fmt::format("uploading a chunk to {}: {}", location_.repository, Describe(r)));
+      }
+      upload = *r.Header("Location");
+    }
+  }
+  upload += (upload.find('?') == std::string::npos ? "?" : "&") + ("digest=" + UrlEncode(digest));
+  http::Result done = Send("PUT", upload, {"Content-Type: application/octet-stream"},
+                           chunk_size > 0 ? std::string() : data, true);
+  if (done.status != 201) return Status::IoError(fmt::format("finishing upload to {}: {}", location_.repository, Describe(done)));
+  return digest;
+}
+
+Result<std::string> RegistryClient::PushManifest(const std::string& reference, const std::string& media_type,
+                                                 const std::string& body) {
+  http::Result r = Send("PUT", "manifests/" + reference, {"Content-Type: " + media_type}, body, true);
+  if (r.status != 201) return Status::IoError(fmt::format("pushing manifest {}:{}: {}", location_.repository, reference, Describe(r)));
+  const std::string* digest = r.Header("Docker-Content-Digest");
+  return digest ? *digest : Sha256Digest(body);
+}
+
+}  // namespace cincinnati::registry

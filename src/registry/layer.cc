@@ -1,0 +1,103 @@
+#include "registry/layer.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <fmt/format.h>
+
+#include "core/sha256.h"
+#include "core/strings.h"
+
+namespace cincinnati::registry {
+namespace {
+
+std::string NormalizePath(std::string_view path) {
+  std::string out;
+  for (std::string_view part : Split(path, '/')) {
+    if (part.empty() || part == ".") continue;
+    out += (out.empty() ? "" : "/") + std::string(part);
+  }
+  return out;
+}
+
+Result<std::string> WriteArchive(const std::vector<LayerEntry>& entries, bool gzip) {
+  archive* a = archive_write_new();
+  archive_write_set_format_pax_restricted(a);
+  if (gzip) {
+    archive_write_add_filter_gzip(a);
+    archive_write_set_filter_option(a, "gzip", "timestamp", nullptr);  // no mtime in the gzip header
+  }
+  std::string out;
+  out.resize(64 * 1024 + entries.size() * 1024);
+  for (const auto& e : entries) out.resize(out.size() + e.content.size() * 2);
+  size_t used = 0;
+  archive_write_set_bytes_in_last_block(a, 1);
+  if (archive_write_open_memory(a, out.data(), out.size(), &used) != ARCHIVE_OK) {
+    std::string err = archive_error_string(a) ? archive_error_string(a) : "archive_write_open_memory";
+    archive_write_free(a);
+    return Status::Internal(err);
+  }
+  for (const LayerEntry& e : entries) {
+    archive_entry* entry = archive_entry_new();
+    archive_entry_set_pathname(entry, e.path.c_str());
+    archive_entry_set_size(entry, static_cast<la_int64_t>(e.content.size()));
+    archive_entry_set_filetype(entry, AE_IFREG);
+    archive_entry_set_perm(entry, 0644);
+    archive_entry_set_mtime(entry, 0, 0);
+    archive_write_header(a, entry);
+    archive_write_data(a, e.content.data(), e.content.size());
+    archive_entry_free(entry);
+  }
+  int rc = archive_write_close(a);
+  std::string err = rc != ARCHIVE_OK && archive_error_string(a) ? archive_error_string(a) : "";
+  archive_write_free(a);
+  if (rc != ARCHIVE_OK) return Status::Internal("writing layer: " + err);
+  out.resize(used);
+  return out;
+}
+
+}  // namespace
+
+Result<Layer> MakeLayer(const std::vector<LayerEntry>& entries) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::string tar, WriteArchive(entries, false));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string gzip, WriteArchive(entries, true));
+  return Layer{std::move(gzip), "sha256:" + Sha256Hex(tar)};
+}
+
+Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar, const std::string& path) {
+  const std::string wanted = NormalizePath(path);
+  archive* a = archive_read_new();
+  archive_read_support_filter_gzip(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_memory(a, gzip_tar.data(), gzip_tar.size()) != ARCHIVE_OK) {
+    std::string err = archive_error_string(a) ? archive_error_string(a) : "unreadable";
+    archive_read_free(a);
+    return Status::InvalidArgument("layer is not a gzip tar: " + err);
+  }
+  std::optional<std::string> found;
+  Status status;
+  archive_entry* entry = nullptr;
+  while (true) {
+    int rc = archive_read_next_header(a, &entry);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+      status = Status::InvalidArgument(fmt::format("layer is not a valid gzip tar: {}",
+                                                   archive_error_string(a) ? archive_error_string(a) : "read error"));
+      break;
+    }
+    if (archive_entry_filetype(entry) != AE_IFREG || NormalizePath(archive_entry_pathname(entry)) != wanted) continue;
+    std::string content(static_cast<size_t>(archive_entry_size(entry)), '\0');
+    la_ssize_t n = archive_read_data(a, content.data(), content.size());
+    if (n < 0 || static_cast<size_t>(n) != content.size()) {
+      status = Status::InvalidArgument(fmt::format("layer is truncated reading {}", wanted));
+      break;
+    }
+    found = std::move(content);
+    break;
+  }
+  archive_read_free(a);
+  if (!status.ok()) return status;
+  return found;
+}
+
+}  // namespace cincinnati::registry

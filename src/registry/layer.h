@@ -1,0 +1,29 @@
+// Image layers as gzip-compressed tar archives (libarchive).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace cincinnati::registry {
+
+struct LayerEntry {
+  std::string path;  // "release-manifests/release-metadata"
+  std::string content;
+};
+
+// A deterministic .tar.gz (mode 0644, mtime 0, owner 0) of the entries; directories are
+// implied. Also returns the digest of the uncompressed tar (the image config's diff_id).
+struct Layer {
+  std::string gzip;
+  std::string diff_id;
+};
+Result<Layer> MakeLayer(const std::vector<LayerEntry>& entries);
+
+// The content of the regular file at `path` (compared component-wise, so "./a/b" is
+// "a/b"), nullopt if the layer has none. An error when the layer is not a gzip tar.
+Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar, const std::string& path);
+
+}  // namespace cincinnati::registry

@@ -1,0 +1,38 @@
+// Where a repository lives, parsed as the reference does (spec §3.3): the string
+// "<registry>/<repository>" is read as a URL. Without a scheme it is a secure (https)
+// registry; "https://" is secure; "http://" is a plain-HTTP registry, and then the
+// payloads name it with its scheme ("http://localhost:5000/ns/repo@sha256:..."). Any
+// other scheme is an error.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace cincinnati::registry {
+
+struct RepositoryLocation {
+  std::string base_url;    // "https://quay.io" or "http://127.0.0.1:5000"
+  std::string host_port;   // as in payloads: "quay.io:8080", or "http://localhost:5000"
+  std::string repository;  // "openshift-release-dev/ocp-release"
+  bool insecure = false;
+
+  // "<host_port>/<repository>": the prefix of payload pull specs.
+  std::string PullSpecPrefix() const { return host_port + "/" + repository; }
+};
+
+Result<RepositoryLocation> ParseRepositoryLocation(std::string_view registry, std::string_view repository);
+
+// "[scheme://]host[:port]/repo/path[:tag][@sha256:...]".
+struct ImageReference {
+  RepositoryLocation location;
+  std::string tag;     // may be empty
+  std::string digest;  // may be empty
+  // The tag, else the digest: what the manifest endpoint takes.
+  const std::string& reference() const { return digest.empty() ? tag : digest; }
+};
+
+Result<ImageReference> ParseImageReference(std::string_view text);
+
+}  // namespace cincinnati::registry

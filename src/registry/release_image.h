@@ -1,0 +1,63 @@
+// Release images in a registry: what `cincinnati release new` pushes and what the
+// graph builder's registry scrape reads (spec §3.3).
+//
+// Reading: the manifest's digest identifies the release. An image manifest's
+// architecture comes from its config blob; a manifest list with one entry has that
+// entry's architecture, with several it is "multi" and the last entry's image is read.
+// Layers are searched top-most first; the first holding a parsable
+// release-manifests/release-metadata wins. No such layer means "not a release".
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/release_metadata.h"
+#include "registry/client.h"
+#include "registry/layer.h"
+
+namespace cincinnati::registry {
+
+inline constexpr const char* kReleaseMetadataPath = "release-manifests/release-metadata";
+
+struct ReleaseImage {
+  std::string digest;  // manifest (or manifest list) digest
+  std::string arch;    // "amd64", ..., or "multi"
+  std::optional<ReleaseMetadata> metadata;  // nullopt: the image carries no release metadata
+};
+
+// The manifest, architecture and layers (top-most first) of `reference`. Layers are
+// read only when `read_layers`; `known_metadata` lets a cache skip them.
+struct ImageLayers {
+  std::string digest;
+  std::string arch;
+  std::vector<std::string> layers_top_first;
+};
+Result<ImageLayers> InspectImage(RegistryClient& client, const std::string& reference);
+
+// Finds the release metadata in the layers (top-most first).
+Result<std::optional<ReleaseMetadata>> ReadReleaseMetadata(RegistryClient& client,
+                                                           const std::vector<std::string>& layers_top_first);
+
+Result<ReleaseImage> ReadReleaseImage(RegistryClient& client, const std::string& reference);
+
+// The cincinnati-metadata-v0 document as JSON.
+std::string ReleaseMetadataJson(const ReleaseMetadata& metadata);
+
+struct NewRelease {
+  ReleaseMetadata metadata;
+  std::string arch = "amd64";
+  std::vector<LayerEntry> manifests;  // extra files under release-manifests/
+};
+
+// Builds the image (one layer, config with the architecture, schema2 manifest), pushes
+// blobs then manifest under `tag`, and returns the manifest digest.
+Result<std::string> PushRelease(RegistryClient& client, const std::string& tag, const NewRelease& release,
+                                size_t chunk_size = 0);
+
+// Pushes an image of the given layers (bottom-most first) and returns its digest.
+Result<std::string> PushImage(RegistryClient& client, const std::string& tag, const std::string& arch,
+                              const std::vector<Layer>& layers, size_t chunk_size = 0);
+
+}  // namespace cincinnati::registry
