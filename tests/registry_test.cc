@@ -1,0 +1,222 @@
+// The registry path end to end against the real Debian docker-registry: releases are
+// published with `cincinnati release new` (or, for odd images, the same library), and
+// the graph builder's scrape must produce exactly the expected graph.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "builder/pipeline.h"
+#include "builder/registry_source.h"
+#include "core/graph_json.h"
+#include "registry/release_image.h"
+#include "registry_util.h"
+
+namespace cincinnati {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::LocalRegistry;
+using testing::RunCincinnati;
+
+const fs::path kGraphData = testing::Examples() / "ocp-4x" / "graph-data";
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(registry_.ready()) << registry_.log(); }
+
+  // Publishes with the CLI; returns the pull spec printed.
+  std::string Publish(const std::string& repo, const std::string& tag, const std::string& args) {
+    auto r = RunCincinnati("release new --to " + registry_.url() + "/" + repo + ":" + tag + " " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.substr(0, r.out.find('\n'));
+  }
+
+  Result<Graph> Scrape(const std::string& repo, size_t page_size = 20) {
+    LocalBuildOptions options;
+    RegistrySourceSettings s;
+    s.registry = registry_.url();
+    s.repository = repo;
+    s.tags_page_size = page_size;
+    s.client.retry_pause = std::chrono::milliseconds(50);
+    options.registry = s;
+    options.graph_data = kGraphData;
+    return BuildLocalGraph(options, context_);
+  }
+
+  registry::RegistryClient Client(const std::string& repo) {
+    return registry::RegistryClient(registry::ParseRepositoryLocation(registry_.url(), repo).value(), {},
+                                    {.retry_pause = std::chrono::milliseconds(50)});
+  }
+
+  static std::set<std::string> Edges(const Graph& g) {
+    std::set<std::string> out;
+    for (const Edge& e : g.Edges()) out.insert(g.node(e.from).version + "->" + g.node(e.to).version);
+    return out;
+  }
+
+  LocalRegistry registry_;
+  TransformContext context_;
+};
+
+TEST_F(RegistryTest, LinearBranchingAndNextEdges) {
+  std::string first = Publish("ocp/release", "4.12.0", "--version 4.12.0");
+  Publish("ocp/release", "4.12.1", "--version 4.12.1 --previous 4.12.0 --metadata url=https://errata/1");
+  Publish("ocp/release", "4.12.2", "--version 4.12.2 --previous 4.12.0,4.12.1 --chunk-size 64");
+  Publish("ocp/release", "4.13.0", "--version 4.13.0 --previous 4.12.2");
+  Publish("ocp/release", "4.12.3", "--version 4.12.3 --previous 4.12.2 --next 4.13.0");
+  Publish("ocp/release", "4.13.0-arm64", "--version 4.13.0 --arch arm64 --previous 4.12.3");
+  auto g = Scrape("ocp/release");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Edges(*g), (std::set<std::string>{
+                           "4.12.0+amd64->4.12.1+amd64", "4.12.0+amd64->4.12.2+amd64", "4.12.1+amd64->4.12.2+amd64",
+                           "4.12.2+amd64->4.13.0+amd64", "4.12.2+amd64->4.12.3+amd64", "4.12.3+amd64->4.13.0+amd64",
+                           "4.12.3+arm64->4.13.0+arm64"}));
+  const Node& n = g->node(*g->Find("4.12.0+amd64"));
+  EXPECT_EQ(n.payload, first);
+  EXPECT_EQ(n.payload, registry_.url() + "/ocp/release@" + n.metadata.at("io.openshift.upgrades.graph.release.manifestref"));
+  EXPECT_EQ(g->node(*g->Find("4.12.1+amd64")).metadata.at("url"), "https://errata/1");
+  EXPECT_FALSE(g->node(*g->Find("4.12.3+arm64")).concrete);  // named, not released: abstract
+  // graph-data applies to scraped releases as to any other source.
+  EXPECT_NE(g->node(*g->Find("4.12.2+amd64")).metadata.count("io.openshift.upgrades.graph.release.channels"), 0u);
+  EXPECT_EQ(context_.raw_releases, 6u);
+
+  auto info = RunCincinnati("release info " + registry_.url() + "/ocp/release:4.13.0-arm64");
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find(R"("architecture":"arm64")"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find(R"("previous":["4.12.3"])"), std::string::npos) << info.out;
+}
+
+TEST_F(RegistryTest, TopLayerWinsAndImagesWithoutMetadataAreSkipped) {
+  auto client = Client("odd/release");
+  auto bottom = registry::MakeLayer({{"release-manifests/release-metadata",
+                                      R"({"kind":"cincinnati-metadata-v0","version":"9.9.9"})"}});
+  auto top = registry::MakeLayer({{"./release-manifests/release-metadata",
+                                   R"({"kind":"cincinnati-metadata-v0","version":"1.0.1","previous":["1.0.0"]})"}});
+  auto plain = registry::MakeLayer({{"usr/share/doc/readme", "not a release"}});
+  ASSERT_TRUE(bottom.ok() && top.ok() && plain.ok());
+  ASSERT_TRUE(registry::PushImage(client, "two-layers", "amd64", {*bottom, *top}).ok());
+  ASSERT_TRUE(registry::PushImage(client, "no-metadata", "amd64", {*plain}).ok());
+  // A layer that is not a gzip tar is skipped too (its digest matches; it is just junk).
+  ASSERT_TRUE(registry::PushImage(client, "junk-layer", "amd64", {registry::Layer{"not gzip at all", "sha256:00"}}).ok());
+  Publish("odd/release", "1.0.0", "--version 1.0.0");
+  auto g = Scrape("odd/release");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Edges(*g), std::set<std::string>{"1.0.0+amd64->1.0.1+amd64"});
+  EXPECT_FALSE(g->Find("9.9.9+amd64").has_value());
+  std::string warnings;
+  for (const auto& d : context_.diagnostics.items()) warnings += d.location + ": " + d.message + "\n";
+  EXPECT_NE(warnings.find(":no-metadata: skipped"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find(":junk-layer: skipped"), std::string::npos) << warnings;
+}
+
+TEST_F(RegistryTest, ManifestListOfTwoArchitecturesIsMulti) {
+  auto client = Client("multi/release");
+  std::string entries;
+  for (const char* arch : {"amd64", "arm64"}) {
+    std::string digest = Publish("multi/release", std::string("4.14.0-") + arch,
+                                 std::string("--version 4.14.0 --previous 4.13.0 --arch ") + arch +
+                                     " --metadata release.openshift.io/architecture=multi");
+    auto manifest = client.GetManifest(digest.substr(digest.find('@') + 1));
+    ASSERT_TRUE(manifest.ok());
+    entries += fmt::format(R"({}{{"mediaType":"{}","size":{},"digest":"{}","platform":{{"architecture":"{}","os":"linux"}}}})",
+                           entries.empty() ? "" : ",", registry::kDockerManifest, manifest->body.size(),
+                           manifest->digest, arch);
+  }
+  std::string list = fmt::format(R"({{"schemaVersion":2,"mediaType":"{}","manifests":[{}]}})",
+                                 registry::kDockerManifestList, entries);
+  auto list_digest = client.PushManifest("4.14.0-multi", registry::kDockerManifestList, list);
+  ASSERT_TRUE(list_digest.ok()) << list_digest.status().message();
+  auto g = Scrape("multi/release");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  // The per-arch images are shards of a multi release and are skipped.
+  ASSERT_TRUE(g->Find("4.14.0+multi").has_value());
+  EXPECT_FALSE(g->Find("4.14.0+amd64").has_value());
+  EXPECT_FALSE(g->Find("4.14.0+arm64").has_value());
+  const Node& multi = g->node(*g->Find("4.14.0+multi"));
+  EXPECT_EQ(multi.metadata.at("io.openshift.upgrades.graph.release.manifestref"), *list_digest);
+  EXPECT_EQ(multi.metadata.at("io.openshift.upgrades.graph.release.arch"), "multi");
+  EXPECT_EQ(Edges(*g), std::set<std::string>{"4.13.0+multi->4.14.0+multi"});
+}
+
+TEST_F(RegistryTest, CycleAndConflictingDigestsFailTheScrape) {
+  Publish("cyclic/release", "0.0.1", "--version 0.0.1");
+  Publish("cyclic/release", "0.0.2", "--version 0.0.2 --previous 0.0.1 --next 0.0.1");
+  auto cyclic = Scrape("cyclic/release");
+  ASSERT_FALSE(cyclic.ok());
+  EXPECT_EQ(cyclic.status().code(), Status::Code::kCycle) << cyclic.status().message();
+
+  Publish("dup/release", "5.0.0", "--version 5.0.0");
+  Publish("dup/release", "5.0.0-again", "--version 5.0.0 --metadata different=yes");
+  auto dup = Scrape("dup/release");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("mismatched manifest ref for concrete release 5.0.0+amd64"), std::string::npos)
+      << dup.status().message();
+}
+
+TEST_F(RegistryTest, TagsOverSeveralPages) {
+  auto client = Client("many/release");
+  for (int i = 0; i < 45; ++i) {
+    registry::NewRelease r;
+    r.metadata.version = Version(1, 0, static_cast<uint64_t>(i));
+    if (i > 0) r.metadata.previous = {Version(1, 0, static_cast<uint64_t>(i - 1))};
+    ASSERT_TRUE(registry::PushRelease(client, "v1.0." + std::to_string(i), r).ok());
+  }
+  auto tags = client.ListTags(20);
+  ASSERT_TRUE(tags.ok());
+  EXPECT_EQ(tags->size(), 45u);
+  auto g = Scrape("many/release", 7);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->node_count(), 45u);
+  EXPECT_EQ(g->edge_count(), 44u);
+}
+
+TEST_F(RegistryTest, CorruptBlobAndDownRegistryFail) {
+  Publish("bad/release", "1.0.0", "--version 1.0.0");
+  // Corrupt every stored layer blob on disk: the registry serves bytes that do not
+  // match their digest, and the scrape must refuse them.
+  size_t corrupted = 0;
+  for (const auto& e : fs::recursive_directory_iterator(registry_.storage())) {
+    if (e.path().filename() != "data" || e.path().string().find("/blobs/") == std::string::npos) continue;
+    std::string bytes = testing::ReadFile(e.path());
+    if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f) continue;  // gzip layers only
+    bytes[bytes.size() / 2] ^= 0x55;
+    testing::WriteFile(e.path(), bytes);
+    ++corrupted;
+  }
+  ASSERT_GT(corrupted, 0u);
+  auto bad = Scrape("bad/release");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("does not match digest"), std::string::npos) << bad.status().message();
+
+  registry_.Stop();
+  auto down = Scrape("bad/release");
+  ASSERT_FALSE(down.ok());
+  EXPECT_NE(down.status().message().find("listing tags"), std::string::npos) << down.status().message();
+}
+
+// The graph builder service scraping a registry: a later cyclic release fails the
+// refresh, the error is counted and logged, and the last good graph stays served.
+TEST_F(RegistryTest, GraphBuilderKeepsTheLastGoodGraph) {
+  Publish("svc/release", "2.0.0", "--version 2.0.0");
+  Publish("svc/release", "2.0.1", "--version 2.0.1 --previous 2.0.0");
+  testing::ServiceProcess builder("graph-builder", {"--upstream.registry.url", registry_.url(),
+                                                    "--upstream.registry.repository", "svc/release", "--graph-data",
+                                                    kGraphData.string(), "--service.pause_secs", "1"});
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::Get(builder.url("/readiness", "status")).status == 200; }))
+      << builder.log();
+  std::string good = testing::Get(builder.url("/graph")).body;
+  ASSERT_NE(good.find("2.0.1+amd64"), std::string::npos);
+  Publish("svc/release", "2.0.2", "--version 2.0.2 --previous 2.0.1 --next 2.0.0");
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return testing::Get(builder.url("/metrics", "status")).body.find("cincinnati_gb_graph_upstream_errors_total 0") ==
+           std::string::npos;
+  })) << builder.log();
+  EXPECT_NE(builder.log().find("would create a cycle"), std::string::npos) << builder.log();
+  EXPECT_EQ(testing::Get(builder.url("/graph")).body, good);
+  EXPECT_EQ(builder.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace cincinnati
