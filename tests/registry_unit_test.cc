@@ -1,0 +1,77 @@
+#include <gtest/gtest.h>
+
+#include "registry/client.h"
+#include "registry/layer.h"
+#include "registry/reference.h"
+
+namespace cincinnati::registry {
+namespace {
+
+// The reference's registry URL table (spec §3.3, §10.4): hosts x schemes x ports x paths.
+TEST(RepositoryLocationTest, ReferenceTable) {
+  for (const char* host : {"127.0.0.1", "localhost", "quay.io", "sat-r220-02.lab.eng.rdu2.redhat.com"}) {
+    for (const char* scheme : {"", "http://", "https://"}) {
+      for (const char* port : {"", ":8080"}) {
+        for (const char* path : {"", "/", "/ns1/ns2"}) {
+          std::string registry = std::string(scheme) + host + port + path;
+          auto loc = ParseRepositoryLocation(registry, "repo");
+          ASSERT_TRUE(loc.ok()) << registry;
+          std::string host_port = std::string(host) + port;
+          bool insecure = std::string(scheme) == "http://";
+          EXPECT_EQ(loc->insecure, insecure) << registry;
+          EXPECT_EQ(loc->host_port, insecure ? "http://" + host_port : host_port) << registry;
+          EXPECT_EQ(loc->base_url, (insecure ? "http://" : "https://") + host_port) << registry;
+          EXPECT_EQ(loc->repository, std::string(path) == "/ns1/ns2" ? "ns1/ns2/repo" : "repo") << registry;
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(ParseRepositoryLocation("ftp://quay.io", "repo").ok());
+  EXPECT_EQ(ParseRepositoryLocation("quay.io", "openshift-release-dev/ocp-release")->PullSpecPrefix(),
+            "quay.io/openshift-release-dev/ocp-release");
+}
+
+TEST(ImageReferenceTest, TagsDigestsAndPorts) {
+  auto a = ParseImageReference("http://127.0.0.1:5000/ns/release:4.1.0");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->location.host_port, "http://127.0.0.1:5000");
+  EXPECT_EQ(a->location.repository, "ns/release");
+  EXPECT_EQ(a->tag, "4.1.0");
+  EXPECT_EQ(a->reference(), "4.1.0");
+  auto b = ParseImageReference("quay.io/openshift-release-dev/ocp-release@sha256:abc");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->digest, "sha256:abc");
+  EXPECT_TRUE(b->tag.empty());
+  auto c = ParseImageReference("localhost:5000/repo");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->tag.empty());
+  EXPECT_EQ(c->location.host_port, "localhost:5000");
+  EXPECT_FALSE(ParseImageReference("no-slash").ok());
+}
+
+TEST(LayerTest, RoundTripAndDeterminism) {
+  auto layer = MakeLayer({{"release-manifests/release-metadata", "{\"a\":1}"}, {"release-manifests/x.yaml", "x: 1"}});
+  ASSERT_TRUE(layer.ok());
+  auto again = MakeLayer({{"release-manifests/release-metadata", "{\"a\":1}"}, {"release-manifests/x.yaml", "x: 1"}});
+  EXPECT_EQ(layer->gzip, again->gzip);  // same bytes, same digest
+  EXPECT_EQ(layer->diff_id.rfind("sha256:", 0), 0u);
+  auto file = ReadFileFromLayer(layer->gzip, "./release-manifests//release-metadata");
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE(file->has_value());
+  EXPECT_EQ(**file, "{\"a\":1}");
+  auto missing = ReadFileFromLayer(layer->gzip, "release-manifests/other");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+  EXPECT_FALSE(ReadFileFromLayer("definitely not gzip", "a").ok());
+  EXPECT_FALSE(ReadFileFromLayer(layer->gzip.substr(0, layer->gzip.size() / 2), "release-manifests/x.yaml").ok());
+}
+
+TEST(DigestTest, Verification) {
+  EXPECT_EQ(Sha256Digest(""), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_TRUE(VerifyDigest("", "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+  EXPECT_FALSE(VerifyDigest("x", "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+  EXPECT_FALSE(VerifyDigest("", "md5:abc"));
+}
+
+}  // namespace
+}  // namespace cincinnati::registry
