@@ -8,7 +8,7 @@ PACKAGES=(
   libsimdjson-dev libre2-dev libyaml-cpp-dev libcli11-dev
   libspdlog-dev libfmt-dev libssl-dev libboost1.81-dev libtomlplusplus-dev
   libcurl4-openssl-dev zlib1g-dev
-  prometheus libarchive-dev docker-registry
+  prometheus libarchive-dev docker-registry apache2-utils openssl
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

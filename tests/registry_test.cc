@@ -220,3 +220,83 @@ TEST_F(RegistryTest, GraphBuilderKeepsTheLastGoodGraph) {
 
 }  // namespace
 }  // namespace cincinnati
+
+namespace cincinnati {
+namespace {
+
+// A restart with the on-disk cache reads manifests but downloads no layer again.
+TEST(RegistryCacheTest, DiskCacheSurvivesARestart) {
+  testing::LocalRegistry registry;
+  ASSERT_TRUE(registry.ready()) << registry.log();
+  for (int i = 0; i < 5; ++i) {
+    auto r = testing::RunCincinnati("release new --version 3.0." + std::to_string(i) + " --to " + registry.url() +
+                                    "/cache/release:3.0." + std::to_string(i));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  testing::TempDir cache;
+  RegistrySourceSettings s;
+  s.registry = registry.url();
+  s.repository = "cache/release";
+  s.cache_directory = (cache / "releases").string();
+  RegistryReleaseSource first(s);
+  TransformContext c1;
+  auto g1 = first.Apply(Graph(), c1);
+  ASSERT_TRUE(g1.ok()) << g1.status().message();
+  EXPECT_EQ(first.counters().layers_fetched.load(), 5u);
+  auto again = first.Apply(Graph(), c1);  // warm: memory hits
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(first.counters().layers_fetched.load(), 5u);
+  EXPECT_EQ(first.counters().cache_hits.load(), 5u);
+
+  RegistryReleaseSource restarted(s);  // a new process: empty memory, same directory
+  TransformContext c2;
+  auto g2 = restarted.Apply(Graph(), c2);
+  ASSERT_TRUE(g2.ok()) << g2.status().message();
+  EXPECT_EQ(restarted.counters().layers_fetched.load(), 0u);
+  EXPECT_EQ(restarted.counters().disk_hits.load(), 5u);
+  EXPECT_EQ(WriteGraphJson(*g2), WriteGraphJson(*g1));
+  bool progress = false;
+  for (const auto& d : c2.diagnostics.items()) progress |= d.message.find("5 cache hits (5 from disk)") != std::string::npos;
+  EXPECT_TRUE(progress);
+}
+
+// TLS with a private CA and htpasswd basic auth, credentials from a dockercfg file.
+TEST(RegistryAuthTest, TlsAndBasicAuthWithDockerConfig) {
+  testing::LocalRegistry registry(/*secure=*/true, "robot", "s3cret");
+  ASSERT_TRUE(registry.ready()) << registry.log();
+  std::string to = registry.host_port() + "/secure/release:6.0.0";  // no scheme: https
+  auto anonymous = testing::RunCincinnati("release new --version 6.0.0 --to " + to + " --root-certificate-dir " +
+                                          registry.ca_dir());
+  EXPECT_NE(anonymous.exit_code, 0);
+  auto untrusted = testing::RunCincinnati("release new --version 6.0.0 --to " + to + " --username robot --password s3cret");
+  EXPECT_NE(untrusted.exit_code, 0);  // the private CA is not trusted by default
+  auto pushed = testing::RunCincinnati("release new --version 6.0.0 --to " + to +
+                                       " --username robot --password s3cret --root-certificate-dir " + registry.ca_dir());
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  EXPECT_EQ(pushed.out.rfind(registry.host_port() + "/secure/release@sha256:", 0), 0u) << pushed.out;
+
+  testing::TempDir dir;
+  // "robot:s3cret" in base64, under the most specific key.
+  testing::WriteFile(dir / "config.json", "{\"auths\":{\"" + registry.host_port() +
+                                              "/secure\":{\"auth\":\"cm9ib3Q6czNjcmV0\"},\"" + registry.host_port() +
+                                              "\":{\"auth\":\"d3Jvbmc6d3Jvbmc=\"}}}");
+  RegistrySourceSettings s;
+  s.registry = registry.host_port();
+  s.repository = "secure/release";
+  s.credentials_path = (dir / "config.json").string();
+  s.client.ca_path = registry.ca_dir();
+  TransformContext context;
+  auto g = RegistryReleaseSource(s).Apply(Graph(), context);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ(g->node_count(), 1u);
+  EXPECT_EQ(g->node(0).payload.rfind(registry.host_port() + "/secure/release@sha256:", 0), 0u);
+
+  // Only the less specific (wrong) entry: refused.
+  testing::WriteFile(dir / "wrong.json", "{\"auths\":{\"" + registry.host_port() + "\":{\"auth\":\"d3Jvbmc6d3Jvbmc=\"}}}");
+  s.credentials_path = (dir / "wrong.json").string();
+  auto refused = RegistryReleaseSource(s).Apply(Graph(), context);
+  EXPECT_FALSE(refused.ok());
+}
+
+}  // namespace
+}  // namespace cincinnati

@@ -1,26 +1,91 @@
 #include "builder/registry_source.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "builder/raw_graph.h"
+#include "core/json_writer.h"
+#include "registry/credentials.h"
 #include "registry/release_image.h"
 
 namespace cincinnati {
 
+namespace {
+
+std::string CacheFile(const std::string& dir, const std::string& digest) {
+  std::string name = digest;
+  std::replace(name.begin(), name.end(), ':', '-');
+  return dir + "/" + name + ".json";
+}
+
+}  // namespace
+
 RegistryReleaseSource::RegistryReleaseSource(RegistrySourceSettings settings) : settings_(std::move(settings)) {}
+
+std::optional<RegistryReleaseSource::CachedImage> RegistryReleaseSource::LoadFromDisk(const std::string& digest) const {
+  if (settings_.cache_directory.empty()) return std::nullopt;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.load(CacheFile(settings_.cache_directory, digest)).get(doc)) return std::nullopt;
+  std::string_view arch;
+  simdjson::dom::element release;
+  if (doc["arch"].get_string().get(arch) || doc["release"].get(release)) return std::nullopt;
+  CachedImage image{std::string(arch), std::nullopt};
+  if (!release.is_null()) {
+    auto parsed = ParseReleaseMetadata(simdjson::to_string(release));
+    if (!parsed.ok()) return std::nullopt;  // a damaged entry is simply fetched again
+    image.metadata = std::move(parsed).value();
+  }
+  return image;
+}
+
+void RegistryReleaseSource::SaveToDisk(const std::string& digest, const CachedImage& image,
+                                       Diagnostics& diagnostics) const {
+  if (settings_.cache_directory.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(settings_.cache_directory, ec);
+  std::string path = CacheFile(settings_.cache_directory, digest);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << "{\"arch\":" << JsonString(image.arch) << ",\"release\":"
+        << (image.metadata ? registry::ReleaseMetadataJson(*image.metadata) : "null") << "}";
+    if (!out.flush()) {
+      diagnostics.Warn(settings_.cache_directory, "cannot write the release cache (disk full?); continuing without it");
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);  // atomic: a reader sees the old file or the new one
+}
 
 Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) const {
   CINCINNATI_ASSIGN_OR_RETURN(registry::RepositoryLocation location,
                               registry::ParseRepositoryLocation(settings_.registry, settings_.repository));
-  registry::RegistryClient client(location, settings_.credentials, settings_.client);
+  registry::Credentials credentials = settings_.credentials;
+  if (!settings_.credentials_path.empty()) {
+    auto found = registry::LookupDockerCredentials(settings_.credentials_path, location);
+    if (found.ok()) {
+      credentials = *found;
+    } else {  // as the reference: log it and go on anonymously
+      context.diagnostics.Warn(settings_.credentials_path, found.status().message() + "; continuing anonymously");
+    }
+  }
+  registry::RegistryClient client(location, credentials, settings_.client);
+  const size_t manifests_before = counters_.manifests, layers_before = counters_.layers_fetched,
+               hits_before = counters_.cache_hits, disk_before = counters_.disk_hits;
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> tags, client.ListTags(settings_.tags_page_size));
 
   struct Outcome {
     std::optional<Release> release;
     std::string skipped;  // why the tag was skipped, if it was
     Status error;         // fails the scrape
+    Diagnostics notes;
   };
   std::vector<Outcome> outcomes(tags.size());
   std::atomic<size_t> next{0};
@@ -40,6 +105,15 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
         std::lock_guard<std::mutex> lock(cache_mu_);
         if (auto it = cache_.find(image->digest); it != cache_.end()) cached = it->second, hit = true;
       }
+      if (!hit) {
+        if (auto stored = LoadFromDisk(image->digest)) {
+          cached = std::move(*stored);
+          hit = true;
+          counters_.disk_hits++;
+          std::lock_guard<std::mutex> lock(cache_mu_);
+          cache_.emplace(image->digest, cached);
+        }
+      }
       if (hit) {
         counters_.cache_hits++;
       } else {
@@ -50,8 +124,11 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
           continue;
         }
         cached = CachedImage{image->arch, std::move(metadata).value()};
-        std::lock_guard<std::mutex> lock(cache_mu_);
-        cache_.emplace(image->digest, cached);
+        {
+          std::lock_guard<std::mutex> lock(cache_mu_);
+          cache_.emplace(image->digest, cached);
+        }
+        SaveToDisk(image->digest, cached, out.notes);
       }
       if (!cached.metadata) {
         out.skipped = fmt::format("image {} has no {}", image->digest, registry::kReleaseMetadataPath);
@@ -76,6 +153,7 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   for (size_t i = 0; i < tags.size(); ++i) {
     Outcome& out = outcomes[i];
     if (!out.error.ok()) return out.error;
+    for (const auto& d : out.notes.items()) context.diagnostics.Add(d.severity, d.location, d.message);
     if (out.release) {
       releases.push_back(std::move(*out.release));
     } else if (!out.skipped.empty()) {
@@ -83,6 +161,12 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
     }
   }
   context.raw_releases = releases.size();
+  context.diagnostics.Info(location.PullSpecPrefix(),
+                           fmt::format("scraped {} tags: {} manifests read, {} layers fetched, {} cache hits ({} from disk), "
+                                       "{} releases",
+                                       tags.size(), counters_.manifests - manifests_before,
+                                       counters_.layers_fetched - layers_before, counters_.cache_hits - hits_before,
+                                       counters_.disk_hits - disk_before, releases.size()));
   if (releases.empty()) context.diagnostics.Warn(location.PullSpecPrefix(), "no releases found");
   // Oldest first, as the directory source does: cheaper insertion, readable output.
   std::stable_sort(releases.begin(), releases.end(),

@@ -6,7 +6,10 @@
 // image without release metadata and a single-arch shard of a multi-arch release;
 // failing to list tags or to download a layer fails the scrape. Results are cached by
 // manifest digest, positive and negative, for the life of the transform, so later
-// scrapes only re-list tags and manifests. Payloads are "<host_port>/<repo>@<digest>".
+// scrapes only re-list tags and manifests. With a cache directory the results also
+// persist on disk (one small JSON file per digest), so a restart does not download
+// every layer again. Payloads are "<host_port>/<repo>@<digest>". Each scrape notes its
+// progress (tags listed, manifests read, layers fetched, cache hits) as diagnostics.
 #pragma once
 
 #include <atomic>
@@ -28,6 +31,8 @@ struct RegistrySourceSettings {
   std::string manifestref_key = std::string(kManifestRefKey);
   size_t fetch_concurrency = 16;
   registry::Credentials credentials;
+  std::string credentials_path;  // dockercfg; wins over `credentials`
+  std::string cache_directory;   // empty: cache in memory only
   registry::ClientOptions client;
   size_t tags_page_size = 20;
 };
@@ -39,7 +44,7 @@ class RegistryReleaseSource : public GraphTransform {
   Result<Graph> Apply(Graph graph, TransformContext& context) const override;
 
   struct Counters {
-    std::atomic<size_t> manifests{0}, layers_fetched{0}, cache_hits{0};
+    std::atomic<size_t> manifests{0}, layers_fetched{0}, cache_hits{0}, disk_hits{0};
   };
   const Counters& counters() const { return counters_; }
 
@@ -48,6 +53,9 @@ class RegistryReleaseSource : public GraphTransform {
     std::string arch;
     std::optional<ReleaseMetadata> metadata;
   };
+  std::optional<CachedImage> LoadFromDisk(const std::string& digest) const;
+  void SaveToDisk(const std::string& digest, const CachedImage& image, Diagnostics& diagnostics) const;
+
   RegistrySourceSettings settings_;
   mutable std::mutex cache_mu_;
   mutable std::map<std::string, CachedImage> cache_;  // by manifest digest

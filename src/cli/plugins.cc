@@ -60,7 +60,7 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
         }}},
       {"release-scrape-dockerv2",
        {{"registry", "repository", "manifestref_key", "fetch_concurrency", "username", "password",
-         "credentials_path", "root_certificate_dir"},
+         "credentials_path", "root_certificate_dir", "cache_directory"},
         [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
           RegistrySourceSettings s;
           s.registry = r.Get("registry", s.registry);
@@ -70,10 +70,8 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
           s.fetch_concurrency = std::max(1, std::atoi(concurrency.c_str()));
           s.credentials = {r.Get("username", ""), r.Get("password", "")};
           s.client.ca_path = r.Get("root_certificate_dir", "");
-          if (!r.Get("credentials_path", "").empty()) {
-            return Status::InvalidArgument("plugin 'release-scrape-dockerv2': credentials_path is not supported yet; "
-                                           "use username and password");
-          }
+          s.credentials_path = r.Get("credentials_path", "");
+          s.cache_directory = r.Get("cache_directory", "");
           return std::unique_ptr<GraphTransform>(std::make_unique<RegistryReleaseSource>(s));
         }}},
       {"openshift-secondary-metadata-parse",

@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct NewArgs {
-  std::string version, arch = "amd64", to, manifests, username, password;
+  std::string version, arch = "amd64", to, manifests, username, password, ca_dir;
   std::vector<std::string> previous, next, metadata;
   size_t chunk_size = 0;
 };
@@ -58,16 +58,16 @@ Status RunNew(const NewArgs& args) {
   }
   CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(args.to));
   if (ref.tag.empty()) return Status::InvalidArgument(fmt::format("--to '{}': a tag is required", args.to));
-  registry::RegistryClient client(ref.location, {args.username, args.password});
+  registry::RegistryClient client(ref.location, {args.username, args.password}, {.ca_path = args.ca_dir});
   CINCINNATI_ASSIGN_OR_RETURN(std::string digest, registry::PushRelease(client, ref.tag, release, args.chunk_size));
   std::cout << ref.location.PullSpecPrefix() << "@" << digest << '\n';
   return Status::OK();
 }
 
-Status RunInfo(const std::string& image, const registry::Credentials& credentials) {
+Status RunInfo(const std::string& image, const registry::Credentials& credentials, const std::string& ca_dir) {
   CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(image));
   if (ref.reference().empty()) return Status::InvalidArgument(fmt::format("'{}': a tag or digest is required", image));
-  registry::RegistryClient client(ref.location, credentials);
+  registry::RegistryClient client(ref.location, credentials, {.ca_path = ca_dir});
   CINCINNATI_ASSIGN_OR_RETURN(registry::ReleaseImage release, registry::ReadReleaseImage(client, ref.reference()));
   std::cout << fmt::format(R"({{"image":{},"digest":{},"architecture":{},"metadata":{}}})",
                            JsonString(ref.location.PullSpecPrefix() + "@" + release.digest), JsonString(release.digest),
@@ -105,6 +105,7 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
       ->required();
   create->add_option("--username", args->username, "Registry user");
   create->add_option("--password", args->password, "Registry password");
+  create->add_option("--root-certificate-dir", args->ca_dir, "Extra trusted certificates (*.pem, *.crt)");
   create->add_option("--chunk-size", args->chunk_size, "Upload blobs in chunks of this many bytes (0: one request)");
   create->callback([args, &exit_code] { Report(RunNew(*args), exit_code); });
 
@@ -114,7 +115,9 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
   info->add_option("image", *image, "Image, e.g. quay.io/org/release:4.14.1")->required();
   info->add_option("--username", creds->username, "Registry user");
   info->add_option("--password", creds->password, "Registry password");
-  info->callback([image, creds, &exit_code] { Report(RunInfo(*image, *creds), exit_code); });
+  auto ca_dir = std::make_shared<std::string>();
+  info->add_option("--root-certificate-dir", *ca_dir, "Extra trusted certificates (*.pem, *.crt)");
+  info->callback([image, creds, ca_dir, &exit_code] { Report(RunInfo(*image, *creds, *ca_dir), exit_code); });
 }
 
 }  // namespace cincinnati::cli

@@ -62,7 +62,11 @@ std::vector<Flag> Flags(Role role) {
          "Registry to scrape releases from (e.g. quay.io, http://127.0.0.1:5000)"},
         {"--upstream.registry.repository,--repository", "upstream.registry.repository", "Repository of the releases"},
         {"--upstream.registry.credentials_path,--credentials-file,--credentials-path", "upstream.registry.credentials_path",
-         "dockercfg credentials (not supported yet)"},
+         "dockercfg credentials file (config.json)"},
+        {"--upstream.registry.cache_directory", "upstream.registry.cache_directory",
+         "Keep scraped release metadata here across restarts"},
+        {"--upstream.registry.root_certificate_dir", "upstream.registry.root_certificate_dir",
+         "Extra trusted certificates (*.pem, *.crt)"},
         {"--upstream.registry.manifestref_key", "upstream.registry.manifestref_key", "Metadata key for the manifest digest"},
         {"--upstream.registry.fetch_concurrency", "upstream.registry.fetch_concurrency", "Images read in parallel"},
     };
@@ -153,9 +157,9 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     r.manifestref_key = s.String("upstream.registry.manifestref_key", r.manifestref_key);
     CINCINNATI_ASSIGN_OR_RETURN(uint64_t concurrency, s.Unsigned("upstream.registry.fetch_concurrency", 16));
     r.fetch_concurrency = std::max<uint64_t>(1, concurrency);
-    if (s.Has("upstream.registry.credentials_path")) {
-      return Status::InvalidArgument("upstream.registry.credentials_path is not supported yet");
-    }
+    r.credentials_path = s.String("upstream.registry.credentials_path", "");
+    r.cache_directory = s.String("upstream.registry.cache_directory", "");
+    r.client.ca_path = s.String("upstream.registry.root_certificate_dir", "");
     options.registry = r;
   }
   options.graph_data = s.String("graph_data", "");

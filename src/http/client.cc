@@ -3,6 +3,10 @@
 #include <curl/curl.h>
 #include <strings.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <mutex>
 
 #include "core/strings.h"
@@ -25,6 +29,32 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
                               std::string(TrimWhitespace(line.substr(colon + 1))));
   }
   return size * n;
+}
+
+// The system bundle plus the certificates under `dir`, read once per directory.
+const std::string& CaBundle(const std::string& dir) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> bundles;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = bundles.emplace(dir, std::string());
+  if (!inserted) return it->second;
+  auto append = [&](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    it->second.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    it->second += '\n';
+  };
+  append("/etc/ssl/certs/ca-certificates.crt");
+  std::error_code ec;
+  for (auto e = std::filesystem::recursive_directory_iterator(dir, ec); !ec && e != std::filesystem::recursive_directory_iterator();
+       e.increment(ec)) {
+    if (e.depth() > 1) {
+      e.disable_recursion_pending();
+      continue;
+    }
+    std::string ext = e->path().extension().string();
+    if (e->is_regular_file() && (ext == ".pem" || ext == ".crt")) append(e->path());
+  }
+  return it->second;
 }
 
 }  // namespace
@@ -60,7 +90,14 @@ Result Request(const std::string& url, const RequestOptions& options) {
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result.headers);
   if (options.accept_gzip) curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "gzip");
-  if (!options.ca_path.empty()) curl_easy_setopt(curl, CURLOPT_CAPATH, options.ca_path.c_str());
+  curl_blob ca{};
+  if (!options.ca_path.empty()) {
+    const std::string& bundle = CaBundle(options.ca_path);
+    ca.data = const_cast<char*>(bundle.data());
+    ca.len = bundle.size();
+    ca.flags = CURL_BLOB_NOCOPY;
+    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
+  }
   if (options.head || options.method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (options.method != "GET") {

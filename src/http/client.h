@@ -21,7 +21,9 @@ struct RequestOptions {
   std::string body;                  // sent when non-empty or for PUT/POST/PATCH
   std::chrono::milliseconds timeout{30000};
   bool accept_gzip = true;           // sends Accept-Encoding and decodes the body
-  std::string ca_path;               // extra trust: a directory of PEM certificates
+  // Extra trust: *.pem and *.crt files up to two levels under this directory, added to
+  // the system's certificate bundle (the reference's root_certificate_dir).
+  std::string ca_path;
   bool head = false;                 // HEAD: no body expected
 };
 
