@@ -93,30 +93,36 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
     for (size_t i = next++; i < tags.size(); i = next++) {
       const std::string& tag = tags[i];
       Outcome& out = outcomes[i];
-      auto image = registry::InspectImage(client, tag);
+      auto manifest = client.GetManifest(tag);
       counters_.manifests++;
-      if (!image.ok()) {
-        out.skipped = tag.find(".sig") != std::string::npos ? "" : image.status().message();
+      if (!manifest.ok()) {
+        out.skipped = tag.find(".sig") != std::string::npos ? "" : manifest.status().message();
         continue;
       }
+      const std::string& digest = manifest->digest;
       CachedImage cached;
       bool hit = false;
       {
         std::lock_guard<std::mutex> lock(cache_mu_);
-        if (auto it = cache_.find(image->digest); it != cache_.end()) cached = it->second, hit = true;
+        if (auto it = cache_.find(digest); it != cache_.end()) cached = it->second, hit = true;
       }
       if (!hit) {
-        if (auto stored = LoadFromDisk(image->digest)) {
+        if (auto stored = LoadFromDisk(digest)) {
           cached = std::move(*stored);
           hit = true;
           counters_.disk_hits++;
           std::lock_guard<std::mutex> lock(cache_mu_);
-          cache_.emplace(image->digest, cached);
+          cache_.emplace(digest, cached);
         }
       }
       if (hit) {
         counters_.cache_hits++;
       } else {
+        auto image = registry::InspectManifest(client, *manifest);
+        if (!image.ok()) {
+          out.skipped = tag.find(".sig") != std::string::npos ? "" : image.status().message();
+          continue;
+        }
         auto metadata = registry::ReadReleaseMetadata(client, image->layers_top_first);
         counters_.layers_fetched += image->layers_top_first.size();
         if (!metadata.ok()) {
@@ -126,12 +132,12 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
         cached = CachedImage{image->arch, std::move(metadata).value()};
         {
           std::lock_guard<std::mutex> lock(cache_mu_);
-          cache_.emplace(image->digest, cached);
+          cache_.emplace(digest, cached);
         }
-        SaveToDisk(image->digest, cached, out.notes);
+        SaveToDisk(digest, cached, out.notes);
       }
       if (!cached.metadata) {
-        out.skipped = fmt::format("image {} has no {}", image->digest, registry::kReleaseMetadataPath);
+        out.skipped = fmt::format("image {} has no {}", digest, registry::kReleaseMetadataPath);
         continue;
       }
       auto arch_of_release = cached.metadata->metadata.find(std::string(kReleaseArchitectureKey));
@@ -140,8 +146,8 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
         out.skipped = "a single-architecture part of a multi-architecture release";
         continue;
       }
-      out.release = MakeRelease(*cached.metadata, cached.arch, image->digest,
-                                location.PullSpecPrefix() + "@" + image->digest, settings_.manifestref_key);
+      out.release = MakeRelease(*cached.metadata, cached.arch, digest, location.PullSpecPrefix() + "@" + digest,
+                                settings_.manifestref_key);
     }
   };
   std::vector<std::thread> workers;

@@ -46,6 +46,10 @@ Result<ImageLayers> ImageManifestLayers(RegistryClient& client, const Manifest& 
 
 Result<ImageLayers> InspectImage(RegistryClient& client, const std::string& reference) {
   CINCINNATI_ASSIGN_OR_RETURN(Manifest m, client.GetManifest(reference));
+  return InspectManifest(client, m);
+}
+
+Result<ImageLayers> InspectManifest(RegistryClient& client, const Manifest& m) {
   if (IsImageManifest(m.media_type)) {
     CINCINNATI_ASSIGN_OR_RETURN(ImageLayers out, ImageManifestLayers(client, m));
     out.digest = m.digest;

@@ -35,6 +35,8 @@ struct ImageLayers {
   std::vector<std::string> layers_top_first;
 };
 Result<ImageLayers> InspectImage(RegistryClient& client, const std::string& reference);
+// The same for a manifest already fetched (its digest is enough to consult a cache).
+Result<ImageLayers> InspectManifest(RegistryClient& client, const Manifest& manifest);
 
 // Finds the release metadata in the layers (top-most first).
 Result<std::optional<ReleaseMetadata>> ReadReleaseMetadata(RegistryClient& client,
