@@ -11,6 +11,8 @@
 #include "builder/registry_source.h"
 #include "core/graph_json.h"
 #include "registry/release_image.h"
+#include "gpg_util.h"
+#include "registry/layer.h"
 #include "registry_util.h"
 
 namespace cincinnati {
@@ -296,6 +298,82 @@ TEST(RegistryAuthTest, TlsAndBasicAuthWithDockerConfig) {
   s.credentials_path = (dir / "wrong.json").string();
   auto refused = RegistryReleaseSource(s).Apply(Graph(), context);
   EXPECT_FALSE(refused.ok());
+}
+
+}  // namespace
+}  // namespace cincinnati
+
+namespace cincinnati {
+namespace {
+
+// Graph-data as a signed image: pushed with `graph-data push`, signed with a fresh key,
+// verified and unpacked by the graph builder, served as graph-data.tar.gz; an untrusted
+// key keeps the service unready; a new revision under the same tag is followed.
+TEST(GraphDataImageTest, SignedImageEndToEnd) {
+  testing::LocalRegistry registry;
+  ASSERT_TRUE(registry.ready()) << registry.log();
+  const fs::path example = testing::Examples() / "ocp-4x";
+  const std::string image = registry.url() + "/ota/graph-data:latest";
+  testing::TempDir work;
+  fs::copy(example / "graph-data", work / "gd", fs::copy_options::recursive);
+
+  testing::Signer signer("graph-data"), stranger("stranger");
+  ASSERT_TRUE(signer.ok() && stranger.ok());
+  auto push_and_sign = [&](int slot) {
+    auto pushed = testing::RunCincinnati("graph-data push " + (work / "gd").string() + " --to " + image);
+    EXPECT_EQ(pushed.exit_code, 0) << pushed.err;
+    std::string digest = pushed.out.substr(pushed.out.find('@') + 1);
+    digest.erase(digest.find('\n'));
+    std::string sig = signer.Sign(digest);
+    testing::WriteFile(work / ("store/sha256=" + digest.substr(7) + "/signature-" + std::to_string(slot)), sig);
+    return digest;
+  };
+  push_and_sign(2);  // not in slot 1: the builder must keep looking
+
+  testing::ServiceProcess builder(
+      "graph-builder", {"--releases", (example / "releases").string(), "--graph-data-image", image,
+                        "--graph-data-public-keys", signer.keys(), "--graph-data-signatures", (work / "store").string(),
+                        "--graph-data-cache", (work / "cache").string(), "--service.pause_secs", "1"});
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::Get(builder.url("/readiness", "status")).status == 200; }))
+      << builder.log();
+
+  // The same graph as from the directory itself.
+  LocalBuildOptions direct;
+  direct.releases = example / "releases";
+  direct.graph_data = example / "graph-data";
+  TransformContext context;
+  auto expected = BuildLocalGraph(direct, context);
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(testing::Get(builder.url("/graph")).body, WriteGraphJson(*expected));
+
+  auto tarball = testing::Get(builder.url("/graph-data", "public"));
+  ASSERT_EQ(tarball.status, 200) << tarball.body;
+  EXPECT_EQ(tarball.headers["Content-Type"], "application/gzip");
+  auto version = registry::ReadFileFromLayer(tarball.body, "version");
+  ASSERT_TRUE(version.ok() && version->has_value());
+  EXPECT_EQ(**version, "1.1.0\n");
+
+  // A new revision under the same tag, signed: the graph follows it.
+  testing::WriteFile(work / "gd/channels/stable-4.13.yaml", "name: stable-4.13\nversions: [4.13.0]\n");
+  push_and_sign(1);
+  ASSERT_TRUE(testing::WaitFor([&] {
+    auto g = ReadGraphJson(testing::Get(builder.url("/graph")).body);
+    if (!g.ok()) return false;
+    auto n = g->Find("4.13.1+amd64");
+    return n && g->node(*n).metadata.count("io.openshift.upgrades.graph.release.channels") &&
+           g->node(*n).metadata.at("io.openshift.upgrades.graph.release.channels").find("stable-4.13") == std::string::npos;
+  })) << builder.log();
+
+  // Signed by a key nobody trusts: the refresh fails and nothing becomes ready.
+  testing::ServiceProcess untrusted(
+      "graph-builder", {"--releases", (example / "releases").string(), "--graph-data-image", image,
+                        "--graph-data-public-keys", stranger.keys(), "--graph-data-signatures",
+                        (work / "store").string(), "--graph-data-cache", (work / "cache2").string(),
+                        "--service.pause_secs", "1"});
+  ASSERT_TRUE(testing::WaitFor([&] { return untrusted.log().find("not signed with a trusted key") != std::string::npos; }))
+      << untrusted.log();
+  EXPECT_EQ(testing::Get(untrusted.url("/readiness", "status")).status, 503);
+  EXPECT_EQ(builder.Stop(), 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "registry/signature.h"
+#include "gpg_util.h"
 #include "test_util.h"
 
 namespace cincinnati::registry {
@@ -12,40 +13,10 @@ namespace fs = std::filesystem;
 using cincinnati::testing::ReadFile;
 using cincinnati::testing::TempDir;
 using cincinnati::testing::WriteFile;
+using cincinnati::testing::Signer;
 
 const fs::path kFixture = cincinnati::testing::Fixtures() / "signatures";
 constexpr char kFixtureDigest[] = "sha256:d33abd703ea76813f8dbd9518ff46d3f95ac23f364f5b6417d9fa2593aa72a1a";
-
-// A GnuPG home with one fresh signing key, its public key exported to keys/.
-class Signer {
- public:
-  explicit Signer(const std::string& name) {
-    fs::create_directories(dir_ / "home");
-    fs::permissions(dir_ / "home", fs::perms::owner_all);
-    fs::create_directories(dir_ / "keys");
-    std::string gpg = "gpg --homedir " + (dir_ / "home").string() + " --batch --pinentry-mode loopback --passphrase ''";
-    ok_ = std::system((gpg + " --quick-gen-key '" + name + " <" + name + "@example.com>' ed25519 sign 1d >/dev/null 2>&1").c_str()) == 0 &&
-          std::system((gpg + " --armor --export > " + (dir_ / "keys/key.asc").string() + " 2>/dev/null").c_str()) == 0;
-  }
-  ~Signer() { (void)std::system(("gpgconf --homedir " + (dir_ / "home").string() + " --kill all >/dev/null 2>&1").c_str()); }
-  bool ok() const { return ok_; }
-  std::string keys() const { return (dir_ / "keys").string(); }
-  // A binary signed message over the simple-signing payload for `digest`.
-  std::string Sign(const std::string& digest) {
-    WriteFile(dir_ / "payload.json",
-              R"({"critical":{"image":{"docker-manifest-digest":")" + digest +
-                  R"("},"type":"atomic container signature","identity":{"docker-reference":"example.com/graph-data:1"}},"optional":{}})");
-    std::string cmd = "gpg --homedir " + (dir_ / "home").string() +
-                      " --batch --yes --pinentry-mode loopback --passphrase '' --sign -o " + (dir_ / "sig").string() +
-                      " " + (dir_ / "payload.json").string() + " >/dev/null 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0);
-    return ReadFile(dir_ / "sig");
-  }
-
- private:
-  TempDir dir_;
-  bool ok_ = false;
-};
 
 TEST(SignatureTest, UpstreamFixtureVerifiesWithItsKeyAndDigest) {
   TempDir keys;

@@ -11,6 +11,7 @@ TransformChain MakeLocalBuilderChain(const LocalBuildOptions& options) {
   } else {
     chain.push_back(std::make_unique<LocalReleaseSource>(options.releases, options.release_options));
   }
+  if (options.graph_data_image) chain.push_back(std::make_unique<GraphDataImageSource>(*options.graph_data_image));
   graphdata::SecondaryMetadataSettings secondary = options.secondary_metadata;
   secondary.data_directory = options.graph_data;
   chain.push_back(std::make_unique<graphdata::SecondaryMetadataParse>(std::move(secondary)));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "builder/edge_add_remove.h"
+#include "builder/graph_data_image_source.h"
 #include "builder/node_remove.h"
 #include "builder/registry_source.h"
 #include "builder/release_sources.h"
@@ -74,6 +75,35 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
           s.cache_directory = r.Get("cache_directory", "");
           return std::unique_ptr<GraphTransform>(std::make_unique<RegistryReleaseSource>(s));
         }}},
+      {"dkrv2-secondary-metadata-scrape",
+       {{"registry", "repository", "tag", "output_directory", "graph_data_path", "output_allowlist", "username",
+         "password", "credentials_path", "root_certificate_dir", "verify_signature", "signature_baseurl",
+         "public_keys_path"},
+        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+          GraphDataImageSettings s;
+          s.registry = r.Get("registry", "");
+          s.repository = r.Get("repository", "");
+          s.tag = r.Get("tag", s.tag);
+          if (s.registry.empty() || s.repository.empty() || s.tag.empty()) {
+            return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': registry, repository and tag are required");
+          }
+          s.output_directory = r.Get("output_directory", "");
+          if (s.output_directory.empty()) {
+            return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': output_directory is required");
+          }
+          s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
+          if (std::string list = r.Get("output_allowlist", ""); !list.empty()) {
+            s.output_allowlist.clear();
+            for (std::string_view p : Split(list, ',')) s.output_allowlist.emplace_back(TrimWhitespace(p));
+          }
+          s.credentials = {r.Get("username", ""), r.Get("password", "")};
+          s.credentials_path = r.Get("credentials_path", "");
+          s.client.ca_path = r.Get("root_certificate_dir", "");
+          CINCINNATI_ASSIGN_OR_RETURN(s.verify_signature, r.Bool("verify_signature", false));
+          s.signature_baseurl = r.Get("signature_baseurl", s.signature_baseurl);
+          s.public_keys_path = r.Get("public_keys_path", "");
+          return std::unique_ptr<GraphTransform>(std::make_unique<GraphDataImageSource>(s));
+        }}},
       {"openshift-secondary-metadata-parse",
        {{"data_directory", "key_prefix", "default_arch", "disallowed_errors"},
         [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
@@ -126,8 +156,7 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
 }  // namespace
 
 Result<std::unique_ptr<GraphTransform>> MakeTransform(const PluginTable& table) {
-  static const std::set<std::string> kLater = {"github-secondary-metadata-scrape",
-                                               "dkrv2-secondary-metadata-scrape", "quay-metadata"};
+  static const std::set<std::string> kLater = {"github-secondary-metadata-scrape", "quay-metadata"};
   if (kLater.count(table.name)) {
     return Status::InvalidArgument(fmt::format(
         "plugin '{}' needs a registry or GitHub and is not available in this build yet; use 'local-releases' "

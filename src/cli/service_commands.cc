@@ -10,6 +10,11 @@
 #include <spdlog/spdlog.h>
 
 #include "builder/pipeline.h"
+#include "registry/reference.h"
+
+#include <unistd.h>
+
+#include <filesystem>
 #include "cli/commands.h"
 #include "cli/plugins.h"
 #include "cli/settings.h"
@@ -55,6 +60,10 @@ std::vector<Flag> Flags(Role role) {
     std::vector<Flag> gb = {
         {"--releases", "releases", "Graph JSON file, or directory of release-metadata documents"},
         {"--graph-data", "graph_data", "Graph-data directory"},
+        {"--graph-data-image", "graph_data_image", "Graph-data container image (REGISTRY/REPO:TAG) instead of a directory"},
+        {"--graph-data-public-keys", "graph_data_public_keys", "Verify the graph-data image's signature with these keys"},
+        {"--graph-data-signatures", "graph_data_signatures", "Signature store (URL or directory) for the graph-data image"},
+        {"--graph-data-cache", "graph_data_cache", "Where the graph-data image is unpacked (default: a temporary directory)"},
         {"--disallowed-errors", "disallowed_errors", "Graph-data error classes that fail a refresh"},
         {"--service.pause_secs", "service.pause_secs", "Seconds between the end of a refresh and the next"},
         {"--service.scrape_timeout", "service.scrape_timeout_secs", "Seconds a refresh may take"},
@@ -103,6 +112,9 @@ std::set<std::string> KnownKeys(Role role) {
   keys.erase("releases");
   keys.erase("graph_data");
   keys.erase("disallowed_errors");
+  for (const char* k : {"graph_data_image", "graph_data_public_keys", "graph_data_signatures", "graph_data_cache"}) {
+    keys.erase(k);
+  }
   keys.erase("testing.ports_file");
   return keys;
 }
@@ -144,9 +156,9 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     return chain;
   }
   bool registry = s.Has("upstream.registry.url") || s.Has("upstream.registry.repository");
-  if ((!s.Has("releases") && !registry) || !s.Has("graph_data")) {
-    return Status::InvalidArgument(
-        "give --releases (or --upstream.registry.url) and --graph-data, or [[plugin_settings]] in the config file");
+  if ((!s.Has("releases") && !registry) || (!s.Has("graph_data") && !s.Has("graph_data_image"))) {
+    return Status::InvalidArgument("give --releases (or --upstream.registry.url) and --graph-data (or "
+                                   "--graph-data-image), or [[plugin_settings]] in the config file");
   }
   LocalBuildOptions options;
   options.releases = s.String("releases", "");
@@ -163,6 +175,20 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     options.registry = r;
   }
   options.graph_data = s.String("graph_data", "");
+  if (s.Has("graph_data_image")) {
+    CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(s.String("graph_data_image", "")));
+    GraphDataImageSettings g;
+    g.registry = ref.location.insecure ? ref.location.base_url : ref.location.host_port;
+    g.repository = ref.location.repository;
+    g.tag = ref.reference().empty() ? "latest" : ref.reference();
+    g.output_directory = s.String("graph_data_cache", (std::filesystem::temp_directory_path() /
+                                                       ("cincinnati-graph-data-" + std::to_string(::getpid()))).string());
+    g.public_keys_path = s.String("graph_data_public_keys", "");
+    g.verify_signature = !g.public_keys_path.empty();
+    g.signature_baseurl = s.String("graph_data_signatures", g.signature_baseurl);
+    g.client.ca_path = s.String("upstream.registry.root_certificate_dir", "");
+    options.graph_data_image = g;
+  }
   for (const std::string& name : s.List("disallowed_errors")) {
     CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));
     options.secondary_metadata.disallowed_errors.insert(c);

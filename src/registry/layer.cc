@@ -5,6 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "core/sha256.h"
 #include "core/strings.h"
 
@@ -98,6 +103,73 @@ Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar
   archive_read_free(a);
   if (!status.ok()) return status;
   return found;
+}
+
+Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
+                    const std::function<bool(const std::string&)>& keep) {
+  namespace fs = std::filesystem;
+  archive* a = archive_read_new();
+  archive_read_support_filter_gzip(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_memory(a, gzip_tar.data(), gzip_tar.size()) != ARCHIVE_OK) {
+    archive_read_free(a);
+    return Status::InvalidArgument("layer is not a gzip tar");
+  }
+  Status status;
+  archive_entry* entry = nullptr;
+  while (status.ok()) {
+    int rc = archive_read_next_header(a, &entry);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+      status = Status::InvalidArgument(fmt::format("layer is not a valid gzip tar: {}",
+                                                   archive_error_string(a) ? archive_error_string(a) : "read error"));
+      break;
+    }
+    std::string path = NormalizePath(archive_entry_pathname(entry));
+    if (path.empty() || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos || path == "..") {
+      status = Status::InvalidArgument(fmt::format("layer entry '{}' leaves the destination", archive_entry_pathname(entry)));
+      break;
+    }
+    fs::path target = fs::path(dest) / path;
+    std::string name = target.filename().string();
+    if (name.rfind(".wh.", 0) == 0) {
+      if (name != ".wh..wh..opq") {
+        std::error_code ec;
+        fs::remove_all(target.parent_path() / name.substr(4), ec);
+      }
+      continue;
+    }
+    if (archive_entry_filetype(entry) != AE_IFREG || !keep(path)) continue;
+    std::string content(static_cast<size_t>(archive_entry_size(entry)), '\0');
+    la_ssize_t n = archive_read_data(a, content.data(), content.size());
+    if (n < 0 || static_cast<size_t>(n) != content.size()) {
+      status = Status::InvalidArgument(fmt::format("layer is truncated at {}", path));
+      break;
+    }
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    std::ofstream out(target, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    if (!out) status = Status::IoError(fmt::format("cannot write {}", target.string()));
+  }
+  archive_read_free(a);
+  return status;
+}
+
+Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<LayerEntry> entries;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    std::ifstream in(it->path(), std::ios::binary);
+    entries.push_back({fs::relative(it->path(), dir).generic_string(),
+                       std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>())});
+  }
+  if (ec) return Status::IoError(fmt::format("{}: {}", dir, ec.message()));
+  std::sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.path < y.path; });
+  return entries;
 }
 
 }  // namespace cincinnati::registry

@@ -1,6 +1,7 @@
 // Image layers as gzip-compressed tar archives (libarchive).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,5 +26,15 @@ Result<Layer> MakeLayer(const std::vector<LayerEntry>& entries);
 // The content of the regular file at `path` (compared component-wise, so "./a/b" is
 // "a/b"), nullopt if the layer has none. An error when the layer is not a gzip tar.
 Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar, const std::string& path);
+
+// Unpacks the regular files of a layer under `dest` (over what lower layers left),
+// keeping only paths for which keep(path) is true. Whiteouts are applied: ".wh.<name>"
+// deletes <name>; opaque whiteouts (".wh..wh..opq") are ignored, as upstream. Paths
+// that would leave `dest` (absolute, "..") are refused.
+Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
+                    const std::function<bool(const std::string&)>& keep);
+
+// Every regular file under `dir` as entries relative to it, in path order.
+Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir);
 
 }  // namespace cincinnati::registry

@@ -1,0 +1,127 @@
+#include "builder/graph_data_image_source.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+#include <simdjson.h>
+
+#include "core/metadata_keys.h"
+#include "graph-data/file_reader.h"
+#include "http/client.h"
+#include "registry/credentials.h"
+#include "registry/layer.h"
+#include "registry/release_image.h"
+#include "registry/signature.h"
+
+namespace cincinnati {
+
+namespace fs = std::filesystem;
+
+bool AllowListed(const std::vector<std::string>& patterns, const std::string& path) {
+  for (const std::string& p : patterns) {
+    RE2 re(p, RE2::Quiet);
+    if (re.ok() && RE2::PartialMatch(path, re)) return true;
+  }
+  return false;
+}
+
+Status GraphDataImageSource::VerifySignature(const std::string& digest) const {
+  if (settings_.public_keys_path.empty()) return Status::InvalidArgument("verify_signature needs public_keys_path");
+  std::string last_error = "no signature found";
+  // Nine attempts, as the reference (signature-1 .. signature-9).
+  for (int i = 1; i <= 9; ++i) {
+    std::string where = registry::SignatureLocation(settings_.signature_baseurl, digest, i);
+    std::string signature;
+    if (where.rfind("http://", 0) == 0 || where.rfind("https://", 0) == 0) {
+      http::Result r = http::Request(where, {.timeout = std::chrono::seconds(30), .accept_gzip = false,
+                                             .ca_path = settings_.client.ca_path});
+      if (!r.ok()) continue;
+      signature = std::move(r.body);
+    } else {
+      auto read = graphdata::ReadFileToString(where);
+      if (!read.ok()) continue;
+      signature = std::move(read).value();
+    }
+    auto verified = registry::VerifyImageSignature(signature, settings_.public_keys_path, digest);
+    if (verified.ok()) return Status::OK();
+    last_error = fmt::format("{}: {}", where, verified.status().message());
+  }
+  return Status::InvalidArgument(fmt::format("graph-data image {} is not signed with a trusted key: {}", digest, last_error));
+}
+
+Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context) const {
+  if (settings_.output_directory.empty()) return Status::InvalidArgument("output_directory is required");
+  CINCINNATI_ASSIGN_OR_RETURN(registry::RepositoryLocation location,
+                              registry::ParseRepositoryLocation(settings_.registry, settings_.repository));
+  registry::Credentials credentials = settings_.credentials;
+  if (!settings_.credentials_path.empty()) {  // unlike the release scrape, a bad file is fatal here
+    CINCINNATI_ASSIGN_OR_RETURN(credentials, registry::LookupDockerCredentials(settings_.credentials_path, location));
+  }
+  registry::RegistryClient client(location, credentials, settings_.client);
+  CINCINNATI_ASSIGN_OR_RETURN(registry::Manifest manifest, client.GetManifest(settings_.tag));
+  if (manifest.media_type != registry::kDockerManifest && manifest.media_type != registry::kOciManifest) {
+    return Status::InvalidArgument(fmt::format("graph-data image {}:{} must be a single image manifest, not {}",
+                                               location.PullSpecPrefix(), settings_.tag, manifest.media_type));
+  }
+  if (settings_.verify_signature) CINCINNATI_RETURN_IF_ERROR(VerifySignature(manifest.digest));
+
+  std::vector<std::string> layers;
+  {
+    simdjson::dom::parser parser;
+    simdjson::dom::array list;
+    if (parser.parse(manifest.body)["layers"].get(list)) return Status::InvalidArgument("manifest has no layers");
+    for (auto l : list) {
+      std::string_view d;
+      if (!l["digest"].get_string().get(d)) layers.emplace_back(d);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (layers == last_layers_ && fs::is_directory(last_directory_)) {
+      context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = last_directory_;
+      context.parameters[std::string(kSecondaryMetadataTarParam)] = last_tar_;
+      return graph;
+    }
+  }
+  std::string hex = manifest.digest.substr(manifest.digest.find(':') + 1, 12);
+  fs::path unpack = fs::path(settings_.output_directory) / ("graph-data-" + hex);
+  std::error_code ec;
+  fs::remove_all(unpack, ec);
+  fs::create_directories(unpack, ec);
+  if (ec) return Status::IoError(fmt::format("{}: {}", unpack.string(), ec.message()));
+  for (const std::string& digest : layers) {  // lowest first
+    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(digest));
+    CINCINNATI_RETURN_IF_ERROR(registry::ExtractLayer(blob, unpack.string(), [&](const std::string& path) {
+      return AllowListed(settings_.output_allowlist, path);
+    }));
+  }
+  fs::path data = unpack / fs::path(settings_.graph_data_path).relative_path();
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> files, registry::DirectoryEntries(data.string()));
+  CINCINNATI_ASSIGN_OR_RETURN(registry::Layer tarball, registry::MakeLayer(files));
+  fs::path tar = fs::path(settings_.output_directory) / "graph-data.tar.gz";
+  {
+    std::ofstream out(tar.string() + ".tmp", std::ios::binary | std::ios::trunc);
+    out << tarball.gzip;
+    if (!out.flush()) return Status::IoError(fmt::format("cannot write {}", tar.string()));
+  }
+  fs::rename(tar.string() + ".tmp", tar, ec);
+  context.diagnostics.Info(location.PullSpecPrefix() + ":" + settings_.tag,
+                           fmt::format("graph-data {} unpacked: {} files", manifest.digest, files.size()));
+  std::string previous;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    previous = last_unpack_;
+    last_unpack_ = unpack.string();
+    last_layers_ = layers;
+    last_directory_ = data.string();
+    last_tar_ = tar.string();
+  }
+  if (!previous.empty() && previous != unpack.string()) fs::remove_all(previous, ec);  // the older revision
+  context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = data.string();
+  context.parameters[std::string(kSecondaryMetadataTarParam)] = tar.string();
+  return graph;
+}
+
+}  // namespace cincinnati

@@ -1,0 +1,59 @@
+// "dkrv2-secondary-metadata-scrape": graph-data shipped as a container image
+// (spec §3.6.1 b).
+//
+// Each run reads the image's manifest. With `verify_signature`, it looks for
+// signature-1 .. signature-9 of the digest in the signature store (an http(s) base URL
+// or a local directory, laid out "<base>/sha256=<hex>/signature-<n>"); one must verify
+// against the public keys, else the run fails. If the layers are the ones unpacked
+// last time, that directory is reused. Otherwise the layers are unpacked lowest first
+// with whiteouts, keeping only allow-listed paths, and graph-data.tar.gz of the result
+// is written to the output directory (the graph builder serves it at /graph-data).
+// The graph passes through unchanged; the run parameters name the directory and the
+// tarball for openshift-secondary-metadata-parse and the service.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/transform.h"
+#include "registry/client.h"
+
+namespace cincinnati {
+
+struct GraphDataImageSettings {
+  std::string registry;
+  std::string repository;
+  std::string tag = "latest";
+  std::string output_directory;  // required
+  std::string graph_data_path = "/";
+  std::vector<std::string> output_allowlist = {"(^|/)LICENSE$", "(^|/)channels/.+\\.ya+ml$",
+                                               "(^|/)blocked-edges/.+\\.ya+ml$", "(^|/)raw/metadata.json$",
+                                               "(^|/)version$"};
+  registry::Credentials credentials;
+  std::string credentials_path;
+  registry::ClientOptions client;
+  bool verify_signature = false;
+  std::string signature_baseurl = "https://mirror.openshift.com/pub/openshift-v4/signatures/openshift/release/";
+  std::string public_keys_path;
+};
+
+class GraphDataImageSource : public GraphTransform {
+ public:
+  explicit GraphDataImageSource(GraphDataImageSettings settings) : settings_(std::move(settings)) {}
+  std::string_view name() const override { return "dkrv2-secondary-metadata-scrape"; }
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override;
+
+ private:
+  Status VerifySignature(const std::string& digest) const;
+
+  GraphDataImageSettings settings_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::string> last_layers_;
+  mutable std::string last_unpack_, last_directory_, last_tar_;
+};
+
+// Whether `path` passes one of the (unanchored RE2) allow-list patterns.
+bool AllowListed(const std::vector<std::string>& patterns, const std::string& path);
+
+}  // namespace cincinnati
