@@ -7,6 +7,7 @@
 #include <re2/re2.h>
 #include <simdjson.h>
 
+#include "builder/graph_data_tarball.h"
 #include "core/metadata_keys.h"
 #include "graph-data/file_reader.h"
 #include "http/client.h"
@@ -98,17 +99,10 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
     }));
   }
   fs::path data = unpack / fs::path(settings_.graph_data_path).relative_path();
-  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> files, registry::DirectoryEntries(data.string()));
-  CINCINNATI_ASSIGN_OR_RETURN(registry::Layer tarball, registry::MakeLayer(files));
-  fs::path tar = fs::path(settings_.output_directory) / "graph-data.tar.gz";
-  {
-    std::ofstream out(tar.string() + ".tmp", std::ios::binary | std::ios::trunc);
-    out << tarball.gzip;
-    if (!out.flush()) return Status::IoError(fmt::format("cannot write {}", tar.string()));
-  }
-  fs::rename(tar.string() + ".tmp", tar, ec);
+  CINCINNATI_ASSIGN_OR_RETURN(std::string tar,
+                              WriteGraphDataTarball(data.string(), settings_.output_directory, settings_.output_allowlist));
   context.diagnostics.Info(location.PullSpecPrefix() + ":" + settings_.tag,
-                           fmt::format("graph-data {} unpacked: {} files", manifest.digest, files.size()));
+                           fmt::format("graph-data {} unpacked", manifest.digest));
   std::string previous;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -116,11 +110,11 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
     last_unpack_ = unpack.string();
     last_layers_ = layers;
     last_directory_ = data.string();
-    last_tar_ = tar.string();
+    last_tar_ = tar;
   }
   if (!previous.empty() && previous != unpack.string()) fs::remove_all(previous, ec);  // the older revision
   context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = data.string();
-  context.parameters[std::string(kSecondaryMetadataTarParam)] = tar.string();
+  context.parameters[std::string(kSecondaryMetadataTarParam)] = tar;
   return graph;
 }
 

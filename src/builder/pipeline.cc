@@ -12,6 +12,7 @@ TransformChain MakeLocalBuilderChain(const LocalBuildOptions& options) {
     chain.push_back(std::make_unique<LocalReleaseSource>(options.releases, options.release_options));
   }
   if (options.graph_data_image) chain.push_back(std::make_unique<GraphDataImageSource>(*options.graph_data_image));
+  if (options.graph_data_git) chain.push_back(std::make_unique<GraphDataGitSource>(*options.graph_data_git));
   graphdata::SecondaryMetadataSettings secondary = options.secondary_metadata;
   secondary.data_directory = options.graph_data;
   chain.push_back(std::make_unique<graphdata::SecondaryMetadataParse>(std::move(secondary)));

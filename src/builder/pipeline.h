@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "builder/edge_add_remove.h"
+#include "builder/graph_data_git_source.h"
 #include "builder/graph_data_image_source.h"
 #include "builder/registry_source.h"
 #include "builder/release_sources.h"
@@ -19,6 +20,7 @@ struct LocalBuildOptions {
   std::optional<RegistrySourceSettings> registry;  // set: scrape a registry instead
   std::filesystem::path graph_data;  // graph-data directory
   std::optional<GraphDataImageSettings> graph_data_image;  // set: graph-data from an image instead
+  std::optional<GraphDataGitSettings> graph_data_git;      // set: graph-data from git instead
   ReleaseDirectoryOptions release_options;
   graphdata::SecondaryMetadataSettings secondary_metadata;  // data_directory is set from graph_data
   EdgeAddRemoveSettings edge_add_remove;

@@ -61,6 +61,7 @@ std::vector<Flag> Flags(Role role) {
         {"--releases", "releases", "Graph JSON file, or directory of release-metadata documents"},
         {"--graph-data", "graph_data", "Graph-data directory"},
         {"--graph-data-image", "graph_data_image", "Graph-data container image (REGISTRY/REPO:TAG) instead of a directory"},
+        {"--graph-data-git", "graph_data_git", "Graph-data git repository URL[#BRANCH|#COMMIT] instead of a directory"},
         {"--graph-data-public-keys", "graph_data_public_keys", "Verify the graph-data image's signature with these keys"},
         {"--graph-data-signatures", "graph_data_signatures", "Signature store (URL or directory) for the graph-data image"},
         {"--graph-data-cache", "graph_data_cache", "Where the graph-data image is unpacked (default: a temporary directory)"},
@@ -112,7 +113,8 @@ std::set<std::string> KnownKeys(Role role) {
   keys.erase("releases");
   keys.erase("graph_data");
   keys.erase("disallowed_errors");
-  for (const char* k : {"graph_data_image", "graph_data_public_keys", "graph_data_signatures", "graph_data_cache"}) {
+  for (const char* k : {"graph_data_image", "graph_data_git", "graph_data_public_keys", "graph_data_signatures",
+                        "graph_data_cache"}) {
     keys.erase(k);
   }
   keys.erase("testing.ports_file");
@@ -156,7 +158,8 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     return chain;
   }
   bool registry = s.Has("upstream.registry.url") || s.Has("upstream.registry.repository");
-  if ((!s.Has("releases") && !registry) || (!s.Has("graph_data") && !s.Has("graph_data_image"))) {
+  if ((!s.Has("releases") && !registry) ||
+      (!s.Has("graph_data") && !s.Has("graph_data_image") && !s.Has("graph_data_git"))) {
     return Status::InvalidArgument("give --releases (or --upstream.registry.url) and --graph-data (or "
                                    "--graph-data-image), or [[plugin_settings]] in the config file");
   }
@@ -188,6 +191,12 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     g.signature_baseurl = s.String("graph_data_signatures", g.signature_baseurl);
     g.client.ca_path = s.String("upstream.registry.root_certificate_dir", "");
     options.graph_data_image = g;
+  }
+  if (s.Has("graph_data_git")) {
+    GraphDataGitSettings g = ParseGitSpec(s.String("graph_data_git", ""));
+    g.output_directory = s.String("graph_data_cache", (std::filesystem::temp_directory_path() /
+                                                       ("cincinnati-graph-data-git-" + std::to_string(::getpid()))).string());
+    options.graph_data_git = g;
   }
   for (const std::string& name : s.List("disallowed_errors")) {
     CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));

@@ -1,0 +1,102 @@
+#include "builder/graph_data_git_source.h"
+
+#include <git2.h>
+
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "builder/graph_data_tarball.h"
+#include "core/metadata_keys.h"
+
+namespace cincinnati {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status GitError(const std::string& what) {
+  const git_error* e = git_error_last();
+  return Status::IoError(fmt::format("{}: {}", what, e && e->message ? e->message : "unknown git error"));
+}
+
+template <typename T, void (*Free)(T*)>
+using Owned = std::unique_ptr<T, std::integral_constant<decltype(Free), Free>>;
+
+bool IsCommitId(const std::string& s) {
+  return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+GraphDataGitSettings ParseGitSpec(const std::string& spec) {
+  GraphDataGitSettings s;
+  size_t hash = spec.rfind('#');
+  s.url = spec.substr(0, hash);
+  if (hash != std::string::npos) {
+    std::string ref = spec.substr(hash + 1);
+    if (IsCommitId(ref)) {
+      s.reference_revision = ref;
+    } else {
+      s.reference_branch = ref;
+    }
+  }
+  return s;
+}
+
+Result<Graph> GraphDataGitSource::Apply(Graph graph, TransformContext& context) const {
+  static const int init = git_libgit2_init();  // once per process; never shut down
+  (void)init;
+  if (settings_.output_directory.empty()) return Status::InvalidArgument("output_directory is required");
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string repo_dir = (fs::path(settings_.output_directory) / "repository").string();
+
+  git_repository* raw = nullptr;
+  if (git_repository_open(&raw, repo_dir.c_str()) != 0) {
+    std::error_code ec;
+    fs::remove_all(repo_dir, ec);
+    fs::create_directories(settings_.output_directory, ec);
+    git_clone_options options = GIT_CLONE_OPTIONS_INIT;
+    options.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;
+    if (git_clone(&raw, settings_.url.c_str(), repo_dir.c_str(), &options) != 0) {
+      return GitError(fmt::format("cloning {}", settings_.url));
+    }
+  } else {
+    Owned<git_repository, git_repository_free> opened(raw);
+    git_remote* remote = nullptr;
+    if (git_remote_lookup(&remote, raw, "origin") != 0) return GitError("no remote 'origin'");
+    Owned<git_remote, git_remote_free> owned_remote(remote);
+    if (git_remote_fetch(remote, nullptr, nullptr, nullptr) != 0) return GitError(fmt::format("fetching {}", settings_.url));
+    opened.release();
+  }
+  Owned<git_repository, git_repository_free> repo(raw);
+
+  git_object* target = nullptr;
+  std::string wanted = settings_.reference_revision.empty() ? "refs/remotes/origin/" + settings_.reference_branch
+                                                            : settings_.reference_revision;
+  if (git_revparse_single(&target, repo.get(), (wanted + "^{commit}").c_str()) != 0) {
+    return GitError(fmt::format("{} has no {}", settings_.url, wanted));
+  }
+  Owned<git_object, git_object_free> commit(target);
+  char id[GIT_OID_HEXSZ + 1] = {0};
+  git_oid_tostr(id, sizeof(id), git_object_id(target));
+  const fs::path data = fs::path(repo_dir) / fs::path(settings_.graph_data_path).relative_path();
+
+  if (id != last_commit_) {
+    git_checkout_options checkout = GIT_CHECKOUT_OPTIONS_INIT;
+    checkout.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+    if (git_checkout_tree(repo.get(), target, &checkout) != 0 ||
+        git_repository_set_head_detached(repo.get(), git_object_id(target)) != 0) {
+      return GitError(fmt::format("checking out {}", id));
+    }
+    CINCINNATI_ASSIGN_OR_RETURN(last_tar_, WriteGraphDataTarball(data.string(), settings_.output_directory,
+                                                                 settings_.output_allowlist));
+    context.diagnostics.Info(settings_.url, fmt::format("graph-data at {} ({})", id, wanted));
+    last_commit_ = id;
+  }
+  context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = data.string();
+  context.parameters[std::string(kSecondaryMetadataTarParam)] = last_tar_;
+  return graph;
+}
+
+}  // namespace cincinnati
