@@ -378,3 +378,69 @@ TEST(GraphDataImageTest, SignedImageEndToEnd) {
 
 }  // namespace
 }  // namespace cincinnati
+
+namespace cincinnati {
+namespace {
+
+TEST(MirrorTest, ChannelMirrorKeepsDigestsAndTheGraph) {
+  testing::LocalRegistry a, b;
+  ASSERT_TRUE(a.ready() && b.ready());
+  const fs::path graph_data = testing::Examples() / "ocp-4x" / "graph-data";
+  struct R {
+    const char* version;
+    const char* previous;
+    const char* arch;
+  };
+  for (const R& r : {R{"4.12.0", "", "amd64"}, R{"4.12.3", "", "amd64"}, R{"4.12.4", "4.12.3", "amd64"},
+                     R{"4.13.0", "4.12.3,4.12.4", "amd64"}, R{"4.13.1", "4.12.4,4.13.0", "amd64"},
+                     R{"4.13.0", "4.12.4", "arm64"}}) {
+    std::string args = std::string("release new --version ") + r.version + " --arch " + r.arch +
+                       (*r.previous ? std::string(" --previous ") + r.previous : std::string()) + " --to " + a.url() +
+                       "/ocp/release:" + r.version + "-" + r.arch;
+    auto pushed = testing::RunCincinnati(args);
+    ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  }
+  auto mirrored = testing::RunCincinnati("release mirror --from " + a.url() + "/ocp/release --to " + b.url() +
+                                         "/mirror/release --channel stable-4.13 --graph-data " + graph_data.string());
+  ASSERT_EQ(mirrored.exit_code, 0) << mirrored.err;
+  EXPECT_NE(mirrored.err.find("mirrored 5 of 6 tags"), std::string::npos) << mirrored.err;  // 4.12.0 is not in it
+
+  auto scrape = [&](const std::string& url, const std::string& repo) {
+    LocalBuildOptions options;
+    RegistrySourceSettings s;
+    s.registry = url;
+    s.repository = repo;
+    options.registry = s;
+    options.graph_data = graph_data;
+    TransformContext context;
+    auto g = BuildLocalGraph(options, context);
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    return g.ok() ? std::move(g).value() : Graph();
+  };
+  Graph on_a = scrape(a.url(), "ocp/release");
+  Graph on_b = scrape(b.url(), "mirror/release");
+  ASSERT_EQ(on_b.node_count() + 1, on_a.node_count());  // all but 4.12.0
+  for (const Node& n : on_b.nodes()) {
+    if (!n.concrete) continue;
+    auto in_a = on_a.Find(n.version);
+    ASSERT_TRUE(in_a.has_value()) << n.version;
+    const Node& original = on_a.node(*in_a);
+    const std::string digest = n.metadata.at("io.openshift.upgrades.graph.release.manifestref");
+    EXPECT_EQ(digest, original.metadata.at("io.openshift.upgrades.graph.release.manifestref")) << n.version;
+    EXPECT_EQ(n.payload, b.url() + "/mirror/release@" + digest);
+    EXPECT_EQ(n.metadata, original.metadata) << n.version;
+  }
+  // Same edges among the mirrored releases.
+  std::set<std::string> edges_a, edges_b;
+  for (const Edge& e : on_a.Edges()) {
+    if (on_b.Find(on_a.node(e.from).version) && on_b.Find(on_a.node(e.to).version)) {
+      edges_a.insert(on_a.node(e.from).version + "->" + on_a.node(e.to).version);
+    }
+  }
+  for (const Edge& e : on_b.Edges()) edges_b.insert(on_b.node(e.from).version + "->" + on_b.node(e.to).version);
+  EXPECT_EQ(edges_b, edges_a);
+  EXPECT_FALSE(on_b.Find("4.12.0+amd64").has_value());
+}
+
+}  // namespace
+}  // namespace cincinnati

@@ -9,6 +9,7 @@
 #include "core/json_writer.h"
 #include "core/strings.h"
 #include "graph-data/file_reader.h"
+#include "graph-data/graph_data.h"
 #include "registry/release_image.h"
 
 namespace cincinnati::cli {
@@ -80,6 +81,57 @@ Status RunInfo(const std::string& image, const registry::Credentials& credential
   return Status::OK();
 }
 
+struct MirrorArgs {
+  std::string from, to, channel, graph_data, ca_dir;
+  registry::Credentials from_credentials, to_credentials;
+};
+
+// Copies every release (or the releases of one channel) by digest.
+Status RunMirror(const MirrorArgs& a) {
+  CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference from_ref, registry::ParseImageReference(a.from));
+  CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference to_ref, registry::ParseImageReference(a.to));
+  std::vector<Version> members;
+  if (!a.channel.empty()) {
+    if (a.graph_data.empty()) return Status::InvalidArgument("--channel needs --graph-data");
+    Diagnostics ignored;
+    CINCINNATI_ASSIGN_OR_RETURN(graphdata::GraphData data, graphdata::LoadGraphData(a.graph_data, {}, ignored));
+    bool found = false;
+    for (const auto& [path, channel] : data.channels) {
+      if (channel.name != a.channel) continue;
+      found = true;
+      members.insert(members.end(), channel.versions.begin(), channel.versions.end());
+    }
+    if (!found) return Status::NotFound(fmt::format("channel '{}' is not in {}", a.channel, a.graph_data));
+  }
+  registry::RegistryClient from(from_ref.location, a.from_credentials, {.ca_path = a.ca_dir});
+  registry::RegistryClient to(to_ref.location, a.to_credentials, {.ca_path = a.ca_dir});
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> tags, from.ListTags(100));
+  size_t copied = 0, skipped = 0;
+  for (const std::string& tag : tags) {
+    if (!a.channel.empty()) {
+      auto release = registry::ReadReleaseImage(from, tag);
+      bool member = false;
+      if (release.ok() && release->metadata) {
+        for (const Version& v : members) {
+          const Version& have = release->metadata->version;
+          member |= v == have && (v.build().empty() || v.BuildString() == release->arch);
+        }
+      }
+      if (!member) {
+        ++skipped;
+        continue;
+      }
+    }
+    CINCINNATI_ASSIGN_OR_RETURN(std::string digest, registry::CopyImage(from, to, tag));
+    std::cout << to_ref.location.PullSpecPrefix() << ":" << tag << " " << digest << '\n';
+    ++copied;
+  }
+  std::cerr << fmt::format("mirrored {} of {} tags from {} to {}{}\n", copied, tags.size(),
+                           from_ref.location.PullSpecPrefix(), to_ref.location.PullSpecPrefix(),
+                           skipped ? fmt::format(" ({} not in channel {})", skipped, a.channel) : "");
+  return Status::OK();
+}
+
 void Report(const Status& st, int& exit_code) {
   if (st.ok()) return;
   std::cerr << "error: " << st.message() << '\n';
@@ -108,6 +160,20 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
   create->add_option("--root-certificate-dir", args->ca_dir, "Extra trusted certificates (*.pem, *.crt)");
   create->add_option("--chunk-size", args->chunk_size, "Upload blobs in chunks of this many bytes (0: one request)");
   create->callback([args, &exit_code] { Report(RunNew(*args), exit_code); });
+
+  auto mirror = std::make_shared<MirrorArgs>();
+  CLI::App* copy = release->add_subcommand(
+      "mirror", "Copy every release (or one channel's) to another repository, keeping digests");
+  copy->add_option("--from", mirror->from, "Source repository, e.g. quay.io/openshift-release-dev/ocp-release")->required();
+  copy->add_option("--to", mirror->to, "Destination repository, e.g. mirror.local:5000/ocp/release")->required();
+  copy->add_option("--channel", mirror->channel, "Copy only this channel's releases (needs --graph-data)");
+  copy->add_option("--graph-data", mirror->graph_data, "Graph-data directory defining the channel");
+  copy->add_option("--from-username", mirror->from_credentials.username, "Source registry user");
+  copy->add_option("--from-password", mirror->from_credentials.password, "Source registry password");
+  copy->add_option("--to-username", mirror->to_credentials.username, "Destination registry user");
+  copy->add_option("--to-password", mirror->to_credentials.password, "Destination registry password");
+  copy->add_option("--root-certificate-dir", mirror->ca_dir, "Extra trusted certificates (*.pem, *.crt)");
+  copy->callback([mirror, &exit_code] { Report(RunMirror(*mirror), exit_code); });
 
   auto image = std::make_shared<std::string>();
   auto creds = std::make_shared<registry::Credentials>();

@@ -113,6 +113,58 @@ std::string ReleaseMetadataJson(const ReleaseMetadata& m) {
   return out + "}}";
 }
 
+namespace {
+
+// Copies the config and layers of an image manifest.
+Status CopyBlobs(RegistryClient& from, RegistryClient& to, const Manifest& m) {
+  simdjson::dom::parser parser;
+  CINCINNATI_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJson(parser, m.body, "manifest"));
+  std::vector<std::string> digests;
+  std::string_view config;
+  if (!doc["config"]["digest"].get_string().get(config)) digests.emplace_back(config);
+  simdjson::dom::array layers;
+  if (!doc["layers"].get(layers)) {
+    for (auto l : layers) {
+      std::string_view d;
+      if (!l["digest"].get_string().get(d)) digests.emplace_back(d);
+    }
+  }
+  for (const std::string& digest : digests) {
+    auto has = to.HasBlob(digest);
+    if (has.ok() && *has) continue;
+    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, from.GetBlob(digest));
+    CINCINNATI_ASSIGN_OR_RETURN(std::string pushed, to.PushBlob(blob));
+    if (pushed != digest) return Status::Internal(fmt::format("copied blob {} arrived as {}", digest, pushed));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::string> CopyImage(RegistryClient& from, RegistryClient& to, const std::string& tag) {
+  CINCINNATI_ASSIGN_OR_RETURN(Manifest m, from.GetManifest(tag));
+  if (IsManifestList(m.media_type)) {
+    simdjson::dom::parser parser;
+    CINCINNATI_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJson(parser, m.body, "manifest list"));
+    simdjson::dom::array entries;
+    if (doc["manifests"].get(entries)) return Bad("manifest list has no entries");
+    for (auto entry : entries) {
+      std::string_view digest;
+      if (entry["digest"].get_string().get(digest)) return Bad("manifest list entry has no digest");
+      CINCINNATI_ASSIGN_OR_RETURN(Manifest child, from.GetManifest(std::string(digest)));
+      CINCINNATI_RETURN_IF_ERROR(CopyBlobs(from, to, child));
+      CINCINNATI_RETURN_IF_ERROR(to.PushManifest(std::string(digest), child.media_type, child.body).status());
+    }
+  } else if (IsImageManifest(m.media_type)) {
+    CINCINNATI_RETURN_IF_ERROR(CopyBlobs(from, to, m));
+  } else {
+    return Bad(fmt::format("unsupported manifest type '{}'", m.media_type));
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(std::string digest, to.PushManifest(tag, m.media_type, m.body));
+  if (digest != m.digest) return Status::Internal(fmt::format("copied {} arrived as {}", m.digest, digest));
+  return digest;
+}
+
 Result<std::string> PushImage(RegistryClient& client, const std::string& tag, const std::string& arch,
                               const std::vector<Layer>& layers, size_t chunk_size) {
   std::string diff_ids, layer_list;

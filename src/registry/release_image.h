@@ -58,6 +58,11 @@ struct NewRelease {
 Result<std::string> PushRelease(RegistryClient& client, const std::string& tag, const NewRelease& release,
                                 size_t chunk_size = 0);
 
+// Copies the image `tag` (an image manifest, or a manifest list with its images) from
+// one repository to another: blobs the destination lacks, then the manifests, byte for
+// byte, so every digest is kept. Returns the digest.
+Result<std::string> CopyImage(RegistryClient& from, RegistryClient& to, const std::string& tag);
+
 // Pushes an image of the given layers (bottom-most first) and returns its digest.
 Result<std::string> PushImage(RegistryClient& client, const std::string& tag, const std::string& arch,
                               const std::vector<Layer>& layers, size_t chunk_size = 0);
