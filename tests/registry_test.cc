@@ -210,6 +210,10 @@ TEST_F(RegistryTest, GraphBuilderKeepsTheLastGoodGraph) {
       << builder.log();
   std::string good = testing::Get(builder.url("/graph")).body;
   ASSERT_NE(good.find("2.0.1+amd64"), std::string::npos);
+  std::string metrics = testing::Get(builder.url("/metrics", "status")).body;
+  EXPECT_NE(metrics.find("cincinnati_gb_graph_upstream_scrape_progress{item=\"tags_listed\"} 2"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cincinnati_gb_graph_upstream_scrape_progress{item=\"images_read\"} 2"), std::string::npos);
   Publish("svc/release", "2.0.2", "--version 2.0.2 --previous 2.0.1 --next 2.0.0");
   ASSERT_TRUE(testing::WaitFor([&] {
     return testing::Get(builder.url("/metrics", "status")).body.find("cincinnati_gb_graph_upstream_errors_total 0") ==

@@ -80,6 +80,11 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   const size_t manifests_before = counters_.manifests, layers_before = counters_.layers_fetched,
                hits_before = counters_.cache_hits, disk_before = counters_.disk_hits;
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> tags, client.ListTags(settings_.tags_page_size));
+  auto report = [&context](std::string_view item, size_t value) {
+    if (context.progress) context.progress(item, static_cast<double>(value));
+  };
+  report("tags_listed", tags.size());
+  std::atomic<size_t> done{0};
 
   struct Outcome {
     std::optional<Release> release;
@@ -91,6 +96,12 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < tags.size(); i = next++) {
+      if (i > 0) {
+        report("images_read", done++);
+        report("manifests_read", counters_.manifests - manifests_before);
+        report("layers_fetched", counters_.layers_fetched - layers_before);
+        report("cache_hits", counters_.cache_hits - hits_before);
+      }
       const std::string& tag = tags[i];
       Outcome& out = outcomes[i];
       auto manifest = client.GetManifest(tag);
@@ -150,6 +161,7 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
                                 settings_.manifestref_key);
     }
   };
+
   std::vector<std::thread> workers;
   size_t n = std::max<size_t>(1, std::min(settings_.fetch_concurrency, tags.size()));
   for (size_t i = 0; i < n; ++i) workers.emplace_back(work);
@@ -167,6 +179,10 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
     }
   }
   context.raw_releases = releases.size();
+  report("images_read", tags.size());
+  report("manifests_read", counters_.manifests - manifests_before);
+  report("layers_fetched", counters_.layers_fetched - layers_before);
+  report("cache_hits", counters_.cache_hits - hits_before);
   context.diagnostics.Info(location.PullSpecPrefix(),
                            fmt::format("scraped {} tags: {} manifests read, {} layers fetched, {} cache hits ({} from disk), "
                                        "{} releases",

@@ -7,6 +7,7 @@
 // half-applied graph because it only ever returned a new one).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,9 @@ struct TransformContext {
   Parameters parameters;
   Diagnostics diagnostics;
   size_t raw_releases = 0;  // set by release sources: releases found before graph building
+  // Live progress of long steps ("tags_listed", "manifests_read", ...), when someone
+  // listens (the graph builder turns it into metrics). May be called from any thread.
+  std::function<void(std::string_view item, double value)> progress;
 };
 
 class GraphTransform {

@@ -39,13 +39,20 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
       scrape_duration_(metrics_.AddHistogram("graph_upstream_scrapes_duration", "Seconds of later refreshes",
                                              {5, 6, 7, 8, 9, 10, 15, 20, 30}).Get()),
       incoming_requests_(metrics_.AddCounter("graph_incoming_requests_total", "Graph requests", {"uri_path"})),
-      response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})) {
+      response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})),
+      scrape_progress_(metrics_.AddGauge("graph_upstream_scrape_progress",
+                                         "Progress of the current or last refresh's release scrape", {"item"})) {
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
+  progress_sink_->family = &scrape_progress_;
   graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
   v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
 }
 
-GraphBuilderService::~GraphBuilderService() { Stop(); }
+GraphBuilderService::~GraphBuilderService() {
+  Stop();
+  std::lock_guard<std::mutex> lock(progress_sink_->mu);
+  progress_sink_->family = nullptr;
+}
 
 void GraphBuilderService::Start() {
   live_ = true;
@@ -61,6 +68,7 @@ Result<Graph> GraphBuilderService::RunChainWithTimeout(TransformContext& context
   if (!options_.scrape_timeout) return RunChain(*chain_, Graph(), context);
   // A run that overruns is abandoned: it finishes on its own thread and is discarded.
   auto shared_context = std::make_shared<TransformContext>();
+  shared_context->progress = context.progress;
   auto task = std::make_shared<std::packaged_task<Result<Graph>()>>(
       [chain = chain_, shared_context] { return RunChain(*chain, Graph(), *shared_context); });
   std::future<Result<Graph>> future = task->get_future();
@@ -78,6 +86,10 @@ bool GraphBuilderService::RefreshOnce() {
   auto start = std::chrono::steady_clock::now();
   scrapes_.Increment();
   TransformContext context;
+  context.progress = [sink = progress_sink_](std::string_view item, double value) {
+    std::lock_guard<std::mutex> lock(sink->mu);
+    if (sink->family) sink->family->With({std::string(item)}).Set(value);
+  };
   Result<Graph> graph = RunChainWithTimeout(context);
   double seconds = Seconds(std::chrono::steady_clock::now() - start);
 
@@ -95,8 +107,18 @@ bool GraphBuilderService::RefreshOnce() {
   if (!graph.ok()) {
     upstream_errors_.Increment();
     if (ready_) scrape_duration_.Observe(seconds);
-    spdlog::error("graph refresh failed, still serving the previous graph: {}", graph.status().message());
+    // The cause is logged once; while it repeats, only at debug level.
+    if (graph.status().message() != last_error_) {
+      spdlog::error("graph refresh failed, still serving the previous graph: {}", graph.status().message());
+      last_error_ = graph.status().message();
+    } else {
+      spdlog::debug("graph refresh failed again: {}", last_error_);
+    }
     return false;
+  }
+  if (!last_error_.empty()) {
+    spdlog::warn("graph refresh succeeded again after: {}", last_error_);
+    last_error_.clear();
   }
   auto snapshot = std::make_shared<GraphSnapshot>();
   snapshot->json = std::make_shared<const View>(WriteGraphJson(*graph));

@@ -80,11 +80,20 @@ class GraphBuilderService {
   Counter* graph_requests_ = nullptr;  // resolved once: no lock per request
   Counter* v1_graph_requests_ = nullptr;
   Family<Counter>& response_errors_;
+  Family<Gauge>& scrape_progress_;
+  // Progress reports may come from a refresh abandoned after a timeout, which can
+  // outlive the service: they go through this sink, disconnected on destruction.
+  struct ProgressSink {
+    std::mutex mu;
+    Family<Gauge>* family = nullptr;
+  };
+  std::shared_ptr<ProgressSink> progress_sink_ = std::make_shared<ProgressSink>();
 
   mutable std::mutex mu_;
   std::shared_ptr<const GraphSnapshot> latest_;
   std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers_;
   std::string last_diagnostics_;
+  std::string last_error_;  // of the latest refresh, if it failed
   std::atomic<bool> ready_{false}, live_{false};
   uint64_t generation_ = 0;
   PeriodicTask refresher_;  // last member: stopped first

@@ -1,0 +1,110 @@
+// Registry faults through a real HTTP proxy in front of the real docker-registry: the
+// graph builder logs the cause, counts the failure, and keeps serving the last good
+// graph; when the registry recovers, so does the graph builder.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "http/client.h"
+#include "registry_util.h"
+#include "server/http_server.h"
+
+namespace cincinnati {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Forwards every request to `upstream`; can answer tag listings with 500 or stall them.
+class FaultProxy {
+ public:
+  explicit FaultProxy(std::string upstream) : upstream_(std::move(upstream)), server_({.threads = 2}) {
+    port_ = server_
+                .ListenAsync("127.0.0.1", 0,
+                             [this](const server::Request& r, std::function<void(server::Response)> done) {
+                               std::thread([this, r, done] { done(Forward(r)); }).detach();
+                             })
+                .value();
+    server_.Start();
+  }
+  ~FaultProxy() { server_.Shutdown(std::chrono::seconds(5)); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::atomic<bool> fail_tags{false};
+  std::atomic<int> stall_tags_ms{0};
+
+ private:
+  server::Response Forward(const server::Request& r) {
+    bool tags = r.path.find("/tags/list") != std::string::npos;
+    if (tags && fail_tags) return server::Response::Text(500, "injected failure");
+    if (tags && stall_tags_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stall_tags_ms.load()));
+    http::RequestOptions o{.method = r.method, .accept_gzip = false, .head = r.method == "HEAD"};
+    for (const auto& [k, v] : r.headers) {
+      if (k == "Accept" || k == "Authorization" || k == "Content-Type") o.headers.push_back(k + ": " + v);
+    }
+    http::Result up = http::Request(upstream_ + r.target, o);
+    server::Response out;
+    out.status = up.error.empty() ? static_cast<int>(up.status) : 502;
+    for (const char* h : {"Content-Type", "Docker-Content-Digest", "Link", "Location"}) {
+      if (const std::string* v = up.Header(h)) out.headers[h] = *v;
+    }
+    out.body = std::make_shared<const std::string>(std::move(up.body));
+    return out;
+  }
+
+  std::string upstream_;
+  server::HttpServer server_;
+  int port_ = 0;
+};
+
+double Errors(testing::ServiceProcess& builder) {
+  std::string text = testing::Get(builder.url("/metrics", "status")).body;
+  const std::string name = "cincinnati_gb_graph_upstream_errors_total ";
+  size_t at = text.find("\n" + name);
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + 1 + name.size()));
+}
+
+TEST(RegistryFaultTest, FailuresKeepTheLastGoodGraph) {
+  testing::LocalRegistry registry;
+  ASSERT_TRUE(registry.ready());
+  for (const char* args : {"--version 7.0.0", "--version 7.0.1 --previous 7.0.0"}) {
+    std::string tag = std::string(args).substr(10, 5);
+    auto r = testing::RunCincinnati(std::string("release new ") + args + " --to " + registry.url() + "/faults/release:" + tag);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  FaultProxy proxy(registry.url());
+  testing::ServiceProcess builder(
+      "graph-builder", {"--upstream.registry.url", proxy.url(), "--upstream.registry.repository", "faults/release",
+                        "--graph-data", (testing::Examples() / "ocp-4x/graph-data").string(), "--service.pause_secs",
+                        "1", "--service.scrape_timeout", "2"});
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::Get(builder.url("/readiness", "status")).status == 200; }))
+      << builder.log();
+  const std::string good = testing::Get(builder.url("/graph")).body;
+  ASSERT_NE(good.find("7.0.1+amd64"), std::string::npos);
+
+  // 500s from the registry.
+  proxy.fail_tags = true;
+  ASSERT_TRUE(testing::WaitFor([&] { return Errors(builder) >= 1; }, std::chrono::seconds(30))) << builder.log();
+  EXPECT_NE(builder.log().find("listing tags of faults/release: HTTP 500"), std::string::npos) << builder.log();
+  EXPECT_EQ(testing::Get(builder.url("/graph")).body, good);
+  proxy.fail_tags = false;
+
+  // A registry slower than the refresh timeout.
+  double before = Errors(builder);
+  proxy.stall_tags_ms = 4000;
+  ASSERT_TRUE(testing::WaitFor([&] { return Errors(builder) > before; }, std::chrono::seconds(30))) << builder.log();
+  EXPECT_NE(builder.log().find("refresh timed out"), std::string::npos) << builder.log();
+  EXPECT_EQ(testing::Get(builder.url("/graph")).body, good);
+  proxy.stall_tags_ms = 0;
+
+  // Recovery: a new release shows up again.
+  auto r = testing::RunCincinnati("release new --version 7.0.2 --previous 7.0.1 --to " + registry.url() +
+                                  "/faults/release:7.0.2");
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return testing::Get(builder.url("/graph")).body.find("7.0.2+amd64") != std::string::npos;
+  }, std::chrono::seconds(30))) << builder.log();
+  EXPECT_EQ(builder.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace cincinnati
