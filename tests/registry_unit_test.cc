@@ -1,4 +1,7 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "registry/client.h"
 #include "registry/layer.h"
@@ -64,6 +67,31 @@ TEST(LayerTest, RoundTripAndDeterminism) {
   EXPECT_FALSE(missing->has_value());
   EXPECT_FALSE(ReadFileFromLayer("definitely not gzip", "a").ok());
   EXPECT_FALSE(ReadFileFromLayer(layer->gzip.substr(0, layer->gzip.size() / 2), "release-manifests/x.yaml").ok());
+}
+
+TEST(LayerTest, ExtractAppliesWhiteoutsAllowListAndRefusesEscapes) {
+  namespace fs = std::filesystem;
+  auto lower = MakeLayer({{"channels/a.yaml", "a"}, {"channels/b.yaml", "b"}, {"README.md", "no"}, {"version", "1.0.0"}});
+  auto upper = MakeLayer({{"channels/.wh.a.yaml", ""}, {"channels/.wh..wh..opq", ""}, {"version", "1.1.0"}});
+  ASSERT_TRUE(lower.ok() && upper.ok());
+  fs::path dest = fs::temp_directory_path() / ("cincinnati-extract-" + std::to_string(::getpid()));
+  fs::remove_all(dest);
+  auto keep = [](const std::string& path) { return path != "README.md"; };
+  ASSERT_TRUE(ExtractLayer(lower->gzip, dest.string(), keep).ok());
+  ASSERT_TRUE(ExtractLayer(upper->gzip, dest.string(), keep).ok());
+  EXPECT_FALSE(fs::exists(dest / "channels/a.yaml"));  // whited out by the upper layer
+  EXPECT_TRUE(fs::exists(dest / "channels/b.yaml"));   // the opaque marker is ignored, as upstream
+  EXPECT_FALSE(fs::exists(dest / "README.md"));        // not allow-listed
+  auto entries = DirectoryEntries(dest.string());
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 2u);
+  EXPECT_EQ((*entries)[1].path, "version");
+  EXPECT_EQ((*entries)[1].content, "1.1.0");
+  auto escape = MakeLayer({{"../outside", "x"}});
+  ASSERT_TRUE(escape.ok());
+  EXPECT_FALSE(ExtractLayer(escape->gzip, dest.string(), keep).ok());
+  EXPECT_FALSE(fs::exists(dest.parent_path() / "outside"));
+  fs::remove_all(dest);
 }
 
 TEST(DigestTest, Verification) {
