@@ -61,6 +61,19 @@ Result<std::string> WriteArchive(const std::vector<LayerEntry>& entries, bool gz
   return out;
 }
 
+// A reader over a gzip tar held in memory; nullptr (and `error`) when it is not one.
+archive* OpenGzipTar(const std::string& gzip_tar, std::string* error) {
+  archive* a = archive_read_new();
+  archive_read_support_filter_gzip(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_memory(a, gzip_tar.data(), gzip_tar.size()) != ARCHIVE_OK) {
+    *error = archive_error_string(a) ? archive_error_string(a) : "unreadable";
+    archive_read_free(a);
+    return nullptr;
+  }
+  return a;
+}
+
 }  // namespace
 
 Result<Layer> MakeLayer(const std::vector<LayerEntry>& entries) {
@@ -71,14 +84,9 @@ Result<Layer> MakeLayer(const std::vector<LayerEntry>& entries) {
 
 Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar, const std::string& path) {
   const std::string wanted = NormalizePath(path);
-  archive* a = archive_read_new();
-  archive_read_support_filter_gzip(a);
-  archive_read_support_format_tar(a);
-  if (archive_read_open_memory(a, gzip_tar.data(), gzip_tar.size()) != ARCHIVE_OK) {
-    std::string err = archive_error_string(a) ? archive_error_string(a) : "unreadable";
-    archive_read_free(a);
-    return Status::InvalidArgument("layer is not a gzip tar: " + err);
-  }
+  std::string error;
+  archive* a = OpenGzipTar(gzip_tar, &error);
+  if (!a) return Status::InvalidArgument("layer is not a gzip tar: " + error);
   std::optional<std::string> found;
   Status status;
   archive_entry* entry = nullptr;
@@ -108,13 +116,9 @@ Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar
 Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
                     const std::function<bool(const std::string&)>& keep) {
   namespace fs = std::filesystem;
-  archive* a = archive_read_new();
-  archive_read_support_filter_gzip(a);
-  archive_read_support_format_tar(a);
-  if (archive_read_open_memory(a, gzip_tar.data(), gzip_tar.size()) != ARCHIVE_OK) {
-    archive_read_free(a);
-    return Status::InvalidArgument("layer is not a gzip tar");
-  }
+  std::string error;
+  archive* a = OpenGzipTar(gzip_tar, &error);
+  if (!a) return Status::InvalidArgument("layer is not a gzip tar: " + error);
   Status status;
   archive_entry* entry = nullptr;
   while (status.ok()) {

@@ -6,12 +6,6 @@
 
 namespace cincinnati::server {
 
-bool CaseInsensitiveLess::operator()(std::string_view a, std::string_view b) const {
-  size_t n = std::min(a.size(), b.size());
-  int c = ::strncasecmp(a.data(), b.data(), n);
-  return c != 0 ? c < 0 : a.size() < b.size();
-}
-
 const std::string* Request::Header(std::string_view name) const {
   auto it = headers.find(std::string(name));
   return it == headers.end() ? nullptr : &it->second;

@@ -9,12 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "http/client.h"
+
 namespace cincinnati::server {
 
-struct CaseInsensitiveLess {
-  bool operator()(std::string_view a, std::string_view b) const;
-};
-using Headers = std::map<std::string, std::string, CaseInsensitiveLess>;
+using Headers = http::Headers;  // case-insensitive names
 
 struct Request {
   std::string method;  // "GET", "HEAD", ...
