@@ -147,6 +147,10 @@ TEST(ConfigTest, TomlConfigurationWinsOverFlags) {
   ASSERT_TRUE(WaitFor([&] { return Get(builder.url("/readiness", "status")).status == 200; })) << builder.log();
   EXPECT_EQ(Get(builder.url("/from/flag/graph")).status, 404);
   EXPECT_EQ(Get(builder.url("/from/file/graph")).status, 200);
+  // This chain has no source that makes a graph-data tarball.
+  auto tar = Get(builder.url("/from/file/graph-data", "public"));
+  EXPECT_EQ(tar.status, 500);
+  EXPECT_EQ(ErrorDocument::Parse(tar.body)->kind, "file_open_err");
 
   std::string pe = testing::ReadFile(dir / "pe.toml");
   pe.replace(pe.find("PLACEHOLDER"), 11, builder.url("/from/file/graph"));

@@ -229,8 +229,9 @@ TEST_F(ServicesTest, StatusRoutes) {
   EXPECT_EQ(Get(engine_->url("/livez", "status")).status, 200);
   EXPECT_EQ(Get(engine_->url("/readyz", "status")).status, 200);
   auto tar = Get(builder_->url(kPrefix + "/graph-data", "public"));
-  EXPECT_EQ(tar.status, 500);
-  EXPECT_EQ(ErrorDocument::Parse(tar.body)->kind, "file_open_err");
+  EXPECT_EQ(tar.status, 200);
+  EXPECT_EQ(tar.headers["Content-Type"], "application/gzip");
+  EXPECT_EQ(tar.headers["Content-Disposition"], "attachment; filename=\"graph-data.tar.gz\"");
 }
 
 // PE -> PE -> GB answers with the same bytes as PE -> GB, and independent policy

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "builder/graph_data_image_source.h"
+#include "core/metadata_keys.h"
+#include "core/sha256.h"
 #include "registry/layer.h"
 
 namespace cincinnati {
@@ -29,6 +31,32 @@ Result<std::string> WriteGraphDataTarball(const std::string& data_dir, const std
   fs::rename(tar.string() + ".tmp", tar, ec);
   if (ec) return Status::IoError(fmt::format("cannot write {}: {}", tar.string(), ec.message()));
   return tar.string();
+}
+
+Result<Graph> LocalGraphDataSource::Apply(Graph graph, TransformContext& context) const {
+  context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = directory_;
+  const auto& allowlist = GraphDataImageSettings{}.output_allowlist;
+  // Rewrite the tarball only when the allow-listed content changed.
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> files, registry::DirectoryEntries(directory_));
+  std::string fingerprint;
+  for (const auto& f : files) {
+    if (AllowListed(allowlist, f.path)) fingerprint += f.path + '\0' + Sha256Hex(f.content) + '\n';
+  }
+  std::string hash = Sha256Hex(fingerprint);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (hash != last_hash_) {
+    std::error_code ec;
+    std::filesystem::create_directories(output_directory_, ec);
+    auto tar = WriteGraphDataTarball(directory_, output_directory_, allowlist);
+    if (tar.ok()) {
+      last_tar_ = *tar;
+      last_hash_ = hash;
+    } else {  // the graph can still be built; only the download is stale
+      context.diagnostics.Warn(output_directory_, tar.status().message());
+    }
+  }
+  if (!last_tar_.empty()) context.parameters[std::string(kSecondaryMetadataTarParam)] = last_tar_;
+  return graph;
 }
 
 }  // namespace cincinnati

@@ -1,5 +1,6 @@
 #include "builder/pipeline.h"
 
+#include "builder/graph_data_tarball.h"
 #include "builder/node_remove.h"
 
 namespace cincinnati {
@@ -13,6 +14,10 @@ TransformChain MakeLocalBuilderChain(const LocalBuildOptions& options) {
   }
   if (options.graph_data_image) chain.push_back(std::make_unique<GraphDataImageSource>(*options.graph_data_image));
   if (options.graph_data_git) chain.push_back(std::make_unique<GraphDataGitSource>(*options.graph_data_git));
+  if (!options.graph_data_image && !options.graph_data_git && !options.graph_data_tarball_directory.empty()) {
+    chain.push_back(std::make_unique<LocalGraphDataSource>(options.graph_data.string(),
+                                                           options.graph_data_tarball_directory));
+  }
   graphdata::SecondaryMetadataSettings secondary = options.secondary_metadata;
   secondary.data_directory = options.graph_data;
   chain.push_back(std::make_unique<graphdata::SecondaryMetadataParse>(std::move(secondary)));

@@ -25,6 +25,9 @@ struct LocalBuildOptions {
   graphdata::SecondaryMetadataSettings secondary_metadata;  // data_directory is set from graph_data
   EdgeAddRemoveSettings edge_add_remove;
   bool node_remove = false;  // also run node-remove (not in the reference's default chain)
+  // With a local graph-data directory: where graph-data.tar.gz of it is kept (empty:
+  // no tarball, as with `graph build`).
+  std::string graph_data_tarball_directory;
 };
 
 TransformChain MakeLocalBuilderChain(const LocalBuildOptions& options);

@@ -147,6 +147,20 @@ Result<uint16_t> Port(const Settings& s, const std::string& key, uint16_t fallba
   return static_cast<uint16_t>(v);
 }
 
+// Where graph-data is unpacked or tarred when --graph-data-cache is not given: a
+// directory of this process, removed when it exits.
+const std::string& DefaultScratchDirectory() {
+  static const std::string dir = (std::filesystem::temp_directory_path() /
+                                  ("cincinnati-graph-data-" + std::to_string(::getpid()))).string();
+  static const struct Remover {
+    ~Remover() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remover;
+  return dir;
+}
+
 Result<TransformChain> BuilderChain(const Settings& s) {
   TransformChain chain;
   const auto& tables = s.plugins("plugin_settings");
@@ -184,18 +198,17 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     g.registry = ref.location.insecure ? ref.location.base_url : ref.location.host_port;
     g.repository = ref.location.repository;
     g.tag = ref.reference().empty() ? "latest" : ref.reference();
-    g.output_directory = s.String("graph_data_cache", (std::filesystem::temp_directory_path() /
-                                                       ("cincinnati-graph-data-" + std::to_string(::getpid()))).string());
+    g.output_directory = s.String("graph_data_cache", DefaultScratchDirectory());
     g.public_keys_path = s.String("graph_data_public_keys", "");
     g.verify_signature = !g.public_keys_path.empty();
     g.signature_baseurl = s.String("graph_data_signatures", g.signature_baseurl);
     g.client.ca_path = s.String("upstream.registry.root_certificate_dir", "");
     options.graph_data_image = g;
   }
+  options.graph_data_tarball_directory = s.String("graph_data_cache", DefaultScratchDirectory());
   if (s.Has("graph_data_git")) {
     GraphDataGitSettings g = ParseGitSpec(s.String("graph_data_git", ""));
-    g.output_directory = s.String("graph_data_cache", (std::filesystem::temp_directory_path() /
-                                                       ("cincinnati-graph-data-git-" + std::to_string(::getpid()))).string());
+    g.output_directory = s.String("graph_data_cache", DefaultScratchDirectory());
     options.graph_data_git = g;
   }
   for (const std::string& name : s.List("disallowed_errors")) {
