@@ -151,10 +151,10 @@ TEST(GraphDataTest, VersionCheck) {
   Diagnostics d;
   ASSERT_TRUE(LoadGraphData(t.root(), {}, d).ok());
   EXPECT_EQ(d.Count(Diagnostic::Severity::kInfo), 1u);
-  WriteFile(t.dir / "version", "2.0.0");
-  auto v2 = Load(t);
-  ASSERT_FALSE(v2.ok());
-  EXPECT_NE(v2.status().message().find("unrecognized graph-data version 2.0.0"), std::string::npos);
+  WriteFile(t.dir / "version", "3.0.0");
+  auto v3 = Load(t);
+  ASSERT_FALSE(v3.ok());
+  EXPECT_NE(v3.status().message().find("unrecognized graph-data version 3.0.0"), std::string::npos);
   WriteFile(t.dir / "version", "one");
   EXPECT_NE(Load(t).status().message().find("'one'"), std::string::npos);
   fs::remove(t.dir / "version");

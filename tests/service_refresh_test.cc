@@ -77,7 +77,7 @@ TEST(RefreshTest, PicksUpChangesAndKeepsTheLastGoodGraph) {
 TEST(RefreshTest, ReadinessWaitsForTheFirstGoodGraph) {
   TempDir dir;
   fs::copy(kExample / "graph-data", dir / "gd", fs::copy_options::recursive);
-  WriteFile(dir / "gd/version", "2.0.0\n");
+  WriteFile(dir / "gd/version", "3.0.0\n");
   ServiceProcess builder("graph-builder", {"--releases", (kExample / "releases").string(), "--graph-data",
                                            (dir / "gd").string(), "--service.pause_secs", "1"});
   ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", builder.url("/graph"),
@@ -92,7 +92,7 @@ TEST(RefreshTest, ReadinessWaitsForTheFirstGoodGraph) {
   auto failed = Get(engine.url("/graph?channel=stable-4.13"));
   EXPECT_EQ(failed.status, 500);
   EXPECT_EQ(ErrorDocument::Parse(failed.body)->kind, "failed_json_in") << failed.body;
-  EXPECT_NE(builder.log().find("unrecognized graph-data version 2.0.0"), std::string::npos);
+  EXPECT_NE(builder.log().find("unrecognized graph-data version 3.0.0"), std::string::npos);
 
   WriteFile(dir / "gd/version", "1.1.0\n");
   ASSERT_TRUE(WaitFor([&] { return Get(builder.url("/readiness", "status")).status == 200; })) << builder.log();

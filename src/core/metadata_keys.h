@@ -20,6 +20,11 @@ inline constexpr std::string_view kPreviousRemoveSuffix = "previous.remove";
 inline constexpr std::string_view kPreviousRemoveRegexSuffix = "previous.remove_regex";
 inline constexpr std::string_view kNextRemoveSuffix = "next.remove";
 inline constexpr std::string_view kReleaseRemoveSuffix = "release.remove";
+// Phased rollouts (graph-data 2.x), internal between graph builder and policy engine:
+// "<channel>=<unix start>,..." and "<channel>:<criterion>=<seconds>,...;..." where the
+// criterion is minor, patch, another word (never matches) or * (the default).
+inline constexpr std::string_view kPhasedStartSuffix = "phased.start";
+inline constexpr std::string_view kPhasedRolloutsSuffix = "phased.rollouts";
 
 inline std::string PrefixedKey(std::string_view prefix, std::string_view suffix) {
   std::string key(prefix);

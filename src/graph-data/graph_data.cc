@@ -1,5 +1,7 @@
 #include "graph-data/graph_data.h"
 
+#include <map>
+
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -76,20 +78,42 @@ Status LoadChannels(const fs::path& root, const LoadOptions& options, Diagnostic
   return Status::OK();
 }
 
+Status LoadManagingFiles(const fs::path& root, const LoadOptions& options, Diagnostics& diagnostics, GraphData& data) {
+  std::vector<FileProblem> problems;
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<YamlFile> files, ReadYamlDirectory(root, "channels", &problems));
+  CINCINNATI_RETURN_IF_ERROR(ReportAll(problems, options, diagnostics));
+  std::map<std::string, std::string> owner;  // channel -> managing file
+  for (const YamlFile& file : files) {
+    auto doc = ParseYaml(file.content);
+    if (!doc.ok()) return doc.status().WithContext(file.path);
+    auto managing = DecodeManagingFile(*doc);
+    if (!managing.ok()) return managing.status().WithContext(file.path);
+    for (const ManagedChannel& c : managing->channels) {
+      auto [it, inserted] = owner.emplace(c.name, file.path);
+      if (!inserted) {
+        return Status::InvalidArgument(
+            fmt::format("{}: channel '{}' is also managed by {}", file.path, c.name, it->second));
+      }
+    }
+    data.managing_files.push_back({file.path, std::move(managing).value()});
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<Version> ReadSchemaVersion(const fs::path& root, Diagnostics& diagnostics) {
   CINCINNATI_ASSIGN_OR_RETURN(std::string text, ReadFileToString(root / "version", "version"));
   auto version = Version::Parse(text);
   if (!version.ok()) return version.status().WithContext("version");
-  if (version->major() != kSupportedMajor) {
-    return Status::InvalidArgument(fmt::format("version: unrecognized graph-data version {} (supported: {}.x)",
-                                               version->ToString(), kSupportedMajor));
+  if (version->major() != 1 && version->major() != 2) {
+    return Status::InvalidArgument(
+        fmt::format("version: unrecognized graph-data version {} (supported: 1.x and 2.x)", version->ToString()));
   }
-  if (version->minor() > kHighestKnownMinor) {
+  uint64_t highest = version->major() == 1 ? kHighestKnownMinor1 : kHighestKnownMinor2;
+  if (version->minor() > highest) {
     diagnostics.Info("version", fmt::format("graph-data version {} is newer than {}.{}.0; reading it as {}.{}.0",
-                                            version->ToString(), kSupportedMajor, kHighestKnownMinor,
-                                            kSupportedMajor, kHighestKnownMinor));
+                                            version->ToString(), version->major(), highest, version->major(), highest));
   }
   return version;
 }
@@ -137,7 +161,11 @@ Result<GraphData> LoadGraphData(const fs::path& root, const LoadOptions& options
   CINCINNATI_ASSIGN_OR_RETURN(std::string raw, ReadFileToString(root / "raw/metadata.json", "raw/metadata.json"));
   CINCINNATI_ASSIGN_OR_RETURN(data.raw_metadata, DecodeRawMetadata(raw, diagnostics));
   CINCINNATI_RETURN_IF_ERROR(LoadBlockedEdges(root, options, diagnostics, data));
-  CINCINNATI_RETURN_IF_ERROR(LoadChannels(root, options, diagnostics, data));
+  if (data.phased()) {
+    CINCINNATI_RETURN_IF_ERROR(LoadManagingFiles(root, options, diagnostics, data));
+  } else {
+    CINCINNATI_RETURN_IF_ERROR(LoadChannels(root, options, diagnostics, data));
+  }
   return data;
 }
 

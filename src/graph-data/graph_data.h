@@ -2,8 +2,9 @@
 // channels/) loaded and validated in full before anything touches a graph, so a bad
 // file can never leave a half-applied graph behind.
 //
-// Schema: the `version` file must be SemVer with major 1; a minor above the highest
-// one we implement (1.2) is accepted with an info note. Per-file problems of the
+// Schema: the `version` file must be SemVer with major 1 or 2; a minor above the
+// highest one we implement is accepted with an info note. In 2.x, channels/ holds
+// managing files (see managing_file.h), and any violation in one fails loading. Per-file problems of the
 // classes file / deserialize / missing_extension / invalid_extension are warnings
 // unless their class is disallowed, in which case loading fails naming the file.
 // Everything else (missing version file or directory, bad raw metadata JSON) fails
@@ -19,11 +20,14 @@
 #include "core/semver.h"
 #include "graph-data/documents.h"
 #include "graph-data/file_reader.h"
+#include "graph-data/managing_file.h"
 
 namespace cincinnati::graphdata {
 
-inline constexpr int kSupportedMajor = 1;
-inline constexpr int kHighestKnownMinor = 2;
+// Schema 1.x (channels files) up to 1.2, and 2.x (managing files with phased rollouts)
+// up to 2.0; a newer minor of a known major is read as the highest known one.
+inline constexpr int kHighestKnownMinor1 = 2;
+inline constexpr int kHighestKnownMinor2 = 0;
 
 struct RawMetadataEntry {
   Version version;
@@ -41,7 +45,9 @@ struct GraphData {
   std::vector<RawMetadataEntry> raw_metadata;
   std::vector<FromFile<UnconditionalBlock>> unconditional_blocks;
   std::vector<FromFile<ConditionalBlock>> conditional_blocks;
-  std::vector<FromFile<ChannelDocument>> channels;
+  std::vector<FromFile<ChannelDocument>> channels;         // schema 1.x
+  std::vector<FromFile<ManagingFile>> managing_files;      // schema 2.x
+  bool phased() const { return schema_version.major() == 2; }
 };
 
 struct LoadOptions {

@@ -78,6 +78,30 @@ void CheckChannels(const fs::path& root, Diagnostics& out) {
   }
 }
 
+// Schema 2.x: every managing file decodes; each channel is managed by one file.
+void CheckManagingFiles(const fs::path& root, Diagnostics& out) {
+  std::map<std::string, std::string> owner;
+  for (const YamlFile& file : ReadAll(root, "channels", out)) {
+    auto doc = ParseYaml(file.content);
+    if (!doc.ok()) {
+      out.Error(file.path, doc.status().message());
+      continue;
+    }
+    auto managing = DecodeManagingFile(*doc);
+    if (!managing.ok()) {
+      out.Error(file.path, managing.status().message());
+      continue;
+    }
+    for (const ManagedChannel& c : managing->channels) {
+      if (c.name.find('-') == std::string::npos) {
+        out.Error(file.path, fmt::format("channel name '{}' has no '-' (expected <phase>-<major>.<minor>)", c.name));
+      }
+      auto [it, inserted] = owner.emplace(c.name, file.path);
+      if (!inserted) out.Error(file.path, fmt::format("channel '{}' is also managed by {}", c.name, it->second));
+    }
+  }
+}
+
 void CheckRule(const YAML::Node& rule, size_t i, const std::string& file, std::set<std::string>& types,
                Diagnostics& out) {
   std::string where = fmt::format("matchingRules[{}]", i);
@@ -174,7 +198,13 @@ Diagnostics CheckGraphData(const fs::path& root) {
     return out;
   }
   CheckVersionAndRawMetadata(root, out);
-  CheckChannels(root, out);
+  Diagnostics ignored;
+  auto version = ReadSchemaVersion(root, ignored);
+  if (version.ok() && version->major() == 2) {
+    CheckManagingFiles(root, out);
+  } else {
+    CheckChannels(root, out);
+  }
   CheckBlockedEdges(root, out);
   return out;
 }

@@ -91,8 +91,31 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
     }
   }
 
-  // 4. Channels.
+  // 4. Channels: 1.x channel files, or 2.x managing files with start times and rules.
   std::vector<char> member(graph.node_count());
+  const std::string start_key = PrefixedKey(prefix, kPhasedStartSuffix);
+  const std::string rollouts_key = PrefixedKey(prefix, kPhasedRolloutsSuffix);
+  for (const auto& [path, file] : data.managing_files) {
+    std::string rules;  // "channel:criterion=seconds,...;..." for the channels with rules
+    for (const ManagedChannel& c : file.channels) {
+      if (c.rules.empty()) continue;
+      rules += (rules.empty() ? "" : ";") + c.name + ":";
+      for (size_t i = 0; i < c.rules.size(); ++i) {
+        rules += fmt::format("{}{}={}", i ? "," : "", c.rules[i].from_version.value_or("*"), c.rules[i].duration_seconds);
+      }
+    }
+    for (const VersionStart& entry : file.versions) {
+      for (NodeIndex i : index.Equal(entry.version)) {
+        if (!graph.node(i).concrete) continue;
+        if (!entry.version.build().empty() && entry.version.build() != index.parsed[i]->build()) continue;
+        for (const ManagedChannel& c : file.channels) {
+          AppendValue(graph.mutable_metadata(i), channels_key, c.name, ',');
+          AppendValue(graph.mutable_metadata(i), start_key, fmt::format("{}={}", c.name, entry.start), ',');
+        }
+        if (!rules.empty()) AppendValue(graph.mutable_metadata(i), rollouts_key, rules, ';');
+      }
+    }
+  }
   for (const auto& [path, channel] : data.channels) {
     std::fill(member.begin(), member.end(), 0);
     for (const Version& listed : channel.versions) {
