@@ -115,9 +115,16 @@ size_t PolicyEngineService::precomputed_views() const {
 
 void PolicyEngineService::StartUpstream() {
   if (options_.upstream_url.empty()) return;
-  // Polls a graph builder; stops once the upstream turns out to be a policy engine.
-  fetcher_.Start(options_.cache_ttl, [this] {
-    FetchShared();
+  // Polls a graph builder every TTL, but every second until the first graph arrives
+  // (a graph builder starting next to us may not have one yet). Stops once the
+  // upstream turns out to be a policy engine.
+  auto tick = std::min<std::chrono::milliseconds>(options_.cache_ttl, std::chrono::seconds(1));
+  fetcher_.Start(tick, [this, last = std::chrono::steady_clock::time_point()]() mutable {
+    auto now = std::chrono::steady_clock::now();
+    if (!views_.load() || last == std::chrono::steady_clock::time_point() || now - last >= options_.cache_ttl) {
+      FetchShared();
+      last = now;
+    }
     return !forward_queries_.load();
   });
 }
