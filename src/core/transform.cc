@@ -1,5 +1,8 @@
 #include "core/transform.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace cincinnati {
 
 namespace {
@@ -14,8 +17,9 @@ Status StepError(const GraphTransform& step, const Status& status) {
   return status.WithContext(step.name());
 }
 
-Result<Graph> RunFrom(const TransformChain& chain, size_t first, Graph graph, TransformContext& context) {
-  for (size_t i = first; i < chain.size(); ++i) {
+Result<Graph> RunFrom(const TransformChain& chain, size_t first, Graph graph, TransformContext& context,
+                      size_t last = SIZE_MAX) {
+  for (size_t i = first; i < std::min(last, chain.size()); ++i) {
     auto next = chain[i]->Apply(std::move(graph), context);
     if (!next.ok()) return StepError(*chain[i], next.status());
     graph = std::move(next).value();
@@ -30,10 +34,15 @@ Result<Graph> RunChain(const TransformChain& chain, Graph graph, TransformContex
 }
 
 Result<Graph> RunChainOn(const TransformChain& chain, const Graph& graph, TransformContext& context) {
-  if (chain.empty()) return graph;
-  auto first = chain[0]->ApplyTo(graph, context);
-  if (!first.ok()) return StepError(*chain[0], first.status());
-  return RunFrom(chain, 1, std::move(first).value(), context);
+  return RunStepsOn(chain, 0, chain.size(), graph, context);
+}
+
+Result<Graph> RunStepsOn(const TransformChain& chain, size_t first, size_t last, const Graph& graph,
+                         TransformContext& context) {
+  if (first >= last || first >= chain.size()) return graph;
+  auto head = chain[first]->ApplyTo(graph, context);
+  if (!head.ok()) return StepError(*chain[first], head.status());
+  return RunFrom(chain, first + 1, std::move(head).value(), context, last);
 }
 
 }  // namespace cincinnati

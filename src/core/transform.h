@@ -48,6 +48,9 @@ class GraphTransform {
   // means it depends on something else too (a clock, a lookup), so results must not be
   // cached by parameters.
   virtual std::optional<std::vector<std::string>> cache_key_parameters() const { return std::nullopt; }
+  // Whether running on `graph` can change it; false lets a caller skip the step (and
+  // keep serving a cached answer). Steps that cannot tell return true.
+  virtual bool AppliesTo(const Graph& graph) const { return true; }
 };
 
 using TransformChain = std::vector<std::unique_ptr<GraphTransform>>;
@@ -56,5 +59,8 @@ using TransformChain = std::vector<std::unique_ptr<GraphTransform>>;
 Result<Graph> RunChain(const TransformChain& chain, Graph graph, TransformContext& context);
 // The same, leaving `graph` untouched (the first step reads it through ApplyTo).
 Result<Graph> RunChainOn(const TransformChain& chain, const Graph& graph, TransformContext& context);
+// Steps [first, last) of `chain` on `graph`, leaving it untouched.
+Result<Graph> RunStepsOn(const TransformChain& chain, size_t first, size_t last, const Graph& graph,
+                         TransformContext& context);
 
 }  // namespace cincinnati

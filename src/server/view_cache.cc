@@ -45,12 +45,12 @@ Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, con
 ViewCache::ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries)
     : chain_(chain), graph_(std::move(graph)), max_entries_(max_entries) {
   std::set<std::string> keys;
-  for (const auto& step : chain_) {
-    auto used = step->cache_key_parameters();
-    if (!used) return;  // key_parameters_ stays nullopt
+  for (; prefix_ < chain_.size(); ++prefix_) {
+    auto used = chain_[prefix_]->cache_key_parameters();
+    if (!used) break;
     keys.insert(used->begin(), used->end());
   }
-  key_parameters_ = std::vector<std::string>(keys.begin(), keys.end());
+  if (prefix_ > 0 || chain_.empty()) key_parameters_ = std::vector<std::string>(keys.begin(), keys.end());
 }
 
 std::optional<std::string> ViewCache::Key(const Parameters& params) const {
@@ -69,19 +69,40 @@ std::optional<std::string> ViewCache::Key(const Parameters& params) const {
   return key;
 }
 
-Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params) {
+Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Parameters& params) const {
+  TransformContext context;
+  context.parameters = params;
+  CINCINNATI_ASSIGN_OR_RETURN(Graph prefix, RunStepsOn(chain_, 0, prefix_, *graph_, context));
+  auto entry = std::make_shared<Entry>();
+  for (size_t i = prefix_; i < chain_.size(); ++i) entry->personal |= chain_[i]->AppliesTo(prefix);
+  entry->view = std::make_shared<const View>(WriteGraphJson(prefix, {.schema_version = 1}));
+  if (entry->personal) entry->graph = std::make_shared<const Graph>(std::move(prefix));
+  return std::shared_ptr<const Entry>(std::move(entry));
+}
+
+Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parameters& params) {
   std::optional<std::string> key = Key(params);
   if (key) {
     if (auto it = precomputed_.find(*key); it != precomputed_.end()) return it->second;
     std::shared_lock lock(mu_);
     if (auto it = views_.find(*key); it != views_.end()) return it->second;
   }
-  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const View> view, ComputeView(chain_, *graph_, params));
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(params));
   if (key) {
     std::unique_lock lock(mu_);
-    if (views_.size() < max_entries_) views_.emplace(*key, view);
+    if (views_.size() < max_entries_) views_.emplace(*key, entry);
   }
-  return view;
+  return entry;
+}
+
+Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params) {
+  if (!key_parameters_) return ComputeView(chain_, *graph_, params);
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, GetEntry(params));
+  if (!entry->personal) return entry->view;
+  TransformContext context;
+  context.parameters = params;
+  CINCINNATI_ASSIGN_OR_RETURN(Graph personal, RunStepsOn(chain_, prefix_, chain_.size(), *entry->graph, context));
+  return std::make_shared<const View>(WriteGraphJson(personal, {.schema_version = 1}));
 }
 
 size_t ViewCache::Precompute(const std::string& channels_key, const std::string& arch_key) {
@@ -99,8 +120,8 @@ size_t ViewCache::Precompute(const std::string& channels_key, const std::string&
   for (const std::string& channel : channels) {
     for (const std::string& arch : arches) {
       Parameters params{{"channel", channel}, {"arch", arch}};
-      auto view = ComputeView(chain_, *graph_, params);
-      if (view.ok()) precomputed_.emplace(*Key(params), std::move(view).value());
+      auto entry = ComputeEntry(params);
+      if (entry.ok()) precomputed_.emplace(*Key(params), std::move(entry).value());
     }
   }
   return precomputed_.size();

@@ -1,6 +1,11 @@
 // ViewCache: a policy engine's answers for one upstream graph, keyed by the client
 // parameters the transform chain declares it reads (channel, arch by default).
 //
+// The chain's leading steps that declare their parameters form a cacheable prefix;
+// the rest (per-cluster steps such as phased rollouts) run per request on the cached
+// prefix result, and only when one of them applies to it, so a graph without phased
+// releases is still served entirely from memory.
+//
 // Answers are computed once and served from memory: the versioned JSON body, its
 // ETag, and a gzip copy made on first demand. When the chain reads exactly channel and
 // arch, Precompute() builds every (channel, arch) pair present in the graph up front.
@@ -58,15 +63,24 @@ class ViewCache {
   size_t size() const;
 
  private:
+  // The answer of the cacheable prefix, and its graph when later steps must run on it.
+  struct Entry {
+    std::shared_ptr<const View> view;
+    std::shared_ptr<const Graph> graph;  // set only when `personal`
+    bool personal = false;
+  };
   std::optional<std::string> Key(const Parameters& params) const;
+  Result<std::shared_ptr<const Entry>> ComputeEntry(const Parameters& params) const;
+  Result<std::shared_ptr<const Entry>> GetEntry(const Parameters& params);
 
   const TransformChain& chain_;
   std::shared_ptr<const Graph> graph_;
   size_t max_entries_;
-  std::optional<std::vector<std::string>> key_parameters_;  // nullopt: uncacheable chain
-  std::unordered_map<std::string, std::shared_ptr<const View>> precomputed_;  // immutable once shared
+  size_t prefix_ = 0;  // steps [0, prefix_) are cacheable
+  std::optional<std::vector<std::string>> key_parameters_;  // nullopt: nothing cacheable
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
   mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const View>> views_;  // computed on demand
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> views_;  // computed on demand
 };
 
 }  // namespace cincinnati::server

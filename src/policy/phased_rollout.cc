@@ -1,0 +1,122 @@
+#include "policy/phased_rollout.h"
+
+#include <chrono>
+#include <map>
+#include <optional>
+
+#include <re2/re2.h>
+
+#include "core/semver.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+#include "policy/params.h"
+
+namespace cincinnati::policy {
+namespace {
+
+// The value for `channel` in "<channel>=<value>,..." lists.
+std::optional<int64_t> StartIn(std::string_view list, std::string_view channel) {
+  for (std::string_view item : Split(list, ',')) {
+    size_t eq = item.find('=');
+    if (eq != std::string_view::npos && item.substr(0, eq) == channel) {
+      return std::stoll(std::string(item.substr(eq + 1)));
+    }
+  }
+  return std::nullopt;
+}
+
+// The rules of `channel` in "<channel>:<criterion>=<seconds>,...;..." lists.
+std::map<std::string, int64_t, std::less<>> RulesIn(std::string_view list, std::string_view channel) {
+  std::map<std::string, int64_t, std::less<>> rules;
+  for (std::string_view block : Split(list, ';')) {
+    size_t colon = block.find(':');
+    if (colon == std::string_view::npos || block.substr(0, colon) != channel) continue;
+    for (std::string_view rule : Split(block.substr(colon + 1), ',')) {
+      size_t eq = rule.find('=');
+      if (eq != std::string_view::npos) rules[std::string(rule.substr(0, eq))] = std::stoll(std::string(rule.substr(eq + 1)));
+    }
+  }
+  return rules;
+}
+
+}  // namespace
+
+Clock SystemClock() {
+  return [] {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+}
+
+Clock FixedClock(int64_t t) {
+  return [t] { return t; };
+}
+
+double RolloutPosition(std::string_view cluster_id, std::string_view target_version) {
+  std::string hex = Sha256Hex(std::string(cluster_id) + '\0' + std::string(target_version)).substr(0, 13);
+  return static_cast<double>(std::stoull(hex, nullptr, 16)) / static_cast<double>(1ULL << 52);
+}
+
+bool IsValidClusterId(std::string_view id) {
+  static const RE2 kUuid("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+  return RE2::FullMatch(id, kUuid);
+}
+
+PhasedRollout::PhasedRollout(Clock now, std::string key_prefix)
+    : now_(std::move(now)),
+      start_key_(PrefixedKey(key_prefix, kPhasedStartSuffix)),
+      rollouts_key_(PrefixedKey(key_prefix, kPhasedRolloutsSuffix)) {}
+
+bool PhasedRollout::AppliesTo(const Graph& graph) const {
+  for (const Node& n : graph.nodes()) {
+    if (n.metadata.count(start_key_)) return true;
+  }
+  return false;
+}
+
+Result<Graph> PhasedRollout::ApplyTo(const Graph& graph, TransformContext& context) const {
+  CINCINNATI_ASSIGN_OR_RETURN(std::string channel, RequiredParam(context.parameters, kChannelParam));
+  const int64_t now = now_();
+  std::string id;
+  if (auto it = context.parameters.find("id"); it != context.parameters.end() && IsValidClusterId(it->second)) {
+    id = it->second;
+  }
+  auto start_of = [&](const Node& n) -> int64_t {
+    auto it = n.metadata.find(start_key_);
+    if (it == n.metadata.end()) return INT64_MIN;  // not phased: always in
+    return StartIn(it->second, channel).value_or(INT64_MIN);
+  };
+  Graph out = graph.Retain([&](NodeIndex i) { return start_of(graph.node(i)) <= now; });
+
+  // Each edge appears for this cluster at max(starts) + u * duration.
+  std::vector<std::optional<Version>> versions(out.node_count());
+  for (NodeIndex i = 0; i < out.node_count(); ++i) {
+    auto v = Version::Parse(out.node(i).version);
+    if (v.ok()) versions[i] = std::move(v).value();
+  }
+  auto visible = [&](NodeIndex from, NodeIndex to) {
+    int64_t begin = std::max(start_of(out.node(from)), start_of(out.node(to)));
+    auto it = out.node(to).metadata.find(rollouts_key_);
+    if (it == out.node(to).metadata.end() || !versions[from] || !versions[to]) return true;
+    auto rules = RulesIn(it->second, channel);
+    bool minor = versions[from]->major() != versions[to]->major() || versions[from]->minor() != versions[to]->minor();
+    auto rule = rules.find(minor ? "minor" : "patch");
+    if (rule == rules.end()) rule = rules.find("*");
+    if (rule == rules.end() || rule->second <= 0) return true;
+    double u = id.empty() ? 1.0 : RolloutPosition(id, versions[to]->ToStringWithoutBuild());
+    return static_cast<double>(now) >= static_cast<double>(begin) + u * static_cast<double>(rule->second);
+  };
+  for (const Edge& e : out.Edges()) {
+    if (!visible(e.from, e.to)) out.RemoveEdge(e.from, e.to);
+  }
+  out.FilterConditionalEdges([&](const ConditionalEdgeRef& ref) {
+    auto from = out.Find(ref.from), to = out.Find(ref.to);
+    return from && to && visible(*from, *to);
+  });
+  for (NodeIndex i = 0; i < out.node_count(); ++i) {
+    out.mutable_metadata(i).erase(start_key_);
+    out.mutable_metadata(i).erase(rollouts_key_);
+  }
+  return out;
+}
+
+}  // namespace cincinnati::policy

@@ -1,0 +1,44 @@
+// "phased-rollout" (graph-data schema 2.x): each cluster's view at the current time.
+//
+// Per the phased-rollouts design: a release is in a channel from its start time on,
+// never before. An edge between two started releases appears at T = the later of
+// their starts when the channel has no matching rule, and otherwise to a given cluster
+// at T + u * duration. The duration comes from the target's channel rules: "minor"
+// when source and target differ in major or minor, else "patch", falling back to the
+// default rule (no fromVersion), else 0. u in [0, 1) is a hash of the cluster id and
+// the target version, so early slots rotate from release to release and replicas
+// agree without shared state; a request without a valid id (a UUID) gets u = 1.
+// The internal keys the graph builder wrote are removed from the answer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/metadata_keys.h"
+#include "core/transform.h"
+
+namespace cincinnati::policy {
+
+using Clock = std::function<int64_t()>;  // Unix seconds
+Clock SystemClock();
+Clock FixedClock(int64_t unix_seconds);
+
+double RolloutPosition(std::string_view cluster_id, std::string_view target_version);
+bool IsValidClusterId(std::string_view id);
+
+class PhasedRollout : public GraphTransform {
+ public:
+  explicit PhasedRollout(Clock now, std::string key_prefix = std::string(kDefaultKeyPrefix));
+  std::string_view name() const override { return "phased-rollout"; }
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
+  Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
+  bool AppliesTo(const Graph& graph) const override;
+
+ private:
+  Clock now_;
+  std::string start_key_, rollouts_key_;
+};
+
+}  // namespace cincinnati::policy
