@@ -20,6 +20,8 @@
 #include "cli/settings.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
+#include "policy/phased_rollout.h"
+#include "graph-data/time_format.h"
 #include "server/graph_builder_service.h"
 #include "server/http_server.h"
 #include "server/policy_engine_service.h"
@@ -56,6 +58,9 @@ std::vector<Flag> Flags(Role role) {
       {"--status.port", "status.port", "Port of the status listener"},
       {"--testing.ports_file", "testing.ports_file", "Write the bound ports to this file (for tests)"},
   };
+  if (role != Role::kGraphBuilder) {
+    flags.push_back({"--testing.now", "testing.now", "Freeze the policy engine's clock at this RFC 3339 time"});
+  }
   if (role != Role::kPolicyEngine) {
     std::vector<Flag> gb = {
         {"--releases", "releases", "Graph JSON file, or directory of release-metadata documents"},
@@ -118,6 +123,7 @@ std::set<std::string> KnownKeys(Role role) {
     keys.erase(k);
   }
   keys.erase("testing.ports_file");
+  keys.erase("testing.now");
   return keys;
 }
 
@@ -218,13 +224,25 @@ Result<TransformChain> BuilderChain(const Settings& s) {
   return MakeLocalBuilderChain(options);
 }
 
-// The policy chain; a cincinnati-graph-fetch table sets the upstream instead.
+// The policy engine's clock: the system's, or frozen by --testing.now.
+Result<policy::Clock> PolicyClock(const Settings& s) {
+  if (!s.Has("testing.now")) return policy::SystemClock();
+  auto t = graphdata::ParseDateTime(s.String("testing.now", ""));
+  if (!t.ok()) return t.status().WithContext("--testing.now");
+  return policy::FixedClock(*t);
+}
+
+// The policy chain; a cincinnati-graph-fetch table sets the upstream instead. The
+// default is the reference's (channel filter, arch filter) plus phased rollouts, which
+// only act on graph-data 2.x graphs.
 Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOptions& options) {
   TransformChain chain;
   const auto& tables = s.plugins("policy");
+  CINCINNATI_ASSIGN_OR_RETURN(policy::Clock clock, PolicyClock(s));
   if (tables.empty()) {
     chain.push_back(std::make_unique<policy::ChannelFilter>());
     chain.push_back(std::make_unique<policy::ArchFilter>());
+    chain.push_back(std::make_unique<policy::PhasedRollout>(clock));
     return chain;
   }
   for (const PluginTable& t : tables) {
@@ -240,6 +258,11 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
           return Status::InvalidArgument(fmt::format("plugin 'cincinnati-graph-fetch': unknown setting '{}'", k));
         }
       }
+      continue;
+    }
+    if (t.name == "phased-rollout") {
+      if (!t.settings.empty()) return Status::InvalidArgument("plugin 'phased-rollout' takes no settings");
+      chain.push_back(std::make_unique<policy::PhasedRollout>(clock));
       continue;
     }
     CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t));
