@@ -208,6 +208,17 @@ TEST(PhasedServiceTest, ReplicasAndServeAgree) {
     distinct.insert(first);
   }
   EXPECT_GE(distinct.size(), 2u) << "mid-window, clusters must not all see the same graph";
+
+  // One day into the windows: the patch edge is half way, the minor edge 1/14 of the way.
+  for (ServiceProcess* p : {engines[0].get(), &serve}) {
+    std::string metrics = Get(p->url("/metrics", "status")).body;
+    EXPECT_NE(metrics.find("# TYPE cincinnati_pe_phased_update_rollout gauge"), std::string::npos);
+    EXPECT_NE(metrics.find("cincinnati_pe_phased_update_rollout{channel=\"stable-4.4\",from=\"4.4.2\",to=\"4.4.3\"} 0.5\n"),
+              std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("cincinnati_pe_phased_update_rollout{channel=\"stable-4.4\",from=\"4.3.18\",to=\"4.4.3\"} 0.0714"),
+              std::string::npos) << metrics;
+    EXPECT_EQ(metrics.find("channel=\"fast-4.4\""), std::string::npos);  // no rules, no window
+  }
 }
 
 }  // namespace

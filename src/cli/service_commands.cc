@@ -332,6 +332,7 @@ Status Run(Invocation& inv) {
     CINCINNATI_ASSIGN_OR_RETURN(o.cache_ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
     CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
     CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
+    CINCINNATI_ASSIGN_OR_RETURN(o.clock, PolicyClock(s));
     if (serve) o.upstream_url.clear();
     engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
   }
@@ -353,6 +354,7 @@ Status Run(Invocation& inv) {
                                 }));
     CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const server::Request& r) {
                                   if (builder && r.path == "/metrics") {
+                                    engine->UpdateRolloutMetric();
                                     return server::Response::Text(
                                         200, server::RenderAll({&builder->metrics(), &engine->metrics()}),
                                         server::kMetricsContentType);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include <re2/re2.h>
 
@@ -40,6 +41,39 @@ std::map<std::string, int64_t, std::less<>> RulesIn(std::string_view list, std::
 }
 
 }  // namespace
+
+std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view key_prefix) {
+  const std::string start_key = PrefixedKey(key_prefix, kPhasedStartSuffix);
+  const std::string rollouts_key = PrefixedKey(key_prefix, kPhasedRolloutsSuffix);
+  std::map<std::tuple<std::string, std::string, std::string>, RolloutWindow> windows;
+  for (const Edge& e : graph.Edges()) {
+    const Node& from = graph.node(e.from);
+    const Node& to = graph.node(e.to);
+    auto rollouts = to.metadata.find(rollouts_key);
+    auto to_starts = to.metadata.find(start_key);
+    auto from_starts = from.metadata.find(start_key);
+    if (rollouts == to.metadata.end() || to_starts == to.metadata.end()) continue;
+    auto fv = Version::Parse(from.version), tv = Version::Parse(to.version);
+    if (!fv.ok() || !tv.ok()) continue;
+    bool minor = fv->major() != tv->major() || fv->minor() != tv->minor();
+    for (std::string_view block : Split(rollouts->second, ';')) {
+      std::string channel(block.substr(0, block.find(':')));
+      auto rules = RulesIn(rollouts->second, channel);
+      auto rule = rules.find(minor ? "minor" : "patch");
+      if (rule == rules.end()) rule = rules.find("*");
+      auto to_start = StartIn(to_starts->second, channel);
+      if (rule == rules.end() || rule->second <= 0 || !to_start) continue;
+      auto from_start = from_starts == from.metadata.end() ? std::nullopt : StartIn(from_starts->second, channel);
+      if (from_starts != from.metadata.end() && !from_start) continue;  // the source is not in this channel
+      RolloutWindow w{channel, fv->ToStringWithoutBuild(), tv->ToStringWithoutBuild(),
+                      std::max(*to_start, from_start.value_or(INT64_MIN)), rule->second};
+      windows.emplace(std::make_tuple(w.channel, w.from, w.to), w);
+    }
+  }
+  std::vector<RolloutWindow> out;
+  for (auto& [_, w] : windows) out.push_back(std::move(w));
+  return out;
+}
 
 Clock SystemClock() {
   return [] {

@@ -11,7 +11,9 @@
 // The internal keys the graph builder wrote are removed from the answer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -27,6 +29,21 @@ Clock FixedClock(int64_t unix_seconds);
 
 double RolloutPosition(std::string_view cluster_id, std::string_view target_version);
 bool IsValidClusterId(std::string_view id);
+
+// An edge's rollout in one channel: it appears for a cluster at u in [0,1) at
+// `begin + u * duration`.
+struct RolloutWindow {
+  std::string channel, from, to;  // versions without build metadata
+  int64_t begin = 0;
+  int64_t duration = 0;
+  double Fraction(int64_t now) const {
+    return duration <= 0 ? 1.0 : std::clamp(static_cast<double>(now - begin) / static_cast<double>(duration), 0.0, 1.0);
+  }
+};
+
+// Every phased edge of a graph builder's graph (or of a view), per channel with rules,
+// deduplicated across architectures.
+std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view key_prefix = kDefaultKeyPrefix);
 
 class PhasedRollout : public GraphTransform {
  public:

@@ -58,6 +58,10 @@ class Family {
       : label_names_(std::move(label_names)), bounds_(std::move(bounds)) {}
   T& With(const std::vector<std::string>& label_values);
   T& Get() { return With({}); }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    series_.clear();
+  }
 
   const std::vector<std::string>& label_names() const { return label_names_; }
   template <typename Fn>

@@ -11,6 +11,7 @@
 #include "core/json_writer.h"
 #include "core/metadata_keys.h"
 #include "core/sha256.h"
+#include "policy/phased_rollout.h"
 #include "server/content_negotiation.h"
 #include "http/client.h"
 #include "server/query.h"
@@ -85,6 +86,9 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})),
       upstream_requests_(metrics_.AddCounter("http_upstream_requests_total", "Upstream graph fetches").Get()),
       upstream_errors_(metrics_.AddCounter("http_upstream_errors_total", "Failed upstream graph fetches").Get()),
+      phased_rollout_(metrics_.AddGauge("phased_update_rollout",
+                                        "Fraction of the phased-rollout window elapsed, for edges in a window",
+                                        {"channel", "from", "to"})),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
   graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
@@ -274,10 +278,25 @@ void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw
   respond(std::move(r));
 }
 
+void PolicyEngineService::UpdateRolloutMetric() {
+  auto views = views_.load();
+  phased_rollout_.Clear();
+  if (!views) return;
+  int64_t now = options_.clock ? options_.clock()
+                               : std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const policy::RolloutWindow& w : policy::RolloutWindows(views->graph())) {
+    if (now >= w.begin && now < w.begin + w.duration) phased_rollout_.With({w.channel, w.from, w.to}).Set(w.Fraction(now));
+  }
+}
+
 Response PolicyEngineService::HandleStatus(const Request& request) {
   if (request.path == "/livez") return Response::Empty(200);
   if (request.path == "/readyz") return Response::Empty(ready_ ? 200 : 503);
-  if (request.path == "/metrics") return Response::Text(200, metrics_.Render(), kMetricsContentType);
+  if (request.path == "/metrics") {
+    UpdateRolloutMetric();
+    return Response::Text(200, metrics_.Render(), kMetricsContentType);
+  }
   return Response::Empty(404);
 }
 

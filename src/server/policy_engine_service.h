@@ -42,6 +42,7 @@ struct PolicyEngineOptions {
   std::chrono::milliseconds cache_ttl{60000};
   size_t fetch_threads = 4;
   size_t max_cached_queries = 4096;
+  std::function<int64_t()> clock;  // for phased_update_rollout; default: the system's
 };
 
 using Respond = std::function<void(Response)>;
@@ -60,6 +61,8 @@ class PolicyEngineService {
   void HandleMain(const Request& request, Respond respond);
   Response HandleStatus(const Request& request);
   bool ready() const { return ready_.load(); }
+  // Sets phased_update_rollout{channel,from,to} for the edges now in a window.
+  void UpdateRolloutMetric();
   const Registry& metrics() const { return metrics_; }
   size_t precomputed_views() const;
 
@@ -80,6 +83,7 @@ class PolicyEngineService {
   Family<Counter>& response_errors_;
   Counter& upstream_requests_;
   Counter& upstream_errors_;
+  Family<Gauge>& phased_rollout_;
   std::string openapi_;
 
   mutable std::mutex mu_;

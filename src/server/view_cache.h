@@ -61,6 +61,7 @@ class ViewCache {
   // before sharing the cache between threads. Returns the number of views built.
   size_t Precompute(const std::string& channels_key, const std::string& arch_key);
   size_t size() const;
+  const Graph& graph() const { return *graph_; }
 
  private:
   // The answer of the cacheable prefix, and its graph when later steps must run on it.
