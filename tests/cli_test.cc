@@ -116,6 +116,18 @@ TEST(CliTest, HelpOnEverySubcommand) {
   EXPECT_NE(Cincinnati("graph bogus").exit_code, 0);
 }
 
+TEST(CliTest, RolloutPreview) {
+  fs::path example = testing::Examples() / "phased";
+  ProcessResult r = Cincinnati("rollout preview --releases " + (example / "releases").string() + " --graph-data " +
+                               (example / "graph-data").string() +
+                               " --channel stable-4.4 --id 2b1d6a9e-0c61-4d8e-a5f7-2f7f3c1c9e01 --at 2020-05-13T00:00:00Z");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("4.4.2 -> 4.4.3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("visible  (window 2d00h"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("in 1d12h  (window 14d00h"), std::string::npos) << r.out;
+  EXPECT_NE(Cincinnati("rollout preview --releases x --graph-data y --channel c --at tomorrow").exit_code, 0);
+}
+
 TEST(CliTest, BundledExampleBuildsAndPassesLint) {
   fs::path example = testing::Examples() / "ocp-4x";
   ProcessResult lint = Cincinnati("graph-data check " + (example / "graph-data").string());

@@ -186,5 +186,23 @@ TEST_F(PhasedSemanticsTest, EarlySlotsRotateBetweenReleases) {
   EXPECT_EQ(policy::RolloutPosition(ids_[7], "4.4.3"), policy::RolloutPosition(ids_[7], "4.4.3"));
 }
 
+// The preview's timings are the transform's: an edge is served exactly from the
+// second the preview says it appears.
+TEST_F(PhasedSemanticsTest, PreviewTimingsMatchWhatIsServed) {
+  TransformChain filters;
+  filters.push_back(std::make_unique<policy::ChannelFilter>());
+  filters.push_back(std::make_unique<policy::ArchFilter>());
+  TransformContext c;
+  c.parameters = {{"channel", "stable-4.4"}};
+  Graph view = RunChainOn(filters, graph_, c).value();
+  for (size_t i = 0; i < 200; ++i) {
+    for (const policy::EdgeTiming& t : policy::EdgeTimings(view, "stable-4.4", ids_[i])) {
+      if (t.appears == INT64_MIN) continue;
+      EXPECT_FALSE(Sees("stable-4.4", t.from, t.to, t.appears - 1, ids_[i])) << t.from << "->" << t.to;
+      EXPECT_TRUE(Sees("stable-4.4", t.from, t.to, t.appears, ids_[i])) << t.from << "->" << t.to;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cincinnati

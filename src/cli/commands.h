@@ -12,6 +12,7 @@ void RegisterGraphCommands(CLI::App& app, int& exit_code);
 void RegisterGraphDataCommands(CLI::App& app, int& exit_code);
 void RegisterServiceCommands(CLI::App& app, int& exit_code);
 void RegisterReleaseCommands(CLI::App& app, int& exit_code);
+void RegisterRolloutCommands(CLI::App& app, int& exit_code);
 
 // Prints diagnostics to stderr as "severity: location: message".
 void PrintDiagnostics(const Diagnostics& diagnostics, bool include_info);

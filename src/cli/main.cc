@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   cincinnati::cli::RegisterGraphDataCommands(app, exit_code);
   cincinnati::cli::RegisterServiceCommands(app, exit_code);
   cincinnati::cli::RegisterReleaseCommands(app, exit_code);
+  cincinnati::cli::RegisterRolloutCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

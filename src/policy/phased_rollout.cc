@@ -1,6 +1,7 @@
 #include "policy/phased_rollout.h"
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -72,6 +73,40 @@ std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view k
   }
   std::vector<RolloutWindow> out;
   for (auto& [_, w] : windows) out.push_back(std::move(w));
+  return out;
+}
+
+std::vector<EdgeTiming> EdgeTimings(const Graph& view, std::string_view channel, std::string_view id,
+                                    std::string_view key_prefix) {
+  const std::string start_key = PrefixedKey(key_prefix, kPhasedStartSuffix);
+  const std::string rollouts_key = PrefixedKey(key_prefix, kPhasedRolloutsSuffix);
+  auto start_of = [&](const Node& n) -> int64_t {
+    auto it = n.metadata.find(start_key);
+    return it == n.metadata.end() ? INT64_MIN : StartIn(it->second, channel).value_or(INT64_MIN);
+  };
+  std::vector<EdgeTiming> out;
+  for (const Edge& e : view.Edges()) {
+    const Node& from = view.node(e.from);
+    const Node& to = view.node(e.to);
+    EdgeTiming t{from.version, to.version, std::max(start_of(from), start_of(to)), 0, 0};
+    auto fv = Version::Parse(from.version), tv = Version::Parse(to.version);
+    auto it = to.metadata.find(rollouts_key);
+    if (it != to.metadata.end() && fv.ok() && tv.ok()) {
+      auto rules = RulesIn(it->second, channel);
+      bool minor = fv->major() != tv->major() || fv->minor() != tv->minor();
+      auto rule = rules.find(minor ? "minor" : "patch");
+      if (rule == rules.end()) rule = rules.find("*");
+      if (rule != rules.end() && rule->second > 0) {
+        t.window = rule->second;
+        t.position = IsValidClusterId(id) ? RolloutPosition(id, tv->ToStringWithoutBuild()) : 1.0;
+        t.appears += static_cast<int64_t>(std::ceil(t.position * static_cast<double>(t.window)));
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(), [](const EdgeTiming& a, const EdgeTiming& b) {
+    return std::tie(a.appears, a.from, a.to) < std::tie(b.appears, b.from, b.to);
+  });
   return out;
 }
 

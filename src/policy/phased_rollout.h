@@ -45,6 +45,18 @@ struct RolloutWindow {
 // deduplicated across architectures.
 std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view key_prefix = kDefaultKeyPrefix);
 
+// When each edge of a channel view (channel- and arch-filtered, internal keys still
+// present) appears for cluster `id`: the later of its endpoints' starts, plus its
+// position times the window for phased edges. The same rule PhasedRollout applies.
+struct EdgeTiming {
+  std::string from, to;
+  int64_t appears = 0;      // Unix seconds (INT64_MIN: always)
+  int64_t window = 0;       // seconds; 0 when not phased
+  double position = 0;      // u of this cluster, when phased
+};
+std::vector<EdgeTiming> EdgeTimings(const Graph& view, std::string_view channel, std::string_view id,
+                                    std::string_view key_prefix = kDefaultKeyPrefix);
+
 class PhasedRollout : public GraphTransform {
  public:
   explicit PhasedRollout(Clock now, std::string key_prefix = std::string(kDefaultKeyPrefix));

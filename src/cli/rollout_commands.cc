@@ -1,0 +1,81 @@
+// `cincinnati rollout preview`: what one cluster sees in a channel, and when each
+// phased edge appears for it.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "builder/pipeline.h"
+#include "cli/commands.h"
+#include "graph-data/time_format.h"
+#include "policy/arch_filter.h"
+#include "policy/channel_filter.h"
+#include "policy/phased_rollout.h"
+
+namespace cincinnati::cli {
+namespace {
+
+struct PreviewArgs {
+  std::string releases, graph_data, channel, id, at, arch = "amd64";
+};
+
+std::string Human(int64_t seconds) {
+  if (seconds < 3600) return fmt::format("{}m", seconds / 60);
+  if (seconds < 86400) return fmt::format("{}h{:02}m", seconds / 3600, seconds / 60 % 60);
+  return fmt::format("{}d{:02}h", seconds / 86400, seconds / 3600 % 24);
+}
+
+Status RunPreview(const PreviewArgs& a) {
+  int64_t now = policy::SystemClock()();
+  if (!a.at.empty()) {
+    auto t = graphdata::ParseDateTime(a.at);
+    if (!t.ok()) return t.status().WithContext("--at");
+    now = *t;
+  }
+  LocalBuildOptions options;
+  options.releases = a.releases;
+  options.graph_data = a.graph_data;
+  TransformContext build;
+  CINCINNATI_ASSIGN_OR_RETURN(Graph graph, BuildLocalGraph(options, build));
+  TransformChain chain;
+  chain.push_back(std::make_unique<policy::ChannelFilter>());
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  TransformContext context;
+  context.parameters = {{"channel", a.channel}, {"arch", a.arch}};
+  CINCINNATI_ASSIGN_OR_RETURN(Graph view, RunChainOn(chain, graph, context));
+  bool valid = policy::IsValidClusterId(a.id);
+  std::cout << fmt::format("channel {}, arch {}, cluster {}{}, at {}\n", a.channel, a.arch, a.id.empty() ? "(none)" : a.id,
+                           valid || a.id.empty() ? "" : " (not a UUID: treated as no id)", graphdata::FormatDateTime(now));
+  for (const policy::EdgeTiming& t : policy::EdgeTimings(view, a.channel, a.id)) {
+    std::string when = t.appears == INT64_MIN ? "always" : graphdata::FormatDateTime(t.appears);
+    std::string state = t.appears <= now ? "visible" : "in " + Human(t.appears - now);
+    std::string phased = t.window > 0 ? fmt::format("  (window {}, this cluster at {:.1f}%)", Human(t.window), t.position * 100)
+                                      : "";
+    std::cout << fmt::format("{:>12} -> {:<12} {:<21} {}{}\n", t.from, t.to, when, state, phased);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterRolloutCommands(CLI::App& app, int& exit_code) {
+  CLI::App* rollout = app.add_subcommand("rollout", "Inspect phased rollouts (graph-data 2.x)");
+  rollout->require_subcommand(1);
+  auto args = std::make_shared<PreviewArgs>();
+  CLI::App* preview = rollout->add_subcommand(
+      "preview", "Print the edges one cluster sees in a channel and when each phased edge appears for it");
+  preview->add_option("--releases", args->releases, "Graph JSON file or directory of release documents")->required();
+  preview->add_option("--graph-data", args->graph_data, "Graph-data directory")->required();
+  preview->add_option("--channel", args->channel, "Channel")->required();
+  preview->add_option("--id", args->id, "Cluster id (a UUID)");
+  preview->add_option("--at", args->at, "Time to look at (RFC 3339; default now)");
+  preview->add_option("--arch", args->arch, "Architecture")->capture_default_str();
+  preview->callback([args, &exit_code] {
+    Status st = RunPreview(*args);
+    if (!st.ok()) {
+      std::cerr << "error: " << st.message() << '\n';
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace cincinnati::cli
