@@ -128,6 +128,46 @@ TEST(CliTest, RolloutPreview) {
   EXPECT_NE(Cincinnati("rollout preview --releases x --graph-data y --channel c --at tomorrow").exit_code, 0);
 }
 
+TEST(CliTest, DiffCheckGuardsRolloutsInFlight) {
+  fs::path example = testing::Examples() / "phased/graph-data";
+  TempDir tmp;
+  fs::copy(example, tmp / "new", fs::copy_options::recursive);
+  const std::string file = (tmp / "new/channels/4.4.yaml").string();
+  const std::string original = testing::ReadFile(file);
+  auto check = [&](const std::string& at, const std::string& extra = "") {
+    return Cincinnati("graph-data diff-check " + example.string() + " " + (tmp / "new").string() + " --at " + at + extra);
+  };
+  auto rewrite = [&](const std::string& from, const std::string& to) {
+    std::string text = original;
+    text.replace(text.find(from), from.size(), to);
+    testing::WriteFile(file, text);
+  };
+  EXPECT_EQ(check("2020-05-13T00:00:00Z").exit_code, 0);  // no change
+
+  // Moving 4.4.3's start a day later in the middle of its window takes the patch edge
+  // away from the half of the clusters that already see it.
+  rewrite("start: 2020-05-12T00:00Z", "start: 2020-05-13T00:00Z");
+  ProcessResult moved = check("2020-05-13T00:00:00Z");
+  EXPECT_EQ(moved.exit_code, 1);
+  EXPECT_NE(moved.err.find("release 4.4.3, channel stable-4.4 (patch edges): 50.0% of clusters would lose it"),
+            std::string::npos) << moved.err;
+  EXPECT_EQ(check("2020-05-13T00:00:00Z", " --force").exit_code, 0);
+  EXPECT_EQ(check("2020-05-11T00:00:00Z").exit_code, 0);  // before the window: nobody is affected
+
+  // A locked entry may be changed.
+  rewrite("start: 2020-05-12T00:00Z", "start: 2020-05-13T00:00Z\n  locked: true");
+  ProcessResult locked = check("2020-05-13T00:00:00Z");
+  EXPECT_EQ(locked.exit_code, 0) << locked.err;
+  EXPECT_NE(locked.err.find("[locked: allowed]"), std::string::npos);
+
+  // Shortening the patch window six hours in: from 12.5% to 50% of clusters at once.
+  rewrite("duration: P2D", "duration: PT12H");
+  ProcessResult shorter = check("2020-05-12T06:00:00Z");
+  EXPECT_EQ(shorter.exit_code, 1);
+  EXPECT_NE(shorter.err.find("37.5% of clusters would gain it at once (12.5% -> 50.0%)"), std::string::npos)
+      << shorter.err;
+}
+
 TEST(CliTest, BundledExampleBuildsAndPassesLint) {
   fs::path example = testing::Examples() / "ocp-4x";
   ProcessResult lint = Cincinnati("graph-data check " + (example / "graph-data").string());

@@ -1,3 +1,5 @@
+#include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -5,6 +7,8 @@
 #include "builder/graph_data_image_source.h"
 #include "cli/commands.h"
 #include "graph-data/lint.h"
+#include "graph-data/rollout_diff.h"
+#include "graph-data/time_format.h"
 #include "registry/release_image.h"
 
 namespace cincinnati::cli {
@@ -24,6 +28,53 @@ void RegisterGraphDataCommands(CLI::App& app, int& exit_code) {
     size_t warnings = found.Count(Diagnostic::Severity::kWarning);
     std::cerr << *dir << ": " << errors << " error(s), " << warnings << " warning(s)\n";
     exit_code = errors ? 1 : 0;
+  });
+
+  struct DiffArgs {
+    std::string old_dir, new_dir, at;
+    bool force = false;
+  };
+  auto diff_args = std::make_shared<DiffArgs>();
+  CLI::App* diff = graph_data->add_subcommand(
+      "diff-check", "Fail when a graph-data change disturbs phased rollouts in flight (schema 2.x)");
+  diff->add_option("old", diff_args->old_dir, "Graph-data before the change")->required()->check(CLI::ExistingDirectory);
+  diff->add_option("new", diff_args->new_dir, "Graph-data after the change")->required()->check(CLI::ExistingDirectory);
+  diff->add_option("--at", diff_args->at, "When the change lands (RFC 3339; default now)");
+  diff->add_flag("--force", diff_args->force, "Report but do not fail");
+  diff->callback([diff_args, &exit_code] {
+    const DiffArgs& a = *diff_args;
+    int64_t at = std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch()).count();
+    if (!a.at.empty()) {
+      auto t = graphdata::ParseDateTime(a.at);
+      if (!t.ok()) {
+        std::cerr << "error: --at: " << t.status().message() << '\n';
+        exit_code = 2;
+        return;
+      }
+      at = *t;
+    }
+    Diagnostics ignored;
+    auto before = graphdata::LoadGraphData(a.old_dir, {}, ignored);
+    auto after = graphdata::LoadGraphData(a.new_dir, {}, ignored);
+    for (const auto* r : {&before, &after}) {
+      if (!r->ok()) {
+        std::cerr << "error: " << r->status().message() << '\n';
+        exit_code = 2;
+        return;
+      }
+    }
+    size_t blocking = 0;
+    for (const graphdata::RolloutChange& c : graphdata::DiffRollouts(*before, *after, at)) {
+      double flip = std::abs(c.new_share - c.old_share) * 100;
+      std::string what = c.new_share < c.old_share ? "would lose it" : "would gain it at once";
+      std::cerr << fmt::format("{}: {}: release {}, channel {} ({} edges): {:.1f}% of clusters {} ({:.1f}% -> {:.1f}%){}\n",
+                               c.locked ? "note" : "error", c.file, c.release, c.channel, c.kind, flip, what,
+                               c.old_share * 100, c.new_share * 100, c.locked ? " [locked: allowed]" : "");
+      blocking += !c.locked;
+    }
+    std::cerr << fmt::format("{} change(s) to rollouts in flight{}\n", blocking, blocking && a.force ? " (--force)" : "");
+    exit_code = blocking && !a.force ? 1 : 0;
   });
 
   struct PushArgs {
