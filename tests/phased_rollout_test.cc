@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,8 @@
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
+#include "server/view_cache.h"
+#include "core/graph_json.h"
 #include "test_util.h"
 
 namespace cincinnati {
@@ -201,6 +204,30 @@ TEST_F(PhasedSemanticsTest, PreviewTimingsMatchWhatIsServed) {
       EXPECT_FALSE(Sees("stable-4.4", t.from, t.to, t.appears - 1, ids_[i])) << t.from << "->" << t.to;
       EXPECT_TRUE(Sees("stable-4.4", t.from, t.to, t.appears, ids_[i])) << t.from << "->" << t.to;
     }
+  }
+}
+
+// Answers reused by key (server::ViewCache) are byte-identical to computing each one.
+TEST_F(PhasedSemanticsTest, CachedAnswersEqualComputedOnes) {
+  for (int64_t now : {kStart - 1, kStart, kStart + kDay / 3, kStart + kDay, kStart + 5 * kDay, kStart + 20 * kDay}) {
+    TransformChain chain;
+    chain.push_back(std::make_unique<policy::ChannelFilter>());
+    chain.push_back(std::make_unique<policy::ArchFilter>());
+    chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(now)));
+    server::ViewCache cache(chain, std::make_shared<const Graph>(graph_));
+    std::set<std::string> distinct;
+    for (size_t i = 0; i < 300; ++i) {
+      Parameters params{{"channel", "stable-4.4"}, {"id", ids_[i % 150]}};  // every id twice: the second is a hit
+      auto cached = cache.Get(params);
+      ASSERT_TRUE(cached.ok());
+      TransformContext c;
+      c.parameters = params;
+      auto direct = RunChainOn(chain, graph_, c);
+      ASSERT_TRUE(direct.ok());
+      EXPECT_EQ(*(*cached)->body(), WriteGraphJson(*direct, {.schema_version = 1})) << "now=" << now << " id=" << ids_[i];
+      distinct.insert(*(*cached)->body());
+    }
+    EXPECT_LE(distinct.size(), 8u);  // at most 2^3 (three phased edges), not one per cluster
   }
 }
 

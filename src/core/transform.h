@@ -51,6 +51,16 @@ class GraphTransform {
   // Whether running on `graph` can change it; false lets a caller skip the step (and
   // keep serving a cached answer). Steps that cannot tell return true.
   virtual bool AppliesTo(const Graph& graph) const { return true; }
+
+  // Optional fast path for per-request steps. Prepare() runs once per cached input;
+  // AnswerKey() then names the output for one request: equal keys give equal outputs,
+  // so a caller may reuse an answer. nullptr / nullopt: no fast path.
+  virtual std::shared_ptr<const void> Prepare(const Graph& input, const TransformContext& context) const {
+    return nullptr;
+  }
+  virtual std::optional<std::string> AnswerKey(const void* prepared, const TransformContext& context) const {
+    return std::nullopt;
+  }
 };
 
 using TransformChain = std::vector<std::unique_ptr<GraphTransform>>;

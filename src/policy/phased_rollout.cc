@@ -135,6 +135,91 @@ PhasedRollout::PhasedRollout(Clock now, std::string key_prefix)
       start_key_(PrefixedKey(key_prefix, kPhasedStartSuffix)),
       rollouts_key_(PrefixedKey(key_prefix, kPhasedRolloutsSuffix)) {}
 
+namespace {
+
+// Per channel view: each node's start, and each edge's begin and window.
+struct Plan {
+  struct PlannedEdge {
+    int64_t begin = 0;
+    int64_t window = 0;  // 0: not phased
+    size_t target = 0;   // index into targets
+  };
+  std::vector<int64_t> node_start;
+  std::vector<PlannedEdge> edges;
+  std::vector<std::string> targets;  // target versions without build
+};
+
+}  // namespace
+
+std::shared_ptr<const void> PhasedRollout::Prepare(const Graph& input, const TransformContext& context) const {
+  auto channel = context.parameters.find(std::string(kChannelParam));
+  if (channel == context.parameters.end()) return nullptr;
+  auto plan = std::make_shared<Plan>();
+  std::map<std::string, size_t> target_index;
+  const Graph& g = input;
+  for (const Node& n : g.nodes()) {
+    auto it = n.metadata.find(start_key_);
+    plan->node_start.push_back(it == n.metadata.end() ? INT64_MIN
+                                                      : StartIn(it->second, channel->second).value_or(INT64_MIN));
+  }
+  // Edges, then conditional edges: both are filtered by the same rule, so both are in
+  // the key.
+  std::vector<Edge> all = g.Edges();
+  for (const ConditionalEdge& group : g.conditional_edges()) {
+    for (const ConditionalEdgeRef& ref : group.edges) {
+      auto from = g.Find(ref.from), to = g.Find(ref.to);
+      if (from && to) all.push_back(Edge{*from, *to});
+    }
+  }
+  for (const Edge& e : all) {
+    Plan::PlannedEdge pe;
+    pe.begin = std::max(plan->node_start[e.from], plan->node_start[e.to]);
+    auto fv = Version::Parse(g.node(e.from).version), tv = Version::Parse(g.node(e.to).version);
+    auto it = g.node(e.to).metadata.find(rollouts_key_);
+    if (it != g.node(e.to).metadata.end() && fv.ok() && tv.ok()) {
+      auto rules = RulesIn(it->second, channel->second);
+      bool minor = fv->major() != tv->major() || fv->minor() != tv->minor();
+      auto rule = rules.find(minor ? "minor" : "patch");
+      if (rule == rules.end()) rule = rules.find("*");
+      if (rule != rules.end() && rule->second > 0) {
+        pe.window = rule->second;
+        auto [slot, inserted] = target_index.emplace(tv->ToStringWithoutBuild(), plan->targets.size());
+        if (inserted) plan->targets.push_back(slot->first);
+        pe.target = slot->second;
+      }
+    }
+    plan->edges.push_back(pe);
+  }
+  return plan;
+}
+
+std::optional<std::string> PhasedRollout::AnswerKey(const void* prepared, const TransformContext& context) const {
+  const Plan& plan = *static_cast<const Plan*>(prepared);
+  const int64_t now = now_();
+  std::string id;
+  if (auto it = context.parameters.find("id"); it != context.parameters.end() && IsValidClusterId(it->second)) {
+    id = it->second;
+  }
+  std::vector<double> u(plan.targets.size(), -1);
+  std::string key(1 + (plan.node_start.size() + plan.edges.size() + 7) / 8, '\0');
+  size_t bit = 0;
+  auto set = [&](bool on) {
+    if (on) key[1 + bit / 8] = static_cast<char>(key[1 + bit / 8] | (1 << (bit % 8)));
+    ++bit;
+  };
+  for (int64_t start : plan.node_start) set(start <= now);
+  for (const Plan::PlannedEdge& e : plan.edges) {
+    if (e.window == 0) {
+      set(now >= e.begin);
+      continue;
+    }
+    double& pos = u[e.target];
+    if (pos < 0) pos = id.empty() ? 1.0 : RolloutPosition(id, plan.targets[e.target]);
+    set(static_cast<double>(now) >= static_cast<double>(e.begin) + pos * static_cast<double>(e.window));
+  }
+  return key;
+}
+
 bool PhasedRollout::AppliesTo(const Graph& graph) const {
   for (const Node& n : graph.nodes()) {
     if (n.metadata.count(start_key_)) return true;

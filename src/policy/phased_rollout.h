@@ -64,6 +64,10 @@ class PhasedRollout : public GraphTransform {
   Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
   bool AppliesTo(const Graph& graph) const override;
+  // The answer is determined by which nodes and edges the cluster sees: the key is
+  // that set, computed from a per-view plan in microseconds.
+  std::shared_ptr<const void> Prepare(const Graph& input, const TransformContext& context) const override;
+  std::optional<std::string> AnswerKey(const void* prepared, const TransformContext& context) const override;
 
  private:
   Clock now_;

@@ -76,7 +76,13 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Pa
   auto entry = std::make_shared<Entry>();
   for (size_t i = prefix_; i < chain_.size(); ++i) entry->personal |= chain_[i]->AppliesTo(prefix);
   entry->view = std::make_shared<const View>(WriteGraphJson(prefix, {.schema_version = 1}));
-  if (entry->personal) entry->graph = std::make_shared<const Graph>(std::move(prefix));
+  if (entry->personal) {
+    entry->graph = std::make_shared<const Graph>(std::move(prefix));
+    if (prefix_ + 1 == chain_.size()) {
+      entry->prepared = chain_[prefix_]->Prepare(*entry->graph, context);
+      if (entry->prepared) entry->answers = std::make_shared<Entry::Answers>();
+    }
+  }
   return std::shared_ptr<const Entry>(std::move(entry));
 }
 
@@ -101,8 +107,20 @@ Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params) {
   if (!entry->personal) return entry->view;
   TransformContext context;
   context.parameters = params;
+  std::optional<std::string> answer_key;
+  if (entry->prepared) answer_key = chain_[prefix_]->AnswerKey(entry->prepared.get(), context);
+  if (answer_key) {
+    std::lock_guard<std::mutex> lock(entry->answers->mu);
+    if (auto it = entry->answers->by_key.find(*answer_key); it != entry->answers->by_key.end()) return it->second;
+  }
   CINCINNATI_ASSIGN_OR_RETURN(Graph personal, RunStepsOn(chain_, prefix_, chain_.size(), *entry->graph, context));
-  return std::make_shared<const View>(WriteGraphJson(personal, {.schema_version = 1}));
+  auto view = std::make_shared<const View>(WriteGraphJson(personal, {.schema_version = 1}));
+  if (answer_key) {
+    std::lock_guard<std::mutex> lock(entry->answers->mu);
+    if (entry->answers->by_key.size() >= max_entries_) entry->answers->by_key.clear();
+    entry->answers->by_key.emplace(*answer_key, view);
+  }
+  return std::shared_ptr<const View>(view);
 }
 
 size_t ViewCache::Precompute(const std::string& channels_key, const std::string& arch_key) {

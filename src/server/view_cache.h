@@ -69,6 +69,14 @@ class ViewCache {
     std::shared_ptr<const View> view;
     std::shared_ptr<const Graph> graph;  // set only when `personal`
     bool personal = false;
+    // With a single per-request step that can name its answers: its plan, and the
+    // answers computed so far by key (bounded; cleared when full, as time moves on).
+    std::shared_ptr<const void> prepared;
+    struct Answers {
+      std::mutex mu;
+      std::unordered_map<std::string, std::shared_ptr<const View>> by_key;
+    };
+    std::shared_ptr<Answers> answers;
   };
   std::optional<std::string> Key(const Parameters& params) const;
   Result<std::shared_ptr<const Entry>> ComputeEntry(const Parameters& params) const;
