@@ -209,8 +209,9 @@ std::optional<std::string> PhasedRollout::AnswerKey(const void* prepared, const 
   };
   for (int64_t start : plan.node_start) set(start <= now);
   for (const Plan::PlannedEdge& e : plan.edges) {
-    if (e.window == 0) {
-      set(now >= e.begin);
+    // Before or past its window an edge is the same for every cluster: no hashing.
+    if (e.window == 0 || now < e.begin || now >= e.begin + e.window) {
+      set(now >= e.begin + e.window);
       continue;
     }
     double& pos = u[e.target];
