@@ -41,6 +41,38 @@ std::map<std::string, int64_t, std::less<>> RulesIn(std::string_view list, std::
   return rules;
 }
 
+// The one rule of the design for an edge in a channel: it begins at the later of its
+// endpoints' starts; its window is the target's matching rule ("minor" when major or
+// minor differ, else "patch"; then the default "*"), or 0 when none matches.
+struct EdgeWindow {
+  int64_t begin = INT64_MIN;
+  int64_t window = 0;
+  std::string target;  // target version without build, when phased
+};
+
+int64_t StartOf(const Node& n, const std::string& start_key, std::string_view channel) {
+  auto it = n.metadata.find(start_key);
+  return it == n.metadata.end() ? INT64_MIN : StartIn(it->second, channel).value_or(INT64_MIN);
+}
+
+EdgeWindow WindowOf(const Node& from, const Node& to, std::string_view channel, const std::string& start_key,
+                    const std::string& rollouts_key) {
+  EdgeWindow w;
+  w.begin = std::max(StartOf(from, start_key, channel), StartOf(to, start_key, channel));
+  auto it = to.metadata.find(rollouts_key);
+  if (it == to.metadata.end()) return w;
+  auto fv = Version::Parse(from.version), tv = Version::Parse(to.version);
+  if (!fv.ok() || !tv.ok()) return w;
+  auto rules = RulesIn(it->second, channel);
+  bool minor = fv->major() != tv->major() || fv->minor() != tv->minor();
+  auto rule = rules.find(minor ? "minor" : "patch");
+  if (rule == rules.end()) rule = rules.find("*");
+  if (rule == rules.end() || rule->second <= 0) return w;
+  w.window = rule->second;
+  w.target = tv->ToStringWithoutBuild();
+  return w;
+}
+
 }  // namespace
 
 std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view key_prefix) {
@@ -51,24 +83,16 @@ std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view k
     const Node& from = graph.node(e.from);
     const Node& to = graph.node(e.to);
     auto rollouts = to.metadata.find(rollouts_key);
-    auto to_starts = to.metadata.find(start_key);
-    auto from_starts = from.metadata.find(start_key);
-    if (rollouts == to.metadata.end() || to_starts == to.metadata.end()) continue;
-    auto fv = Version::Parse(from.version), tv = Version::Parse(to.version);
-    if (!fv.ok() || !tv.ok()) continue;
-    bool minor = fv->major() != tv->major() || fv->minor() != tv->minor();
+    if (rollouts == to.metadata.end()) continue;
     for (std::string_view block : Split(rollouts->second, ';')) {
       std::string channel(block.substr(0, block.find(':')));
-      auto rules = RulesIn(rollouts->second, channel);
-      auto rule = rules.find(minor ? "minor" : "patch");
-      if (rule == rules.end()) rule = rules.find("*");
-      auto to_start = StartIn(to_starts->second, channel);
-      if (rule == rules.end() || rule->second <= 0 || !to_start) continue;
-      auto from_start = from_starts == from.metadata.end() ? std::nullopt : StartIn(from_starts->second, channel);
-      if (from_starts != from.metadata.end() && !from_start) continue;  // the source is not in this channel
-      RolloutWindow w{channel, fv->ToStringWithoutBuild(), tv->ToStringWithoutBuild(),
-                      std::max(*to_start, from_start.value_or(INT64_MIN)), rule->second};
-      windows.emplace(std::make_tuple(w.channel, w.from, w.to), w);
+      // Both endpoints must be in the channel (a graph builder's graph holds them all).
+      if (StartOf(from, start_key, channel) == INT64_MIN || StartOf(to, start_key, channel) == INT64_MIN) continue;
+      EdgeWindow w = WindowOf(from, to, channel, start_key, rollouts_key);
+      if (w.window == 0) continue;
+      auto fv = Version::Parse(from.version);
+      RolloutWindow r{channel, fv.ok() ? fv->ToStringWithoutBuild() : from.version, w.target, w.begin, w.window};
+      windows.emplace(std::make_tuple(r.channel, r.from, r.to), r);
     }
   }
   std::vector<RolloutWindow> out;
@@ -80,27 +104,15 @@ std::vector<EdgeTiming> EdgeTimings(const Graph& view, std::string_view channel,
                                     std::string_view key_prefix) {
   const std::string start_key = PrefixedKey(key_prefix, kPhasedStartSuffix);
   const std::string rollouts_key = PrefixedKey(key_prefix, kPhasedRolloutsSuffix);
-  auto start_of = [&](const Node& n) -> int64_t {
-    auto it = n.metadata.find(start_key);
-    return it == n.metadata.end() ? INT64_MIN : StartIn(it->second, channel).value_or(INT64_MIN);
-  };
   std::vector<EdgeTiming> out;
   for (const Edge& e : view.Edges()) {
     const Node& from = view.node(e.from);
     const Node& to = view.node(e.to);
-    EdgeTiming t{from.version, to.version, std::max(start_of(from), start_of(to)), 0, 0};
-    auto fv = Version::Parse(from.version), tv = Version::Parse(to.version);
-    auto it = to.metadata.find(rollouts_key);
-    if (it != to.metadata.end() && fv.ok() && tv.ok()) {
-      auto rules = RulesIn(it->second, channel);
-      bool minor = fv->major() != tv->major() || fv->minor() != tv->minor();
-      auto rule = rules.find(minor ? "minor" : "patch");
-      if (rule == rules.end()) rule = rules.find("*");
-      if (rule != rules.end() && rule->second > 0) {
-        t.window = rule->second;
-        t.position = IsValidClusterId(id) ? RolloutPosition(id, tv->ToStringWithoutBuild()) : 1.0;
-        t.appears += static_cast<int64_t>(std::ceil(t.position * static_cast<double>(t.window)));
-      }
+    EdgeWindow w = WindowOf(from, to, channel, start_key, rollouts_key);
+    EdgeTiming t{from.version, to.version, w.begin, w.window, 0};
+    if (w.window > 0) {
+      t.position = IsValidClusterId(id) ? RolloutPosition(id, w.target) : 1.0;
+      t.appears += static_cast<int64_t>(std::ceil(t.position * static_cast<double>(t.window)));
     }
     out.push_back(std::move(t));
   }
@@ -156,37 +168,23 @@ std::shared_ptr<const void> PhasedRollout::Prepare(const Graph& input, const Tra
   if (channel == context.parameters.end()) return nullptr;
   auto plan = std::make_shared<Plan>();
   std::map<std::string, size_t> target_index;
-  const Graph& g = input;
-  for (const Node& n : g.nodes()) {
-    auto it = n.metadata.find(start_key_);
-    plan->node_start.push_back(it == n.metadata.end() ? INT64_MIN
-                                                      : StartIn(it->second, channel->second).value_or(INT64_MIN));
-  }
+  for (const Node& n : input.nodes()) plan->node_start.push_back(StartOf(n, start_key_, channel->second));
   // Edges, then conditional edges: both are filtered by the same rule, so both are in
   // the key.
-  std::vector<Edge> all = g.Edges();
-  for (const ConditionalEdge& group : g.conditional_edges()) {
+  std::vector<Edge> all = input.Edges();
+  for (const ConditionalEdge& group : input.conditional_edges()) {
     for (const ConditionalEdgeRef& ref : group.edges) {
-      auto from = g.Find(ref.from), to = g.Find(ref.to);
+      auto from = input.Find(ref.from), to = input.Find(ref.to);
       if (from && to) all.push_back(Edge{*from, *to});
     }
   }
   for (const Edge& e : all) {
-    Plan::PlannedEdge pe;
-    pe.begin = std::max(plan->node_start[e.from], plan->node_start[e.to]);
-    auto fv = Version::Parse(g.node(e.from).version), tv = Version::Parse(g.node(e.to).version);
-    auto it = g.node(e.to).metadata.find(rollouts_key_);
-    if (it != g.node(e.to).metadata.end() && fv.ok() && tv.ok()) {
-      auto rules = RulesIn(it->second, channel->second);
-      bool minor = fv->major() != tv->major() || fv->minor() != tv->minor();
-      auto rule = rules.find(minor ? "minor" : "patch");
-      if (rule == rules.end()) rule = rules.find("*");
-      if (rule != rules.end() && rule->second > 0) {
-        pe.window = rule->second;
-        auto [slot, inserted] = target_index.emplace(tv->ToStringWithoutBuild(), plan->targets.size());
-        if (inserted) plan->targets.push_back(slot->first);
-        pe.target = slot->second;
-      }
+    EdgeWindow w = WindowOf(input.node(e.from), input.node(e.to), channel->second, start_key_, rollouts_key_);
+    Plan::PlannedEdge pe{w.begin, w.window, 0};
+    if (w.window > 0) {
+      auto [slot, inserted] = target_index.emplace(w.target, plan->targets.size());
+      if (inserted) plan->targets.push_back(w.target);
+      pe.target = slot->second;
     }
     plan->edges.push_back(pe);
   }
@@ -235,30 +233,15 @@ Result<Graph> PhasedRollout::ApplyTo(const Graph& graph, TransformContext& conte
   if (auto it = context.parameters.find("id"); it != context.parameters.end() && IsValidClusterId(it->second)) {
     id = it->second;
   }
-  auto start_of = [&](const Node& n) -> int64_t {
-    auto it = n.metadata.find(start_key_);
-    if (it == n.metadata.end()) return INT64_MIN;  // not phased: always in
-    return StartIn(it->second, channel).value_or(INT64_MIN);
-  };
-  Graph out = graph.Retain([&](NodeIndex i) { return start_of(graph.node(i)) <= now; });
-
-  // Each edge appears for this cluster at max(starts) + u * duration.
-  std::vector<std::optional<Version>> versions(out.node_count());
-  for (NodeIndex i = 0; i < out.node_count(); ++i) {
-    auto v = Version::Parse(out.node(i).version);
-    if (v.ok()) versions[i] = std::move(v).value();
-  }
+  Graph out = graph.Retain([&](NodeIndex i) { return StartOf(graph.node(i), start_key_, channel) <= now; });
+  // Each edge appears for this cluster at its begin + u * window.
+  std::map<std::string, double, std::less<>> positions;
   auto visible = [&](NodeIndex from, NodeIndex to) {
-    int64_t begin = std::max(start_of(out.node(from)), start_of(out.node(to)));
-    auto it = out.node(to).metadata.find(rollouts_key_);
-    if (it == out.node(to).metadata.end() || !versions[from] || !versions[to]) return true;
-    auto rules = RulesIn(it->second, channel);
-    bool minor = versions[from]->major() != versions[to]->major() || versions[from]->minor() != versions[to]->minor();
-    auto rule = rules.find(minor ? "minor" : "patch");
-    if (rule == rules.end()) rule = rules.find("*");
-    if (rule == rules.end() || rule->second <= 0) return true;
-    double u = id.empty() ? 1.0 : RolloutPosition(id, versions[to]->ToStringWithoutBuild());
-    return static_cast<double>(now) >= static_cast<double>(begin) + u * static_cast<double>(rule->second);
+    EdgeWindow w = WindowOf(out.node(from), out.node(to), channel, start_key_, rollouts_key_);
+    if (w.window == 0) return now >= w.begin;
+    auto [it, inserted] = positions.emplace(w.target, 1.0);
+    if (inserted && !id.empty()) it->second = RolloutPosition(id, w.target);
+    return static_cast<double>(now) >= static_cast<double>(w.begin) + it->second * static_cast<double>(w.window);
   };
   for (const Edge& e : out.Edges()) {
     if (!visible(e.from, e.to)) out.RemoveEdge(e.from, e.to);
