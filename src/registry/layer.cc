@@ -82,40 +82,14 @@ Result<Layer> MakeLayer(const std::vector<LayerEntry>& entries) {
   return Layer{std::move(gzip), "sha256:" + Sha256Hex(tar)};
 }
 
-Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar, const std::string& path) {
-  const std::string wanted = NormalizePath(path);
-  std::string error;
-  archive* a = OpenGzipTar(gzip_tar, &error);
-  if (!a) return Status::InvalidArgument("layer is not a gzip tar: " + error);
-  std::optional<std::string> found;
-  Status status;
-  archive_entry* entry = nullptr;
-  while (true) {
-    int rc = archive_read_next_header(a, &entry);
-    if (rc == ARCHIVE_EOF) break;
-    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-      status = Status::InvalidArgument(fmt::format("layer is not a valid gzip tar: {}",
-                                                   archive_error_string(a) ? archive_error_string(a) : "read error"));
-      break;
-    }
-    if (archive_entry_filetype(entry) != AE_IFREG || NormalizePath(archive_entry_pathname(entry)) != wanted) continue;
-    std::string content(static_cast<size_t>(archive_entry_size(entry)), '\0');
-    la_ssize_t n = archive_read_data(a, content.data(), content.size());
-    if (n < 0 || static_cast<size_t>(n) != content.size()) {
-      status = Status::InvalidArgument(fmt::format("layer is truncated reading {}", wanted));
-      break;
-    }
-    found = std::move(content);
-    break;
-  }
-  archive_read_free(a);
-  if (!status.ok()) return status;
-  return found;
-}
+namespace {
 
-Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
-                    const std::function<bool(const std::string&)>& keep) {
-  namespace fs = std::filesystem;
+// Calls visit(raw path, is a regular file, read the content) for each entry until it
+// returns false. Archive errors and visit's errors end the walk.
+using Visitor = std::function<Result<bool>(const std::string& path, bool regular,
+                                           const std::function<Result<std::string>()>& read)>;
+
+Status WalkLayer(const std::string& gzip_tar, const Visitor& visit) {
   std::string error;
   archive* a = OpenGzipTar(gzip_tar, &error);
   if (!a) return Status::InvalidArgument("layer is not a gzip tar: " + error);
@@ -129,35 +103,65 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
                                                    archive_error_string(a) ? archive_error_string(a) : "read error"));
       break;
     }
-    std::string path = NormalizePath(archive_entry_pathname(entry));
-    if (path.empty() || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos || path == "..") {
-      status = Status::InvalidArgument(fmt::format("layer entry '{}' leaves the destination", archive_entry_pathname(entry)));
+    std::string path = archive_entry_pathname(entry);
+    auto read = [&]() -> Result<std::string> {
+      std::string content(static_cast<size_t>(archive_entry_size(entry)), '\0');
+      la_ssize_t n = archive_read_data(a, content.data(), content.size());
+      if (n < 0 || static_cast<size_t>(n) != content.size()) {
+        return Status::InvalidArgument(fmt::format("layer is truncated at {}", path));
+      }
+      return content;
+    };
+    auto more = visit(path, archive_entry_filetype(entry) == AE_IFREG, read);
+    if (!more.ok()) {
+      status = more.status();
+    } else if (!*more) {
       break;
+    }
+  }
+  archive_read_free(a);
+  return status;
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar, const std::string& path) {
+  const std::string wanted = NormalizePath(path);
+  std::optional<std::string> found;
+  CINCINNATI_RETURN_IF_ERROR(WalkLayer(gzip_tar, [&](const std::string& raw, bool regular, const auto& read) -> Result<bool> {
+    if (!regular || NormalizePath(raw) != wanted) return true;
+    CINCINNATI_ASSIGN_OR_RETURN(found, read());
+    return false;
+  }));
+  return found;
+}
+
+Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
+                    const std::function<bool(const std::string&)>& keep) {
+  namespace fs = std::filesystem;
+  return WalkLayer(gzip_tar, [&](const std::string& raw, bool regular, const auto& read) -> Result<bool> {
+    std::string path = NormalizePath(raw);
+    if (path.empty() || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos || path == "..") {
+      return Status::InvalidArgument(fmt::format("layer entry '{}' leaves the destination", raw));
     }
     fs::path target = fs::path(dest) / path;
     std::string name = target.filename().string();
     if (name.rfind(".wh.", 0) == 0) {
-      if (name != ".wh..wh..opq") {
+      if (name != ".wh..wh..opq") {  // opaque whiteouts are ignored, as upstream
         std::error_code ec;
         fs::remove_all(target.parent_path() / name.substr(4), ec);
       }
-      continue;
+      return true;
     }
-    if (archive_entry_filetype(entry) != AE_IFREG || !keep(path)) continue;
-    std::string content(static_cast<size_t>(archive_entry_size(entry)), '\0');
-    la_ssize_t n = archive_read_data(a, content.data(), content.size());
-    if (n < 0 || static_cast<size_t>(n) != content.size()) {
-      status = Status::InvalidArgument(fmt::format("layer is truncated at {}", path));
-      break;
-    }
+    if (!regular || !keep(path)) return true;
+    CINCINNATI_ASSIGN_OR_RETURN(std::string content, read());
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
     std::ofstream out(target, std::ios::binary | std::ios::trunc);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    if (!out) status = Status::IoError(fmt::format("cannot write {}", target.string()));
-  }
-  archive_read_free(a);
-  return status;
+    if (!out) return Status::IoError(fmt::format("cannot write {}", target.string()));
+    return true;
+  });
 }
 
 Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir) {
