@@ -223,3 +223,87 @@ TEST(PhasedServiceTest, ReplicasAndServeAgree) {
 
 }  // namespace
 }  // namespace cincinnati
+
+namespace cincinnati {
+namespace {
+
+// Channel targets: one root (the cluster's version), one leaf (the target), every edge
+// on a path between them, and a one-hop reading offers only releases that lead there.
+void CheckTargetView(const std::string& body, const std::string& root, const std::string& leaf) {
+  auto g = ReadGraphJson(body);
+  ASSERT_TRUE(g.ok()) << body;
+  std::set<std::string> roots, leaves;
+  for (NodeIndex i = 0; i < g->node_count(); ++i) {
+    if (g->predecessors(i).empty()) roots.insert(g->node(i).version);
+    if (g->successors(i).empty()) leaves.insert(g->node(i).version);
+    EXPECT_FALSE(g->node(i).metadata.count("io.openshift.upgrades.graph.channel.targets"));
+  }
+  EXPECT_EQ(roots, std::set<std::string>{root}) << body;
+  EXPECT_EQ(leaves, std::set<std::string>{leaf}) << body;
+  // CVO-style one hop from the current version: every offered release reaches the leaf.
+  auto reaches_leaf = [&](NodeIndex start) {
+    std::vector<NodeIndex> stack{start};
+    std::set<NodeIndex> seen{start};
+    while (!stack.empty()) {
+      NodeIndex x = stack.back();
+      stack.pop_back();
+      if (g->node(x).version == leaf) return true;
+      for (NodeIndex y : g->successors(x)) {
+        if (seen.insert(y).second) stack.push_back(y);
+      }
+    }
+    return false;
+  };
+  for (NodeIndex next : g->successors(*g->Find(root))) EXPECT_TRUE(reaches_leaf(next)) << g->node(next).version;
+}
+
+TEST(ChannelTargetTest, SeedAndFourXExamples) {
+  const fs::path seed = testing::Examples() / "seed";
+  ServiceProcess serve("serve", {"--releases", (seed / "releases").string(), "--graph-data", (seed / "graph-data").string(),
+                                 "--service.path_prefix", "", "--views.channel_targets", "*"});
+  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readyz", "status")).status == 200; })) << serve.log();
+  // A beta cluster on 1.0.0: beta's newest release 1.3.0 is the target.
+  std::string beta = Get(serve.url("/graph?channel=beta&version=1.0.0")).body;
+  CheckTargetView(beta, "1.0.0", "1.3.0");
+  // Alpha on 1.1.0: 1.2.0 leads to 1.3.0 and stays; 1.0.0 cannot be reached and is gone.
+  std::string alpha = Get(serve.url("/graph?channel=alpha&version=1.1.0")).body;
+  CheckTargetView(alpha, "1.1.0", "1.3.0");
+  EXPECT_EQ(alpha.find("\"1.0.0\""), std::string::npos);
+  // The target itself: one node, no edges; an unknown version: the whole channel.
+  EXPECT_EQ(ReadGraphJson(Get(serve.url("/graph?channel=beta&version=1.3.0")).body)->node_count(), 1u);
+  EXPECT_EQ(Get(serve.url("/graph?channel=beta&version=9.9.9")).body, Get(serve.url("/graph?channel=beta")).body);
+
+  const fs::path four = testing::Examples() / "ocp-4x";
+  testing::TempDir dir;
+  fs::copy(four / "graph-data", dir / "gd", fs::copy_options::recursive);
+  ServiceProcess four_x("serve", {"--releases", (four / "releases").string(), "--graph-data", (dir / "gd").string(),
+                                  "--service.path_prefix", "", "--views.channel_targets", "stable-4.13",
+                                  "--service.pause_secs", "1"});
+  ASSERT_TRUE(WaitFor([&] { return Get(four_x.url("/readyz", "status")).status == 200; })) << four_x.log();
+  std::string view = Get(four_x.url("/graph?channel=stable-4.13&version=4.12.3")).body;
+  CheckTargetView(view, "4.12.3", "4.13.2");
+  // Every release of this small channel is on a path from 4.12.3; from 4.12.4 it is not.
+  std::string from_later = Get(four_x.url("/graph?channel=stable-4.13&version=4.12.4")).body;
+  CheckTargetView(from_later, "4.12.4", "4.13.2");
+  EXPECT_EQ(from_later.find("\"4.12.3\""), std::string::npos);
+  EXPECT_LT(from_later.size(), Get(four_x.url("/graph?channel=stable-4.13")).body.size());
+  // Not enabled for fast-4.13: the reference's answer.
+  EXPECT_EQ(Get(four_x.url("/graph?channel=fast-4.13&version=4.12.3")).body, Get(four_x.url("/graph?channel=fast-4.13")).body);
+
+  // An explicit target in graph-data, then a bad one: refused, last good graph kept.
+  testing::WriteFile(dir / "gd/channels/stable-4.13.yaml",
+                     "name: stable-4.13\ntarget: 4.13.1\nversions: [4.12.3, 4.12.4, 4.13.0, 4.13.1, 4.13.2]\n");
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(four_x.url("/graph?channel=stable-4.13&version=4.12.3")).body.find("\"4.13.2\"") == std::string::npos;
+  })) << four_x.log();
+  std::string explicit_view = Get(four_x.url("/graph?channel=stable-4.13&version=4.12.3")).body;
+  CheckTargetView(explicit_view, "4.12.3", "4.13.1");
+  testing::WriteFile(dir / "gd/channels/stable-4.13.yaml", "name: stable-4.13\ntarget: 4.14.0\nversions: [4.13.1]\n");
+  ASSERT_TRUE(WaitFor([&] { return four_x.log().find("target 4.14.0 is not one of the channel's versions") != std::string::npos; }))
+      << four_x.log();
+  EXPECT_NE(four_x.log().find("channels/stable-4.13.yaml"), std::string::npos);
+  EXPECT_EQ(Get(four_x.url("/graph?channel=stable-4.13&version=4.12.3")).body, explicit_view);
+}
+
+}  // namespace
+}  // namespace cincinnati

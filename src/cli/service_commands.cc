@@ -21,6 +21,8 @@
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
+#include "policy/channel_target.h"
+#include "core/strings.h"
 #include "graph-data/time_format.h"
 #include "server/graph_builder_service.h"
 #include "server/http_server.h"
@@ -59,6 +61,8 @@ std::vector<Flag> Flags(Role role) {
       {"--testing.ports_file", "testing.ports_file", "Write the bound ports to this file (for tests)"},
   };
   if (role != Role::kGraphBuilder) {
+    flags.push_back({"--views.channel_targets", "views.channel_targets",
+                     "Channels (comma list, or *) whose clients get only the paths from their version to the target"});
     flags.push_back({"--testing.now", "testing.now", "Freeze the policy engine's clock at this RFC 3339 time"});
   }
   if (role != Role::kPolicyEngine) {
@@ -242,6 +246,9 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
   if (tables.empty()) {
     chain.push_back(std::make_unique<policy::ChannelFilter>());
     chain.push_back(std::make_unique<policy::ArchFilter>());
+    std::set<std::string> targets;
+    for (const std::string& c : s.List("views.channel_targets")) targets.insert(c);
+    chain.push_back(std::make_unique<policy::ChannelTarget>(targets));
     chain.push_back(std::make_unique<policy::PhasedRollout>(clock));
     return chain;
   }
@@ -258,6 +265,15 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
           return Status::InvalidArgument(fmt::format("plugin 'cincinnati-graph-fetch': unknown setting '{}'", k));
         }
       }
+      continue;
+    }
+    if (t.name == "channel-target") {
+      std::set<std::string> targets;
+      for (const auto& [k, v] : t.settings) {
+        if (k != "channels") return Status::InvalidArgument(fmt::format("plugin 'channel-target': unknown setting '{}'", k));
+        for (std::string_view c : Split(v, ',')) targets.emplace(TrimWhitespace(c));
+      }
+      chain.push_back(std::make_unique<policy::ChannelTarget>(targets));
       continue;
     }
     if (t.name == "phased-rollout") {

@@ -24,6 +24,8 @@ inline constexpr std::string_view kReleaseRemoveSuffix = "release.remove";
 // "<channel>=<unix start>,..." and "<channel>:<criterion>=<seconds>,...;..." where the
 // criterion is minor, patch, another word (never matches) or * (the default).
 inline constexpr std::string_view kPhasedStartSuffix = "phased.start";
+// Channels for which a release is the explicit target (graph-data `target`), comma list.
+inline constexpr std::string_view kChannelTargetsSuffix = "channel.targets";
 inline constexpr std::string_view kPhasedRolloutsSuffix = "phased.rollouts";
 
 inline std::string PrefixedKey(std::string_view prefix, std::string_view suffix) {

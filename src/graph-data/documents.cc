@@ -1,5 +1,7 @@
 #include "graph-data/documents.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <re2/re2.h>
 
@@ -79,7 +81,21 @@ Result<ChannelDocument> DecodeChannel(const YAML::Node& doc) {
     if (!v.ok()) return v.status().WithContext(fmt::format("versions[{}]", i));
     channel.versions.push_back(std::move(v).value());
   }
+  if (const YAML::Node target = doc["target"]; target.IsDefined()) {
+    channel.target_text = YamlString(target).value_or(target.IsScalar() ? target.Scalar() : "");
+  }
   return channel;
+}
+
+Status ValidateChannelTarget(ChannelDocument& channel) {
+  if (!channel.target_text) return Status::OK();
+  auto v = Version::Parse(*channel.target_text);
+  if (!v.ok()) return v.status().WithContext("'target'");
+  if (std::find(channel.versions.begin(), channel.versions.end(), *v) == channel.versions.end()) {
+    return Bad(fmt::format("target {} is not one of the channel's versions", v->ToString()));
+  }
+  channel.target = std::move(v).value();
+  return Status::OK();
 }
 
 Result<UnconditionalBlock> DecodeUnconditionalBlock(const YAML::Node& doc) {

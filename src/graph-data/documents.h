@@ -1,5 +1,6 @@
 // Decoders for the graph-data YAML documents, with the reference's shapes:
-//  * channel: {name: string, versions: [semver]}; other keys (feeder, tombstones) ignored.
+//  * channel: {name: string, versions: [semver], target?: semver}; other keys (feeder,
+//    tombstones) ignored. A target must be one of the versions.
 //  * unconditional blocked edge: exactly {to: semver, from: regex}.
 //  * conditional blocked edge (risk): to, from, url, name, message, matchingRules all
 //    required; further keys (fixedIn, autoExtend) allowed. Rules are {type: Always} or
@@ -8,6 +9,7 @@
 // Errors say which key is wrong and why.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,8 @@ namespace cincinnati::graphdata {
 struct ChannelDocument {
   std::string name;
   std::vector<Version> versions;
+  std::optional<std::string> target_text;  // the optional `target` key, as written
+  std::optional<Version> target;           // set by ValidateChannelTarget
 };
 
 struct UnconditionalBlock {
@@ -36,6 +40,10 @@ struct ConditionalBlock {
 };
 
 Result<ChannelDocument> DecodeChannel(const YAML::Node& doc);
+// A channel's `target` must be SemVer and one of its versions; sets `target`. Target
+// problems are errors even where other channel problems are tolerated: the feature is
+// new, so no graph-data depends on leniency.
+Status ValidateChannelTarget(ChannelDocument& channel);
 Result<UnconditionalBlock> DecodeUnconditionalBlock(const YAML::Node& doc);
 Result<ConditionalBlock> DecodeConditionalBlock(const YAML::Node& doc);
 

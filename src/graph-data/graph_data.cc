@@ -73,6 +73,7 @@ Status LoadChannels(const fs::path& root, const LoadOptions& options, Diagnostic
       diagnostics.Warn(file.path, fmt::format("channel name '{}' has no '-' (expected <phase>-<major>.<minor>)",
                                               channel->name));
     }
+    if (Status st = ValidateChannelTarget(*channel); !st.ok()) return st.WithContext(file.path);
     data.channels.push_back({file.path, std::move(channel).value()});
   }
   return Status::OK();

@@ -66,6 +66,7 @@ void CheckChannels(const fs::path& root, Diagnostics& out) {
     if (channel->name.find('-') == std::string::npos) {
       out.Error(file.path, fmt::format("channel name '{}' has no '-' (expected <phase>-<major>.<minor>)", channel->name));
     }
+    if (Status st = ValidateChannelTarget(*channel); !st.ok()) out.Error(file.path, st.message());
     if (channel->name != Stem(file.path)) {
       out.Warn(file.path, fmt::format("channel name '{}' differs from the file name", channel->name));
     }

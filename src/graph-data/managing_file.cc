@@ -34,10 +34,16 @@ Result<std::string> String(const YAML::Node& map, const char* key, const std::st
 
 Result<ManagedChannel> DecodeChannelEntry(const YAML::Node& node, const std::string& where) {
   if (!node.IsMap()) return Bad(where, fmt::format("expected a map, found {}", DescribeYaml(node)));
-  CINCINNATI_RETURN_IF_ERROR(OnlyKeys(node, where, {"name", "phasedRollouts"}));
+  CINCINNATI_RETURN_IF_ERROR(OnlyKeys(node, where, {"name", "phasedRollouts", "target"}));
   ManagedChannel channel;
   CINCINNATI_ASSIGN_OR_RETURN(channel.name, String(node, "name", where));
   if (channel.name.empty()) return Bad(where, "'name' must not be empty");
+  if (node["target"].IsDefined()) {
+    CINCINNATI_ASSIGN_OR_RETURN(std::string text, String(node, "target", where));
+    auto v = Version::Parse(text);
+    if (!v.ok()) return Bad(where, v.status().message());
+    channel.target = std::move(v).value();
+  }
   const YAML::Node rules = node["phasedRollouts"];
   if (!rules.IsDefined()) return channel;
   if (!rules.IsSequence()) return Bad(where, "'phasedRollouts' must be a list");
@@ -105,6 +111,15 @@ Result<ManagingFile> DecodeManagingFile(const YAML::Node& doc) {
         entry.locked = v["locked"].Scalar() == "true";
       }
       file.versions.push_back(std::move(entry));
+    }
+  }
+  for (size_t i = 0; i < file.channels.size(); ++i) {
+    const auto& target = file.channels[i].target;
+    if (!target) continue;
+    bool listed = false;
+    for (const VersionStart& v : file.versions) listed |= v.version == *target;
+    if (!listed) {
+      return Bad(fmt::format("channels[{}]", i), fmt::format("target {} is not one of the file's versions", target->ToString()));
     }
   }
   return file;

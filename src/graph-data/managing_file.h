@@ -3,6 +3,7 @@
 //
 //   channels:                        # required, non-empty
 //   - name: stable-4.4               # required; unique across all managing files
+//     target: 4.4.3                  # optional channel target, one of `versions`
 //     phasedRollouts:                # optional
 //     - {fromVersion: patch, duration: P2D}
 //     - {fromVersion: minor, duration: P14D}
@@ -34,6 +35,7 @@ struct PhasedRule {
 struct ManagedChannel {
   std::string name;
   std::vector<PhasedRule> rules;
+  std::optional<Version> target;  // optional explicit target; must be in `versions`
 };
 
 struct VersionStart {

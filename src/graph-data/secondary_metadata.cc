@@ -129,6 +129,23 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
       if (member[i]) AppendValue(graph.mutable_metadata(i), channels_key, channel.name, ',');
     }
   }
+  // Explicit channel targets.
+  const std::string targets_key = PrefixedKey(prefix, kChannelTargetsSuffix);
+  auto mark_target = [&](const Version& target, const std::string& channel) {
+    for (NodeIndex i : index.Equal(target)) {
+      if (!graph.node(i).concrete) continue;
+      if (!target.build().empty() && target.build() != index.parsed[i]->build()) continue;
+      AppendValue(graph.mutable_metadata(i), targets_key, channel, ',');
+    }
+  };
+  for (const auto& [path, channel] : data.channels) {
+    if (channel.target) mark_target(*channel.target, channel.name);
+  }
+  for (const auto& [path, file] : data.managing_files) {
+    for (const ManagedChannel& c : file.channels) {
+      if (c.target) mark_target(*c.target, c.name);
+    }
+  }
   for (NodeIndex i = 0; i < graph.node_count(); ++i) {
     auto& metadata = graph.mutable_metadata(i);
     if (auto it = metadata.find(channels_key); it != metadata.end()) it->second = SortChannelList(it->second);
