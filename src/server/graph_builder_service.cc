@@ -1,7 +1,6 @@
 #include "server/graph_builder_service.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iterator>
@@ -124,7 +123,11 @@ bool GraphBuilderService::RefreshOnce() {
   snapshot->json = std::make_shared<const View>(WriteGraphJson(*graph));
   snapshot->graph = std::make_shared<const Graph>(std::move(graph).value());
   if (auto it = context.parameters.find(kSecondaryMetadataTarParam); it != context.parameters.end()) {
-    snapshot->graph_data_tar = it->second;
+    std::ifstream in(it->second, std::ios::binary);
+    if (in) {
+      snapshot->graph_data_tar = std::make_shared<const std::string>(std::istreambuf_iterator<char>(in),
+                                                                     std::istreambuf_iterator<char>());
+    }
   }
   std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers;
   {
@@ -186,19 +189,14 @@ Response GraphBuilderService::HandleMain(const Request& request) {
 Response GraphBuilderService::HandlePublic(const Request& request) {
   if (request.path != options_.path_prefix + "/graph-data") return Response::Empty(404);
   auto snapshot = Latest();
-  std::string tar = snapshot ? snapshot->graph_data_tar : "";
-  std::error_code ec;
-  if (tar.empty() || !std::filesystem::is_regular_file(tar, ec)) {
+  if (!snapshot || !snapshot->graph_data_tar) {
     return ErrorResponse(ErrorDocument::Of("file_open_err", "graph-data.tar.gz: No such file or directory"),
                          response_errors_);
   }
-  auto text = std::make_shared<std::string>();
-  std::ifstream in(tar, std::ios::binary);
-  text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   Response r;
   r.headers["Content-Type"] = "application/gzip";
   r.headers["Content-Disposition"] = "attachment; filename=\"graph-data.tar.gz\"";
-  r.body = std::move(text);
+  r.body = snapshot->graph_data_tar;  // shared, not copied
   return r;
 }
 

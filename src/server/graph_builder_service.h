@@ -33,7 +33,8 @@ struct GraphSnapshot {
   std::shared_ptr<const Graph> graph;
   std::shared_ptr<const View> json;  // the graph builder's document
   uint64_t generation = 0;
-  std::string graph_data_tar;        // path of graph-data.tar.gz, if a source made one
+  // graph-data.tar.gz as the sources left it at this refresh, read once; null if none.
+  std::shared_ptr<const std::string> graph_data_tar;
 };
 
 struct GraphBuilderOptions {
