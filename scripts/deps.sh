@@ -9,7 +9,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libssl-dev libboost1.81-dev libtomlplusplus-dev
   libcurl4-openssl-dev zlib1g-dev
   prometheus libarchive-dev docker-registry apache2-utils openssl
-  libgpgme-dev gnupg libgit2-dev git
+  libgpgme-dev gnupg libgit2-dev git libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

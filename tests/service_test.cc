@@ -219,8 +219,8 @@ TEST_F(ServicesTest, MetricsHaveEveryReferenceNameAndType) {
   EXPECT_NE(pe_text.find("cincinnati_pe_graph_response_errors_total{code=\"400\",kind=\"invalid_params\"}"),
             std::string::npos);
   std::string gb_text = Get(builder_->url("/metrics", "status")).body;
-  EXPECT_NE(gb_text.find("cincinnati_gb_graph_final_releases 16"), std::string::npos) << gb_text;
-  EXPECT_NE(gb_text.find("cincinnati_gb_graph_upstream_raw_releases 15"), std::string::npos);
+  EXPECT_NE(gb_text.find("cincinnati_gb_graph_final_releases 17"), std::string::npos) << gb_text;
+  EXPECT_NE(gb_text.find("cincinnati_gb_graph_upstream_raw_releases 16"), std::string::npos);
 }
 
 TEST_F(ServicesTest, StatusRoutes) {

@@ -28,8 +28,8 @@ struct GraphDataImageSettings {
   std::string output_directory;  // required
   std::string graph_data_path = "/";
   std::vector<std::string> output_allowlist = {"(^|/)LICENSE$", "(^|/)channels/.+\\.ya+ml$",
-                                               "(^|/)blocked-edges/.+\\.ya+ml$", "(^|/)raw/metadata.json$",
-                                               "(^|/)version$"};
+                                               "(^|/)blocked-edges/.+\\.ya+ml$", "(^|/)hotfixes/.+\\.ya+ml$",
+                                               "(^|/)raw/metadata.json$", "(^|/)version$"};
   registry::Credentials credentials;
   std::string credentials_path;
   registry::ClientOptions client;

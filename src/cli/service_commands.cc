@@ -1,5 +1,6 @@
 // `cincinnati graph-builder`, `cincinnati policy-engine` and `cincinnati serve`: the
 // HTTP services, configured with the reference's flags and TOML settings (spec §8).
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -22,6 +23,9 @@
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
 #include "policy/channel_target.h"
+#include "policy/cluster_database.h"
+#include "policy/hotfix_filter.h"
+#include "policy/remote_cluster_directory.h"
 #include "core/strings.h"
 #include "graph-data/time_format.h"
 #include "server/graph_builder_service.h"
@@ -64,6 +68,21 @@ std::vector<Flag> Flags(Role role) {
     flags.push_back({"--views.channel_targets", "views.channel_targets",
                      "Channels (comma list, or *) whose clients get only the paths from their version to the target"});
     flags.push_back({"--testing.now", "testing.now", "Freeze the policy engine's clock at this RFC 3339 time"});
+    std::vector<Flag> directory = {
+        {"--cluster_directory.path", "cluster_directory.path",
+         "Embedded cluster directory: SQLite file managed with `cincinnati clusters`"},
+        {"--cluster_directory.url", "cluster_directory.url", "Remote cluster directory: GET <url>/clusters/<id>"},
+        {"--cluster_directory.timeout_ms", "cluster_directory.timeout_ms", "Milliseconds a remote lookup may take (500)"},
+        {"--cluster_directory.cache_ttl_secs", "cluster_directory.cache_ttl_secs", "Seconds a found cluster is cached (300)"},
+        {"--cluster_directory.negative_ttl_secs", "cluster_directory.negative_ttl_secs",
+         "Seconds an unknown cluster is cached (60)"},
+        {"--cluster_directory.cache_entries", "cluster_directory.cache_entries", "Most cached lookups (100000)"},
+        {"--cluster_directory.failure_backoff_ms", "cluster_directory.failure_backoff_ms",
+         "After a failed lookup, milliseconds during which uncached ids get the general graph at once (5000)"},
+        {"--cluster_directory.log_interval_secs", "cluster_directory.log_interval_secs",
+         "Seconds between two log lines about failing lookups (60)"},
+    };
+    flags.insert(flags.end(), directory.begin(), directory.end());
   }
   if (role != Role::kPolicyEngine) {
     std::vector<Flag> gb = {
@@ -246,6 +265,7 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
   if (tables.empty()) {
     chain.push_back(std::make_unique<policy::ChannelFilter>());
     chain.push_back(std::make_unique<policy::ArchFilter>());
+    chain.push_back(std::make_unique<policy::HotfixFilter>());
     std::set<std::string> targets;
     for (const std::string& c : s.List("views.channel_targets")) targets.insert(c);
     chain.push_back(std::make_unique<policy::ChannelTarget>(targets));
@@ -281,10 +301,54 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
       chain.push_back(std::make_unique<policy::PhasedRollout>(clock));
       continue;
     }
+    if (t.name == "hotfix-filter") {
+      if (!t.settings.empty()) return Status::InvalidArgument("plugin 'hotfix-filter' takes no settings");
+      chain.push_back(std::make_unique<policy::HotfixFilter>());
+      continue;
+    }
     CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t));
     chain.push_back(std::move(step));
   }
+  // Hotfix releases must never leak to other clusters, so a chain that does not name
+  // the filter gets it before its first per-cluster step (or at its end).
+  bool has_hotfix_filter = false;
+  for (const auto& step : chain) has_hotfix_filter |= step->name() == "hotfix-filter";
+  if (!has_hotfix_filter) {
+    auto at = std::find_if(chain.begin(), chain.end(), [](const auto& step) {
+      return step->name() == "channel-target" || step->name() == "phased-rollout";
+    });
+    chain.insert(at, std::make_unique<policy::HotfixFilter>());
+  }
   return chain;
+}
+
+// The cluster directory: a SQLite file (the embedded default), a remote lookup
+// service, or none (then no cluster sees a hotfix).
+Result<std::shared_ptr<policy::ClusterDirectory>> Directory(const Settings& s) {
+  bool file = s.Has("cluster_directory.path"), remote = s.Has("cluster_directory.url");
+  if (file && remote) return Status::InvalidArgument("give cluster_directory.path or cluster_directory.url, not both");
+  if (file) {
+    std::string path = s.String("cluster_directory.path", "");
+    if (!std::filesystem::exists(path)) {
+      spdlog::warn("cluster directory {} does not exist yet; lookups fail (general graph) until it does", path);
+    }
+    return std::shared_ptr<policy::ClusterDirectory>(std::make_shared<policy::SqliteClusterDirectory>(path));
+  }
+  if (!remote) return std::shared_ptr<policy::ClusterDirectory>();
+  policy::RemoteDirectoryOptions o;
+  o.base_url = s.String("cluster_directory.url", "");
+  auto millis = [&](const char* key, uint64_t fallback) -> Result<std::chrono::milliseconds> {
+    CINCINNATI_ASSIGN_OR_RETURN(uint64_t v, s.Unsigned(key, fallback));
+    return std::chrono::milliseconds(v);
+  };
+  CINCINNATI_ASSIGN_OR_RETURN(o.timeout, millis("cluster_directory.timeout_ms", 500));
+  CINCINNATI_ASSIGN_OR_RETURN(o.ttl, Secs(s, "cluster_directory.cache_ttl_secs", 300));
+  CINCINNATI_ASSIGN_OR_RETURN(o.negative_ttl, Secs(s, "cluster_directory.negative_ttl_secs", 60));
+  CINCINNATI_ASSIGN_OR_RETURN(o.failure_backoff, millis("cluster_directory.failure_backoff_ms", 5000));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t entries, s.Unsigned("cluster_directory.cache_entries", 100000));
+  o.max_entries = entries;
+  if (o.timeout.count() == 0) return Status::InvalidArgument("cluster_directory.timeout_ms must be greater than 0");
+  return std::shared_ptr<policy::ClusterDirectory>(std::make_shared<policy::RemoteClusterDirectory>(o));
 }
 
 Result<server::ServerLimits> Limits(const Settings& s) {
@@ -349,6 +413,10 @@ Status Run(Invocation& inv) {
     CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
     CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
     CINCINNATI_ASSIGN_OR_RETURN(o.clock, PolicyClock(s));
+    CINCINNATI_ASSIGN_OR_RETURN(o.directory, Directory(s));
+    if (s.Has("cluster_directory.log_interval_secs")) {
+      CINCINNATI_ASSIGN_OR_RETURN(o.directory_log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));
+    }
     if (serve) o.upstream_url.clear();
     engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
   }

@@ -27,6 +27,8 @@ inline constexpr std::string_view kPhasedStartSuffix = "phased.start";
 // Channels for which a release is the explicit target (graph-data `target`), comma list.
 inline constexpr std::string_view kChannelTargetsSuffix = "channel.targets";
 inline constexpr std::string_view kPhasedRolloutsSuffix = "phased.rollouts";
+// Hotfix releases (graph-data hotfixes/): who may see them, see core/hotfix_rule.h.
+inline constexpr std::string_view kHotfixRulesSuffix = "hotfix.rules";
 
 inline std::string PrefixedKey(std::string_view prefix, std::string_view suffix) {
   std::string key(prefix);
@@ -37,6 +39,10 @@ inline std::string PrefixedKey(std::string_view prefix, std::string_view suffix)
 
 // Run parameters passed between graph-builder transforms.
 inline constexpr std::string_view kSecondaryMetadataDirectoryParam = "io.openshift.upgrades.secondary_metadata.directory";
+// Policy-engine request parameter, set by the service from the cluster directory (and
+// never taken from the client): the names of the hotfixes the cluster may see, sorted,
+// comma-separated.
+inline constexpr std::string_view kEntitledHotfixesParam = "io.openshift.upgrades.hotfixes";
 inline constexpr std::string_view kSecondaryMetadataTarParam = "io.openshift.upgrades.secondary_metadata.tar";
 
 }  // namespace cincinnati

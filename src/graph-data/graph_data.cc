@@ -1,6 +1,7 @@
 #include "graph-data/graph_data.h"
 
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -101,6 +102,48 @@ Status LoadManagingFiles(const fs::path& root, const LoadOptions& options, Diagn
   return Status::OK();
 }
 
+Status LoadHotfixes(const fs::path& root, const LoadOptions& options, Diagnostics& diagnostics, GraphData& data) {
+  if (!fs::is_directory(root / "hotfixes")) return Status::OK();  // optional
+  std::vector<FileProblem> problems;
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<YamlFile> files, ReadYamlDirectory(root, "hotfixes", &problems));
+  CINCINNATI_RETURN_IF_ERROR(ReportAll(problems, options, diagnostics));
+  std::set<std::string> channels;
+  for (const auto& c : data.channels) channels.insert(c.document.name);
+  for (const auto& m : data.managing_files) {
+    for (const ManagedChannel& c : m.document.channels) channels.insert(c.name);
+  }
+  std::map<std::string, std::string> owner;  // hotfix name -> file
+  for (const YamlFile& file : files) {
+    auto doc = ParseYaml(file.content);
+    if (!doc.ok()) return doc.status().WithContext(file.path);
+    std::string stem = fs::path(file.path).stem().string();
+    auto hotfix = DecodeHotfix(*doc, stem);
+    if (!hotfix.ok()) return hotfix.status().WithContext(file.path);
+    auto [it, inserted] = owner.emplace(hotfix->rule.name, file.path);
+    if (!inserted) {
+      return Status::InvalidArgument(
+          fmt::format("{}: hotfix '{}' is also defined by {}", file.path, hotfix->rule.name, it->second));
+    }
+    for (const std::string& c : hotfix->rule.channels) {
+      if (!channels.count(c)) {
+        return Status::InvalidArgument(fmt::format("{}: channel '{}' is not defined under channels/", file.path, c));
+      }
+    }
+    for (const Version& release : hotfix->releases) {
+      for (const auto& c : data.channels) {
+        for (const Version& v : c.document.versions) {
+          if (v == release) {
+            diagnostics.Warn(file.path, fmt::format("release {} is also listed by {}; it stays visible only to the "
+                                                    "hotfix's clusters", release.ToString(), c.path));
+          }
+        }
+      }
+    }
+    data.hotfixes.push_back({file.path, std::move(hotfix).value()});
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<Version> ReadSchemaVersion(const fs::path& root, Diagnostics& diagnostics) {
@@ -167,6 +210,7 @@ Result<GraphData> LoadGraphData(const fs::path& root, const LoadOptions& options
   } else {
     CINCINNATI_RETURN_IF_ERROR(LoadChannels(root, options, diagnostics, data));
   }
+  CINCINNATI_RETURN_IF_ERROR(LoadHotfixes(root, options, diagnostics, data));
   return data;
 }
 

@@ -1,5 +1,5 @@
 // GraphData: a graph-data directory (version, raw/metadata.json, blocked-edges/,
-// channels/) loaded and validated in full before anything touches a graph, so a bad
+// channels/, optional hotfixes/) loaded and validated in full before anything touches a graph, so a bad
 // file can never leave a half-applied graph behind.
 //
 // Schema: the `version` file must be SemVer with major 1 or 2; a minor above the
@@ -9,6 +9,7 @@
 // unless their class is disallowed, in which case loading fails naming the file.
 // Everything else (missing version file or directory, bad raw metadata JSON) fails
 // loading. A channel name without '-' (which crashes the reference) is a warning.
+// Hotfix files (hotfix.h) must decode, have unique names and name existing channels.
 #pragma once
 
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "core/semver.h"
 #include "graph-data/documents.h"
 #include "graph-data/file_reader.h"
+#include "graph-data/hotfix.h"
 #include "graph-data/managing_file.h"
 
 namespace cincinnati::graphdata {
@@ -47,6 +49,7 @@ struct GraphData {
   std::vector<FromFile<ConditionalBlock>> conditional_blocks;
   std::vector<FromFile<ChannelDocument>> channels;         // schema 1.x
   std::vector<FromFile<ManagingFile>> managing_files;      // schema 2.x
+  std::vector<FromFile<Hotfix>> hotfixes;
   bool phased() const { return schema_version.major() == 2; }
 };
 

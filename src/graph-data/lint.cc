@@ -9,6 +9,7 @@
 #include "graph-data/documents.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/graph_data.h"
+#include "graph-data/hotfix.h"
 #include "graph-data/yaml_scalar.h"
 
 namespace fs = std::filesystem;
@@ -50,7 +51,9 @@ std::vector<YamlFile> ReadAll(const fs::path& root, std::string_view subdir, Dia
   return std::move(files).value();
 }
 
-void CheckChannels(const fs::path& root, Diagnostics& out) {
+// Returns the channel names defined.
+std::set<std::string> CheckChannels(const fs::path& root, Diagnostics& out) {
+  std::set<std::string> names;
   std::map<std::string, std::string> first_file_of;  // channel name -> file
   for (const YamlFile& file : ReadAll(root, "channels", out)) {
     auto doc = ParseYaml(file.content);
@@ -72,15 +75,18 @@ void CheckChannels(const fs::path& root, Diagnostics& out) {
     }
     auto [it, inserted] = first_file_of.emplace(channel->name, file.path);
     if (!inserted) out.Error(file.path, fmt::format("channel '{}' is also defined in {}", channel->name, it->second));
+    names.insert(channel->name);
     std::set<std::string> seen;
     for (const Version& v : channel->versions) {
       if (!seen.insert(v.ToString()).second) out.Warn(file.path, fmt::format("version {} is listed twice", v.ToString()));
     }
   }
+  return names;
 }
 
 // Schema 2.x: every managing file decodes; each channel is managed by one file.
-void CheckManagingFiles(const fs::path& root, Diagnostics& out) {
+std::set<std::string> CheckManagingFiles(const fs::path& root, Diagnostics& out) {
+  std::set<std::string> names;
   std::map<std::string, std::string> owner;
   for (const YamlFile& file : ReadAll(root, "channels", out)) {
     auto doc = ParseYaml(file.content);
@@ -99,6 +105,27 @@ void CheckManagingFiles(const fs::path& root, Diagnostics& out) {
       }
       auto [it, inserted] = owner.emplace(c.name, file.path);
       if (!inserted) out.Error(file.path, fmt::format("channel '{}' is also managed by {}", c.name, it->second));
+      names.insert(c.name);
+    }
+  }
+  return names;
+}
+
+// hotfixes/ (optional): every file decodes, names are unique, channels exist.
+void CheckHotfixes(const fs::path& root, const std::set<std::string>& channels, Diagnostics& out) {
+  if (!fs::is_directory(root / "hotfixes")) return;
+  std::map<std::string, std::string> owner;
+  for (const YamlFile& file : ReadAll(root, "hotfixes", out)) {
+    auto doc = ParseYaml(file.content);
+    auto hotfix = doc.ok() ? DecodeHotfix(*doc, Stem(file.path)) : Result<Hotfix>(doc.status());
+    if (!hotfix.ok()) {
+      out.Error(file.path, hotfix.status().message());
+      continue;
+    }
+    auto [it, inserted] = owner.emplace(hotfix->rule.name, file.path);
+    if (!inserted) out.Error(file.path, fmt::format("hotfix '{}' is also defined by {}", hotfix->rule.name, it->second));
+    for (const std::string& c : hotfix->rule.channels) {
+      if (!channels.count(c)) out.Error(file.path, fmt::format("channel '{}' is not defined under channels/", c));
     }
   }
 }
@@ -201,12 +228,10 @@ Diagnostics CheckGraphData(const fs::path& root) {
   CheckVersionAndRawMetadata(root, out);
   Diagnostics ignored;
   auto version = ReadSchemaVersion(root, ignored);
-  if (version.ok() && version->major() == 2) {
-    CheckManagingFiles(root, out);
-  } else {
-    CheckChannels(root, out);
-  }
+  std::set<std::string> channels =
+      version.ok() && version->major() == 2 ? CheckManagingFiles(root, out) : CheckChannels(root, out);
   CheckBlockedEdges(root, out);
+  CheckHotfixes(root, channels, out);
   return out;
 }
 

@@ -10,61 +10,39 @@
 namespace cincinnati::graphdata {
 namespace {
 
-Status Bad(const std::string& where, const std::string& why) {
-  return Status::InvalidArgument(where.empty() ? why : where + ": " + why);
-}
-
-Status OnlyKeys(const YAML::Node& map, const std::string& where, std::initializer_list<const char*> allowed) {
-  for (const auto& kv : map) {
-    std::string key = kv.first.as<std::string>("");
-    bool ok = false;
-    for (const char* a : allowed) ok |= key == a;
-    if (!ok) return Bad(where, fmt::format("unknown key '{}'", key));
-  }
-  return Status::OK();
-}
-
-Result<std::string> String(const YAML::Node& map, const char* key, const std::string& where) {
-  const YAML::Node v = map[key];
-  if (!v.IsDefined()) return Bad(where, fmt::format("missing key '{}'", key));
-  auto s = YamlString(v);
-  if (!s) return Bad(where, fmt::format("'{}' must be a string, found {}", key, DescribeYaml(v)));
-  return *s;
-}
-
 Result<ManagedChannel> DecodeChannelEntry(const YAML::Node& node, const std::string& where) {
-  if (!node.IsMap()) return Bad(where, fmt::format("expected a map, found {}", DescribeYaml(node)));
-  CINCINNATI_RETURN_IF_ERROR(OnlyKeys(node, where, {"name", "phasedRollouts", "target"}));
+  if (!node.IsMap()) return YamlError(where, fmt::format("expected a map, found {}", DescribeYaml(node)));
+  CINCINNATI_RETURN_IF_ERROR(YamlOnlyKeys(node, where, {"name", "phasedRollouts", "target"}));
   ManagedChannel channel;
-  CINCINNATI_ASSIGN_OR_RETURN(channel.name, String(node, "name", where));
-  if (channel.name.empty()) return Bad(where, "'name' must not be empty");
+  CINCINNATI_ASSIGN_OR_RETURN(channel.name, YamlRequiredString(node, "name", where));
+  if (channel.name.empty()) return YamlError(where, "'name' must not be empty");
   if (node["target"].IsDefined()) {
-    CINCINNATI_ASSIGN_OR_RETURN(std::string text, String(node, "target", where));
+    CINCINNATI_ASSIGN_OR_RETURN(std::string text, YamlRequiredString(node, "target", where));
     auto v = Version::Parse(text);
-    if (!v.ok()) return Bad(where, v.status().message());
+    if (!v.ok()) return YamlError(where, v.status().message());
     channel.target = std::move(v).value();
   }
   const YAML::Node rules = node["phasedRollouts"];
   if (!rules.IsDefined()) return channel;
-  if (!rules.IsSequence()) return Bad(where, "'phasedRollouts' must be a list");
+  if (!rules.IsSequence()) return YamlError(where, "'phasedRollouts' must be a list");
   std::set<std::string> criteria;
   for (size_t i = 0; i < rules.size(); ++i) {
     std::string at = fmt::format("{}.phasedRollouts[{}]", where, i);
     const YAML::Node r = rules[i];
-    if (!r.IsMap()) return Bad(at, fmt::format("expected a map, found {}", DescribeYaml(r)));
-    CINCINNATI_RETURN_IF_ERROR(OnlyKeys(r, at, {"duration", "fromVersion"}));
+    if (!r.IsMap()) return YamlError(at, fmt::format("expected a map, found {}", DescribeYaml(r)));
+    CINCINNATI_RETURN_IF_ERROR(YamlOnlyKeys(r, at, {"duration", "fromVersion"}));
     PhasedRule rule;
-    CINCINNATI_ASSIGN_OR_RETURN(std::string duration, String(r, "duration", at));
+    CINCINNATI_ASSIGN_OR_RETURN(std::string duration, YamlRequiredString(r, "duration", at));
     auto seconds = ParseDuration(duration);
-    if (!seconds.ok()) return Bad(at, seconds.status().message());
+    if (!seconds.ok()) return YamlError(at, seconds.status().message());
     rule.duration_seconds = *seconds;
     if (r["fromVersion"].IsDefined()) {
-      CINCINNATI_ASSIGN_OR_RETURN(std::string from, String(r, "fromVersion", at));
+      CINCINNATI_ASSIGN_OR_RETURN(std::string from, YamlRequiredString(r, "fromVersion", at));
       rule.from_version = from;
     }
     std::string criterion = rule.from_version.value_or("(default)");
     if (!criteria.insert(criterion).second) {
-      return Bad(at, fmt::format("criterion {} appears twice in channel '{}'", criterion, channel.name));
+      return YamlError(at, fmt::format("criterion {} appears twice in channel '{}'", criterion, channel.name));
     }
     channel.rules.push_back(std::move(rule));
   }
@@ -74,39 +52,39 @@ Result<ManagedChannel> DecodeChannelEntry(const YAML::Node& node, const std::str
 }  // namespace
 
 Result<ManagingFile> DecodeManagingFile(const YAML::Node& doc) {
-  if (!doc.IsMap()) return Bad("", fmt::format("expected a map at the top level, found {}", DescribeYaml(doc)));
-  CINCINNATI_RETURN_IF_ERROR(OnlyKeys(doc, "", {"channels", "versions"}));
+  if (!doc.IsMap()) return YamlError("", fmt::format("expected a map at the top level, found {}", DescribeYaml(doc)));
+  CINCINNATI_RETURN_IF_ERROR(YamlOnlyKeys(doc, "", {"channels", "versions"}));
   ManagingFile file;
   const YAML::Node channels = doc["channels"];
-  if (!channels.IsDefined()) return Bad("", "missing key 'channels'");
-  if (!channels.IsSequence() || channels.size() == 0) return Bad("", "'channels' must be a non-empty list");
+  if (!channels.IsDefined()) return YamlError("", "missing key 'channels'");
+  if (!channels.IsSequence() || channels.size() == 0) return YamlError("", "'channels' must be a non-empty list");
   std::set<std::string> names;
   for (size_t i = 0; i < channels.size(); ++i) {
     std::string where = fmt::format("channels[{}]", i);
     CINCINNATI_ASSIGN_OR_RETURN(ManagedChannel c, DecodeChannelEntry(channels[i], where));
-    if (!names.insert(c.name).second) return Bad(where, fmt::format("channel '{}' is listed twice", c.name));
+    if (!names.insert(c.name).second) return YamlError(where, fmt::format("channel '{}' is listed twice", c.name));
     file.channels.push_back(std::move(c));
   }
   const YAML::Node versions = doc["versions"];
   if (versions.IsDefined()) {
-    if (!versions.IsSequence()) return Bad("", "'versions' must be a list");
+    if (!versions.IsSequence()) return YamlError("", "'versions' must be a list");
     for (size_t i = 0; i < versions.size(); ++i) {
       std::string where = fmt::format("versions[{}]", i);
       const YAML::Node v = versions[i];
-      if (!v.IsMap()) return Bad(where, fmt::format("expected a map, found {}", DescribeYaml(v)));
-      CINCINNATI_RETURN_IF_ERROR(OnlyKeys(v, where, {"name", "start", "locked"}));
+      if (!v.IsMap()) return YamlError(where, fmt::format("expected a map, found {}", DescribeYaml(v)));
+      CINCINNATI_RETURN_IF_ERROR(YamlOnlyKeys(v, where, {"name", "start", "locked"}));
       VersionStart entry;
-      CINCINNATI_ASSIGN_OR_RETURN(std::string name, String(v, "name", where));
+      CINCINNATI_ASSIGN_OR_RETURN(std::string name, YamlRequiredString(v, "name", where));
       auto version = Version::Parse(name);
-      if (!version.ok()) return Bad(where, version.status().message());
+      if (!version.ok()) return YamlError(where, version.status().message());
       entry.version = std::move(version).value();
-      CINCINNATI_ASSIGN_OR_RETURN(std::string start, String(v, "start", where));
+      CINCINNATI_ASSIGN_OR_RETURN(std::string start, YamlRequiredString(v, "start", where));
       auto t = ParseDateTime(start);
-      if (!t.ok()) return Bad(where, t.status().message());
+      if (!t.ok()) return YamlError(where, t.status().message());
       entry.start = *t;
       if (v["locked"].IsDefined()) {
         if (!v["locked"].IsScalar() || (v["locked"].Scalar() != "true" && v["locked"].Scalar() != "false")) {
-          return Bad(where, "'locked' must be true or false");
+          return YamlError(where, "'locked' must be true or false");
         }
         entry.locked = v["locked"].Scalar() == "true";
       }
@@ -119,7 +97,7 @@ Result<ManagingFile> DecodeManagingFile(const YAML::Node& doc) {
     bool listed = false;
     for (const VersionStart& v : file.versions) listed |= v.version == *target;
     if (!listed) {
-      return Bad(fmt::format("channels[{}]", i), fmt::format("target {} is not one of the file's versions", target->ToString()));
+      return YamlError(fmt::format("channels[{}]", i), fmt::format("target {} is not one of the file's versions", target->ToString()));
     }
   }
   return file;

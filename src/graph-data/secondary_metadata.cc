@@ -1,11 +1,13 @@
 #include "graph-data/secondary_metadata.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "core/strings.h"
 #include "graph-data/channel_sort.h"
 
 namespace cincinnati::graphdata {
@@ -144,6 +146,35 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
   for (const auto& [path, file] : data.managing_files) {
     for (const ManagedChannel& c : file.channels) {
       if (c.target) mark_target(*c.target, c.name);
+    }
+  }
+  // 5. Hotfixes: their releases join the hotfix's channels and carry its rule (the
+  // policy engine hides them from everyone else); extra edges become edge additions.
+  const std::string rules_key = PrefixedKey(prefix, kHotfixRulesSuffix);
+  const std::string previous_add_key = PrefixedKey(prefix, kPreviousAddSuffix);
+  const std::string next_add_key = PrefixedKey(prefix, kNextAddSuffix);
+  for (const auto& [path, hotfix] : data.hotfixes) {
+    const std::string rule = EncodeHotfixRule(hotfix.rule);
+    for (const Version& release : hotfix.releases) {
+      for (NodeIndex i : index.Equal(release)) {
+        if (!graph.node(i).concrete) continue;
+        if (!release.build().empty() && release.build() != index.parsed[i]->build()) continue;
+        Metadata& metadata = graph.mutable_metadata(i);
+        for (const std::string& channel : hotfix.rule.channels) {
+          auto listed = metadata.find(channels_key);
+          if (listed == metadata.end() || !ListContains(listed->second, channel)) {
+            AppendValue(metadata, channels_key, channel, ',');
+          }
+        }
+        AppendValue(metadata, rules_key, rule, ';');
+        for (const HotfixEdge& e : hotfix.edges) {
+          if (e.to == release) AppendValue(metadata, previous_add_key, e.from.ToStringWithoutBuild(), ',');
+          if (e.from == release && !(std::find_if(hotfix.releases.begin(), hotfix.releases.end(),
+                                                  [&](const Version& r) { return r == e.to; }) != hotfix.releases.end())) {
+            AppendValue(metadata, next_add_key, e.to.ToStringWithoutBuild(), ',');
+          }
+        }
+      }
     }
   }
   for (NodeIndex i = 0; i < graph.node_count(); ++i) {

@@ -7,7 +7,10 @@
 //  3. conditional blocked edges: record a risk template and append "|from" to the
 //     target's remove_regex (every arch present; an explicit build is not honoured);
 //  4. channels: append ",name" to `<prefix>.release.channels` of every member node
-//     (semver-equal, and same build when the entry has one), then sort every list.
+//     (semver-equal, and same build when the entry has one), then sort every list;
+//  5. hotfixes: each release joins the hotfix's channels and gets its rule appended to
+//     `<prefix>.hotfix.rules` (';'); an extra edge becomes `previous.add` (into the
+//     release) or `next.add` (out of it) on the release's node.
 // The step only writes metadata and risk templates; edge-add-remove acts on them.
 #pragma once
 

@@ -54,4 +54,39 @@ Result<YAML::Node> ParseYaml(const std::string& content) {
   }
 }
 
+Status YamlError(const std::string& where, const std::string& why) {
+  return Status::InvalidArgument(where.empty() ? why : where + ": " + why);
+}
+
+Status YamlOnlyKeys(const YAML::Node& map, const std::string& where, std::initializer_list<const char*> allowed) {
+  for (const auto& kv : map) {
+    std::string key = kv.first.as<std::string>("");
+    bool ok = false;
+    for (const char* a : allowed) ok |= key == a;
+    if (!ok) return YamlError(where, fmt::format("unknown key '{}'", key));
+  }
+  return Status::OK();
+}
+
+Result<std::string> YamlRequiredString(const YAML::Node& map, const char* key, const std::string& where) {
+  const YAML::Node v = map[key];
+  if (!v.IsDefined()) return YamlError(where, fmt::format("missing key '{}'", key));
+  auto s = YamlString(v);
+  if (!s) return YamlError(where, fmt::format("'{}' must be a string, found {}", key, DescribeYaml(v)));
+  return *s;
+}
+
+Result<std::vector<std::string>> YamlStringList(const YAML::Node& map, const char* key, const std::string& where) {
+  std::vector<std::string> out;
+  const YAML::Node list = map[key];
+  if (!list.IsDefined()) return out;
+  if (!list.IsSequence()) return YamlError(where, fmt::format("'{}' must be a list, found {}", key, DescribeYaml(list)));
+  for (size_t i = 0; i < list.size(); ++i) {
+    auto s = YamlString(list[i]);
+    if (!s) return YamlError(where, fmt::format("{}[{}] must be a string, found {}", key, i, DescribeYaml(list[i])));
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
+
 }  // namespace cincinnati::graphdata

@@ -4,8 +4,10 @@
 // block scalars are always strings.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -20,5 +22,15 @@ Result<YAML::Node> ParseYaml(const std::string& content);
 
 // A short description of a node's kind for error messages ("a map", "an integer"...).
 std::string DescribeYaml(const YAML::Node& node);
+
+// Helpers for decoders whose errors name the entry ("channels[2]: ..."; `where` may be
+// empty at the top level).
+Status YamlError(const std::string& where, const std::string& why);
+// An error naming the first key of `map` that is not in `allowed`.
+Status YamlOnlyKeys(const YAML::Node& map, const std::string& where, std::initializer_list<const char*> allowed);
+// A required string-typed key.
+Result<std::string> YamlRequiredString(const YAML::Node& map, const char* key, const std::string& where);
+// An optional list of strings (absent: empty); a lone string or a non-string item is an error.
+Result<std::vector<std::string>> YamlStringList(const YAML::Node& map, const char* key, const std::string& where);
 
 }  // namespace cincinnati::graphdata

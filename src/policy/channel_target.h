@@ -27,6 +27,12 @@ class ChannelTarget : public GraphTransform {
   Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
   std::optional<std::vector<std::string>> cache_key_parameters() const override;
+  // Whether a request with these parameters gets a target view (a channel it is
+  // enabled for, and a version).
+  bool Serves(const Parameters& parameters) const {
+    auto channel = parameters.find("channel");
+    return channel != parameters.end() && parameters.count("version") && Enabled(channel->second);
+  }
 
  private:
   bool Enabled(const std::string& channel) const { return channels_.count("*") || channels_.count(channel); }

@@ -11,6 +11,7 @@
 #include "core/json_writer.h"
 #include "core/metadata_keys.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "policy/phased_rollout.h"
 #include "server/content_negotiation.h"
 #include "http/client.h"
@@ -89,7 +90,20 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       phased_rollout_(metrics_.AddGauge("phased_update_rollout",
                                         "Fraction of the phased-rollout window elapsed, for edges in a window",
                                         {"channel", "from", "to"})),
+      directory_lookups_(metrics_.AddCounter("cluster_directory_lookups_total",
+                                             "Cluster directory lookups (cache hits included)").Get()),
+      directory_cache_hits_(metrics_.AddCounter("cluster_directory_cache_hits_total",
+                                                "Cluster directory lookups answered from the cache").Get()),
+      directory_failures_(metrics_.AddCounter("cluster_directory_failures_total",
+                                              "Failed cluster directory lookups, answered with the general graph").Get()),
+      hotfix_views_(metrics_.AddCounter("hotfix_views_total", "Answers that include a hotfix", {"hotfix"})),
+      target_view_requests_(metrics_.AddCounter("target_view_requests_total",
+                                                "Requests answered with a channel-target view").Get()),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
+  for (const auto& step : chain_) {
+    if (auto* target = dynamic_cast<const policy::ChannelTarget*>(step.get())) channel_target_ = target;
+  }
+  if (options_.directory) lookups_ = std::make_unique<Pool>(std::max<size_t>(1, options_.directory_threads));
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
   graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
   v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
@@ -100,6 +114,8 @@ PolicyEngineService::~PolicyEngineService() { Stop(); }
 
 void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph) {
   auto start = std::chrono::steady_clock::now();
+  auto hotfixes = std::make_shared<const policy::HotfixIndex>(*graph);
+  hotfixes_.store(hotfixes->empty() ? nullptr : std::move(hotfixes));
   auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.max_cached_queries);
   size_t built = views->Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey));
   spdlog::info("policy engine: {} answers precomputed in {:.1f} ms", built,
@@ -136,6 +152,7 @@ void PolicyEngineService::StartUpstream() {
 void PolicyEngineService::Stop() {
   fetcher_.Stop();
   pool_->pool.join();
+  if (lookups_) lookups_->pool.join();
 }
 
 bool PolicyEngineService::FetchShared() {
@@ -162,9 +179,47 @@ bool PolicyEngineService::FetchShared() {
   return true;
 }
 
-Response PolicyEngineService::Answer(const Request& request, const std::string& content_type) {
-  auto params = ParseQuery(request.query);
-  if (!params.ok()) return ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_);
+std::optional<std::string> PolicyEngineService::LookupFor(const Parameters& params,
+                                                          const policy::HotfixIndex* hotfixes) const {
+  if (!options_.directory || !hotfixes) return std::nullopt;
+  auto id = params.find("id");
+  auto channel = params.find("channel");
+  if (id == params.end() || id->second.empty() || channel == params.end()) return std::nullopt;
+  for (const HotfixRule& rule : hotfixes->rules()) {
+    if (rule.InChannel(channel->second)) return id->second;
+  }
+  return std::nullopt;  // no hotfix in this channel: the answer is everyone's
+}
+
+void PolicyEngineService::Entitle(const policy::DirectoryAnswer& answer, const policy::HotfixIndex& hotfixes,
+                                  Parameters& params) {
+  directory_lookups_.Increment();
+  if (answer.from_cache) directory_cache_hits_.Increment();
+  if (answer.kind == policy::DirectoryAnswer::Kind::kFailed) {
+    directory_failures_.Increment();
+    // Once per interval, with the count since the last line: a dead directory must not
+    // flood the log at the request rate.
+    uint64_t failures = failures_since_log_.fetch_add(1) + 1;
+    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch()).count();
+    int64_t last = last_failure_log_ms_.load();
+    if ((last == INT64_MIN || now - last >= options_.directory_log_interval.count()) &&
+        last_failure_log_ms_.compare_exchange_strong(last, now)) {
+      failures = failures_since_log_.exchange(0);
+      spdlog::warn("policy engine: cluster directory ({}) lookup failed, serving the general graph ({} failure{} "
+                   "since the last report): {}",
+                   options_.directory->kind(), failures, failures == 1 ? "" : "s", answer.error);
+    }
+    return;
+  }
+  if (answer.kind != policy::DirectoryAnswer::Kind::kFound) return;
+  std::string names = hotfixes.Entitled(answer.cluster, params["channel"]);
+  if (names.empty()) return;
+  for (std::string_view name : Split(names, ',')) hotfix_views_.With({std::string(name)}).Increment();
+  params[std::string(kEntitledHotfixesParam)] = std::move(names);
+}
+
+Response PolicyEngineService::Answer(const Request& request, const std::string& content_type, const Parameters& params) {
   std::shared_ptr<ViewCache> views = views_.load();
   if (!views) {
     std::optional<ErrorDocument> upstream_error;
@@ -175,8 +230,9 @@ Response PolicyEngineService::Answer(const Request& request, const std::string& 
     return ErrorResponse(upstream_error.value_or(ErrorDocument::Of("failed_upstream_fetch", "no upstream graph yet")),
                          response_errors_);
   }
-  auto view = views->Get(*params);
+  auto view = views->Get(params);
   if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), response_errors_);
+  if (channel_target_ && channel_target_->Serves(params)) target_view_requests_.Increment();
   return ViewResponse(**view, request, content_type);
 }
 
@@ -273,7 +329,32 @@ void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw
     });
   }
   auto start = std::chrono::steady_clock::now();
-  Response r = Answer(request, *content_type);
+  auto params = ParseQuery(request.query);
+  if (!params.ok()) return respond(ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_));
+  params->erase(std::string(kEntitledHotfixesParam));  // only the directory may set it
+  std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
+  if (auto id = LookupFor(*params, hotfixes.get())) {
+    std::optional<policy::DirectoryAnswer> quick = options_.directory->Quick(*id);
+    if (!quick && pending_lookups_.load() >= options_.max_pending_lookups) {
+      quick = policy::DirectoryAnswer::Failed("too many cluster directory lookups in flight");
+    }
+    if (!quick) {
+      // Waits for the directory off the I/O threads; the request object may be gone then.
+      ++pending_lookups_;
+      boost::asio::post(lookups_->pool, [this, copy = request, content_type = *content_type, params = std::move(*params),
+                                         hotfixes, id = *id, respond_raw, start]() mutable {
+        Entitle(options_.directory->Lookup(id), *hotfixes, params);
+        --pending_lookups_;
+        Response r = Answer(copy, content_type, params);
+        serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        AddCorsHeaders(copy, r);
+        respond_raw(std::move(r));
+      });
+      return;
+    }
+    Entitle(*quick, *hotfixes, *params);
+  }
+  Response r = Answer(request, *content_type, *params);
   serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   respond(std::move(r));
 }

@@ -10,7 +10,12 @@
 //    and each distinct query's answer is cached for `cache_ttl`, fetched off the I/O
 //    threads. Upstream error documents are passed through unchanged.
 // For each upstream graph, answers are precomputed per (channel, arch) and served
-// with ETag/304 and gzip. Routes: `{prefix}/graph`, `{prefix}/v1/graph`,
+// with ETag/304 and gzip. When the graph has hotfix releases for the requested
+// channel and the request has an `id`, the cluster directory says who owns the
+// cluster (on a lookup thread when the answer is not at hand); the hotfixes it may see
+// become a request parameter of the chain. A failed lookup serves the general graph,
+// counts in cluster_directory_failures_total and is logged at most once per
+// `directory_log_interval`. Routes: `{prefix}/graph`, `{prefix}/v1/graph`,
 // `{prefix}/openapi`, `{prefix}/v1/openapi`; status `/livez`, `/readyz`, `/metrics`.
 #pragma once
 
@@ -27,6 +32,9 @@
 #include "core/error_document.h"
 #include "core/graph.h"
 #include "core/transform.h"
+#include "policy/channel_target.h"
+#include "policy/cluster_directory.h"
+#include "policy/hotfix_filter.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
 #include "server/periodic_task.h"
@@ -43,6 +51,10 @@ struct PolicyEngineOptions {
   size_t fetch_threads = 4;
   size_t max_cached_queries = 4096;
   std::function<int64_t()> clock;  // for phased_update_rollout; default: the system's
+  std::shared_ptr<policy::ClusterDirectory> directory;  // none: nobody sees hotfixes
+  size_t directory_threads = 8;
+  size_t max_pending_lookups = 1024;  // beyond: fail open at once
+  std::chrono::milliseconds directory_log_interval{60000};
 };
 
 using Respond = std::function<void(Response)>;
@@ -70,7 +82,11 @@ class PolicyEngineService {
   struct QueryState;
   bool FetchShared();
   void ServeForwarded(const Request& request, const std::string& content_type, Respond respond);
-  Response Answer(const Request& request, const std::string& content_type);
+  Response Answer(const Request& request, const std::string& content_type, const Parameters& params);
+  // The cluster id to look up for this request, when its answer can depend on it.
+  std::optional<std::string> LookupFor(const Parameters& params, const policy::HotfixIndex* hotfixes) const;
+  // Records a directory answer and sets the entitled-hotfixes parameter from it.
+  void Entitle(const policy::DirectoryAnswer& answer, const policy::HotfixIndex& hotfixes, Parameters& params);
   std::string OpenApiDocument() const;
 
   TransformChain chain_;
@@ -84,7 +100,17 @@ class PolicyEngineService {
   Counter& upstream_requests_;
   Counter& upstream_errors_;
   Family<Gauge>& phased_rollout_;
+  Counter& directory_lookups_;
+  Counter& directory_cache_hits_;
+  Counter& directory_failures_;
+  Family<Counter>& hotfix_views_;
+  Counter& target_view_requests_;
+  const policy::ChannelTarget* channel_target_ = nullptr;  // in chain_, if any
   std::string openapi_;
+  std::atomic<std::shared_ptr<const policy::HotfixIndex>> hotfixes_;  // of the current graph
+  std::atomic<size_t> pending_lookups_{0};
+  std::atomic<int64_t> last_failure_log_ms_{INT64_MIN};
+  std::atomic<uint64_t> failures_since_log_{0};
 
   mutable std::mutex mu_;
   std::atomic<std::shared_ptr<ViewCache>> views_;  // current upstream graph's answers; read lock-free
@@ -96,6 +122,7 @@ class PolicyEngineService {
   std::map<std::string, std::shared_ptr<QueryState>> queries_;  // forwarded mode, under mu_
   struct Pool;
   std::unique_ptr<Pool> pool_;
+  std::unique_ptr<Pool> lookups_;  // directory lookups, when a directory is set
   PeriodicTask fetcher_;  // last member: stopped first
 };
 

@@ -124,7 +124,14 @@ Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params) {
 }
 
 size_t ViewCache::Precompute(const std::string& channels_key, const std::string& arch_key) {
-  if (!key_parameters_ || *key_parameters_ != std::vector<std::string>{"arch", "channel"}) return 0;
+  // Every request naming only a channel and an arch (the common case) is answered
+  // from here; requests with further key parameters (version, hotfixes) on demand.
+  if (!key_parameters_) return 0;
+  const auto& keys = *key_parameters_;
+  if (std::find(keys.begin(), keys.end(), "arch") == keys.end() ||
+      std::find(keys.begin(), keys.end(), "channel") == keys.end()) {
+    return 0;
+  }
   std::set<std::string> channels, arches;
   for (const Node& n : graph_->nodes()) {
     if (!n.concrete) continue;

@@ -7,8 +7,9 @@
 // releases is still served entirely from memory.
 //
 // Answers are computed once and served from memory: the versioned JSON body, its
-// ETag, and a gzip copy made on first demand. When the chain reads exactly channel and
-// arch, Precompute() builds every (channel, arch) pair present in the graph up front.
+// ETag, and a gzip copy made on first demand. When the chain reads channel and arch,
+// Precompute() builds every (channel, arch) pair present in the graph up front (other
+// key parameters absent, as in a plain client's request).
 // Errors (bad parameters) are not cached, and the cache holds at most `max_entries`
 // answers so that random well-formed channel names cannot grow it without bound.
 // Thread-safe.

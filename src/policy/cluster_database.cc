@@ -1,0 +1,364 @@
+#include "policy/cluster_database.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <functional>
+#include <thread>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <sqlite3.h>
+
+#include "core/hotfix_rule.h"
+#include "core/json_writer.h"
+#include "core/strings.h"
+
+namespace cincinnati::policy {
+namespace {
+
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS clusters (id TEXT PRIMARY KEY, customer TEXT NOT NULL, labels TEXT NOT NULL)";
+
+Status SqlError(sqlite3* db, const std::string& what) {
+  return Status::IoError(fmt::format("{}: {}", what, db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+// A prepared statement that finalizes itself.
+struct Statement {
+  sqlite3_stmt* stmt = nullptr;
+  ~Statement() { sqlite3_finalize(stmt); }
+  void Bind(int i, const std::string& text) { sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT); }
+};
+
+std::string Column(sqlite3_stmt* stmt, int i) {
+  const unsigned char* text = sqlite3_column_text(stmt, i);
+  return text ? std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt, i)) : std::string();
+}
+
+std::string LabelsJson(const std::map<std::string, std::string>& labels) {
+  std::string out = "{";
+  for (const auto& [k, v] : labels) {
+    if (out.size() > 1) out += ',';
+    AppendJsonString(out, k);
+    out += ':';
+    AppendJsonString(out, v);
+  }
+  return out + "}";
+}
+
+Result<std::map<std::string, std::string>> LabelsFrom(simdjson::dom::element element, const std::string& where) {
+  std::map<std::string, std::string> labels;
+  simdjson::dom::object object;
+  if (element.get_object().get(object)) return Status::InvalidArgument(where + ": labels must be an object of strings");
+  for (auto field : object) {
+    std::string_view value;
+    if (field.value.get_string().get(value)) {
+      return Status::InvalidArgument(fmt::format("{}: label '{}' must be a string", where, field.key));
+    }
+    labels.emplace(std::string(field.key), std::string(value));
+  }
+  return labels;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string NormalizeClusterId(std::string_view id) {
+  std::string out(TrimWhitespace(id));
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+Status ValidateClusterRecord(const ClusterRecord& r) {
+  if (r.id.empty() || r.id.find_first_of(" \t\r\n,") != std::string::npos) {
+    return Status::InvalidArgument(fmt::format("cluster id '{}' is empty or has blanks or commas", r.id));
+  }
+  if (!r.cluster.customer.empty() && !IsHotfixToken(r.cluster.customer)) {
+    return Status::InvalidArgument(
+        fmt::format("cluster {}: customer '{}' is not valid (use letters, digits and ._:@/+-)", r.id, r.cluster.customer));
+  }
+  for (const auto& [k, v] : r.cluster.labels) {
+    if (!IsHotfixToken(k) || (!v.empty() && !IsHotfixToken(v))) {
+      return Status::InvalidArgument(
+          fmt::format("cluster {}: label '{}={}' is not valid (use letters, digits and ._:@/+-)", r.id, k, v));
+    }
+  }
+  return Status::OK();
+}
+
+// ---- writer ----
+
+Result<std::unique_ptr<ClusterDatabase>> ClusterDatabase::Open(const std::string& path, bool create) {
+  struct stat st;
+  if (!create && ::stat(path.c_str(), &st) != 0) {
+    return Status::NotFound(fmt::format("cluster database {} does not exist (add a cluster or import to create it)", path));
+  }
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    Status error = SqlError(db, "cannot open cluster database " + path);
+    sqlite3_close(db);
+    return error;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  std::unique_ptr<ClusterDatabase> out(new ClusterDatabase(db, path));
+  CINCINNATI_RETURN_IF_ERROR(out->Exec(kSchema));
+  return out;
+}
+
+ClusterDatabase::~ClusterDatabase() { sqlite3_close(db_); }
+
+Status ClusterDatabase::Exec(const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    Status error = Status::IoError(fmt::format("{}: {}", path_, message ? message : "error"));
+    sqlite3_free(message);
+    return error;
+  }
+  return Status::OK();
+}
+
+Status ClusterDatabase::Put(const ClusterRecord& input, PutMode mode) {
+  ClusterRecord r = input;
+  r.id = NormalizeClusterId(r.id);
+  CINCINNATI_RETURN_IF_ERROR(ValidateClusterRecord(r));
+  const char* sql = mode == PutMode::kInsert   ? "INSERT INTO clusters (customer, labels, id) VALUES (?, ?, ?)"
+                    : mode == PutMode::kUpdate ? "UPDATE clusters SET customer = ?, labels = ? WHERE id = ?"
+                                               : "INSERT OR REPLACE INTO clusters (customer, labels, id) VALUES (?, ?, ?)";
+  Statement s;
+  if (sqlite3_prepare_v2(db_, sql, -1, &s.stmt, nullptr) != SQLITE_OK) return SqlError(db_, path_);
+  s.Bind(1, r.cluster.customer);
+  s.Bind(2, LabelsJson(r.cluster.labels));
+  s.Bind(3, r.id);
+  int rc = sqlite3_step(s.stmt);
+  if (rc == SQLITE_CONSTRAINT) {
+    return Status::Conflict(fmt::format("cluster {} already exists (use `update`)", r.id));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, path_);
+  if (mode == PutMode::kUpdate && sqlite3_changes(db_) == 0) {
+    return Status::NotFound(fmt::format("cluster {} is not in {} (use `add`)", r.id, path_));
+  }
+  return Status::OK();
+}
+
+Status ClusterDatabase::Remove(const std::string& id) {
+  Statement s;
+  if (sqlite3_prepare_v2(db_, "DELETE FROM clusters WHERE id = ?", -1, &s.stmt, nullptr) != SQLITE_OK) {
+    return SqlError(db_, path_);
+  }
+  s.Bind(1, NormalizeClusterId(id));
+  if (sqlite3_step(s.stmt) != SQLITE_DONE) return SqlError(db_, path_);
+  if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("cluster {} is not in {}", NormalizeClusterId(id), path_));
+  return Status::OK();
+}
+
+Result<std::vector<ClusterRecord>> ClusterDatabase::List(const std::string& customer) const {
+  Statement s;
+  const char* sql = customer.empty() ? "SELECT id, customer, labels FROM clusters ORDER BY id"
+                                     : "SELECT id, customer, labels FROM clusters WHERE customer = ? ORDER BY id";
+  if (sqlite3_prepare_v2(db_, sql, -1, &s.stmt, nullptr) != SQLITE_OK) return SqlError(db_, path_);
+  if (!customer.empty()) s.Bind(1, customer);
+  std::vector<ClusterRecord> out;
+  simdjson::dom::parser parser;
+  int rc;
+  while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
+    ClusterRecord r{Column(s.stmt, 0), {Column(s.stmt, 1), {}}};
+    simdjson::padded_string labels(Column(s.stmt, 2));
+    simdjson::dom::element element;
+    if (parser.parse(labels).get(element)) return Status::InvalidArgument(fmt::format("{}: cluster {}: bad labels", path_, r.id));
+    CINCINNATI_ASSIGN_OR_RETURN(r.cluster.labels, LabelsFrom(element, "cluster " + r.id));
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, path_);
+  return out;
+}
+
+Result<std::optional<ClusterRecord>> ClusterDatabase::Get(const std::string& id) const {
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<ClusterRecord> all, List());
+  std::string wanted = NormalizeClusterId(id);
+  for (ClusterRecord& r : all) {
+    if (r.id == wanted) return std::optional<ClusterRecord>(std::move(r));
+  }
+  return std::optional<ClusterRecord>();
+}
+
+Status ClusterDatabase::Import(const std::vector<ClusterRecord>& records, bool replace_all) {
+  for (const ClusterRecord& r : records) {
+    ClusterRecord n = r;
+    n.id = NormalizeClusterId(n.id);
+    CINCINNATI_RETURN_IF_ERROR(ValidateClusterRecord(n));
+  }
+  CINCINNATI_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status st = replace_all ? Exec("DELETE FROM clusters") : Status::OK();
+  for (size_t i = 0; st.ok() && i < records.size(); ++i) st = Put(records[i], PutMode::kUpsert);
+  if (!st.ok()) {
+    Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
+}
+
+// ---- files ----
+
+Result<std::vector<ClusterRecord>> ParseClusterCsv(const std::string& text) {
+  std::vector<ClusterRecord> out;
+  size_t line_number = 0;
+  for (std::string_view line : Split(text, '\n')) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (TrimWhitespace(line).empty()) continue;
+    std::vector<std::string_view> fields = Split(line, ',');
+    if (line_number == 1 && TrimWhitespace(fields[0]) == "id") continue;  // header
+    if (fields.size() < 2 || fields.size() > 3) {
+      return Status::InvalidArgument(fmt::format("line {}: expected id,customer,labels", line_number));
+    }
+    ClusterRecord r{std::string(TrimWhitespace(fields[0])), {std::string(TrimWhitespace(fields[1])), {}}};
+    if (fields.size() == 3) {
+      for (std::string_view pair : Split(fields[2], ';')) {
+        if (TrimWhitespace(pair).empty()) continue;
+        size_t eq = pair.find('=');
+        if (eq == std::string_view::npos) {
+          return Status::InvalidArgument(fmt::format("line {}: label '{}' is not key=value", line_number, pair));
+        }
+        r.cluster.labels[std::string(TrimWhitespace(pair.substr(0, eq)))] = std::string(TrimWhitespace(pair.substr(eq + 1)));
+      }
+    }
+    if (Status st = ValidateClusterRecord(r); !st.ok()) return st.WithContext(fmt::format("line {}", line_number));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<std::vector<ClusterRecord>> ParseClusterJson(const std::string& text) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(text);
+  simdjson::dom::element doc;
+  if (auto err = parser.parse(padded).get(doc)) {
+    return Status::InvalidArgument(fmt::format("invalid JSON: {}", simdjson::error_message(err)));
+  }
+  simdjson::dom::array array;
+  if (doc.get_array().get(array)) return Status::InvalidArgument("expected a JSON array of clusters");
+  std::vector<ClusterRecord> out;
+  size_t i = 0;
+  for (simdjson::dom::element item : array) {
+    std::string where = fmt::format("[{}]", i++);
+    std::string_view id, customer;
+    if (item["id"].get_string().get(id)) return Status::InvalidArgument(where + ": 'id' must be a string");
+    ClusterRecord r{std::string(id), {}};
+    if (auto c = item["customer"]; c.error() != simdjson::NO_SUCH_FIELD) {
+      if (c.get_string().get(customer)) return Status::InvalidArgument(where + ": 'customer' must be a string");
+      r.cluster.customer = std::string(customer);
+    }
+    if (auto labels = item["labels"]; labels.error() != simdjson::NO_SUCH_FIELD) {
+      CINCINNATI_ASSIGN_OR_RETURN(r.cluster.labels, LabelsFrom(labels.value_unsafe(), where));
+    }
+    if (Status st = ValidateClusterRecord(r); !st.ok()) return st.WithContext(where);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string WriteClusterCsv(const std::vector<ClusterRecord>& records) {
+  std::string out = "id,customer,labels\n";
+  for (const ClusterRecord& r : records) {
+    out += r.id + "," + r.cluster.customer + ",";
+    bool first = true;
+    for (const auto& [k, v] : r.cluster.labels) {
+      out += (first ? "" : ";") + k + "=" + v;
+      first = false;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string WriteClusterJson(const std::vector<ClusterRecord>& records) {
+  std::string out = "[";
+  for (size_t i = 0; i < records.size(); ++i) {
+    out += i ? ",\n " : "\n ";
+    out += "{\"id\":" + JsonString(records[i].id) + ",\"customer\":" + JsonString(records[i].cluster.customer) +
+           ",\"labels\":" + LabelsJson(records[i].cluster.labels) + "}";
+  }
+  return out + (records.empty() ? "]\n" : "\n]\n");
+}
+
+// ---- reader ----
+
+struct SqliteClusterDirectory::Connection {
+  std::mutex mu;
+  sqlite3* db = nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  uint64_t generation = 0;
+  simdjson::dom::parser parser;
+  void Close() {
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    stmt = nullptr;
+    db = nullptr;
+  }
+  ~Connection() { Close(); }
+};
+
+SqliteClusterDirectory::SqliteClusterDirectory(std::string path, size_t connections) : path_(std::move(path)) {
+  for (size_t i = 0; i < std::max<size_t>(1, connections); ++i) connections_.push_back(std::make_unique<Connection>());
+  struct stat st;
+  if (::stat(path_.c_str(), &st) == 0) inode_ = st.st_ino;
+}
+
+SqliteClusterDirectory::~SqliteClusterDirectory() = default;
+
+void SqliteClusterDirectory::CheckReplaced() {
+  int64_t now = NowMs();
+  int64_t last = last_check_ms_.load(std::memory_order_relaxed);
+  if (now - last < 1000 || !last_check_ms_.compare_exchange_strong(last, now)) return;
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0) return;  // gone: keep reading what is open
+  std::lock_guard<std::mutex> lock(check_mu_);
+  if (static_cast<uint64_t>(st.st_ino) != inode_) {
+    inode_ = st.st_ino;
+    generation_.fetch_add(1);
+  }
+}
+
+DirectoryAnswer SqliteClusterDirectory::Lookup(std::string_view raw_id) {
+  CheckReplaced();
+  std::string id = NormalizeClusterId(raw_id);
+  Connection& c = *connections_[std::hash<std::thread::id>()(std::this_thread::get_id()) % connections_.size()];
+  std::lock_guard<std::mutex> lock(c.mu);
+  uint64_t generation = generation_.load();
+  if (c.db && c.generation != generation) c.Close();
+  if (!c.db) {
+    if (sqlite3_open_v2(path_.c_str(), &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK ||
+        sqlite3_prepare_v2(c.db, "SELECT customer, labels FROM clusters WHERE id = ?", -1, &c.stmt, nullptr) != SQLITE_OK) {
+      std::string why = fmt::format("cluster database {}: {}", path_, c.db ? sqlite3_errmsg(c.db) : "cannot open");
+      c.Close();
+      return DirectoryAnswer::Failed(why);
+    }
+    sqlite3_busy_timeout(c.db, 200);
+    c.generation = generation;
+  }
+  sqlite3_reset(c.stmt);
+  sqlite3_bind_text(c.stmt, 1, id.data(), static_cast<int>(id.size()), SQLITE_TRANSIENT);
+  int rc = sqlite3_step(c.stmt);
+  if (rc == SQLITE_DONE) return DirectoryAnswer::Unknown();
+  if (rc != SQLITE_ROW) {
+    std::string why = fmt::format("cluster database {}: {}", path_, sqlite3_errmsg(c.db));
+    c.Close();  // reopen next time
+    return DirectoryAnswer::Failed(why);
+  }
+  ClusterInfo info{Column(c.stmt, 0), {}};
+  simdjson::padded_string labels(Column(c.stmt, 1));
+  sqlite3_reset(c.stmt);
+  simdjson::dom::element element;
+  if (c.parser.parse(labels).get(element)) return DirectoryAnswer::Failed(fmt::format("cluster {}: bad labels in {}", id, path_));
+  auto parsed = LabelsFrom(element, "cluster " + id);
+  if (!parsed.ok()) return DirectoryAnswer::Failed(parsed.status().message());
+  info.labels = std::move(parsed).value();
+  return DirectoryAnswer::Found(std::move(info));
+}
+
+}  // namespace cincinnati::policy

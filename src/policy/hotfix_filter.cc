@@ -1,0 +1,66 @@
+#include "policy/hotfix_filter.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/strings.h"
+
+namespace cincinnati::policy {
+
+std::optional<std::vector<std::string>> HotfixFilter::cache_key_parameters() const {
+  return std::vector<std::string>{"channel", std::string(kEntitledHotfixesParam)};
+}
+
+Result<Graph> HotfixFilter::ApplyTo(const Graph& graph, TransformContext& context) const {
+  return Apply(graph, context);
+}
+
+Result<Graph> HotfixFilter::Apply(Graph graph, TransformContext& context) const {
+  bool any = false;
+  for (const Node& n : graph.nodes()) any = any || n.metadata.count(rules_key_);
+  if (!any) return graph;
+  auto channel = context.parameters.find("channel");
+  auto entitled = context.parameters.find(kEntitledHotfixesParam);
+  std::vector<char> keep(graph.node_count(), 1);
+  for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+    auto it = graph.node(i).metadata.find(rules_key_);
+    if (it == graph.node(i).metadata.end()) continue;
+    bool visible = false;
+    if (channel != context.parameters.end() && entitled != context.parameters.end()) {
+      for (const HotfixRule& rule : DecodeHotfixRules(it->second)) {
+        visible = visible || (rule.InChannel(channel->second) && ListContains(entitled->second, rule.name));
+      }
+    }
+    keep[i] = visible;
+  }
+  Graph out = std::all_of(keep.begin(), keep.end(), [](char k) { return k; })
+                  ? std::move(graph)
+                  : graph.Retain([&](NodeIndex i) { return keep[i] != 0; });
+  for (NodeIndex i = 0; i < out.node_count(); ++i) out.mutable_metadata(i).erase(rules_key_);
+  return out;
+}
+
+HotfixIndex::HotfixIndex(const Graph& graph, std::string_view key_prefix) {
+  const std::string key = PrefixedKey(key_prefix, kHotfixRulesSuffix);
+  std::set<std::string> seen;
+  for (const Node& n : graph.nodes()) {
+    auto it = n.metadata.find(key);
+    if (it == n.metadata.end()) continue;
+    for (HotfixRule& rule : DecodeHotfixRules(it->second)) {
+      if (seen.insert(rule.name).second) rules_.push_back(std::move(rule));
+    }
+  }
+  std::sort(rules_.begin(), rules_.end(), [](const HotfixRule& a, const HotfixRule& b) { return a.name < b.name; });
+}
+
+std::string HotfixIndex::Entitled(const ClusterInfo& cluster, std::string_view channel) const {
+  std::string names;
+  for (const HotfixRule& rule : rules_) {
+    if (!rule.InChannel(channel) || !rule.AppliesTo(cluster)) continue;
+    if (!names.empty()) names += ',';
+    names += rule.name;
+  }
+  return names;
+}
+
+}  // namespace cincinnati::policy

@@ -1,0 +1,49 @@
+// "hotfix-filter": hides hotfix releases (graph-data hotfixes/) from every cluster
+// that may not see them.
+//
+// A node carrying hotfix rules stays only when the request's entitled-hotfixes
+// parameter (kEntitledHotfixesParam, which the policy engine sets from the cluster
+// directory and never takes from the client) names one of its rules that lists the
+// request's channel. Clusters without an id, unknown clusters and requests without a
+// channel see no hotfix release. The rules key is always removed from the answer.
+// The answer depends only on the channel and that parameter, so it is cached.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/hotfix_rule.h"
+#include "core/metadata_keys.h"
+#include "core/transform.h"
+
+namespace cincinnati::policy {
+
+class HotfixFilter : public GraphTransform {
+ public:
+  explicit HotfixFilter(std::string key_prefix = std::string(kDefaultKeyPrefix))
+      : rules_key_(PrefixedKey(key_prefix, kHotfixRulesSuffix)) {}
+  std::string_view name() const override { return "hotfix-filter"; }
+  Result<Graph> Apply(Graph graph, TransformContext& context) const override;
+  Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
+  std::optional<std::vector<std::string>> cache_key_parameters() const override;
+
+ private:
+  std::string rules_key_;
+};
+
+// The hotfix rules of a graph builder's graph, read once per graph for the service.
+class HotfixIndex {
+ public:
+  explicit HotfixIndex(const Graph& graph, std::string_view key_prefix = kDefaultKeyPrefix);
+  bool empty() const { return rules_.empty(); }
+  const std::vector<HotfixRule>& rules() const { return rules_; }  // one per name
+  // The names of the hotfixes in `channel` that apply to `cluster`: sorted,
+  // comma-separated, "" for none. This is the entitled-hotfixes parameter.
+  std::string Entitled(const ClusterInfo& cluster, std::string_view channel) const;
+
+ private:
+  std::vector<HotfixRule> rules_;
+};
+
+}  // namespace cincinnati::policy
