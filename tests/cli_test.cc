@@ -182,3 +182,40 @@ TEST(CliTest, BundledExampleBuildsAndPassesLint) {
 
 }  // namespace
 }  // namespace cincinnati
+
+namespace cincinnati {
+namespace {
+
+TEST(CliTest, ClustersSubcommandsManageTheDirectoryFile) {
+  TempDir dir;
+  std::string db = " --db " + (dir / "c.db").string();
+  EXPECT_EQ(Cincinnati("clusters list" + db).exit_code, 1);  // no file yet: a clear error
+  ProcessResult imported = Cincinnati("clusters import" + db + " " + (testing::Examples() / "ocp-4x/clusters.csv").string());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_NE(imported.err.find("imported 3 clusters"), std::string::npos);
+  ASSERT_EQ(Cincinnati("clusters add" + db + " NEW-1 --customer acme --label tier=gold").exit_code, 0);
+  ProcessResult again = Cincinnati("clusters add" + db + " new-1 --customer acme");
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("cluster new-1 already exists"), std::string::npos) << again.err;
+  ASSERT_EQ(Cincinnati("clusters update" + db + " new-1 --customer globex --remove-label tier --label zone=a").exit_code, 0);
+  ProcessResult listed = Cincinnati("clusters list" + db + " --customer globex");
+  EXPECT_EQ(listed.out, "id,customer,labels\n7c9e6679-7425-40de-944b-e07fc1f90ae7,globex,region=eu-west;tier=silver\n"
+                        "new-1,globex,zone=a\n");
+  // Export as JSON and import it into a fresh file: the same list.
+  std::string json = (dir / "all.json").string();
+  ASSERT_EQ(Cincinnati("clusters export" + db + " -o " + json).exit_code, 0);
+  std::string copy = " --db " + (dir / "copy.db").string();
+  ASSERT_EQ(Cincinnati("clusters import" + copy + " " + json).exit_code, 0);
+  EXPECT_EQ(Cincinnati("clusters list" + copy).out, Cincinnati("clusters list" + db).out);
+  ASSERT_EQ(Cincinnati("clusters remove" + db + " new-1").exit_code, 0);
+  EXPECT_EQ(Cincinnati("clusters remove" + db + " new-1").exit_code, 1);
+  // A bad import file names the line and changes nothing.
+  testing::WriteFile(dir / "bad.csv", "id,customer,labels\nx1,acme,\nx2,acme,novalue\n");
+  ProcessResult bad = Cincinnati("clusters import" + db + " " + (dir / "bad.csv").string());
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("line 3"), std::string::npos) << bad.err;
+  EXPECT_EQ(Cincinnati("clusters list" + db).out.find("x1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cincinnati

@@ -83,7 +83,7 @@ TEST(PrometheusTest, ScrapesEveryReferenceMetricWithItsType) {
 
   // And the values are queryable: the graph builder's node count.
   auto nodes = Get(api + "query?query=cincinnati_gb_graph_final_releases");
-  EXPECT_NE(nodes.body.find("\"16\""), std::string::npos) << nodes.body;
+  EXPECT_NE(nodes.body.find("\"17\""), std::string::npos) << nodes.body;
   EXPECT_EQ(prometheus.Stop(), 0) << prometheus.log();
 }
 

@@ -1,0 +1,203 @@
+// The cluster directory (embedded SQLite and remote HTTP) and the hotfix filter.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "builder/pipeline.h"
+#include "core/metadata_keys.h"
+#include "lookup_server.h"
+#include "policy/arch_filter.h"
+#include "policy/channel_filter.h"
+#include "policy/cluster_database.h"
+#include "policy/hotfix_filter.h"
+#include "policy/remote_cluster_directory.h"
+#include "service_util.h"
+#include "test_util.h"
+
+namespace cincinnati::policy {
+namespace {
+
+namespace fs = std::filesystem;
+using Kind = DirectoryAnswer::Kind;
+
+const std::string kAcme = "0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60";
+const std::string kGlobex = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+const std::string kInitech = "f47ac10b-58cc-4372-a567-0e02b2c3d479";
+
+Graph FourX() {
+  LocalBuildOptions options;
+  options.releases = testing::Examples() / "ocp-4x/releases";
+  options.graph_data = testing::Examples() / "ocp-4x/graph-data";
+  TransformContext context;
+  auto graph = BuildLocalGraph(options, context);
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  return std::move(graph).value();
+}
+
+Graph View(const Graph& graph, Parameters params) {
+  TransformChain chain;
+  chain.push_back(std::make_unique<ChannelFilter>());
+  chain.push_back(std::make_unique<ArchFilter>());
+  chain.push_back(std::make_unique<HotfixFilter>());
+  TransformContext context;
+  context.parameters = std::move(params);
+  auto view = RunChainOn(chain, graph, context);
+  EXPECT_TRUE(view.ok()) << view.status().message();
+  return std::move(view).value();
+}
+
+TEST(HotfixFilterTest, OnlyEntitledRequestsInTheHotfixChannelsSeeTheRelease) {
+  Graph graph = FourX();
+  HotfixIndex index(graph);
+  ASSERT_EQ(index.rules().size(), 1u);
+  EXPECT_EQ(index.Entitled({"acme", {}}, "stable-4.13"), "acme-etcd-defrag");
+  EXPECT_EQ(index.Entitled({"acme", {}}, "candidate-4.13"), "");
+  EXPECT_EQ(index.Entitled({"globex", {{"region", "eu-west"}}}, "stable-4.13"), "");
+  EXPECT_EQ(index.Entitled({"initech", {{"region", "eu-west"}, {"tier", "gold"}}}, "stable-4.13"), "acme-etcd-defrag");
+
+  const std::string param(kEntitledHotfixesParam);
+  Graph general = View(graph, {{"channel", "stable-4.13"}});
+  Graph entitled = View(graph, {{"channel", "stable-4.13"}, {param, "acme-etcd-defrag"}});
+  Graph other_name = View(graph, {{"channel", "stable-4.13"}, {param, "some-other-fix"}});
+  Graph other_channel = View(graph, {{"channel", "candidate-4.13"}, {param, "acme-etcd-defrag"}});
+  EXPECT_FALSE(general.Find("4.13.1-hotfix.1"));
+  EXPECT_FALSE(other_name.Find("4.13.1-hotfix.1"));
+  EXPECT_FALSE(other_channel.Find("4.13.1-hotfix.1"));
+  auto h = entitled.Find("4.13.1-hotfix.1");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(entitled.node_count(), general.node_count() + 1);
+  EXPECT_EQ(entitled.edge_count(), general.edge_count() + 3);
+  EXPECT_TRUE(entitled.HasEdge(*entitled.Find("4.12.3"), *h));
+  EXPECT_TRUE(entitled.HasEdge(*h, *entitled.Find("4.13.2")));
+  // The internal key never leaves the policy engine.
+  for (const Node& n : entitled.nodes()) EXPECT_FALSE(n.metadata.count("io.openshift.upgrades.graph.hotfix.rules"));
+}
+
+TEST(ClusterDatabaseTest, AddUpdateRemoveListImportExport) {
+  testing::TempDir dir;
+  const std::string path = (dir / "clusters.db").string();
+  EXPECT_EQ(ClusterDatabase::Open(path, false).status().code(), Status::Code::kNotFound);
+  auto db = ClusterDatabase::Open(path, true);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  ASSERT_TRUE((*db)->Put({kAcme, {"acme", {{"tier", "gold"}}}}, ClusterDatabase::PutMode::kInsert).ok());
+  EXPECT_EQ((*db)->Put({kAcme, {"acme", {}}}, ClusterDatabase::PutMode::kInsert).code(), Status::Code::kConflict);
+  EXPECT_EQ((*db)->Put({kGlobex, {"globex", {}}}, ClusterDatabase::PutMode::kUpdate).code(), Status::Code::kNotFound);
+  EXPECT_FALSE((*db)->Put({"has space", {"x", {}}}, ClusterDatabase::PutMode::kInsert).ok());
+  EXPECT_FALSE((*db)->Put({kGlobex, {"a|b", {}}}, ClusterDatabase::PutMode::kInsert).ok());
+  // Ids are case-insensitive.
+  ASSERT_TRUE((*db)->Put({"0B4F6B0E-6F62-4A3C-9F3E-1D2C3B4A5F60", {"acme", {{"tier", "silver"}}}},
+                         ClusterDatabase::PutMode::kUpdate).ok());
+  auto one = (*db)->Get(kAcme);
+  ASSERT_TRUE(one.ok() && one->has_value());
+  EXPECT_EQ((*one)->cluster.labels.at("tier"), "silver");
+
+  auto csv = ParseClusterCsv("id,customer,labels\n" + kGlobex + ",globex,region=eu-west;tier=gold\n" + kInitech + ",initech,\n");
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  ASSERT_TRUE((*db)->Import(*csv, false).ok());
+  auto all = (*db)->List();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 3u);
+  // Export and re-import round-trips in both formats.
+  auto from_json = ParseClusterJson(WriteClusterJson(*all));
+  auto from_csv = ParseClusterCsv(WriteClusterCsv(*all));
+  ASSERT_TRUE(from_json.ok() && from_csv.ok());
+  EXPECT_EQ(*from_json, *all);
+  EXPECT_EQ(*from_csv, *all);
+  // An import with one bad record changes nothing.
+  auto bad = ParseClusterJson(R"([{"id":"x1","customer":"c"},{"id":"x2","labels":{"k":1}}])");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("[1]"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(ParseClusterCsv("id,customer,labels\nx1,c,novalue\n").ok());
+  ASSERT_TRUE((*db)->Import({{"x9", {"c", {}}}}, true).ok());
+  EXPECT_EQ((*db)->List()->size(), 1u);
+  EXPECT_TRUE((*db)->Remove("x9").ok());
+  EXPECT_EQ((*db)->Remove("x9").code(), Status::Code::kNotFound);
+}
+
+TEST(SqliteClusterDirectoryTest, SeesWritesAndAReplacedFile) {
+  testing::TempDir dir;
+  const std::string path = (dir / "clusters.db").string();
+  SqliteClusterDirectory missing((dir / "absent.db").string());
+  EXPECT_EQ(missing.Lookup(kAcme).kind, Kind::kFailed);
+
+  auto db = ClusterDatabase::Open(path, true);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Put({kAcme, {"acme", {{"tier", "gold"}}}}, ClusterDatabase::PutMode::kInsert).ok());
+  SqliteClusterDirectory directory(path, 2);
+  DirectoryAnswer a = *directory.Quick(kAcme);
+  EXPECT_EQ(a.kind, Kind::kFound);
+  EXPECT_EQ(a.cluster, (ClusterInfo{"acme", {{"tier", "gold"}}}));
+  EXPECT_EQ(directory.Lookup(kGlobex).kind, Kind::kUnknown);
+  // A write by another connection shows at the next lookup.
+  ASSERT_TRUE((*db)->Put({kGlobex, {"globex", {}}}, ClusterDatabase::PutMode::kInsert).ok());
+  EXPECT_EQ(directory.Lookup(kGlobex).cluster.customer, "globex");
+
+  // A new file renamed over the old one is picked up within about a second.
+  const std::string fresh = (dir / "fresh.db").string();
+  {
+    auto other = ClusterDatabase::Open(fresh, true);
+    ASSERT_TRUE(other.ok());
+    ASSERT_TRUE((*other)->Put({kInitech, {"initech", {}}}, ClusterDatabase::PutMode::kInsert).ok());
+  }
+  ASSERT_EQ(std::rename(fresh.c_str(), path.c_str()), 0);
+  EXPECT_TRUE(testing::WaitFor([&] { return directory.Lookup(kInitech).kind == Kind::kFound; }, std::chrono::seconds(5)));
+  EXPECT_EQ(directory.Lookup(kAcme).kind, Kind::kUnknown);
+}
+
+TEST(RemoteClusterDirectoryTest, CachesFailsFastAndRecovers) {
+  testing::LookupServer server({{kAcme, R"({"customer":"acme","labels":{"tier":"gold"}})"}, {kGlobex, "not json"}});
+  RemoteDirectoryOptions o;
+  o.base_url = server.url() + "/";
+  o.timeout = std::chrono::milliseconds(300);
+  o.ttl = std::chrono::seconds(60);
+  o.negative_ttl = std::chrono::seconds(60);
+  o.failure_backoff = std::chrono::milliseconds(400);
+  o.max_entries = 2;
+  RemoteClusterDirectory directory(o);
+
+  EXPECT_FALSE(directory.Quick(kAcme));  // nothing cached yet: must be looked up
+  DirectoryAnswer found = directory.Lookup(kAcme);
+  EXPECT_EQ(found.kind, Kind::kFound);
+  EXPECT_EQ(found.cluster.labels.at("tier"), "gold");
+  EXPECT_FALSE(found.from_cache);
+  auto cached = directory.Quick(kAcme);
+  ASSERT_TRUE(cached);
+  EXPECT_TRUE(cached->from_cache);
+  EXPECT_EQ(cached->cluster.customer, "acme");
+  // Unknown: cached too (negative caching), so the server is asked once.
+  int before = server.requests();
+  EXPECT_EQ(directory.Lookup(kInitech).kind, Kind::kUnknown);
+  EXPECT_EQ(directory.Lookup(kInitech).kind, Kind::kUnknown);
+  EXPECT_EQ(server.requests(), before + 1);
+  // A bad body is a failure; during the backoff, uncached ids fail at once.
+  DirectoryAnswer broken = directory.Lookup(kGlobex);
+  EXPECT_EQ(broken.kind, Kind::kFailed);
+  EXPECT_NE(broken.error.find("invalid JSON"), std::string::npos) << broken.error;
+  auto backing_off = directory.Quick("11111111-2222-3333-4444-555555555555");
+  ASSERT_TRUE(backing_off);
+  EXPECT_EQ(backing_off->kind, Kind::kFailed);
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+
+  // Slow: the lookup gives up after the timeout.
+  server.set_mode(testing::LookupServer::Mode::kSlow);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(directory.Lookup("aaaaaaaa-2222-3333-4444-555555555555").kind, Kind::kFailed);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  // Errors.
+  server.set_mode(testing::LookupServer::Mode::kError);
+  DirectoryAnswer error = directory.Lookup("bbbbbbbb-2222-3333-4444-555555555555");
+  EXPECT_EQ(error.kind, Kind::kFailed);
+  EXPECT_NE(error.error.find("HTTP 500"), std::string::npos) << error.error;
+  // Gone: cached answers still come from the cache.
+  server.Stop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  EXPECT_EQ(directory.Lookup("cccccccc-2222-3333-4444-555555555555").kind, Kind::kFailed);
+  EXPECT_EQ(directory.Quick(kAcme)->kind, Kind::kFound);
+  // The cache stays within its bound.
+  EXPECT_LE(directory.cached(), 2u);
+}
+
+}  // namespace
+}  // namespace cincinnati::policy
