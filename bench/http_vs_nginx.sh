@@ -5,7 +5,17 @@
 # our throughput as a ratio of nginx's. A third case, "phased", is per-cluster answers
 # of a ~165 KB phased-rollout channel (graph-data 2.x, weekly releases with P2D/P14D
 # windows, clock frozen a day after the latest release) with a random cluster id on
-# every request, against nginx serving one such answer.
+# every request, against nginx serving one such answer. Issue 6 adds:
+#  * "target": channel-target views (--views.channel_targets '*') of the large
+#    channel, `version` chosen at random among its 200 releases on every request;
+#  * "lookup": the 4.x example with its hotfix, `id` chosen at random among 1,000
+#    clusters known to a remote cluster directory (a small Python server on
+#    127.0.0.1), after one warm-up pass: the cache-hit path;
+#  * "sqlite": the same with the embedded SQLite directory (a query per request).
+# nginx serves the same answers as files, picked at random the same way (the bytes
+# column is one of them). Before the table it prints the response-size
+# reduction of target views (mean over every release of the channel) for the 4.x
+# example's stable-4.13 and the generated eus-4.21.
 #
 #   bash bench/http_vs_nginx.sh [seconds per run, default 10]
 #
@@ -82,10 +92,101 @@ request = function()
 end
 LUA
 
+# Target views, and their sizes against the whole channel.
+start_serve target "$work/generated/releases" "$work/generated/graph-data" --views.channel_targets '*'; target_port=$serve_port
+start_serve small_target "$root/examples/ocp-4x/releases" "$root/examples/ocp-4x/graph-data" --views.channel_targets '*'
+small_target_port=$serve_port
+target_base="http://127.0.0.1:$target_port/api/upgrades_info/graph?channel=eus-4.21&arch=amd64"
+target_url="$target_base&version=4.20.50"
+random_lua() {  # file param|path name values...: a random value per request, as the
+  # query parameter `name` (ours) or as the file `name/<value>.json` (nginx)
+  local file=$1 how=$2 name=$3; shift 3
+  { printf 'local values = {'; printf '"%s",' "$@"; printf '}\n'
+    printf 'math.randomseed(os.time())\nrequest = function()\n  local v = values[math.random(1, #values)]\n'
+    if [ "$how" = param ]; then
+      printf '  local sep = string.find(wrk.path, "?", 1, true) and "&" or "?"\n'
+      printf '  return wrk.format("GET", wrk.path .. sep .. "%s=" .. v)\nend\n' "$name"
+    else
+      printf '  return wrk.format("GET", "/%s/" .. v .. ".json")\nend\n' "$name"
+    fi
+  } > "$file"
+}
+size_report() {  # label base-url versions...
+  local label=$1 base=$2; shift 2
+  local full total=0 n=0
+  full=$(curl -sf "$base" | wc -c)
+  for v in "$@"; do total=$((total + $(curl -sf "$base&version=$v" | wc -c))); n=$((n + 1)); done
+  awk -v l="$label" -v f="$full" -v t="$total" -v n="$n" \
+    'BEGIN {printf "%-34s channel %8d B, target views mean %8.0f B over %d versions: %.1f%% smaller\n", l, f, t / n, n, 100 * (1 - t / n / f)}'
+}
+eus_versions=(); for minor in 20 21; do for patch in $(seq 0 99); do eus_versions+=("4.$minor.$patch"); done; done
+random_lua "$work/random-version.lua" param version "${eus_versions[@]}"
+random_lua "$work/nginx-target.lua" path target "${eus_versions[@]}"
+size_report "4.x example, stable-4.13 (amd64)" "http://127.0.0.1:$small_target_port/api/upgrades_info/graph?channel=stable-4.13&arch=amd64" \
+  4.12.3 4.12.4 4.13.0 4.13.1 4.13.2
+size_report "generated eus-4.21 (amd64)" "$target_base" "${eus_versions[@]}"
+
+# Cluster directories: 1,000 clusters, every tenth of customer acme (the hotfix's).
+python3 - "$work" <<'PY'
+import json, sys, uuid, random
+random.seed(6)
+ids = [str(uuid.UUID(int=random.getrandbits(128), version=4)) for _ in range(1000)]
+clusters = [{"id": i, "customer": "acme" if n % 10 == 0 else "customer%d" % n, "labels": {"tier": "silver"}} for n, i in enumerate(ids)]
+json.dump(clusters, open(sys.argv[1] + "/clusters.json", "w"))
+open(sys.argv[1] + "/ids.txt", "w").write("\n".join(ids) + "\n")
+PY
+mapfile -t cluster_ids < "$work/ids.txt"
+cat > "$work/directory.py" <<'PY'
+# GET /clusters/<id> from clusters.json; 404 otherwise.
+import json, sys
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+clusters = {c["id"]: c for c in json.load(open(sys.argv[1]))}
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        c = clusters.get(self.path.rsplit("/", 1)[-1])
+        body = json.dumps({"customer": c["customer"], "labels": c["labels"]}).encode() if c else b""
+        self.send_response(200 if c else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+open(sys.argv[2], "w").write(str(server.server_address[1]))
+server.serve_forever()
+PY
+python3 "$work/directory.py" "$work/clusters.json" "$work/directory.port" & pids+=($!)
+for _ in $(seq 1 100); do [ -s "$work/directory.port" ] && break; sleep 0.1; done
+"$build/cincinnati" clusters import --db "$work/clusters.db" "$work/clusters.json" 2>/dev/null
+start_serve lookup "$root/examples/ocp-4x/releases" "$root/examples/ocp-4x/graph-data" \
+  --cluster_directory.url "http://127.0.0.1:$(cat "$work/directory.port")"; lookup_port=$serve_port
+start_serve sqlite "$root/examples/ocp-4x/releases" "$root/examples/ocp-4x/graph-data" \
+  --cluster_directory.path "$work/clusters.db"; sqlite_port=$serve_port
+lookup_base="http://127.0.0.1:$lookup_port/api/upgrades_info/graph?channel=stable-4.13&arch=amd64"
+sqlite_base="http://127.0.0.1:$sqlite_port/api/upgrades_info/graph?channel=stable-4.13&arch=amd64"
+lookup_url="$lookup_base&id=${cluster_ids[0]}"
+sqlite_url="$sqlite_base&id=${cluster_ids[0]}"
+random_lua "$work/random-cluster.lua" param id "${cluster_ids[@]}"
+random_lua "$work/nginx-lookup.lua" path lookup "${cluster_ids[@]}"
+random_lua "$work/nginx-sqlite.lua" path sqlite "${cluster_ids[@]}"
+grep -q hotfix <(curl -sf "$lookup_url") || { echo "the acme cluster does not see the hotfix" >&2; exit 1; }
+
 mkdir -p "$work/www"
 curl -sf "$small_url" -o "$work/www/small.json"
 curl -sf "$large_url" -o "$work/www/large.json"
 curl -sf "$phased_url" -o "$work/www/phased.json"
+# nginx gets every per-version and per-cluster answer as a file, so both servers send
+# the same mix of bodies. Fetching them also warms our caches (and the directory's).
+mkdir -p "$work/www/target" "$work/www/lookup" "$work/www/sqlite"
+for v in "${eus_versions[@]}"; do echo "url = \"$target_base&version=$v\""; echo "output = \"$work/www/target/$v.json\""; done > "$work/fetch.curl"
+for id in "${cluster_ids[@]}"; do
+  echo "url = \"$lookup_base&id=$id\""; echo "output = \"$work/www/lookup/$id.json\""
+  echo "url = \"$sqlite_base&id=$id\""; echo "output = \"$work/www/sqlite/$id.json\""
+done >> "$work/fetch.curl"
+curl -sf -K "$work/fetch.curl"
+cp "$work/www/target/4.20.50.json" "$work/www/target.json"
+cp "$work/www/lookup/${cluster_ids[0]}.json" "$work/www/lookup.json"
+cp "$work/www/sqlite/${cluster_ids[0]}.json" "$work/www/sqlite.json"
 
 nginx_port=$(free_port)
 workers=$(nproc)
@@ -127,15 +228,21 @@ run_wrk() {  # url connections [wrk flags...] -> "rps p99_ms"
 }
 
 printf '%-8s %6s %6s | %12s %9s | %12s %9s | %6s\n' body bytes conns "cincinnati" "p99 ms" "nginx" "p99 ms" ratio
-for body in small large phased; do
+for body in small large phased target lookup sqlite; do
   url_var="${body}_url"; ours="${!url_var}"
   extra=()
-  if [ "$body" = phased ]; then ours="$phased_base"; extra=(-s "$work/random-id.lua"); fi
+  nginx_extra=()
+  case "$body" in
+    phased) ours="$phased_base"; extra=(-s "$work/random-id.lua"); nginx_extra=("${extra[@]}") ;;
+    target) ours="$target_base"; extra=(-s "$work/random-version.lua"); nginx_extra=(-s "$work/nginx-target.lua") ;;
+    lookup) ours="$lookup_base"; extra=(-s "$work/random-cluster.lua"); nginx_extra=(-s "$work/nginx-lookup.lua") ;;
+    sqlite) ours="$sqlite_base"; extra=(-s "$work/random-cluster.lua"); nginx_extra=(-s "$work/nginx-sqlite.lua") ;;
+  esac
   theirs="http://127.0.0.1:$nginx_port/$body.json"
   bytes=$(wc -c < "$work/www/$body.json")
   for conns in 1 64; do
     read -r our_rps our_p99 <<<"$(run_wrk "$ours" "$conns" "${extra[@]}")"
-    read -r ngx_rps ngx_p99 <<<"$(run_wrk "$theirs" "$conns" "${extra[@]}")"
+    read -r ngx_rps ngx_p99 <<<"$(run_wrk "$theirs" "$conns" "${nginx_extra[@]}")"
     ratio=$(awk -v a="$our_rps" -v b="$ngx_rps" 'BEGIN {printf "%.2f", a / b}')
     printf '%-8s %6s %6s | %12s %9s | %12s %9s | %6s\n' "$body" "$bytes" "$conns" "$our_rps" "$our_p99" "$ngx_rps" "$ngx_p99" "$ratio"
   done

@@ -10,11 +10,16 @@ build="${CINCINNATI_BUILD_DIR:-$root/build}"
 
 example="$root/examples/ocp-4x"
 url="http://127.0.0.1:8081/api/upgrades_info/graph"
+# The example's cluster directory (who owns which cluster), rebuilt from its CSV.
+clusters="$build/example-clusters.db"
+"$build/cincinnati" clusters import --replace --db "$clusters" "$example/clusters.csv" 2>/dev/null
 cat <<TEXT
 Cincinnati update service on the bundled example ($example)
   graph API:  $url?channel=stable-4.13
   status:     http://127.0.0.1:9081/readyz   http://127.0.0.1:9081/metrics
   try:        curl -s -H 'Accept: application/json' '$url?channel=stable-4.13&arch=amd64'
+  hotfix:     curl -s '$url?channel=stable-4.13&id=0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60'   (customer acme sees 4.13.1-hotfix.1)
 Stop with Ctrl-C.
 TEXT
-exec "$build/cincinnati" serve -v --releases "$example/releases" --graph-data "$example/graph-data" "$@"
+exec "$build/cincinnati" serve -v --releases "$example/releases" --graph-data "$example/graph-data" \
+  --cluster_directory.path "$clusters" "$@"

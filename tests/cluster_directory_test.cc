@@ -11,6 +11,7 @@
 #include "policy/channel_filter.h"
 #include "policy/cluster_database.h"
 #include "policy/hotfix_filter.h"
+#include "policy/phased_rollout.h"
 #include "policy/remote_cluster_directory.h"
 #include "service_util.h"
 #include "test_util.h"
@@ -72,6 +73,55 @@ TEST(HotfixFilterTest, OnlyEntitledRequestsInTheHotfixChannelsSeeTheRelease) {
   EXPECT_TRUE(entitled.HasEdge(*h, *entitled.Find("4.13.2")));
   // The internal key never leaves the policy engine.
   for (const Node& n : entitled.nodes()) EXPECT_FALSE(n.metadata.count("io.openshift.upgrades.graph.hotfix.rules"));
+}
+
+// Schema 2.x: the hotfix release composes with phased rollouts. Its edge into 4.4.3
+// is a patch update of stable-4.4 like 4.4.2 -> 4.4.3, so it rolls out over the same
+// two days at the same position for a given cluster; the edge into the hotfix (no
+// start, no rule) is there at once.
+TEST(HotfixFilterTest, ComposesWithPhasedRollouts) {
+  testing::TempDir dir;
+  fs::copy(testing::Examples() / "phased", dir / "phased", fs::copy_options::recursive);
+  testing::WriteFile(dir / "phased/releases/4.4.2-hotfix.1.json",
+                     R"({"kind":"cincinnati-metadata-v0","version":"4.4.2-hotfix.1","previous":[],"metadata":{}})");
+  testing::WriteFile(dir / "phased/graph-data/hotfixes/fix.yaml",
+                     "customers: [acme]\nchannels: [stable-4.4]\nreleases: [4.4.2-hotfix.1]\n"
+                     "edges:\n- {from: 4.4.2, to: 4.4.2-hotfix.1}\n- {from: 4.4.2-hotfix.1, to: 4.4.3}\n");
+  LocalBuildOptions options;
+  options.releases = dir / "phased/releases";
+  options.graph_data = dir / "phased/graph-data";
+  TransformContext build;
+  auto graph = BuildLocalGraph(options, build);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto view = [&](int64_t now, Parameters p) {
+    TransformChain chain;
+    chain.push_back(std::make_unique<ChannelFilter>());
+    chain.push_back(std::make_unique<ArchFilter>());
+    chain.push_back(std::make_unique<HotfixFilter>());
+    chain.push_back(std::make_unique<PhasedRollout>(FixedClock(now)));
+    TransformContext context;
+    context.parameters = std::move(p);
+    auto g = RunChainOn(chain, *graph, context);
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    return std::move(g).value();
+  };
+  const int64_t start_443 = 1589241600;  // 2020-05-12T00:00Z
+  const Parameters entitled{{"channel", "stable-4.4"}, {std::string(kEntitledHotfixesParam), "fix"}};
+  for (const char* id : {"00000000-0000-4000-8000-000000000000", "0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60",
+                         "f47ac10b-58cc-4372-a567-0e02b2c3d479"}) {
+    Parameters p = entitled;
+    p["id"] = id;
+    Graph early = view(start_443 + 3600, p);
+    auto h = early.Find("4.4.2-hotfix.1");
+    ASSERT_TRUE(h);
+    EXPECT_TRUE(early.HasEdge(*early.Find("4.4.2"), *h));
+    EXPECT_EQ(early.HasEdge(*h, *early.Find("4.4.3")), early.HasEdge(*early.Find("4.4.2"), *early.Find("4.4.3"))) << id;
+    Graph late = view(start_443 + 3 * 86400, p);
+    EXPECT_TRUE(late.HasEdge(*late.Find("4.4.2-hotfix.1"), *late.Find("4.4.3")));
+    for (const Node& n : late.nodes()) EXPECT_FALSE(n.metadata.count("io.openshift.upgrades.graph.phased.start"));
+    p.erase(std::string(kEntitledHotfixesParam));
+    EXPECT_FALSE(view(start_443 + 3 * 86400, p).Find("4.4.2-hotfix.1"));
+  }
 }
 
 TEST(ClusterDatabaseTest, AddUpdateRemoveListImportExport) {

@@ -61,10 +61,6 @@ Result<std::map<std::string, std::string>> LabelsFrom(simdjson::dom::element ele
   return labels;
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 std::string NormalizeClusterId(std::string_view id) {
@@ -303,30 +299,51 @@ struct SqliteClusterDirectory::Connection {
   ~Connection() { Close(); }
 };
 
-SqliteClusterDirectory::SqliteClusterDirectory(std::string path, size_t connections) : path_(std::move(path)) {
+SqliteClusterDirectory::SqliteClusterDirectory(std::string path, size_t connections, size_t max_cached)
+    : path_(std::move(path)), max_cached_(max_cached) {
   for (size_t i = 0; i < std::max<size_t>(1, connections); ++i) connections_.push_back(std::make_unique<Connection>());
-  struct stat st;
-  if (::stat(path_.c_str(), &st) == 0) inode_ = st.st_ino;
 }
 
 SqliteClusterDirectory::~SqliteClusterDirectory() = default;
 
-void SqliteClusterDirectory::CheckReplaced() {
-  int64_t now = NowMs();
-  int64_t last = last_check_ms_.load(std::memory_order_relaxed);
-  if (now - last < 1000 || !last_check_ms_.compare_exchange_strong(last, now)) return;
+DirectoryAnswer SqliteClusterDirectory::Lookup(std::string_view raw_id) {
+  std::string id = NormalizeClusterId(raw_id);
   struct stat st;
-  if (::stat(path_.c_str(), &st) != 0) return;  // gone: keep reading what is open
-  std::lock_guard<std::mutex> lock(check_mu_);
-  if (static_cast<uint64_t>(st.st_ino) != inode_) {
-    inode_ = st.st_ino;
-    generation_.fetch_add(1);
+  std::optional<Signature> now;
+  if (::stat(path_.c_str(), &st) == 0) {
+    now = Signature{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
+                    static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+    std::shared_lock lock(mu_);
+    if (*now == signature_) {
+      if (auto it = cache_.find(id); it != cache_.end()) {
+        DirectoryAnswer answer = it->second;
+        answer.from_cache = true;
+        return answer;
+      }
+    }
   }
+  if (now) {
+    std::unique_lock lock(mu_);
+    if (!(*now == signature_)) {
+      if (now->inode != signature_.inode) generation_.fetch_add(1);
+      signature_ = *now;
+      cache_.clear();
+    }
+  }
+  DirectoryAnswer answer = Query(id);
+  // Cached under the signature seen before the query: a change since makes the next
+  // lookup see a new signature and drop it.
+  if (now && answer.kind != DirectoryAnswer::Kind::kFailed) {
+    std::unique_lock lock(mu_);
+    if (*now == signature_) {
+      if (cache_.size() >= max_cached_) cache_.clear();
+      cache_.emplace(id, answer);
+    }
+  }
+  return answer;
 }
 
-DirectoryAnswer SqliteClusterDirectory::Lookup(std::string_view raw_id) {
-  CheckReplaced();
-  std::string id = NormalizeClusterId(raw_id);
+DirectoryAnswer SqliteClusterDirectory::Query(const std::string& id) {
   Connection& c = *connections_[std::hash<std::thread::id>()(std::this_thread::get_id()) % connections_.size()];
   std::lock_guard<std::mutex> lock(c.mu);
   uint64_t generation = generation_.load();

@@ -2,9 +2,9 @@
 //   clusters(id TEXT PRIMARY KEY, customer TEXT NOT NULL, labels TEXT NOT NULL)
 // where labels is a JSON object of strings. `cincinnati clusters` writes it
 // (ClusterDatabase); the policy engine reads it (SqliteClusterDirectory), opened
-// read-only with one connection per worker slot. SQLite shows every committed change
-// to the next query; a file replaced by a new one (a rename over it) is noticed within
-// a second and reopened. Ids are stored normalized (lower case).
+// read-only with one connection per worker slot, answers cached until the file
+// changes. Every committed change shows at the next lookup; a file replaced by a new
+// one (a rename over it) is reopened. Ids are stored normalized (lower case).
 #pragma once
 
 #include <atomic>
@@ -12,6 +12,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,7 +65,7 @@ std::string WriteClusterJson(const std::vector<ClusterRecord>& records);
 
 class SqliteClusterDirectory : public ClusterDirectory {
  public:
-  explicit SqliteClusterDirectory(std::string path, size_t connections = 16);
+  explicit SqliteClusterDirectory(std::string path, size_t connections = 16, size_t max_cached = 100000);
   ~SqliteClusterDirectory() override;
   std::string_view kind() const override { return "embedded"; }
   std::optional<DirectoryAnswer> Quick(std::string_view id) override { return Lookup(id); }
@@ -71,14 +73,23 @@ class SqliteClusterDirectory : public ClusterDirectory {
 
  private:
   struct Connection;
-  void CheckReplaced();
+  // The file's identity and last change, from one stat() per lookup: answers are
+  // cached until it changes (every commit of a rollback-journal database, which is
+  // what `cincinnati clusters` writes, changes size or mtime).
+  struct Signature {
+    uint64_t inode = 0, size = 0;
+    int64_t mtime_ns = 0;
+    bool operator==(const Signature&) const = default;
+  };
+  DirectoryAnswer Query(const std::string& id);
 
   std::string path_;
+  size_t max_cached_;
   std::vector<std::unique_ptr<Connection>> connections_;
-  std::atomic<uint64_t> generation_{0};      // bumped when the file was replaced
-  std::atomic<int64_t> last_check_ms_{0};
-  std::mutex check_mu_;
-  uint64_t inode_ = 0;                        // under check_mu_
+  std::atomic<uint64_t> generation_{0};  // bumped when the file was replaced: reopen
+  std::shared_mutex mu_;
+  Signature signature_;                  // under mu_
+  std::unordered_map<std::string, DirectoryAnswer> cache_;  // under mu_
 };
 
 }  // namespace cincinnati::policy
