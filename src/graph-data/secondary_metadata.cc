@@ -169,8 +169,9 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
         AppendValue(metadata, rules_key, rule, ';');
         for (const HotfixEdge& e : hotfix.edges) {
           if (e.to == release) AppendValue(metadata, previous_add_key, e.from.ToStringWithoutBuild(), ',');
-          if (e.from == release && !(std::find_if(hotfix.releases.begin(), hotfix.releases.end(),
-                                                  [&](const Version& r) { return r == e.to; }) != hotfix.releases.end())) {
+          // An edge between two of the hotfix's releases is already a previous.add of its target.
+          bool into_own_release = std::find(hotfix.releases.begin(), hotfix.releases.end(), e.to) != hotfix.releases.end();
+          if (e.from == release && !into_own_release) {
             AppendValue(metadata, next_add_key, e.to.ToStringWithoutBuild(), ',');
           }
         }

@@ -13,6 +13,7 @@
 #include "core/hotfix_rule.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
+#include "policy/cluster_json.h"
 
 namespace cincinnati::policy {
 namespace {
@@ -34,31 +35,6 @@ struct Statement {
 std::string Column(sqlite3_stmt* stmt, int i) {
   const unsigned char* text = sqlite3_column_text(stmt, i);
   return text ? std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt, i)) : std::string();
-}
-
-std::string LabelsJson(const std::map<std::string, std::string>& labels) {
-  std::string out = "{";
-  for (const auto& [k, v] : labels) {
-    if (out.size() > 1) out += ',';
-    AppendJsonString(out, k);
-    out += ':';
-    AppendJsonString(out, v);
-  }
-  return out + "}";
-}
-
-Result<std::map<std::string, std::string>> LabelsFrom(simdjson::dom::element element, const std::string& where) {
-  std::map<std::string, std::string> labels;
-  simdjson::dom::object object;
-  if (element.get_object().get(object)) return Status::InvalidArgument(where + ": labels must be an object of strings");
-  for (auto field : object) {
-    std::string_view value;
-    if (field.value.get_string().get(value)) {
-      return Status::InvalidArgument(fmt::format("{}: label '{}' must be a string", where, field.key));
-    }
-    labels.emplace(std::string(field.key), std::string(value));
-  }
-  return labels;
 }
 
 }  // namespace
@@ -128,7 +104,7 @@ Status ClusterDatabase::Put(const ClusterRecord& input, PutMode mode) {
   Statement s;
   if (sqlite3_prepare_v2(db_, sql, -1, &s.stmt, nullptr) != SQLITE_OK) return SqlError(db_, path_);
   s.Bind(1, r.cluster.customer);
-  s.Bind(2, LabelsJson(r.cluster.labels));
+  s.Bind(2, LabelsToJson(r.cluster.labels));
   s.Bind(3, r.id);
   int rc = sqlite3_step(s.stmt);
   if (rc == SQLITE_CONSTRAINT) {
@@ -152,12 +128,11 @@ Status ClusterDatabase::Remove(const std::string& id) {
   return Status::OK();
 }
 
-Result<std::vector<ClusterRecord>> ClusterDatabase::List(const std::string& customer) const {
+Result<std::vector<ClusterRecord>> ClusterDatabase::Select(const char* where, const std::string& value) const {
   Statement s;
-  const char* sql = customer.empty() ? "SELECT id, customer, labels FROM clusters ORDER BY id"
-                                     : "SELECT id, customer, labels FROM clusters WHERE customer = ? ORDER BY id";
-  if (sqlite3_prepare_v2(db_, sql, -1, &s.stmt, nullptr) != SQLITE_OK) return SqlError(db_, path_);
-  if (!customer.empty()) s.Bind(1, customer);
+  std::string sql = fmt::format("SELECT id, customer, labels FROM clusters{} ORDER BY id", where);
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) return SqlError(db_, path_);
+  if (*where) s.Bind(1, value);
   std::vector<ClusterRecord> out;
   simdjson::dom::parser parser;
   int rc;
@@ -166,20 +141,21 @@ Result<std::vector<ClusterRecord>> ClusterDatabase::List(const std::string& cust
     simdjson::padded_string labels(Column(s.stmt, 2));
     simdjson::dom::element element;
     if (parser.parse(labels).get(element)) return Status::InvalidArgument(fmt::format("{}: cluster {}: bad labels", path_, r.id));
-    CINCINNATI_ASSIGN_OR_RETURN(r.cluster.labels, LabelsFrom(element, "cluster " + r.id));
+    CINCINNATI_ASSIGN_OR_RETURN(r.cluster.labels, LabelsFromJson(element, "cluster " + r.id));
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return SqlError(db_, path_);
   return out;
 }
 
+Result<std::vector<ClusterRecord>> ClusterDatabase::List(const std::string& customer) const {
+  return Select(customer.empty() ? "" : " WHERE customer = ?", customer);
+}
+
 Result<std::optional<ClusterRecord>> ClusterDatabase::Get(const std::string& id) const {
-  CINCINNATI_ASSIGN_OR_RETURN(std::vector<ClusterRecord> all, List());
-  std::string wanted = NormalizeClusterId(id);
-  for (ClusterRecord& r : all) {
-    if (r.id == wanted) return std::optional<ClusterRecord>(std::move(r));
-  }
-  return std::optional<ClusterRecord>();
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<ClusterRecord> found, Select(" WHERE id = ?", NormalizeClusterId(id)));
+  if (found.empty()) return std::optional<ClusterRecord>();
+  return std::optional<ClusterRecord>(std::move(found.front()));
 }
 
 Status ClusterDatabase::Import(const std::vector<ClusterRecord>& records, bool replace_all) {
@@ -242,16 +218,10 @@ Result<std::vector<ClusterRecord>> ParseClusterJson(const std::string& text) {
   size_t i = 0;
   for (simdjson::dom::element item : array) {
     std::string where = fmt::format("[{}]", i++);
-    std::string_view id, customer;
+    std::string_view id;
     if (item["id"].get_string().get(id)) return Status::InvalidArgument(where + ": 'id' must be a string");
-    ClusterRecord r{std::string(id), {}};
-    if (auto c = item["customer"]; c.error() != simdjson::NO_SUCH_FIELD) {
-      if (c.get_string().get(customer)) return Status::InvalidArgument(where + ": 'customer' must be a string");
-      r.cluster.customer = std::string(customer);
-    }
-    if (auto labels = item["labels"]; labels.error() != simdjson::NO_SUCH_FIELD) {
-      CINCINNATI_ASSIGN_OR_RETURN(r.cluster.labels, LabelsFrom(labels.value_unsafe(), where));
-    }
+    CINCINNATI_ASSIGN_OR_RETURN(ClusterInfo info, ClusterInfoFromJson(item, where));
+    ClusterRecord r{std::string(id), std::move(info)};
     if (Status st = ValidateClusterRecord(r); !st.ok()) return st.WithContext(where);
     out.push_back(std::move(r));
   }
@@ -277,7 +247,7 @@ std::string WriteClusterJson(const std::vector<ClusterRecord>& records) {
   for (size_t i = 0; i < records.size(); ++i) {
     out += i ? ",\n " : "\n ";
     out += "{\"id\":" + JsonString(records[i].id) + ",\"customer\":" + JsonString(records[i].cluster.customer) +
-           ",\"labels\":" + LabelsJson(records[i].cluster.labels) + "}";
+           ",\"labels\":" + LabelsToJson(records[i].cluster.labels) + "}";
   }
   return out + (records.empty() ? "]\n" : "\n]\n");
 }
@@ -372,7 +342,7 @@ DirectoryAnswer SqliteClusterDirectory::Query(const std::string& id) {
   sqlite3_reset(c.stmt);
   simdjson::dom::element element;
   if (c.parser.parse(labels).get(element)) return DirectoryAnswer::Failed(fmt::format("cluster {}: bad labels in {}", id, path_));
-  auto parsed = LabelsFrom(element, "cluster " + id);
+  auto parsed = LabelsFromJson(element, "cluster " + id);
   if (!parsed.ok()) return DirectoryAnswer::Failed(parsed.status().message());
   info.labels = std::move(parsed).value();
   return DirectoryAnswer::Found(std::move(info));

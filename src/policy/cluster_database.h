@@ -48,6 +48,8 @@ class ClusterDatabase {
  private:
   ClusterDatabase(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status Exec(const char* sql);
+  // Rows matching `where` (" WHERE col = ?" bound to `value`, or "" for all), by id.
+  Result<std::vector<ClusterRecord>> Select(const char* where, const std::string& value) const;
   sqlite3* db_;
   std::string path_;
 };

@@ -5,6 +5,7 @@
 
 #include "core/status.h"
 #include "http/client.h"
+#include "policy/cluster_json.h"
 
 namespace cincinnati::policy {
 
@@ -15,25 +16,7 @@ Result<ClusterInfo> ParseClusterInfoJson(const std::string& body) {
   if (auto err = parser.parse(padded).get(doc)) {
     return Status::InvalidArgument(fmt::format("invalid JSON: {}", simdjson::error_message(err)));
   }
-  if (!doc.is_object()) return Status::InvalidArgument("expected a JSON object");
-  ClusterInfo info;
-  if (auto c = doc["customer"]; c.error() != simdjson::NO_SUCH_FIELD) {
-    std::string_view customer;
-    if (c.get_string().get(customer)) return Status::InvalidArgument("'customer' must be a string");
-    info.customer = std::string(customer);
-  }
-  if (auto l = doc["labels"]; l.error() != simdjson::NO_SUCH_FIELD) {
-    simdjson::dom::object labels;
-    if (l.get_object().get(labels)) return Status::InvalidArgument("'labels' must be an object of strings");
-    for (auto field : labels) {
-      std::string_view value;
-      if (field.value.get_string().get(value)) {
-        return Status::InvalidArgument(fmt::format("label '{}' must be a string", field.key));
-      }
-      info.labels.emplace(std::string(field.key), std::string(value));
-    }
-  }
-  return info;
+  return ClusterInfoFromJson(doc, "");
 }
 
 RemoteClusterDirectory::RemoteClusterDirectory(RemoteDirectoryOptions options) : options_(std::move(options)) {
