@@ -11,6 +11,7 @@ PACKAGES=(
   prometheus libarchive-dev docker-registry apache2-utils openssl
   libgpgme-dev gnupg libgit2-dev git libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-14 libclang-rt-14-dev llvm-14
 )
 
 missing=()

@@ -4,11 +4,55 @@
 #include <filesystem>
 
 #include "registry/client.h"
+#include "registry/credentials.h"
+#include "registry/manifest.h"
 #include "registry/layer.h"
 #include "registry/reference.h"
 
 namespace cincinnati::registry {
 namespace {
+
+// Dockercfg lookups, from the most specific key; malformed "auth" is a named error
+// (fuzzing found "====" made the decoder size its output negative).
+TEST(DockerCredentialsTest, MostSpecificKeyAndMalformedAuth) {
+  auto loc = ParseRepositoryLocation("quay.io", "openshift-release-dev/ocp-release").value();
+  auto found = FindDockerCredentials(
+      R"({"auths":{"quay.io":{"auth":"YTpi"},"quay.io/openshift-release-dev":{"auth":"dXNlcjpwYXNz"}}})", loc, "cfg");
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(found->username, "user");
+  EXPECT_EQ(found->password, "pass");
+  for (const char* auth : {"====", "YTpi===", "!!!!", "YWJj"}) {
+    auto bad = FindDockerCredentials(std::string(R"({"auths":{"quay.io":{"auth":")") + auth + R"("}}})", loc, "cfg");
+    ASSERT_FALSE(bad.ok()) << auth;
+    EXPECT_TRUE(bad.status().message().find("base64") != std::string::npos ||
+                bad.status().message().find("user:password") != std::string::npos) << bad.status().message();
+  }
+  EXPECT_FALSE(FindDockerCredentials("{\"auths\":", loc, "cfg").ok());
+  EXPECT_TRUE(FindDockerCredentials("{}", loc, "cfg")->empty());
+}
+
+// What a registry sends, parsed without I/O: the scrape reads the last list entry.
+TEST(ManifestParseTest, ImageManifestListAndTags) {
+  auto image = ParseImageManifest(
+      R"({"config":{"digest":"sha256:c"},"layers":[{"digest":"sha256:bottom"},{"digest":"sha256:top"},{"size":1}]})");
+  ASSERT_TRUE(image.ok());
+  EXPECT_EQ(image->config_digest, "sha256:c");
+  EXPECT_EQ(image->layers_top_first, (std::vector<std::string>{"sha256:top", "sha256:bottom"}));
+  EXPECT_EQ(ParseImageManifest(R"({"layers":[]})").status().message(), "manifest has no config digest");
+  auto one = ParseManifestList(R"({"manifests":[{"digest":"sha256:a","platform":{"architecture":"arm64"}}]})");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->arch, "arm64");
+  auto many = ParseManifestList(R"({"manifests":[{"digest":"sha256:a"},{"digest":"sha256:b"}]})");
+  ASSERT_TRUE(many.ok());
+  EXPECT_EQ(many->digest, "sha256:b");
+  EXPECT_EQ(many->arch, "multi");
+  EXPECT_EQ(ParseManifestList(R"({"manifests":[]})").status().message(), "manifest list has no entries");
+  EXPECT_EQ(ParseTagList(R"({"tags":["a",1,"b"]})").value(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(ParseTagList(R"({"tags":null})")->empty());
+  EXPECT_FALSE(ParseTagList("<html>").ok());
+  EXPECT_EQ(ParseTokenResponse(R"({"access_token":"t"})").value(), "t");
+  EXPECT_FALSE(ParseTokenResponse(R"({"token":5})").ok());
+}
 
 // The reference's registry URL table (spec §3.3, §10.4): hosts x schemes x ports x paths.
 TEST(RepositoryLocationTest, ReferenceTable) {

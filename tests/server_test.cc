@@ -58,6 +58,10 @@ TEST(QueryTest, FormUrlEncoding) {
   EXPECT_FALSE(ParseQuery("a=%zz").ok());
   EXPECT_FALSE(ParseQuery("a=%4").ok());
   EXPECT_EQ(ParseQuery("a=%4").status().code(), Status::Code::kInvalidParams);
+  // Not UTF-8 once decoded: each ill-formed sequence becomes U+FFFD, as from_utf8_lossy.
+  EXPECT_EQ(ParseQuery("channel=a%ffb%C3%28%E2%82").value().at("channel"), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD(\xEF\xBF\xBD");
+  EXPECT_EQ(ParseQuery("k%C3%A9=%E2%82%AC").value().at("k\xC3\xA9"), "\xE2\x82\xAC");
+  EXPECT_EQ(ParseQuery("a=\xff%zz").status().message(), "malformed percent-encoding in '\xEF\xBF\xBD%zz'");
   EXPECT_TRUE(QueryHasKey("channel=&arch=x", "channel"));
   EXPECT_TRUE(QueryHasKey("ch%61nnel", "channel"));
   EXPECT_FALSE(QueryHasKey("channels=a", "channel"));

@@ -3,6 +3,7 @@
 
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "core/error_document.h"
 #include "core/graph_json.h"
@@ -73,6 +74,92 @@ TEST(RefreshTest, PicksUpChangesAndKeepsTheLastGoodGraph) {
   EXPECT_EQ(Get(builder.url("/readiness", "status")).status, 200);
   EXPECT_EQ(builder.Stop(), 0);
   EXPECT_EQ(engine.Stop(), 0);
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// A small tmpfs, mounted for the test and unmounted after it: a real "disk full".
+class SmallDisk {
+ public:
+  explicit SmallDisk(const fs::path& dir) : dir_(dir) {
+    fs::create_directories(dir_);
+    mounted_ = std::system(("mount -t tmpfs -o size=64k tmpfs " + dir_.string() + " 2>/dev/null").c_str()) == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) std::system(("umount " + dir_.string()).c_str());
+  }
+  bool mounted() const { return mounted_; }
+  void Fill() { std::system(("dd if=/dev/zero of=" + (dir_ / "filler").string() + " bs=4k 2>/dev/null").c_str()); }
+  void Free() { fs::remove(dir_ / "filler"); }
+
+ private:
+  fs::path dir_;
+  bool mounted_ = false;
+};
+
+// Graph-data faults after a good graph: an unknown schema version, a file that
+// vanishes between listing and reading, and a full disk under the graph-data cache.
+// The last good graph stays served, the builder stays ready, the failure is counted
+// and its cause logged once however often it repeats.
+TEST(RefreshTest, GraphDataFaultsKeepTheLastGoodGraph) {
+  TempDir dir;
+  fs::copy(kExample / "graph-data", dir / "gd", fs::copy_options::recursive);
+  SmallDisk disk(dir / "cache");
+  if (!disk.mounted()) GTEST_SKIP() << "mounting a tmpfs needs root";
+  ServiceProcess builder("graph-builder", {"--releases", (kExample / "releases").string(), "--graph-data",
+                                           (dir / "gd").string(), "--graph-data-cache", (dir / "cache").string(),
+                                           "--service.pause_secs", "1"});
+  auto graph = [&] { return Get(builder.url("/graph")).body; };
+  auto errors = [&] {
+    return MetricValue(Get(builder.url("/metrics", "status")).body, "cincinnati_gb_graph_upstream_errors_total");
+  };
+  ASSERT_TRUE(WaitFor([&] { return Get(builder.url("/readiness", "status")).status == 200; })) << builder.log();
+  const std::string good = graph();
+  ASSERT_FALSE(Versions(good).empty());
+
+  struct Fault {
+    const char* name;
+    std::function<void()> inject, repair;
+    std::string cause;
+  };
+  std::vector<Fault> faults = {
+      {"unknown schema version", [&] { WriteFile(dir / "gd/version", "3.0.0\n"); },
+       [&] { WriteFile(dir / "gd/version", "1.1.0\n"); }, "unrecognized graph-data version 3.0.0"},
+      {"file vanishing mid-read", [&] { fs::create_symlink(dir / "gone.yaml", dir / "gd/channels/vanishing.yaml"); },
+       [&] { fs::remove(dir / "gd/channels/vanishing.yaml"); },
+       "channels/vanishing.yaml: vanished while the graph-data was being read"},
+  };
+  for (const Fault& fault : faults) {
+    SCOPED_TRACE(fault.name);
+    double before = errors();
+    fault.inject();
+    ASSERT_TRUE(WaitFor([&] { return errors() >= before + 3; }, std::chrono::seconds(30))) << builder.log();
+    EXPECT_EQ(graph(), good);
+    EXPECT_EQ(Get(builder.url("/readiness", "status")).status, 200);
+    EXPECT_EQ(Count(builder.log(), fault.cause), 1u) << builder.log();
+    fault.repair();
+    ASSERT_TRUE(WaitFor([&] { return Count(builder.log(), "graph refresh succeeded again after: ") == 1 + (&fault - &faults[0]); }))
+        << builder.log();
+  }
+
+  // Disk full under the graph-data cache: the graph is still built and served from
+  // memory; only the graph-data download waits for space, warned about once.
+  const std::string tar_before = Get(builder.url("/graph-data", "public")).body;
+  ASSERT_FALSE(tar_before.empty());
+  disk.Fill();
+  WriteFile(dir / "gd/channels/stable-4.12.yaml", "name: stable-4.12\nversions: [4.12.3, 4.12.4]\n");
+  ASSERT_TRUE(WaitFor([&] { return Versions(graph()) != Versions(good) || graph() != good; })) << builder.log();
+  ASSERT_TRUE(WaitFor([&] { return builder.log().find("graph-data.tar.gz") != std::string::npos; })) << builder.log();
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // several refreshes, still one warning
+  EXPECT_EQ(Count(builder.log(), "cannot write " + (dir / "cache/graph-data.tar.gz").string()), 1u) << builder.log();
+  EXPECT_EQ(Get(builder.url("/graph-data", "public")).body, tar_before);  // the last good download
+  disk.Free();
+  ASSERT_TRUE(WaitFor([&] { return Get(builder.url("/graph-data", "public")).body != tar_before; })) << builder.log();
+  EXPECT_EQ(builder.Stop(), 0);
 }
 
 TEST(RefreshTest, ReadinessWaitsForTheFirstGoodGraph) {

@@ -38,6 +38,9 @@ class ChildProcess {
     if (pid_ == 0) {  // only async-signal-safe calls from here on
       ::dup2(fd, 1);
       ::dup2(fd, 2);
+      // Nothing else of the test's (listening sockets of test servers above all) may
+      // live on in the child, or a server the test stops would keep accepting.
+      ::close_range(3, ~0U, 0);
       execv(c[0], c.data());
       _exit(127);
     }

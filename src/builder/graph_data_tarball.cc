@@ -25,7 +25,12 @@ Result<std::string> WriteGraphDataTarball(const std::string& data_dir, const std
   {
     std::ofstream out(tar.string() + ".tmp", std::ios::binary | std::ios::trunc);
     out << tarball.gzip;
-    if (!out.flush()) return Status::IoError(fmt::format("cannot write {}", tar.string()));
+    if (!out.flush()) {
+      out.close();
+      std::error_code ignored;
+      fs::remove(tar.string() + ".tmp", ignored);  // a partial file would only hold on to the space
+      return Status::IoError(fmt::format("cannot write {} (disk full?)", tar.string()));
+    }
   }
   std::error_code ec;
   fs::rename(tar.string() + ".tmp", tar, ec);

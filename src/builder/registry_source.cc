@@ -168,6 +168,7 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   for (auto& t : workers) t.join();
 
   std::vector<Release> releases;
+  size_t skipped = 0;
   for (size_t i = 0; i < tags.size(); ++i) {
     Outcome& out = outcomes[i];
     if (!out.error.ok()) return out.error;
@@ -176,8 +177,10 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
       releases.push_back(std::move(*out.release));
     } else if (!out.skipped.empty()) {
       context.diagnostics.Warn(location.PullSpecPrefix() + ":" + tags[i], "skipped: " + out.skipped);
+      ++skipped;
     }
   }
+  report("tags_skipped", skipped);  // e.g. a blob that fails its digest: retried next refresh
   context.raw_releases = releases.size();
   report("images_read", tags.size());
   report("manifests_read", counters_.manifests - manifests_before);

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include "core/json_writer.h"
+#include "core/strings.h"
 
 namespace cincinnati {
 
@@ -48,9 +49,9 @@ ErrorDocument ErrorDocument::FromStatus(const Status& status) {
 
 std::string ErrorDocument::ToJson() const {
   std::string out = "{\"kind\":";
-  AppendJsonString(out, kind);
+  AppendJsonString(out, ToValidUtf8(kind));
   out += ",\"value\":";
-  AppendJsonString(out, value);
+  AppendJsonString(out, ToValidUtf8(value));  // may echo client bytes
   out += '}';
   return out;
 }

@@ -34,4 +34,62 @@ bool ListContains(std::string_view list, std::string_view item) {
   return false;
 }
 
+namespace {
+
+// Length of the longest prefix of s[i..] that starts a well-formed sequence (Unicode's
+// "maximal subpart"), and whether it completes one.
+std::pair<size_t, bool> Utf8Prefix(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return {1, true};
+  size_t len;
+  unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return {1, false};
+  }
+  for (size_t k = 1; k < len; ++k) {
+    if (i + k >= s.size()) return {k, false};
+    auto b = static_cast<unsigned char>(s[i + k]);
+    bool ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    if (!ok) return {k, false};
+  }
+  return {len, true};
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    auto [n, ok] = Utf8Prefix(text, i);
+    if (!ok) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string ToValidUtf8(std::string_view text) {
+  if (IsValidUtf8(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size();) {
+    auto [n, ok] = Utf8Prefix(text, i);
+    if (ok) {
+      out.append(text.substr(i, n));
+    } else {
+      out += "\xEF\xBF\xBD";
+    }
+    i += n;
+  }
+  return out;
+}
+
 }  // namespace cincinnati

@@ -1,6 +1,8 @@
-// Small string helpers for the comma-separated lists that metadata values hold.
+// Small string helpers: the comma-separated lists that metadata values hold, and UTF-8
+// checks for text that reaches clients.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,5 +16,13 @@ std::vector<std::string_view> Split(std::string_view s, char separator);
 
 // Whether a comma-separated list contains `item` once each entry is trimmed.
 bool ListContains(std::string_view list, std::string_view item);
+
+// Whether `text` is well-formed UTF-8 (no overlongs, surrogates, code points past
+// U+10FFFF or truncated sequences).
+bool IsValidUtf8(std::string_view text);
+
+// `text` with each maximal ill-formed subsequence replaced by U+FFFD, as Rust's
+// String::from_utf8_lossy does (the reference decodes query strings this way).
+std::string ToValidUtf8(std::string_view text);
 
 }  // namespace cincinnati

@@ -83,11 +83,22 @@ Result<std::vector<YamlFile>> ReadYamlDirectory(const fs::path& root, std::strin
                            fmt::format("extension '{}' does not match 'ya+ml'", *ext)});
       continue;
     }
-    if (!entry.is_regular_file(ec)) {
+    // A file listed a moment ago that is gone now means the tree is changing under us
+    // (a checkout or sync in progress): the whole read fails rather than yield a graph
+    // missing that file; the caller keeps its last good graph and retries.
+    auto vanished = [&] {
+      return Status::IoError(fmt::format("{}: vanished while the graph-data was being read", rel));
+    };
+    bool regular = fs::is_regular_file(fs::status(entry.path(), ec));
+    if (ec == std::errc::no_such_file_or_directory) return vanished();
+    if (!regular) {
       problems->push_back({ErrorClass::kFile, rel, "not a regular file"});
       continue;
     }
     auto content = ReadFileToString(entry.path(), rel);
+    if (!content.ok() && content.status().code() == Status::Code::kNotFound && !fs::exists(entry.path(), ec)) {
+      return vanished();
+    }
     if (!content.ok()) {
       problems->push_back({ErrorClass::kFile, rel, "cannot read file"});
       continue;

@@ -44,7 +44,8 @@ std::optional<std::string> FileExtension(std::string_view file_name);
 bool IsYamlExtension(std::string_view extension);
 
 // Reads `<root>/<subdir>`. A missing directory is an error (NotFound); per-file
-// problems are appended to `problems`.
+// problems are appended to `problems`. A listed file that no longer exists when read
+// (the tree changed mid-read, or a dangling symlink) fails the read (IoError naming it).
 Result<std::vector<YamlFile>> ReadYamlDirectory(const std::filesystem::path& root, std::string_view subdir,
                                                 std::vector<FileProblem>* problems);
 

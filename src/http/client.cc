@@ -38,10 +38,11 @@ const std::string& CaBundle(const std::string& dir) {
   std::lock_guard<std::mutex> lock(mu);
   auto [it, inserted] = bundles.emplace(dir, std::string());
   if (!inserted) return it->second;
+  std::string& bundle = it->second;  // a lambda may not capture a structured binding (clang 14)
   auto append = [&](const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
-    it->second.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    it->second += '\n';
+    bundle.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    bundle += '\n';
   };
   append("/etc/ssl/certs/ca-certificates.crt");
   std::error_code ec;

@@ -6,10 +6,10 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "registry/manifest.h"
 
 namespace cincinnati::registry {
 namespace {
@@ -88,14 +88,10 @@ bool RegistryClient::Authenticate(const http::Result& challenge, bool push) {
   }
   http::Result r = http::Request(url, o);
   if (!r.ok()) return false;
-  simdjson::dom::parser parser;
-  simdjson::padded_string padded(r.body);
-  simdjson::dom::element doc;
-  if (parser.parse(padded).get(doc)) return false;
-  std::string_view token;
-  if (doc["token"].get_string().get(token) && doc["access_token"].get_string().get(token)) return false;
+  auto token = ParseTokenResponse(r.body);
+  if (!token.ok()) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  authorization_ = "Bearer " + std::string(token);
+  authorization_ = "Bearer " + *token;
   return true;
 }
 
@@ -131,17 +127,8 @@ Result<std::vector<std::string>> RegistryClient::ListTags(size_t page_size) {
   while (!next.empty()) {
     http::Result r = SendWithRetries(next, {"Accept: application/json"});
     if (!r.ok()) return Status::IoError(fmt::format("listing tags of {}: {}", location_.repository, Describe(r)));
-    simdjson::dom::parser parser;
-    simdjson::padded_string padded(r.body);
-    simdjson::dom::element doc;
-    if (parser.parse(padded).get(doc)) return Status::InvalidArgument("tag list is not JSON");
-    simdjson::dom::array list;
-    if (!doc["tags"].get(list)) {
-      for (auto t : list) {
-        std::string_view tag;
-        if (!t.get_string().get(tag)) tags.emplace_back(tag);
-      }
-    }
+    CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> page, ParseTagList(r.body));
+    tags.insert(tags.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
     next.clear();
     if (const std::string* link = r.Header("Link")) {
       // <...?n=20&last=x>; rel="next": the next page, relative to the registry.

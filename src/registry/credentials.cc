@@ -15,8 +15,11 @@ Result<std::string> Base64Decode(std::string_view in) {
   int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                           reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
   if (n < 0) return Status::InvalidArgument("auth is not base64");
+  // EVP_DecodeBlock counts padding as output bytes; a well-formed input has at most
+  // two '=' and they never outnumber what was decoded ("====" decodes to 3 bytes).
   size_t pad = 0;
   for (size_t i = in.size(); i > 0 && in[i - 1] == '='; --i) ++pad;
+  if (pad > 2 || pad > static_cast<size_t>(n)) return Status::InvalidArgument("auth is not base64");
   out.resize(static_cast<size_t>(n) - pad);
   return out;
 }
@@ -24,9 +27,18 @@ Result<std::string> Base64Decode(std::string_view in) {
 }  // namespace
 
 Result<Credentials> LookupDockerCredentials(const std::string& config_path, const RepositoryLocation& location) {
+  simdjson::padded_string content;
+  if (auto err = simdjson::padded_string::load(config_path).get(content)) {
+    return Status::InvalidArgument(fmt::format("{}: {}", config_path, simdjson::error_message(err)));
+  }
+  return FindDockerCredentials(content, location, config_path);
+}
+
+Result<Credentials> FindDockerCredentials(std::string_view config, const RepositoryLocation& location,
+                                          const std::string& config_path) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (auto err = parser.load(config_path).get(doc)) {
+  if (auto err = parser.parse(config.data(), config.size()).get(doc)) {
     return Status::InvalidArgument(fmt::format("{}: {}", config_path, simdjson::error_message(err)));
   }
   simdjson::dom::object auths;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 #include "registry/client.h"
@@ -15,5 +16,8 @@ namespace cincinnati::registry {
 
 // Empty credentials when the file has none for this repository.
 Result<Credentials> LookupDockerCredentials(const std::string& config_path, const RepositoryLocation& location);
+// The same over the file's content; `config_path` only names it in errors.
+Result<Credentials> FindDockerCredentials(std::string_view config, const RepositoryLocation& location,
+                                          const std::string& config_path);
 
 }  // namespace cincinnati::registry

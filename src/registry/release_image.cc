@@ -1,44 +1,26 @@
 #include "registry/release_image.h"
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include "core/json_writer.h"
+#include "registry/manifest.h"
 
 namespace cincinnati::registry {
 namespace {
 
 Status Bad(const std::string& what) { return Status::InvalidArgument(what); }
 
-Result<simdjson::dom::element> ParseJson(simdjson::dom::parser& parser, const std::string& text, const char* what) {
-  simdjson::dom::element doc;
-  if (parser.parse(text).get(doc)) return Bad(fmt::format("{} is not JSON", what));
-  return doc;
-}
-
 bool IsImageManifest(const std::string& type) { return type == kDockerManifest || type == kOciManifest; }
 bool IsManifestList(const std::string& type) { return type == kDockerManifestList || type == kOciIndex; }
 
 // Architecture and layers (top-most first) of an image manifest.
 Result<ImageLayers> ImageManifestLayers(RegistryClient& client, const Manifest& m) {
-  simdjson::dom::parser parser;
-  CINCINNATI_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJson(parser, m.body, "manifest"));
-  std::string_view config_digest;
-  if (doc["config"]["digest"].get_string().get(config_digest)) return Bad("manifest has no config digest");
+  CINCINNATI_ASSIGN_OR_RETURN(ImageManifest manifest, ParseImageManifest(m.body));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string config, client.GetBlob(manifest.config_digest));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string arch, ParseImageConfigArch(config));
   ImageLayers out;
-  simdjson::dom::array layers;
-  if (!doc["layers"].get(layers)) {
-    for (auto layer : layers) {
-      std::string_view d;
-      if (!layer["digest"].get_string().get(d)) out.layers_top_first.insert(out.layers_top_first.begin(), std::string(d));
-    }
-  }
-  CINCINNATI_ASSIGN_OR_RETURN(std::string config, client.GetBlob(std::string(config_digest)));
-  simdjson::dom::parser config_parser;
-  CINCINNATI_ASSIGN_OR_RETURN(simdjson::dom::element cfg, ParseJson(config_parser, config, "image config"));
-  std::string_view arch;
-  if (cfg["architecture"].get_string().get(arch)) return Bad("image config has no architecture");
-  out.arch = std::string(arch);
+  out.layers_top_first = std::move(manifest.layers_top_first);
+  out.arch = std::move(arch);
   return out;
 }
 
@@ -56,26 +38,12 @@ Result<ImageLayers> InspectManifest(RegistryClient& client, const Manifest& m) {
     return out;
   }
   if (!IsManifestList(m.media_type)) return Bad(fmt::format("unsupported manifest type '{}'", m.media_type));
-  simdjson::dom::parser parser;
-  CINCINNATI_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJson(parser, m.body, "manifest list"));
-  simdjson::dom::array entries;
-  if (doc["manifests"].get(entries) || entries.size() == 0) return Bad("manifest list has no entries");
-  // The reference reads the last entry of a list; with one entry its architecture is
-  // the release's, with several the release is "multi".
-  simdjson::dom::element last = entries.at(entries.size() - 1);
-  std::string_view child_digest;
-  if (last["digest"].get_string().get(child_digest)) return Bad("manifest list entry has no digest");
-  std::string arch = "multi";
-  if (entries.size() == 1) {
-    std::string_view a;
-    if (last["platform"]["architecture"].get_string().get(a)) return Bad("manifest list entry has no platform");
-    arch = std::string(a);
-  }
-  CINCINNATI_ASSIGN_OR_RETURN(Manifest child, client.GetManifest(std::string(child_digest)));
+  CINCINNATI_ASSIGN_OR_RETURN(ManifestListChoice choice, ParseManifestList(m.body));
+  CINCINNATI_ASSIGN_OR_RETURN(Manifest child, client.GetManifest(choice.digest));
   if (!IsImageManifest(child.media_type)) return Bad("manifest list entry is not an image manifest");
   CINCINNATI_ASSIGN_OR_RETURN(ImageLayers out, ImageManifestLayers(client, child));
   out.digest = m.digest;
-  out.arch = arch;
+  out.arch = choice.arch;
   return out;
 }
 
@@ -117,18 +85,9 @@ namespace {
 
 // Copies the config and layers of an image manifest.
 Status CopyBlobs(RegistryClient& from, RegistryClient& to, const Manifest& m) {
-  simdjson::dom::parser parser;
-  CINCINNATI_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJson(parser, m.body, "manifest"));
-  std::vector<std::string> digests;
-  std::string_view config;
-  if (!doc["config"]["digest"].get_string().get(config)) digests.emplace_back(config);
-  simdjson::dom::array layers;
-  if (!doc["layers"].get(layers)) {
-    for (auto l : layers) {
-      std::string_view d;
-      if (!l["digest"].get_string().get(d)) digests.emplace_back(d);
-    }
-  }
+  CINCINNATI_ASSIGN_OR_RETURN(ImageManifest manifest, ParseImageManifest(m.body));
+  std::vector<std::string> digests = std::move(manifest.layers_top_first);
+  digests.push_back(std::move(manifest.config_digest));
   for (const std::string& digest : digests) {
     auto has = to.HasBlob(digest);
     if (has.ok() && *has) continue;
@@ -144,16 +103,12 @@ Status CopyBlobs(RegistryClient& from, RegistryClient& to, const Manifest& m) {
 Result<std::string> CopyImage(RegistryClient& from, RegistryClient& to, const std::string& tag) {
   CINCINNATI_ASSIGN_OR_RETURN(Manifest m, from.GetManifest(tag));
   if (IsManifestList(m.media_type)) {
-    simdjson::dom::parser parser;
-    CINCINNATI_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJson(parser, m.body, "manifest list"));
-    simdjson::dom::array entries;
-    if (doc["manifests"].get(entries)) return Bad("manifest list has no entries");
-    for (auto entry : entries) {
-      std::string_view digest;
-      if (entry["digest"].get_string().get(digest)) return Bad("manifest list entry has no digest");
-      CINCINNATI_ASSIGN_OR_RETURN(Manifest child, from.GetManifest(std::string(digest)));
+    CINCINNATI_ASSIGN_OR_RETURN(ManifestListChoice list, ParseManifestList(m.body));
+    for (const std::string& digest : list.entry_digests) {
+      if (digest.empty()) return Bad("manifest list entry has no digest");
+      CINCINNATI_ASSIGN_OR_RETURN(Manifest child, from.GetManifest(digest));
       CINCINNATI_RETURN_IF_ERROR(CopyBlobs(from, to, child));
-      CINCINNATI_RETURN_IF_ERROR(to.PushManifest(std::string(digest), child.media_type, child.body).status());
+      CINCINNATI_RETURN_IF_ERROR(to.PushManifest(digest, child.media_type, child.body).status());
     }
   } else if (IsImageManifest(m.media_type)) {
     CINCINNATI_RETURN_IF_ERROR(CopyBlobs(from, to, m));

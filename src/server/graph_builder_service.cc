@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/graph_check.h"
 #include "core/graph_json.h"
 #include "core/metadata_keys.h"
 #include "server/content_negotiation.h"
@@ -90,6 +91,9 @@ bool GraphBuilderService::RefreshOnce() {
     if (sink->family) sink->family->With({std::string(item)}).Set(value);
   };
   Result<Graph> graph = RunChainWithTimeout(context);
+  if (graph.ok()) {
+    if (Status servable = CheckServable(*graph); !servable.ok()) graph = std::move(servable);
+  }
   double seconds = Seconds(std::chrono::steady_clock::now() - start);
 
   std::string diagnostics = Render(context.diagnostics);

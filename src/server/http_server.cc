@@ -61,7 +61,12 @@ namespace {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<AsyncHandler> handler)
-      : stream_(std::move(socket)), server_(server), handler_(std::move(handler)) {}
+      : stream_(std::move(socket)),
+        server_(server),
+        handler_(std::move(handler)),
+        // Room for a whole request at the limits, so the parser's limits (431/413), not
+        // the buffer's, decide; pipelined requests beyond it wait in the socket.
+        buffer_(server.limits.max_head_bytes + server.limits.max_body_bytes + 1024) {}
   ~Session() { server_.connections.fetch_sub(1); }
 
   void Start() { asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); }); }
@@ -90,7 +95,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnRead(beast::error_code ec) {
-    if (ec == http::error::header_limit) return Fail(431, "request header fields too large");
+    if (ec == http::error::header_limit || (ec == http::error::buffer_overflow && !parser_->is_header_done())) {
+      return Fail(431, "request header fields too large");
+    }
     if (ec == http::error::body_limit) return Fail(413, "payload too large");
     if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == asio::error::operation_aborted ||
         ec == asio::error::connection_reset || ec == asio::error::eof) {
@@ -213,7 +220,7 @@ class Session : public std::enable_shared_from_this<Session> {
   HttpServer::Impl& server_;
   std::shared_ptr<AsyncHandler> handler_;
   Request request_;  // outlives an asynchronous handler
-  beast::flat_buffer buffer_{8192};
+  beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::span_body<const char>>> response_;
   std::shared_ptr<const std::string> body_;  // keeps the span's bytes alive

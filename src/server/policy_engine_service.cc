@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/graph_check.h"
 #include "core/graph_json.h"
 #include "core/json_writer.h"
 #include "core/metadata_keys.h"
@@ -66,6 +67,9 @@ Fetched Fetch(const std::string& url, std::chrono::milliseconds timeout, Counter
     return out;
   }
   auto graph = ReadGraphJson(r.body);
+  if (graph.ok()) {
+    if (Status servable = CheckServable(*graph); !servable.ok()) graph = std::move(servable);
+  }
   if (!graph.ok()) {
     errors.Increment();
     out.error = ErrorDocument::Of("failed_json_in", graph.status().message());
@@ -171,6 +175,13 @@ bool PolicyEngineService::FetchShared() {
     }
     upstream_error_ = f.error;
     return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (upstream_error_) {
+      spdlog::warn("policy engine: upstream fetch succeeded again after: {}", upstream_error_->value);
+      upstream_error_.reset();
+    }
   }
   std::string hash = Sha256Hex(f.body);
   if (hash == upstream_body_hash_) return true;  // unchanged: keep the precomputed answers

@@ -26,7 +26,9 @@ Result<std::string> PercentDecode(std::string_view text) {
     } else if (c == '%') {
       int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
       int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
-      if (hi < 0 || lo < 0) return Status::InvalidParams(fmt::format("malformed percent-encoding in '{}'", text));
+      if (hi < 0 || lo < 0) {
+        return Status::InvalidParams(fmt::format("malformed percent-encoding in '{}'", ToValidUtf8(text)));
+      }
       out += static_cast<char>(hi * 16 + lo);
       i += 2;
     } else {
@@ -47,7 +49,9 @@ Result<Parameters> ParseQuery(std::string_view query) {
     if (eq != std::string_view::npos) {
       CINCINNATI_ASSIGN_OR_RETURN(value, PercentDecode(pair.substr(eq + 1)));
     }
-    params.insert_or_assign(std::move(key), std::move(value));
+    // Decoded bytes that are not UTF-8 become U+FFFD, as in the reference, so no answer
+    // (an error echoing a channel, say) carries invalid UTF-8.
+    params.insert_or_assign(ToValidUtf8(key), ToValidUtf8(value));
   }
   return params;
 }

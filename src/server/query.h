@@ -1,6 +1,7 @@
 // Query strings as application/x-www-form-urlencoded: '&'-separated pairs, '+' is a
 // space, %XX is a byte; for a repeated key the last value wins. A malformed escape
-// makes the whole query invalid (the reference answers invalid_params).
+// makes the whole query invalid (invalid_params); decoded keys and values that are not
+// UTF-8 have each ill-formed sequence replaced by U+FFFD.
 #pragma once
 
 #include <string>

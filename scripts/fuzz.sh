@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang 14, ASan + UBSan) into build-fuzz/ and runs each
+# for a given time, starting from a corpus of the committed seeds, the crashes already
+# found (fuzz/regressions) and the upstream fixtures and examples.
+#
+#   scripts/fuzz.sh [seconds per target, default 60] [target ...]
+#
+# The working corpus (build-fuzz/corpus/<target>) grows between local runs. A crash
+# stops the run with its input in build-fuzz/artifacts/<target>/: copy it to
+# fuzz/regressions/<target>/ once fixed. Executions and coverage per target are
+# printed and written to build-fuzz/fuzz-summary.txt.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${CINCINNATI_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+seconds="${1:-60}"
+shift || true
+jobs="$(nproc 2>/dev/null || echo 2)"
+"$root/scripts/deps.sh"
+
+if [ ! -f "$build/build.ninja" ]; then
+  CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCINCINNATI_FUZZ=ON \
+    -DCINCINNATI_SANITIZE="address,undefined,fuzzer-no-link" >/dev/null
+fi
+cmake --build "$build" --parallel "$jobs" --target fuzz_all
+
+fixtures="$root/../shared/fixtures"
+seed_dirs() {  # target -> directories and files that seed it
+  local t="$1"
+  echo "$root/fuzz/seeds/$t"
+  [ -d "$root/fuzz/regressions/$t" ] && echo "$root/fuzz/regressions/$t"
+  case "$t" in
+    graph_json) [ -d "$fixtures" ] && find "$fixtures/policy-engine-golden" "$fixtures/plugins" "$fixtures/secondary-metadata" -name '*.json' -size -200k ;;
+    graph_data_yaml) find "$root/examples" -name '*.yaml'
+      [ -d "$fixtures" ] && find "$fixtures" -name '*.yaml' | head -120 ;;
+    raw_metadata) [ -d "$fixtures" ] && find "$fixtures" -path '*raw/metadata.json' ;;
+    release_metadata) find "$root/examples" -path '*releases/*.json' ;;
+  esac
+  return 0
+}
+
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in "$build"/fuzz/fuzz_*; do targets+=("$(basename "$f" | sed 's/^fuzz_//')"); done
+fi
+summary="$build/fuzz-summary.txt"
+printf '%-18s %10s %8s %8s %6s\n' target executions exec/s coverage crash > "$summary"
+status=0
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t"
+  artifacts="$build/artifacts/$t"
+  mkdir -p "$corpus" "$artifacts"
+  # The seeds join the working corpus (copied: libFuzzer writes into the first dir).
+  while read -r src; do
+    if [ -d "$src" ]; then find "$src" -type f -exec cp -n {} "$corpus/" \; ; elif [ -f "$src" ]; then
+      cp -n "$src" "$corpus/$(echo "$src" | sha1sum | cut -c1-12)-$(basename "$src")"; fi
+  done < <(seed_dirs "$t")
+  dict=()
+  [ -f "$root/fuzz/dicts/$t.dict" ] && dict=(-dict="$root/fuzz/dicts/$t.dict")
+  log="$build/fuzz-$t.log"
+  rc=0
+  "$build/fuzz/fuzz_$t" "$corpus" "${dict[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  crash=no
+  if [ "$rc" -ne 0 ]; then
+    crash=YES
+    status=1
+    echo "fuzz_$t failed (exit $rc); input in $artifacts, log $log:" >&2
+    grep -m1 -A25 -E 'ERROR: |runtime error|property violated|deadly signal' "$log" >&2 || tail -30 "$log" >&2
+  fi
+  printf '%-18s %10s %8s %8s %6s\n' "$t" "${execs:-?}" "${speed:-?}" "${cov:-?}" "$crash" | tee -a "$summary"
+done
+echo "summary: $summary"
+exit "$status"

@@ -1,0 +1,144 @@
+// Fault injection on the policy engine's upstream (a graph builder or another policy
+// engine), through a real HTTP server on 127.0.0.1 whose answers the test controls:
+// down, slow, invalid JSON, out-of-range edge indices, versions that are not SemVer,
+// conditional edges to missing nodes. For each, the policy engine keeps serving the
+// last good graph, stays ready, counts the failure and logs its cause once.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "core/graph_json.h"
+#include "server/http_server.h"
+#include "service_util.h"
+
+namespace cincinnati {
+namespace {
+
+using testing::Get;
+using testing::ServiceProcess;
+using testing::WaitFor;
+
+// Serves GET /graph with whatever body is set, optionally after a delay.
+class FakeUpstream {
+ public:
+  FakeUpstream() { Start(0); }
+  ~FakeUpstream() { Stop(); }
+  void Start(uint16_t port) {
+    server_ = std::make_unique<server::HttpServer>(server::ServerLimits{.threads = 2});
+    port_ = *server_->ListenAsync("127.0.0.1", port, [this](const server::Request&, std::function<void(server::Response)> done) {
+      std::string body;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        body = body_;
+      }
+      int delay = delay_ms_.load();
+      if (delay == 0) return done(server::Response::Text(200, body, "application/json"));
+      std::thread([done, body, delay] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+        done(server::Response::Text(200, body, "application/json"));
+      }).detach();
+    });
+    server_->Start();
+  }
+  void Stop() {
+    if (server_) server_->Shutdown(std::chrono::seconds(5));
+    server_.reset();
+  }
+  void Set(std::string body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    body_ = std::move(body);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/graph"; }
+  uint16_t port() const { return port_; }
+  std::atomic<int> delay_ms_{0};
+
+ private:
+  std::mutex mu_;
+  std::string body_;
+  std::unique_ptr<server::HttpServer> server_;
+  uint16_t port_ = 0;
+};
+
+std::string GoodGraph() {
+  const char* channels = "io.openshift.upgrades.graph.release.arch\":\"amd64\",\"io.openshift.upgrades.graph.release.channels";
+  return std::string(R"({"nodes":[)") +
+         R"({"version":"4.14.0+amd64","payload":"quay.io/r@sha256:0","metadata":{")" + channels + R"(":"stable-4.14"}},)" +
+         R"({"version":"4.14.1+amd64","payload":"quay.io/r@sha256:1","metadata":{")" + channels + R"(":"stable-4.14"}}],)" +
+         R"("edges":[[0,1]],"conditionalEdges":[]})";
+}
+
+double Metric(const ServiceProcess& p, const std::string& name) {
+  std::string text = Get(p.url("/metrics", "status")).body;
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex("\n" + name + " ([0-9.e+]+)"))) return std::stod(m[1]);
+  return -1;
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(UpstreamFaultTest, EveryFaultKeepsTheLastGoodGraph) {
+  FakeUpstream upstream;
+  upstream.Set(GoodGraph());
+  ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", upstream.url(), "--upstream.cincinnati.cache_ttl_secs",
+                                          "1", "--upstream.cincinnati.timeout_secs", "1"});
+  const std::string view = engine.url("/graph?channel=stable-4.14");
+  ASSERT_TRUE(WaitFor([&] { return Get(view).status == 200; })) << engine.log();
+  const std::string good = Get(view).body;
+  ASSERT_NE(good.find("4.14.1"), std::string::npos);
+
+  struct Fault {
+    const char* name;
+    std::function<void()> inject;
+    std::string logged;  // the cause, as the log names it
+  };
+  std::string out_of_range = GoodGraph();
+  out_of_range.replace(out_of_range.find("[[0,1]]"), 7, "[[0,1],[1,7]]");
+  std::string not_semver = GoodGraph();
+  not_semver.replace(not_semver.find("\"4.14.1+amd64\""), 14, "\"4.14+amd64\"");
+  std::string dangling = GoodGraph();
+  dangling.replace(dangling.find("\"conditionalEdges\":[]"), 21,
+                   R"("conditionalEdges":[{"edges":[{"from":"4.14.0+amd64","to":"4.15.0+amd64"}],"risks":[{"url":"u","name":"R","message":"m","matchingRules":[{"type":"Always"}]}]}])");
+  std::vector<Fault> faults = {
+      {"invalid JSON", [&] { upstream.Set("{\"nodes\": [ truncated"); }, "invalid JSON: The JSON document has an improper structure"},
+      {"out-of-range edge", [&] { upstream.Set(out_of_range); }, "edges[1]: [1, 7] is out of range (graph has 2 nodes)"},
+      {"not SemVer", [&] { upstream.Set(not_semver); }, "node 1 ('4.14+amd64'): not a SemVer version"},
+      {"dangling conditional edge", [&] { upstream.Set(dangling); }, "'4.15.0+amd64' is not a node"},
+      {"slow", [&] { upstream.delay_ms_ = 3000; }, "Operation timed out after"},
+      {"down", [&] { upstream.Stop(); }, "Couldn't connect to server"},
+  };
+  for (const Fault& fault : faults) {
+    SCOPED_TRACE(fault.name);
+    double before = Metric(engine, "cincinnati_pe_http_upstream_errors_total");
+    fault.inject();
+    // Three failed fetches in a row...
+    ASSERT_TRUE(WaitFor([&] { return Metric(engine, "cincinnati_pe_http_upstream_errors_total") >= before + 3; },
+                        std::chrono::seconds(30)))
+        << engine.log();
+    // ...and the clients never noticed: same answer, still ready.
+    EXPECT_EQ(Get(view).body, good);
+    EXPECT_EQ(Get(engine.url("/readyz", "status")).status, 200);
+    // The cause is logged, once.
+    std::string log = engine.log();
+    EXPECT_EQ(Count(log, fault.logged), 1u) << log;
+    // Recovery, so the next fault starts from a good upstream.
+    if (std::string(fault.name) == "down") upstream.Start(upstream.port());
+    upstream.delay_ms_ = 0;
+    upstream.Set(GoodGraph());
+    size_t recoveries = Count(engine.log(), "upstream fetch succeeded again");
+    ASSERT_TRUE(WaitFor([&] { return Count(engine.log(), "upstream fetch succeeded again") > recoveries; },
+                        std::chrono::seconds(30))) << engine.log();
+  }
+  // A genuinely new graph is still taken once the upstream is healthy.
+  std::string next = GoodGraph();
+  next.replace(next.find("\"4.14.1+amd64\""), 14, "\"4.14.2+amd64\"");
+  upstream.Set(next);
+  ASSERT_TRUE(WaitFor([&] { return Get(view).body.find("4.14.2") != std::string::npos; })) << engine.log();
+  EXPECT_EQ(engine.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace cincinnati
