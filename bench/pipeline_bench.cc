@@ -10,6 +10,7 @@
 #include "builder/edge_add_remove.h"
 #include "builder/pipeline.h"
 #include "builder/release_sources.h"
+#include "core/graph_check.h"
 #include "core/graph_json.h"
 #include "generated_graph_data.h"
 #include "graph-data/secondary_metadata.h"
@@ -126,6 +127,18 @@ void BM_GraphJson_Generated10k_Write(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
 }
 BENCHMARK(BM_GraphJson_Generated10k_Write)->Unit(benchmark::kMillisecond);
+
+// The pre-publish check on the 10k graph (every version parsed, every string's UTF-8,
+// every edge and conditional edge): paid once per refresh.
+void BM_CheckServable_Generated10k(benchmark::State& state) {
+  Graph g = GeneratedGraph();
+  for (auto _ : state) {
+    Status s = CheckServable(g);
+    if (!s.ok()) state.SkipWithError(s.message().c_str());
+    benchmark::DoNotOptimize(s);
+  }
+}
+BENCHMARK(BM_CheckServable_Generated10k)->Unit(benchmark::kMillisecond);
 
 // One policy-engine view (channel + arch filter + versioned JSON) of the 10k graph.
 void BM_PolicyView_Generated10k(benchmark::State& state) {

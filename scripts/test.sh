@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds everything once, and runs every test through CTest.
+# Installs what is missing, builds everything once, and runs every test through CTest;
+# then the hardening runs: the whole suite again under AddressSanitizer +
+# UndefinedBehaviorSanitizer (scripts/sanitize.sh asan, build-asan/) and every fuzz
+# target briefly over its committed corpus (scripts/fuzz.sh, clang, build-fuzz/).
+#   scripts/test.sh                 everything (what CI runs)
+#   scripts/test.sh -R Hotfix       only the matching tests, plain build, no hardening
+#   CINCINNATI_QUICK=1 scripts/test.sh   the plain suite only
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh"
-cd "$build"
-ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)" "$@"
+(cd "$build" && ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)" "$@")
+if [ $# -eq 0 ] && [ "${CINCINNATI_QUICK:-0}" != 1 ]; then
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer suite" >&2
+  "$root/scripts/sanitize.sh" asan
+  echo "== fuzz targets, ${CINCINNATI_FUZZ_SECS:-5} s each" >&2
+  "$root/scripts/fuzz.sh" "${CINCINNATI_FUZZ_SECS:-5}"
+fi

@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "core/graph_json.h"
 #include "core/strings.h"
+#include "test_util.h"
 
 namespace cincinnati {
 namespace {
@@ -61,6 +66,12 @@ TEST(GraphCheckTest, RefusesConditionalEdgesToMissingNodesOrWithoutRisks) {
   EXPECT_NE(Refusal(i).find("risk 'Bug' has no matching rules"), std::string::npos);
 }
 
+TEST(StringsTest, FailureCauseIgnoresNumbers) {
+  EXPECT_EQ(FailureCause("timed out after 1001 ms"), FailureCause("timed out after 1000 ms"));
+  EXPECT_EQ(FailureCause("edge [1, 77]"), "edge [#, #]");
+  EXPECT_NE(FailureCause("HTTP 500"), FailureCause("HTTP timeout"));
+}
+
 TEST(GraphCheckTest, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8(""));
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
@@ -76,6 +87,26 @@ TEST(GraphCheckTest, Utf8Validation) {
   EXPECT_EQ(ToValidUtf8("\xC0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(ToValidUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_TRUE(IsValidUtf8(ToValidUtf8("\xff\xfe\xf4\x90\x80\x80\xe2\x82")));
+}
+
+// Real graphs pass: the reference's golden policy-engine answers and the raw
+// graph-builder graphs of the secondary-metadata fixtures.
+TEST(GraphCheckTest, UpstreamFixturesAreServable) {
+  namespace fs = std::filesystem;
+  size_t checked = 0;
+  for (const auto& f : fs::recursive_directory_iterator(CINCINNATI_FIXTURES)) {
+    const std::string name = f.path().filename().string();
+    if (f.path().extension() != ".json" || name == "metadata.json" || name == "message.json") continue;
+    std::ifstream in(f.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto graph = ReadGraphJson(text.str());
+    ASSERT_TRUE(graph.ok()) << f.path() << ": " << graph.status().message();
+    Status s = CheckServable(*graph);
+    EXPECT_TRUE(s.ok()) << f.path() << ": " << s.message();
+    ++checked;
+  }
+  EXPECT_GE(checked, 11u);
 }
 
 TEST(GraphCheckTest, TheGraphReaderRefusesWhatTheCheckWouldCatchToo) {

@@ -17,6 +17,7 @@ using testing::Get;
 using testing::ServiceProcess;
 using testing::TempDir;
 using testing::WaitFor;
+using testing::Count;
 using testing::WriteFile;
 
 const fs::path kExample = testing::Examples() / "ocp-4x";
@@ -74,12 +75,6 @@ TEST(RefreshTest, PicksUpChangesAndKeepsTheLastGoodGraph) {
   EXPECT_EQ(Get(builder.url("/readiness", "status")).status, 200);
   EXPECT_EQ(builder.Stop(), 0);
   EXPECT_EQ(engine.Stop(), 0);
-}
-
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
-  return n;
 }
 
 // A small tmpfs, mounted for the test and unmounted after it: a real "disk full".

@@ -152,6 +152,13 @@ inline http::Result Get(const std::string& url, std::vector<std::string> headers
 }
 
 // Polls `fn` every 50 ms until it returns true or `limit` passes.
+// How many times `needle` occurs in `haystack` (a log line that must appear once).
+inline size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
 template <typename Fn>
 bool WaitFor(Fn fn, std::chrono::milliseconds limit = std::chrono::seconds(15)) {
   auto deadline = std::chrono::steady_clock::now() + limit;

@@ -17,6 +17,7 @@ namespace {
 using testing::Get;
 using testing::ServiceProcess;
 using testing::WaitFor;
+using testing::Count;
 
 // Serves GET /graph with whatever body is set, optionally after a delay.
 class FakeUpstream {
@@ -72,12 +73,6 @@ double Metric(const ServiceProcess& p, const std::string& name) {
   std::smatch m;
   if (std::regex_search(text, m, std::regex("\n" + name + " ([0-9.e+]+)"))) return std::stod(m[1]);
   return -1;
-}
-
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
-  return n;
 }
 
 TEST(UpstreamFaultTest, EveryFaultKeepsTheLastGoodGraph) {

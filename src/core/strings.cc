@@ -67,6 +67,20 @@ std::pair<size_t, bool> Utf8Prefix(std::string_view s, size_t i) {
 
 }  // namespace
 
+std::string FailureCause(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (size_t i = 0; i < message.size(); ++i) {
+    bool digit = message[i] >= '0' && message[i] <= '9';
+    if (!digit) {
+      out += message[i];
+    } else if (i == 0 || !(message[i - 1] >= '0' && message[i - 1] <= '9')) {
+      out += '#';
+    }
+  }
+  return out;
+}
+
 bool IsValidUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     auto [n, ok] = Utf8Prefix(text, i);

@@ -17,6 +17,11 @@ std::vector<std::string_view> Split(std::string_view s, char separator);
 // Whether a comma-separated list contains `item` once each entry is trimmed.
 bool ListContains(std::string_view list, std::string_view item);
 
+// `message` with every run of digits replaced by '#': two failures with the same cause
+// but different timings or counts ("timed out after 1001 ms") compare equal, so a
+// repeating failure is logged once.
+std::string FailureCause(std::string_view message);
+
 // Whether `text` is well-formed UTF-8 (no overlongs, surrogates, code points past
 // U+10FFFF or truncated sequences).
 bool IsValidUtf8(std::string_view text);

@@ -11,6 +11,7 @@
 #include "core/graph_check.h"
 #include "core/graph_json.h"
 #include "core/metadata_keys.h"
+#include "core/strings.h"
 #include "server/content_negotiation.h"
 #include "server/responses.h"
 
@@ -111,7 +112,7 @@ bool GraphBuilderService::RefreshOnce() {
     upstream_errors_.Increment();
     if (ready_) scrape_duration_.Observe(seconds);
     // The cause is logged once; while it repeats, only at debug level.
-    if (graph.status().message() != last_error_) {
+    if (FailureCause(graph.status().message()) != FailureCause(last_error_)) {
       spdlog::error("graph refresh failed, still serving the previous graph: {}", graph.status().message());
       last_error_ = graph.status().message();
     } else {

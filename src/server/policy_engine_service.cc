@@ -1,5 +1,7 @@
 #include "server/policy_engine_service.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 
 #include <boost/asio/post.hpp>
@@ -130,6 +132,10 @@ void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph) {
     upstream_error_.reset();
   }
   ready_ = true;
+  // The previous graph's answers were just freed, from whichever threads built them;
+  // hand the free pages back so a service taking a new graph every few seconds keeps
+  // a flat RSS instead of growing per-thread malloc arenas.
+  malloc_trim(0);
 }
 
 size_t PolicyEngineService::precomputed_views() const {
@@ -169,7 +175,7 @@ bool PolicyEngineService::FetchShared() {
   }
   if (!f.graph) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!upstream_error_ || upstream_error_->value != f.error->value) {
+    if (!upstream_error_ || FailureCause(upstream_error_->value) != FailureCause(f.error->value)) {
       spdlog::error("policy engine: upstream fetch failed{}: {}", views_.load() ? " (serving the last good graph)" : "",
                     f.error->value);
     }
