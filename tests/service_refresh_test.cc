@@ -137,7 +137,7 @@ TEST(RefreshTest, GraphDataFaultsKeepTheLastGoodGraph) {
     EXPECT_EQ(Get(builder.url("/readiness", "status")).status, 200);
     EXPECT_EQ(Count(builder.log(), fault.cause), 1u) << builder.log();
     fault.repair();
-    ASSERT_TRUE(WaitFor([&] { return Count(builder.log(), "graph refresh succeeded again after: ") == 1 + (&fault - &faults[0]); }))
+    ASSERT_TRUE(WaitFor([&] { return Count(builder.log(), "graph refresh succeeded again after: ") == static_cast<size_t>(1 + (&fault - &faults[0])); }))
         << builder.log();
   }
 
