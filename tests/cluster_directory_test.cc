@@ -27,11 +27,7 @@ const std::string kGlobex = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
 const std::string kInitech = "f47ac10b-58cc-4372-a567-0e02b2c3d479";
 
 Graph FourX() {
-  LocalBuildOptions options;
-  options.releases = testing::Examples() / "ocp-4x/releases";
-  options.graph_data = testing::Examples() / "ocp-4x/graph-data";
-  TransformContext context;
-  auto graph = BuildLocalGraph(options, context);
+  auto graph = testing::BuildLocal(testing::Examples() / "ocp-4x/releases", testing::Examples() / "ocp-4x/graph-data");
   EXPECT_TRUE(graph.ok()) << graph.status().message();
   return std::move(graph).value();
 }
@@ -87,11 +83,7 @@ TEST(HotfixFilterTest, ComposesWithPhasedRollouts) {
   testing::WriteFile(dir / "phased/graph-data/hotfixes/fix.yaml",
                      "customers: [acme]\nchannels: [stable-4.4]\nreleases: [4.4.2-hotfix.1]\n"
                      "edges:\n- {from: 4.4.2, to: 4.4.2-hotfix.1}\n- {from: 4.4.2-hotfix.1, to: 4.4.3}\n");
-  LocalBuildOptions options;
-  options.releases = dir / "phased/releases";
-  options.graph_data = dir / "phased/graph-data";
-  TransformContext build;
-  auto graph = BuildLocalGraph(options, build);
+  auto graph = testing::BuildLocal(dir / "phased/releases", dir / "phased/graph-data");
   ASSERT_TRUE(graph.ok()) << graph.status().message();
   auto view = [&](int64_t now, Parameters p) {
     TransformChain chain;

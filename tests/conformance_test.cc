@@ -59,11 +59,7 @@ TEST_P(ConformanceTest, GraphDataPipelineEqualsReference) {
   const fs::path dir = testing::Fixtures() / "secondary-metadata" / GetParam().first;
   ASSERT_TRUE(fs::is_directory(dir)) << dir;
 
-  LocalBuildOptions options;
-  options.releases = dir / "graph-gb-raw.json";
-  options.graph_data = dir / "cincinnati-graph-data";
-  TransformContext context;
-  auto result = BuildLocalGraph(options, context);
+  auto result = testing::BuildLocal(dir / "graph-gb-raw.json", dir / "cincinnati-graph-data");
   ASSERT_TRUE(result.ok()) << result.status().message();
 
   TransformContext expected_context;
@@ -101,11 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ConformanceTest,
 // plain sort ("prerelease-4.1,stable-4.1,candidate-4.2"), and ours matches the fixture.
 TEST(ConformanceDetailTest, ChannelListsAreSortedLikeTheReference) {
   const fs::path dir = testing::Fixtures() / "secondary-metadata/20200319.204124";
-  LocalBuildOptions options;
-  options.releases = dir / "graph-gb-raw.json";
-  options.graph_data = dir / "cincinnati-graph-data";
-  TransformContext context;
-  auto result = BuildLocalGraph(options, context);
+  auto result = testing::BuildLocal(dir / "graph-gb-raw.json", dir / "cincinnati-graph-data");
   ASSERT_TRUE(result.ok());
   Graph expected = LoadJson(dir / "graph-gb-with-quay-metadata.json");
   const std::string key = "io.openshift.upgrades.graph.release.channels";

@@ -109,11 +109,7 @@ TEST_F(HotfixLoadTest, ExampleLoadsAndUnknownChannelOrDuplicateNameIsNamed) {
 }
 
 TEST_F(HotfixLoadTest, AppliedHotfixMarksTheReleaseAndAddsItsEdges) {
-  LocalBuildOptions options;
-  options.releases = testing::Examples() / "ocp-4x/releases";
-  options.graph_data = dir_ / "gd";
-  TransformContext context;
-  auto graph = BuildLocalGraph(options, context);
+  auto graph = testing::BuildLocal(testing::Examples() / "ocp-4x/releases", dir_ / "gd");
   ASSERT_TRUE(graph.ok()) << graph.status().message();
   auto h = graph->Find("4.13.1-hotfix.1+amd64");
   ASSERT_TRUE(h);
@@ -129,8 +125,7 @@ TEST_F(HotfixLoadTest, AppliedHotfixMarksTheReleaseAndAddsItsEdges) {
   testing::WriteFile(dir_ / "gd/hotfixes/loop.yaml",
                      "customers: [acme]\nchannels: [stable-4.13]\nreleases: [4.13.1-hotfix.1]\n"
                      "edges:\n- {from: 4.13.2, to: 4.13.1-hotfix.1}\n");
-  TransformContext again;
-  auto cyclic = BuildLocalGraph(options, again);
+  auto cyclic = testing::BuildLocal(testing::Examples() / "ocp-4x/releases", dir_ / "gd");
   ASSERT_FALSE(cyclic.ok());
   EXPECT_NE(cyclic.status().message().find("4.13.1-hotfix.1"), std::string::npos) << cyclic.status().message();
 }

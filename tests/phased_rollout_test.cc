@@ -96,11 +96,7 @@ class PhasedSemanticsTest : public ::testing::Test {
   static constexpr int64_t kDay = 86400;
 
   void SetUp() override {
-    LocalBuildOptions options;
-    options.releases = testing::Examples() / "phased/releases";
-    options.graph_data = testing::Examples() / "phased/graph-data";
-    TransformContext context;
-    auto g = BuildLocalGraph(options, context);
+    auto g = testing::BuildLocal(testing::Examples() / "phased/releases", testing::Examples() / "phased/graph-data");
     ASSERT_TRUE(g.ok()) << g.status().message();
     graph_ = std::move(g).value();
     std::mt19937_64 rng(12345);

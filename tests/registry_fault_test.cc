@@ -70,18 +70,12 @@ class FaultProxy {
   int port_ = 0;
 };
 
-double Skipped(testing::ServiceProcess& builder) {
-  std::string text = testing::Get(builder.url("/metrics", "status")).body;
-  const std::string name = "cincinnati_gb_graph_upstream_scrape_progress{item=\"tags_skipped\"} ";
-  size_t at = text.find("\n" + name);
-  return at == std::string::npos ? -1 : std::stod(text.substr(at + 1 + name.size()));
+double Skipped(const testing::ServiceProcess& builder) {
+  return testing::MetricValue(builder, "cincinnati_gb_graph_upstream_scrape_progress{item=\"tags_skipped\"}");
 }
 
-double Errors(testing::ServiceProcess& builder) {
-  std::string text = testing::Get(builder.url("/metrics", "status")).body;
-  const std::string name = "cincinnati_gb_graph_upstream_errors_total ";
-  size_t at = text.find("\n" + name);
-  return at == std::string::npos ? -1 : std::stod(text.substr(at + 1 + name.size()));
+double Errors(const testing::ServiceProcess& builder) {
+  return testing::MetricValue(builder, "cincinnati_gb_graph_upstream_errors_total");
 }
 
 TEST(RegistryFaultTest, FailuresKeepTheLastGoodGraph) {

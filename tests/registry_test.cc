@@ -342,11 +342,7 @@ TEST(GraphDataImageTest, SignedImageEndToEnd) {
       << builder.log();
 
   // The same graph as from the directory itself.
-  LocalBuildOptions direct;
-  direct.releases = example / "releases";
-  direct.graph_data = example / "graph-data";
-  TransformContext context;
-  auto expected = BuildLocalGraph(direct, context);
+  auto expected = testing::BuildLocal(example / "releases", example / "graph-data");
   ASSERT_TRUE(expected.ok());
   EXPECT_EQ(testing::Get(builder.url("/graph")).body, WriteGraphJson(*expected));
 

@@ -1,7 +1,6 @@
 // Integration tests of refreshes, readiness and configuration, on real processes.
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -18,15 +17,10 @@ using testing::ServiceProcess;
 using testing::TempDir;
 using testing::WaitFor;
 using testing::Count;
+using testing::MetricValue;
 using testing::WriteFile;
 
 const fs::path kExample = testing::Examples() / "ocp-4x";
-
-double MetricValue(const std::string& text, const std::string& name) {
-  std::smatch m;
-  if (std::regex_search(text, m, std::regex("\n" + name + " ([0-9.e+]+)"))) return std::stod(m[1]);
-  return -1;
-}
 
 std::vector<std::string> Versions(const std::string& body) {
   std::vector<std::string> out;
@@ -57,7 +51,7 @@ TEST(RefreshTest, PicksUpChangesAndKeepsTheLastGoodGraph) {
 
   // Broken YAML: the refresh fails, the error is counted and logged with file and
   // reason, and the last good graph stays served.
-  auto errors = [&] { return MetricValue(Get(builder.url("/metrics", "status")).body, "cincinnati_gb_graph_upstream_errors_total"); };
+  auto errors = [&] { return MetricValue(builder, "cincinnati_gb_graph_upstream_errors_total"); };
   EXPECT_EQ(errors(), 0);
   WriteFile(dir / "gd/channels/fast-4.12.yaml", "name: fast-4.12\nversions: [4.12.0,\n");
   ASSERT_TRUE(WaitFor([&] { return errors() >= 1; })) << builder.log();
@@ -110,7 +104,7 @@ TEST(RefreshTest, GraphDataFaultsKeepTheLastGoodGraph) {
                                            "--service.pause_secs", "1"});
   auto graph = [&] { return Get(builder.url("/graph")).body; };
   auto errors = [&] {
-    return MetricValue(Get(builder.url("/metrics", "status")).body, "cincinnati_gb_graph_upstream_errors_total");
+    return MetricValue(builder, "cincinnati_gb_graph_upstream_errors_total");
   };
   ASSERT_TRUE(WaitFor([&] { return Get(builder.url("/readiness", "status")).status == 200; })) << builder.log();
   const std::string good = graph();

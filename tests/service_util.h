@@ -152,6 +152,21 @@ inline http::Result Get(const std::string& url, std::vector<std::string> headers
 }
 
 // Polls `fn` every 50 ms until it returns true or `limit` passes.
+// A series' value in Prometheus text exposition, labels included as rendered (e.g.
+// `x_total{code="400"}`), or -1 when the series is absent.
+inline double MetricValue(const std::string& text, const std::string& series) {
+  const std::string line = series + " ";
+  size_t at = text.rfind(line, 0) == 0 ? 0 : text.find("\n" + line);
+  if (at == std::string::npos) return -1;
+  if (text[at] == '\n') ++at;
+  return std::stod(text.substr(at + line.size()));
+}
+
+// The same, scraped from a service's /metrics.
+inline double MetricValue(const ServiceProcess& service, const std::string& series) {
+  return MetricValue(Get(service.url("/metrics", "status")).body, series);
+}
+
 // How many times `needle` occurs in `haystack` (a log line that must appear once).
 inline size_t Count(const std::string& haystack, const std::string& needle) {
   size_t n = 0;

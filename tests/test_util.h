@@ -10,12 +10,23 @@
 
 #include <gtest/gtest.h>
 
+#include "builder/pipeline.h"
 #include "core/graph.h"
 
 namespace cincinnati::testing {
 
 inline std::filesystem::path Fixtures() { return CINCINNATI_FIXTURES; }
 inline std::filesystem::path Examples() { return CINCINNATI_EXAMPLES; }
+
+// The graph builder's local chain: `releases` (a directory of release documents or a
+// graph JSON file) with the graph-data tree `graph_data`.
+inline Result<Graph> BuildLocal(const std::filesystem::path& releases, const std::filesystem::path& graph_data) {
+  LocalBuildOptions options;
+  options.releases = releases;
+  options.graph_data = graph_data;
+  TransformContext context;
+  return BuildLocalGraph(options, context);
+}
 
 // A directory under the system temp dir, removed when the object dies.
 class TempDir {

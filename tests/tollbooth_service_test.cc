@@ -3,7 +3,6 @@
 // channel targets, in `serve` and in a policy engine behind a graph builder.
 #include <gtest/gtest.h>
 
-#include <regex>
 
 #include "core/graph_json.h"
 #include "lookup_server.h"
@@ -18,19 +17,13 @@ namespace fs = std::filesystem;
 using testing::Get;
 using testing::ServiceProcess;
 using testing::WaitFor;
+using testing::MetricValue;
 
 const std::string kAcme = "0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60";     // customer acme
 const std::string kGlobex = "7c9e6679-7425-40de-944b-e07fc1f90ae7";   // globex, eu-west silver
 const std::string kInitech = "f47ac10b-58cc-4372-a567-0e02b2c3d479";  // initech, eu-west gold
 const std::string kStranger = "99999999-9999-4999-8999-999999999999";
 constexpr const char* kHotfix = "\"4.13.1-hotfix.1\"";
-
-// A metric's value in Prometheus text, or -1 when absent.
-double Metric(const std::string& text, const std::string& series) {
-  std::smatch m;
-  std::regex re("(^|\n)" + std::regex_replace(series, std::regex(R"([{}\[\]().+*?^$|\\])"), R"(\$&)") + " ([0-9.e+-]+)");
-  return std::regex_search(text, m, re) ? std::stod(m[2]) : -1;
-}
 
 std::string ImportExampleClusters(const fs::path& dir) {
   std::string db = (dir / "clusters.db").string();
@@ -89,9 +82,9 @@ TEST(HotfixServiceTest, OnlyTheNamedCustomerSeesItsHotfix) {
 
   std::string metrics = Get(serve.url("/metrics", "status")).body;
   // acme, globex, initech, the stranger, globex again; no id or no hotfix in the channel: none.
-  EXPECT_EQ(Metric(metrics, "cincinnati_pe_cluster_directory_lookups_total"), 5) << metrics;
-  EXPECT_EQ(Metric(metrics, "cincinnati_pe_cluster_directory_failures_total"), 0);
-  EXPECT_EQ(Metric(metrics, "cincinnati_pe_hotfix_views_total{hotfix=\"acme-etcd-defrag\"}"), 3);
+  EXPECT_EQ(MetricValue(metrics, "cincinnati_pe_cluster_directory_lookups_total"), 5) << metrics;
+  EXPECT_EQ(MetricValue(metrics, "cincinnati_pe_cluster_directory_failures_total"), 0);
+  EXPECT_EQ(MetricValue(metrics, "cincinnati_pe_hotfix_views_total{hotfix=\"acme-etcd-defrag\"}"), 3);
 
   // A broken hotfix file is refused with file and reason; the last good graph stays.
   testing::WriteFile(dir / "gd/hotfixes/broken.yaml", "customers: [acme]\nchannels: [stable-9.9]\nreleases: [4.13.0]\n");
@@ -131,7 +124,7 @@ TEST(HotfixServiceTest, PolicyEngineBehindGraphBuilderAnswersLikeServe) {
   }
   EXPECT_EQ(Get(serve.url(Query(kGlobex))).body.find(kHotfix), std::string::npos);
   std::string metrics = Get(serve.url("/metrics", "status")).body;
-  EXPECT_GE(Metric(metrics, "cincinnati_pe_target_view_requests_total"), 7) << metrics;
+  EXPECT_GE(MetricValue(metrics, "cincinnati_pe_target_view_requests_total"), 7) << metrics;
 }
 
 TEST(HotfixServiceTest, RemoteDirectoryFailsOpenAndCountsIt) {
@@ -143,7 +136,7 @@ TEST(HotfixServiceTest, RemoteDirectoryFailsOpenAndCountsIt) {
   ServiceProcess serve("serve", args);
   ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readyz", "status")).status == 200; })) << serve.log();
   std::string general = Get(serve.url(Query(""))).body;
-  auto metric = [&](const std::string& name) { return Metric(Get(serve.url("/metrics", "status")).body, name); };
+  auto metric = [&](const std::string& name) { return MetricValue(Get(serve.url("/metrics", "status")).body, name); };
 
   // Answers: looked up once, then from the cache.
   http::Result first = Get(serve.url(Query(kAcme)));
@@ -186,7 +179,7 @@ TEST(HotfixServiceTest, RemoteDirectoryFailsOpenAndCountsIt) {
   EXPECT_EQ(gone.status, 200);
   EXPECT_EQ(gone.body, general);
   EXPECT_GT(metric("cincinnati_pe_cluster_directory_failures_total"), 21);
-  EXPECT_EQ(Metric(Get(serve.url("/metrics", "status")).body, "cincinnati_pe_graph_response_errors_total"), -1);
+  EXPECT_EQ(MetricValue(Get(serve.url("/metrics", "status")).body, "cincinnati_pe_graph_response_errors_total"), -1);
 }
 
 }  // namespace

@@ -5,8 +5,6 @@
 // last good graph, stays ready, counts the failure and logs its cause once.
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "core/graph_json.h"
 #include "server/http_server.h"
 #include "service_util.h"
@@ -18,6 +16,7 @@ using testing::Get;
 using testing::ServiceProcess;
 using testing::WaitFor;
 using testing::Count;
+using testing::MetricValue;
 
 // Serves GET /graph with whatever body is set, optionally after a delay.
 class FakeUpstream {
@@ -68,13 +67,6 @@ std::string GoodGraph() {
          R"("edges":[[0,1]],"conditionalEdges":[]})";
 }
 
-double Metric(const ServiceProcess& p, const std::string& name) {
-  std::string text = Get(p.url("/metrics", "status")).body;
-  std::smatch m;
-  if (std::regex_search(text, m, std::regex("\n" + name + " ([0-9.e+]+)"))) return std::stod(m[1]);
-  return -1;
-}
-
 TEST(UpstreamFaultTest, EveryFaultKeepsTheLastGoodGraph) {
   FakeUpstream upstream;
   upstream.Set(GoodGraph());
@@ -107,10 +99,10 @@ TEST(UpstreamFaultTest, EveryFaultKeepsTheLastGoodGraph) {
   };
   for (const Fault& fault : faults) {
     SCOPED_TRACE(fault.name);
-    double before = Metric(engine, "cincinnati_pe_http_upstream_errors_total");
+    double before = MetricValue(engine, "cincinnati_pe_http_upstream_errors_total");
     fault.inject();
     // Three failed fetches in a row...
-    ASSERT_TRUE(WaitFor([&] { return Metric(engine, "cincinnati_pe_http_upstream_errors_total") >= before + 3; },
+    ASSERT_TRUE(WaitFor([&] { return MetricValue(engine, "cincinnati_pe_http_upstream_errors_total") >= before + 3; },
                         std::chrono::seconds(30)))
         << engine.log();
     // ...and the clients never noticed: same answer, still ready.

@@ -49,9 +49,14 @@ ErrorDocument ErrorDocument::FromStatus(const Status& status) {
 
 std::string ErrorDocument::ToJson() const {
   std::string out = "{\"kind\":";
-  AppendJsonString(out, ToValidUtf8(kind));
+  AppendJsonString(out, kind);
   out += ",\"value\":";
-  AppendJsonString(out, ToValidUtf8(value));  // may echo client bytes
+  // A message may echo client or file bytes: never let it make the JSON invalid.
+  if (IsValidUtf8(value)) {
+    AppendJsonString(out, value);
+  } else {
+    AppendJsonString(out, ToValidUtf8(value));
+  }
   out += '}';
   return out;
 }

@@ -90,6 +90,10 @@ bool IsValidUtf8(std::string_view text) {
   return true;
 }
 
+void MakeValidUtf8(std::string& text) {
+  if (!IsValidUtf8(text)) text = ToValidUtf8(text);
+}
+
 std::string ToValidUtf8(std::string_view text) {
   if (IsValidUtf8(text)) return std::string(text);
   std::string out;

@@ -29,5 +29,7 @@ bool IsValidUtf8(std::string_view text);
 // `text` with each maximal ill-formed subsequence replaced by U+FFFD, as Rust's
 // String::from_utf8_lossy does (the reference decodes query strings this way).
 std::string ToValidUtf8(std::string_view text);
+// The same in place; a no-op (no copy) for text that is already valid.
+void MakeValidUtf8(std::string& text);
 
 }  // namespace cincinnati

@@ -51,7 +51,9 @@ Result<Parameters> ParseQuery(std::string_view query) {
     }
     // Decoded bytes that are not UTF-8 become U+FFFD, as in the reference, so no answer
     // (an error echoing a channel, say) carries invalid UTF-8.
-    params.insert_or_assign(ToValidUtf8(key), ToValidUtf8(value));
+    MakeValidUtf8(key);
+    MakeValidUtf8(value);
+    params.insert_or_assign(std::move(key), std::move(value));
   }
   return params;
 }
