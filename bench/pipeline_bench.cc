@@ -72,7 +72,8 @@ BENCHMARK(BM_Pipeline_Generated10k)->Unit(benchmark::kMillisecond);
 // The stages of the generated pipeline on their own.
 void BM_Stage_Generated10k_LoadReleases(benchmark::State& state) {
   for (auto _ : state) {
-    auto graph = LoadReleases(Generated().releases, {});
+    TransformContext ctx;
+    auto graph = LoadReleases(Generated().releases, {}, ctx);
     benchmark::DoNotOptimize(graph);
   }
 }
@@ -88,7 +89,8 @@ void BM_Stage_Generated10k_LoadGraphData(benchmark::State& state) {
 BENCHMARK(BM_Stage_Generated10k_LoadGraphData)->Unit(benchmark::kMillisecond);
 
 void BM_Stage_Generated10k_ApplyAndEdgeAddRemove(benchmark::State& state) {
-  Graph raw = LoadReleases(Generated().releases, {}).value();
+  TransformContext ctx;
+  Graph raw = LoadReleases(Generated().releases, {}, ctx).value();
   Diagnostics d;
   graphdata::GraphData data = graphdata::LoadGraphData(Generated().graph_data, {}, d).value();
   for (auto _ : state) {

@@ -18,7 +18,7 @@
 #include "graph-data/managing_file.h"
 #include "graph-data/time_format.h"
 #include "graph-data/yaml_scalar.h"
-#include "policy/cluster_database.h"
+#include "directory/cluster_database.h"
 #include "registry/credentials.h"
 #include "registry/layer.h"
 #include "registry/manifest.h"
@@ -91,7 +91,8 @@ int GraphDataYaml(const uint8_t* data, size_t size) {
   (void)graphdata::DecodeManagingFile(*doc);
   if (auto hotfix = graphdata::DecodeHotfix(*doc, "fuzz"); hotfix.ok()) {
     auto decoded = DecodeHotfixRules(EncodeHotfixRule(hotfix->rule));
-    FUZZ_CHECK(decoded.size() == 1 && decoded[0] == hotfix->rule, "a validated hotfix rule round-trips");
+    FUZZ_CHECK(decoded.ok() && decoded->size() == 1 && (*decoded)[0] == hotfix->rule,
+               "a validated hotfix rule round-trips");
   }
   return 0;
 }
@@ -147,8 +148,8 @@ int DockerConfig(const uint8_t* data, size_t size) {
 
 int ClusterDirectory(const uint8_t* data, size_t size) {
   std::string text(Text(data, size));
-  (void)policy::ParseClusterCsv(text);
-  (void)policy::ParseClusterJson(text);
+  (void)directory::ParseClusterCsv(text);
+  (void)directory::ParseClusterJson(text);
   return 0;
 }
 

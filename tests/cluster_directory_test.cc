@@ -9,15 +9,17 @@
 #include "lookup_server.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
-#include "policy/cluster_database.h"
+#include "directory/cluster_database.h"
 #include "policy/hotfix_filter.h"
 #include "policy/phased_rollout.h"
-#include "policy/remote_cluster_directory.h"
+#include "directory/remote_cluster_directory.h"
 #include "service_util.h"
 #include "test_util.h"
 
 namespace cincinnati::policy {
 namespace {
+
+using namespace cincinnati::directory;  // NOLINT: the directory is what this file tests
 
 namespace fs = std::filesystem;
 using Kind = DirectoryAnswer::Kind;
@@ -32,13 +34,14 @@ Graph FourX() {
   return std::move(graph).value();
 }
 
-Graph View(const Graph& graph, Parameters params) {
+Graph View(const Graph& graph, Parameters params, std::vector<std::string> hotfixes = {}) {
   TransformChain chain;
   chain.push_back(std::make_unique<ChannelFilter>());
   chain.push_back(std::make_unique<ArchFilter>());
   chain.push_back(std::make_unique<HotfixFilter>());
   TransformContext context;
   context.parameters = std::move(params);
+  context.entitlements.hotfixes = std::move(hotfixes);
   auto view = RunChainOn(chain, graph, context);
   EXPECT_TRUE(view.ok()) << view.status().message();
   return std::move(view).value();
@@ -48,16 +51,20 @@ TEST(HotfixFilterTest, OnlyEntitledRequestsInTheHotfixChannelsSeeTheRelease) {
   Graph graph = FourX();
   HotfixIndex index(graph);
   ASSERT_EQ(index.rules().size(), 1u);
-  EXPECT_EQ(index.Entitled({"acme", {}}, "stable-4.13"), "acme-etcd-defrag");
-  EXPECT_EQ(index.Entitled({"acme", {}}, "candidate-4.13"), "");
-  EXPECT_EQ(index.Entitled({"globex", {{"region", "eu-west"}}}, "stable-4.13"), "");
-  EXPECT_EQ(index.Entitled({"initech", {{"region", "eu-west"}, {"tier", "gold"}}}, "stable-4.13"), "acme-etcd-defrag");
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(index.Entitled({"acme", {}}, "stable-4.13"), Names{"acme-etcd-defrag"});
+  EXPECT_EQ(index.Entitled({"acme", {}}, "candidate-4.13"), Names{});
+  EXPECT_EQ(index.Entitled({"globex", {{"region", "eu-west"}}}, "stable-4.13"), Names{});
+  EXPECT_EQ(index.Entitled({"initech", {{"region", "eu-west"}, {"tier", "gold"}}}, "stable-4.13"),
+            Names{"acme-etcd-defrag"});
 
-  const std::string param(kEntitledHotfixesParam);
   Graph general = View(graph, {{"channel", "stable-4.13"}});
-  Graph entitled = View(graph, {{"channel", "stable-4.13"}, {param, "acme-etcd-defrag"}});
-  Graph other_name = View(graph, {{"channel", "stable-4.13"}, {param, "some-other-fix"}});
-  Graph other_channel = View(graph, {{"channel", "candidate-4.13"}, {param, "acme-etcd-defrag"}});
+  Graph entitled = View(graph, {{"channel", "stable-4.13"}}, {"acme-etcd-defrag"});
+  Graph other_name = View(graph, {{"channel", "stable-4.13"}}, {"some-other-fix"});
+  Graph other_channel = View(graph, {{"channel", "candidate-4.13"}}, {"acme-etcd-defrag"});
+  // A client cannot claim entitlements through the query (the old internal parameter).
+  Graph claimed = View(graph, {{"channel", "stable-4.13"}, {"io.openshift.upgrades.hotfixes", "acme-etcd-defrag"}});
+  EXPECT_FALSE(claimed.Find("4.13.1-hotfix.1"));
   EXPECT_FALSE(general.Find("4.13.1-hotfix.1"));
   EXPECT_FALSE(other_name.Find("4.13.1-hotfix.1"));
   EXPECT_FALSE(other_channel.Find("4.13.1-hotfix.1"));
@@ -85,7 +92,7 @@ TEST(HotfixFilterTest, ComposesWithPhasedRollouts) {
                      "edges:\n- {from: 4.4.2, to: 4.4.2-hotfix.1}\n- {from: 4.4.2-hotfix.1, to: 4.4.3}\n");
   auto graph = testing::BuildLocal(dir / "phased/releases", dir / "phased/graph-data");
   ASSERT_TRUE(graph.ok()) << graph.status().message();
-  auto view = [&](int64_t now, Parameters p) {
+  auto view = [&](int64_t now, Parameters p, std::vector<std::string> hotfixes) {
     TransformChain chain;
     chain.push_back(std::make_unique<ChannelFilter>());
     chain.push_back(std::make_unique<ArchFilter>());
@@ -93,26 +100,26 @@ TEST(HotfixFilterTest, ComposesWithPhasedRollouts) {
     chain.push_back(std::make_unique<PhasedRollout>(FixedClock(now)));
     TransformContext context;
     context.parameters = std::move(p);
+    context.entitlements.hotfixes = std::move(hotfixes);
     auto g = RunChainOn(chain, *graph, context);
     EXPECT_TRUE(g.ok()) << g.status().message();
     return std::move(g).value();
   };
   const int64_t start_443 = 1589241600;  // 2020-05-12T00:00Z
-  const Parameters entitled{{"channel", "stable-4.4"}, {std::string(kEntitledHotfixesParam), "fix"}};
+  const Parameters entitled{{"channel", "stable-4.4"}};
   for (const char* id : {"00000000-0000-4000-8000-000000000000", "0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60",
                          "f47ac10b-58cc-4372-a567-0e02b2c3d479"}) {
     Parameters p = entitled;
     p["id"] = id;
-    Graph early = view(start_443 + 3600, p);
+    Graph early = view(start_443 + 3600, p, {"fix"});
     auto h = early.Find("4.4.2-hotfix.1");
     ASSERT_TRUE(h);
     EXPECT_TRUE(early.HasEdge(*early.Find("4.4.2"), *h));
     EXPECT_EQ(early.HasEdge(*h, *early.Find("4.4.3")), early.HasEdge(*early.Find("4.4.2"), *early.Find("4.4.3"))) << id;
-    Graph late = view(start_443 + 3 * 86400, p);
+    Graph late = view(start_443 + 3 * 86400, p, {"fix"});
     EXPECT_TRUE(late.HasEdge(*late.Find("4.4.2-hotfix.1"), *late.Find("4.4.3")));
     for (const Node& n : late.nodes()) EXPECT_FALSE(n.metadata.count("io.openshift.upgrades.graph.phased.start"));
-    p.erase(std::string(kEntitledHotfixesParam));
-    EXPECT_FALSE(view(start_443 + 3 * 86400, p).Find("4.4.2-hotfix.1"));
+    EXPECT_FALSE(view(start_443 + 3 * 86400, p, {}).Find("4.4.2-hotfix.1"));
   }
 }
 

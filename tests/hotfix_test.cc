@@ -36,7 +36,9 @@ TEST(HotfixDecodeTest, ReadsEveryKey) {
   EXPECT_EQ(h->releases.size(), 1u);
   EXPECT_EQ(h->edges.size(), 2u);
   // The wire form round-trips.
-  EXPECT_EQ(DecodeHotfixRules(EncodeHotfixRule(h->rule)), std::vector<HotfixRule>{h->rule});
+  auto decoded = DecodeHotfixRules(EncodeHotfixRule(h->rule));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(*decoded, std::vector<HotfixRule>{h->rule});
 }
 
 TEST(HotfixDecodeTest, RejectsWithTheReason) {
@@ -115,7 +117,7 @@ TEST_F(HotfixLoadTest, AppliedHotfixMarksTheReleaseAndAddsItsEdges) {
   ASSERT_TRUE(h);
   const Metadata& m = graph->node(*h).metadata;
   EXPECT_EQ(m.at("io.openshift.upgrades.graph.release.channels"), "fast-4.13,stable-4.13");
-  auto rules = DecodeHotfixRules(m.at("io.openshift.upgrades.graph.hotfix.rules"));
+  auto rules = DecodeHotfixRules(m.at("io.openshift.upgrades.graph.hotfix.rules")).value();
   ASSERT_EQ(rules.size(), 1u);
   EXPECT_EQ(rules[0].name, "acme-etcd-defrag");
   EXPECT_TRUE(graph->HasEdge(*graph->Find("4.12.3+amd64"), *h));

@@ -195,7 +195,9 @@ TEST_F(PhasedSemanticsTest, PreviewTimingsMatchWhatIsServed) {
   c.parameters = {{"channel", "stable-4.4"}};
   Graph view = RunChainOn(filters, graph_, c).value();
   for (size_t i = 0; i < 200; ++i) {
-    for (const policy::EdgeTiming& t : policy::EdgeTimings(view, "stable-4.4", ids_[i])) {
+    auto timings = policy::EdgeTimings(view, "stable-4.4", ids_[i]);
+    ASSERT_TRUE(timings.ok()) << timings.status().message();
+    for (const policy::EdgeTiming& t : *timings) {
       if (t.appears == INT64_MIN) continue;
       EXPECT_FALSE(Sees("stable-4.4", t.from, t.to, t.appears - 1, ids_[i])) << t.from << "->" << t.to;
       EXPECT_TRUE(Sees("stable-4.4", t.from, t.to, t.appears, ids_[i])) << t.from << "->" << t.to;

@@ -79,7 +79,8 @@ TEST(ReleaseDirectoryTest, ReadsDocumentsAndUnpackedPayloads) {
   WriteFile(dir / "rel-1.0.0/release-manifests/release-metadata",
             R"({"kind":"cincinnati-metadata-v0","version":"1.0.0","metadata":{"url":"u"}})");
   WriteFile(dir / "README.md", "not a release");
-  auto g = LoadReleases(dir.path(), {});
+  TransformContext ctx;
+  auto g = LoadReleases(dir.path(), {}, ctx);
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(EdgeStrings(*g), (std::vector<std::string>{"1.0.0+amd64->1.1.0+amd64", "1.0.0+arm64->1.1.0+arm64"}));
   const Node& arm = g->node(*g->Find("1.1.0+arm64"));
@@ -94,11 +95,12 @@ TEST(ReleaseDirectoryTest, ReadsDocumentsAndUnpackedPayloads) {
 TEST(ReleaseDirectoryTest, BadDocumentIsNamed) {
   TempDir dir;
   WriteFile(dir / "bad.json", R"({"kind":"cincinnati-metadata-v0","version":"1.1"})");
-  auto g = LoadReleases(dir.path(), {});
+  TransformContext ctx;
+  auto g = LoadReleases(dir.path(), {}, ctx);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("bad.json"), std::string::npos);
   EXPECT_NE(g.status().message().find("'1.1'"), std::string::npos);
-  EXPECT_FALSE(LoadReleases(dir / "missing.json", {}).ok());
+  EXPECT_FALSE(LoadReleases(dir / "missing.json", {}, ctx).ok());
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "core/graph_json.h"
 #include "lookup_server.h"
-#include "policy/cluster_database.h"
+#include "directory/cluster_database.h"
 #include "service_util.h"
 #include "test_util.h"
 
@@ -27,9 +27,9 @@ constexpr const char* kHotfix = "\"4.13.1-hotfix.1\"";
 
 std::string ImportExampleClusters(const fs::path& dir) {
   std::string db = (dir / "clusters.db").string();
-  auto opened = policy::ClusterDatabase::Open(db, true);
+  auto opened = directory::ClusterDatabase::Open(db, true);
   EXPECT_TRUE(opened.ok());
-  auto records = policy::ParseClusterCsv(testing::ReadFile(testing::Examples() / "ocp-4x/clusters.csv"));
+  auto records = directory::ParseClusterCsv(testing::ReadFile(testing::Examples() / "ocp-4x/clusters.csv"));
   EXPECT_TRUE(records.ok());
   EXPECT_TRUE((*opened)->Import(*records, true).ok());
   return db;
@@ -74,10 +74,10 @@ TEST(HotfixServiceTest, OnlyTheNamedCustomerSeesItsHotfix) {
   EXPECT_EQ(Get(serve.url("/graph?channel=candidate-4.13&id=" + kAcme)).body.find(kHotfix), std::string::npos);
 
   // The directory file changes while the service runs: globex becomes gold.
-  auto writer = policy::ClusterDatabase::Open(db, false);
+  auto writer = directory::ClusterDatabase::Open(db, false);
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->Put({kGlobex, {"globex", {{"region", "eu-west"}, {"tier", "gold"}}}},
-                             policy::ClusterDatabase::PutMode::kUpdate).ok());
+                             directory::ClusterDatabase::PutMode::kUpdate).ok());
   EXPECT_NE(Get(serve.url(Query(kGlobex))).body.find(kHotfix), std::string::npos);
 
   std::string metrics = Get(serve.url("/metrics", "status")).body;

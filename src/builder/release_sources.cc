@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "builder/release_check.h"
 #include "core/graph_json.h"
 #include "core/sha256.h"
 #include "graph-data/file_reader.h"
@@ -71,22 +72,22 @@ Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const Rel
   return releases;
 }
 
-Result<Graph> LoadReleases(const fs::path& path, const ReleaseDirectoryOptions& options) {
+Result<Graph> LoadReleases(const fs::path& path, const ReleaseDirectoryOptions& options, TransformContext& context) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     CINCINNATI_ASSIGN_OR_RETURN(std::vector<Release> releases, LoadReleaseDirectory(path, options));
-    auto graph = BuildRawGraph(releases, options.manifestref_key);
+    auto graph = BuildRawGraph(KeepUsableReleases(std::move(releases), context), options.manifestref_key);
     if (!graph.ok()) return graph.status().WithContext(path.string());
     return graph;
   }
   CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(path));
   auto graph = ReadGraphJson(text);
   if (!graph.ok()) return graph.status().WithContext(path.string());
-  return graph;
+  return KeepUsableNodes(std::move(graph).value(), context);
 }
 
 Result<Graph> LocalReleaseSource::Apply(Graph, TransformContext& context) const {
-  CINCINNATI_ASSIGN_OR_RETURN(Graph graph, LoadReleases(path_, options_));
+  CINCINNATI_ASSIGN_OR_RETURN(Graph graph, LoadReleases(path_, options_, context));
   context.raw_releases = 0;
   for (const Node& n : graph.nodes()) context.raw_releases += n.concrete;
   return graph;

@@ -32,8 +32,11 @@ struct ReleaseDirectoryOptions {
 Result<std::vector<Release>> LoadReleaseDirectory(const std::filesystem::path& dir,
                                                   const ReleaseDirectoryOptions& options);
 
-// Loads a graph from a file (graph JSON) or a directory (release documents).
-Result<Graph> LoadReleases(const std::filesystem::path& path, const ReleaseDirectoryOptions& options);
+// Loads a graph from a file (graph JSON) or a directory (release documents). Releases
+// whose own metadata is unusable are left out and reported in `context`
+// (builder/release_check.h).
+Result<Graph> LoadReleases(const std::filesystem::path& path, const ReleaseDirectoryOptions& options,
+                           TransformContext& context);
 
 // "local-releases": the first step of a local graph-builder chain; ignores its input.
 class LocalReleaseSource : public GraphTransform {

@@ -8,13 +8,13 @@
 
 #include "cli/commands.h"
 #include "graph-data/file_reader.h"
-#include "policy/cluster_database.h"
+#include "directory/cluster_database.h"
 
 namespace cincinnati::cli {
 namespace {
 
-using policy::ClusterDatabase;
-using policy::ClusterRecord;
+using directory::ClusterDatabase;
+using directory::ClusterRecord;
 
 struct ClusterArgs {
   std::string db = "clusters.db";
@@ -46,7 +46,7 @@ Status Run(const std::string& action, const ClusterArgs& a) {
     ClusterRecord r{a.id, {a.customer, {}}};
     CINCINNATI_RETURN_IF_ERROR(ApplyLabels(a, r));
     CINCINNATI_RETURN_IF_ERROR(db->Put(r, ClusterDatabase::PutMode::kInsert));
-    std::cerr << fmt::format("added cluster {} to {}\n", policy::NormalizeClusterId(a.id), a.db);
+    std::cerr << fmt::format("added cluster {} to {}\n", directory::NormalizeClusterId(a.id), a.db);
   } else if (action == "update") {
     CINCINNATI_ASSIGN_OR_RETURN(std::optional<ClusterRecord> existing, db->Get(a.id));
     if (!existing) return Status::NotFound(fmt::format("cluster {} is not in {} (use `add`)", a.id, a.db));
@@ -56,12 +56,12 @@ Status Run(const std::string& action, const ClusterArgs& a) {
     std::cerr << fmt::format("updated cluster {}\n", existing->id);
   } else if (action == "remove") {
     CINCINNATI_RETURN_IF_ERROR(db->Remove(a.id));
-    std::cerr << fmt::format("removed cluster {}\n", policy::NormalizeClusterId(a.id));
+    std::cerr << fmt::format("removed cluster {}\n", directory::NormalizeClusterId(a.id));
   } else if (action == "list" || action == "export") {
     CINCINNATI_ASSIGN_OR_RETURN(std::vector<ClusterRecord> records, db->List(a.customer_filter));
     std::string format = action == "list" && a.format.empty() ? "csv" : FormatOf(a, a.output);
     if (format != "csv" && format != "json") return Status::InvalidArgument("--format must be csv or json");
-    std::string text = format == "json" ? policy::WriteClusterJson(records) : policy::WriteClusterCsv(records);
+    std::string text = format == "json" ? directory::WriteClusterJson(records) : directory::WriteClusterCsv(records);
     if (a.output.empty() || a.output == "-") {
       std::cout << text;
     } else {
@@ -80,8 +80,8 @@ Status Run(const std::string& action, const ClusterArgs& a) {
       CINCINNATI_ASSIGN_OR_RETURN(text, graphdata::ReadFileToString(a.file));
     }
     std::string format = FormatOf(a, a.file);
-    auto records = format == "json" ? policy::ParseClusterJson(text)
-                   : format == "csv" ? policy::ParseClusterCsv(text)
+    auto records = format == "json" ? directory::ParseClusterJson(text)
+                   : format == "csv" ? directory::ParseClusterCsv(text)
                                      : Result<std::vector<ClusterRecord>>(Status::InvalidArgument("--format must be csv or json"));
     if (!records.ok()) return records.status().WithContext(a.file);
     CINCINNATI_RETURN_IF_ERROR(db->Import(*records, a.replace));

@@ -45,7 +45,8 @@ Status RunPreview(const PreviewArgs& a) {
   bool valid = policy::IsValidClusterId(a.id);
   std::cout << fmt::format("channel {}, arch {}, cluster {}{}, at {}\n", a.channel, a.arch, a.id.empty() ? "(none)" : a.id,
                            valid || a.id.empty() ? "" : " (not a UUID: treated as no id)", graphdata::FormatDateTime(now));
-  for (const policy::EdgeTiming& t : policy::EdgeTimings(view, a.channel, a.id)) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<policy::EdgeTiming> timings, policy::EdgeTimings(view, a.channel, a.id));
+  for (const policy::EdgeTiming& t : timings) {
     std::string when = t.appears == INT64_MIN ? "always" : graphdata::FormatDateTime(t.appears);
     std::string state = t.appears <= now ? "visible" : "in " + Human(t.appears - now);
     std::string phased = t.window > 0 ? fmt::format("  (window {}, this cluster at {:.1f}%)", Human(t.window), t.position * 100)

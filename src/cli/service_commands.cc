@@ -23,9 +23,9 @@
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
 #include "policy/channel_target.h"
-#include "policy/cluster_database.h"
+#include "directory/cluster_database.h"
 #include "policy/hotfix_filter.h"
-#include "policy/remote_cluster_directory.h"
+#include "directory/remote_cluster_directory.h"
 #include "core/strings.h"
 #include "graph-data/time_format.h"
 #include "server/graph_builder_service.h"
@@ -324,7 +324,7 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
 
 // The cluster directory: a SQLite file (the embedded default), a remote lookup
 // service, or none (then no cluster sees a hotfix).
-Result<std::shared_ptr<policy::ClusterDirectory>> Directory(const Settings& s) {
+Result<std::shared_ptr<directory::ClusterDirectory>> Directory(const Settings& s) {
   bool file = s.Has("cluster_directory.path"), remote = s.Has("cluster_directory.url");
   if (file && remote) return Status::InvalidArgument("give cluster_directory.path or cluster_directory.url, not both");
   if (file) {
@@ -332,10 +332,10 @@ Result<std::shared_ptr<policy::ClusterDirectory>> Directory(const Settings& s) {
     if (!std::filesystem::exists(path)) {
       spdlog::warn("cluster directory {} does not exist yet; lookups fail (general graph) until it does", path);
     }
-    return std::shared_ptr<policy::ClusterDirectory>(std::make_shared<policy::SqliteClusterDirectory>(path));
+    return std::shared_ptr<directory::ClusterDirectory>(std::make_shared<directory::SqliteClusterDirectory>(path));
   }
-  if (!remote) return std::shared_ptr<policy::ClusterDirectory>();
-  policy::RemoteDirectoryOptions o;
+  if (!remote) return std::shared_ptr<directory::ClusterDirectory>();
+  directory::RemoteDirectoryOptions o;
   o.base_url = s.String("cluster_directory.url", "");
   auto millis = [&](const char* key, uint64_t fallback) -> Result<std::chrono::milliseconds> {
     CINCINNATI_ASSIGN_OR_RETURN(uint64_t v, s.Unsigned(key, fallback));
@@ -348,7 +348,7 @@ Result<std::shared_ptr<policy::ClusterDirectory>> Directory(const Settings& s) {
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t entries, s.Unsigned("cluster_directory.cache_entries", 100000));
   o.max_entries = entries;
   if (o.timeout.count() == 0) return Status::InvalidArgument("cluster_directory.timeout_ms must be greater than 0");
-  return std::shared_ptr<policy::ClusterDirectory>(std::make_shared<policy::RemoteClusterDirectory>(o));
+  return std::shared_ptr<directory::ClusterDirectory>(std::make_shared<directory::RemoteClusterDirectory>(o));
 }
 
 Result<server::ServerLimits> Limits(const Settings& s) {

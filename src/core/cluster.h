@@ -1,5 +1,5 @@
 // What the policy engine knows about a cluster beyond its query: the customer who owns
-// it and its labels, from a cluster directory (policy/cluster_directory.h).
+// it and its labels, from a cluster directory (directory/cluster_directory.h).
 #pragma once
 
 #include <map>

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/internal_metadata.h"
 #include "core/semver.h"
 #include "core/strings.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 Status Refuse(std::string what) { return Status::InvalidArgument("graph not served: " + std::move(what)); }
 
-Status CheckNode(const Node& node, size_t index) {
+Status CheckNode(const Node& node, size_t index, std::string_view key_prefix) {
   if (!IsValidUtf8(node.version)) return Refuse(fmt::format("node {}: version is not valid UTF-8", index));
   auto parsed = Version::Parse(node.version);
   if (!parsed.ok()) {
@@ -26,6 +27,9 @@ Status CheckNode(const Node& node, size_t index) {
     if (!IsValidUtf8(key) || !IsValidUtf8(value)) {
       return Refuse(fmt::format("node {} ('{}'): metadata key or value is not valid UTF-8", index, node.version));
     }
+  }
+  if (Status internal = CheckInternalMetadata(node.metadata, key_prefix); !internal.ok()) {
+    return Refuse(fmt::format("node {} ('{}'): {}", index, node.version, internal.message()));
   }
   return Status::OK();
 }
@@ -61,12 +65,12 @@ Status CheckConditionalEdge(const ConditionalEdge& group, size_t index,
 
 }  // namespace
 
-Status CheckServable(const Graph& graph) {
+Status CheckServable(const Graph& graph, std::string_view key_prefix) {
   std::unordered_set<std::string_view> versions;
   versions.reserve(graph.node_count());
   for (size_t i = 0; i < graph.node_count(); ++i) {
     const Node& node = graph.node(static_cast<NodeIndex>(i));
-    if (Status s = CheckNode(node, i); !s.ok()) return s;
+    if (Status s = CheckNode(node, i, key_prefix); !s.ok()) return s;
     if (!versions.insert(node.version).second) return Refuse(fmt::format("version '{}' appears twice", node.version));
   }
   for (const Edge& e : graph.Edges()) {

@@ -10,15 +10,20 @@
 //   - valid UTF-8 in every version, payload and metadata key and value (metadata values
 //     are strings by construction);
 //   - conditional edges whose endpoints are nodes of the graph, each group with at least
-//     one edge and one risk, each risk with a name and at least one matching rule.
+//     one edge and one risk, each risk with a name and at least one matching rule;
+//   - internal metadata (phased starts and rules, hotfix rules; core/internal_metadata.h)
+//     that decodes, so no policy step meets a value it cannot read.
 // The message names the first offending node, edge or risk. O(nodes + edges + metadata).
 #pragma once
 
+#include <string_view>
+
 #include "core/graph.h"
+#include "core/metadata_keys.h"
 #include "core/status.h"
 
 namespace cincinnati {
 
-Status CheckServable(const Graph& graph);
+Status CheckServable(const Graph& graph, std::string_view key_prefix = kDefaultKeyPrefix);
 
 }  // namespace cincinnati

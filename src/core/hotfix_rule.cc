@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/strings.h"
 
 namespace cincinnati {
@@ -64,22 +66,38 @@ std::string EncodeHotfixRule(const HotfixRule& rule) {
   return rule.name + "|" + Join(rule.channels, ',') + "|" + Join(rule.customers, ',') + "|" + Join(selectors, ' ');
 }
 
-std::vector<HotfixRule> DecodeHotfixRules(std::string_view encoded) {
+Result<std::vector<HotfixRule>> DecodeHotfixRules(std::string_view encoded) {
   std::vector<HotfixRule> rules;
   for (std::string_view entry : Split(encoded, ';')) {
+    auto bad = [&](std::string_view why) {
+      return Status::InvalidArgument(fmt::format("rule '{}': {}", entry, why));
+    };
     std::vector<std::string_view> parts = Split(entry, '|');
-    if (parts.size() != 4 || parts[0].empty()) continue;
+    if (parts.size() != 4) return bad("expected name|channels|customers|selectors");
+    if (!IsHotfixToken(parts[0])) return bad("the name is not a hotfix token");
     HotfixRule rule;
     rule.name = std::string(parts[0]);
     rule.channels = SplitNonEmpty(parts[1], ',');
     rule.customers = SplitNonEmpty(parts[2], ',');
+    if (rule.channels.empty()) return bad("no channel");
+    for (const auto* list : {&rule.channels, &rule.customers}) {
+      for (const std::string& item : *list) {
+        if (!IsHotfixToken(item)) return bad(fmt::format("'{}' is not a hotfix token", item));
+      }
+    }
     for (const std::string& selector : SplitNonEmpty(parts[3], ' ')) {
       std::map<std::string, std::string> labels;
       for (const std::string& pair : SplitNonEmpty(selector, '&')) {
         size_t eq = pair.find('=');
-        if (eq != std::string::npos) labels[pair.substr(0, eq)] = pair.substr(eq + 1);
+        if (eq == std::string::npos || !IsHotfixToken(pair.substr(0, eq))) {
+          return bad(fmt::format("selector item '{}' is not key=value", pair));
+        }
+        std::string value = pair.substr(eq + 1);
+        if (!value.empty() && !IsHotfixToken(value)) return bad(fmt::format("label value '{}' is not a hotfix token", value));
+        labels[pair.substr(0, eq)] = std::move(value);
       }
-      if (!labels.empty()) rule.selectors.push_back(std::move(labels));
+      if (labels.empty()) return bad("an empty selector");
+      rule.selectors.push_back(std::move(labels));
     }
     rules.push_back(std::move(rule));
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "core/status.h"
 
 namespace cincinnati {
 
@@ -33,7 +34,8 @@ struct HotfixRule {
 bool IsHotfixToken(std::string_view text);
 
 std::string EncodeHotfixRule(const HotfixRule& rule);
-// Malformed entries are skipped (the graph builder validated what it wrote).
-std::vector<HotfixRule> DecodeHotfixRules(std::string_view encoded);
+// Total and strict: an entry that EncodeHotfixRule could not have written is an error
+// naming it (the value comes from an upstream graph, which is untrusted).
+Result<std::vector<HotfixRule>> DecodeHotfixRules(std::string_view encoded);
 
 }  // namespace cincinnati

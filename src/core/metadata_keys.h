@@ -39,10 +39,6 @@ inline std::string PrefixedKey(std::string_view prefix, std::string_view suffix)
 
 // Run parameters passed between graph-builder transforms.
 inline constexpr std::string_view kSecondaryMetadataDirectoryParam = "io.openshift.upgrades.secondary_metadata.directory";
-// Policy-engine request parameter, set by the service from the cluster directory (and
-// never taken from the client): the names of the hotfixes the cluster may see, sorted,
-// comma-separated.
-inline constexpr std::string_view kEntitledHotfixesParam = "io.openshift.upgrades.hotfixes";
 inline constexpr std::string_view kSecondaryMetadataTarParam = "io.openshift.upgrades.secondary_metadata.tar";
 
 }  // namespace cincinnati

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/guard.h"
+
 namespace cincinnati {
 
 namespace {
@@ -20,7 +22,7 @@ Status StepError(const GraphTransform& step, const Status& status) {
 Result<Graph> RunFrom(const TransformChain& chain, size_t first, Graph graph, TransformContext& context,
                       size_t last = SIZE_MAX) {
   for (size_t i = first; i < std::min(last, chain.size()); ++i) {
-    auto next = chain[i]->Apply(std::move(graph), context);
+    auto next = Guarded(chain[i]->name(), [&] { return chain[i]->Apply(std::move(graph), context); });
     if (!next.ok()) return StepError(*chain[i], next.status());
     graph = std::move(next).value();
   }
@@ -40,7 +42,7 @@ Result<Graph> RunChainOn(const TransformChain& chain, const Graph& graph, Transf
 Result<Graph> RunStepsOn(const TransformChain& chain, size_t first, size_t last, const Graph& graph,
                          TransformContext& context) {
   if (first >= last || first >= chain.size()) return graph;
-  auto head = chain[first]->ApplyTo(graph, context);
+  auto head = Guarded(chain[first]->name(), [&] { return chain[first]->ApplyTo(graph, context); });
   if (!head.ok()) return StepError(*chain[first], head.status());
   return RunFrom(chain, first + 1, std::move(head).value(), context, last);
 }

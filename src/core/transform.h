@@ -4,7 +4,8 @@
 // steps (channel and arch filters) share this interface and are composed by
 // configuration into a chain. A transform that fails returns a Status; the chain stops
 // and the caller keeps whatever graph it had before (a failed step never leaks a
-// half-applied graph because it only ever returned a new one).
+// half-applied graph because it only ever returned a new one). An exception thrown by
+// a step becomes an Internal error of that step (core/guard.h).
 #pragma once
 
 #include <functional>
@@ -25,10 +26,21 @@ namespace cincinnati {
 // handed from step to step in the graph builder.
 using Parameters = std::map<std::string, std::string, std::less<>>;
 
+// What the policy engine knows of the requesting cluster besides its query: set by the
+// service from the cluster directory, never from client parameters.
+struct ClusterEntitlements {
+  std::vector<std::string> hotfixes;  // names of the hotfixes the cluster may see, sorted
+  bool operator==(const ClusterEntitlements&) const = default;
+};
+
 struct TransformContext {
   Parameters parameters;
+  ClusterEntitlements entitlements;
   Diagnostics diagnostics;
   size_t raw_releases = 0;  // set by release sources: releases found before graph building
+  // Set by release sources: releases left out because their own metadata is unusable
+  // (builder/release_check.h).
+  size_t rejected_releases = 0;
   // Live progress of long steps ("tags_listed", "manifests_read", ...), when someone
   // listens (the graph builder turns it into metrics). May be called from any thread.
   std::function<void(std::string_view item, double value)> progress;
@@ -48,6 +60,9 @@ class GraphTransform {
   // means it depends on something else too (a clock, a lookup), so results must not be
   // cached by parameters.
   virtual std::optional<std::vector<std::string>> cache_key_parameters() const { return std::nullopt; }
+  // Whether the output also depends on the context's entitlements (then they are part
+  // of any cache key).
+  virtual bool reads_entitlements() const { return false; }
   // Whether running on `graph` can change it; false lets a caller skip the step (and
   // keep serving a cached answer). Steps that cannot tell return true.
   virtual bool AppliesTo(const Graph& graph) const { return true; }

@@ -1,12 +1,12 @@
 // "hotfix-filter": hides hotfix releases (graph-data hotfixes/) from every cluster
 // that may not see them.
 //
-// A node carrying hotfix rules stays only when the request's entitled-hotfixes
-// parameter (kEntitledHotfixesParam, which the policy engine sets from the cluster
-// directory and never takes from the client) names one of its rules that lists the
-// request's channel. Clusters without an id, unknown clusters and requests without a
-// channel see no hotfix release. The rules key is always removed from the answer.
-// The answer depends only on the channel and that parameter, so it is cached.
+// A node carrying hotfix rules stays only when the context's entitlements (which the
+// policy engine sets from the cluster directory, never from the client's query) name
+// one of its rules that lists the request's channel. Clusters without an id, unknown
+// clusters and requests without a channel see no hotfix release. The rules key is
+// always removed from the answer. The answer depends only on the channel and the
+// entitlements, so it is cached. Rules that do not decode are an error naming the node.
 #pragma once
 
 #include <string>
@@ -27,6 +27,7 @@ class HotfixFilter : public GraphTransform {
   Result<Graph> Apply(Graph graph, TransformContext& context) const override;
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
   std::optional<std::vector<std::string>> cache_key_parameters() const override;
+  bool reads_entitlements() const override { return true; }
 
  private:
   std::string rules_key_;
@@ -38,9 +39,9 @@ class HotfixIndex {
   explicit HotfixIndex(const Graph& graph, std::string_view key_prefix = kDefaultKeyPrefix);
   bool empty() const { return rules_.empty(); }
   const std::vector<HotfixRule>& rules() const { return rules_; }  // one per name
-  // The names of the hotfixes in `channel` that apply to `cluster`: sorted,
-  // comma-separated, "" for none. This is the entitled-hotfixes parameter.
-  std::string Entitled(const ClusterInfo& cluster, std::string_view channel) const;
+  // The names of the hotfixes in `channel` that apply to `cluster`, sorted: the
+  // cluster's ClusterEntitlements::hotfixes.
+  std::vector<std::string> Entitled(const ClusterInfo& cluster, std::string_view channel) const;
 
  private:
   std::vector<HotfixRule> rules_;

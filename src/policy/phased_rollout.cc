@@ -8,6 +8,9 @@
 
 #include <re2/re2.h>
 
+#include <fmt/format.h>
+
+#include "core/internal_metadata.h"
 #include "core/semver.h"
 #include "core/sha256.h"
 #include "core/strings.h"
@@ -16,30 +19,61 @@
 namespace cincinnati::policy {
 namespace {
 
-// The value for `channel` in "<channel>=<value>,..." lists.
-std::optional<int64_t> StartIn(std::string_view list, std::string_view channel) {
-  for (std::string_view item : Split(list, ',')) {
-    size_t eq = item.find('=');
-    if (eq != std::string_view::npos && item.substr(0, eq) == channel) {
-      return std::stoll(std::string(item.substr(eq + 1)));
-    }
-  }
-  return std::nullopt;
-}
+// A node's internal phasing keys, decoded (core/internal_metadata.h).
+struct NodePhasing {
+  std::vector<ChannelStart> starts;
+  std::vector<ChannelRollouts> rollouts;
+};
 
-// The rules of `channel` in "<channel>:<criterion>=<seconds>,...;..." lists.
-std::map<std::string, int64_t, std::less<>> RulesIn(std::string_view list, std::string_view channel) {
-  std::map<std::string, int64_t, std::less<>> rules;
-  for (std::string_view block : Split(list, ';')) {
-    size_t colon = block.find(':');
-    if (colon == std::string_view::npos || block.substr(0, colon) != channel) continue;
-    for (std::string_view rule : Split(block.substr(colon + 1), ',')) {
-      size_t eq = rule.find('=');
-      if (eq != std::string_view::npos) rules[std::string(rule.substr(0, eq))] = std::stoll(std::string(rule.substr(eq + 1)));
+class Phasing {
+ public:
+  // Decodes every node's keys once; an error names the node and the key.
+  static Result<Phasing> Of(const Graph& graph, const std::string& start_key, const std::string& rollouts_key) {
+    Phasing p;
+    p.nodes_.resize(graph.node_count());
+    for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+      const Metadata& m = graph.node(i).metadata;
+      auto context = [&](const std::string& key) { return fmt::format("{}: {}", graph.node(i).version, key); };
+      if (auto it = m.find(start_key); it != m.end()) {
+        auto starts = DecodePhasedStarts(it->second);
+        if (!starts.ok()) return starts.status().WithContext(context(start_key));
+        p.nodes_[i].starts = std::move(starts).value();
+      }
+      if (auto it = m.find(rollouts_key); it != m.end()) {
+        auto rollouts = DecodePhasedRollouts(it->second);
+        if (!rollouts.ok()) return rollouts.status().WithContext(context(rollouts_key));
+        p.nodes_[i].rollouts = std::move(rollouts).value();
+      }
     }
+    return p;
   }
-  return rules;
-}
+
+  // When node i joins `channel` (INT64_MIN: it has no start there, so always).
+  int64_t StartOf(NodeIndex i, std::string_view channel) const {
+    for (const ChannelStart& s : nodes_[i].starts) {
+      if (s.channel == channel) return s.start;
+    }
+    return INT64_MIN;
+  }
+
+  // The window of `criterion` among node i's rules for `channel`, the last one
+  // written winning; nullopt when there is none.
+  std::optional<int64_t> RuleOf(NodeIndex i, std::string_view channel, std::string_view criterion) const {
+    std::optional<int64_t> found;
+    for (const ChannelRollouts& block : nodes_[i].rollouts) {
+      if (block.channel != channel) continue;
+      for (const RolloutRule& rule : block.rules) {
+        if (rule.criterion == criterion) found = rule.seconds;
+      }
+    }
+    return found;
+  }
+
+  const std::vector<ChannelRollouts>& RolloutsOf(NodeIndex i) const { return nodes_[i].rollouts; }
+
+ private:
+  std::vector<NodePhasing> nodes_;
+};
 
 // The one rule of the design for an edge in a channel: it begins at the later of its
 // endpoints' starts; its window is the target's matching rule ("minor" when major or
@@ -50,48 +84,39 @@ struct EdgeWindow {
   std::string target;  // target version without build, when phased
 };
 
-int64_t StartOf(const Node& n, const std::string& start_key, std::string_view channel) {
-  auto it = n.metadata.find(start_key);
-  return it == n.metadata.end() ? INT64_MIN : StartIn(it->second, channel).value_or(INT64_MIN);
-}
-
-EdgeWindow WindowOf(const Node& from, const Node& to, std::string_view channel, const std::string& start_key,
-                    const std::string& rollouts_key) {
+EdgeWindow WindowOf(const Graph& graph, const Phasing& phasing, NodeIndex from, NodeIndex to, std::string_view channel) {
   EdgeWindow w;
-  w.begin = std::max(StartOf(from, start_key, channel), StartOf(to, start_key, channel));
-  auto it = to.metadata.find(rollouts_key);
-  if (it == to.metadata.end()) return w;
-  auto fv = Version::Parse(from.version), tv = Version::Parse(to.version);
+  w.begin = std::max(phasing.StartOf(from, channel), phasing.StartOf(to, channel));
+  if (phasing.RolloutsOf(to).empty()) return w;
+  auto fv = Version::Parse(graph.node(from).version), tv = Version::Parse(graph.node(to).version);
   if (!fv.ok() || !tv.ok()) return w;
-  auto rules = RulesIn(it->second, channel);
   bool minor = fv->major() != tv->major() || fv->minor() != tv->minor();
-  auto rule = rules.find(minor ? "minor" : "patch");
-  if (rule == rules.end()) rule = rules.find("*");
-  if (rule == rules.end() || rule->second <= 0) return w;
-  w.window = rule->second;
+  std::optional<int64_t> rule = phasing.RuleOf(to, channel, minor ? "minor" : "patch");
+  if (!rule) rule = phasing.RuleOf(to, channel, "*");
+  if (!rule || *rule <= 0) return w;
+  w.window = *rule;
   w.target = tv->ToStringWithoutBuild();
   return w;
 }
 
+std::string StartKey(std::string_view prefix) { return PrefixedKey(prefix, kPhasedStartSuffix); }
+std::string RolloutsKey(std::string_view prefix) { return PrefixedKey(prefix, kPhasedRolloutsSuffix); }
+
 }  // namespace
 
-std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view key_prefix) {
-  const std::string start_key = PrefixedKey(key_prefix, kPhasedStartSuffix);
-  const std::string rollouts_key = PrefixedKey(key_prefix, kPhasedRolloutsSuffix);
+Result<std::vector<RolloutWindow>> RolloutWindows(const Graph& graph, std::string_view key_prefix) {
+  CINCINNATI_ASSIGN_OR_RETURN(Phasing phasing, Phasing::Of(graph, StartKey(key_prefix), RolloutsKey(key_prefix)));
   std::map<std::tuple<std::string, std::string, std::string>, RolloutWindow> windows;
   for (const Edge& e : graph.Edges()) {
-    const Node& from = graph.node(e.from);
-    const Node& to = graph.node(e.to);
-    auto rollouts = to.metadata.find(rollouts_key);
-    if (rollouts == to.metadata.end()) continue;
-    for (std::string_view block : Split(rollouts->second, ';')) {
-      std::string channel(block.substr(0, block.find(':')));
+    for (const ChannelRollouts& block : phasing.RolloutsOf(e.to)) {
+      const std::string& channel = block.channel;
       // Both endpoints must be in the channel (a graph builder's graph holds them all).
-      if (StartOf(from, start_key, channel) == INT64_MIN || StartOf(to, start_key, channel) == INT64_MIN) continue;
-      EdgeWindow w = WindowOf(from, to, channel, start_key, rollouts_key);
+      if (phasing.StartOf(e.from, channel) == INT64_MIN || phasing.StartOf(e.to, channel) == INT64_MIN) continue;
+      EdgeWindow w = WindowOf(graph, phasing, e.from, e.to, channel);
       if (w.window == 0) continue;
-      auto fv = Version::Parse(from.version);
-      RolloutWindow r{channel, fv.ok() ? fv->ToStringWithoutBuild() : from.version, w.target, w.begin, w.window};
+      const std::string& from = graph.node(e.from).version;
+      auto fv = Version::Parse(from);
+      RolloutWindow r{channel, fv.ok() ? fv->ToStringWithoutBuild() : from, w.target, w.begin, w.window};
       windows.emplace(std::make_tuple(r.channel, r.from, r.to), r);
     }
   }
@@ -100,16 +125,13 @@ std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view k
   return out;
 }
 
-std::vector<EdgeTiming> EdgeTimings(const Graph& view, std::string_view channel, std::string_view id,
-                                    std::string_view key_prefix) {
-  const std::string start_key = PrefixedKey(key_prefix, kPhasedStartSuffix);
-  const std::string rollouts_key = PrefixedKey(key_prefix, kPhasedRolloutsSuffix);
+Result<std::vector<EdgeTiming>> EdgeTimings(const Graph& view, std::string_view channel, std::string_view id,
+                                            std::string_view key_prefix) {
+  CINCINNATI_ASSIGN_OR_RETURN(Phasing phasing, Phasing::Of(view, StartKey(key_prefix), RolloutsKey(key_prefix)));
   std::vector<EdgeTiming> out;
   for (const Edge& e : view.Edges()) {
-    const Node& from = view.node(e.from);
-    const Node& to = view.node(e.to);
-    EdgeWindow w = WindowOf(from, to, channel, start_key, rollouts_key);
-    EdgeTiming t{from.version, to.version, w.begin, w.window, 0};
+    EdgeWindow w = WindowOf(view, phasing, e.from, e.to, channel);
+    EdgeTiming t{view.node(e.from).version, view.node(e.to).version, w.begin, w.window, 0};
     if (w.window > 0) {
       t.position = IsValidClusterId(id) ? RolloutPosition(id, w.target) : 1.0;
       t.appears += static_cast<int64_t>(std::ceil(t.position * static_cast<double>(t.window)));
@@ -143,9 +165,7 @@ bool IsValidClusterId(std::string_view id) {
 }
 
 PhasedRollout::PhasedRollout(Clock now, std::string key_prefix)
-    : now_(std::move(now)),
-      start_key_(PrefixedKey(key_prefix, kPhasedStartSuffix)),
-      rollouts_key_(PrefixedKey(key_prefix, kPhasedRolloutsSuffix)) {}
+    : now_(std::move(now)), start_key_(StartKey(key_prefix)), rollouts_key_(RolloutsKey(key_prefix)) {}
 
 namespace {
 
@@ -166,9 +186,11 @@ struct Plan {
 std::shared_ptr<const void> PhasedRollout::Prepare(const Graph& input, const TransformContext& context) const {
   auto channel = context.parameters.find(std::string(kChannelParam));
   if (channel == context.parameters.end()) return nullptr;
+  auto phasing = Phasing::Of(input, start_key_, rollouts_key_);
+  if (!phasing.ok()) return nullptr;  // no fast path: ApplyTo reports the error
   auto plan = std::make_shared<Plan>();
   std::map<std::string, size_t> target_index;
-  for (const Node& n : input.nodes()) plan->node_start.push_back(StartOf(n, start_key_, channel->second));
+  for (NodeIndex i = 0; i < input.node_count(); ++i) plan->node_start.push_back(phasing->StartOf(i, channel->second));
   // Edges, then conditional edges: both are filtered by the same rule, so both are in
   // the key.
   std::vector<Edge> all = input.Edges();
@@ -179,7 +201,7 @@ std::shared_ptr<const void> PhasedRollout::Prepare(const Graph& input, const Tra
     }
   }
   for (const Edge& e : all) {
-    EdgeWindow w = WindowOf(input.node(e.from), input.node(e.to), channel->second, start_key_, rollouts_key_);
+    EdgeWindow w = WindowOf(input, *phasing, e.from, e.to, channel->second);
     Plan::PlannedEdge pe{w.begin, w.window, 0};
     if (w.window > 0) {
       auto [slot, inserted] = target_index.emplace(w.target, plan->targets.size());
@@ -233,11 +255,13 @@ Result<Graph> PhasedRollout::ApplyTo(const Graph& graph, TransformContext& conte
   if (auto it = context.parameters.find("id"); it != context.parameters.end() && IsValidClusterId(it->second)) {
     id = it->second;
   }
-  Graph out = graph.Retain([&](NodeIndex i) { return StartOf(graph.node(i), start_key_, channel) <= now; });
+  CINCINNATI_ASSIGN_OR_RETURN(Phasing input_phasing, Phasing::Of(graph, start_key_, rollouts_key_));
+  Graph out = graph.Retain([&](NodeIndex i) { return input_phasing.StartOf(i, channel) <= now; });
+  CINCINNATI_ASSIGN_OR_RETURN(Phasing phasing, Phasing::Of(out, start_key_, rollouts_key_));
   // Each edge appears for this cluster at its begin + u * window.
   std::map<std::string, double, std::less<>> positions;
   auto visible = [&](NodeIndex from, NodeIndex to) {
-    EdgeWindow w = WindowOf(out.node(from), out.node(to), channel, start_key_, rollouts_key_);
+    EdgeWindow w = WindowOf(out, phasing, from, to, channel);
     if (w.window == 0) return now >= w.begin;
     auto [it, inserted] = positions.emplace(w.target, 1.0);
     if (inserted && !id.empty()) it->second = RolloutPosition(id, w.target);

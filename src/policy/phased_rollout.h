@@ -8,7 +8,9 @@
 // default rule (no fromVersion), else 0. u in [0, 1) is a hash of the cluster id and
 // the target version, so early slots rotate from release to release and replicas
 // agree without shared state; a request without a valid id (a UUID) gets u = 1.
-// The internal keys the graph builder wrote are removed from the answer.
+// The internal keys the graph builder wrote are removed from the answer. Keys that do
+// not decode (core/internal_metadata.h) make every function here return an error naming
+// the node and the key; the graph builder and the policy engine never publish such a graph.
 #pragma once
 
 #include <algorithm>
@@ -43,7 +45,7 @@ struct RolloutWindow {
 
 // Every phased edge of a graph builder's graph (or of a view), per channel with rules,
 // deduplicated across architectures.
-std::vector<RolloutWindow> RolloutWindows(const Graph& graph, std::string_view key_prefix = kDefaultKeyPrefix);
+Result<std::vector<RolloutWindow>> RolloutWindows(const Graph& graph, std::string_view key_prefix = kDefaultKeyPrefix);
 
 // When each edge of a channel view (channel- and arch-filtered, internal keys still
 // present) appears for cluster `id`: the later of its endpoints' starts, plus its
@@ -54,8 +56,8 @@ struct EdgeTiming {
   int64_t window = 0;       // seconds; 0 when not phased
   double position = 0;      // u of this cluster, when phased
 };
-std::vector<EdgeTiming> EdgeTimings(const Graph& view, std::string_view channel, std::string_view id,
-                                    std::string_view key_prefix = kDefaultKeyPrefix);
+Result<std::vector<EdgeTiming>> EdgeTimings(const Graph& view, std::string_view channel, std::string_view id,
+                                            std::string_view key_prefix = kDefaultKeyPrefix);
 
 class PhasedRollout : public GraphTransform {
  public:

@@ -9,17 +9,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "core/graph_check.h"
-#include "core/graph_json.h"
-#include "core/json_writer.h"
+#include "core/guard.h"
 #include "core/metadata_keys.h"
-#include "core/sha256.h"
 #include "core/strings.h"
 #include "policy/phased_rollout.h"
 #include "server/content_negotiation.h"
-#include "http/client.h"
+#include "server/openapi.h"
 #include "server/query.h"
 #include "server/responses.h"
+#include "server/upstream_fetch.h"
 
 namespace cincinnati::server {
 
@@ -28,68 +26,32 @@ struct PolicyEngineService::Pool {
   boost::asio::thread_pool pool;
 };
 
-// One forwarded query's cached answer, or the fetch in progress for it.
-struct PolicyEngineService::QueryState {
-  std::chrono::steady_clock::time_point fetched;
-  std::shared_ptr<const View> view;
-  std::optional<ErrorDocument> error;
-  bool in_flight = false;
-  std::vector<std::function<void()>> waiters;
-};
-
 namespace {
 
-// What the upstream answered, read as a graph or as an error document.
-struct Fetched {
-  std::optional<Graph> graph;
-  std::string body_hash;   // set when the caller passed the hash it already has
-  bool unchanged = false;  // the body hashes to that: not parsed again
-  std::optional<ErrorDocument> error;
-  bool asks_for_parameters = false;  // a policy engine wanting the client's query
-};
+// The parameters a policy engine reads (the reference's and ours); forwarding only these
+// (and the mandatory ones) keeps clients from multiplying upstream fetches with junk.
+constexpr std::string_view kForwardedParameters[] = {"arch", "channel", "id", "version"};
 
-// With `known_body_hash`, a body identical to the last one is neither parsed nor
-// checked again (a 10 MB graph takes ~120 ms to read and check).
-Fetched Fetch(const std::string& url, std::chrono::milliseconds timeout, Counter& requests, Counter& errors,
-              const std::string* known_body_hash = nullptr) {
-  requests.Increment();
-  Fetched out;
-  http::Result r = http::Get(url, {.headers = {"Accept: application/json"}, .timeout = timeout});
-  if (!r.error.empty()) {
-    errors.Increment();
-    out.error = ErrorDocument::Of("failed_upstream_fetch", r.error);
-    return out;
+ForwardedQuery ForwardedQueryOf(const Parameters& params, const std::vector<std::string>& mandatory) {
+  ForwardedQuery q;
+  for (const auto& [key, value] : params) {
+    bool known = std::find(std::begin(kForwardedParameters), std::end(kForwardedParameters), key) !=
+                     std::end(kForwardedParameters) ||
+                 std::find(mandatory.begin(), mandatory.end(), key) != mandatory.end();
+    if (known) q.parameters.emplace(key, value);
   }
-  if (r.status < 200 || r.status >= 300) {
-    errors.Increment();
-    auto doc = ErrorDocument::Parse(r.body);
-    if (doc.ok()) {
-      doc->http_status = static_cast<int>(r.status);
-      out.asks_for_parameters = doc->kind == "missing_params";
-      out.error = std::move(doc).value();
-    } else {
-      out.error = ErrorDocument::Of("failed_upstream_fetch", fmt::format("{} from {}", r.status, url));
-    }
-    return out;
+  q.key = EncodeQuery(q.parameters);
+  if (q.parameters.count("id")) {
+    Parameters general = q.parameters;
+    general.erase("id");
+    q.without_id = EncodeQuery(general);
   }
-  if (known_body_hash) {
-    out.body_hash = Sha256Hex(r.body);
-    if (out.body_hash == *known_body_hash) {
-      out.unchanged = true;
-      return out;
-    }
-  }
-  auto graph = ReadGraphJson(r.body);
-  if (graph.ok()) {
-    if (Status servable = CheckServable(*graph); !servable.ok()) graph = std::move(servable);
-  }
-  if (!graph.ok()) {
-    errors.Increment();
-    out.error = ErrorDocument::Of("failed_json_in", graph.status().message());
-    return out;
-  }
-  out.graph = std::move(graph).value();
-  return out;
+  return q;
+}
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -103,6 +65,13 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})),
       upstream_requests_(metrics_.AddCounter("http_upstream_requests_total", "Upstream graph fetches").Get()),
       upstream_errors_(metrics_.AddCounter("http_upstream_errors_total", "Failed upstream graph fetches").Get()),
+      stale_answers_(metrics_.AddCounter("http_upstream_stale_answers_total",
+                                         "Forwarded answers served from the cache because their refresh failed").Get()),
+      throttled_fetches_(metrics_.AddCounter("http_upstream_throttled_total",
+                                             "Forwarded queries not fetched because of the fetch budget").Get()),
+      upstream_state_(metrics_.AddGauge("upstream_state", "1 for the upstream's current state", {"state"})),
+      forwarded_entries_(metrics_.AddGauge("forwarded_answers_cached", "Forwarded queries in the cache").Get()),
+      forwarded_bytes_(metrics_.AddGauge("forwarded_answers_cached_bytes", "Bytes of cached forwarded answers").Get()),
       phased_rollout_(metrics_.AddGauge("phased_update_rollout",
                                         "Fraction of the phased-rollout window elapsed, for edges in a window",
                                         {"channel", "from", "to"})),
@@ -115,6 +84,7 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       hotfix_views_(metrics_.AddCounter("hotfix_views_total", "Answers that include a hotfix", {"hotfix"})),
       target_view_requests_(metrics_.AddCounter("target_view_requests_total",
                                                 "Requests answered with a channel-target view").Get()),
+      state_(InitialUpstreamState(options_.upstream_url.empty(), options_.upstream_kind)),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
   for (const auto& step : chain_) {
     if (auto* target = dynamic_cast<const policy::ChannelTarget*>(step.get())) channel_target_ = target;
@@ -123,7 +93,16 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
   graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
   v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
-  openapi_ = OpenApiDocument();
+  openapi_ = OpenApiDocument(options_.path_prefix, options_.mandatory_client_parameters);
+  ForwardedAnswersOptions forwarded{options_.cache_ttl, options_.max_stale, options_.max_cached_queries,
+                                    options_.max_cached_bytes, options_.max_fetches_per_second};
+  forwarded_ = std::make_unique<ForwardedAnswers>(
+      forwarded, [this](const ForwardedQuery& q, bool& failed) { return FetchForwarded(q, failed); }, pool_->pool,
+      stale_answers_, throttled_fetches_);
+  for (UpstreamState s : kAllUpstreamStates) {
+    upstream_state_.With({std::string(UpstreamStateName(s))}).Set(s == state_.load() ? 1 : 0);
+  }
+  if (state_.load() == UpstreamState::kForwarding) ready_ = true;
 }
 
 PolicyEngineService::~PolicyEngineService() { Stop(); }
@@ -137,10 +116,6 @@ void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph) {
   spdlog::info("policy engine: {} answers precomputed in {:.1f} ms", built,
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   views_.store(std::move(views));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    upstream_error_.reset();
-  }
   ready_ = true;
   // The previous graph's answers were just freed, from whichever threads built them;
   // hand the free pages back so a service taking a new graph every few seconds keeps
@@ -154,18 +129,26 @@ size_t PolicyEngineService::precomputed_views() const {
 }
 
 void PolicyEngineService::StartUpstream() {
-  if (options_.upstream_url.empty()) return;
-  // Polls a graph builder every TTL, but every second until the first graph arrives
-  // (a graph builder starting next to us may not have one yet). Stops once the
-  // upstream turns out to be a policy engine.
+  // In-process graphs come from SetGraph; a configured policy-engine upstream is not
+  // probed (queries are forwarded as they come).
+  UpstreamState initial = state_.load();
+  if (initial == UpstreamState::kInProcess || options_.upstream_kind == UpstreamKind::kPolicyEngine) return;
+  // Every TTL, and every second while there is no graph yet (a graph builder starting
+  // next to us may not have one).
   auto tick = std::min<std::chrono::milliseconds>(options_.cache_ttl, std::chrono::seconds(1));
   fetcher_.Start(tick, [this, last = std::chrono::steady_clock::time_point()]() mutable {
     auto now = std::chrono::steady_clock::now();
-    if (!views_.load() || last == std::chrono::steady_clock::time_point() || now - last >= options_.cache_ttl) {
-      FetchShared();
+    UpstreamState state = state_.load();
+    bool waiting = state == UpstreamState::kDetecting || state == UpstreamState::kWaitingForGraph;
+    if (waiting || last == std::chrono::steady_clock::time_point() || now - last >= options_.cache_ttl) {
+      Status st = Guarded("upstream fetch", [this] {
+        FetchShared();
+        return Status::OK();
+      });
+      if (!st.ok()) spdlog::error("policy engine: {}", st.message());
       last = now;
     }
-    return !forward_queries_.load();
+    return true;
   });
 }
 
@@ -175,35 +158,61 @@ void PolicyEngineService::Stop() {
   if (lookups_) lookups_->pool.join();
 }
 
-bool PolicyEngineService::FetchShared() {
-  Fetched f = Fetch(options_.upstream_url, options_.upstream_timeout, upstream_requests_, upstream_errors_,
-                    &upstream_body_hash_);
-  if (f.asks_for_parameters || (f.graph && f.graph->is_served_view())) {
-    spdlog::info("policy engine: upstream {} is a policy engine; forwarding client queries", options_.upstream_url);
-    forward_queries_ = true;
-    ready_ = true;
-    return true;
+void PolicyEngineService::FetchShared() {
+  const UpstreamState state = state_.load();
+  // The hash of the graph being served; none while forwarding, so a graph builder's
+  // body is always taken as news then.
+  static const std::string kNoHash;
+  const bool shared = state == UpstreamState::kServing || state == UpstreamState::kServingStale;
+  UpstreamAnswer answer = FetchUpstream(options_.upstream_url,
+                                        {.timeout = options_.upstream_timeout,
+                                         .requests = &upstream_requests_,
+                                         .errors = &upstream_errors_,
+                                         .known_body_hash = shared ? &upstream_body_hash_ : &kNoHash});
+  FetchOutcome outcome = answer.Outcome();
+  const UpstreamState next = NextUpstreamState(state, options_.upstream_kind, outcome);
+  if (outcome == FetchOutcome::kPolicyEngineAnswer && next != UpstreamState::kForwarding) {
+    outcome = FetchOutcome::kFailed;
+    answer.failure = ErrorDocument::Of(
+        "failed_upstream_fetch",
+        fmt::format("{} answers like a policy engine, but upstream.cincinnati.kind is graph-builder", options_.upstream_url));
   }
-  if (!f.graph && !f.unchanged) {
+  if (outcome == FetchOutcome::kFailed) {
+    ErrorDocument failure = answer.failure.value_or(answer.answer_error.value_or(ErrorDocument::Of("failed_upstream_fetch")));
     std::lock_guard<std::mutex> lock(mu_);
-    if (!upstream_error_ || FailureCause(upstream_error_->value) != FailureCause(f.error->value)) {
-      spdlog::error("policy engine: upstream fetch failed{}: {}", views_.load() ? " (serving the last good graph)" : "",
-                    f.error->value);
+    if (!upstream_error_ || FailureCause(upstream_error_->value) != FailureCause(failure.value)) {
+      spdlog::error("policy engine: upstream fetch failed{}: {}",
+                    views_.load() && ServesSharedGraph(next) ? " (serving the last good graph)" : "", failure.value);
     }
-    upstream_error_ = f.error;
-    return false;
-  }
-  {
+    upstream_error_ = std::move(failure);
+  } else {
     std::lock_guard<std::mutex> lock(mu_);
-    if (upstream_error_) {
+    if (upstream_error_ && next != UpstreamState::kForwarding) {
       spdlog::warn("policy engine: upstream fetch succeeded again after: {}", upstream_error_->value);
-      upstream_error_.reset();
     }
+    upstream_error_.reset();
   }
-  if (f.unchanged) return true;  // keep the precomputed answers
-  upstream_body_hash_ = std::move(f.body_hash);
-  SetGraph(std::make_shared<const Graph>(std::move(*f.graph)));
-  return true;
+  if (next == UpstreamState::kForwarding && state != UpstreamState::kForwarding) {
+    spdlog::info("policy engine: upstream {} is a policy engine; forwarding client queries", options_.upstream_url);
+    ready_ = true;
+  }
+  if (outcome == FetchOutcome::kGraph && ServesSharedGraph(next)) {
+    if (state == UpstreamState::kForwarding) {
+      spdlog::info("policy engine: upstream {} serves a graph again; serving it", options_.upstream_url);
+    }
+    upstream_body_hash_ = answer.body_hash;
+    SetGraph(std::make_shared<const Graph>(std::move(*answer.graph)));  // before the state: answers are ready
+  }
+  if (next != state) {
+    spdlog::debug("policy engine: upstream {} -> {}", UpstreamStateName(state), UpstreamStateName(next));
+    state_ = next;
+    upstream_state_.With({std::string(UpstreamStateName(state))}).Set(0);
+    upstream_state_.With({std::string(UpstreamStateName(next))}).Set(1);
+  }
+  if (next == UpstreamState::kForwarding && views_.load()) {
+    views_.store(nullptr);  // the shared graph is not served any more
+    upstream_body_hash_.clear();
+  }
 }
 
 std::optional<std::string> PolicyEngineService::LookupFor(const Parameters& params,
@@ -218,17 +227,16 @@ std::optional<std::string> PolicyEngineService::LookupFor(const Parameters& para
   return std::nullopt;  // no hotfix in this channel: the answer is everyone's
 }
 
-void PolicyEngineService::Entitle(const policy::DirectoryAnswer& answer, const policy::HotfixIndex& hotfixes,
-                                  Parameters& params) {
+ClusterEntitlements PolicyEngineService::Entitle(const directory::DirectoryAnswer& answer,
+                                                 const policy::HotfixIndex& hotfixes, const Parameters& params) {
   directory_lookups_.Increment();
   if (answer.from_cache) directory_cache_hits_.Increment();
-  if (answer.kind == policy::DirectoryAnswer::Kind::kFailed) {
+  if (answer.kind == directory::DirectoryAnswer::Kind::kFailed) {
     directory_failures_.Increment();
     // Once per interval, with the count since the last line: a dead directory must not
     // flood the log at the request rate.
     uint64_t failures = failures_since_log_.fetch_add(1) + 1;
-    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count();
+    int64_t now = NowMillis();
     int64_t last = last_failure_log_ms_.load();
     if ((last == INT64_MIN || now - last >= options_.directory_log_interval.count()) &&
         last_failure_log_ms_.compare_exchange_strong(last, now)) {
@@ -237,16 +245,18 @@ void PolicyEngineService::Entitle(const policy::DirectoryAnswer& answer, const p
                    "since the last report): {}",
                    options_.directory->kind(), failures, failures == 1 ? "" : "s", answer.error);
     }
-    return;
+    return {};
   }
-  if (answer.kind != policy::DirectoryAnswer::Kind::kFound) return;
-  std::string names = hotfixes.Entitled(answer.cluster, params["channel"]);
-  if (names.empty()) return;
-  for (std::string_view name : Split(names, ',')) hotfix_views_.With({std::string(name)}).Increment();
-  params[std::string(kEntitledHotfixesParam)] = std::move(names);
+  if (answer.kind != directory::DirectoryAnswer::Kind::kFound) return {};
+  auto channel = params.find("channel");
+  ClusterEntitlements entitlements;
+  entitlements.hotfixes = hotfixes.Entitled(answer.cluster, channel == params.end() ? "" : channel->second);
+  for (const std::string& name : entitlements.hotfixes) hotfix_views_.With({name}).Increment();
+  return entitlements;
 }
 
-Response PolicyEngineService::Answer(const Request& request, const std::string& content_type, const Parameters& params) {
+Response PolicyEngineService::Answer(const Request& request, const std::string& content_type, const Parameters& params,
+                                     const ClusterEntitlements& entitlements) {
   std::shared_ptr<ViewCache> views = views_.load();
   if (!views) {
     std::optional<ErrorDocument> upstream_error;
@@ -257,83 +267,86 @@ Response PolicyEngineService::Answer(const Request& request, const std::string& 
     return ErrorResponse(upstream_error.value_or(ErrorDocument::Of("failed_upstream_fetch", "no upstream graph yet")),
                          response_errors_);
   }
-  auto view = views->Get(params);
+  auto view = views->Get(params, entitlements);
   if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), response_errors_);
   if (channel_target_ && channel_target_->Serves(params)) target_view_requests_.Increment();
   return ViewResponse(**view, request, content_type);
 }
 
-void PolicyEngineService::ServeForwarded(const Request& request, const std::string& content_type, Respond respond) {
-  auto params = ParseQuery(request.query);
-  if (!params.ok()) return respond(ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_));
-  const std::string key = request.query;
-  auto now = std::chrono::steady_clock::now();
-  std::shared_ptr<QueryState> state;
-  std::shared_ptr<const View> cached_view;
-  std::optional<ErrorDocument> cached_error;
-  bool fetch = false;
+Response PolicyEngineService::InternalError(const Status& status) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = queries_[key];
-    if (!slot) slot = std::make_shared<QueryState>();
-    state = slot;
-    bool fresh = (state->view || state->error) && now - state->fetched < options_.cache_ttl;
-    if (fresh && !state->in_flight) {
-      cached_view = state->view;
-      cached_error = state->error;
+    if (FailureCause(status.message()) != FailureCause(last_internal_error_)) {
+      spdlog::error("policy engine: {}", status.message());
+      last_internal_error_ = status.message();
     }
   }
-  if (cached_view) return respond(ViewResponse(*cached_view, request, content_type));
-  if (cached_error) return respond(ErrorResponse(*cached_error, response_errors_));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    state->waiters.push_back([this, state, request, content_type, respond] {
-      if (state->view) return respond(ViewResponse(*state->view, request, content_type));
-      respond(ErrorResponse(*state->error, response_errors_));
-    });
-    if (!state->in_flight) fetch = state->in_flight = true;
-    if (queries_.size() > options_.max_cached_queries) {  // forget stale answers
-      for (auto it = queries_.begin(); it != queries_.end();) {
-        bool stale = !it->second->in_flight && now - it->second->fetched >= options_.cache_ttl;
-        it = stale ? queries_.erase(it) : std::next(it);
-      }
-    }
-  }
-  if (!fetch) return;
-  std::string url = options_.upstream_url + (options_.upstream_url.find('?') == std::string::npos ? "?" : "&") + key;
-  Parameters query = std::move(params).value();
-  boost::asio::post(pool_->pool, [this, state, url, query] {
-    Fetched f = Fetch(url, options_.upstream_timeout, upstream_requests_, upstream_errors_);
-    std::shared_ptr<const View> view;
-    std::optional<ErrorDocument> error = f.error;
-    if (f.graph) {
-      auto computed = ComputeView(chain_, *f.graph, query);
-      if (computed.ok()) {
-        view = std::move(computed).value();
-      } else {
-        error = ErrorDocument::FromStatus(computed.status());
-      }
-    }
-    std::vector<std::function<void()>> waiters;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      state->view = view;
-      state->error = error;
-      state->fetched = std::chrono::steady_clock::now();
-      state->in_flight = false;
-      waiters.swap(state->waiters);
-    }
-    for (auto& w : waiters) w();
-  });
+  return ErrorResponse(ErrorDocument::Of("failed_plugin_execution", status.message()), response_errors_);
 }
 
-void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw) {
-  Respond respond = [&request, respond_raw](Response r) {
-    AddCorsHeaders(request, r);
-    respond_raw(std::move(r));
-  };
-  Response preflight;
-  if (HandleCors(request, preflight)) return respond_raw(std::move(preflight));
+ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query, bool& failed) {
+  auto fetched = Guarded("forwarded fetch", [&]() -> Result<ForwardedAnswer> {
+    const std::string& url = options_.upstream_url;
+    UpstreamAnswer answer = FetchUpstream(url + (url.find('?') == std::string::npos ? "?" : "&") + query.key,
+                                          {.timeout = options_.upstream_timeout,
+                                           .requests = &upstream_requests_,
+                                           .errors = &upstream_errors_});
+    failed = !answer.graph && !answer.answer_error;
+    if (failed) return ForwardedAnswer{nullptr, answer.failure};
+    if (answer.answer_error) return ForwardedAnswer{nullptr, answer.answer_error};
+    auto view = ComputeView(chain_, *answer.graph, query.parameters);
+    if (!view.ok()) return ForwardedAnswer{nullptr, ErrorDocument::FromStatus(view.status())};
+    return ForwardedAnswer{std::move(view).value(), std::nullopt};
+  });
+  if (fetched.ok()) return std::move(fetched).value();
+  failed = true;
+  return ForwardedAnswer{nullptr, ErrorDocument::Of("failed_upstream_fetch", fetched.status().message())};
+}
+
+void PolicyEngineService::ServeForwarded(const Request& request, const std::string& content_type,
+                                         const Parameters& params, Respond respond) {
+  // The answer may come on a fetch thread after this request object is gone.
+  forwarded_->Get(ForwardedQueryOf(params, options_.mandatory_client_parameters),
+                  [this, copy = request, content_type, respond = std::move(respond)](const ForwardedAnswer& a) {
+                    if (a.view) return respond(ViewResponse(*a.view, copy, content_type));
+                    respond(ErrorResponse(*a.error, response_errors_));
+                  });
+}
+
+void PolicyEngineService::ServeShared(const Request& request, const std::string& content_type, Parameters params,
+                                      Respond respond) {
+  auto start = std::chrono::steady_clock::now();
+  std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
+  std::optional<std::string> id = LookupFor(params, hotfixes.get());
+  std::optional<directory::DirectoryAnswer> quick;
+  if (id) {
+    quick = options_.directory->Quick(*id);
+    if (!quick && pending_lookups_.load() >= options_.max_pending_lookups) {
+      quick = directory::DirectoryAnswer::Failed("too many cluster directory lookups in flight");
+    }
+  }
+  if (id && !quick) {
+    // Waits for the directory off the I/O threads; the request object may be gone then.
+    ++pending_lookups_;
+    boost::asio::post(lookups_->pool, [this, copy = request, content_type, params = std::move(params), hotfixes,
+                                       id = *id, respond = std::move(respond), start] {
+      auto answered = Guarded("cluster directory lookup", [&]() -> Result<Response> {
+        ClusterEntitlements entitlements = Entitle(options_.directory->Lookup(id), *hotfixes, params);
+        return Answer(copy, content_type, params, entitlements);
+      });
+      --pending_lookups_;
+      serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      respond(answered.ok() ? std::move(answered).value() : InternalError(answered.status()));
+    });
+    return;
+  }
+  ClusterEntitlements entitlements = quick ? Entitle(*quick, *hotfixes, params) : ClusterEntitlements{};
+  Response r = Answer(request, content_type, params, entitlements);
+  serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  respond(std::move(r));
+}
+
+void PolicyEngineService::Route(const Request& request, const Respond& respond) {
   const std::string& path = request.path;
   const std::string& prefix = options_.path_prefix;
   if (path == prefix + "/openapi" || path == prefix + "/v1/openapi") {
@@ -344,46 +357,40 @@ void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw
   (path == prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
   auto content_type = NegotiateContentType(request.Header("Accept"), {std::string(kCincinnatiV1)});
   if (!content_type) return respond(ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_));
-  if (auto missing = MissingParameters(request.query, options_.mandatory_client_parameters)) {
+  // Decoded once; every later step reads these parameters.
+  auto params = ParseQuery(request.query);
+  if (!params.ok()) {
+    // The reference reports missing parameters before anything else.
+    if (auto missing = MissingParameters(request.query, options_.mandatory_client_parameters)) {
+      return respond(ErrorResponse(*missing, response_errors_));
+    }
+    return respond(ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_));
+  }
+  if (auto missing = MissingParameters(*params, options_.mandatory_client_parameters)) {
     return respond(ErrorResponse(*missing, response_errors_));
   }
-  if (forward_queries_) {
-    // The responder may run on a fetch thread after this request object is gone.
-    Request copy = request;
-    return ServeForwarded(copy, *content_type, [copy, respond_raw](Response r) {
-      AddCorsHeaders(copy, r);
-      respond_raw(std::move(r));
-    });
-  }
-  auto start = std::chrono::steady_clock::now();
-  auto params = ParseQuery(request.query);
-  if (!params.ok()) return respond(ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_));
-  params->erase(std::string(kEntitledHotfixesParam));  // only the directory may set it
-  std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
-  if (auto id = LookupFor(*params, hotfixes.get())) {
-    std::optional<policy::DirectoryAnswer> quick = options_.directory->Quick(*id);
-    if (!quick && pending_lookups_.load() >= options_.max_pending_lookups) {
-      quick = policy::DirectoryAnswer::Failed("too many cluster directory lookups in flight");
-    }
-    if (!quick) {
-      // Waits for the directory off the I/O threads; the request object may be gone then.
-      ++pending_lookups_;
-      boost::asio::post(lookups_->pool, [this, copy = request, content_type = *content_type, params = std::move(*params),
-                                         hotfixes, id = *id, respond_raw, start]() mutable {
-        Entitle(options_.directory->Lookup(id), *hotfixes, params);
-        --pending_lookups_;
-        Response r = Answer(copy, content_type, params);
-        serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        AddCorsHeaders(copy, r);
-        respond_raw(std::move(r));
-      });
-      return;
-    }
-    Entitle(*quick, *hotfixes, *params);
-  }
-  Response r = Answer(request, *content_type, *params);
-  serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  respond(std::move(r));
+  if (!ServesSharedGraph(state_.load())) return ServeForwarded(request, *content_type, *params, respond);
+  ServeShared(request, *content_type, std::move(params).value(), respond);
+}
+
+void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw) {
+  Response preflight;
+  if (HandleCors(request, preflight)) return respond_raw(std::move(preflight));
+  // Answers may come later from another thread: the responder keeps what it needs
+  // (the Origin to echo), not the request.
+  std::optional<std::string> origin;
+  if (const std::string* o = request.Header("Origin")) origin = *o;
+  auto responded = std::make_shared<std::atomic<bool>>(false);
+  Respond respond = [origin = std::move(origin), respond_raw, responded](Response r) {
+    responded->store(true);
+    AddCorsHeaders(origin ? &*origin : nullptr, r);
+    respond_raw(std::move(r));
+  };
+  Status st = Guarded("request", [&] {
+    Route(request, respond);
+    return Status::OK();
+  });
+  if (!st.ok() && !responded->load()) respond(InternalError(st.WithContext(request.target)));
 }
 
 void PolicyEngineService::UpdateRolloutMetric() {
@@ -393,7 +400,9 @@ void PolicyEngineService::UpdateRolloutMetric() {
   int64_t now = options_.clock ? options_.clock()
                                : std::chrono::duration_cast<std::chrono::seconds>(
                                      std::chrono::system_clock::now().time_since_epoch()).count();
-  for (const policy::RolloutWindow& w : policy::RolloutWindows(views->graph())) {
+  auto windows = policy::RolloutWindows(views->graph());
+  if (!windows.ok()) return;  // never for a served graph: CheckServable decoded its keys
+  for (const policy::RolloutWindow& w : *windows) {
     if (now >= w.begin && now < w.begin + w.duration) phased_rollout_.With({w.channel, w.from, w.to}).Set(w.Fraction(now));
   }
 }
@@ -403,57 +412,11 @@ Response PolicyEngineService::HandleStatus(const Request& request) {
   if (request.path == "/readyz") return Response::Empty(ready_ ? 200 : 503);
   if (request.path == "/metrics") {
     UpdateRolloutMetric();
+    forwarded_entries_.Set(static_cast<double>(forwarded_->size()));
+    forwarded_bytes_.Set(static_cast<double>(forwarded_->bytes()));
     return Response::Text(200, metrics_.Render(), kMetricsContentType);
   }
   return Response::Empty(404);
-}
-
-std::string PolicyEngineService::OpenApiDocument() const {
-  const std::string& prefix = options_.path_prefix;
-  std::string mandatory;
-  for (const std::string& key : options_.mandatory_client_parameters) {
-    mandatory += fmt::format(R"(,{{"in":"query","name":{},"required":true,"schema":{{"type":"string"}}}})",
-                             JsonString(key));
-  }
-  constexpr const char* kParams =
-      R"({"in":"query","name":"arch","required":false,"schema":{"type":"string","default":"amd64"},)"
-      R"("description":"Architecture of the releases to return"},)"
-      R"({"in":"query","name":"channel","required":false,"schema":{"type":"string"},"description":"Channel to return"},)"
-      R"({"in":"query","name":"version","required":false,"schema":{"type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+$"},)"
-      R"("description":"Version the client runs"},)"
-      R"({"in":"query","name":"id","required":false,"schema":{"type":"string"},"description":"Cluster id"})";
-  constexpr const char* kResponses =
-      R"("responses":{"200":{"description":"The update graph","content":{"application/json":{"schema":)"
-      R"({"$ref":"#/components/schemas/Graph"}},"application/vnd.redhat.cincinnati.v1+json":{"schema":)"
-      R"({"$ref":"#/components/schemas/Graph"}}}},"400":{"description":"Missing or invalid parameters",)"
-      R"("content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}},)"
-      R"("406":{"description":"Unacceptable Accept header","content":{"application/json":{"schema":)"
-      R"({"$ref":"#/components/schemas/Error"}}}},"500":{"description":"Server error","content":)"
-      R"({"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}},)"
-      R"("default":{"description":"Error","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}}})";
-  constexpr const char* kComponents =
-      R"("components":{"schemas":{"Graph":{"type":"object","required":["version","nodes","edges","conditionalEdges"],)"
-      R"("properties":{"version":{"type":"integer"},"nodes":{"type":"array","items":{"$ref":"#/components/schemas/Node"}},)"
-      R"("edges":{"type":"array","items":{"type":"array","items":{"type":"integer","minimum":0},"minItems":2,"maxItems":2}},)"
-      R"("conditionalEdges":{"type":"array","items":{"$ref":"#/components/schemas/ConditionalEdge"}}}},)"
-      R"("Node":{"type":"object","required":["version","payload","metadata"],"properties":{"version":{"type":"string"},)"
-      R"("payload":{"type":"string"},"metadata":{"type":"object","additionalProperties":{"type":"string"}}}},)"
-      R"("ConditionalEdge":{"type":"object","required":["edges","risks"],"properties":{"edges":{"type":"array",)"
-      R"("items":{"type":"object","required":["from","to"],"properties":{"from":{"type":"string"},"to":{"type":"string"}}}},)"
-      R"("risks":{"type":"array","items":{"$ref":"#/components/schemas/Risk"}}}},)"
-      R"("Risk":{"type":"object","required":["url","name","message","matchingRules"],"properties":{"url":{"type":"string"},)"
-      R"("name":{"type":"string"},"message":{"type":"string"},"matchingRules":{"type":"array","items":)"
-      R"({"type":"object","required":["type"],"properties":{"type":{"type":"string","enum":["Always","PromQL"]},)"
-      R"("promql":{"type":"object","properties":{"promql":{"type":"string"}}}}}}}},)"
-      R"("Error":{"type":"object","required":["kind","value"],"properties":{"kind":{"type":"string"},"value":{"type":"string"}}}}})";
-  auto path_item = [&](const std::string& extra) {
-    return fmt::format(R"({{"get":{{"summary":"Update graph for a channel and architecture","parameters":[{}{}],{}}}}})",
-                       kParams, extra, kResponses);
-  };
-  return fmt::format(R"({{"openapi":"3.0.3","info":{{"title":"Cincinnati Policy Engine","version":"v1"}},)"
-                     R"("paths":{{{}:{},{}:{}}},{}}})",
-                     JsonString(prefix + "/graph"), path_item(mandatory), JsonString(prefix + "/v1/graph"),
-                     path_item(""), kComponents);
 }
 
 }  // namespace cincinnati::server

@@ -1,28 +1,30 @@
 // PolicyEngineService: the policy engine daemon (spec §2.2–§2.4, §4).
 //
-// Its upstream is one of:
+// Its upstream is a state machine (server/upstream_state.h):
 //  * in-process: a graph handed over with SetGraph() (`cincinnati serve`);
-//  * a graph builder over HTTP: fetched in the background every `cache_ttl` and shared
-//    by all requests; a failed fetch keeps the last good graph (before the first good
-//    one, requests get failed_upstream_fetch or failed_json_in);
-//  * another policy engine over HTTP: detected when the upstream answers with a
-//    versioned document or asks for parameters. The client's query is then forwarded
-//    and each distinct query's answer is cached for `cache_ttl`, fetched off the I/O
-//    threads. Upstream error documents are passed through unchanged.
-// For each upstream graph, answers are precomputed per (channel, arch) and served
-// with ETag/304 and gzip. When the graph has hotfix releases for the requested
-// channel and the request has an `id`, the cluster directory says who owns the
-// cluster (on a lookup thread when the answer is not at hand); the hotfixes it may see
-// become a request parameter of the chain. A failed lookup serves the general graph,
-// counts in cluster_directory_failures_total and is logged at most once per
-// `directory_log_interval`. Routes: `{prefix}/graph`, `{prefix}/v1/graph`,
-// `{prefix}/openapi`, `{prefix}/v1/openapi`; status `/livez`, `/readyz`, `/metrics`.
+//  * a graph builder over HTTP: fetched in the background every `cache_ttl` (every
+//    second until the first graph) and shared by all requests; a failed fetch keeps
+//    the last good graph (before the first one, requests get the failure);
+//  * another policy engine over HTTP: client queries are forwarded and their answers
+//    kept in a bounded cache with stale-if-error and a fetch budget
+//    (server/forwarded_answers.h). Upstream error documents are passed through.
+// The kind is detected (`upstream_kind` auto, the default) or configured.
+// For each shared graph, answers are precomputed per (channel, arch) and served with
+// ETag/304 and gzip. When the graph has hotfix releases for the requested channel and
+// the request has an `id`, the cluster directory says who owns the cluster (on a
+// lookup thread when the answer is not at hand); the hotfixes it may see become the
+// chain's entitlements. A failed lookup serves the general graph, counts in
+// cluster_directory_failures_total and is logged at most once per
+// `directory_log_interval`. The query is decoded once per request. Any exception in a
+// request, a fetch or a lookup becomes a 500 failed_plugin_execution answer (or a
+// failed fetch), logged once per cause; none crosses a thread.
+// Routes: `{prefix}/graph`, `{prefix}/v1/graph`, `{prefix}/openapi`,
+// `{prefix}/v1/openapi`; status `/livez`, `/readyz`, `/metrics`. Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,12 +34,14 @@
 #include "core/error_document.h"
 #include "core/graph.h"
 #include "core/transform.h"
+#include "directory/cluster_directory.h"
 #include "policy/channel_target.h"
-#include "policy/cluster_directory.h"
 #include "policy/hotfix_filter.h"
+#include "server/forwarded_answers.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
 #include "server/periodic_task.h"
+#include "server/upstream_state.h"
 #include "server/view_cache.h"
 
 namespace cincinnati::server {
@@ -46,12 +50,16 @@ struct PolicyEngineOptions {
   std::string path_prefix;  // normalized
   std::vector<std::string> mandatory_client_parameters;
   std::string upstream_url;  // empty: in-process upstream
+  UpstreamKind upstream_kind = UpstreamKind::kAuto;
   std::chrono::milliseconds upstream_timeout{30000};
   std::chrono::milliseconds cache_ttl{60000};
   size_t fetch_threads = 4;
-  size_t max_cached_queries = 4096;
+  size_t max_cached_queries = 4096;  // on-demand views per graph, and forwarded queries
+  size_t max_cached_bytes = 256u << 20;  // forwarded answers' bodies
+  std::chrono::milliseconds max_stale{std::chrono::hours(24)};  // forwarded answers kept past a failed refresh
+  double max_fetches_per_second = 50;  // forwarded queries
   std::function<int64_t()> clock;  // for phased_update_rollout; default: the system's
-  std::shared_ptr<policy::ClusterDirectory> directory;  // none: nobody sees hotfixes
+  std::shared_ptr<directory::ClusterDirectory> directory;  // none: nobody sees hotfixes
   size_t directory_threads = 8;
   size_t max_pending_lookups = 1024;  // beyond: fail open at once
   std::chrono::milliseconds directory_log_interval{60000};
@@ -73,21 +81,30 @@ class PolicyEngineService {
   void HandleMain(const Request& request, Respond respond);
   Response HandleStatus(const Request& request);
   bool ready() const { return ready_.load(); }
+  UpstreamState upstream_state() const { return state_.load(); }
   // Sets phased_update_rollout{channel,from,to} for the edges now in a window.
   void UpdateRolloutMetric();
   const Registry& metrics() const { return metrics_; }
   size_t precomputed_views() const;
 
  private:
-  struct QueryState;
-  bool FetchShared();
-  void ServeForwarded(const Request& request, const std::string& content_type, Respond respond);
-  Response Answer(const Request& request, const std::string& content_type, const Parameters& params);
+  struct Pool;
+  // One fetch of the upstream URL, and the state transition it makes.
+  void FetchShared();
+  void Route(const Request& request, const Respond& respond);
+  void ServeShared(const Request& request, const std::string& content_type, Parameters params, Respond respond);
+  void ServeForwarded(const Request& request, const std::string& content_type, const Parameters& params,
+                      Respond respond);
+  ForwardedAnswer FetchForwarded(const ForwardedQuery& query, bool& failed);
+  Response Answer(const Request& request, const std::string& content_type, const Parameters& params,
+                  const ClusterEntitlements& entitlements);
   // The cluster id to look up for this request, when its answer can depend on it.
   std::optional<std::string> LookupFor(const Parameters& params, const policy::HotfixIndex* hotfixes) const;
-  // Records a directory answer and sets the entitled-hotfixes parameter from it.
-  void Entitle(const policy::DirectoryAnswer& answer, const policy::HotfixIndex& hotfixes, Parameters& params);
-  std::string OpenApiDocument() const;
+  // Records a directory answer and returns the cluster's entitlements.
+  ClusterEntitlements Entitle(const directory::DirectoryAnswer& answer, const policy::HotfixIndex& hotfixes,
+                              const Parameters& params);
+  // A 500 answer for an exception that escaped `what`, logged once per cause.
+  Response InternalError(const Status& status);
 
   TransformChain chain_;
   PolicyEngineOptions options_;
@@ -99,6 +116,11 @@ class PolicyEngineService {
   Family<Counter>& response_errors_;
   Counter& upstream_requests_;
   Counter& upstream_errors_;
+  Counter& stale_answers_;
+  Counter& throttled_fetches_;
+  Family<Gauge>& upstream_state_;
+  Gauge& forwarded_entries_;
+  Gauge& forwarded_bytes_;
   Family<Gauge>& phased_rollout_;
   Counter& directory_lookups_;
   Counter& directory_cache_hits_;
@@ -112,17 +134,17 @@ class PolicyEngineService {
   std::atomic<int64_t> last_failure_log_ms_{INT64_MIN};
   std::atomic<uint64_t> failures_since_log_{0};
 
-  mutable std::mutex mu_;
-  std::atomic<std::shared_ptr<ViewCache>> views_;  // current upstream graph's answers; read lock-free
-  std::optional<ErrorDocument> upstream_error_;  // why there is no graph yet
-  std::string upstream_body_hash_;
-  std::atomic<bool> forward_queries_{false};
+  std::atomic<UpstreamState> state_;
   std::atomic<bool> ready_{false};
+  std::atomic<std::shared_ptr<ViewCache>> views_;  // the shared graph's answers; read lock-free
+  mutable std::mutex mu_;
+  std::optional<ErrorDocument> upstream_error_;  // the last failed fetch, under mu_
+  std::string last_internal_error_;              // under mu_: logged once per cause
+  std::string upstream_body_hash_;               // fetch thread only
 
-  std::map<std::string, std::shared_ptr<QueryState>> queries_;  // forwarded mode, under mu_
-  struct Pool;
   std::unique_ptr<Pool> pool_;
   std::unique_ptr<Pool> lookups_;  // directory lookups, when a directory is set
+  std::unique_ptr<ForwardedAnswers> forwarded_;
   PeriodicTask fetcher_;  // last member: stopped first
 };
 

@@ -38,6 +38,31 @@ Result<std::string> PercentDecode(std::string_view text) {
   return out;
 }
 
+std::string EncodeQuery(const Parameters& params) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  auto encode = [&](std::string_view text) {
+    for (unsigned char c : text) {
+      bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                   c == '.' || c == '_' || c == '~';
+      if (plain) {
+        out += static_cast<char>(c);
+      } else {
+        out += '%';
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    }
+  };
+  for (const auto& [key, value] : params) {
+    if (!out.empty()) out += '&';
+    encode(key);
+    out += '=';
+    encode(value);
+  }
+  return out;
+}
+
 Result<Parameters> ParseQuery(std::string_view query) {
   Parameters params;
   if (query.empty()) return params;

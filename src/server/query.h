@@ -19,4 +19,8 @@ bool QueryHasKey(std::string_view query, std::string_view key);
 
 Result<std::string> PercentDecode(std::string_view text);
 
+// "k=v&k=v" in the parameters' (sorted) order, every byte but [A-Za-z0-9-._~] as %XX:
+// what ParseQuery reads back to the same parameters.
+std::string EncodeQuery(const Parameters& params);
+
 }  // namespace cincinnati::server

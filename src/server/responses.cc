@@ -50,8 +50,9 @@ Response ViewResponse(const View& view, const Request& request, const std::strin
   return r;
 }
 
-void AddCorsHeaders(const Request& request, Response& response) {
-  const std::string* origin = request.Header("Origin");
+void AddCorsHeaders(const Request& request, Response& response) { AddCorsHeaders(request.Header("Origin"), response); }
+
+void AddCorsHeaders(const std::string* origin, Response& response) {
   if (origin == nullptr) return;
   response.headers["Access-Control-Allow-Origin"] = *origin;
   auto& vary = response.headers["Vary"];
@@ -73,16 +74,32 @@ bool HandleCors(const Request& request, Response& response) {
   return true;
 }
 
-std::optional<ErrorDocument> MissingParameters(const std::string& query, const std::vector<std::string>& mandatory) {
-  std::vector<std::string> missing;
-  for (const std::string& key : mandatory) {
-    if (!QueryHasKey(query, key)) missing.push_back(key);
-  }
+namespace {
+
+std::optional<ErrorDocument> Missing(std::vector<std::string> missing) {
   if (missing.empty()) return std::nullopt;
   std::sort(missing.begin(), missing.end());
   std::string list;
   for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
   return ErrorDocument::Of("missing_params", list);
+}
+
+}  // namespace
+
+std::optional<ErrorDocument> MissingParameters(const std::string& query, const std::vector<std::string>& mandatory) {
+  std::vector<std::string> missing;
+  for (const std::string& key : mandatory) {
+    if (!QueryHasKey(query, key)) missing.push_back(key);
+  }
+  return Missing(std::move(missing));
+}
+
+std::optional<ErrorDocument> MissingParameters(const Parameters& params, const std::vector<std::string>& mandatory) {
+  std::vector<std::string> missing;
+  for (const std::string& key : mandatory) {
+    if (!params.count(key)) missing.push_back(key);
+  }
+  return Missing(std::move(missing));
 }
 
 std::string NormalizePathPrefix(std::string_view prefix) {

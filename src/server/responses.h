@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error_document.h"
+#include "core/transform.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
 #include "server/view_cache.h"
@@ -23,10 +24,13 @@ Response ViewResponse(const View& view, const Request& request, const std::strin
 // and answers preflight OPTIONS requests. Returns true when `response` is complete.
 bool HandleCors(const Request& request, Response& response);
 void AddCorsHeaders(const Request& request, Response& response);
+void AddCorsHeaders(const std::string* origin, Response& response);  // the request's Origin, if any
 
 // missing_params naming the mandatory keys absent from the raw query (sorted, as the
 // reference lists them), or nullopt when all are there.
 std::optional<ErrorDocument> MissingParameters(const std::string& query, const std::vector<std::string>& mandatory);
+// The same for a decoded query.
+std::optional<ErrorDocument> MissingParameters(const Parameters& params, const std::vector<std::string>& mandatory);
 
 // "/a//b/" -> "/a/b"; "" stays "" (routes at the root).
 std::string NormalizePathPrefix(std::string_view prefix);

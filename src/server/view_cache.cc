@@ -49,13 +49,18 @@ ViewCache::ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> g
     auto used = chain_[prefix_]->cache_key_parameters();
     if (!used) break;
     keys.insert(used->begin(), used->end());
+    key_entitlements_ |= chain_[prefix_]->reads_entitlements();
   }
   if (prefix_ > 0 || chain_.empty()) key_parameters_ = std::vector<std::string>(keys.begin(), keys.end());
 }
 
-std::optional<std::string> ViewCache::Key(const Parameters& params) const {
+std::optional<std::string> ViewCache::Key(const Parameters& params, const ClusterEntitlements& entitlements) const {
   if (!key_parameters_) return std::nullopt;
   std::string key;
+  if (key_entitlements_) {
+    for (const std::string& name : entitlements.hotfixes) (key += name) += ',';
+    key += '\0';
+  }
   for (const std::string& name : *key_parameters_) {
     auto it = params.find(name);
     if (it == params.end()) {
@@ -69,9 +74,10 @@ std::optional<std::string> ViewCache::Key(const Parameters& params) const {
   return key;
 }
 
-Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Parameters& params) const {
+Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const TransformContext& request) const {
   TransformContext context;
-  context.parameters = params;
+  context.parameters = request.parameters;
+  context.entitlements = request.entitlements;
   CINCINNATI_ASSIGN_OR_RETURN(Graph prefix, RunStepsOn(chain_, 0, prefix_, *graph_, context));
   auto entry = std::make_shared<Entry>();
   for (size_t i = prefix_; i < chain_.size(); ++i) entry->personal |= chain_[i]->AppliesTo(prefix);
@@ -86,14 +92,18 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Pa
   return std::shared_ptr<const Entry>(std::move(entry));
 }
 
-Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parameters& params) {
-  std::optional<std::string> key = Key(params);
+Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parameters& params,
+                                                                    const ClusterEntitlements& entitlements) {
+  std::optional<std::string> key = Key(params, entitlements);
   if (key) {
     if (auto it = precomputed_.find(*key); it != precomputed_.end()) return it->second;
     std::shared_lock lock(mu_);
     if (auto it = views_.find(*key); it != views_.end()) return it->second;
   }
-  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(params));
+  TransformContext request;  // only on a miss: the hit path copies nothing
+  request.parameters = params;
+  request.entitlements = entitlements;
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request));
   if (key) {
     std::unique_lock lock(mu_);
     if (views_.size() < max_entries_) views_.emplace(*key, entry);
@@ -101,19 +111,29 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parame
   return entry;
 }
 
-Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params) {
-  if (!key_parameters_) return ComputeView(chain_, *graph_, params);
-  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, GetEntry(params));
+Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params, const ClusterEntitlements& entitlements) {
+  auto context = [&] {
+    TransformContext c;
+    c.parameters = params;
+    c.entitlements = entitlements;
+    return c;
+  };
+  if (!key_parameters_) {
+    TransformContext c = context();
+    CINCINNATI_ASSIGN_OR_RETURN(Graph view, RunChainOn(chain_, *graph_, c));
+    return std::make_shared<const View>(WriteGraphJson(view, {.schema_version = 1}));
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, GetEntry(params, entitlements));
   if (!entry->personal) return entry->view;
-  TransformContext context;
-  context.parameters = params;
+  TransformContext personal_context = context();
   std::optional<std::string> answer_key;
-  if (entry->prepared) answer_key = chain_[prefix_]->AnswerKey(entry->prepared.get(), context);
+  if (entry->prepared) answer_key = chain_[prefix_]->AnswerKey(entry->prepared.get(), personal_context);
   if (answer_key) {
     std::lock_guard<std::mutex> lock(entry->answers->mu);
     if (auto it = entry->answers->by_key.find(*answer_key); it != entry->answers->by_key.end()) return it->second;
   }
-  CINCINNATI_ASSIGN_OR_RETURN(Graph personal, RunStepsOn(chain_, prefix_, chain_.size(), *entry->graph, context));
+  CINCINNATI_ASSIGN_OR_RETURN(Graph personal,
+                              RunStepsOn(chain_, prefix_, chain_.size(), *entry->graph, personal_context));
   auto view = std::make_shared<const View>(WriteGraphJson(personal, {.schema_version = 1}));
   if (answer_key) {
     std::lock_guard<std::mutex> lock(entry->answers->mu);
@@ -144,9 +164,10 @@ size_t ViewCache::Precompute(const std::string& channels_key, const std::string&
   }
   for (const std::string& channel : channels) {
     for (const std::string& arch : arches) {
-      Parameters params{{"channel", channel}, {"arch", arch}};
-      auto entry = ComputeEntry(params);
-      if (entry.ok()) precomputed_.emplace(*Key(params), std::move(entry).value());
+      TransformContext request;
+      request.parameters = {{"channel", channel}, {"arch", arch}};
+      auto entry = ComputeEntry(request);
+      if (entry.ok()) precomputed_.emplace(*Key(request.parameters, request.entitlements), std::move(entry).value());
     }
   }
   return precomputed_.size();

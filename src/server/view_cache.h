@@ -1,5 +1,6 @@
 // ViewCache: a policy engine's answers for one upstream graph, keyed by the client
-// parameters the transform chain declares it reads (channel, arch by default).
+// parameters the transform chain declares it reads (channel, arch by default) and, when
+// a step reads them, the cluster's entitlements.
 //
 // The chain's leading steps that declare their parameters form a cacheable prefix;
 // the rest (per-cluster steps such as phased rollouts) run per request on the cached
@@ -57,7 +58,7 @@ class ViewCache {
  public:
   ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096);
 
-  Result<std::shared_ptr<const View>> Get(const Parameters& params);
+  Result<std::shared_ptr<const View>> Get(const Parameters& params, const ClusterEntitlements& entitlements = {});
   // Builds every (channel, arch) answer into a map that is read without locks. Call
   // before sharing the cache between threads. Returns the number of views built.
   size_t Precompute(const std::string& channels_key, const std::string& arch_key);
@@ -79,15 +80,16 @@ class ViewCache {
     };
     std::shared_ptr<Answers> answers;
   };
-  std::optional<std::string> Key(const Parameters& params) const;
-  Result<std::shared_ptr<const Entry>> ComputeEntry(const Parameters& params) const;
-  Result<std::shared_ptr<const Entry>> GetEntry(const Parameters& params);
+  std::optional<std::string> Key(const Parameters& params, const ClusterEntitlements& entitlements) const;
+  Result<std::shared_ptr<const Entry>> ComputeEntry(const TransformContext& request) const;
+  Result<std::shared_ptr<const Entry>> GetEntry(const Parameters& params, const ClusterEntitlements& entitlements);
 
   const TransformChain& chain_;
   std::shared_ptr<const Graph> graph_;
   size_t max_entries_;
   size_t prefix_ = 0;  // steps [0, prefix_) are cacheable
   std::optional<std::vector<std::string>> key_parameters_;  // nullopt: nothing cacheable
+  bool key_entitlements_ = false;  // a cacheable step reads the entitlements
   std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const Entry>> views_;  // computed on demand

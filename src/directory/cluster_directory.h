@@ -16,7 +16,7 @@
 
 #include "core/cluster.h"
 
-namespace cincinnati::policy {
+namespace cincinnati::directory {
 
 struct DirectoryAnswer {
   enum class Kind { kFound, kUnknown, kFailed };
@@ -41,4 +41,4 @@ class ClusterDirectory {
 // The id as stored and looked up: lower case, surrounding blanks removed.
 std::string NormalizeClusterId(std::string_view id);
 
-}  // namespace cincinnati::policy
+}  // namespace cincinnati::directory

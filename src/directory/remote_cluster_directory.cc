@@ -1,13 +1,13 @@
-#include "policy/remote_cluster_directory.h"
+#include "directory/remote_cluster_directory.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
 #include "core/status.h"
 #include "http/client.h"
-#include "policy/cluster_json.h"
+#include "directory/cluster_json.h"
 
-namespace cincinnati::policy {
+namespace cincinnati::directory {
 
 Result<ClusterInfo> ParseClusterInfoJson(const std::string& body) {
   simdjson::dom::parser parser;
@@ -87,4 +87,4 @@ size_t RemoteClusterDirectory::cached() const {
   return cache_.size();
 }
 
-}  // namespace cincinnati::policy
+}  // namespace cincinnati::directory

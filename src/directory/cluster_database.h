@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "core/status.h"
-#include "policy/cluster_directory.h"
+#include "directory/cluster_directory.h"
 
 struct sqlite3;
 
-namespace cincinnati::policy {
+namespace cincinnati::directory {
 
 struct ClusterRecord {
   std::string id;
@@ -94,4 +94,4 @@ class SqliteClusterDirectory : public ClusterDirectory {
   std::unordered_map<std::string, DirectoryAnswer> cache_;  // under mu_
 };
 
-}  // namespace cincinnati::policy
+}  // namespace cincinnati::directory

@@ -1,4 +1,4 @@
-#include "policy/cluster_database.h"
+#include "directory/cluster_database.h"
 
 #include <sys/stat.h>
 
@@ -13,9 +13,9 @@
 #include "core/hotfix_rule.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
-#include "policy/cluster_json.h"
+#include "directory/cluster_json.h"
 
-namespace cincinnati::policy {
+namespace cincinnati::directory {
 namespace {
 
 constexpr const char* kSchema =
@@ -348,4 +348,4 @@ DirectoryAnswer SqliteClusterDirectory::Query(const std::string& id) {
   return DirectoryAnswer::Found(std::move(info));
 }
 
-}  // namespace cincinnati::policy
+}  // namespace cincinnati::directory

@@ -15,9 +15,9 @@
 #include <unordered_map>
 
 #include "core/status.h"
-#include "policy/cluster_directory.h"
+#include "directory/cluster_directory.h"
 
-namespace cincinnati::policy {
+namespace cincinnati::directory {
 
 struct RemoteDirectoryOptions {
   std::string base_url;  // e.g. http://directory.example:8000/api
@@ -54,4 +54,4 @@ class RemoteClusterDirectory : public ClusterDirectory {
 // Reads a directory's answer body ({"customer": ..., "labels": {...}}).
 Result<ClusterInfo> ParseClusterInfoJson(const std::string& body);
 
-}  // namespace cincinnati::policy
+}  // namespace cincinnati::directory

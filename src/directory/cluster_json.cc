@@ -1,10 +1,10 @@
-#include "policy/cluster_json.h"
+#include "directory/cluster_json.h"
 
 #include <fmt/format.h>
 
 #include "core/json_writer.h"
 
-namespace cincinnati::policy {
+namespace cincinnati::directory {
 namespace {
 
 Status Bad(std::string_view where, const std::string& why) {
@@ -50,4 +50,4 @@ std::string LabelsToJson(const std::map<std::string, std::string>& labels) {
   return out + "}";
 }
 
-}  // namespace cincinnati::policy
+}  // namespace cincinnati::directory

@@ -12,11 +12,11 @@
 #include "core/cluster.h"
 #include "core/status.h"
 
-namespace cincinnati::policy {
+namespace cincinnati::directory {
 
 // Errors are prefixed with `where` when it is not empty.
 Result<std::map<std::string, std::string>> LabelsFromJson(simdjson::dom::element labels, std::string_view where);
 Result<ClusterInfo> ClusterInfoFromJson(simdjson::dom::element object, std::string_view where);
 std::string LabelsToJson(const std::map<std::string, std::string>& labels);
 
-}  // namespace cincinnati::policy
+}  // namespace cincinnati::directory

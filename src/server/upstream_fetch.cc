@@ -1,0 +1,55 @@
+#include "server/upstream_fetch.h"
+
+#include <fmt/format.h>
+
+#include "core/graph_check.h"
+#include "core/graph_json.h"
+#include "core/sha256.h"
+#include "http/client.h"
+
+namespace cincinnati::server {
+
+FetchOutcome UpstreamAnswer::Outcome() const {
+  if (unchanged) return FetchOutcome::kUnchanged;
+  if (graph) return graph->is_served_view() ? FetchOutcome::kPolicyEngineAnswer : FetchOutcome::kGraph;
+  if (answer_error && answer_error->kind == "missing_params") return FetchOutcome::kPolicyEngineAnswer;
+  return FetchOutcome::kFailed;
+}
+
+UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions& options) {
+  if (options.requests) options.requests->Increment();
+  UpstreamAnswer out;
+  auto fail = [&](ErrorDocument doc) {
+    if (options.errors) options.errors->Increment();
+    out.failure = std::move(doc);
+    return out;
+  };
+  http::Result r = http::Get(url, {.headers = {"Accept: application/json"}, .timeout = options.timeout});
+  if (!r.error.empty()) return fail(ErrorDocument::Of("failed_upstream_fetch", r.error));
+  if (r.status < 200 || r.status >= 300) {
+    auto doc = ErrorDocument::Parse(r.body);
+    if (!doc.ok()) return fail(ErrorDocument::Of("failed_upstream_fetch", fmt::format("{} from {}", r.status, url)));
+    doc->http_status = static_cast<int>(r.status);
+    if (r.status >= 400 && r.status < 500) {
+      out.answer_error = std::move(doc).value();
+      return out;
+    }
+    return fail(std::move(doc).value());
+  }
+  if (options.known_body_hash) {
+    out.body_hash = Sha256Hex(r.body);
+    if (out.body_hash == *options.known_body_hash) {
+      out.unchanged = true;
+      return out;
+    }
+  }
+  auto graph = ReadGraphJson(r.body);
+  if (graph.ok()) {
+    if (Status servable = CheckServable(*graph); !servable.ok()) graph = std::move(servable);
+  }
+  if (!graph.ok()) return fail(ErrorDocument::Of("failed_json_in", graph.status().message()));
+  out.graph = std::move(graph).value();
+  return out;
+}
+
+}  // namespace cincinnati::server

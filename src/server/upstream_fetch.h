@@ -1,0 +1,44 @@
+// FetchUpstream: one GET of a policy engine's upstream (a graph builder or another
+// policy engine), read and classified.
+//
+// The body is parsed as Cincinnati JSON and must pass CheckServable; a graph builder's
+// document and a policy engine's versioned view both come back as `graph` (the graph's
+// is_served_view() tells them apart). A 4xx error document is the upstream's answer to
+// the query (`answer_error`, passed through to clients); anything else that is not a
+// graph is a failure (`failure`: the upstream's own 5xx document, or
+// failed_upstream_fetch / failed_json_in naming the cause). With `known_body_hash`, a
+// body identical to the last one is neither parsed nor checked (`unchanged`).
+// Counts every fetch in `requests` and every failure in `errors`. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "core/error_document.h"
+#include "core/graph.h"
+#include "server/metrics.h"
+#include "server/upstream_state.h"
+
+namespace cincinnati::server {
+
+struct UpstreamAnswer {
+  std::optional<Graph> graph;
+  bool unchanged = false;
+  std::string body_hash;  // set when the caller passed a known hash
+  std::optional<ErrorDocument> answer_error;
+  std::optional<ErrorDocument> failure;
+  // What this answer says about the upstream, for the state machine.
+  FetchOutcome Outcome() const;
+};
+
+struct UpstreamFetchOptions {
+  std::chrono::milliseconds timeout{30000};
+  Counter* requests = nullptr;
+  Counter* errors = nullptr;
+  const std::string* known_body_hash = nullptr;
+};
+
+UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions& options);
+
+}  // namespace cincinnati::server

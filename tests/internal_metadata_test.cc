@@ -1,0 +1,191 @@
+// Internal metadata is decoded totally: hostile values become errors that name the item,
+// a graph carrying them is never served, and a release cannot set them itself.
+#include <gtest/gtest.h>
+
+#include "builder/release_check.h"
+#include "builder/release_sources.h"
+#include "core/graph_check.h"
+#include "core/graph_json.h"
+#include "core/hotfix_rule.h"
+#include "core/internal_metadata.h"
+#include "policy/arch_filter.h"
+#include "policy/channel_filter.h"
+#include "policy/channel_target.h"
+#include "policy/hotfix_filter.h"
+#include "policy/phased_rollout.h"
+#include "test_util.h"
+
+namespace cincinnati {
+namespace {
+
+const std::string kStart = "io.openshift.upgrades.graph.phased.start";
+const std::string kRollouts = "io.openshift.upgrades.graph.phased.rollouts";
+const std::string kHotfix = "io.openshift.upgrades.graph.hotfix.rules";
+const std::string kTargets = "io.openshift.upgrades.graph.channel.targets";
+const std::string kChannels = "io.openshift.upgrades.graph.release.channels";
+
+TEST(InternalMetadataTest, PhasedStartsRoundTrip) {
+  std::string value = EncodeChannelStart("stable-4.4", 1589241600) + "," + EncodeChannelStart("a=b", -5);
+  auto starts = DecodePhasedStarts(value);
+  ASSERT_TRUE(starts.ok()) << starts.status().message();
+  EXPECT_EQ(*starts, (std::vector<ChannelStart>{{"stable-4.4", 1589241600}, {"a=b", -5}}));
+}
+
+TEST(InternalMetadataTest, HostilePhasedStartsAreErrorsNamingTheItem) {
+  for (std::string bad : {"", "stable", "stable=", "=5", "stable=abc", "stable=1e5", "stable= 5", "stable=5 ",
+                          "stable=99999999999999999999", "stable=253402300800", "stable=-62135596801",
+                          "stable=5,", "stable=5,,other=6", "stable=0x10"}) {
+    auto starts = DecodePhasedStarts(bad);
+    EXPECT_FALSE(starts.ok()) << "'" << bad << "' decoded";
+  }
+  auto named = DecodePhasedStarts("ok=1,stable=abc");
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.status().message().find("stable=abc"), std::string::npos) << named.status().message();
+}
+
+TEST(InternalMetadataTest, PhasedRolloutsRoundTripAndRefuseGarbage) {
+  ChannelRollouts c{"stable-4.4", {{"minor", 86400}, {"*", 3600}}};
+  auto decoded = DecodePhasedRollouts(EncodeChannelRollouts(c) + ";" + EncodeChannelRollouts({"fast-4.4", {{"patch", 0}}}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  ASSERT_EQ(decoded->size(), 2u);
+  EXPECT_EQ((*decoded)[0], c);
+  EXPECT_EQ(EncodeChannelRollouts({"x", {}}), "");
+  for (std::string bad : {"", "stable", "stable:", ":minor=5", "stable:minor", "stable:minor=", "stable:=5",
+                          "stable:minor=-1", "stable:minor=abc", "stable:minor=99999999999999", "stable:minor=5;",
+                          "stable:minor=5,,patch=6"}) {
+    EXPECT_FALSE(DecodePhasedRollouts(bad).ok()) << "'" << bad << "' decoded";
+  }
+}
+
+TEST(InternalMetadataTest, HotfixRulesDecodeStrictly) {
+  HotfixRule rule{"fix", {"stable-4.13"}, {"acme"}, {{{"tier", "gold"}, {"empty", ""}}}};
+  auto decoded = DecodeHotfixRules(EncodeHotfixRule(rule));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(*decoded, std::vector<HotfixRule>{rule});
+  for (std::string bad : {"", "fix", "fix|c|a", "fix|c|a|s|x", "|c|a|", "f x|c|a|", "fix||a|", "fix|c,d e|a|",
+                          "fix|c|a|tier", "fix|c|a|=gold", "fix|c|a|tier=g old", "fix|c|a|;"}) {
+    EXPECT_FALSE(DecodeHotfixRules(bad).ok()) << "'" << bad << "' decoded";
+  }
+}
+
+TEST(InternalMetadataTest, ReservedKeysFollowThePrefix) {
+  EXPECT_TRUE(IsReservedKey(kStart));
+  EXPECT_TRUE(IsReservedKey(kHotfix));
+  EXPECT_TRUE(IsReservedKey(kTargets));
+  EXPECT_TRUE(IsReservedKey("my.prefix.phased.rollouts", "my.prefix"));
+  EXPECT_FALSE(IsReservedKey(kStart, "my.prefix"));
+  EXPECT_FALSE(IsReservedKey(kChannels));
+  EXPECT_FALSE(IsReservedKey("io.openshift.upgrades.graph.previous.add"));
+  EXPECT_FALSE(IsReservedKey("io.openshift.upgrades.graph.phased.start.x"));
+}
+
+// A graph builder's graph of two releases in "stable-4.4" whose target carries `key`
+// set to `value`.
+Graph GraphWith(const std::string& key, const std::string& value) {
+  Graph g;
+  Metadata common{{kChannels, "stable-4.4"}, {"io.openshift.upgrades.graph.release.arch", "amd64"}};
+  Metadata target = common;
+  target[key] = value;
+  NodeIndex a = g.AddNode(Node::Concrete("4.4.0+amd64", "quay.io/r@sha256:a", common)).value();
+  NodeIndex b = g.AddNode(Node::Concrete("4.4.1+amd64", "quay.io/r@sha256:b", target)).value();
+  EXPECT_TRUE(g.AddEdge(a, b).ok());
+  return g;
+}
+
+TEST(InternalMetadataTest, CheckServableNamesTheNodeAndKey) {
+  EXPECT_TRUE(CheckServable(GraphWith(kStart, "stable-4.4=1589241600")).ok());
+  EXPECT_TRUE(CheckServable(GraphWith(kTargets, "anything, at all")).ok());
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {kStart, "stable-4.4=soon"}, {kRollouts, "stable-4.4:minor=forever"}, {kHotfix, "not a rule"}}) {
+    Status st = CheckServable(GraphWith(key, value));
+    ASSERT_FALSE(st.ok()) << key;
+    EXPECT_NE(st.message().find("4.4.1+amd64"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(key), std::string::npos) << st.message();
+  }
+}
+
+// Every policy step meets the hostile value as an error, never as an exception.
+TEST(InternalMetadataTest, PolicyStepsReturnErrorsOnUndecodableKeys) {
+  TransformChain chain;
+  chain.push_back(std::make_unique<policy::ChannelFilter>());
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  chain.push_back(std::make_unique<policy::HotfixFilter>());
+  chain.push_back(std::make_unique<policy::ChannelTarget>(std::set<std::string>{"*"}));
+  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(1600000000)));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {kStart, "stable-4.4=9223372036854775807"}, {kRollouts, "stable-4.4:minor=-7"}, {kHotfix, "x|y"}}) {
+    Graph g = GraphWith(key, value);
+    TransformContext context;
+    context.parameters = {{"channel", "stable-4.4"}, {"arch", "amd64"}, {"version", "4.4.0"},
+                          {"id", "01234567-89ab-cdef-0123-456789abcdef"}};
+    context.entitlements.hotfixes = {"y"};
+    auto out = RunChainOn(chain, g, context);
+    ASSERT_FALSE(out.ok()) << key;
+    EXPECT_NE(out.status().message().find(key), std::string::npos) << out.status().message();
+    EXPECT_EQ(policy::RolloutWindows(g).ok(), key == kHotfix);
+  }
+}
+
+TEST(ReleaseCheckTest, ReservedKeysAndUnusableDirectivesAreRefused) {
+  Metadata ok{{"io.openshift.upgrades.graph.release.arch", "amd64"},
+              {"io.openshift.upgrades.graph.previous.add", "4.1.0, 4.1.1"},
+              {"io.openshift.upgrades.graph.previous.remove", "*"},
+              {"io.openshift.upgrades.graph.previous.remove_regex", "4[.]1[.].*"},
+              {"url", "https://example.com"}};
+  EXPECT_TRUE(CheckReleaseMetadata(ok).ok());
+  auto with = [&](const std::string& key, const std::string& value) {
+    Metadata m = ok;
+    m[key] = value;
+    return CheckReleaseMetadata(m);
+  };
+  for (const std::string& key : {kStart, kRollouts, kHotfix, kTargets}) {
+    Status st = with(key, "stable-4.4=1");
+    ASSERT_FALSE(st.ok()) << key;
+    EXPECT_NE(st.message().find(key), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("reserved"), std::string::npos) << st.message();
+  }
+  EXPECT_FALSE(with("io.openshift.upgrades.graph.previous.remove_regex", "4[.(").ok());
+  EXPECT_FALSE(with("io.openshift.upgrades.graph.previous.add", "4.1").ok());
+  EXPECT_FALSE(with("io.openshift.upgrades.graph.next.remove", "4.1.0,").ok());
+  EXPECT_FALSE(with("io.openshift.upgrades.graph.release.arch", "amd 64").ok());
+  EXPECT_TRUE(with(kChannels, "stable-4.4").ok());  // the reference's behaviour: channels may come from a release
+}
+
+TEST(ReleaseCheckTest, AnUnusableReleaseIsLeftOutAndTheRestLoads) {
+  testing::TempDir dir;
+  auto doc = [](const std::string& version, const std::string& previous, const std::string& metadata) {
+    return R"({"kind":"cincinnati-metadata-v0","version":")" + version + R"(","previous":[)" + previous +
+           R"(],"metadata":{)" + metadata + "}}";
+  };
+  testing::WriteFile(dir / "a.json", doc("4.1.0", "", ""));
+  testing::WriteFile(dir / "b.json", doc("4.1.1", R"("4.1.0")", R"("url":"u")"));
+  testing::WriteFile(dir / "c.json", doc("4.1.2", R"("4.1.1")", "\"" + kStart + R"(":"stable-4.1=garbage")"));
+  testing::WriteFile(dir / "d.json", doc("4.1.3", R"("4.1.1")",
+                                         R"("io.openshift.upgrades.graph.previous.remove_regex":"(")"));
+  TransformContext context;
+  auto graph = LoadReleases(dir.path(), {}, context);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  EXPECT_TRUE(graph->Find("4.1.0+amd64"));
+  EXPECT_TRUE(graph->Find("4.1.1+amd64"));
+  EXPECT_FALSE(graph->Find("4.1.2+amd64"));
+  EXPECT_FALSE(graph->Find("4.1.3+amd64"));
+  EXPECT_EQ(context.rejected_releases, 2u);
+  std::string warnings;
+  for (const Diagnostic& d : context.diagnostics.items()) warnings += d.location + ": " + d.message + "\n";
+  EXPECT_NE(warnings.find("4.1.2+amd64: release left out of the graph: metadata key '" + kStart), std::string::npos)
+      << warnings;
+  EXPECT_NE(warnings.find("4.1.3+amd64"), std::string::npos) << warnings;
+
+  // The same nodes in a raw graph file: left out with their edges.
+  Graph raw = GraphWith(kHotfix, "fix|stable-4.4|acme|");
+  testing::WriteFile(dir / "raw/graph.json", WriteGraphJson(raw));
+  TransformContext file_context;
+  auto from_file = LoadReleases(dir / "raw/graph.json", {}, file_context);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().message();
+  EXPECT_EQ(from_file->node_count(), 1u);
+  EXPECT_EQ(from_file->edge_count(), 0u);
+  EXPECT_EQ(file_context.rejected_releases, 1u);
+}
+
+}  // namespace
+}  // namespace cincinnati
