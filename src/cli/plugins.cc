@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "builder/edge_add_remove.h"
+#include "builder/graph_data_git_source.h"
 #include "builder/graph_data_image_source.h"
 #include "builder/node_remove.h"
 #include "builder/registry_source.h"
@@ -15,6 +16,8 @@
 #include "graph-data/secondary_metadata.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
+#include "policy/channel_target.h"
+#include "policy/hotfix_filter.h"
 
 namespace cincinnati::cli {
 namespace {
@@ -38,19 +41,60 @@ class Reader {
     if (it == t_.settings.end()) return fallback;
     return ParseBool(t_.name + "." + key, it->second);
   }
+  Result<uint64_t> Unsigned(const std::string& key, uint64_t fallback) const {
+    auto it = t_.settings.find(key);
+    if (it == t_.settings.end()) return fallback;
+    Settings one;
+    one.Set(t_.name + "." + key, it->second);
+    return one.Unsigned(t_.name + "." + key, fallback);
+  }
+  // A comma-separated setting, items trimmed, empty ones dropped.
+  std::vector<std::string> List(const std::string& key, std::vector<std::string> fallback) const {
+    auto it = t_.settings.find(key);
+    if (it == t_.settings.end() || TrimWhitespace(it->second).empty()) return fallback;
+    std::vector<std::string> out;
+    for (std::string_view item : Split(it->second, ',')) {
+      if (!TrimWhitespace(item).empty()) out.emplace_back(TrimWhitespace(item));
+    }
+    return out;
+  }
+  const std::string& name() const { return t_.name; }
 
  private:
   const PluginTable& t_;
   std::set<std::string> known_;
 };
 
-using Factory = std::function<Result<std::unique_ptr<GraphTransform>>(const Reader&)>;
+using Step = Result<std::unique_ptr<GraphTransform>>;
+using Factory = std::function<Step(const Reader&, const PluginEnvironment&)>;
 
-const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factories() {
-  static const auto* factories = new std::map<std::string, std::pair<std::set<std::string>, Factory>>{
+struct Plugin {
+  std::optional<PluginRole> role;  // nullopt: both services
+  std::set<std::string> settings;
+  Factory make;
+};
+
+template <typename T, typename... Args>
+Step Make(Args&&... args) {
+  return std::unique_ptr<GraphTransform>(std::make_unique<T>(std::forward<Args>(args)...));
+}
+
+Step NotInThisBuild(const Reader& r, const PluginEnvironment&) {
+  return Status::InvalidArgument(fmt::format(
+      "plugin '{}' needs GitHub or Quay and is not available in this build; use 'git-secondary-metadata-scrape' "
+      "or 'dkrv2-secondary-metadata-scrape' for graph-data, and 'release-scrape-dockerv2' or 'local-releases' "
+      "for releases", r.name()));
+}
+
+constexpr auto kBuilder = PluginRole::kGraphBuilder;
+constexpr auto kPolicy = PluginRole::kPolicyEngine;
+
+// The one table of plugins, by the reference's names (and ours).
+const std::map<std::string, Plugin>& Plugins() {
+  static const auto* plugins = new std::map<std::string, Plugin>{
       {"local-releases",
-       {{"path", "default_arch", "repository", "manifestref_key"},
-        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+       {kBuilder, {"path", "default_arch", "repository", "manifestref_key"},
+        [](const Reader& r, const PluginEnvironment&) -> Step {
           std::string path = r.Get("path", "");
           if (path.empty()) return Status::InvalidArgument("plugin 'local-releases': 'path' is required");
           ReleaseDirectoryOptions o;
@@ -60,9 +104,9 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
           return std::unique_ptr<GraphTransform>(std::make_unique<LocalReleaseSource>(path, o));
         }}},
       {"release-scrape-dockerv2",
-       {{"registry", "repository", "manifestref_key", "fetch_concurrency", "username", "password",
+       {kBuilder, {"registry", "repository", "manifestref_key", "fetch_concurrency", "username", "password",
          "credentials_path", "root_certificate_dir", "cache_directory"},
-        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+        [](const Reader& r, const PluginEnvironment&) -> Step {
           RegistrySourceSettings s;
           s.registry = r.Get("registry", s.registry);
           s.repository = r.Get("repository", s.repository);
@@ -76,10 +120,10 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
           return std::unique_ptr<GraphTransform>(std::make_unique<RegistryReleaseSource>(s));
         }}},
       {"dkrv2-secondary-metadata-scrape",
-       {{"registry", "repository", "tag", "output_directory", "graph_data_path", "output_allowlist", "username",
+       {kBuilder, {"registry", "repository", "tag", "output_directory", "graph_data_path", "output_allowlist", "username",
          "password", "credentials_path", "root_certificate_dir", "verify_signature", "signature_baseurl",
          "public_keys_path"},
-        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+        [](const Reader& r, const PluginEnvironment&) -> Step {
           GraphDataImageSettings s;
           s.registry = r.Get("registry", "");
           s.repository = r.Get("repository", "");
@@ -92,10 +136,7 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
             return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': output_directory is required");
           }
           s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
-          if (std::string list = r.Get("output_allowlist", ""); !list.empty()) {
-            s.output_allowlist.clear();
-            for (std::string_view p : Split(list, ',')) s.output_allowlist.emplace_back(TrimWhitespace(p));
-          }
+          s.output_allowlist = r.List("output_allowlist", s.output_allowlist);
           s.credentials = {r.Get("username", ""), r.Get("password", "")};
           s.credentials_path = r.Get("credentials_path", "");
           s.client.ca_path = r.Get("root_certificate_dir", "");
@@ -104,25 +145,38 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
           s.public_keys_path = r.Get("public_keys_path", "");
           return std::unique_ptr<GraphTransform>(std::make_unique<GraphDataImageSource>(s));
         }}},
+      {"git-secondary-metadata-scrape",
+       {kBuilder, {"url", "reference_branch", "reference_revision", "output_directory", "graph_data_path",
+                   "output_allowlist"},
+        [](const Reader& r, const PluginEnvironment&) -> Step {
+          GraphDataGitSettings s;
+          s.url = r.Get("url", "");
+          s.output_directory = r.Get("output_directory", "");
+          if (s.url.empty() || s.output_directory.empty()) {
+            return Status::InvalidArgument("plugin 'git-secondary-metadata-scrape': url and output_directory are required");
+          }
+          s.reference_branch = r.Get("reference_branch", s.reference_branch);
+          s.reference_revision = r.Get("reference_revision", s.reference_revision);
+          s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
+          s.output_allowlist = r.List("output_allowlist", s.output_allowlist);
+          return Make<GraphDataGitSource>(s);
+        }}},
       {"openshift-secondary-metadata-parse",
-       {{"data_directory", "key_prefix", "default_arch", "disallowed_errors"},
-        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+       {kBuilder, {"data_directory", "key_prefix", "default_arch", "disallowed_errors"},
+        [](const Reader& r, const PluginEnvironment&) -> Step {
           graphdata::SecondaryMetadataSettings s;
           s.data_directory = r.Get("data_directory", "");
           s.key_prefix = r.Get("key_prefix", s.key_prefix);
           s.default_arch = r.Get("default_arch", s.default_arch);
-          const std::string disallowed = r.Get("disallowed_errors", "");
-          for (std::string_view name : Split(disallowed, ',')) {
-            name = TrimWhitespace(name);
-            if (name.empty()) continue;
+          for (const std::string& name : r.List("disallowed_errors", {})) {
             CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));
             s.disallowed_errors.insert(c);
           }
           return std::unique_ptr<GraphTransform>(std::make_unique<graphdata::SecondaryMetadataParse>(s));
         }}},
       {"edge-add-remove",
-       {{"key_prefix", "remove_all_edges_value", "remove_consumed_metadata", "include_conditional_edges"},
-        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+       {kBuilder, {"key_prefix", "remove_all_edges_value", "remove_consumed_metadata", "include_conditional_edges"},
+        [](const Reader& r, const PluginEnvironment&) -> Step {
           EdgeAddRemoveSettings s;
           s.key_prefix = r.Get("key_prefix", s.key_prefix);
           s.remove_all_edges_value = r.Get("remove_all_edges_value", s.remove_all_edges_value);
@@ -131,42 +185,65 @@ const std::map<std::string, std::pair<std::set<std::string>, Factory>>& Factorie
           return std::unique_ptr<GraphTransform>(std::make_unique<EdgeAddRemove>(s));
         }}},
       {"node-remove",
-       {{"key_prefix"},
-        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+       {std::nullopt, {"key_prefix"},
+        [](const Reader& r, const PluginEnvironment&) -> Step {
           return std::unique_ptr<GraphTransform>(
               std::make_unique<NodeRemove>(r.Get("key_prefix", std::string(kDefaultKeyPrefix))));
         }}},
       {"channel-filter",
-       {{"key_prefix", "key_suffix"},
-        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+       {kPolicy, {"key_prefix", "key_suffix"},
+        [](const Reader& r, const PluginEnvironment&) -> Step {
           return std::unique_ptr<GraphTransform>(std::make_unique<policy::ChannelFilter>(
               r.Get("key_prefix", std::string(kDefaultKeyPrefix)), r.Get("key_suffix", std::string(kChannelsSuffix))));
         }}},
       {"arch-filter",
-       {{"key_prefix", "key_suffix", "default_arch", "default_arch_threshold_version"},
-        [](const Reader& r) -> Result<std::unique_ptr<GraphTransform>> {
+       {kPolicy, {"key_prefix", "key_suffix", "default_arch", "default_arch_threshold_version"},
+        [](const Reader& r, const PluginEnvironment&) -> Step {
           return std::unique_ptr<GraphTransform>(std::make_unique<policy::ArchFilter>(
               r.Get("key_prefix", std::string(kDefaultKeyPrefix)), r.Get("key_suffix", "release.arch"),
               r.Get("default_arch", "amd64")));
         }}},
+      {"hotfix-filter",
+       {kPolicy, {}, [](const Reader&, const PluginEnvironment&) { return Make<policy::HotfixFilter>(); }}},
+      {"channel-target",
+       {kPolicy, {"channels"},
+        [](const Reader& r, const PluginEnvironment&) -> Step {
+          std::vector<std::string> channels = r.List("channels", {});
+          return Make<policy::ChannelTarget>(std::set<std::string>(channels.begin(), channels.end()));
+        }}},
+      {"phased-rollout",
+       {kPolicy, {}, [](const Reader&, const PluginEnvironment& env) { return Make<policy::PhasedRollout>(env.clock); }}},
+      {"cincinnati-graph-fetch",
+       {kPolicy, {"upstream", "timeout"},
+        [](const Reader& r, const PluginEnvironment& env) -> Step {
+          if (!env.upstream) return Status::InvalidArgument("plugin 'cincinnati-graph-fetch' is not a step of this chain");
+          env.upstream->url = r.Get("upstream", env.upstream->url);
+          if (r.Get("timeout", "").empty()) return std::unique_ptr<GraphTransform>();
+          CINCINNATI_ASSIGN_OR_RETURN(uint64_t secs, r.Unsigned("timeout", 30));
+          env.upstream->timeout = std::chrono::milliseconds(secs * 1000);
+          return std::unique_ptr<GraphTransform>();
+        }}},
+      {"github-secondary-metadata-scrape", {kBuilder, {}, NotInThisBuild}},
+      {"quay-metadata", {kBuilder, {}, NotInThisBuild}},
   };
-  return *factories;
+  return *plugins;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<GraphTransform>> MakeTransform(const PluginTable& table) {
-  static const std::set<std::string> kLater = {"github-secondary-metadata-scrape", "quay-metadata"};
-  if (kLater.count(table.name)) {
-    return Status::InvalidArgument(fmt::format(
-        "plugin '{}' needs a registry or GitHub and is not available in this build yet; use 'local-releases' "
-        "and 'openshift-secondary-metadata-parse' with a directory", table.name));
+Result<std::unique_ptr<GraphTransform>> MakeTransform(const PluginTable& table, PluginRole role,
+                                                      const PluginEnvironment& environment) {
+  auto it = Plugins().find(table.name);
+  if (it == Plugins().end()) return Status::InvalidArgument(fmt::format("unknown plugin '{}'", table.name));
+  const Plugin& plugin = it->second;
+  if (plugin.role && *plugin.role != role) {
+    return Status::InvalidArgument(fmt::format("plugin '{}' is a {} plugin; it cannot be in {}", table.name,
+                                               *plugin.role == kBuilder ? "graph-builder" : "policy-engine",
+                                               role == kBuilder ? "[[plugin_settings]]" : "[[policy]]"));
   }
-  auto it = Factories().find(table.name);
-  if (it == Factories().end()) return Status::InvalidArgument(fmt::format("unknown plugin '{}'", table.name));
-  Reader reader(table, it->second.first);
+  Reader reader(table, plugin.settings);
   CINCINNATI_RETURN_IF_ERROR(reader.Check());
-  return it->second.second(reader);
+  return plugin.make(reader, environment);
 }
 
 }  // namespace cincinnati::cli

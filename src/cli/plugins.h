@@ -1,17 +1,39 @@
 // Building transforms from plugin tables ([[plugin_settings]], [[policy]]) by the
-// reference's plugin names. Each plugin's settings are checked; an unknown setting or
-// plugin name is an error naming it. Plugins that need a registry or GitHub are known
-// names but not available in this build yet, which is said plainly.
+// reference's plugin names, from one table of factories. Each plugin belongs to the
+// graph builder, the policy engine or both; its settings are checked, and an unknown
+// setting or plugin name, or a plugin in the other service's table, is an error naming
+// it. Plugins that need GitHub or Quay are known names, but not available in this
+// build, which is said plainly.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/settings.h"
 #include "core/transform.h"
+#include "policy/phased_rollout.h"
 
 namespace cincinnati::cli {
 
-Result<std::unique_ptr<GraphTransform>> MakeTransform(const PluginTable& table);
+enum class PluginRole { kGraphBuilder, kPolicyEngine };
+
+// What a policy engine's `cincinnati-graph-fetch` table configures: its upstream.
+struct UpstreamSettings {
+  std::string url;
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+// What some plugins need from the service that builds them.
+struct PluginEnvironment {
+  policy::Clock clock = policy::SystemClock();  // phased-rollout
+  UpstreamSettings* upstream = nullptr;         // cincinnati-graph-fetch (policy engine)
+};
+
+// The step a table makes; nullptr for a table that configures the service instead of
+// adding a step (cincinnati-graph-fetch).
+Result<std::unique_ptr<GraphTransform>> MakeTransform(const PluginTable& table, PluginRole role,
+                                                      const PluginEnvironment& environment = {});
 
 }  // namespace cincinnati::cli

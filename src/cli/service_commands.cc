@@ -131,6 +131,19 @@ std::vector<Flag> Flags(Role role) {
                      "Seconds an upstream graph is reused (default 60)"});
     flags.push_back({"--upstream.cincinnati.timeout_secs", "upstream.cincinnati.timeout_secs",
                      "Seconds an upstream fetch may take (default 30)"});
+    std::vector<Flag> upstream = {
+        {"--upstream.cincinnati.kind", "upstream.cincinnati.kind",
+         "What the upstream is: auto (detected, the default), graph-builder or policy-engine"},
+        {"--upstream.cincinnati.max_stale_secs", "upstream.cincinnati.max_stale_secs",
+         "Seconds a forwarded answer is still served while its refresh fails (default 86400)"},
+        {"--upstream.cincinnati.max_cached_answers", "upstream.cincinnati.max_cached_answers",
+         "Most forwarded queries kept (default 4096)"},
+        {"--upstream.cincinnati.max_cached_bytes", "upstream.cincinnati.max_cached_bytes",
+         "Most bytes of forwarded answers kept (default 268435456)"},
+        {"--upstream.cincinnati.max_fetches_per_sec", "upstream.cincinnati.max_fetches_per_sec",
+         "Most forwarded queries fetched upstream per second, 0 for no limit (default 50)"},
+    };
+    flags.insert(flags.end(), upstream.begin(), upstream.end());
   }
   return flags;
 }
@@ -195,7 +208,7 @@ Result<TransformChain> BuilderChain(const Settings& s) {
   const auto& tables = s.plugins("plugin_settings");
   if (!tables.empty()) {
     for (const PluginTable& t : tables) {
-      CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t));
+      CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t, PluginRole::kGraphBuilder));
       chain.push_back(std::move(step));
     }
     return chain;
@@ -272,43 +285,14 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
     chain.push_back(std::make_unique<policy::PhasedRollout>(clock));
     return chain;
   }
+  UpstreamSettings upstream{options.upstream_url, std::nullopt};
+  PluginEnvironment environment{clock, &upstream};
   for (const PluginTable& t : tables) {
-    if (t.name == "cincinnati-graph-fetch") {
-      for (const auto& [k, v] : t.settings) {
-        if (k == "upstream") {
-          options.upstream_url = v;
-        } else if (k == "timeout") {
-          Settings one;
-          one.Set("timeout", v);
-          CINCINNATI_ASSIGN_OR_RETURN(options.upstream_timeout, Secs(one, "timeout", 30));
-        } else {
-          return Status::InvalidArgument(fmt::format("plugin 'cincinnati-graph-fetch': unknown setting '{}'", k));
-        }
-      }
-      continue;
-    }
-    if (t.name == "channel-target") {
-      std::set<std::string> targets;
-      for (const auto& [k, v] : t.settings) {
-        if (k != "channels") return Status::InvalidArgument(fmt::format("plugin 'channel-target': unknown setting '{}'", k));
-        for (std::string_view c : Split(v, ',')) targets.emplace(TrimWhitespace(c));
-      }
-      chain.push_back(std::make_unique<policy::ChannelTarget>(targets));
-      continue;
-    }
-    if (t.name == "phased-rollout") {
-      if (!t.settings.empty()) return Status::InvalidArgument("plugin 'phased-rollout' takes no settings");
-      chain.push_back(std::make_unique<policy::PhasedRollout>(clock));
-      continue;
-    }
-    if (t.name == "hotfix-filter") {
-      if (!t.settings.empty()) return Status::InvalidArgument("plugin 'hotfix-filter' takes no settings");
-      chain.push_back(std::make_unique<policy::HotfixFilter>());
-      continue;
-    }
-    CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t));
-    chain.push_back(std::move(step));
+    CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t, PluginRole::kPolicyEngine, environment));
+    if (step) chain.push_back(std::move(step));
   }
+  options.upstream_url = upstream.url;
+  if (upstream.timeout) options.upstream_timeout = *upstream.timeout;
   // Hotfix releases must never leak to other clusters, so a chain that does not name
   // the filter gets it before its first per-cluster step (or at its end).
   bool has_hotfix_filter = false;
@@ -349,6 +333,20 @@ Result<std::shared_ptr<directory::ClusterDirectory>> Directory(const Settings& s
   o.max_entries = entries;
   if (o.timeout.count() == 0) return Status::InvalidArgument("cluster_directory.timeout_ms must be greater than 0");
   return std::shared_ptr<directory::ClusterDirectory>(std::make_shared<directory::RemoteClusterDirectory>(o));
+}
+
+// How a policy engine treats an HTTP upstream beyond its URL and timeouts.
+Status UpstreamOptions(const Settings& s, server::PolicyEngineOptions& o) {
+  CINCINNATI_ASSIGN_OR_RETURN(o.upstream_kind, server::ParseUpstreamKind(s.String("upstream.cincinnati.kind", "auto")));
+  CINCINNATI_ASSIGN_OR_RETURN(o.max_stale, Secs(s, "upstream.cincinnati.max_stale_secs", 86400));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t answers, s.Unsigned("upstream.cincinnati.max_cached_answers", 4096));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t bytes, s.Unsigned("upstream.cincinnati.max_cached_bytes", 256u << 20));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t rate, s.Unsigned("upstream.cincinnati.max_fetches_per_sec", 50));
+  if (answers == 0) return Status::InvalidArgument("upstream.cincinnati.max_cached_answers must be greater than 0");
+  o.max_cached_queries = answers;
+  o.max_cached_bytes = bytes;
+  o.max_fetches_per_second = static_cast<double>(rate);
+  return Status::OK();
 }
 
 Result<server::ServerLimits> Limits(const Settings& s) {
@@ -411,6 +409,7 @@ Status Run(Invocation& inv) {
     o.upstream_url = serve ? "" : s.String("upstream.cincinnati.url", "http://localhost:8080/graph");
     CINCINNATI_ASSIGN_OR_RETURN(o.cache_ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
     CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
+    CINCINNATI_RETURN_IF_ERROR(UpstreamOptions(s, o));
     CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
     CINCINNATI_ASSIGN_OR_RETURN(o.clock, PolicyClock(s));
     CINCINNATI_ASSIGN_OR_RETURN(o.directory, Directory(s));

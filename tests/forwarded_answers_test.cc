@@ -1,0 +1,221 @@
+// The policy engine's upstream state machine (a pure transition table) and its cache
+// of forwarded answers, driven through its fetch function on a real thread pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <thread>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include "server/forwarded_answers.h"
+#include "server/upstream_state.h"
+
+namespace cincinnati::server {
+namespace {
+
+using S = UpstreamState;
+using O = FetchOutcome;
+
+TEST(UpstreamStateTest, AutoDetectsAndKeepsProbing) {
+  const auto k = UpstreamKind::kAuto;
+  EXPECT_EQ(InitialUpstreamState(false, k), S::kDetecting);
+  EXPECT_EQ(NextUpstreamState(S::kDetecting, k, O::kFailed), S::kDetecting);
+  EXPECT_EQ(NextUpstreamState(S::kDetecting, k, O::kGraph), S::kServing);
+  EXPECT_EQ(NextUpstreamState(S::kDetecting, k, O::kPolicyEngineAnswer), S::kForwarding);
+  EXPECT_EQ(NextUpstreamState(S::kServing, k, O::kFailed), S::kServingStale);
+  EXPECT_EQ(NextUpstreamState(S::kServing, k, O::kUnchanged), S::kServing);
+  EXPECT_EQ(NextUpstreamState(S::kServingStale, k, O::kFailed), S::kServingStale);
+  EXPECT_EQ(NextUpstreamState(S::kServingStale, k, O::kUnchanged), S::kServing);
+  EXPECT_EQ(NextUpstreamState(S::kServingStale, k, O::kGraph), S::kServing);
+  EXPECT_EQ(NextUpstreamState(S::kServing, k, O::kPolicyEngineAnswer), S::kForwarding);
+  // Forwarding is left as soon as the URL serves a graph: not a policy engine for good.
+  EXPECT_EQ(NextUpstreamState(S::kForwarding, k, O::kFailed), S::kForwarding);
+  EXPECT_EQ(NextUpstreamState(S::kForwarding, k, O::kPolicyEngineAnswer), S::kForwarding);
+  EXPECT_EQ(NextUpstreamState(S::kForwarding, k, O::kUnchanged), S::kForwarding);
+  EXPECT_EQ(NextUpstreamState(S::kForwarding, k, O::kGraph), S::kServing);
+}
+
+TEST(UpstreamStateTest, ConfiguredKindsNeverSwitch) {
+  const auto gb = UpstreamKind::kGraphBuilder, pe = UpstreamKind::kPolicyEngine;
+  EXPECT_EQ(InitialUpstreamState(false, gb), S::kWaitingForGraph);
+  EXPECT_EQ(NextUpstreamState(S::kWaitingForGraph, gb, O::kPolicyEngineAnswer), S::kWaitingForGraph);
+  EXPECT_EQ(NextUpstreamState(S::kWaitingForGraph, gb, O::kGraph), S::kServing);
+  EXPECT_EQ(NextUpstreamState(S::kServing, gb, O::kPolicyEngineAnswer), S::kServingStale);
+  EXPECT_EQ(InitialUpstreamState(false, pe), S::kForwarding);
+  for (O o : {O::kGraph, O::kUnchanged, O::kPolicyEngineAnswer, O::kFailed}) {
+    EXPECT_EQ(NextUpstreamState(S::kForwarding, pe, o), S::kForwarding);
+    EXPECT_EQ(NextUpstreamState(S::kInProcess, UpstreamKind::kAuto, o), S::kInProcess);
+  }
+  EXPECT_EQ(InitialUpstreamState(true, pe), S::kInProcess);
+  EXPECT_TRUE(ParseUpstreamKind("graph-builder").ok());
+  EXPECT_FALSE(ParseUpstreamKind("gb").ok());
+}
+
+// A fetch function whose answers the test sets, counting calls.
+class Upstream {
+ public:
+  ForwardedAnswer Fetch(const ForwardedQuery& q, bool& failed) {
+    calls++;
+    std::unique_lock<std::mutex> lock(mu);
+    released.wait(lock, [&] { return !hold; });
+    failed = fail;
+    if (fail) return {nullptr, ErrorDocument::Of("failed_upstream_fetch", "down")};
+    if (!error_kind.empty()) return {nullptr, ErrorDocument::Of(error_kind, q.key)};
+    return {std::make_shared<const View>(body_prefix + q.key), std::nullopt};
+  }
+  void Hold(bool on) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      hold = on;
+    }
+    released.notify_all();
+  }
+  std::atomic<int> calls{0};
+  std::mutex mu;
+  std::condition_variable released;
+  bool hold = false;
+  bool fail = false;
+  std::string error_kind;
+  std::string body_prefix = "answer to ";
+};
+
+class ForwardedAnswersTest : public ::testing::Test {
+ protected:
+  void Make(ForwardedAnswersOptions options) {
+    answers_ = std::make_unique<ForwardedAnswers>(
+        options, [this](const ForwardedQuery& q, bool& failed) { return upstream_.Fetch(q, failed); }, pool_, stale_,
+        throttled_);
+  }
+  ~ForwardedAnswersTest() override {
+    upstream_.Hold(false);
+    pool_.join();
+  }
+  // Blocks until the answer comes (bounded).
+  ForwardedAnswer Get(const std::string& key, const std::string& without_id = "") {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<ForwardedAnswer> out;
+    answers_->Get({key, without_id, {}}, [&](const ForwardedAnswer& a) {
+      std::lock_guard<std::mutex> lock(mu);
+      out = a;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return out.has_value(); }));
+    return out.value_or(ForwardedAnswer{});
+  }
+  static std::string Body(const ForwardedAnswer& a) { return a.view ? *a.view->body() : "error:" + a.error->kind; }
+  double CountOf(const std::string& name) {
+    std::string text = registry_.Render();
+    size_t at = text.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+  }
+
+  Upstream upstream_;
+  boost::asio::thread_pool pool_{4};
+  Registry registry_{""};
+  Counter& stale_ = registry_.AddCounter("stale", "").Get();
+  Counter& throttled_ = registry_.AddCounter("throttled", "").Get();
+  std::unique_ptr<ForwardedAnswers> answers_;
+};
+
+TEST_F(ForwardedAnswersTest, FreshAnswersComeFromMemoryAndIdenticalQueriesShareOneFetch) {
+  Make({.ttl = std::chrono::seconds(60)});
+  upstream_.Hold(true);
+  std::atomic<int> answered{0};
+  for (int i = 0; i < 10; ++i) {
+    answers_->Get({"channel=a", "", {}}, [&](const ForwardedAnswer& a) {
+      EXPECT_EQ(Body(a), "answer to channel=a");
+      answered++;
+    });
+  }
+  upstream_.Hold(false);
+  for (int i = 0; i < 200 && answered < 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(answered, 10);
+  EXPECT_EQ(Body(Get("channel=a")), "answer to channel=a");
+  EXPECT_EQ(upstream_.calls, 1);
+}
+
+TEST_F(ForwardedAnswersTest, AFailedRefreshKeepsTheLastGoodAnswerUntilMaxStale) {
+  Make({.ttl = std::chrono::milliseconds(50), .max_stale = std::chrono::milliseconds(600)});
+  EXPECT_EQ(Body(Get("q")), "answer to q");
+  upstream_.fail = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  // Past the TTL: served at once while the refresh runs, then as a stale answer.
+  EXPECT_EQ(Body(Get("q")), "answer to q");
+  for (int i = 0; i < 100 && CountOf("stale") < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(Body(Get("q")), "answer to q");
+  }
+  EXPECT_GE(CountOf("stale"), 1);
+  // Past max_stale the failure is served.
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  Get("q");  // starts a refresh, which fails
+  std::string body;
+  for (int i = 0; i < 100 && body != "error:failed_upstream_fetch"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    body = Body(Get("q"));
+  }
+  EXPECT_EQ(body, "error:failed_upstream_fetch");
+  // And a good answer again once the upstream is back.
+  upstream_.fail = false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  for (int i = 0; i < 100 && body != "answer to q"; ++i) {
+    body = Body(Get("q"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(body, "answer to q");
+}
+
+TEST_F(ForwardedAnswersTest, AnUpstreamErrorDocumentIsAnAnswerNotAFailure) {
+  Make({.ttl = std::chrono::milliseconds(50)});
+  EXPECT_EQ(Body(Get("q")), "answer to q");
+  upstream_.error_kind = "invalid_params";
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  Get("q");
+  std::string body;
+  for (int i = 0; i < 100 && body != "error:invalid_params"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    body = Body(Get("q"));
+  }
+  EXPECT_EQ(body, "error:invalid_params");
+  EXPECT_EQ(CountOf("stale"), 0);
+}
+
+TEST_F(ForwardedAnswersTest, BoundedInEntriesAndBytesLeastRecentlyUsedFirst) {
+  Make({.ttl = std::chrono::seconds(60), .max_entries = 3});
+  for (const char* q : {"a", "b", "c"}) Get(q);
+  Get("a");  // most recent now
+  Get("d");  // evicts b, the least recently used
+  EXPECT_EQ(answers_->size(), 3u);
+  const int calls = upstream_.calls;
+  Get("a");
+  Get("c");
+  Get("d");
+  EXPECT_EQ(upstream_.calls, calls);
+  Get("b");
+  EXPECT_EQ(upstream_.calls, calls + 1);
+
+  upstream_.body_prefix = std::string(1000, 'x');
+  Make({.ttl = std::chrono::seconds(60), .max_bytes = 5000});
+  for (int i = 0; i < 20; ++i) Get("q" + std::to_string(i));
+  EXPECT_LE(answers_->bytes(), 5000u);
+  EXPECT_LE(answers_->size(), 5u);
+  EXPECT_GE(answers_->size(), 3u);
+}
+
+TEST_F(ForwardedAnswersTest, OverTheFetchBudgetAnIdGetsTheGeneralAnswer) {
+  Make({.ttl = std::chrono::seconds(60), .max_fetches_per_second = 1});
+  EXPECT_EQ(Body(Get("channel=a")), "answer to channel=a");  // the burst's one token
+  EXPECT_EQ(Body(Get("channel=a&id=1", "channel=a")), "answer to channel=a");
+  EXPECT_EQ(Body(Get("channel=b&id=1", "channel=b")), "error:failed_upstream_fetch");
+  EXPECT_EQ(CountOf("throttled"), 2);
+  EXPECT_EQ(upstream_.calls, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a token again
+  EXPECT_EQ(Body(Get("channel=a&id=1", "channel=a")), "answer to channel=a&id=1");
+  EXPECT_EQ(upstream_.calls, 2);
+}
+
+}  // namespace
+}  // namespace cincinnati::server
