@@ -1,5 +1,7 @@
 #include "entries.h"
 
+#include "policy_chain.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -165,6 +167,7 @@ constexpr NamedEntry kEntries[] = {
     {"targz_layer", TarGzLayer},
     {"dockercfg", DockerConfig},
     {"cluster_directory", ClusterDirectory},
+    {"policy_chain", PolicyChain},
 };
 
 }  // namespace

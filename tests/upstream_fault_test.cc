@@ -89,7 +89,24 @@ TEST(UpstreamFaultTest, EveryFaultKeepsTheLastGoodGraph) {
   std::string dangling = GoodGraph();
   dangling.replace(dangling.find("\"conditionalEdges\":[]"), 21,
                    R"("conditionalEdges":[{"edges":[{"from":"4.14.0+amd64","to":"4.15.0+amd64"}],"risks":[{"url":"u","name":"R","message":"m","matchingRules":[{"type":"Always"}]}]}])");
+  // Internal keys a policy step decodes, with values it cannot decode: the graph is
+  // refused before any request meets them.
+  auto with_key = [](const std::string& key, const std::string& value) {
+    std::string g = GoodGraph();
+    const std::string at = R"({"version":"4.14.1+amd64","payload":"quay.io/r@sha256:1","metadata":{)";
+    g.insert(g.find(at) + at.size(), "\"" + key + "\":\"" + value + "\",");
+    return g;
+  };
+  std::string bad_start = with_key("io.openshift.upgrades.graph.phased.start", "stable-4.14=99999999999999999999");
+  std::string bad_rules = with_key("io.openshift.upgrades.graph.phased.rollouts", "stable-4.14:minor=soon");
+  std::string bad_hotfix = with_key("io.openshift.upgrades.graph.hotfix.rules", "no|rule");
   std::vector<Fault> faults = {
+      {"undecodable phased start", [&] { upstream.Set(bad_start); },
+       "node 1 ('4.14.1+amd64'): io.openshift.upgrades.graph.phased.start"},
+      {"undecodable phased rules", [&] { upstream.Set(bad_rules); },
+       "node 1 ('4.14.1+amd64'): io.openshift.upgrades.graph.phased.rollouts"},
+      {"undecodable hotfix rules", [&] { upstream.Set(bad_hotfix); },
+       "node 1 ('4.14.1+amd64'): io.openshift.upgrades.graph.hotfix.rules"},
       {"invalid JSON", [&] { upstream.Set("{\"nodes\": [ truncated"); }, "invalid JSON: The JSON document has an improper structure"},
       {"out-of-range edge", [&] { upstream.Set(out_of_range); }, "edges[1]: [1, 7] is out of range (graph has 2 nodes)"},
       {"not SemVer", [&] { upstream.Set(not_semver); }, "node 1 ('4.14+amd64'): not a SemVer version"},

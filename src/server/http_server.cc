@@ -130,6 +130,9 @@ class Session : public std::enable_shared_from_this<Session> {
     } catch (const std::exception& e) {
       spdlog::error("handler failed for {}: {}", req.target, e.what());
       respond(Response::Text(500, "internal error"));
+    } catch (...) {
+      spdlog::error("handler failed for {}", req.target);
+      respond(Response::Text(500, "internal error"));
     }
   }
 
@@ -290,7 +293,20 @@ void HttpServer::Start() {
   impl_->started = true;
   for (auto& loop : impl_->loops) {
     impl_->work.push_back(asio::make_work_guard(*loop));
-    impl_->threads.emplace_back([&loop] { loop->run(); });
+    impl_->threads.emplace_back([&loop] {
+      // An exception out of a completion handler (bad_alloc, say) drops that one
+      // operation; the loop, and every other connection on it, goes on.
+      for (;;) {
+        try {
+          loop->run();
+          return;
+        } catch (const std::exception& e) {
+          spdlog::error("http server: an I/O handler failed: {}", e.what());
+        } catch (...) {
+          spdlog::error("http server: an I/O handler failed");
+        }
+      }
+    });
   }
 }
 

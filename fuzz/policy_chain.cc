@@ -1,0 +1,119 @@
+// The policy_chain fuzz entry: a graph builder's graph (hostile internal metadata
+// included) through the publish check and, when it passes, through the whole default
+// policy chain with per-cluster parameters, both directly and through the server's
+// view cache. What the check accepts, the chain must process: no crash, no internal
+// error, and the cached answer equal to the computed one.
+#include "policy_chain.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "core/graph_check.h"
+#include "core/graph_json.h"
+#include "core/metadata_keys.h"
+#include "core/strings.h"
+#include "policy/arch_filter.h"
+#include "policy/channel_filter.h"
+#include "policy/channel_target.h"
+#include "policy/hotfix_filter.h"
+#include "policy/phased_rollout.h"
+#include "server/view_cache.h"
+
+namespace cincinnati::fuzz {
+namespace {
+
+#define CHAIN_CHECK(cond, what)                                                \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      std::fprintf(stderr, "fuzz property violated: %s (%s)\n", what, #cond);  \
+      std::abort();                                                            \
+    }                                                                          \
+  } while (0)
+
+constexpr int64_t kNow = 1700000000;  // inside or around most phased windows of the seeds
+
+TransformChain DefaultChain() {
+  TransformChain chain;
+  chain.push_back(std::make_unique<policy::ChannelFilter>());
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  chain.push_back(std::make_unique<policy::HotfixFilter>());
+  chain.push_back(std::make_unique<policy::ChannelTarget>(std::set<std::string>{"*"}));
+  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(kNow)));
+  return chain;
+}
+
+// A few values of each parameter, taken from the graph so the chain has work to do.
+struct Choices {
+  std::vector<std::string> channels, arches, versions;
+  std::vector<std::string> hotfixes;
+};
+
+Choices ChoicesOf(const Graph& graph) {
+  std::set<std::string> channels, arches;
+  const std::string channels_key = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
+  Choices c;
+  for (const Node& n : graph.nodes()) {
+    if (auto it = n.metadata.find(channels_key); it != n.metadata.end()) {
+      for (std::string_view ch : Split(it->second, ',')) {
+        if (channels.size() < 3) channels.emplace(TrimWhitespace(ch));
+      }
+    }
+    if (auto it = n.metadata.find(std::string(kArchKey)); it != n.metadata.end() && arches.size() < 2) {
+      arches.insert(it->second);
+    }
+    if (c.versions.size() < 2) c.versions.push_back(n.version.substr(0, n.version.find('+')));
+  }
+  c.channels.assign(channels.begin(), channels.end());
+  c.arches.assign(arches.begin(), arches.end());
+  if (c.channels.empty()) c.channels.push_back("stable-4.4");
+  if (c.arches.empty()) c.arches.push_back("amd64");
+  const policy::HotfixIndex index(graph);
+  for (const HotfixRule& rule : index.rules()) c.hotfixes.push_back(rule.name);
+  return c;
+}
+
+bool ClientError(const Status& s) {
+  return s.code() == Status::Code::kInvalidParams || s.code() == Status::Code::kMissingParams ||
+         s.code() == Status::Code::kArchVersion;
+}
+
+}  // namespace
+
+int PolicyChain(const uint8_t* data, size_t size) {
+  auto graph = ReadGraphJson(std::string_view(reinterpret_cast<const char*>(data), size));
+  if (!graph.ok()) return 0;
+  const bool servable = CheckServable(*graph).ok();
+  (void)policy::RolloutWindows(*graph);
+  const TransformChain chain = DefaultChain();
+  const Choices choices = ChoicesOf(*graph);
+  auto shared = std::make_shared<const Graph>(*graph);
+  server::ViewCache cache(chain, shared, 64);
+  if (servable) cache.Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey));
+  for (const std::string& channel : choices.channels) {
+    for (const std::string& arch : choices.arches) {
+      for (const char* id : {"", "8f5a3b1e-2c4d-4e6f-8a9b-0c1d2e3f4a5b"}) {
+        for (size_t v = 0; v <= choices.versions.size(); ++v) {
+          TransformContext context;
+          context.parameters = {{"channel", channel}, {"arch", arch}};
+          if (*id) context.parameters["id"] = id;
+          if (v < choices.versions.size()) context.parameters["version"] = choices.versions[v];
+          context.entitlements.hotfixes = choices.hotfixes;
+          auto out = RunChainOn(chain, *graph, context);
+          if (!servable) continue;  // the chain may refuse it, but must not crash
+          CHAIN_CHECK(out.ok() || ClientError(out.status()), "a servable graph runs through the chain");
+          if (!out.ok()) continue;
+          std::string written = WriteGraphJson(*out, {.schema_version = 1});
+          CHAIN_CHECK(ReadGraphJson(written).ok(), "an answer reads back");
+          (void)policy::EdgeTimings(*graph, channel, id);
+          auto cached = cache.Get(context.parameters, context.entitlements);
+          CHAIN_CHECK(cached.ok() && *(*cached)->body() == written, "the cached answer is the computed one");
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace cincinnati::fuzz
