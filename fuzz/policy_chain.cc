@@ -108,6 +108,11 @@ int PolicyChain(const uint8_t* data, size_t size) {
           CHAIN_CHECK(ReadGraphJson(written).ok(), "an answer reads back");
           (void)policy::EdgeTimings(*graph, channel, id);
           auto cached = cache.Get(context.parameters, context.entitlements);
+          if (!(cached.ok() && *(*cached)->body() == written)) {
+            std::fprintf(stderr, "params: channel=%s arch=%s id=%s version=%s\ncomputed: %s\ncached: %s\n", channel.c_str(), arch.c_str(), id,
+                         v < choices.versions.size() ? choices.versions[v].c_str() : "-", written.c_str(),
+                         cached.ok() ? (*cached)->body()->c_str() : cached.status().message().c_str());
+          }
           CHAIN_CHECK(cached.ok() && *(*cached)->body() == written, "the cached answer is the computed one");
         }
       }

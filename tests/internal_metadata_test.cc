@@ -13,6 +13,7 @@
 #include "policy/channel_target.h"
 #include "policy/hotfix_filter.h"
 #include "policy/phased_rollout.h"
+#include "server/view_cache.h"
 #include "test_util.h"
 
 namespace cincinnati {
@@ -124,6 +125,19 @@ TEST(InternalMetadataTest, PolicyStepsReturnErrorsOnUndecodableKeys) {
     EXPECT_NE(out.status().message().find(key), std::string::npos) << out.status().message();
     EXPECT_EQ(policy::RolloutWindows(g).ok(), key == kHotfix);
   }
+}
+
+// Found by the policy_chain fuzzer: rules without any start made the view cache skip
+// the phased step, and the internal rules key reached clients.
+TEST(InternalMetadataTest, RulesWithoutStartsNeverLeaveThePolicyEngine) {
+  TransformChain chain;
+  chain.push_back(std::make_unique<policy::ChannelFilter>());
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(1600000000)));
+  server::ViewCache cache(chain, std::make_shared<const Graph>(GraphWith(kRollouts, "stable-4.4:patch=60")));
+  auto view = cache.Get({{"channel", "stable-4.4"}, {"arch", "amd64"}});
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  EXPECT_EQ((*view)->body()->find("phased"), std::string::npos) << *(*view)->body();
 }
 
 TEST(ReleaseCheckTest, ReservedKeysAndUnusableDirectivesAreRefused) {

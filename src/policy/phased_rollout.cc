@@ -242,8 +242,9 @@ std::optional<std::string> PhasedRollout::AnswerKey(const void* prepared, const 
 }
 
 bool PhasedRollout::AppliesTo(const Graph& graph) const {
+  // Either key: a graph with rules but no start still needs its rules stripped.
   for (const Node& n : graph.nodes()) {
-    if (n.metadata.count(start_key_)) return true;
+    if (n.metadata.count(start_key_) || n.metadata.count(rollouts_key_)) return true;
   }
   return false;
 }

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <mutex>
 #include <set>
+#include <algorithm>
+#include <array>
 #include <thread>
 #include <vector>
 
@@ -14,6 +16,8 @@
 #include <boost/beast.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "server/response_head.h"
 
 namespace cincinnati::server {
 
@@ -26,6 +30,14 @@ namespace {
 
 class Session;
 
+// The sessions of one loop, and the sweep that closes those past their deadline: one
+// timer per loop instead of a timer operation per request.
+struct LoopSessions {
+  explicit LoopSessions(asio::io_context& loop) : timer(loop) {}
+  asio::steady_timer timer;
+  std::vector<std::weak_ptr<Session>> sessions;  // touched on the loop's thread only
+};
+
 }  // namespace
 
 // One event loop per thread, as nginx runs one per worker: a connection lives on one
@@ -34,6 +46,7 @@ class Session;
 struct HttpServer::Impl {
   ServerLimits limits;
   std::vector<std::unique_ptr<asio::io_context>> loops;
+  std::vector<std::unique_ptr<LoopSessions>> loop_sessions;  // one per loop
   std::atomic<size_t> next_loop{0};
   // Keep run() going while a request waits on an asynchronous handler and nothing
   // else is pending (after shutdown closed the acceptors).
@@ -47,39 +60,66 @@ struct HttpServer::Impl {
   bool started = false;
 
   explicit Impl(ServerLimits l) : limits(l) {
-    for (size_t i = 0; i < Threads(); ++i) loops.push_back(std::make_unique<asio::io_context>(1));
+    for (size_t i = 0; i < Threads(); ++i) {
+      loops.push_back(std::make_unique<asio::io_context>(1));
+      loop_sessions.push_back(std::make_unique<LoopSessions>(*loops.back()));
+    }
   }
-  asio::io_context& NextLoop() { return *loops[next_loop.fetch_add(1) % loops.size()]; }
   size_t Threads() const {
     return limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
   }
+  // How often a loop looks for sessions past their deadline: a quarter of the
+  // shortest timeout, within [10 ms, 250 ms].
+  std::chrono::milliseconds SweepPeriod() const {
+    auto shortest = limits.first_request_timeout;
+    if (limits.keep_alive_timeout.count() > 0) shortest = std::min(shortest, limits.keep_alive_timeout);
+    return std::clamp<std::chrono::milliseconds>(shortest / 4, std::chrono::milliseconds(10),
+                                                 std::chrono::milliseconds(250));
+  }
   void Accept(tcp::acceptor& acceptor, std::shared_ptr<AsyncHandler> handler);
+  void Sweep(size_t loop);
 };
 
 namespace {
 
+// How long a response may take to leave once it is ready (a client that stopped
+// reading is dropped after this).
+constexpr std::chrono::seconds kWriteTimeout(60);
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<AsyncHandler> handler)
-      : stream_(std::move(socket)),
+  using Clock = std::chrono::steady_clock;
+
+  Session(tcp::socket socket, HttpServer::Impl& server, LoopSessions& loop, std::shared_ptr<AsyncHandler> handler)
+      : socket_(std::move(socket)),
         server_(server),
+        loop_(loop),
         handler_(std::move(handler)),
         // Room for a whole request at the limits, so the parser's limits (431/413), not
         // the buffer's, decide; pipelined requests beyond it wait in the socket.
-        buffer_(server.limits.max_head_bytes + server.limits.max_body_bytes + 1024) {}
+        buffer_(server.limits.max_head_bytes + server.limits.max_body_bytes + 1024) {
+    beast::error_code ec;
+    socket_.non_blocking(true, ec);  // answers are first written without waiting
+  }
   ~Session() { server_.connections.fetch_sub(1); }
 
-  void Start() { asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); }); }
+  void Start() {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+      self->loop_.sessions.push_back(self);
+      self->Read();
+    });
+  }
 
   // Called on shutdown: an idle connection is closed now, a busy one after its reply.
   void CloseIfIdle() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
-      if (!self->busy_) {
-        beast::error_code ec;
-        self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-        self->stream_.cancel();
-      }
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (!self->busy_) self->Close();
     });
+  }
+
+  // Called by the loop's sweep, on the session's thread.
+  void CloseIfPast(Clock::time_point now) {
+    if (!closed_ && now >= deadline_) Close();
   }
 
  private:
@@ -88,42 +128,48 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(server_.limits.max_head_bytes));
     parser_->body_limit(server_.limits.max_body_bytes);
-    stream_.expires_after(requests_ == 0 ? server_.limits.first_request_timeout : server_.limits.keep_alive_timeout);
+    deadline_ = Clock::now() +
+                (requests_ == 0 ? server_.limits.first_request_timeout : server_.limits.keep_alive_timeout);
     busy_ = false;
-    http::async_read(stream_, buffer_, *parser_,
+    http::async_read(socket_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
+    if (closed_) return;
     if (ec == http::error::header_limit || (ec == http::error::buffer_overflow && !parser_->is_header_done())) {
       return Fail(431, "request header fields too large");
     }
     if (ec == http::error::body_limit) return Fail(413, "payload too large");
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == asio::error::operation_aborted ||
+    if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
         ec == asio::error::connection_reset || ec == asio::error::eof) {
       return Close();
     }
     if (ec) return Fail(400, "bad request");
     busy_ = true;
+    deadline_ = Clock::now() + kWriteTimeout;
     ++requests_;
     const auto& msg = parser_->get();
     Request& req = request_;
-    req = Request();
-    req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
+    req.method.assign(msg.method_string());
+    req.target.assign(msg.target());
     size_t q = req.target.find('?');
-    req.path = req.target.substr(0, q);
-    if (q != std::string::npos) req.query = req.target.substr(q + 1);
+    req.path.assign(req.target, 0, q);
+    if (q != std::string::npos) {
+      req.query.assign(req.target, q + 1);
+    } else {
+      req.query.clear();
+    }
+    req.headers.clear();
     for (const auto& field : msg) req.headers.emplace(std::string(field.name_string()), std::string(field.value()));
-    bool keep_alive = msg.keep_alive() && server_.limits.keep_alive_timeout.count() > 0;
-    bool head = msg.method() == http::verb::head;
-
-    unsigned version = msg.version();
-    auto respond = [self = shared_from_this(), keep_alive, head, version](Response res) {
+    keep_alive_ = msg.keep_alive() && server_.limits.keep_alive_timeout.count() > 0;
+    head_request_ = msg.method() == http::verb::head;
+    version_ = msg.version();
+    // Only the session is captured: the responder fits std::function's inline storage.
+    auto respond = [self = shared_from_this()](Response res) {
       // Inline when the handler answered on this connection's thread; queued otherwise.
-      asio::dispatch(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, head, version]() mutable {
-        self->Write(std::move(res), keep_alive && !self->server_.stopping, head, version);
-      });
+      asio::dispatch(self->socket_.get_executor(),
+                     [self, res = std::move(res)]() mutable { self->Write(std::move(res)); });
     };
     try {
       (*handler_)(req, respond);
@@ -136,58 +182,74 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  void Write(Response res, bool keep_alive, bool head, unsigned version) {
-    if (res.file && !head && res.status == 200) return WriteFile(std::move(res), keep_alive, version);
-    body_ = res.body ? std::move(res.body) : std::make_shared<const std::string>();
-    response_.emplace();
-    response_->version(version);
-    response_->result(static_cast<unsigned>(res.status));
-    for (const auto& [k, v] : res.headers) response_->set(k, v);
-    response_->keep_alive(keep_alive);
-    response_->content_length(body_->size());
-    if (!head && res.status != 304 && res.status != 204) {
-      response_->body() = http::span_body<const char>::value_type(body_->data(), body_->size());
+  // The head and the body in one writev when the socket takes them (the common case);
+  // the rest asynchronously when it does not.
+  void Write(Response res) {
+    if (closed_) return;
+    const bool keep_alive = keep_alive_ && !server_.stopping;
+    const bool has_body = !head_request_ && res.status != 304 && res.status != 204;
+    if (res.file && has_body && res.status == 200) {
+      file_ = std::move(res.file);
+      head_.clear();
+      AppendResponseHead(head_, res, version_, file_->size(), keep_alive);
+      return WriteFile(keep_alive);
     }
-    http::async_write(stream_, *response_,
+    body_ = std::move(res.body);
+    const size_t length = body_ ? body_->size() : 0;
+    head_.clear();
+    AppendResponseHead(head_, res, version_, length, keep_alive);
+    std::array<asio::const_buffer, 2> buffers{asio::buffer(head_),
+                                              has_body && body_ ? asio::buffer(*body_) : asio::const_buffer()};
+    const size_t total = buffers[0].size() + buffers[1].size();
+    beast::error_code ec;
+    size_t sent = socket_.write_some(buffers, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      sent = 0;
+    } else if (ec) {
+      return Close();
+    }
+    if (sent == total) return Written(keep_alive);
+    if (sent < buffers[0].size()) {
+      buffers[0] += sent;
+    } else {
+      buffers[1] += sent - buffers[0].size();
+      buffers[0] = asio::const_buffer();
+    }
+    asio::async_write(socket_, buffers, [self = shared_from_this(), keep_alive](beast::error_code e, size_t) {
+      if (e) return self->Close();
+      self->Written(keep_alive);
+    });
+  }
+
+  void Written(bool keep_alive) {
+    body_.reset();
+    if (!keep_alive) return Close();
+    Read();
+  }
+
+  // The head with MSG_MORE (it leaves with the body's first segment, as nginx's
+  // tcp_nopush does), then the body with sendfile(2).
+  void WriteFile(bool keep_alive) {
+    ssize_t n = ::send(socket_.native_handle(), head_.data(), head_.size(), MSG_MORE | MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n == static_cast<ssize_t>(head_.size())) return SendFile(0, keep_alive);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Close();
+    size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+    asio::async_write(socket_, asio::buffer(head_.data() + done, head_.size() - done),
                       [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
-                        if (ec || !keep_alive) return self->Close();
-                        self->Read();
+                        if (ec) return self->Close();
+                        self->SendFile(0, keep_alive);
                       });
   }
 
-  // Header through Beast, then the body with sendfile(2) from the response's file,
-  // waiting for the socket to drain whenever it is full. A timer bounds the whole.
-  void WriteFile(Response res, bool keep_alive, unsigned version) {
-    file_ = std::move(res.file);
-    header_.emplace();
-    header_->version(version);
-    header_->result(static_cast<unsigned>(res.status));
-    for (const auto& [k, v] : res.headers) header_->set(k, v);
-    header_->keep_alive(keep_alive);
-    header_->content_length(file_->size());
-    header_serializer_.emplace(*header_);
-    Cork(true);  // header and body leave in full segments, as nginx's tcp_nopush
-    write_timer_.expires_after(std::chrono::seconds(60));
-    write_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (!ec) self->Close();  // the client stopped reading
-    });
-    http::async_write_header(stream_, *header_serializer_,
-                             [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
-                               if (ec) return self->Close();
-                               self->SendFile(0, keep_alive);
-                             });
-  }
-
+  // The body with sendfile(2), waiting for the socket to drain whenever it is full.
   void SendFile(off_t offset, bool keep_alive) {
-    tcp::socket& socket = stream_.socket();
-    beast::error_code ec;
-    socket.native_non_blocking(true, ec);
+    if (closed_) return;
     const off_t size = static_cast<off_t>(file_->size());
     while (offset < size) {
-      ssize_t n = ::sendfile(socket.native_handle(), file_->fd(), &offset, static_cast<size_t>(size - offset));
+      ssize_t n = ::sendfile(socket_.native_handle(), file_->fd(), &offset, static_cast<size_t>(size - offset));
       if (n > 0 || (n < 0 && errno == EINTR)) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        socket.async_wait(tcp::socket::wait_write, [self = shared_from_this(), offset, keep_alive](beast::error_code e) {
+        socket_.async_wait(tcp::socket::wait_write, [self = shared_from_this(), offset, keep_alive](beast::error_code e) {
           if (e) return self->Close();
           self->SendFile(offset, keep_alive);
         });
@@ -195,50 +257,69 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       return Close();
     }
-    write_timer_.cancel();
     file_.reset();
-    Cork(false);  // flushes the last partial segment
     if (!keep_alive) return Close();
     Read();
   }
 
-  void Cork(bool on) {
-    int v = on ? 1 : 0;
-    ::setsockopt(stream_.socket().native_handle(), IPPROTO_TCP, TCP_CORK, &v, sizeof(v));
-  }
-
   void Fail(int status, const char* text) {
-    Response r = Response::Text(status, text);
-    Write(std::move(r), false, false, 11);
+    keep_alive_ = false;
+    head_request_ = false;
+    version_ = 11;
+    Write(Response::Text(status, text));
   }
 
   void Close() {
-    write_timer_.cancel();
+    if (closed_) return;
+    closed_ = true;
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.close();
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    socket_.close(ec);
   }
 
-  beast::tcp_stream stream_;
+  tcp::socket socket_;
   HttpServer::Impl& server_;
+  LoopSessions& loop_;
   std::shared_ptr<AsyncHandler> handler_;
   Request request_;  // outlives an asynchronous handler
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::optional<http::response<http::span_body<const char>>> response_;
-  std::shared_ptr<const std::string> body_;  // keeps the span's bytes alive
+  std::string head_;                         // the response head being sent
+  std::shared_ptr<const std::string> body_;  // the body being sent
   std::shared_ptr<const FileBody> file_;     // the body being sent with sendfile
-  std::optional<http::response<http::empty_body>> header_;
-  std::optional<http::response_serializer<http::empty_body>> header_serializer_;
-  asio::steady_timer write_timer_{stream_.get_executor()};
+  Clock::time_point deadline_ = Clock::time_point::max();
   size_t requests_ = 0;
+  unsigned version_ = 11;
+  bool keep_alive_ = false;
+  bool head_request_ = false;
   bool busy_ = false;
+  bool closed_ = false;
 };
 
 }  // namespace
 
+void HttpServer::Impl::Sweep(size_t loop) {
+  LoopSessions& ls = *loop_sessions[loop];
+  auto now = Session::Clock::now();
+  auto& list = ls.sessions;
+  size_t kept = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    auto s = list[i].lock();
+    if (!s) continue;
+    s->CloseIfPast(now);
+    if (kept != i) list[kept] = std::move(list[i]);  // never onto itself: that empties a weak_ptr
+    ++kept;
+  }
+  list.resize(kept);
+  ls.timer.expires_after(SweepPeriod());
+  ls.timer.async_wait([this, loop](beast::error_code ec) {
+    if (!ec) Sweep(loop);
+  });
+}
+
 void HttpServer::Impl::Accept(tcp::acceptor& acceptor, std::shared_ptr<AsyncHandler> handler) {
-  acceptor.async_accept(NextLoop(), [this, &acceptor, handler](beast::error_code ec, tcp::socket socket) {
+  const size_t loop = next_loop.fetch_add(1) % loops.size();
+  acceptor.async_accept(*loops[loop], [this, &acceptor, handler, loop](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec == asio::error::operation_aborted || stopping) return;
       spdlog::warn("accept failed: {}", ec.message());
@@ -249,7 +330,7 @@ void HttpServer::Impl::Accept(tcp::acceptor& acceptor, std::shared_ptr<AsyncHand
       connections.fetch_add(1);
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);  // replies are whole messages; never wait for ACKs
-      auto session = std::make_shared<Session>(std::move(socket), *this, handler);
+      auto session = std::make_shared<Session>(std::move(socket), *this, *loop_sessions[loop], handler);
       {
         std::lock_guard<std::mutex> lock(sessions_mu);
         for (auto it = sessions.begin(); it != sessions.end();) it = it->expired() ? sessions.erase(it) : std::next(it);
@@ -291,6 +372,9 @@ Result<uint16_t> HttpServer::ListenAsync(const std::string& address, uint16_t po
 void HttpServer::Start() {
   if (impl_->started) return;
   impl_->started = true;
+  for (size_t i = 0; i < impl_->loops.size(); ++i) {
+    asio::post(*impl_->loops[i], [this, i] { impl_->Sweep(i); });
+  }
   for (auto& loop : impl_->loops) {
     impl_->work.push_back(asio::make_work_guard(*loop));
     impl_->threads.emplace_back([&loop] {
