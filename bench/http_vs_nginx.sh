@@ -12,12 +12,16 @@
 #    clusters known to a remote cluster directory (a small Python server on
 #    127.0.0.1), after one warm-up pass: the cache-hit path;
 #  * "sqlite": the same with the embedded SQLite directory (a query per request).
+# Issue 12 adds real answer sizes: every channel of the shared fixture's graph-data
+# (OpenShift's, December 2022) served over releases made for it by
+# bench/real_releases.py; ten channels whose answers span 1.4 KB to 173 KB, each at 1,
+# 32 and 64 connections (the "real-<channel>" rows).
 # nginx serves the same answers as files, picked at random the same way (the bytes
 # column is one of them). Before the table it prints the response-size
 # reduction of target views (mean over every release of the channel) for the 4.x
 # example's stable-4.13 and the generated eus-4.21.
 #
-#   bash bench/http_vs_nginx.sh [seconds per run, default 10]
+#   bash bench/http_vs_nginx.sh [seconds per run, default 10] [all|real|classic]
 #
 # Installs wrk and nginx-light if missing. Everything listens on 127.0.0.1 only, and
 # every process it starts is stopped on exit.
@@ -25,6 +29,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
 duration="${1:-10}"
+cases="${2:-all}"
 
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -171,7 +176,17 @@ random_lua "$work/nginx-lookup.lua" path lookup "${cluster_ids[@]}"
 random_lua "$work/nginx-sqlite.lua" path sqlite "${cluster_ids[@]}"
 grep -q hotfix <(curl -sf "$lookup_url") || { echo "the acme cluster does not see the hotfix" >&2; exit 1; }
 
+# Real sizes: the fixture graph-data over releases made for it.
+fixture_graph_data="$root/../shared/fixtures/graph-data-134475077ed4eeaedf3c339f12915b9cdaf7d194"
+real_channels=(prerelease-4.2 candidate-4.13 stable-4.1 stable-4.3 stable-4.4 stable-4.5 candidate-4.4 stable-4.9
+               candidate-4.9 candidate-4.11)
+python3 "$root/bench/real_releases.py" "$fixture_graph_data" "$work/real-releases" >/dev/null
+start_serve real "$work/real-releases" "$fixture_graph_data"; real_port=$serve_port
+
 mkdir -p "$work/www"
+for c in "${real_channels[@]}"; do
+  curl -sf "http://127.0.0.1:$real_port/api/upgrades_info/graph?channel=$c&arch=amd64" -o "$work/www/real-$c.json"
+done
 curl -sf "$small_url" -o "$work/www/small.json"
 curl -sf "$large_url" -o "$work/www/large.json"
 curl -sf "$phased_url" -o "$work/www/phased.json"
@@ -227,23 +242,39 @@ run_wrk() {  # url connections [wrk flags...] -> "rps p99_ms"
   echo "$rps $p99"
 }
 
-printf '%-8s %6s %6s | %12s %9s | %12s %9s | %6s\n' body bytes conns "cincinnati" "p99 ms" "nginx" "p99 ms" ratio
-for body in small large phased target lookup sqlite; do
-  url_var="${body}_url"; ours="${!url_var}"
-  extra=()
-  nginx_extra=()
-  case "$body" in
-    phased) ours="$phased_base"; extra=(-s "$work/random-id.lua"); nginx_extra=("${extra[@]}") ;;
-    target) ours="$target_base"; extra=(-s "$work/random-version.lua"); nginx_extra=(-s "$work/nginx-target.lua") ;;
-    lookup) ours="$lookup_base"; extra=(-s "$work/random-cluster.lua"); nginx_extra=(-s "$work/nginx-lookup.lua") ;;
-    sqlite) ours="$sqlite_base"; extra=(-s "$work/random-cluster.lua"); nginx_extra=(-s "$work/nginx-sqlite.lua") ;;
-  esac
-  theirs="http://127.0.0.1:$nginx_port/$body.json"
-  bytes=$(wc -c < "$work/www/$body.json")
-  for conns in 1 64; do
-    read -r our_rps our_p99 <<<"$(run_wrk "$ours" "$conns" "${extra[@]}")"
-    read -r ngx_rps ngx_p99 <<<"$(run_wrk "$theirs" "$conns" "${nginx_extra[@]}")"
+compare() {  # label bytes our-url nginx-url connections... [-- our wrk flags -- nginx wrk flags]
+  local label=$1 bytes=$2 ours=$3 theirs=$4; shift 4
+  local conns=() extra=() nginx_extra=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do conns+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do extra+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  nginx_extra=("$@")
+  for c in "${conns[@]}"; do
+    read -r our_rps our_p99 <<<"$(run_wrk "$ours" "$c" "${extra[@]}")"
+    read -r ngx_rps ngx_p99 <<<"$(run_wrk "$theirs" "$c" "${nginx_extra[@]}")"
     ratio=$(awk -v a="$our_rps" -v b="$ngx_rps" 'BEGIN {printf "%.2f", a / b}')
-    printf '%-8s %6s %6s | %12s %9s | %12s %9s | %6s\n' "$body" "$bytes" "$conns" "$our_rps" "$our_p99" "$ngx_rps" "$ngx_p99" "$ratio"
+    printf '%-20s %7s %5s | %12s %9s | %12s %9s | %6s\n' "$label" "$bytes" "$c" "$our_rps" "$our_p99" "$ngx_rps" "$ngx_p99" "$ratio"
   done
-done
+}
+
+printf '%-20s %7s %5s | %12s %9s | %12s %9s | %6s\n' body bytes conns "cincinnati" "p99 ms" "nginx" "p99 ms" ratio
+nginx_base="http://127.0.0.1:$nginx_port"
+if [ "$cases" = all ] || [ "$cases" = real ]; then
+  for c in "${real_channels[@]}"; do
+    compare "real-$c" "$(wc -c < "$work/www/real-$c.json")" \
+      "http://127.0.0.1:$real_port/api/upgrades_info/graph?channel=$c&arch=amd64" "$nginx_base/real-$c.json" 1 32 64
+  done
+fi
+if [ "$cases" = all ] || [ "$cases" = classic ]; then
+  compare small "$(wc -c < "$work/www/small.json")" "$small_url" "$nginx_base/small.json" 1 32 64
+  compare large "$(wc -c < "$work/www/large.json")" "$large_url" "$nginx_base/large.json" 1 32 64
+  compare phased "$(wc -c < "$work/www/phased.json")" "$phased_base" "$nginx_base/phased.json" 1 64 \
+    -- -s "$work/random-id.lua" -- -s "$work/random-id.lua"
+  compare target "$(wc -c < "$work/www/target.json")" "$target_base" "$nginx_base/target.json" 1 64 \
+    -- -s "$work/random-version.lua" -- -s "$work/nginx-target.lua"
+  compare lookup "$(wc -c < "$work/www/lookup.json")" "$lookup_base" "$nginx_base/lookup.json" 1 64 \
+    -- -s "$work/random-cluster.lua" -- -s "$work/nginx-lookup.lua"
+  compare sqlite "$(wc -c < "$work/www/sqlite.json")" "$sqlite_base" "$nginx_base/sqlite.json" 1 64 \
+    -- -s "$work/random-cluster.lua" -- -s "$work/nginx-sqlite.lua"
+fi

@@ -28,6 +28,17 @@ struct PolicyEngineService::Pool {
 
 namespace {
 
+// A responder for answers that come later, from another thread: it keeps the Origin to
+// echo, not the request.
+Respond WithCors(const Request& request, const Respond& respond) {
+  std::optional<std::string> origin;
+  if (const std::string* o = request.Header("Origin")) origin = *o;
+  return [origin = std::move(origin), respond](Response r) {
+    AddCorsHeaders(origin ? &*origin : nullptr, r);
+    respond(std::move(r));
+  };
+}
+
 // The parameters a policy engine reads (the reference's and ours); forwarding only these
 // (and the mandatory ones) keeps clients from multiplying upstream fetches with junk.
 constexpr std::string_view kForwardedParameters[] = {"arch", "channel", "id", "version"};
@@ -173,6 +184,7 @@ void PolicyEngineService::FetchShared() {
   const UpstreamState next = NextUpstreamState(state, options_.upstream_kind, outcome);
   if (outcome == FetchOutcome::kPolicyEngineAnswer && next != UpstreamState::kForwarding) {
     outcome = FetchOutcome::kFailed;
+    upstream_errors_.Increment();
     answer.failure = ErrorDocument::Of(
         "failed_upstream_fetch",
         fmt::format("{} answers like a policy engine, but upstream.cincinnati.kind is graph-builder", options_.upstream_url));
@@ -313,8 +325,8 @@ void PolicyEngineService::ServeForwarded(const Request& request, const std::stri
                   });
 }
 
-void PolicyEngineService::ServeShared(const Request& request, const std::string& content_type, Parameters params,
-                                      Respond respond) {
+std::optional<Response> PolicyEngineService::ServeShared(const Request& request, const std::string& content_type,
+                                                         Parameters params, const Respond& respond) {
   auto start = std::chrono::steady_clock::now();
   std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
   std::optional<std::string> id = LookupFor(params, hotfixes.get());
@@ -329,7 +341,7 @@ void PolicyEngineService::ServeShared(const Request& request, const std::string&
     // Waits for the directory off the I/O threads; the request object may be gone then.
     ++pending_lookups_;
     boost::asio::post(lookups_->pool, [this, copy = request, content_type, params = std::move(params), hotfixes,
-                                       id = *id, respond = std::move(respond), start] {
+                                       id = *id, respond = WithCors(request, respond), start] {
       auto answered = Guarded("cluster directory lookup", [&]() -> Result<Response> {
         ClusterEntitlements entitlements = Entitle(options_.directory->Lookup(id), *hotfixes, params);
         return Answer(copy, content_type, params, entitlements);
@@ -338,59 +350,58 @@ void PolicyEngineService::ServeShared(const Request& request, const std::string&
       serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       respond(answered.ok() ? std::move(answered).value() : InternalError(answered.status()));
     });
-    return;
+    return std::nullopt;
   }
   ClusterEntitlements entitlements = quick ? Entitle(*quick, *hotfixes, params) : ClusterEntitlements{};
   Response r = Answer(request, content_type, params, entitlements);
   serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  respond(std::move(r));
+  return r;
 }
 
-void PolicyEngineService::Route(const Request& request, const Respond& respond) {
+std::optional<Response> PolicyEngineService::Route(const Request& request, const Respond& respond) {
   const std::string& path = request.path;
   const std::string& prefix = options_.path_prefix;
   if (path == prefix + "/openapi" || path == prefix + "/v1/openapi") {
-    return respond(Response::Text(200, openapi_, "application/json"));
+    return Response::Text(200, openapi_, "application/json");
   }
-  if (path != prefix + "/graph" && path != prefix + "/v1/graph") return respond(Response::Empty(404));
-  if (request.method != "GET" && request.method != "HEAD") return respond(Response::Empty(405));
+  if (path != prefix + "/graph" && path != prefix + "/v1/graph") return Response::Empty(404);
+  if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
   (path == prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
   auto content_type = NegotiateContentType(request.Header("Accept"), {std::string(kCincinnatiV1)});
-  if (!content_type) return respond(ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_));
+  if (!content_type) return ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_);
   // Decoded once; every later step reads these parameters.
   auto params = ParseQuery(request.query);
   if (!params.ok()) {
     // The reference reports missing parameters before anything else.
     if (auto missing = MissingParameters(request.query, options_.mandatory_client_parameters)) {
-      return respond(ErrorResponse(*missing, response_errors_));
+      return ErrorResponse(*missing, response_errors_);
     }
-    return respond(ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_));
+    return ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_);
   }
   if (auto missing = MissingParameters(*params, options_.mandatory_client_parameters)) {
-    return respond(ErrorResponse(*missing, response_errors_));
+    return ErrorResponse(*missing, response_errors_);
   }
-  if (!ServesSharedGraph(state_.load())) return ServeForwarded(request, *content_type, *params, respond);
-  ServeShared(request, *content_type, std::move(params).value(), respond);
+  if (!ServesSharedGraph(state_.load())) {
+    ServeForwarded(request, *content_type, *params, WithCors(request, respond));
+    return std::nullopt;
+  }
+  return ServeShared(request, *content_type, std::move(params).value(), respond);
 }
 
-void PolicyEngineService::HandleMain(const Request& request, Respond respond_raw) {
+void PolicyEngineService::HandleMain(const Request& request, Respond respond) {
   Response preflight;
-  if (HandleCors(request, preflight)) return respond_raw(std::move(preflight));
-  // Answers may come later from another thread: the responder keeps what it needs
-  // (the Origin to echo), not the request.
-  std::optional<std::string> origin;
-  if (const std::string* o = request.Header("Origin")) origin = *o;
-  auto responded = std::make_shared<std::atomic<bool>>(false);
-  Respond respond = [origin = std::move(origin), respond_raw, responded](Response r) {
-    responded->store(true);
-    AddCorsHeaders(origin ? &*origin : nullptr, r);
-    respond_raw(std::move(r));
-  };
+  if (HandleCors(request, preflight)) return respond(std::move(preflight));
+  // Answered here in the common case; the asynchronous paths hand `respond` on (with
+  // the CORS headers to add) before anything can throw.
+  std::optional<Response> answer;
   Status st = Guarded("request", [&] {
-    Route(request, respond);
+    answer = Route(request, respond);
     return Status::OK();
   });
-  if (!st.ok() && !responded->load()) respond(InternalError(st.WithContext(request.target)));
+  if (!st.ok()) answer = InternalError(st.WithContext(request.target));
+  if (!answer) return;
+  AddCorsHeaders(request, *answer);
+  respond(std::move(*answer));
 }
 
 void PolicyEngineService::UpdateRolloutMetric() {

@@ -91,8 +91,10 @@ class PolicyEngineService {
   struct Pool;
   // One fetch of the upstream URL, and the state transition it makes.
   void FetchShared();
-  void Route(const Request& request, const Respond& respond);
-  void ServeShared(const Request& request, const std::string& content_type, Parameters params, Respond respond);
+  // The answer, or nullopt when it comes later through `respond` (from another thread).
+  std::optional<Response> Route(const Request& request, const Respond& respond);
+  std::optional<Response> ServeShared(const Request& request, const std::string& content_type, Parameters params,
+                                      const Respond& respond);
   void ServeForwarded(const Request& request, const std::string& content_type, const Parameters& params,
                       Respond respond);
   ForwardedAnswer FetchForwarded(const ForwardedQuery& query, bool& failed);
