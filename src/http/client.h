@@ -4,8 +4,9 @@
 // Contract:
 // - Thread-safety: Request() and Get() may be called from any number of threads at
 //   once. Each thread keeps its own curl handle, so requests made one after another on
-//   a thread reuse its open connections to the same scheme://host:port (keep-alive, up
-//   to 5 idle connections, each closed after 118 s idle or when the thread exits).
+//   a thread reuse its open connections to the same scheme://host:port (keep-alive; up
+//   to 5 idle connections per thread, one idle for 30 s is not reused, all close when
+//   the thread exits).
 //   Nothing is shared between threads except the read-only CA bundles.
 // - Timeouts: `timeout` bounds the whole request, redirects included.
 // - Redirects: 301, 302, 303, 307 and 308 with a Location are followed, at most

@@ -155,6 +155,8 @@ void Configure(CURL* curl, const Hop& hop, const RequestOptions& options, HopBuf
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, buffers.headers);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, hop.timeout.count())));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  // A connection idle longer may have been dropped by a load balancer or NAT unnoticed.
+  curl_easy_setopt(curl, CURLOPT_MAXAGE_CONN, 30L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buffers.sink);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
