@@ -3,72 +3,15 @@
 // graph; when the registry recovers, so does the graph builder.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <thread>
-
-#include "http/client.h"
+#include "fault_proxy.h"
 #include "registry_util.h"
-#include "server/http_server.h"
 
 namespace cincinnati {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Forwards every request to `upstream`; can answer tag listings with 500 or stall them,
-// send blobs with a flipped byte (wrong digest) or cut in half (truncated), or go down
-// (stop listening) and come back on the same port.
-class FaultProxy {
- public:
-  explicit FaultProxy(std::string upstream) : upstream_(std::move(upstream)) { Up(0); }
-  ~FaultProxy() { Down(); }
-  void Up(int port) {
-    server_ = std::make_unique<server::HttpServer>(server::ServerLimits{.threads = 2});
-    port_ = server_
-                ->ListenAsync("127.0.0.1", static_cast<uint16_t>(port),
-                              [this](const server::Request& r, std::function<void(server::Response)> done) {
-                                std::thread([this, r, done] { done(Forward(r)); }).detach();
-                              })
-                .value();
-    server_->Start();
-  }
-  void Down() {
-    if (server_) server_->Shutdown(std::chrono::seconds(5));
-    server_.reset();
-  }
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::atomic<bool> fail_tags{false};
-  std::atomic<int> stall_tags_ms{0};
-  std::atomic<bool> corrupt_blobs{false};
-  std::atomic<bool> truncate_blobs{false};
-
- private:
-  server::Response Forward(const server::Request& r) {
-    bool tags = r.path.find("/tags/list") != std::string::npos;
-    if (tags && fail_tags) return server::Response::Text(500, "injected failure");
-    if (tags && stall_tags_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stall_tags_ms.load()));
-    http::RequestOptions o{.method = r.method, .accept_gzip = false, .head = r.method == "HEAD"};
-    for (const auto& [k, v] : r.headers) {
-      if (k == "Accept" || k == "Authorization" || k == "Content-Type") o.headers.push_back(k + ": " + v);
-    }
-    http::Result up = http::Request(upstream_ + r.target, o);
-    server::Response out;
-    out.status = up.error.empty() ? static_cast<int>(up.status) : 502;
-    for (const char* h : {"Content-Type", "Docker-Content-Digest", "Link", "Location"}) {
-      if (const std::string* v = up.Header(h)) out.headers[h] = *v;
-    }
-    bool blob = r.path.find("/blobs/sha256:") != std::string::npos && out.status == 200 && !up.body.empty();
-    if (blob && corrupt_blobs) up.body[up.body.size() / 2] ^= 0x20;
-    if (blob && truncate_blobs) up.body.resize(up.body.size() / 2);
-    out.body = std::make_shared<const std::string>(std::move(up.body));
-    return out;
-  }
-
-  std::string upstream_;
-  std::unique_ptr<server::HttpServer> server_;
-  int port_ = 0;
-};
+using testing::FaultProxy;
 
 double Skipped(const testing::ServiceProcess& builder) {
   return testing::MetricValue(builder, "cincinnati_gb_graph_upstream_scrape_progress{item=\"tags_skipped\"}");

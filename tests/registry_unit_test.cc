@@ -34,10 +34,11 @@ TEST(DockerCredentialsTest, MostSpecificKeyAndMalformedAuth) {
 // What a registry sends, parsed without I/O: the scrape reads the last list entry.
 TEST(ManifestParseTest, ImageManifestListAndTags) {
   auto image = ParseImageManifest(
-      R"({"config":{"digest":"sha256:c"},"layers":[{"digest":"sha256:bottom"},{"digest":"sha256:top"},{"size":1}]})");
+      R"({"config":{"digest":"sha256:c","size":7},"layers":[{"digest":"sha256:bottom","size":-1},)"
+      R"({"digest":"sha256:top","size":42},{"size":1}]})");
   ASSERT_TRUE(image.ok());
-  EXPECT_EQ(image->config_digest, "sha256:c");
-  EXPECT_EQ(image->layers_top_first, (std::vector<std::string>{"sha256:top", "sha256:bottom"}));
+  EXPECT_EQ(image->config, (Descriptor{"sha256:c", 7}));
+  EXPECT_EQ(image->layers_top_first, (std::vector<Descriptor>{{"sha256:top", 42}, {"sha256:bottom", std::nullopt}}));
   EXPECT_EQ(ParseImageManifest(R"({"layers":[]})").status().message(), "manifest has no config digest");
   auto one = ParseManifestList(R"({"manifests":[{"digest":"sha256:a","platform":{"architecture":"arm64"}}]})");
   ASSERT_TRUE(one.ok());

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 #include <re2/re2.h>
-#include <simdjson.h>
 
 #include "builder/graph_data_tarball.h"
 #include "core/metadata_keys.h"
@@ -13,12 +12,20 @@
 #include "http/client.h"
 #include "registry/credentials.h"
 #include "registry/layer.h"
+#include "registry/manifest.h"
 #include "registry/release_image.h"
 #include "registry/signature.h"
 
 namespace cincinnati {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// A detached signature is a few KiB.
+constexpr size_t kMaxSignatureBytes = size_t{1} << 20;
+
+}  // namespace
 
 bool AllowListed(const std::vector<std::string>& patterns, const std::string& path) {
   for (const std::string& p : patterns) {
@@ -28,7 +35,7 @@ bool AllowListed(const std::vector<std::string>& patterns, const std::string& pa
   return false;
 }
 
-Status GraphDataImageSource::VerifySignature(const std::string& digest) const {
+Status GraphDataImageSource::VerifySignature(const std::string& digest, std::stop_token stop) const {
   if (settings_.public_keys_path.empty()) return Status::InvalidArgument("verify_signature needs public_keys_path");
   std::string last_error = "no signature found";
   // Nine attempts, as the reference (signature-1 .. signature-9).
@@ -37,7 +44,9 @@ Status GraphDataImageSource::VerifySignature(const std::string& digest) const {
     std::string signature;
     if (where.rfind("http://", 0) == 0 || where.rfind("https://", 0) == 0) {
       http::Result r = http::Request(where, {.timeout = std::chrono::seconds(30), .accept_gzip = false,
-                                             .ca_path = settings_.client.ca_path});
+                                             .ca_path = settings_.client.ca_path,
+                                             .max_body_bytes = kMaxSignatureBytes,
+                                             .max_body_name = "the signature limit", .stop = stop});
       if (!r.ok()) continue;
       signature = std::move(r.body);
     } else {
@@ -60,24 +69,19 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
   if (!settings_.credentials_path.empty()) {  // unlike the release scrape, a bad file is fatal here
     CINCINNATI_ASSIGN_OR_RETURN(credentials, registry::LookupDockerCredentials(settings_.credentials_path, location));
   }
-  registry::RegistryClient client(location, credentials, settings_.client);
+  registry::ClientOptions options = settings_.client;
+  options.stop = context.stop;
+  registry::RegistryClient client(location, credentials, std::move(options));
   CINCINNATI_ASSIGN_OR_RETURN(registry::Manifest manifest, client.GetManifest(settings_.tag));
   if (manifest.media_type != registry::kDockerManifest && manifest.media_type != registry::kOciManifest) {
     return Status::InvalidArgument(fmt::format("graph-data image {}:{} must be a single image manifest, not {}",
                                                location.PullSpecPrefix(), settings_.tag, manifest.media_type));
   }
-  if (settings_.verify_signature) CINCINNATI_RETURN_IF_ERROR(VerifySignature(manifest.digest));
+  if (settings_.verify_signature) CINCINNATI_RETURN_IF_ERROR(VerifySignature(manifest.digest, context.stop));
 
-  std::vector<std::string> layers;
-  {
-    simdjson::dom::parser parser;
-    simdjson::dom::array list;
-    if (parser.parse(manifest.body)["layers"].get(list)) return Status::InvalidArgument("manifest has no layers");
-    for (auto l : list) {
-      std::string_view d;
-      if (!l["digest"].get_string().get(d)) layers.emplace_back(d);
-    }
-  }
+  CINCINNATI_ASSIGN_OR_RETURN(registry::ImageManifest image, registry::ParseImageManifest(manifest.body));
+  if (image.layers_top_first.empty()) return Status::InvalidArgument("manifest has no layers");
+  std::vector<registry::Descriptor> layers(image.layers_top_first.rbegin(), image.layers_top_first.rend());
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (layers == last_layers_ && fs::is_directory(last_directory_)) {
@@ -92,8 +96,8 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
   fs::remove_all(unpack, ec);
   fs::create_directories(unpack, ec);
   if (ec) return Status::IoError(fmt::format("{}: {}", unpack.string(), ec.message()));
-  for (const std::string& digest : layers) {  // lowest first
-    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(digest));
+  for (const registry::Descriptor& layer : layers) {  // lowest first
+    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(layer.digest, layer.size));
     CINCINNATI_RETURN_IF_ERROR(registry::ExtractLayer(blob, unpack.string(), [&](const std::string& path) {
       return AllowListed(settings_.output_allowlist, path);
     }));

@@ -13,11 +13,13 @@
 #pragma once
 
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <vector>
 
 #include "core/transform.h"
 #include "registry/client.h"
+#include "registry/manifest.h"
 
 namespace cincinnati {
 
@@ -45,11 +47,11 @@ class GraphDataImageSource : public GraphTransform {
   Result<Graph> Apply(Graph graph, TransformContext& context) const override;
 
  private:
-  Status VerifySignature(const std::string& digest) const;
+  Status VerifySignature(const std::string& digest, std::stop_token stop) const;
 
   GraphDataImageSettings settings_;
   mutable std::mutex mu_;
-  mutable std::vector<std::string> last_layers_;
+  mutable std::vector<registry::Descriptor> last_layers_;
   mutable std::string last_unpack_, last_directory_, last_tar_;
 };
 

@@ -76,7 +76,9 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
       context.diagnostics.Warn(settings_.credentials_path, found.status().message() + "; continuing anonymously");
     }
   }
-  registry::RegistryClient client(location, credentials, settings_.client);
+  registry::ClientOptions options = settings_.client;
+  options.stop = context.stop;
+  registry::RegistryClient client(location, credentials, std::move(options));
   const size_t manifests_before = counters_.manifests, layers_before = counters_.layers_fetched,
                hits_before = counters_.cache_hits, disk_before = counters_.disk_hits;
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> tags, client.ListTags(settings_.tags_page_size));
@@ -95,7 +97,7 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   std::vector<Outcome> outcomes(tags.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < tags.size(); i = next++) {
+    for (size_t i = next++; i < tags.size() && !context.stop.stop_requested(); i = next++) {
       if (i > 0) {
         report("images_read", done++);
         report("manifests_read", counters_.manifests - manifests_before);
@@ -166,6 +168,10 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   size_t n = std::max<size_t>(1, std::min(settings_.fetch_concurrency, tags.size()));
   for (size_t i = 0; i < n; ++i) workers.emplace_back(work);
   for (auto& t : workers) t.join();
+  if (context.stop.stop_requested()) {  // what was read is incomplete: tags may look skipped
+    return Status::Internal(fmt::format("scrape of {} cancelled after {} of {} tags", location.PullSpecPrefix(),
+                                        std::min<size_t>(next, tags.size()), tags.size()));
+  }
 
   std::vector<Release> releases;
   size_t skipped = 0;

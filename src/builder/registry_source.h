@@ -10,6 +10,9 @@
 // persist on disk (one small JSON file per digest), so a restart does not download
 // every layer again. Payloads are "<host_port>/<repo>@<digest>". Each scrape notes its
 // progress (tags listed, manifests read, layers fetched, cache hits) as diagnostics.
+// A scrape observes the context's stop token: once requested, no new tag is started,
+// requests in flight end within about a second, the workers are joined and the scrape
+// fails ("cancelled"); nothing outlives Apply().
 #pragma once
 
 #include <atomic>

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,10 @@ struct TransformContext {
   // Live progress of long steps ("tags_listed", "manifests_read", ...), when someone
   // listens (the graph builder turns it into metrics). May be called from any thread.
   std::function<void(std::string_view item, double value)> progress;
+  // Requested when the run must end early (the graph builder's refresh timed out, or
+  // the service stops): long steps and their HTTP requests give up with an error soon
+  // after. Without a stop state the run is not cancellable.
+  std::stop_token stop;
 };
 
 class GraphTransform {

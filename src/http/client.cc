@@ -3,59 +3,90 @@
 #include <curl/curl.h>
 #include <strings.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
-#include <mutex>
+#include <algorithm>
+#include <optional>
 
-#include "core/strings.h"
+#include <fmt/format.h>
+
+#include "http/transfer.h"
 
 namespace cincinnati::http {
 namespace {
 
-size_t OnBody(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
-  return size * n;
+struct Origin {
+  std::string scheme, host, port;
+  bool operator==(const Origin&) const = default;
+};
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
 }
 
-size_t OnHeader(char* data, size_t size, size_t n, void* user) {
-  std::string_view line(data, size * n);
-  auto* headers = static_cast<Headers*>(user);
-  if (line.substr(0, 5) == "HTTP/") {
-    headers->clear();  // a new response (after a redirect or 100-continue)
-  } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
-    headers->insert_or_assign(std::string(TrimWhitespace(line.substr(0, colon))),
-                              std::string(TrimWhitespace(line.substr(colon + 1))));
-  }
-  return size * n;
-}
-
-// The system bundle plus the certificates under `dir`, read once per directory.
-const std::string& CaBundle(const std::string& dir) {
-  static std::mutex mu;
-  static std::map<std::string, std::string> bundles;
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = bundles.emplace(dir, std::string());
-  if (!inserted) return it->second;
-  std::string& bundle = it->second;  // a lambda may not capture a structured binding (clang 14)
-  auto append = [&](const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    bundle.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    bundle += '\n';
-  };
-  append("/etc/ssl/certs/ca-certificates.crt");
-  std::error_code ec;
-  for (auto e = std::filesystem::recursive_directory_iterator(dir, ec); !ec && e != std::filesystem::recursive_directory_iterator();
-       e.increment(ec)) {
-    if (e.depth() > 1) {
-      e.disable_recursion_pending();
-      continue;
+std::optional<Origin> OriginOf(const std::string& url) {
+  CURLU* u = curl_url();
+  if (!u) return std::nullopt;
+  std::optional<Origin> out;
+  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+    char *scheme = nullptr, *host = nullptr, *port = nullptr;
+    if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+      out = Origin{Lower(scheme), Lower(host), port};
     }
-    std::string ext = e->path().extension().string();
-    if (e->is_regular_file() && (ext == ".pem" || ext == ".crt")) append(e->path());
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
   }
-  return it->second;
+  curl_url_cleanup(u);
+  return out;
+}
+
+bool IsRedirect(long status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+bool IsHttpUrl(const std::string& url) {
+  std::string scheme = Lower(url.substr(0, url.find(':')));
+  return scheme == "http" || scheme == "https";
+}
+
+// The request's headers for `url`: without Authorization when `url` is not on the
+// origin the caller asked for (a redirect to storage must not receive the credentials).
+std::vector<std::string> HeadersFor(const std::vector<std::string>& headers, bool same_origin) {
+  if (same_origin) return headers;
+  std::vector<std::string> out;
+  for (const std::string& h : headers) {
+    if (strncasecmp(h.c_str(), "Authorization:", 14) != 0) out.push_back(h);
+  }
+  return out;
+}
+
+std::string Chain(const std::vector<std::string>& urls) {
+  std::string out;
+  for (const std::string& u : urls) out += (out.empty() ? "" : " -> ") + u;
+  return out;
+}
+
+Result Failure(ErrorKind kind, std::string message, Result partial = {}) {
+  partial.error_kind = kind;
+  partial.error = std::move(message);
+  partial.status = 0;
+  return partial;
+}
+
+// Why following `next` after `visited` is refused; nullopt when it may be followed.
+std::optional<std::string> RedirectRefusal(const std::vector<std::string>& visited, const std::string& next,
+                                           int max_redirects) {
+  const std::string& first = visited.front();
+  if (std::find(visited.begin(), visited.end(), next) != visited.end()) {
+    return fmt::format("redirect loop for url ({}): {} -> {}", first, Chain(visited), next);
+  }
+  if (static_cast<int>(visited.size()) > max_redirects) {
+    return fmt::format("too many redirects for url ({}): more than {}, last to {}", first, max_redirects, next);
+  }
+  if (!IsHttpUrl(next)) return fmt::format("redirect from url ({}) to a non-HTTP url ({})", visited.back(), next);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -71,57 +102,59 @@ const std::string* Result::Header(std::string_view name) const {
   return it == headers.end() ? nullptr : &it->second;
 }
 
+bool SameOrigin(const std::string& a, const std::string& b) {
+  auto x = OriginOf(a), y = OriginOf(b);
+  return x && y && *x == *y;
+}
+
 Result Request(const std::string& url, const RequestOptions& options) {
-  static std::once_flag init;
-  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  internal::Hop hop{.url = url, .method = options.head ? "HEAD" : options.method, .body = &options.body};
+  std::vector<std::string> visited{url};
   Result result;
-  CURL* curl = curl_easy_init();
-  if (!curl) {
-    result.error = "curl_easy_init failed";
-    return result;
+  while (true) {
+    if (options.stop.stop_requested()) {
+      return Failure(ErrorKind::kCancelled, fmt::format("request for url ({}) cancelled", hop.url), std::move(result));
+    }
+    hop.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (hop.timeout.count() <= 0) {
+      return Failure(ErrorKind::kTransport, fmt::format("error sending request for url ({}): timed out after {} ms",
+                                                        hop.url, options.timeout.count()), std::move(result));
+    }
+    hop.headers = HeadersFor(options.headers, hop.url == url || SameOrigin(hop.url, url));
+    internal::HopResult answer = internal::PerformHop(hop, options);
+    result.new_connections += answer.new_connections;
+    result.url = hop.url;
+    if (!answer.error.empty()) return Failure(answer.error_kind, std::move(answer.error), std::move(result));
+    result.status = answer.status;
+    result.headers = std::move(answer.headers);
+    result.body = std::move(answer.body);
+    if (!IsRedirect(answer.status) || options.max_redirects <= 0 || !result.Header("Location")) return result;
+    if (answer.redirect_url.empty()) {
+      return Failure(ErrorKind::kRedirects, fmt::format("redirect from url ({}) to an unusable Location '{}'", hop.url,
+                                                        *result.Header("Location")), std::move(result));
+    }
+    if (auto refusal = RedirectRefusal(visited, answer.redirect_url, options.max_redirects)) {
+      return Failure(ErrorKind::kRedirects, std::move(*refusal), std::move(result));
+    }
+    bool to_get = answer.status == 303 || ((answer.status == 301 || answer.status == 302) && hop.method == "POST");
+    if (to_get && hop.method != "HEAD") {
+      hop.method = "GET";
+      hop.body = nullptr;
+    }
+    hop.url = answer.redirect_url;
+    visited.push_back(hop.url);
+    ++result.redirects;
   }
-  curl_slist* headers = nullptr;
-  for (const std::string& h : options.headers) headers = curl_slist_append(headers, h.c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result.headers);
-  if (options.accept_gzip) curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "gzip");
-  curl_blob ca{};
-  if (!options.ca_path.empty()) {
-    const std::string& bundle = CaBundle(options.ca_path);
-    ca.data = const_cast<char*>(bundle.data());
-    ca.len = bundle.size();
-    ca.flags = CURL_BLOB_NOCOPY;
-    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
-  }
-  if (options.head || options.method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else if (options.method != "GET") {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, options.method.c_str());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, options.body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(options.body.size()));
-  }
-  char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
-  CURLcode rc = curl_easy_perform(curl);
-  if (rc != CURLE_OK) {
-    result.error = std::string("error sending request for url (") + url + "): " +
-                   (error[0] ? error : curl_easy_strerror(rc));
-  } else {
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
-  }
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
-  return result;
 }
 
 Result Get(const std::string& url, const GetOptions& options) {
-  return Request(url, {.headers = options.headers, .timeout = options.timeout, .accept_gzip = options.accept_gzip});
+  return Request(url, {.headers = options.headers,
+                       .timeout = options.timeout,
+                       .accept_gzip = options.accept_gzip,
+                       .max_body_bytes = options.max_body_bytes,
+                       .max_body_name = options.max_body_name,
+                       .stop = options.stop});
 }
 
 }  // namespace cincinnati::http

@@ -2,8 +2,9 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <regex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -34,6 +35,19 @@ std::map<std::string, std::string> ChallengeParams(const std::string& header) {
   std::regex re("(\\w+)=\"([^\"]*)\"");
   for (std::sregex_iterator it(header.begin(), header.end(), re), end; it != end; ++it) out[(*it)[1]] = (*it)[2];
   return out;
+}
+
+// Transport failures and 5xx may pass; an oversized body, a redirect loop or a
+// cancelled request would only repeat.
+bool Retryable(const http::Result& r) {
+  switch (r.error_kind) {
+    case http::ErrorKind::kBodyTooLarge:
+    case http::ErrorKind::kRedirects:
+    case http::ErrorKind::kCancelled:
+      return false;
+    default:
+      return !r.error.empty() || r.status >= 500;
+  }
 }
 
 std::string UrlEncode(const std::string& s) {
@@ -82,7 +96,9 @@ bool RegistryClient::Authenticate(const http::Result& challenge, bool push) {
                                             : fmt::format("repository:{}:{}", location_.repository, push ? "pull,push" : "pull");
   std::string url = params["realm"] + "?scope=" + UrlEncode(scope);
   if (params.count("service")) url += "&service=" + UrlEncode(params["service"]);
-  http::RequestOptions o{.timeout = options_.timeout, .ca_path = options_.ca_path};
+  http::RequestOptions o{.timeout = options_.timeout, .ca_path = options_.ca_path, .max_redirects = options_.max_redirects,
+                         .max_body_bytes = options_.max_document_bytes, .max_body_name = "max_document_bytes",
+                         .stop = options_.stop};
   if (!credentials_.empty()) {
     o.headers.push_back("Authorization: Basic " + Base64(credentials_.username + ":" + credentials_.password));
   }
@@ -95,28 +111,42 @@ bool RegistryClient::Authenticate(const http::Result& challenge, bool push) {
   return true;
 }
 
-http::Result RegistryClient::Send(const std::string& method, const std::string& url, std::vector<std::string> headers,
-                                  const std::string& body, bool push) {
+http::Result RegistryClient::Send(const Call& call) {
+  const std::string url = Url(call.url);
+  // Credentials stay on the registry's origin: a Link or Location elsewhere gets none.
+  const bool own_origin = http::SameOrigin(url, location_.base_url);
+  http::RequestOptions o{.method = call.method, .body = call.body, .timeout = options_.timeout, .accept_gzip = false,
+                         .ca_path = options_.ca_path, .max_redirects = options_.max_redirects,
+                         .max_body_bytes = call.max_body_bytes.value_or(options_.max_document_bytes),
+                         .max_body_name = call.max_body_bytes ? call.max_body_name : "max_document_bytes",
+                         .stop = options_.stop};
   for (int round = 0; round < 2; ++round) {
-    http::RequestOptions o{.method = method, .headers = headers, .body = body, .timeout = options_.timeout,
-                           .accept_gzip = false, .ca_path = options_.ca_path};
-    {
+    o.headers = call.headers;
+    if (own_origin) {
       std::lock_guard<std::mutex> lock(mu_);
       if (!authorization_.empty()) o.headers.push_back("Authorization: " + authorization_);
     }
-    http::Result r = http::Request(Url(url), o);
-    if (r.status != 401 || round == 1 || !Authenticate(r, push)) return r;
+    http::Result r = http::Request(url, o);
+    // Only the registry's own challenge is answered, not one from storage it redirected to.
+    bool challenge = r.status == 401 && own_origin && http::SameOrigin(r.url, location_.base_url);
+    if (!challenge || round == 1 || !Authenticate(r, call.push)) return r;
   }
   return {};
 }
 
-http::Result RegistryClient::SendWithRetries(const std::string& url, std::vector<std::string> headers) {
+bool RegistryClient::PauseBeforeRetry() const {
+  std::mutex mu;
+  std::condition_variable_any wake;
+  std::unique_lock<std::mutex> lock(mu);
+  wake.wait_for(lock, options_.stop, options_.retry_pause, [] { return false; });
+  return !options_.stop.stop_requested();
+}
+
+http::Result RegistryClient::SendWithRetries(const Call& call) {
   http::Result r;
   for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-    r = Send("GET", url, headers);
-    bool retry = !r.error.empty() || r.status >= 500;
-    if (!retry) return r;
-    if (attempt < options_.attempts) std::this_thread::sleep_for(options_.retry_pause);
+    r = Send(call);
+    if (!Retryable(r) || attempt == options_.attempts || !PauseBeforeRetry()) return r;
   }
   return r;
 }
@@ -125,7 +155,7 @@ Result<std::vector<std::string>> RegistryClient::ListTags(size_t page_size) {
   std::vector<std::string> tags;
   std::string next = fmt::format("tags/list?n={}", page_size);
   while (!next.empty()) {
-    http::Result r = SendWithRetries(next, {"Accept: application/json"});
+    http::Result r = SendWithRetries({.url = next, .headers = {"Accept: application/json"}});
     if (!r.ok()) return Status::IoError(fmt::format("listing tags of {}: {}", location_.repository, Describe(r)));
     CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> page, ParseTagList(r.body));
     tags.insert(tags.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
@@ -143,8 +173,8 @@ Result<std::vector<std::string>> RegistryClient::ListTags(size_t page_size) {
 
 Result<Manifest> RegistryClient::GetManifest(const std::string& reference) {
   http::Result r = SendWithRetries(
-      "manifests/" + reference,
-      {fmt::format("Accept: {}, {}, {}, {}", kDockerManifest, kDockerManifestList, kOciManifest, kOciIndex)});
+      {.url = "manifests/" + reference,
+       .headers = {fmt::format("Accept: {}, {}, {}, {}", kDockerManifest, kDockerManifestList, kOciManifest, kOciIndex)}});
   if (!r.ok()) return Status::IoError(fmt::format("manifest {}:{}: {}", location_.repository, reference, Describe(r)));
   Manifest m;
   if (const std::string* type = r.Header("Content-Type")) m.media_type = type->substr(0, type->find(';'));
@@ -158,21 +188,25 @@ Result<Manifest> RegistryClient::GetManifest(const std::string& reference) {
   return m;
 }
 
-Result<std::string> RegistryClient::GetBlob(const std::string& digest) {
+Result<std::string> RegistryClient::GetBlob(const std::string& digest, std::optional<uint64_t> size) {
+  Call call{.url = "blobs/" + digest, .max_body_bytes = static_cast<size_t>(options_.max_blob_bytes),
+            .max_body_name = "max_blob_bytes"};
+  if (size && *size <= options_.max_blob_bytes) {
+    call.max_body_bytes = static_cast<size_t>(*size);
+    call.max_body_name = "the size in its descriptor";
+  }
   http::Result r;
   for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-    r = Send("GET", "blobs/" + digest, {});
+    r = Send(call);
     if (r.ok() && VerifyDigest(r.body, digest)) return std::move(r.body);
     if (r.ok()) r.error = fmt::format("content does not match digest {}", digest);
-    bool retry = !r.error.empty() || r.status >= 500;
-    if (!retry) break;
-    if (attempt < options_.attempts) std::this_thread::sleep_for(options_.retry_pause);
+    if (!Retryable(r) || attempt == options_.attempts || !PauseBeforeRetry()) break;
   }
   return Status::IoError(fmt::format("blob {} of {}: {}", digest, location_.repository, Describe(r)));
 }
 
 Result<bool> RegistryClient::HasBlob(const std::string& digest) {
-  http::Result r = Send("HEAD", "blobs/" + digest, {}, {}, true);
+  http::Result r = Send({.method = "HEAD", .url = "blobs/" + digest, .push = true});
   if (!r.error.empty()) return Status::IoError(r.error);
   return r.status == 200;
 }
@@ -180,7 +214,7 @@ Result<bool> RegistryClient::HasBlob(const std::string& digest) {
 Result<std::string> RegistryClient::PushBlob(const std::string& data, size_t chunk_size) {
   std::string digest = Sha256Digest(data);
   if (auto has = HasBlob(digest); has.ok() && *has) return digest;
-  http::Result start = Send("POST", "blobs/uploads/", {"Content-Length: 0"}, {}, true);
+  http::Result start = Send({.method = "POST", .url = "blobs/uploads/", .headers = {"Content-Length: 0"}, .push = true});
   const std::string* location = start.Header("Location");
   if (start.status != 202 || location == nullptr) {
     return Status::IoError(fmt::format("starting upload to {}: {}", location_.repository, Describe(start)));
@@ -189,10 +223,12 @@ Result<std::string> RegistryClient::PushBlob(const std::string& data, size_t chu
   if (chunk_size > 0) {
     for (size_t offset = 0; offset < data.size(); offset += chunk_size) {
       std::string chunk = data.substr(offset, chunk_size);
-      http::Result r = Send("PATCH", upload,
-                            {"Content-Type: application/octet-stream",
-                             fmt::format("Content-Range: {}-{}", offset, offset + chunk.size() - 1)},
-                            chunk, true);
+      http::Result r = Send({.method = "PATCH",
+                             .url = upload,
+                             .headers = {"Content-Type: application/octet-stream",
+                                         fmt::format("Content-Range: {}-{}", offset, offset + chunk.size() - 1)},
+                             .body = chunk,
+                             .push = true});
       if (r.status != 202 || !r.Header("Location")) {
         return Status::IoError(fmt::format("uploading a chunk to {}: {}", location_.repository, Describe(r)));
       }
@@ -200,15 +236,20 @@ Result<std::string> RegistryClient::PushBlob(const std::string& data, size_t chu
     }
   }
   upload += (upload.find('?') == std::string::npos ? "?" : "&") + ("digest=" + UrlEncode(digest));
-  http::Result done = Send("PUT", upload, {"Content-Type: application/octet-stream"},
-                           chunk_size > 0 ? std::string() : data, true);
+  http::Result done = Send({.method = "PUT",
+                            .url = upload,
+                            .headers = {"Content-Type: application/octet-stream"},
+                            .body = chunk_size > 0 ? std::string() : data,
+                            .push = true});
   if (done.status != 201) return Status::IoError(fmt::format("finishing upload to {}: {}", location_.repository, Describe(done)));
   return digest;
 }
 
 Result<std::string> RegistryClient::PushManifest(const std::string& reference, const std::string& media_type,
                                                  const std::string& body) {
-  http::Result r = Send("PUT", "manifests/" + reference, {"Content-Type: " + media_type}, body, true);
+  http::Result r =
+      Send({.method = "PUT", .url = "manifests/" + reference, .headers = {"Content-Type: " + media_type}, .body = body,
+            .push = true});
   if (r.status != 201) return Status::IoError(fmt::format("pushing manifest {}:{}: {}", location_.repository, reference, Describe(r)));
   const std::string* digest = r.Header("Docker-Content-Digest");
   return digest ? *digest : Sha256Digest(body);

@@ -3,14 +3,23 @@
 //
 // Authentication follows the registry's challenge: with no credentials it tries
 // anonymously, and on a 401 it gets a bearer token for the repository scope (or sends
-// basic credentials when the registry asks for Basic). Reads are retried (3 attempts,
-// 1 s apart) on transport errors and 5xx; blobs are verified against their digest.
-// Uploads are monolithic, or chunked (PATCH) when a chunk size is given.
+// basic credentials when the registry asks for Basic). Credentials and tokens go only
+// to the registry's own origin: not to a host a blob download redirects to (object
+// storage), nor to a pagination or upload URL elsewhere, and a 401 from such a host
+// starts no authentication. Reads are retried (3 attempts, 1 s apart) on transport
+// errors and 5xx, never on a body over its limit, a redirect loop or cancellation.
+// Response bodies are capped: documents (manifests, tag pages, tokens) at
+// max_document_bytes, a blob at its descriptor's size (at most max_blob_bytes); blobs
+// are verified against their digest. Uploads are monolithic, or chunked (PATCH) when
+// a chunk size is given. Once `stop` is requested every call returns promptly with an
+// error. Thread-safety: all methods may be called from several threads at once.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -37,7 +46,13 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{60000};
   int attempts = 3;
   std::chrono::milliseconds retry_pause{1000};
-  std::string ca_path;  // extra trusted certificates (a directory)
+  std::string ca_path{};  // extra trusted certificates (a directory)
+  int max_redirects = http::kDefaultMaxRedirects;
+  // The registry's own manifest limit is 4 MiB; tag pages and tokens are far smaller.
+  size_t max_document_bytes = size_t{4} << 20;
+  // Any blob, whatever its descriptor says (release payload layers are tens of MiB).
+  uint64_t max_blob_bytes = uint64_t{1} << 30;
+  std::stop_token stop{};  // cancels requests and retry pauses
 };
 
 struct Manifest {
@@ -56,7 +71,8 @@ class RegistryClient {
   // Every tag, following Link pagination with `page_size` tags per request.
   Result<std::vector<std::string>> ListTags(size_t page_size = 20);
   Result<Manifest> GetManifest(const std::string& reference);
-  Result<std::string> GetBlob(const std::string& digest);
+  // `size`: the descriptor's; a longer body is refused as soon as it exceeds it.
+  Result<std::string> GetBlob(const std::string& digest, std::optional<uint64_t> size = std::nullopt);
   Result<bool> HasBlob(const std::string& digest);
   // Uploads `data` (skipped when the registry has it). chunk_size 0: one request.
   Result<std::string> PushBlob(const std::string& data, size_t chunk_size = 0);
@@ -66,9 +82,19 @@ class RegistryClient {
 
  private:
   // One request with authentication; `url` is absolute or a path under /v2/<repo>/.
-  http::Result Send(const std::string& method, const std::string& url, std::vector<std::string> headers,
-                    const std::string& body = {}, bool push = false);
-  http::Result SendWithRetries(const std::string& url, std::vector<std::string> headers);
+  struct Call {
+    std::string method = "GET";
+    std::string url{};  // absolute, or a path under /v2/<repo>/
+    std::vector<std::string> headers{};
+    std::string body{};
+    bool push = false;
+    std::optional<size_t> max_body_bytes{};  // none: max_document_bytes
+    std::string max_body_name{};
+  };
+  http::Result Send(const Call& call);
+  http::Result SendWithRetries(const Call& call);
+  // Sleeps between attempts; false when stopped meanwhile.
+  bool PauseBeforeRetry() const;
   bool Authenticate(const http::Result& challenge, bool push);
   std::string Url(const std::string& path) const;
 

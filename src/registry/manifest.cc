@@ -15,6 +15,12 @@ Result<simdjson::dom::element> Parse(simdjson::dom::parser& parser, std::string_
   return doc;
 }
 
+std::optional<uint64_t> DescriptorSize(simdjson::dom::element descriptor) {
+  uint64_t size;
+  if (descriptor["size"].get_uint64().get(size)) return std::nullopt;
+  return size;
+}
+
 }  // namespace
 
 Result<ImageManifest> ParseImageManifest(std::string_view body) {
@@ -23,12 +29,12 @@ Result<ImageManifest> ParseImageManifest(std::string_view body) {
   ImageManifest out;
   std::string_view config_digest;
   if (doc["config"]["digest"].get_string().get(config_digest)) return Bad("manifest has no config digest");
-  out.config_digest = std::string(config_digest);
+  out.config = {std::string(config_digest), DescriptorSize(doc["config"])};
   simdjson::dom::array layers;
   if (!doc["layers"].get(layers)) {
     for (auto layer : layers) {
       std::string_view d;
-      if (!layer["digest"].get_string().get(d)) out.layers_top_first.emplace_back(d);
+      if (!layer["digest"].get_string().get(d)) out.layers_top_first.push_back({std::string(d), DescriptorSize(layer)});
     }
   }
   std::reverse(out.layers_top_first.begin(), out.layers_top_first.end());

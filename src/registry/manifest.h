@@ -3,6 +3,8 @@
 // the scrape and the fuzz targets share them. Errors say what was missing.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,9 +13,16 @@
 
 namespace cincinnati::registry {
 
+// A blob as a manifest names it; `size` is absent when the manifest gives none usable.
+struct Descriptor {
+  std::string digest;
+  std::optional<uint64_t> size;
+  bool operator==(const Descriptor&) const = default;
+};
+
 struct ImageManifest {
-  std::string config_digest;
-  std::vector<std::string> layers_top_first;  // the manifest lists them bottom first
+  Descriptor config;
+  std::vector<Descriptor> layers_top_first;  // the manifest lists them bottom first
 };
 Result<ImageManifest> ParseImageManifest(std::string_view body);
 

@@ -16,7 +16,7 @@ bool IsManifestList(const std::string& type) { return type == kDockerManifestLis
 // Architecture and layers (top-most first) of an image manifest.
 Result<ImageLayers> ImageManifestLayers(RegistryClient& client, const Manifest& m) {
   CINCINNATI_ASSIGN_OR_RETURN(ImageManifest manifest, ParseImageManifest(m.body));
-  CINCINNATI_ASSIGN_OR_RETURN(std::string config, client.GetBlob(manifest.config_digest));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string config, client.GetBlob(manifest.config.digest, manifest.config.size));
   CINCINNATI_ASSIGN_OR_RETURN(std::string arch, ParseImageConfigArch(config));
   ImageLayers out;
   out.layers_top_first = std::move(manifest.layers_top_first);
@@ -48,9 +48,10 @@ Result<ImageLayers> InspectManifest(RegistryClient& client, const Manifest& m) {
 }
 
 Result<std::optional<ReleaseMetadata>> ReadReleaseMetadata(RegistryClient& client,
-                                                           const std::vector<std::string>& layers_top_first) {
-  for (const std::string& digest : layers_top_first) {
-    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(digest));  // a failed download fails the scrape
+                                                           const std::vector<Descriptor>& layers_top_first) {
+  for (const Descriptor& layer : layers_top_first) {
+    // A failed download fails the scrape.
+    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(layer.digest, layer.size));
     auto file = ReadFileFromLayer(blob, kReleaseMetadataPath);
     if (!file.ok() || !file->has_value()) continue;  // undecodable layers are skipped, as upstream
     auto parsed = ParseReleaseMetadata(**file);
@@ -86,14 +87,14 @@ namespace {
 // Copies the config and layers of an image manifest.
 Status CopyBlobs(RegistryClient& from, RegistryClient& to, const Manifest& m) {
   CINCINNATI_ASSIGN_OR_RETURN(ImageManifest manifest, ParseImageManifest(m.body));
-  std::vector<std::string> digests = std::move(manifest.layers_top_first);
-  digests.push_back(std::move(manifest.config_digest));
-  for (const std::string& digest : digests) {
-    auto has = to.HasBlob(digest);
+  std::vector<Descriptor> blobs = std::move(manifest.layers_top_first);
+  blobs.push_back(std::move(manifest.config));
+  for (const Descriptor& d : blobs) {
+    auto has = to.HasBlob(d.digest);
     if (has.ok() && *has) continue;
-    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, from.GetBlob(digest));
+    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, from.GetBlob(d.digest, d.size));
     CINCINNATI_ASSIGN_OR_RETURN(std::string pushed, to.PushBlob(blob));
-    if (pushed != digest) return Status::Internal(fmt::format("copied blob {} arrived as {}", digest, pushed));
+    if (pushed != d.digest) return Status::Internal(fmt::format("copied blob {} arrived as {}", d.digest, pushed));
   }
   return Status::OK();
 }

@@ -6,6 +6,7 @@
 // entry's architecture, with several it is "multi" and the last entry's image is read.
 // Layers are searched top-most first; the first holding a parsable
 // release-manifests/release-metadata wins. No such layer means "not a release".
+// Every blob is downloaded with its descriptor's size as the limit.
 #pragma once
 
 #include <map>
@@ -16,6 +17,7 @@
 #include "core/release_metadata.h"
 #include "registry/client.h"
 #include "registry/layer.h"
+#include "registry/manifest.h"
 
 namespace cincinnati::registry {
 
@@ -32,7 +34,7 @@ struct ReleaseImage {
 struct ImageLayers {
   std::string digest;
   std::string arch;
-  std::vector<std::string> layers_top_first;
+  std::vector<Descriptor> layers_top_first;
 };
 Result<ImageLayers> InspectImage(RegistryClient& client, const std::string& reference);
 // The same for a manifest already fetched (its digest is enough to consult a cache).
@@ -40,7 +42,7 @@ Result<ImageLayers> InspectManifest(RegistryClient& client, const Manifest& mani
 
 // Finds the release metadata in the layers (top-most first).
 Result<std::optional<ReleaseMetadata>> ReadReleaseMetadata(RegistryClient& client,
-                                                           const std::vector<std::string>& layers_top_first);
+                                                           const std::vector<Descriptor>& layers_top_first);
 
 Result<ReleaseImage> ReadReleaseImage(RegistryClient& client, const std::string& reference);
 

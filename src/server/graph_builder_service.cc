@@ -4,6 +4,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -44,16 +45,11 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
       scrape_progress_(metrics_.AddGauge("graph_upstream_scrape_progress",
                                          "Progress of the current or last refresh's release scrape", {"item"})) {
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
-  progress_sink_->family = &scrape_progress_;
   graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
   v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
 }
 
-GraphBuilderService::~GraphBuilderService() {
-  Stop();
-  std::lock_guard<std::mutex> lock(progress_sink_->mu);
-  progress_sink_->family = nullptr;
-}
+GraphBuilderService::~GraphBuilderService() { Stop(); }
 
 void GraphBuilderService::Start() {
   live_ = true;
@@ -63,33 +59,47 @@ void GraphBuilderService::Start() {
   });
 }
 
-void GraphBuilderService::Stop() { refresher_.Stop(); }
+void GraphBuilderService::Stop() {
+  shutdown_.request_stop();  // first: the refresher's current run ends soon, then it is joined
+  refresher_.Stop();
+}
 
 Result<Graph> GraphBuilderService::RunChainWithTimeout(TransformContext& context) {
-  if (!options_.scrape_timeout) return RunChain(*chain_, Graph(), context);
-  // A run that overruns is abandoned: it finishes on its own thread and is discarded.
-  auto shared_context = std::make_shared<TransformContext>();
-  shared_context->progress = context.progress;
-  auto task = std::make_shared<std::packaged_task<Result<Graph>()>>(
-      [chain = chain_, shared_context] { return RunChain(*chain, Graph(), *shared_context); });
-  std::future<Result<Graph>> future = task->get_future();
-  std::thread([task] { (*task)(); }).detach();
+  std::stop_source run;  // requested at the deadline or by Stop()
+  std::stop_callback on_shutdown(shutdown_.get_token(), [&run] { run.request_stop(); });
+  if (!options_.scrape_timeout) {
+    context.stop = run.get_token();
+    return RunChain(*chain_, Graph(), context);
+  }
+  TransformContext run_context;  // the caller's stays empty should the run time out
+  run_context.progress = context.progress;
+  run_context.stop = run.get_token();
+  std::packaged_task<Result<Graph>()> task([this, &run_context]() -> Result<Graph> {
+    try {  // no exception leaves the run's thread
+      return RunChain(*chain_, Graph(), run_context);
+    } catch (const std::exception& e) {
+      return Status::Internal(fmt::format("refresh failed: {}", e.what()));
+    }
+  });
+  std::future<Result<Graph>> future = task.get_future();
+  std::thread worker(std::move(task));
   // The reference allows a 1% grace period.
   auto limit = *options_.scrape_timeout + *options_.scrape_timeout / 100;
-  if (future.wait_for(limit) != std::future_status::ready) {
-    return Status::Internal(fmt::format("refresh timed out after {} ms", options_.scrape_timeout->count()));
-  }
-  context = std::move(*shared_context);
+  bool timed_out = future.wait_for(limit) != std::future_status::ready;
+  if (timed_out) run.request_stop();
+  worker.join();
+  if (timed_out) return Status::Internal(fmt::format("refresh timed out after {} ms", options_.scrape_timeout->count()));
+  context = std::move(run_context);
   return future.get();
 }
 
 bool GraphBuilderService::RefreshOnce() {
+  std::lock_guard<std::mutex> one_at_a_time(refresh_mu_);
   auto start = std::chrono::steady_clock::now();
   scrapes_.Increment();
   TransformContext context;
-  context.progress = [sink = progress_sink_](std::string_view item, double value) {
-    std::lock_guard<std::mutex> lock(sink->mu);
-    if (sink->family) sink->family->With({std::string(item)}).Set(value);
+  context.progress = [this](std::string_view item, double value) {
+    scrape_progress_.With({std::string(item)}).Set(value);
   };
   Result<Graph> graph = RunChainWithTimeout(context);
   if (graph.ok()) {

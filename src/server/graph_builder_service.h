@@ -6,6 +6,14 @@
 // run is logged with its cause, counted in graph_upstream_errors_total, and the last
 // good graph stays served. Readiness turns on with the first good graph and stays on.
 //
+// Runs never overlap: RefreshOnce() calls are serialized. With a scrape timeout the
+// chain runs on a thread of its own; past the timeout (plus the reference's 1% grace)
+// its context's stop token is requested, the thread is joined, and the refresh fails
+// as timed out. Steps observe the token (the registry scrape and its HTTP requests end
+// within about a second); one that does not delays the end of the refresh, never
+// overlaps the next. Stop() cancels a running refresh the same way. No thread the
+// service starts outlives Stop().
+//
 // Routes: main `{prefix}/graph` and `{prefix}/v1/graph` (application/json only; empty
 // 200 body before the first graph), public `{prefix}/graph-data`, status `/liveness`,
 // `/readiness`, `/metrics`. Metric names are the reference's (prefix cincinnati_gb_).
@@ -17,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -82,13 +91,9 @@ class GraphBuilderService {
   Counter* v1_graph_requests_ = nullptr;
   Family<Counter>& response_errors_;
   Family<Gauge>& scrape_progress_;
-  // Progress reports may come from a refresh abandoned after a timeout, which can
-  // outlive the service: they go through this sink, disconnected on destruction.
-  struct ProgressSink {
-    std::mutex mu;
-    Family<Gauge>* family = nullptr;
-  };
-  std::shared_ptr<ProgressSink> progress_sink_ = std::make_shared<ProgressSink>();
+
+  std::mutex refresh_mu_;      // held for a whole refresh: one at a time
+  std::stop_source shutdown_;  // requested by Stop(): cancels the running refresh
 
   mutable std::mutex mu_;
   std::shared_ptr<const GraphSnapshot> latest_;
