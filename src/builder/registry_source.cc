@@ -9,6 +9,8 @@
 #include <simdjson.h>
 
 #include "builder/raw_graph.h"
+#include "builder/release_check.h"
+#include "core/guard.h"
 #include "core/json_writer.h"
 #include "registry/credentials.h"
 #include "registry/release_image.h"
@@ -165,9 +167,21 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   };
 
   std::vector<std::thread> workers;
+  std::mutex failure_mu;
+  Status failure;  // an exception in a worker: it fails the scrape instead of leaving its thread
   size_t n = std::max<size_t>(1, std::min(settings_.fetch_concurrency, tags.size()));
-  for (size_t i = 0; i < n; ++i) workers.emplace_back(work);
+  for (size_t i = 0; i < n; ++i) {
+    workers.emplace_back([&] {
+      Status st = Guarded("registry scrape worker", [&] {
+        work();
+        return Status::OK();
+      });
+      std::lock_guard<std::mutex> lock(failure_mu);
+      if (!st.ok() && failure.ok()) failure = st;
+    });
+  }
   for (auto& t : workers) t.join();
+  if (!failure.ok()) return failure;
   if (context.stop.stop_requested()) {  // what was read is incomplete: tags may look skipped
     return Status::Internal(fmt::format("scrape of {} cancelled after {} of {} tags", location.PullSpecPrefix(),
                                         std::min<size_t>(next, tags.size()), tags.size()));
@@ -202,7 +216,7 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   // Oldest first, as the directory source does: cheaper insertion, readable output.
   std::stable_sort(releases.begin(), releases.end(),
                    [](const Release& a, const Release& b) { return a.version < b.version; });
-  return BuildRawGraph(releases, settings_.manifestref_key);
+  return BuildRawGraph(KeepUsableReleases(std::move(releases), context), settings_.manifestref_key);
 }
 
 }  // namespace cincinnati

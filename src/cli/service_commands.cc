@@ -142,6 +142,8 @@ std::vector<Flag> Flags(Role role) {
          "Most bytes of forwarded answers kept (default 268435456)"},
         {"--upstream.cincinnati.max_fetches_per_sec", "upstream.cincinnati.max_fetches_per_sec",
          "Most forwarded queries fetched upstream per second, 0 for no limit (default 50)"},
+        {"--upstream.cincinnati.max_body_bytes", "upstream.cincinnati.max_body_bytes",
+         "Largest upstream answer accepted, in bytes (default 67108864)"},
     };
     flags.insert(flags.end(), upstream.begin(), upstream.end());
   }
@@ -342,6 +344,8 @@ Status UpstreamOptions(const Settings& s, server::PolicyEngineOptions& o) {
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t answers, s.Unsigned("upstream.cincinnati.max_cached_answers", 4096));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t bytes, s.Unsigned("upstream.cincinnati.max_cached_bytes", 256u << 20));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t rate, s.Unsigned("upstream.cincinnati.max_fetches_per_sec", 50));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t body, s.Unsigned("upstream.cincinnati.max_body_bytes", 64u << 20));
+  o.max_upstream_body_bytes = body;
   if (answers == 0) return Status::InvalidArgument("upstream.cincinnati.max_cached_answers must be greater than 0");
   o.max_cached_queries = answers;
   o.max_cached_bytes = bytes;

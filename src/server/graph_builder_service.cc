@@ -4,12 +4,14 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "core/graph_check.h"
+#include "core/guard.h"
 #include "core/graph_json.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
@@ -21,10 +23,23 @@ namespace {
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-std::string Render(const Diagnostics& diagnostics) {
-  std::string out;
-  for (const Diagnostic& d : diagnostics.items()) out += d.location + ": " + d.message + "\n";
-  return out;
+// Logs what a refresh noted that the previous one did not: a warning once while it
+// persists (a new one, however similar, is logged), a note when its wording changed
+// beyond numbers ("8 layers fetched" and "0 layers fetched" are one note).
+void LogNew(const Diagnostics& diagnostics, std::set<std::string>& last_warnings, std::set<std::string>& last_notes) {
+  std::set<std::string> warnings, notes;
+  for (const Diagnostic& d : diagnostics.items()) {
+    std::string line = d.location + ": " + d.message;
+    if (d.severity == Diagnostic::Severity::kInfo) {
+      if (!last_notes.count(FailureCause(line))) spdlog::info("graph-data: {}", line);
+      notes.insert(FailureCause(line));
+    } else {
+      if (!last_warnings.count(line)) spdlog::warn("graph-data: {}", line);
+      warnings.insert(std::move(line));
+    }
+  }
+  last_warnings = std::move(warnings);
+  last_notes = std::move(notes);
 }
 
 }  // namespace
@@ -34,6 +49,9 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
       options_(std::move(options)),
       raw_releases_(metrics_.AddGauge("graph_upstream_raw_releases", "Number of releases fetched from upstream, before graph building").Get()),
       final_releases_(metrics_.AddGauge("graph_final_releases", "Number of nodes in the last good graph").Get()),
+      rejected_releases_(metrics_.AddGauge("graph_upstream_rejected_releases",
+                                           "Releases left out of the last good graph: their own metadata is unusable")
+                             .Get()),
       last_refresh_(metrics_.AddGauge("graph_last_successful_refresh_timestamp", "Unix time of the last good refresh").Get()),
       upstream_errors_(metrics_.AddCounter("graph_upstream_errors_total", "Failed graph refreshes").Get()),
       scrapes_(metrics_.AddCounter("graph_upstream_scrapes_total", "Graph refreshes, good or failed").Get()),
@@ -54,7 +72,16 @@ GraphBuilderService::~GraphBuilderService() { Stop(); }
 void GraphBuilderService::Start() {
   live_ = true;
   refresher_.Start(options_.pause, [this] {
-    RefreshOnce();
+    // Whatever a refresh throws (a subscriber, the check, the serializer) is a failed
+    // refresh; the loop goes on.
+    Status st = Guarded("graph refresh", [this] {
+      RefreshOnce();
+      return Status::OK();
+    });
+    if (!st.ok()) {
+      upstream_errors_.Increment();
+      spdlog::error("{}", st.message());
+    }
     return true;
   });
 }
@@ -75,11 +102,8 @@ Result<Graph> GraphBuilderService::RunChainWithTimeout(TransformContext& context
   run_context.progress = context.progress;
   run_context.stop = run.get_token();
   std::packaged_task<Result<Graph>()> task([this, &run_context]() -> Result<Graph> {
-    try {  // no exception leaves the run's thread
-      return RunChain(*chain_, Graph(), run_context);
-    } catch (const std::exception& e) {
-      return Status::Internal(fmt::format("refresh failed: {}", e.what()));
-    }
+    // No exception leaves the run's thread.
+    return Guarded("refresh", [&] { return RunChain(*chain_, Graph(), run_context); });
   });
   std::future<Result<Graph>> future = task.get_future();
   std::thread worker(std::move(task));
@@ -107,17 +131,7 @@ bool GraphBuilderService::RefreshOnce() {
   }
   double seconds = Seconds(std::chrono::steady_clock::now() - start);
 
-  std::string diagnostics = Render(context.diagnostics);
-  if (diagnostics != last_diagnostics_) {  // log warnings when they change, not every run
-    for (const Diagnostic& d : context.diagnostics.items()) {
-      if (d.severity == Diagnostic::Severity::kInfo) {
-        spdlog::info("graph-data: {}: {}", d.location, d.message);
-      } else {
-        spdlog::warn("graph-data: {}: {}", d.location, d.message);
-      }
-    }
-    last_diagnostics_ = diagnostics;
-  }
+  LogNew(context.diagnostics, last_warnings_, last_notes_);
   if (!graph.ok()) {
     upstream_errors_.Increment();
     if (ready_) scrape_duration_.Observe(seconds);
@@ -152,6 +166,7 @@ bool GraphBuilderService::RefreshOnce() {
     subscribers = subscribers_;
   }
   raw_releases_.Set(static_cast<double>(context.raw_releases));
+  rejected_releases_.Set(static_cast<double>(context.rejected_releases));
   final_releases_.Set(static_cast<double>(snapshot->graph->node_count()));
   last_refresh_.Set(static_cast<double>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()));

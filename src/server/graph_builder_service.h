@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -81,6 +82,7 @@ class GraphBuilderService {
   Registry metrics_{"cincinnati_gb_"};
   Gauge& raw_releases_;
   Gauge& final_releases_;
+  Gauge& rejected_releases_;
   Gauge& last_refresh_;
   Counter& upstream_errors_;
   Counter& scrapes_;
@@ -98,7 +100,7 @@ class GraphBuilderService {
   mutable std::mutex mu_;
   std::shared_ptr<const GraphSnapshot> latest_;
   std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers_;
-  std::string last_diagnostics_;
+  std::set<std::string> last_warnings_, last_notes_;  // of the previous refresh, logged
   std::string last_error_;  // of the latest refresh, if it failed
   std::atomic<bool> ready_{false}, live_{false};
   uint64_t generation_ = 0;

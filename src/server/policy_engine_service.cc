@@ -164,6 +164,7 @@ void PolicyEngineService::StartUpstream() {
 }
 
 void PolicyEngineService::Stop() {
+  shutdown_.request_stop();
   fetcher_.Stop();
   pool_->pool.join();
   if (lookups_) lookups_->pool.join();
@@ -179,7 +180,9 @@ void PolicyEngineService::FetchShared() {
                                         {.timeout = options_.upstream_timeout,
                                          .requests = &upstream_requests_,
                                          .errors = &upstream_errors_,
-                                         .known_body_hash = shared ? &upstream_body_hash_ : &kNoHash});
+                                         .known_body_hash = shared ? &upstream_body_hash_ : &kNoHash,
+                                         .max_body_bytes = options_.max_upstream_body_bytes,
+                                         .stop = shutdown_.get_token()});
   FetchOutcome outcome = answer.Outcome();
   const UpstreamState next = NextUpstreamState(state, options_.upstream_kind, outcome);
   if (outcome == FetchOutcome::kPolicyEngineAnswer && next != UpstreamState::kForwarding) {
@@ -302,7 +305,9 @@ ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query,
     UpstreamAnswer answer = FetchUpstream(url + (url.find('?') == std::string::npos ? "?" : "&") + query.key,
                                           {.timeout = options_.upstream_timeout,
                                            .requests = &upstream_requests_,
-                                           .errors = &upstream_errors_});
+                                           .errors = &upstream_errors_,
+                                           .max_body_bytes = options_.max_upstream_body_bytes,
+                                           .stop = shutdown_.get_token()});
     failed = !answer.graph && !answer.answer_error;
     if (failed) return ForwardedAnswer{nullptr, answer.failure};
     if (answer.answer_error) return ForwardedAnswer{nullptr, answer.answer_error};

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,7 @@ struct PolicyEngineOptions {
   UpstreamKind upstream_kind = UpstreamKind::kAuto;
   std::chrono::milliseconds upstream_timeout{30000};
   std::chrono::milliseconds cache_ttl{60000};
+  size_t max_upstream_body_bytes = 64u << 20;
   size_t fetch_threads = 4;
   size_t max_cached_queries = 4096;  // on-demand views per graph, and forwarded queries
   size_t max_cached_bytes = 256u << 20;  // forwarded answers' bodies
@@ -144,6 +146,7 @@ class PolicyEngineService {
   std::string last_internal_error_;              // under mu_: logged once per cause
   std::string upstream_body_hash_;               // fetch thread only
 
+  std::stop_source shutdown_;  // requested by Stop(): fetches in flight give up
   std::unique_ptr<Pool> pool_;
   std::unique_ptr<Pool> lookups_;  // directory lookups, when a directory is set
   std::unique_ptr<ForwardedAnswers> forwarded_;

@@ -24,7 +24,11 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
     out.failure = std::move(doc);
     return out;
   };
-  http::Result r = http::Get(url, {.headers = {"Accept: application/json"}, .timeout = options.timeout});
+  http::Result r = http::Get(url, {.headers = {"Accept: application/json"},
+                                  .timeout = options.timeout,
+                                  .max_body_bytes = options.max_body_bytes,
+                                  .max_body_name = "upstream.cincinnati.max_body_bytes",
+                                  .stop = options.stop});
   if (!r.error.empty()) return fail(ErrorDocument::Of("failed_upstream_fetch", r.error));
   if (r.status < 200 || r.status >= 300) {
     auto doc = ErrorDocument::Parse(r.body);

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 #include "core/error_document.h"
@@ -37,6 +38,8 @@ struct UpstreamFetchOptions {
   Counter* requests = nullptr;
   Counter* errors = nullptr;
   const std::string* known_body_hash = nullptr;
+  size_t max_body_bytes = 64u << 20;  // a larger body is a failure naming the setting
+  std::stop_token stop{};             // the service is stopping
 };
 
 UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions& options);
