@@ -5,6 +5,7 @@
 #include <sys/sendfile.h>
 
 #include <cerrno>
+#include <csignal>
 #include <mutex>
 #include <set>
 #include <algorithm>
@@ -372,6 +373,9 @@ Result<uint16_t> HttpServer::ListenAsync(const std::string& address, uint16_t po
 void HttpServer::Start() {
   if (impl_->started) return;
   impl_->started = true;
+  // sendfile(2) has no MSG_NOSIGNAL: a client that hangs up mid-body would otherwise
+  // kill the process with SIGPIPE. The write fails with EPIPE and closes that session.
+  std::signal(SIGPIPE, SIG_IGN);
   for (size_t i = 0; i < impl_->loops.size(); ++i) {
     asio::post(*impl_->loops[i], [this, i] { impl_->Sweep(i); });
   }
