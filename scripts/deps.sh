@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
-  libsimdjson-dev libre2-dev libyaml-cpp-dev libcli11-dev
+  libsimdjson-dev libre2-dev libyaml-cpp-dev libyaml-dev libcli11-dev
   libspdlog-dev libfmt-dev libssl-dev libboost1.81-dev libtomlplusplus-dev
   libcurl4-openssl-dev zlib1g-dev
   prometheus libarchive-dev docker-registry apache2-utils openssl

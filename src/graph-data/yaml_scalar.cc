@@ -1,5 +1,7 @@
 #include "graph-data/yaml_scalar.h"
 
+#include "graph-data/yaml_document.h"
+
 #include <fmt/format.h>
 #include <re2/re2.h>
 
@@ -47,10 +49,9 @@ std::string DescribeYaml(const YAML::Node& node) {
 
 Result<YAML::Node> ParseYaml(const std::string& content) {
   try {
-    return YAML::Load(content);
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(
-        fmt::format("invalid YAML at line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+    return ParseStrictYaml(content);
+  } catch (const std::exception& e) {  // yaml-cpp node building; not expected
+    return Status::InvalidArgument(fmt::format("invalid YAML: {}", e.what()));
   }
 }
 

@@ -17,7 +17,8 @@ namespace cincinnati::graphdata {
 
 std::optional<std::string> YamlString(const YAML::Node& node);
 
-// Parses one YAML document. Errors carry line and column.
+// Parses one YAML document strictly (graph-data/yaml_document.h). Errors carry line
+// and column.
 Result<YAML::Node> ParseYaml(const std::string& content);
 
 // A short description of a node's kind for error messages ("a map", "an integer"...).

@@ -1,0 +1,210 @@
+#include "graph-data/yaml_document.h"
+
+#include <yaml.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace cincinnati::graphdata {
+namespace {
+
+constexpr size_t kMaxDepth = 200;
+// Nodes the document would have with every alias expanded; far above any real
+// graph-data file, far below what would make the decoders' walks hurt.
+constexpr size_t kMaxExpandedNodes = 1'000'000;
+
+Status ErrorAt(const yaml_mark_t& mark, const std::string& why) {
+  return Status::InvalidArgument(
+      fmt::format("invalid YAML at line {}, column {}: {}", mark.line + 1, mark.column + 1, why));
+}
+
+std::string Str(const yaml_char_t* s) { return s ? reinterpret_cast<const char*>(s) : ""; }
+
+bool IsNullSpelling(const std::string& s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+// yaml-cpp nodes have reference semantics: assigning to a node that exists rewrites
+// the node it refers to (everything sharing it, too). So nodes here are only ever
+// copy-constructed, never assigned; optional<> gives a fresh one each time.
+
+// A collection being built, with what is needed to check its keys.
+struct Frame {
+  explicit Frame(YAML::NodeType::value type) : node(type) {}
+  YAML::Node node;
+  bool is_map = false;
+  std::optional<YAML::Node> key;
+  std::set<std::string> keys;
+  std::string anchor;
+  size_t weight = 1;  // this node plus its (expanded) children
+};
+
+struct Anchored {
+  YAML::Node node;
+  size_t weight = 1;
+};
+
+class TreeBuilder {
+ public:
+  // Adds a finished node to the collection on top (or makes it the root).
+  Status Add(YAML::Node node, size_t weight, const yaml_mark_t& mark) {
+    if (stack_.empty()) {
+      root_.emplace(node);
+      return CountWeight(weight, mark);
+    }
+    Frame& top = stack_.back();
+    top.weight += weight;
+    if (top.weight > kMaxExpandedNodes) return ErrorAt(mark, "aliases expand to too many nodes");
+    if (!top.is_map) {
+      top.node.push_back(node);
+      return Status::OK();
+    }
+    if (!top.key) {
+      if (node.IsScalar() || node.IsNull()) {
+        std::string k = node.IsNull() ? std::string("\0null", 5) : node.Scalar();
+        if (!top.keys.insert(k).second) {
+          return ErrorAt(mark, fmt::format("duplicate key '{}'", node.IsNull() ? "null" : k));
+        }
+      }
+      top.key.emplace(node);
+      return Status::OK();
+    }
+    top.node.force_insert(*top.key, node);
+    top.key.reset();
+    return Status::OK();
+  }
+
+  Status Open(bool is_map, const yaml_char_t* anchor, const yaml_char_t* tag, const yaml_mark_t& mark) {
+    if (stack_.size() >= kMaxDepth) return ErrorAt(mark, fmt::format("nested deeper than {} levels", kMaxDepth));
+    Frame f(is_map ? YAML::NodeType::Map : YAML::NodeType::Sequence);
+    if (tag) f.node.SetTag(Str(tag));
+    f.is_map = is_map;
+    f.anchor = Str(anchor);
+    stack_.push_back(std::move(f));
+    return Status::OK();
+  }
+
+  Status Close(const yaml_mark_t& mark) {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    if (!f.anchor.empty()) Remember(f.anchor, f.node, f.weight);
+    return Add(f.node, f.weight, mark);
+  }
+
+  Status Scalar(const yaml_event_t& e) {
+    const auto& s = e.data.scalar;
+    std::string value(reinterpret_cast<const char*>(s.value), s.length);
+    const bool plain = s.style == YAML_PLAIN_SCALAR_STYLE;
+    const bool null = !s.tag && plain && IsNullSpelling(value);
+    YAML::Node node = null ? YAML::Node(YAML::NodeType::Null) : YAML::Node(value);
+    if (!null) node.SetTag(s.tag ? Str(s.tag) : plain ? "?" : "!");
+    if (s.anchor) Remember(Str(s.anchor), node, 1);
+    return Add(node, 1, e.start_mark);
+  }
+
+  Status Alias(const yaml_event_t& e) {
+    auto it = anchors_.find(Str(e.data.alias.anchor));
+    if (it == anchors_.end()) {
+      return ErrorAt(e.start_mark, fmt::format("alias '*{}' names no anchor before it", Str(e.data.alias.anchor)));
+    }
+    return Add(it->second.node, it->second.weight, e.start_mark);
+  }
+
+  YAML::Node root() const { return root_ ? *root_ : YAML::Node(); }
+
+ private:
+  // A later anchor of the same name shadows the earlier one (YAML 1.2 §3.2.2.2).
+  void Remember(const std::string& name, const YAML::Node& node, size_t weight) {
+    anchors_.erase(name);
+    anchors_.emplace(name, Anchored{node, weight});
+  }
+
+  Status CountWeight(size_t weight, const yaml_mark_t& mark) {
+    if (weight > kMaxExpandedNodes) return ErrorAt(mark, "aliases expand to too many nodes");
+    return Status::OK();
+  }
+
+  std::vector<Frame> stack_;
+  std::map<std::string, Anchored> anchors_;
+  std::optional<YAML::Node> root_;
+};
+
+Status ParserError(const yaml_parser_t& parser) {
+  std::string why = parser.problem ? parser.problem : "malformed YAML";
+  if (parser.context) {
+    why = fmt::format("{} (line {}, column {}): {}", parser.context, parser.context_mark.line + 1,
+                      parser.context_mark.column + 1, why);
+  }
+  return ErrorAt(parser.problem_mark, why);
+}
+
+// Owns a parser and its current event so every return path frees both.
+class EventStream {
+ public:
+  explicit EventStream(const std::string& content) {
+    yaml_parser_initialize(&parser_);
+    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(content.data()), content.size());
+  }
+  ~EventStream() {
+    if (have_event_) yaml_event_delete(&event_);
+    yaml_parser_delete(&parser_);
+  }
+  EventStream(const EventStream&) = delete;
+  EventStream& operator=(const EventStream&) = delete;
+
+  Result<const yaml_event_t*> Next() {
+    if (have_event_) yaml_event_delete(&event_);
+    have_event_ = yaml_parser_parse(&parser_, &event_) != 0;
+    if (!have_event_) return ParserError(parser_);
+    return &event_;
+  }
+
+ private:
+  yaml_parser_t parser_;
+  yaml_event_t event_;
+  bool have_event_ = false;
+};
+
+}  // namespace
+
+Result<YAML::Node> ParseStrictYaml(const std::string& content) {
+  EventStream events(content);
+  TreeBuilder tree;
+  int documents = 0;
+  for (;;) {
+    CINCINNATI_ASSIGN_OR_RETURN(const yaml_event_t* e, events.Next());
+    switch (e->type) {
+      case YAML_STREAM_END_EVENT:
+        return tree.root();
+      case YAML_DOCUMENT_START_EVENT:
+        if (++documents > 1) return ErrorAt(e->start_mark, "a second document; one file holds one document");
+        break;
+      case YAML_MAPPING_START_EVENT:
+        CINCINNATI_RETURN_IF_ERROR(
+            tree.Open(true, e->data.mapping_start.anchor, e->data.mapping_start.tag, e->start_mark));
+        break;
+      case YAML_SEQUENCE_START_EVENT:
+        CINCINNATI_RETURN_IF_ERROR(
+            tree.Open(false, e->data.sequence_start.anchor, e->data.sequence_start.tag, e->start_mark));
+        break;
+      case YAML_MAPPING_END_EVENT:
+      case YAML_SEQUENCE_END_EVENT:
+        CINCINNATI_RETURN_IF_ERROR(tree.Close(e->start_mark));
+        break;
+      case YAML_SCALAR_EVENT:
+        CINCINNATI_RETURN_IF_ERROR(tree.Scalar(*e));
+        break;
+      case YAML_ALIAS_EVENT:
+        CINCINNATI_RETURN_IF_ERROR(tree.Alias(*e));
+        break;
+      default:  // stream start, document end, no event
+        break;
+    }
+  }
+}
+
+}  // namespace cincinnati::graphdata
