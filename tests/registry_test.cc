@@ -77,7 +77,9 @@ TEST_F(RegistryTest, LinearBranchingAndNextEdges) {
                            "4.12.3+arm64->4.13.0+arm64"}));
   const Node& n = g->node(*g->Find("4.12.0+amd64"));
   EXPECT_EQ(n.payload, first);
-  EXPECT_EQ(n.payload, registry_.url() + "/ocp/release@" + n.metadata.at("io.openshift.upgrades.graph.release.manifestref"));
+  // A plain-HTTP registry: the pull spec still has no scheme (no container tool takes one).
+  EXPECT_EQ(n.payload,
+            registry_.host_port() + "/ocp/release@" + n.metadata.at("io.openshift.upgrades.graph.release.manifestref"));
   EXPECT_EQ(g->node(*g->Find("4.12.1+amd64")).metadata.at("url"), "https://errata/1");
   EXPECT_FALSE(g->node(*g->Find("4.12.3+arm64")).concrete);  // named, not released: abstract
   // graph-data applies to scraped releases as to any other source.
@@ -376,6 +378,44 @@ TEST(GraphDataImageTest, SignedImageEndToEnd) {
   EXPECT_EQ(builder.Stop(), 0);
 }
 
+// A graph-data tree with an empty blocked-edges/ (no edge blocked yet): `graph-data
+// push` keeps the directory in the image, so the graph builder reads the image as it
+// reads the tree, and graph-data.tar.gz keeps the directory too.
+TEST(GraphDataImageTest, EmptyBlockedEdgesDirectorySurvivesPush) {
+  testing::LocalRegistry registry;
+  ASSERT_TRUE(registry.ready()) << registry.log();
+  const fs::path example = testing::Examples() / "ocp-4x";
+  const std::string image = registry.url() + "/ota/graph-data:empty-blocked-edges";
+  testing::TempDir work;
+  fs::copy(example / "graph-data", work / "gd", fs::copy_options::recursive);
+  for (const auto& entry : fs::directory_iterator(work / "gd/blocked-edges")) fs::remove(entry.path());
+  fs::remove_all(work / "gd/hotfixes");  // optional: absent stays absent
+  auto pushed = testing::RunCincinnati("graph-data push " + (work / "gd").string() + " --to " + image);
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+
+  testing::ServiceProcess builder("graph-builder", {"--releases", (example / "releases").string(),
+                                                    "--graph-data-image", image, "--graph-data-cache",
+                                                    (work / "cache").string(), "--service.pause_secs", "1"});
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::Get(builder.url("/readiness", "status")).status == 200; }))
+      << builder.log();
+  auto expected = testing::BuildLocal(example / "releases", work / "gd");
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  EXPECT_EQ(testing::Get(builder.url("/graph")).body, WriteGraphJson(*expected));
+
+  auto tarball = testing::Get(builder.url("/graph-data", "public"));
+  ASSERT_EQ(tarball.status, 200) << tarball.body;
+  std::vector<std::string> directories;
+  ASSERT_TRUE(registry::ExtractLayer(tarball.body, (work / "served").string(), [&](const std::string& path, bool dir) {
+                if (dir) directories.push_back(path);
+                return true;
+              }).ok());
+  EXPECT_EQ(directories, (std::vector<std::string>{"blocked-edges", "channels", "raw"}));
+  EXPECT_TRUE(fs::is_directory(work / "served/blocked-edges"));
+  EXPECT_TRUE(fs::is_empty(work / "served/blocked-edges"));
+  EXPECT_FALSE(fs::exists(work / "served/hotfixes"));
+  EXPECT_EQ(builder.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace cincinnati
 
@@ -427,7 +467,7 @@ TEST(MirrorTest, ChannelMirrorKeepsDigestsAndTheGraph) {
     const Node& original = on_a.node(*in_a);
     const std::string digest = n.metadata.at("io.openshift.upgrades.graph.release.manifestref");
     EXPECT_EQ(digest, original.metadata.at("io.openshift.upgrades.graph.release.manifestref")) << n.version;
-    EXPECT_EQ(n.payload, b.url() + "/mirror/release@" + digest);
+    EXPECT_EQ(n.payload, b.host_port() + "/mirror/release@" + digest);
     EXPECT_EQ(n.metadata, original.metadata) << n.version;
   }
   // Same edges among the mirrored releases.

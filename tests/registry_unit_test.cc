@@ -67,7 +67,8 @@ TEST(RepositoryLocationTest, ReferenceTable) {
           std::string host_port = std::string(host) + port;
           bool insecure = std::string(scheme) == "http://";
           EXPECT_EQ(loc->insecure, insecure) << registry;
-          EXPECT_EQ(loc->host_port, insecure ? "http://" + host_port : host_port) << registry;
+          EXPECT_EQ(loc->host_port, host_port) << registry;  // pull specs carry no scheme
+          EXPECT_EQ(loc->PullSpecPrefix().find("://"), std::string::npos) << registry;
           EXPECT_EQ(loc->base_url, (insecure ? "http://" : "https://") + host_port) << registry;
           EXPECT_EQ(loc->repository, std::string(path) == "/ns1/ns2" ? "ns1/ns2/repo" : "repo") << registry;
         }
@@ -82,7 +83,9 @@ TEST(RepositoryLocationTest, ReferenceTable) {
 TEST(ImageReferenceTest, TagsDigestsAndPorts) {
   auto a = ParseImageReference("http://127.0.0.1:5000/ns/release:4.1.0");
   ASSERT_TRUE(a.ok());
-  EXPECT_EQ(a->location.host_port, "http://127.0.0.1:5000");
+  EXPECT_EQ(a->location.host_port, "127.0.0.1:5000");
+  EXPECT_TRUE(a->location.insecure);
+  EXPECT_EQ(a->location.base_url, "http://127.0.0.1:5000");
   EXPECT_EQ(a->location.repository, "ns/release");
   EXPECT_EQ(a->tag, "4.1.0");
   EXPECT_EQ(a->reference(), "4.1.0");
@@ -121,7 +124,7 @@ TEST(LayerTest, ExtractAppliesWhiteoutsAllowListAndRefusesEscapes) {
   ASSERT_TRUE(lower.ok() && upper.ok());
   fs::path dest = fs::temp_directory_path() / ("cincinnati-extract-" + std::to_string(::getpid()));
   fs::remove_all(dest);
-  auto keep = [](const std::string& path) { return path != "README.md"; };
+  auto keep = [](const std::string& path, bool) { return path != "README.md"; };
   ASSERT_TRUE(ExtractLayer(lower->gzip, dest.string(), keep).ok());
   ASSERT_TRUE(ExtractLayer(upper->gzip, dest.string(), keep).ok());
   EXPECT_FALSE(fs::exists(dest / "channels/a.yaml"));  // whited out by the upper layer
@@ -136,6 +139,48 @@ TEST(LayerTest, ExtractAppliesWhiteoutsAllowListAndRefusesEscapes) {
   ASSERT_TRUE(escape.ok());
   EXPECT_FALSE(ExtractLayer(escape->gzip, dest.string(), keep).ok());
   EXPECT_FALSE(fs::exists(dest.parent_path() / "outside"));
+  fs::remove_all(dest);
+}
+
+TEST(LayerTest, EmptyDirectoriesTravelWhenKept) {
+  namespace fs = std::filesystem;
+  auto layer = MakeLayer({{"blocked-edges", "", true},
+                          {"channels", "", true},
+                          {"channels/a.yaml", "name: a\nversions: []\n"},
+                          {"scratch", "", true}});
+  ASSERT_TRUE(layer.ok());
+  fs::path dest = fs::temp_directory_path() / ("cincinnati-extract-dirs-" + std::to_string(::getpid()));
+  fs::remove_all(dest);
+  std::vector<std::string> asked_directories;
+  auto keep = [&](const std::string& path, bool directory) {
+    if (directory) asked_directories.push_back(path);
+    return !directory || path != "scratch";
+  };
+  ASSERT_TRUE(ExtractLayer(layer->gzip, dest.string(), keep).ok());
+  EXPECT_EQ(asked_directories, (std::vector<std::string>{"blocked-edges", "channels", "scratch"}));
+  EXPECT_TRUE(fs::is_directory(dest / "blocked-edges"));
+  EXPECT_TRUE(fs::is_empty(dest / "blocked-edges"));
+  EXPECT_TRUE(fs::exists(dest / "channels/a.yaml"));
+  EXPECT_FALSE(fs::exists(dest / "scratch"));  // not kept
+
+  // Read back from disk: directories only when asked for, in path order.
+  auto files = DirectoryEntries(dest.string());
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 1u);
+  auto all = DirectoryEntries(dest.string(), true);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].path, "blocked-edges");
+  EXPECT_TRUE((*all)[0].directory);
+  EXPECT_EQ((*all)[2].path, "channels/a.yaml");
+  EXPECT_FALSE((*all)[2].directory);
+
+  // A directory entry where a lower layer left a file is an error, not a crash.
+  auto clash = MakeLayer({{"version", "1"}});
+  auto over = MakeLayer({{"version/x", "", true}});
+  ASSERT_TRUE(clash.ok() && over.ok());
+  ASSERT_TRUE(ExtractLayer(clash->gzip, dest.string(), keep).ok());
+  EXPECT_FALSE(ExtractLayer(over->gzip, dest.string(), keep).ok());
   fs::remove_all(dest);
 }
 

@@ -35,6 +35,12 @@ bool AllowListed(const std::vector<std::string>& patterns, const std::string& pa
   return false;
 }
 
+bool IsGraphDataDirectory(const std::string& path) {
+  std::string_view name = path;
+  if (size_t slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  return name == "channels" || name == "blocked-edges" || name == "hotfixes" || name == "raw";
+}
+
 Status GraphDataImageSource::VerifySignature(const std::string& digest, std::stop_token stop) const {
   if (settings_.public_keys_path.empty()) return Status::InvalidArgument("verify_signature needs public_keys_path");
   std::string last_error = "no signature found";
@@ -98,9 +104,10 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
   if (ec) return Status::IoError(fmt::format("{}: {}", unpack.string(), ec.message()));
   for (const registry::Descriptor& layer : layers) {  // lowest first
     CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(layer.digest, layer.size));
-    CINCINNATI_RETURN_IF_ERROR(registry::ExtractLayer(blob, unpack.string(), [&](const std::string& path) {
-      return AllowListed(settings_.output_allowlist, path);
-    }));
+    CINCINNATI_RETURN_IF_ERROR(
+        registry::ExtractLayer(blob, unpack.string(), [&](const std::string& path, bool directory) {
+          return directory ? IsGraphDataDirectory(path) : AllowListed(settings_.output_allowlist, path);
+        }));
   }
   fs::path data = unpack / fs::path(settings_.graph_data_path).relative_path();
   CINCINNATI_ASSIGN_OR_RETURN(std::string tar,

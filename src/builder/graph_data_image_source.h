@@ -58,4 +58,10 @@ class GraphDataImageSource : public GraphTransform {
 // Whether `path` passes one of the (unanchored RE2) allow-list patterns.
 bool AllowListed(const std::vector<std::string>& patterns, const std::string& path);
 
+// Whether the directory at `path` is one graph-data readers look for (channels/,
+// blocked-edges/, hotfixes/, raw/, at any depth): such directories travel in images and
+// tarballs even when empty, since a missing blocked-edges/ is an error but an empty
+// one is not.
+bool IsGraphDataDirectory(const std::string& path);
+
 }  // namespace cincinnati

@@ -12,14 +12,20 @@
 
 namespace cincinnati {
 
+Result<std::vector<registry::LayerEntry>> GraphDataLayerEntries(const std::string& dir,
+                                                                const std::vector<std::string>& allowlist) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> all, registry::DirectoryEntries(dir, true));
+  std::vector<registry::LayerEntry> kept;
+  for (auto& e : all) {
+    if (e.directory ? IsGraphDataDirectory(e.path) : AllowListed(allowlist, e.path)) kept.push_back(std::move(e));
+  }
+  return kept;
+}
+
 Result<std::string> WriteGraphDataTarball(const std::string& data_dir, const std::string& output_directory,
                                           const std::vector<std::string>& allowlist) {
   namespace fs = std::filesystem;
-  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> all, registry::DirectoryEntries(data_dir));
-  std::vector<registry::LayerEntry> files;
-  for (auto& e : all) {
-    if (AllowListed(allowlist, e.path)) files.push_back(std::move(e));
-  }
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> files, GraphDataLayerEntries(data_dir, allowlist));
   CINCINNATI_ASSIGN_OR_RETURN(registry::Layer tarball, registry::MakeLayer(files));
   fs::path tar = fs::path(output_directory) / "graph-data.tar.gz";
   {
@@ -42,11 +48,9 @@ Result<Graph> LocalGraphDataSource::Apply(Graph graph, TransformContext& context
   context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = directory_;
   const auto& allowlist = GraphDataImageSettings{}.output_allowlist;
   // Rewrite the tarball only when the allow-listed content changed.
-  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> files, registry::DirectoryEntries(directory_));
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> entries, GraphDataLayerEntries(directory_, allowlist));
   std::string fingerprint;
-  for (const auto& f : files) {
-    if (AllowListed(allowlist, f.path)) fingerprint += f.path + '\0' + Sha256Hex(f.content) + '\n';
-  }
+  for (const auto& e : entries) fingerprint += e.path + (e.directory ? "/\n" : '\0' + Sha256Hex(e.content) + '\n');
   std::string hash = Sha256Hex(fingerprint);
   std::lock_guard<std::mutex> lock(mu_);
   if (hash != last_hash_) {

@@ -7,12 +7,19 @@
 
 #include "core/status.h"
 #include "core/transform.h"
+#include "registry/layer.h"
 
 #include <mutex>
 
 namespace cincinnati {
 
-// Tars the allow-listed files under `data_dir` (paths relative to it) into
+// The layer entries of the graph-data under `dir`: its allow-listed files and its
+// graph-data directories (IsGraphDataDirectory), empty or not, in path order. What
+// `graph-data push` puts in an image and graph-data.tar.gz holds.
+Result<std::vector<registry::LayerEntry>> GraphDataLayerEntries(const std::string& dir,
+                                                                const std::vector<std::string>& allowlist);
+
+// Tars GraphDataLayerEntries(data_dir) (paths relative to it) into
 // `<output_directory>/graph-data.tar.gz` and returns that path.
 Result<std::string> WriteGraphDataTarball(const std::string& data_dir, const std::string& output_directory,
                                           const std::vector<std::string>& allowlist);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "builder/graph_data_image_source.h"
+#include "builder/graph_data_tarball.h"
 #include "cli/commands.h"
 #include "graph-data/lint.h"
 #include "graph-data/rollout_diff.h"
@@ -102,12 +103,8 @@ void RegisterGraphDataCommands(CLI::App& app, int& exit_code) {
     auto run = [&]() -> Result<std::string> {
       CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(a.to));
       if (ref.tag.empty()) return Status::InvalidArgument(fmt::format("--to '{}': a tag is required", a.to));
-      CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> all, registry::DirectoryEntries(a.dir));
-      std::vector<registry::LayerEntry> files;
-      GraphDataImageSettings defaults;
-      for (auto& e : all) {
-        if (AllowListed(defaults.output_allowlist, e.path)) files.push_back(std::move(e));
-      }
+      CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> files,
+                                  GraphDataLayerEntries(a.dir, GraphDataImageSettings{}.output_allowlist));
       CINCINNATI_ASSIGN_OR_RETURN(registry::Layer layer, registry::MakeLayer(files));
       registry::RegistryClient client(ref.location, {a.username, a.password}, {.ca_path = a.ca_dir});
       CINCINNATI_ASSIGN_OR_RETURN(std::string digest, registry::PushImage(client, ref.tag, "amd64", {layer}));

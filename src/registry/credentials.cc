@@ -43,9 +43,7 @@ Result<Credentials> FindDockerCredentials(std::string_view config, const Reposit
   }
   simdjson::dom::object auths;
   if (doc["auths"].get(auths)) return Credentials{};
-  std::string host = location.host_port.substr(location.host_port.find("://") == std::string::npos
-                                                   ? 0
-                                                   : location.host_port.find("://") + 3);
+  const std::string& host = location.host_port;
   std::vector<std::string> keys;
   std::string key = host + "/" + location.repository;
   while (true) {

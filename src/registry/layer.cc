@@ -45,12 +45,12 @@ Result<std::string> WriteArchive(const std::vector<LayerEntry>& entries, bool gz
   for (const LayerEntry& e : entries) {
     archive_entry* entry = archive_entry_new();
     archive_entry_set_pathname(entry, e.path.c_str());
-    archive_entry_set_size(entry, static_cast<la_int64_t>(e.content.size()));
-    archive_entry_set_filetype(entry, AE_IFREG);
-    archive_entry_set_perm(entry, 0644);
+    archive_entry_set_size(entry, e.directory ? 0 : static_cast<la_int64_t>(e.content.size()));
+    archive_entry_set_filetype(entry, e.directory ? AE_IFDIR : AE_IFREG);
+    archive_entry_set_perm(entry, e.directory ? 0755 : 0644);
     archive_entry_set_mtime(entry, 0, 0);
     archive_write_header(a, entry);
-    archive_write_data(a, e.content.data(), e.content.size());
+    if (!e.directory) archive_write_data(a, e.content.data(), e.content.size());
     archive_entry_free(entry);
   }
   int rc = archive_write_close(a);
@@ -84,9 +84,11 @@ Result<Layer> MakeLayer(const std::vector<LayerEntry>& entries) {
 
 namespace {
 
-// Calls visit(raw path, is a regular file, read the content) for each entry until it
-// returns false. Archive errors and visit's errors end the walk.
-using Visitor = std::function<Result<bool>(const std::string& path, bool regular,
+enum class EntryType { kRegular, kDirectory, kOther };
+
+// Calls visit(raw path, entry type, read the content) for each entry until it returns
+// false. Archive errors and visit's errors end the walk.
+using Visitor = std::function<Result<bool>(const std::string& path, EntryType type,
                                            const std::function<Result<std::string>()>& read)>;
 
 Status WalkLayer(const std::string& gzip_tar, const Visitor& visit) {
@@ -112,7 +114,11 @@ Status WalkLayer(const std::string& gzip_tar, const Visitor& visit) {
       }
       return content;
     };
-    auto more = visit(path, archive_entry_filetype(entry) == AE_IFREG, read);
+    const auto filetype = archive_entry_filetype(entry);
+    EntryType type = filetype == AE_IFREG ? EntryType::kRegular
+                     : filetype == AE_IFDIR ? EntryType::kDirectory
+                                            : EntryType::kOther;
+    auto more = visit(path, type, read);
     if (!more.ok()) {
       status = more.status();
     } else if (!*more) {
@@ -128,8 +134,8 @@ Status WalkLayer(const std::string& gzip_tar, const Visitor& visit) {
 Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar, const std::string& path) {
   const std::string wanted = NormalizePath(path);
   std::optional<std::string> found;
-  CINCINNATI_RETURN_IF_ERROR(WalkLayer(gzip_tar, [&](const std::string& raw, bool regular, const auto& read) -> Result<bool> {
-    if (!regular || NormalizePath(raw) != wanted) return true;
+  CINCINNATI_RETURN_IF_ERROR(WalkLayer(gzip_tar, [&](const std::string& raw, EntryType type, const auto& read) -> Result<bool> {
+    if (type != EntryType::kRegular || NormalizePath(raw) != wanted) return true;
     CINCINNATI_ASSIGN_OR_RETURN(found, read());
     return false;
   }));
@@ -137,10 +143,11 @@ Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar
 }
 
 Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
-                    const std::function<bool(const std::string&)>& keep) {
+                    const std::function<bool(const std::string& path, bool directory)>& keep) {
   namespace fs = std::filesystem;
-  return WalkLayer(gzip_tar, [&](const std::string& raw, bool regular, const auto& read) -> Result<bool> {
+  return WalkLayer(gzip_tar, [&](const std::string& raw, EntryType type, const auto& read) -> Result<bool> {
     std::string path = NormalizePath(raw);
+    if (path.empty() && type == EntryType::kDirectory) return true;  // "./", the layer's root
     if (path.empty() || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos || path == "..") {
       return Status::InvalidArgument(fmt::format("layer entry '{}' leaves the destination", raw));
     }
@@ -153,9 +160,16 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
       }
       return true;
     }
-    if (!regular || !keep(path)) return true;
-    CINCINNATI_ASSIGN_OR_RETURN(std::string content, read());
     std::error_code ec;
+    if (type == EntryType::kDirectory) {
+      if (!keep(path, true)) return true;
+      if (fs::is_directory(target, ec)) return true;
+      fs::create_directories(target, ec);
+      if (ec) return Status::IoError(fmt::format("cannot create {}: {}", target.string(), ec.message()));
+      return true;
+    }
+    if (type != EntryType::kRegular || !keep(path, false)) return true;
+    CINCINNATI_ASSIGN_OR_RETURN(std::string content, read());
     fs::create_directories(target.parent_path(), ec);
     std::ofstream out(target, std::ios::binary | std::ios::trunc);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
@@ -164,12 +178,16 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
   });
 }
 
-Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir) {
+Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir, bool with_directories) {
   namespace fs = std::filesystem;
   std::vector<LayerEntry> entries;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
+    if (with_directories && it->is_directory()) {
+      entries.push_back({fs::relative(it->path(), dir).generic_string(), "", true});
+      continue;
+    }
     if (!it->is_regular_file()) continue;
     std::ifstream in(it->path(), std::ios::binary);
     entries.push_back({fs::relative(it->path(), dir).generic_string(),

@@ -13,10 +13,11 @@ namespace cincinnati::registry {
 struct LayerEntry {
   std::string path;  // "release-manifests/release-metadata"
   std::string content;
+  bool directory = false;  // a directory entry (content unused): keeps an empty directory
 };
 
-// A deterministic .tar.gz (mode 0644, mtime 0, owner 0) of the entries; directories are
-// implied. Also returns the digest of the uncompressed tar (the image config's diff_id).
+// A deterministic .tar.gz (mode 0644 files, 0755 directories, mtime 0, owner 0) of the
+// entries; directories that hold files need no entry of their own. Also returns the digest of the uncompressed tar (the image config's diff_id).
 struct Layer {
   std::string gzip;
   std::string diff_id;
@@ -27,14 +28,16 @@ Result<Layer> MakeLayer(const std::vector<LayerEntry>& entries);
 // "a/b"), nullopt if the layer has none. An error when the layer is not a gzip tar.
 Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar, const std::string& path);
 
-// Unpacks the regular files of a layer under `dest` (over what lower layers left),
-// keeping only paths for which keep(path) is true. Whiteouts are applied: ".wh.<name>"
+// Unpacks the regular files and directories of a layer under `dest` (over what lower
+// layers left), keeping only entries for which keep(path, is_directory) is true; a
+// directory kept is created even when empty. Whiteouts are applied: ".wh.<name>"
 // deletes <name>; opaque whiteouts (".wh..wh..opq") are ignored, as upstream. Paths
 // that would leave `dest` (absolute, "..") are refused.
 Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
-                    const std::function<bool(const std::string&)>& keep);
+                    const std::function<bool(const std::string& path, bool directory)>& keep);
 
-// Every regular file under `dir` as entries relative to it, in path order.
-Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir);
+// Every regular file under `dir` as entries relative to it, in path order. With
+// `with_directories`, every directory under `dir` too (as directory entries).
+Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir, bool with_directories = false);
 
 }  // namespace cincinnati::registry

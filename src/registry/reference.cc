@@ -32,7 +32,7 @@ Result<RepositoryLocation> ParseRepositoryLocation(std::string_view registry, st
   }
   if (path.empty()) return Status::InvalidArgument(fmt::format("registry '{}': no repository", registry));
   loc.base_url = (loc.insecure ? "http://" : "https://") + host;
-  loc.host_port = loc.insecure ? "http://" + host : host;
+  loc.host_port = host;  // pull specs never carry a scheme, plain HTTP or not
   loc.repository = path;
   return loc;
 }

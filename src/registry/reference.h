@@ -1,8 +1,8 @@
 // Where a repository lives, parsed as the reference does (spec §3.3): the string
 // "<registry>/<repository>" is read as a URL. Without a scheme it is a secure (https)
-// registry; "https://" is secure; "http://" is a plain-HTTP registry, and then the
-// payloads name it with its scheme ("http://localhost:5000/ns/repo@sha256:..."). Any
-// other scheme is an error.
+// registry; "https://" is secure; "http://" is a plain-HTTP registry. Payload pull
+// specs never carry the scheme ("localhost:5000/ns/repo@sha256:..."): the reference
+// keeps "http://" there, which no container tool can pull. Any other scheme is an error.
 #pragma once
 
 #include <string>
@@ -14,7 +14,7 @@ namespace cincinnati::registry {
 
 struct RepositoryLocation {
   std::string base_url;    // "https://quay.io" or "http://127.0.0.1:5000"
-  std::string host_port;   // as in payloads: "quay.io:8080", or "http://localhost:5000"
+  std::string host_port;   // as in payloads, never with a scheme: "quay.io:8080", "localhost:5000"
   std::string repository;  // "openshift-release-dev/ocp-release"
   bool insecure = false;
 
