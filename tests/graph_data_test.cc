@@ -274,6 +274,31 @@ TEST(ApplyGraphDataTest, RawMetadataAppliesToEveryArchAndAppends) {
   EXPECT_FALSE(g.node(*g.Find("4.1.0+s390x")).concrete);
 }
 
+TEST(ApplyGraphDataTest, RawMetadataCannotSetReservedKeys) {
+  // Keys only the graph builder writes (internal metadata the policy engine decodes)
+  // are skipped with a warning; the rest of the entry applies.
+  Tree t;
+  WriteFile(t.dir / "raw/metadata.json",
+            R"({"4.1.1": {"k": "v", "io.openshift.upgrades.graph.hotfix.rules": "garbage"}})");
+  Diagnostics d;
+  auto data = LoadGraphData(t.root(), {}, d);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  ASSERT_EQ(d.Count(Diagnostic::Severity::kWarning), 1u);
+  EXPECT_NE(d.items()[0].message.find("'io.openshift.upgrades.graph.hotfix.rules' is reserved"), std::string::npos)
+      << d.items()[0].message;
+  Graph g = Applied(t);
+  EXPECT_EQ(Md(g, "4.1.1+amd64").at("k"), "v");
+  EXPECT_FALSE(Md(g, "4.1.1+amd64").count("io.openshift.upgrades.graph.hotfix.rules"));
+
+  // Under a custom key prefix, its reserved keys are skipped when applied.
+  GraphData custom = *data;
+  custom.raw_metadata[0].values.emplace_back("custom.prefix.phased.start", "garbage");
+  Graph h = RawGraph();
+  ApplyGraphData(custom, "custom.prefix", h);
+  EXPECT_EQ(Md(h, "4.1.1+amd64").at("k"), "v");
+  EXPECT_FALSE(Md(h, "4.1.1+amd64").count("custom.prefix.phased.start"));
+}
+
 TEST(ApplyGraphDataTest, UnconditionalBlocksTargetArches) {
   Tree t;
   WriteFile(t.dir / "blocked-edges/4.1.1.yaml", "to: 4.1.1\nfrom: 4[.]1[.]0\n");

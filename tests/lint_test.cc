@@ -99,6 +99,22 @@ TEST_F(BrokenCopyTest, ChannelWithoutDash) {
   EXPECT_TRUE(HasError(d, "channels/stable.yaml", "has no '-'")) << Errors(d);
 }
 
+TEST_F(BrokenCopyTest, ChannelWithComma) {
+  // Nodes list their channels comma-separated: this name would read back as two channels.
+  Write("channels/stable-4.9,fast-4.9.yaml", "name: stable-4.9,fast-4.9\nversions: [4.9.0]\n");
+  Diagnostics d = CheckGraphData(root());
+  EXPECT_TRUE(HasError(d, "channels/stable-4.9,fast-4.9.yaml", "contains ','")) << Errors(d);
+}
+
+TEST_F(BrokenCopyTest, RawMetadataCannotSetReservedKeys) {
+  Write("raw/metadata.json",
+        R"({"4.9.0": {"url": "https://errata", "io.openshift.upgrades.graph.phased.start": "soon"}})");
+  Diagnostics d = CheckGraphData(root());
+  EXPECT_TRUE(HasError(d, "raw/metadata.json", "'4.9.0': key 'io.openshift.upgrades.graph.phased.start' is reserved"))
+      << Errors(d);
+  EXPECT_EQ(d.Count(Diagnostic::Severity::kError), 1u) << Errors(d);
+}
+
 TEST_F(BrokenCopyTest, ExtensionsRiskRulesAndDuplicates) {
   Write("channels/notes.txt", "x");
   Write("channels/stable-4.99.yml", "name: stable-4.99\nversions: []\n");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "core/internal_metadata.h"
 #include "graph-data/yaml_scalar.h"
 
 namespace fs = std::filesystem;
@@ -185,6 +186,11 @@ Result<std::vector<RawMetadataEntry>> DecodeRawMetadata(const std::string& json,
       std::string_view value;
       if (kv.value.get_string().get(value)) {
         return Status::InvalidArgument(fmt::format("{}: '{}': '{}' must be a string", kFile, field.key, kv.key));
+      }
+      if (IsReservedKey(kv.key)) {  // only the graph builder writes these; a value here could block the graph
+        diagnostics.Warn(std::string(kFile), fmt::format("'{}': key '{}' is reserved for the graph builder (value skipped)",
+                                                         field.key, kv.key));
+        continue;
       }
       entry.values.emplace_back(std::string(kv.key), std::string(value));
     }

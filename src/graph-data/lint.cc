@@ -22,6 +22,18 @@ std::string Stem(const std::string& path) {
   return name.substr(0, name.rfind('.'));
 }
 
+// Why a channel name would not work, or "" if it works. Nodes list their channels
+// comma-separated, so a ',' in a name reads back as two channels.
+std::string ChannelNameProblem(const std::string& name) {
+  if (name.find(',') != std::string::npos) {
+    return fmt::format("channel name '{}' contains ',' (nodes list channels comma-separated)", name);
+  }
+  if (name.find('-') == std::string::npos) {
+    return fmt::format("channel name '{}' has no '-' (expected <phase>-<major>.<minor>)", name);
+  }
+  return "";
+}
+
 void CheckVersionAndRawMetadata(const fs::path& root, Diagnostics& out) {
   Diagnostics notes;
   auto version = ReadSchemaVersion(root, notes);
@@ -66,9 +78,7 @@ std::set<std::string> CheckChannels(const fs::path& root, Diagnostics& out) {
       out.Error(file.path, channel.status().message() + " (the update service would skip this channel)");
       continue;
     }
-    if (channel->name.find('-') == std::string::npos) {
-      out.Error(file.path, fmt::format("channel name '{}' has no '-' (expected <phase>-<major>.<minor>)", channel->name));
-    }
+    if (std::string problem = ChannelNameProblem(channel->name); !problem.empty()) out.Error(file.path, problem);
     if (Status st = ValidateChannelTarget(*channel); !st.ok()) out.Error(file.path, st.message());
     if (channel->name != Stem(file.path)) {
       out.Warn(file.path, fmt::format("channel name '{}' differs from the file name", channel->name));
@@ -100,9 +110,7 @@ std::set<std::string> CheckManagingFiles(const fs::path& root, Diagnostics& out)
       continue;
     }
     for (const ManagedChannel& c : managing->channels) {
-      if (c.name.find('-') == std::string::npos) {
-        out.Error(file.path, fmt::format("channel name '{}' has no '-' (expected <phase>-<major>.<minor>)", c.name));
-      }
+      if (std::string problem = ChannelNameProblem(c.name); !problem.empty()) out.Error(file.path, problem);
       auto [it, inserted] = owner.emplace(c.name, file.path);
       if (!inserted) out.Error(file.path, fmt::format("channel '{}' is also managed by {}", c.name, it->second));
       names.insert(c.name);

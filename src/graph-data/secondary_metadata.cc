@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/internal_metadata.h"
 #include "core/strings.h"
 #include "graph-data/channel_sort.h"
 
@@ -63,7 +64,10 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
   for (const RawMetadataEntry& entry : data.raw_metadata) {
     for (NodeIndex i : index.Equal(entry.version)) {
       if (!graph.node(i).concrete) continue;
-      for (const auto& [key, value] : entry.values) AppendValue(graph.mutable_metadata(i), key, value, ',');
+      for (const auto& [key, value] : entry.values) {
+        if (IsReservedKey(key, prefix)) continue;  // under a custom prefix; the default one is skipped when read
+        AppendValue(graph.mutable_metadata(i), key, value, ',');
+      }
     }
   }
 
