@@ -97,7 +97,7 @@ TEST(CliTest, GraphFilterReportsReferenceErrorKinds) {
 
 TEST(CliTest, GraphDataCheck) {
   ProcessResult good = Cincinnati("graph-data check " +
-                        (testing::Fixtures() / "graph-data-134475077ed4eeaedf3c339f12915b9cdaf7d194").string());
+                        testing::FixtureGraphData().string());
   EXPECT_EQ(good.exit_code, 0) << good.err;
   EXPECT_NE(good.err.find("0 error(s)"), std::string::npos) << good.err;
   ProcessResult bad = Cincinnati("graph-data check " +

@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 using cincinnati::testing::TempDir;
 using cincinnati::testing::WriteFile;
 
-const fs::path kRevision = cincinnati::testing::Fixtures() / "graph-data-134475077ed4eeaedf3c339f12915b9cdaf7d194";
+const fs::path kRevision = cincinnati::testing::FixtureGraphData();
 
 std::string Errors(const Diagnostics& d) {
   std::string out;

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 using cincinnati::testing::TempDir;
 using cincinnati::testing::WriteFile;
 
-const fs::path kRevision = cincinnati::testing::Fixtures() / "graph-data-134475077ed4eeaedf3c339f12915b9cdaf7d194";
+const fs::path kRevision = cincinnati::testing::FixtureGraphData();
 
 struct Malformed {
   const char* name;
@@ -26,6 +26,8 @@ struct Malformed {
   const char* position;  // "line L, column C" of the error
   const char* why;       // a word of the reason
 };
+// Names the case in test listings (gtest would print the struct's bytes).
+void PrintTo(const Malformed& m, std::ostream* os) { *os << m.name; }
 
 std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']') + "\n"; }
 

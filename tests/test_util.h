@@ -16,6 +16,10 @@
 namespace cincinnati::testing {
 
 inline std::filesystem::path Fixtures() { return CINCINNATI_FIXTURES; }
+// OpenShift's graph-data at one revision (December 2022), from the shared fixtures.
+inline std::filesystem::path FixtureGraphData() {
+  return Fixtures() / "graph-data-134475077ed4eeaedf3c339f12915b9cdaf7d194";
+}
 inline std::filesystem::path Examples() { return CINCINNATI_EXAMPLES; }
 
 // The graph builder's local chain: `releases` (a directory of release documents or a
