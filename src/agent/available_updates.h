@@ -1,0 +1,97 @@
+// AvailableUpdates: what a cluster at one version is offered by an update graph, by the
+// cluster-version operator's rules (reference C4 node metadata, C5):
+//   - the current node is the first whose version equals the current one (SemVer
+//     equality, build metadata ignored); none is VersionNotFound;
+//   - recommended updates are the targets of the current node's edges (one hop);
+//   - conditional updates come from conditionalEdges entries whose "from" equals the
+//     current version's canonical string exactly, "to" naming a node by its exact
+//     string (none: ResponseInvalid);
+//   - an image both recommended and conditional stays only conditional; rules of an
+//     unknown type or malformed (Always with promql, PromQL without a query) are
+//     dropped, and a conditional update left with a risk without rules is dropped; an
+//     image with more than one conditional update is dropped from them all;
+//   - both lists sorted by descending SemVer.
+// The metadata of the current node and of every target is interpreted: "url" must be a
+// URL, "release.openshift.io/architecture" must be "multi" when present, and
+// "io.openshift.upgrades.graph.release.channels" a comma-separated list without empty
+// entries; any violation is ResponseInvalid naming the node.
+//
+// Pure functions on values; thread-safe; never throw.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/update_graph.h"
+
+namespace cincinnati::agent {
+
+// The reasons of the RetrievedUpdates condition (reference C8), in the CVO's spelling.
+namespace retrieval_reason {
+inline constexpr std::string_view kNoUpstream = "NoUpstream";
+inline constexpr std::string_view kInvalidURI = "InvalidURI";
+inline constexpr std::string_view kInvalidID = "InvalidID";
+inline constexpr std::string_view kNoArchitecture = "NoArchitecture";
+inline constexpr std::string_view kNoCurrentVersion = "NoCurrentVersion";
+inline constexpr std::string_view kNoChannel = "NoChannel";
+inline constexpr std::string_view kInvalidCurrentVersion = "InvalidCurrentVersion";
+inline constexpr std::string_view kInvalidRequest = "InvalidRequest";
+inline constexpr std::string_view kRemoteFailed = "RemoteFailed";
+inline constexpr std::string_view kResponseFailed = "ResponseFailed";
+inline constexpr std::string_view kResponseInvalid = "ResponseInvalid";
+inline constexpr std::string_view kVersionNotFound = "VersionNotFound";
+inline constexpr std::string_view kUnknown = "Unknown";
+}  // namespace retrieval_reason
+
+// Why updates could not be retrieved: a reason above and a message.
+struct RetrievalFailure {
+  std::string reason;
+  std::string message;
+};
+
+// A release as ClusterVersion's status shows it.
+struct Release {
+  std::string version;
+  std::string image;
+  std::string url;                    // empty: none
+  std::vector<std::string> channels;  // sorted
+  bool multi_architecture = false;
+  bool operator==(const Release&) const = default;
+};
+
+struct ConditionalUpdate {
+  Release release;
+  std::vector<Risk> risks;
+};
+
+struct AvailableUpdates {
+  Release current;  // the current node, for filling gaps in status.desired
+  std::vector<Release> recommended;
+  std::vector<ConditionalUpdate> conditional;
+};
+
+struct UpdatesQuery {
+  Version current_version;
+  bool desired_multi = false;  // spec.desiredUpdate.architecture == Multi
+  bool current_multi = false;  // the running payload is multi-arch
+};
+
+// Updates for `query` in `graph`, or the failure as RetrievedUpdates would report it.
+// `channel` only words the VersionNotFound message.
+struct UpdatesOrFailure {
+  bool ok() const { return failure.reason.empty(); }
+  AvailableUpdates updates;
+  RetrievalFailure failure;
+};
+UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const UpdatesQuery& query,
+                                         std::string_view channel);
+
+// The node's metadata read into a Release (the C4 rules above).
+Result<Release> ReleaseFromNode(const UpdateNode& node);
+
+// Whether Go's url.Parse would accept `text`: no control characters or spaces in the
+// host, valid %XX escapes, a scheme of letters, digits, '+', '-', '.'.
+bool LooksLikeUrl(std::string_view text);
+
+}  // namespace cincinnati::agent

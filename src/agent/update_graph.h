@@ -1,0 +1,69 @@
+// UpdateGraph: an update service's answer as the cluster-version operator reads it
+// (reference C4), which is more lenient than the graph builder's reader in some ways
+// and stricter in others:
+//   - top-level and object keys match case-insensitively (Go's encoding/json), an exact
+//     match winning; unknown keys (such as the policy engine's "version": 1) are ignored;
+//   - "nodes": [{version, payload, metadata}], every version strict SemVer, metadata an
+//     object that may be absent or null (values of other types than string are kept
+//     apart: only the keys that a later step reads must be strings);
+//   - "edges": [from, to] index pairs, exactly two integers each, both in range (the Go
+//     CVO panics on an out-of-range index; we refuse the answer instead);
+//   - "conditionalEdges" (optional): [{edges: [{from, to}], risks: [{url, name, message,
+//     matchingRules: [{type, promql: {promql}}]}]}], versions as plain strings.
+// Any violation is an error naming the element (nodes[3].version, edges[7], ...): the
+// caller reports it as RetrievedUpdates=False, reason ResponseInvalid.
+//
+// Plain values; ParseUpdateGraph is a pure, thread-safe function that never throws.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/semver.h"
+#include "core/status.h"
+
+namespace cincinnati::agent {
+
+struct UpdateNode {
+  std::string version_text;  // as the answer spelled it
+  Version version;
+  std::string payload;
+  std::map<std::string, std::string> metadata;      // the string values
+  std::map<std::string, std::string> non_string;    // other values, as JSON text
+};
+
+// Unlike core/graph.h's rule, which holds only what a graph builder may emit, this one
+// keeps whatever an upstream sent, so that pruning (C5) can see unknown types.
+struct MatchingRule {
+  std::string type;                   // "Always", "PromQL" or anything the answer says
+  std::optional<std::string> promql;  // present when the rule had a "promql" member
+  bool operator==(const MatchingRule&) const = default;
+};
+
+struct Risk {
+  std::string url;
+  std::string name;
+  std::string message;
+  std::vector<MatchingRule> matching_rules;
+  bool operator==(const Risk&) const = default;
+};
+
+struct ConditionalEdgeSet {
+  std::vector<std::pair<std::string, std::string>> edges;  // (from, to) version strings
+  std::vector<Risk> risks;
+};
+
+struct UpdateGraph {
+  std::vector<UpdateNode> nodes;
+  std::vector<std::pair<size_t, size_t>> edges;
+  std::vector<ConditionalEdgeSet> conditional_edges;
+};
+
+Result<UpdateGraph> ParseUpdateGraph(std::string_view json);
+
+}  // namespace cincinnati::agent
