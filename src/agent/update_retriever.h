@@ -1,0 +1,125 @@
+// UpdateRetriever: steps 1-3 of the agent's loop, the available-updates worker of the
+// cluster-version operator (reference C3-C8): decides whether to ask the update
+// service, asks it, reads the answer, evaluates the risks of conditional updates, and
+// yields what ClusterVersion's status shows (availableUpdates, conditionalUpdates with
+// their Recommended condition, the RetrievedUpdates condition).
+//
+// When it asks (C7): on the first run; at once when the upstream, channel, arch or
+// current version changed, or 24 h after the last success or change (a failure then
+// clears the lists); otherwise once the poll interval has passed since the last
+// attempt (a RemoteFailed, ResponseFailed or ResponseInvalid failure then keeps the
+// lists retrieved before, shown with RetrievedUpdates=False). Between fetches it only
+// re-evaluates risks. Conditional updates whose Recommended is True join
+// availableUpdates; both lists are newest first. A Recommended condition keeps its
+// lastTransitionTime while its status does not change (by image).
+//
+// Not thread-safe: one loop owns it. I/O is behind GraphFetcher and the RiskMatcher;
+// the clock is injected. Never throws.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/available_updates.h"
+#include "agent/graph_request.h"
+#include "agent/risks.h"
+
+namespace cincinnati::agent {
+
+// One condition in Kubernetes' shape.
+struct Condition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+  std::string last_transition_time;  // RFC 3339
+  bool operator==(const Condition&) const = default;
+};
+
+struct ConditionalUpdateStatus {
+  Release release;
+  std::vector<Risk> risks;
+  std::vector<Condition> conditions;  // [Recommended]
+};
+
+struct RetrievedUpdates {
+  std::vector<Release> available;
+  std::vector<ConditionalUpdateStatus> conditional;
+  Condition retrieved;                 // type RetrievedUpdates
+  std::optional<Release> current;      // the current node, when the last answer had it
+  bool fetched = false;                // this run asked the update service
+  bool risks_pending = false;          // some Recommended is Unknown: run again soon (1 s)
+};
+
+// The graph request on the wire (C3): GET with Accept and User-Agent, no credentials.
+struct GraphAnswer {
+  long status = 0;          // 0: no answer (transport error in `error`)
+  std::string status_line;  // e.g. "500 Internal Server Error"
+  std::string error;
+  std::string body;
+};
+class GraphFetcher {
+ public:
+  virtual ~GraphFetcher() = default;
+  virtual GraphAnswer Fetch(const std::string& url) = 0;
+};
+// Over HTTP(S) with the http client (redirects followed, CA directory, a timeout).
+class HttpGraphFetcher : public GraphFetcher {
+ public:
+  explicit HttpGraphFetcher(std::string ca_path = {}, std::chrono::milliseconds timeout = std::chrono::minutes(60))
+      : ca_path_(std::move(ca_path)), timeout_(timeout) {}
+  GraphAnswer Fetch(const std::string& url) override;
+
+ private:
+  std::string ca_path_;
+  std::chrono::milliseconds timeout_;
+};
+
+struct RetrieverSettings {
+  // The CVO draws the interval once per process from [2 min, 4 min).
+  std::chrono::milliseconds poll_interval{std::chrono::minutes(3)};
+  std::chrono::milliseconds max_age{std::chrono::hours(24)};
+};
+
+class UpdateRetriever {
+ public:
+  using Clock = std::function<std::chrono::system_clock::time_point()>;
+  UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, Clock clock, RetrieverSettings settings = {});
+
+  // Seeds Recommended conditions from a persisted status, so that their
+  // lastTransitionTime survives a restart.
+  void Seed(const std::vector<ConditionalUpdateStatus>& previous);
+
+  RetrievedUpdates Run(const GraphRequestInputs& inputs, bool desired_multi = false, bool current_multi = false);
+
+  // When the next run would ask the update service without a change of inputs.
+  std::chrono::system_clock::time_point NextFetch() const;
+
+ private:
+  struct Lists {
+    AvailableUpdates updates;
+    bool present = false;
+  };
+  bool ConfigChanged(const GraphRequestInputs& inputs) const;
+  void Fetch(const GraphRequestInputs& inputs, bool desired_multi, bool current_multi, bool keep_on_failure);
+  RetrievedUpdates Evaluate();
+
+  GraphFetcher& fetcher_;
+  RiskMatcher match_;
+  Clock clock_;
+  RetrieverSettings settings_;
+
+  std::optional<GraphRequestInputs> last_inputs_;
+  std::chrono::system_clock::time_point last_attempt_{};
+  std::chrono::system_clock::time_point last_sync_or_change_{};
+  Lists lists_;
+  Condition retrieved_{"RetrievedUpdates", "False", "", "", ""};
+  std::map<std::string, Condition> recommended_by_image_;
+  bool fetched_ = false;
+};
+
+}  // namespace cincinnati::agent
