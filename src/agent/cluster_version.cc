@@ -1,0 +1,340 @@
+#include "agent/cluster_version.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "agent/graph_request.h"
+
+namespace cincinnati::agent {
+namespace {
+
+using Members = JsonValue::Members;
+
+// Reads the members of one object, remembering the first problem (named by its path)
+// and which keys were read, so that unknown ones can be refused.
+class Fields {
+ public:
+  Fields(const JsonValue* object, std::string path) : object_(object), path_(std::move(path)) {
+    if (object_ && !object_->is_null() && !object_->is_object()) Fail("", "must be an object");
+  }
+  std::string String(std::string_view key) {
+    const JsonValue* v = Get(key);
+    if (!v || v->is_null()) return {};
+    if (!v->is_string()) return Fail(key, "must be a string"), std::string();
+    return v->text();
+  }
+  bool Bool(std::string_view key) {
+    const JsonValue* v = Get(key);
+    if (!v || v->is_null()) return false;
+    if (!v->is_bool()) return Fail(key, "must be a boolean"), false;
+    return v->bool_value();
+  }
+  int64_t Integer(std::string_view key) {
+    const JsonValue* v = Get(key);
+    if (!v || v->is_null()) return 0;
+    auto n = v->integer();
+    if (!n) return Fail(key, "must be an integer"), 0;
+    return *n;
+  }
+  // An array member (absent or null: empty); each item read by `read`.
+  template <typename T, typename F>
+  std::vector<T> Array(std::string_view key, F read) {
+    std::vector<T> out;
+    const JsonValue* v = Get(key);
+    if (!v || v->is_null()) return out;
+    if (!v->is_array()) return Fail(key, "must be an array"), out;
+    for (size_t i = 0; i < v->items().size() && status_.ok(); ++i) {
+      Fields item(&v->items()[i], fmt::format("{}[{}]", Path(key), i));
+      out.push_back(read(item));
+      item.Finish(true);
+      if (!item.status_.ok()) status_ = item.status_;
+    }
+    return out;
+  }
+  const JsonValue* Get(std::string_view key) {
+    seen_.insert(std::string(key));
+    return object_ && object_->is_object() ? object_->Find(key) : nullptr;
+  }
+  void Fail(std::string_view key, std::string_view why) {
+    if (status_.ok()) status_ = Status::InvalidArgument(fmt::format("{}: {}", key.empty() ? path_ : Path(key), why));
+  }
+  std::string Path(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
+  // With `strict`, a member that was never read is an error.
+  Status Finish(bool strict) {
+    if (strict && status_.ok() && object_ && object_->is_object()) {
+      for (const auto& [key, _] : object_->members()) {
+        if (!seen_.count(key)) Fail(key, "unknown field");
+      }
+    }
+    return status_;
+  }
+  const Status& status() const { return status_; }
+  void Adopt(const Status& s) {
+    if (status_.ok() && !s.ok()) status_ = s;
+  }
+
+ private:
+  const JsonValue* object_;
+  std::string path_;
+  Status status_;
+  std::set<std::string> seen_;
+};
+
+JsonValue Strings(const std::vector<std::string>& list) {
+  std::vector<JsonValue> items;
+  for (const auto& s : list) items.push_back(JsonValue::String(s));
+  return JsonValue::Array(std::move(items));
+}
+
+Release ReadRelease(Fields& f) {
+  Release r;
+  r.version = f.String("version");
+  r.image = f.String("image");
+  r.url = f.String("url");
+  if (const JsonValue* channels = f.Get("channels"); channels && !channels->is_null()) {
+    if (!channels->is_array()) f.Fail("channels", "must be an array");
+    for (size_t i = 0; channels->is_array() && i < channels->items().size(); ++i) {
+      if (!channels->items()[i].is_string()) f.Fail(fmt::format("channels[{}]", i), "must be a string");
+      r.channels.push_back(channels->items()[i].text());
+    }
+  }
+  r.multi_architecture = f.String("architecture") == "Multi";
+  return r;
+}
+
+Condition ReadCondition(Fields& f) {
+  return {f.String("type"), f.String("status"), f.String("reason"), f.String("message"), f.String("lastTransitionTime")};
+}
+
+MatchingRule ReadRule(Fields& f) {
+  MatchingRule rule;
+  rule.type = f.String("type");
+  if (const JsonValue* promql = f.Get("promql"); promql && promql->is_object()) {
+    if (const JsonValue* q = promql->Find("promql"); q && q->is_string()) rule.promql = q->text();
+  }
+  return rule;
+}
+
+Risk ReadRisk(Fields& f) {
+  Risk risk;
+  risk.url = f.String("url");
+  risk.name = f.String("name");
+  risk.message = f.String("message");
+  risk.matching_rules = f.Array<MatchingRule>("matchingRules", ReadRule);
+  return risk;
+}
+
+JsonValue RiskToJson(const Risk& risk) {
+  std::vector<JsonValue> rules;
+  for (const auto& rule : risk.matching_rules) {
+    JsonValue r = JsonValue::Object({{"type", JsonValue::String(rule.type)}});
+    if (rule.promql) r.Set("promql", JsonValue::Object({{"promql", JsonValue::String(*rule.promql)}}));
+    rules.push_back(std::move(r));
+  }
+  return JsonValue::Object({{"url", JsonValue::String(risk.url)},
+                            {"name", JsonValue::String(risk.name)},
+                            {"message", JsonValue::String(risk.message)},
+                            {"matchingRules", JsonValue::Array(std::move(rules))}});
+}
+
+}  // namespace
+
+const Condition* ClusterVersion::FindCondition(std::string_view type) const {
+  for (const auto& c : status.conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+void ClusterVersion::SetCondition(Condition condition) {
+  for (auto& c : status.conditions) {
+    if (c.type != condition.type) continue;
+    if (c.status == condition.status && !c.last_transition_time.empty()) {
+      condition.last_transition_time = c.last_transition_time;
+    }
+    c = std::move(condition);
+    return;
+  }
+  status.conditions.push_back(std::move(condition));
+}
+
+JsonValue ReleaseToJson(const Release& r) {
+  JsonValue out = JsonValue::Object();
+  if (r.multi_architecture) out.Set("architecture", JsonValue::String("Multi"));
+  if (!r.channels.empty()) out.Set("channels", Strings(r.channels));
+  out.Set("image", JsonValue::String(r.image));
+  if (!r.url.empty()) out.Set("url", JsonValue::String(r.url));
+  out.Set("version", JsonValue::String(r.version));
+  return out;
+}
+
+JsonValue ConditionToJson(const Condition& c) {
+  JsonValue out = JsonValue::Object({{"lastTransitionTime", JsonValue::String(c.last_transition_time)}});
+  if (!c.message.empty()) out.Set("message", JsonValue::String(c.message));
+  if (!c.reason.empty()) out.Set("reason", JsonValue::String(c.reason));
+  out.Set("status", JsonValue::String(c.status));
+  out.Set("type", JsonValue::String(c.type));
+  return out;
+}
+
+JsonValue SpecToJson(const ClusterVersionSpec& spec) {
+  JsonValue out = JsonValue::Object();
+  if (!spec.channel.empty()) out.Set("channel", JsonValue::String(spec.channel));
+  out.Set("clusterID", JsonValue::String(spec.cluster_id));
+  if (spec.desired_update) {
+    const DesiredUpdate& d = *spec.desired_update;
+    JsonValue desired = JsonValue::Object();
+    if (!d.architecture.empty()) desired.Set("architecture", JsonValue::String(d.architecture));
+    desired.Set("force", JsonValue::Bool(d.force));
+    if (!d.image.empty()) desired.Set("image", JsonValue::String(d.image));
+    if (!d.version.empty()) desired.Set("version", JsonValue::String(d.version));
+    out.Set("desiredUpdate", std::move(desired));
+  }
+  if (!spec.signature_stores.empty()) {
+    std::vector<JsonValue> stores;
+    for (const auto& s : spec.signature_stores) stores.push_back(JsonValue::Object({{"url", JsonValue::String(s.url)}}));
+    out.Set("signatureStores", JsonValue::Array(std::move(stores)));
+  }
+  if (!spec.upstream.empty()) out.Set("upstream", JsonValue::String(spec.upstream));
+  return out;
+}
+
+JsonValue ToJson(const ClusterVersion& cv) {
+  JsonValue metadata = JsonValue::Object({{"creationTimestamp", JsonValue::String(cv.creation_timestamp)},
+                                          {"generation", JsonValue::Integer(cv.generation)},
+                                          {"name", JsonValue::String("version")},
+                                          {"resourceVersion", JsonValue::String(std::to_string(cv.resource_version))},
+                                          {"uid", JsonValue::String(cv.uid)}});
+  const ClusterVersionStatus& s = cv.status;
+  std::vector<JsonValue> available, conditional, conditions, history;
+  for (const auto& r : s.available_updates) available.push_back(ReleaseToJson(r));
+  for (const auto& u : s.conditional_updates) {
+    std::vector<JsonValue> risks, update_conditions;
+    for (const auto& risk : u.risks) risks.push_back(RiskToJson(risk));
+    for (const auto& c : u.conditions) update_conditions.push_back(ConditionToJson(c));
+    conditional.push_back(JsonValue::Object({{"conditions", JsonValue::Array(std::move(update_conditions))},
+                                             {"release", ReleaseToJson(u.release)},
+                                             {"risks", JsonValue::Array(std::move(risks))}}));
+  }
+  for (const auto& c : s.conditions) conditions.push_back(ConditionToJson(c));
+  for (const auto& h : s.history) {
+    JsonValue entry = JsonValue::Object();
+    if (!h.accepted_risks.empty()) entry.Set("acceptedRisks", JsonValue::String(h.accepted_risks));
+    entry.Set("completionTime", h.completion_time.empty() ? JsonValue() : JsonValue::String(h.completion_time));
+    entry.Set("image", JsonValue::String(h.image));
+    entry.Set("startedTime", JsonValue::String(h.started_time));
+    entry.Set("state", JsonValue::String(h.state));
+    entry.Set("verified", JsonValue::Bool(h.verified));
+    entry.Set("version", JsonValue::String(h.version));
+    history.push_back(std::move(entry));
+  }
+  JsonValue status = JsonValue::Object(
+      {{"availableUpdates", available.empty() ? JsonValue() : JsonValue::Array(std::move(available))}});
+  if (!conditional.empty()) status.Set("conditionalUpdates", JsonValue::Array(std::move(conditional)));
+  status.Set("conditions", JsonValue::Array(std::move(conditions)));
+  status.Set("desired", ReleaseToJson(s.desired));
+  status.Set("history", JsonValue::Array(std::move(history)));
+  status.Set("observedGeneration", JsonValue::Integer(s.observed_generation));
+  status.Set("versionHash", JsonValue::String(s.version_hash));
+  return JsonValue::Object({{"apiVersion", JsonValue::String("config.openshift.io/v1")},
+                            {"kind", JsonValue::String("ClusterVersion")},
+                            {"metadata", std::move(metadata)},
+                            {"spec", SpecToJson(cv.spec)},
+                            {"status", std::move(status)}});
+}
+
+Result<ClusterVersionSpec> SpecFromJson(const JsonValue& value) {
+  Fields f(&value, "spec");
+  ClusterVersionSpec spec;
+  spec.cluster_id = f.String("clusterID");
+  spec.channel = f.String("channel");
+  spec.upstream = f.String("upstream");
+  if (const JsonValue* desired = f.Get("desiredUpdate"); desired && !desired->is_null()) {
+    Fields d(desired, "spec.desiredUpdate");
+    DesiredUpdate update;
+    update.version = d.String("version");
+    update.image = d.String("image");
+    update.force = d.Bool("force");
+    update.architecture = d.String("architecture");
+    f.Adopt(d.Finish(true));
+    if (f.status().ok() && !update.architecture.empty() && update.architecture != "Multi") {
+      f.Fail("desiredUpdate.architecture", "Unsupported value: \"" + update.architecture + "\": supported values: \"Multi\"");
+    }
+    if (f.status().ok() && update.version.empty() && update.image.empty() && update.architecture.empty()) {
+      f.Fail("desiredUpdate", "Invalid value: at least one of version, image or architecture must be set");
+    }
+    if (f.status().ok() && !update.version.empty() && !Version::Parse(update.version).ok()) {
+      f.Fail("desiredUpdate.version", "Invalid value: \"" + update.version + "\": not a semantic version");
+    }
+    spec.desired_update = std::move(update);
+  }
+  spec.signature_stores = f.Array<SignatureStore>("signatureStores", [](Fields& s) { return SignatureStore{s.String("url")}; });
+  CINCINNATI_RETURN_IF_ERROR(f.Finish(true));
+  if (!IsUuidV4(spec.cluster_id)) {
+    return Status::InvalidArgument("spec.clusterID: Invalid value: \"" + spec.cluster_id +
+                                   "\": must be an RFC 4122 version 4 UUID in lower case");
+  }
+  if (!spec.upstream.empty() && (!LooksLikeUrl(spec.upstream) || (spec.upstream.rfind("http://", 0) != 0 &&
+                                                                  spec.upstream.rfind("https://", 0) != 0))) {
+    return Status::InvalidArgument("spec.upstream: Invalid value: \"" + spec.upstream + "\": must be an http or https URL");
+  }
+  for (size_t i = 0; i < spec.signature_stores.size(); ++i) {
+    const std::string& url = spec.signature_stores[i].url;
+    if (url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0 && url.rfind("file://", 0) != 0) {
+      return Status::InvalidArgument(
+          fmt::format("spec.signatureStores[{}].url: Invalid value: \"{}\": must be an http, https or file URL", i, url));
+    }
+  }
+  return spec;
+}
+
+Result<ClusterVersion> FromJson(const JsonValue& document) {
+  Fields top(&document, "");
+  ClusterVersion cv;
+  Fields metadata(top.Get("metadata"), "metadata");
+  cv.generation = metadata.Integer("generation");
+  cv.resource_version = std::atoll(metadata.String("resourceVersion").c_str());
+  cv.creation_timestamp = metadata.String("creationTimestamp");
+  cv.uid = metadata.String("uid");
+  CINCINNATI_RETURN_IF_ERROR(metadata.Finish(false));
+  const JsonValue* spec = top.Get("spec");
+  if (!spec) return Status::InvalidArgument("spec: missing");
+  CINCINNATI_ASSIGN_OR_RETURN(cv.spec, SpecFromJson(*spec));
+
+  Fields s(top.Get("status"), "status");
+  if (const JsonValue* desired = s.Get("desired")) {
+    Fields d(desired, "status.desired");
+    cv.status.desired = ReadRelease(d);
+    s.Adopt(d.Finish(false));
+  }
+  cv.status.history = s.Array<UpdateHistoryEntry>("history", [](Fields& h) {
+    UpdateHistoryEntry e;
+    e.state = h.String("state");
+    e.started_time = h.String("startedTime");
+    e.completion_time = h.String("completionTime");
+    e.version = h.String("version");
+    e.image = h.String("image");
+    e.verified = h.Bool("verified");
+    e.accepted_risks = h.String("acceptedRisks");
+    return e;
+  });
+  cv.status.observed_generation = s.Integer("observedGeneration");
+  cv.status.version_hash = s.String("versionHash");
+  cv.status.available_updates = s.Array<Release>("availableUpdates", ReadRelease);
+  cv.status.conditional_updates = s.Array<ConditionalUpdateStatus>("conditionalUpdates", [](Fields& u) {
+    ConditionalUpdateStatus update;
+    Fields release(u.Get("release"), "release");
+    update.release = ReadRelease(release);
+    u.Adopt(release.Finish(false));
+    update.risks = u.Array<Risk>("risks", ReadRisk);
+    update.conditions = u.Array<Condition>("conditions", ReadCondition);
+    return update;
+  });
+  cv.status.conditions = s.Array<Condition>("conditions", ReadCondition);
+  CINCINNATI_RETURN_IF_ERROR(s.Finish(false));
+  CINCINNATI_RETURN_IF_ERROR(top.Finish(false));
+  return cv;
+}
+
+}  // namespace cincinnati::agent
