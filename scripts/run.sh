@@ -6,7 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
-"$root/scripts/build.sh" >/dev/null
+"$root/scripts/build.sh" cincinnati >/dev/null  # only what it runs
 
 example="$root/examples/ocp-4x"
 url="http://127.0.0.1:8081/api/upgrades_info/graph"
@@ -19,6 +19,9 @@ Cincinnati update service on the bundled example ($example)
   status:     http://127.0.0.1:9081/readyz   http://127.0.0.1:9081/metrics
   try:        curl -s -H 'Accept: application/json' '$url?channel=stable-4.13&arch=amd64'
   hotfix:     curl -s '$url?channel=stable-4.13&id=0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60'   (customer acme sees 4.13.1-hotfix.1)
+  a cluster:  $build/cincinnati agent --state-dir /tmp/agent --release-document $example/releases/4.12.3-amd64.json \\
+                --channel stable-4.13 --upstream $url --port 9099
+              curl -s http://127.0.0.1:9099/apis/config.openshift.io/v1/clusterversions/version
 Stop with Ctrl-C.
 TEXT
 exec "$build/cincinnati" serve -v --releases "$example/releases" --graph-data "$example/graph-data" \

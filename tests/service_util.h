@@ -56,6 +56,15 @@ class ChildProcess {
   std::string log() const { return ReadFile(log_); }
   const TempDir& dir() const { return dir_; }
 
+  // SIGKILL, as a crash or an OOM kill would end it.
+  void Kill() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &exit_status_, 0);
+      pid_ = -1;
+    }
+  }
+
   // Sends SIGTERM and returns the exit code (-1 if it had to be killed or crashed).
   int Stop() {
     if (pid_ > 0) {
@@ -113,6 +122,7 @@ class ServiceProcess {
   }
   std::string log() const { return process_.log(); }
   int Stop() { return process_.Stop(); }
+  void Kill() { process_.Kill(); }
 
  private:
   static std::vector<std::string> Argv(const std::string& subcommand, const std::vector<std::string>& args,
@@ -120,8 +130,9 @@ class ServiceProcess {
     std::vector<std::string> argv = {CINCINNATI_BINARY, subcommand, "-v"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto has = [&](const std::string& flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
-    if (!has("--service.port")) argv.insert(argv.end(), {"--service.port", "0"});
-    if (!has("--status.port")) argv.insert(argv.end(), {"--status.port", "0"});
+    const bool service = subcommand != "agent";  // the agent has one API port
+    if (service && !has("--service.port")) argv.insert(argv.end(), {"--service.port", "0"});
+    if (service && !has("--status.port")) argv.insert(argv.end(), {"--status.port", "0"});
     if (subcommand == "graph-builder" && !has("--service.public_port")) {
       argv.insert(argv.end(), {"--service.public_port", "0"});
     }

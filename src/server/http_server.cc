@@ -163,6 +163,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     req.headers.clear();
     for (const auto& field : msg) req.headers.emplace(std::string(field.name_string()), std::string(field.value()));
+    req.body.assign(msg.body());
     keep_alive_ = msg.keep_alive() && server_.limits.keep_alive_timeout.count() > 0;
     head_request_ = msg.method() == http::verb::head;
     version_ = msg.version();

@@ -21,6 +21,7 @@ struct Request {
   std::string path;    // target before '?'
   std::string query;   // target after '?', without it
   Headers headers;     // first value of each header
+  std::string body;    // up to ServerLimits::max_body_bytes
 
   const std::string* Header(std::string_view name) const;
 };

@@ -1,0 +1,111 @@
+// Agent: one cluster's update agent, the cluster-version operator's role (steps 1-5 of
+// the loop in reference C1): it owns the ClusterVersion, polls the update service,
+// lists available and conditional updates, optionally picks the newest one, and waits
+// for a desired update that differs from the running release.
+//
+// The loop is an explicit state machine whose state is persisted with the
+// ClusterVersion in the object store:
+//   Retrieving        -> (desired update set and valid)   -> UpdateRequested
+//   Retrieving        -> (desired update invalid)         -> Invalid
+//   Invalid           -> (spec fixed)                     -> Retrieving / UpdateRequested
+//   UpdateRequested   -> (desired cleared or = current)   -> Retrieving
+// Every pass retrieves (the retriever decides whether that means the network), then
+// moves along these guarded transitions and writes the status; applying a requested
+// update is the next stage ("Update agent, part 2") and not done here.
+//
+// Thread-safety: ClusterVersionJson, PatchSpec, PutComponent and friends may be called
+// from any thread (API handlers); RunPass is called by one loop thread. The lock is not
+// held during network I/O. Every write goes to the store before it is visible, so a
+// kill -9 at any moment loses nothing that was acknowledged. Never throws.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "agent/cluster_version.h"
+#include "agent/installed_release.h"
+#include "agent/object_store.h"
+#include "agent/promql.h"
+#include "agent/update_retriever.h"
+
+namespace cincinnati::agent {
+
+enum class LoopState { kRetrieving, kInvalid, kUpdateRequested };
+std::string_view LoopStateName(LoopState state);
+
+struct AgentOptions {
+  InstalledReleaseSource release;       // read on an empty state directory only
+  std::string update_service;           // overrides spec.upstream when set (the CVO's --update-service)
+  std::string initial_channel;          // spec.channel of a new state; else the release's first channel
+  std::string initial_upstream = std::string(kDefaultUpstream);
+  std::string arch;                     // "amd64", ...; empty: this machine's
+  std::string upstream_ca_dir;
+  PrometheusSettings prometheus;        // url empty: PromQL risks cannot be evaluated
+  RuleCacheSettings risk_cache;         // the CVO's throttling of PromQL queries
+  bool auto_update = false;             // the CVO's --enable-auto-update
+  std::chrono::milliseconds poll_interval{0};  // 0: drawn from [2 min, 4 min) once
+};
+
+class Agent {
+ public:
+  using Clock = std::function<std::chrono::system_clock::time_point()>;
+
+  // Opens the state in `store`, creating it from the installed release when empty.
+  static Result<std::unique_ptr<Agent>> Open(std::shared_ptr<ObjectStore> store, AgentOptions options,
+                                             Clock clock = [] { return std::chrono::system_clock::now(); });
+
+  // One pass of the loop (retrieval, transitions, status), persisted.
+  Status RunPass();
+  // Passes until stopped: after each, waits for the retriever's next fetch, 1 s when
+  // risks are pending, or a wake-up (a spec change).
+  void Run(std::stop_token stop);
+  void Wake();
+
+  JsonValue ClusterVersionJson();
+  // JSON merge patch of the whole object; only spec changes are kept (status and
+  // metadata belong to the agent, as in Kubernetes). Returns the updated object, or a
+  // field error.
+  Result<JsonValue> PatchClusterVersion(const JsonValue& patch);
+
+  // Components (ClusterOperator objects): read, create or replace, merge their status.
+  Result<std::optional<JsonValue>> GetComponent(const std::string& name);
+  Result<std::vector<JsonValue>> ListComponents();
+  Result<JsonValue> PutComponent(const std::string& name, const JsonValue& object);
+  Result<JsonValue> PatchComponentStatus(const std::string& name, const JsonValue& patch);
+
+  std::string Metrics();
+  LoopState state();
+  bool ready();  // a pass has completed
+
+ private:
+  Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock);
+  Status Save();  // under mu_
+  std::string Now() const;
+  void ApplyRetrieval(const RetrievedUpdates& got);
+  void Transition();
+  void SetBaseConditions();
+
+  std::shared_ptr<ObjectStore> store_;
+  AgentOptions options_;
+  Clock clock_;
+  std::unique_ptr<PrometheusEvaluator> prometheus_;
+  std::unique_ptr<CachedRuleEvaluator> promql_cache_;
+  std::unique_ptr<HttpGraphFetcher> fetcher_;
+  std::unique_ptr<UpdateRetriever> retriever_;  // loop thread only
+
+  std::mutex mu_;
+  std::condition_variable_any wake_;
+  bool woken_ = false;
+  bool ready_ = false;
+  ClusterVersion cv_;
+  std::string last_saved_;  // what the store holds, resourceVersion aside
+  LoopState state_ = LoopState::kRetrieving;
+  std::chrono::system_clock::time_point next_pass_{};
+};
+
+}  // namespace cincinnati::agent

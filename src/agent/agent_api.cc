@@ -1,0 +1,162 @@
+#include "agent/agent_api.h"
+
+#include <fmt/format.h>
+
+#include "core/json_writer.h"
+
+namespace cincinnati::agent {
+namespace {
+
+constexpr std::string_view kGroupPath = "/apis/config.openshift.io/v1/";
+constexpr std::string_view kClusterVersion = "/apis/config.openshift.io/v1/clusterversions/version";
+constexpr std::string_view kOperators = "/apis/config.openshift.io/v1/clusteroperators";
+
+server::Response Json(int code, std::string body) {
+  return server::Response::Text(code, std::move(body) + "\n", "application/json");
+}
+
+server::Response Error(int code, std::string_view reason, std::string_view message, std::string_view kind = "",
+                       std::string_view name = "", std::string_view field = "", std::string_view cause = "") {
+  return Json(code, StatusDocument(code, reason, message, kind, name, field, cause));
+}
+
+// "spec.clusterID: Invalid value ..." -> the field before the first ": ".
+std::string FieldOf(const std::string& message) {
+  size_t colon = message.find(": ");
+  std::string field = colon == std::string::npos ? "" : message.substr(0, colon);
+  return field.find(' ') == std::string::npos ? field : "";
+}
+
+server::Response FromStatus(const Status& status, std::string_view kind, std::string_view name) {
+  switch (status.code()) {
+    case Status::Code::kNotFound:
+      return Error(404, "NotFound", status.message(), kind, name);
+    case Status::Code::kInvalidArgument: {
+      std::string field = FieldOf(status.message());
+      std::string message = fmt::format("{}.config.openshift.io \"{}\" is invalid: {}", kind, name, status.message());
+      std::string cause = field.empty() ? status.message() : status.message().substr(field.size() + 2);
+      return Error(422, "Invalid", message, kind, name, field, cause);
+    }
+    default:
+      return Error(500, "InternalError", status.message(), kind, name);
+  }
+}
+
+bool IsMergePatch(const server::Request& request) {
+  const std::string* type = request.Header("Content-Type");
+  if (!type) return true;  // curl -d without a type: take it as a merge patch
+  std::string_view t = *type;
+  t = t.substr(0, t.find(';'));
+  return t == "application/merge-patch+json" || t == "application/json" || t == "application/x-www-form-urlencoded";
+}
+
+Result<JsonValue> Body(const server::Request& request) {
+  auto body = ParseJson(request.body, size_t{1} << 20);
+  if (!body.ok()) return Status::Internal("the request body is not valid JSON: " + body.status().message());
+  return body;
+}
+
+server::Response ClusterVersionRoute(Agent& agent, const server::Request& request) {
+  if (request.method == "GET" || request.method == "HEAD") return Json(200, WriteJson(agent.ClusterVersionJson(), 2));
+  if (request.method != "PATCH") {
+    return Error(405, "MethodNotAllowed", fmt::format("the server does not allow this method on the requested resource: {}", request.method),
+                 "clusterversions", "version");
+  }
+  if (!IsMergePatch(request)) {
+    return Error(415, "UnsupportedMediaType", "only application/merge-patch+json patches are supported", "clusterversions", "version");
+  }
+  auto patch = Body(request);
+  if (!patch.ok()) return Error(400, "BadRequest", patch.status().message(), "clusterversions", "version");
+  auto updated = agent.PatchClusterVersion(*patch);
+  if (!updated.ok()) return FromStatus(updated.status(), "clusterversions", "version");
+  return Json(200, WriteJson(*updated, 2));
+}
+
+server::Response OperatorsRoute(Agent& agent, const server::Request& request, std::string_view rest) {
+  if (rest.empty()) {
+    if (request.method != "GET") return Error(405, "MethodNotAllowed", "only GET is allowed on the collection", "clusteroperators");
+    auto items = agent.ListComponents();
+    if (!items.ok()) return FromStatus(items.status(), "clusteroperators", "");
+    JsonValue list = JsonValue::Object({{"apiVersion", JsonValue::String("config.openshift.io/v1")},
+                                        {"kind", JsonValue::String("ClusterOperatorList")},
+                                        {"items", JsonValue::Array(std::move(items).value())}});
+    return Json(200, WriteJson(list, 2));
+  }
+  std::string name(rest.substr(1));
+  bool status_subresource = false;
+  if (size_t slash = name.find('/'); slash != std::string::npos) {
+    if (name.substr(slash) != "/status") return Error(404, "NotFound", "the server could not find the requested resource");
+    status_subresource = true;
+    name.resize(slash);
+  }
+  if (!IsObjectName(name)) return Error(422, "Invalid", fmt::format("metadata.name: Invalid value: \"{}\"", name), "clusteroperators", name, "metadata.name");
+  if (request.method == "GET" || request.method == "HEAD") {
+    auto object = agent.GetComponent(name);
+    if (!object.ok()) return FromStatus(object.status(), "clusteroperators", name);
+    if (!*object) return Error(404, "NotFound", fmt::format("clusteroperators.config.openshift.io \"{}\" not found", name), "clusteroperators", name);
+    return Json(200, WriteJson(**object, 2));
+  }
+  auto body = Body(request);
+  if (!body.ok()) return Error(400, "BadRequest", body.status().message(), "clusteroperators", name);
+  if (request.method == "PUT" && !status_subresource) {
+    auto stored = agent.PutComponent(name, *body);
+    if (!stored.ok()) return FromStatus(stored.status(), "clusteroperators", name);
+    return Json(200, WriteJson(*stored, 2));
+  }
+  if (request.method == "PATCH" && status_subresource) {
+    if (!IsMergePatch(request)) return Error(415, "UnsupportedMediaType", "only application/merge-patch+json patches are supported");
+    auto stored = agent.PatchComponentStatus(name, *body);
+    if (!stored.ok()) return FromStatus(stored.status(), "clusteroperators", name);
+    return Json(200, WriteJson(*stored, 2));
+  }
+  return Error(405, "MethodNotAllowed",
+               fmt::format("the server does not allow {} on this resource (PUT the object, PATCH its /status)", request.method),
+               "clusteroperators", name);
+}
+
+}  // namespace
+
+std::string StatusDocument(int code, std::string_view reason, std::string_view message, std::string_view kind,
+                           std::string_view name, std::string_view field, std::string_view cause) {
+  std::string out = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
+  AppendJsonString(out, message);
+  out += ",\"reason\":";
+  AppendJsonString(out, reason);
+  if (!kind.empty()) {
+    out += ",\"details\":{\"name\":";
+    AppendJsonString(out, name);
+    out += ",\"group\":\"config.openshift.io\",\"kind\":";
+    AppendJsonString(out, kind);
+    if (!field.empty()) {
+      out += ",\"causes\":[{\"reason\":\"FieldValueInvalid\",\"message\":";
+      AppendJsonString(out, cause.empty() ? message : cause);
+      out += ",\"field\":";
+      AppendJsonString(out, field);
+      out += "}]";
+    }
+    out += '}';
+  }
+  out += fmt::format(",\"code\":{}}}", code);
+  return out;
+}
+
+server::Response HandleAgentApi(Agent& agent, const server::Request& request, const std::string& token) {
+  const std::string& path = request.path;
+  if (path == "/healthz") return server::Response::Text(200, "ok\n");
+  if (path == "/readyz") return agent.ready() ? server::Response::Text(200, "ok\n") : server::Response::Text(503, "not ready\n");
+  if (!token.empty()) {
+    const std::string* auth = request.Header("Authorization");
+    if (!auth || *auth != "Bearer " + token) return Error(401, "Unauthorized", "Unauthorized");
+  }
+  if (path == "/metrics") return server::Response::Text(200, agent.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+  if (path == kClusterVersion) return ClusterVersionRoute(agent, request);
+  if (path.rfind(kOperators, 0) == 0 && (path.size() == kOperators.size() || path[kOperators.size()] == '/')) {
+    return OperatorsRoute(agent, request, std::string_view(path).substr(kOperators.size()));
+  }
+  if (path.rfind(kGroupPath, 0) == 0 && path.rfind("/clusterversions/", std::string::npos) != std::string::npos) {
+    return Error(404, "NotFound", "clusterversions.config.openshift.io: only \"version\" exists", "clusterversions");
+  }
+  return Error(404, "NotFound", "the server could not find the requested resource");
+}
+
+}  // namespace cincinnati::agent

@@ -1,0 +1,106 @@
+// The agent's /metrics, with the cluster-version operator's metric names (reference C14).
+#include <fmt/format.h>
+
+#include "agent/agent.h"
+#include "graph-data/time_format.h"
+#include "server/metrics.h"
+
+namespace cincinnati::agent {
+namespace {
+
+double Seconds(const std::string& rfc3339) {
+  auto t = graphdata::ParseDateTime(rfc3339);
+  return t.ok() ? static_cast<double>(*t) : 0.0;
+}
+
+// The last completed version before `skip` entries of the history.
+std::string CompletedVersion(const std::vector<UpdateHistoryEntry>& history, size_t skip) {
+  for (const auto& h : history) {
+    if (h.state != "Completed") continue;
+    if (skip-- == 0) return h.version;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string Agent::Metrics() {
+  server::Registry registry("");
+  auto& version = registry.AddGauge("cluster_version",
+                                    "Reports the version of the cluster in terms of seconds since the epoch. Type "
+                                    "'current' is the version being applied, 'desired' the requested one while it is not "
+                                    "reached, 'completed' the last applied one, 'cluster' the creation time, 'initial' "
+                                    "the oldest history entry.",
+                                    {"type", "version", "image", "from_version"});
+  auto& available = registry.AddGauge("cluster_version_available_updates",
+                                      "Report the count of available versions for an upstream and channel.",
+                                      {"upstream", "channel"});
+  auto& operator_up = registry.AddGauge("cluster_operator_up",
+                                        "1 if a cluster operator is Available=True, 0 otherwise.", {"name", "version", "reason"});
+  auto& conditions = registry.AddGauge("cluster_operator_conditions",
+                                       "Report the conditions for active cluster operators. 0 is False and 1 is True.",
+                                       {"name", "condition", "reason"});
+  registry.AddGauge("cluster_version_payload",
+                    "Report the number of entries in the payload being applied (none until the agent applies payloads).",
+                    {"version", "type"});
+
+  std::vector<JsonValue> components;
+  if (auto listed = ListComponents(); listed.ok()) components = std::move(listed).value();
+
+  std::lock_guard lock(mu_);
+  const auto& s = cv_.status;
+  const std::string last_completed = CompletedVersion(s.history, 0);
+  if (!s.history.empty()) {
+    const auto& newest = s.history.front();
+    const auto& oldest = s.history.back();
+    version.With({"current", s.desired.version, s.desired.image, last_completed}).Set(Seconds(newest.started_time));
+    version.With({"cluster", s.desired.version, s.desired.image, oldest.version}).Set(Seconds(cv_.creation_timestamp));
+    version.With({"initial", oldest.version, oldest.image, ""}).Set(Seconds(oldest.completion_time));
+    for (const auto& h : s.history) {
+      if (h.state != "Completed") continue;
+      version.With({"completed", h.version, h.image, CompletedVersion(s.history, 1)}).Set(Seconds(h.completion_time));
+      break;
+    }
+  }
+  if (cv_.spec.desired_update && state_ == LoopState::kUpdateRequested) {
+    const Condition* progressing = cv_.FindCondition("Progressing");
+    version.With({"desired", cv_.spec.desired_update->version, cv_.spec.desired_update->image, last_completed})
+        .Set(progressing ? Seconds(progressing->last_transition_time) : 0);
+  }
+  std::string upstream = options_.update_service.empty() ? cv_.spec.upstream : options_.update_service;
+  available.With({upstream, cv_.spec.channel}).Set(static_cast<double>(s.available_updates.size()));
+  for (const auto& c : s.conditions) {
+    if (c.status == "True" || c.status == "False") {
+      conditions.With({"version", c.type, c.reason}).Set(c.status == "True" ? 1 : 0);
+    }
+  }
+  for (const auto& component : components) {
+    const JsonValue* name = component.Find("metadata") ? component.Find("metadata")->Find("name") : nullptr;
+    if (!name || !name->is_string()) continue;
+    const JsonValue* status = component.Find("status");
+    std::string operator_version, reason = "NoAvailableCondition";
+    double up = 0;
+    if (status && status->Find("versions") && status->Find("versions")->is_array()) {
+      for (const auto& v : status->Find("versions")->items()) {
+        const JsonValue* n = v.Find("name");
+        const JsonValue* ver = v.Find("version");
+        if (n && n->is_string() && n->text() == "operator" && ver && ver->is_string()) operator_version = ver->text();
+      }
+    }
+    if (status && status->Find("conditions") && status->Find("conditions")->is_array()) {
+      for (const auto& c : status->Find("conditions")->items()) {
+        auto text = [&](const char* key) { const JsonValue* v = c.Find(key); return v && v->is_string() ? v->text() : ""; };
+        const std::string type = text("type"), value = text("status"), why = text("reason");
+        if (value == "True" || value == "False") conditions.With({name->text(), type, why}).Set(value == "True" ? 1 : 0);
+        if (type == "Available") {
+          reason = why;
+          up = value == "True" ? 1 : 0;
+        }
+      }
+    }
+    operator_up.With({name->text(), operator_version, reason}).Set(up);
+  }
+  return registry.Render();
+}
+
+}  // namespace cincinnati::agent

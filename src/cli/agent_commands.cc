@@ -1,0 +1,134 @@
+// `cincinnati agent`: one cluster's update agent (the cluster-version operator's role)
+// with its API on 127.0.0.1.
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "agent/agent.h"
+#include "agent/agent_api.h"
+#include "commands.h"
+#include "core/strings.h"
+#include "graph-data/file_reader.h"
+#include "server/http_server.h"
+
+namespace cincinnati::cli {
+namespace {
+
+struct AgentArgs {
+  std::string state_dir, release_image, release_document, registry_ca_dir;
+  std::string channel, upstream = std::string(agent::kDefaultUpstream), update_service, upstream_ca_dir, arch;
+  std::string prometheus_url, prometheus_token_file, prometheus_ca_dir;
+  bool auto_update = false;
+  double poll_seconds = 0;
+  double risk_cache_seconds = 3600;
+  std::string address = "127.0.0.1", token_file, ports_file;
+  uint16_t port = 9099;
+  int verbosity = 0;
+};
+
+bool IsLoopback(const std::string& address) { return address == "127.0.0.1" || address == "::1" || address == "localhost"; }
+
+Status RunAgent(const AgentArgs& a) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
+  spdlog::set_level(a.verbosity <= 0 ? spdlog::level::info : spdlog::level::debug);
+  std::string token;
+  if (!a.token_file.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(a.token_file));
+    token = std::string(TrimWhitespace(text));
+    if (token.empty()) return Status::InvalidArgument(fmt::format("--token-file {}: the file is empty", a.token_file));
+  } else if (!IsLoopback(a.address)) {
+    return Status::InvalidArgument(fmt::format(
+        "--listen {}: the API can change what the cluster runs; bound to a non-loopback address it needs --token-file",
+        a.address));
+  }
+  agent::AgentOptions options;
+  options.release = {a.release_image, a.release_document, "", "", a.registry_ca_dir};
+  options.initial_channel = a.channel;
+  options.initial_upstream = a.upstream;
+  options.update_service = a.update_service;
+  options.upstream_ca_dir = a.upstream_ca_dir;
+  options.arch = a.arch;
+  options.prometheus = {a.prometheus_url, a.prometheus_token_file, a.prometheus_ca_dir};
+  options.auto_update = a.auto_update;
+  options.risk_cache.min_for_condition = std::chrono::milliseconds(static_cast<int64_t>(a.risk_cache_seconds * 1000));
+  options.poll_interval = std::chrono::milliseconds(static_cast<int64_t>(a.poll_seconds * 1000));
+  auto store = std::make_shared<agent::FileObjectStore>(a.state_dir);
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent, agent::Agent::Open(store, options));
+
+  server::ServerLimits limits;
+  limits.max_body_bytes = size_t{1} << 20;
+  limits.threads = 2;
+  server::HttpServer http(limits);
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, a.port, [&](const server::Request& r) {
+                                return agent::HandleAgentApi(*agent, r, token);
+                              }));
+  if (!a.ports_file.empty()) std::ofstream(a.ports_file) << fmt::format("main={}\nstatus={}\n", port, port);
+  std::jthread loop([&](std::stop_token stop) { agent->Run(stop); });
+  http.Start();
+  std::cerr << fmt::format("cincinnati agent: API on http://{}:{}/apis/config.openshift.io/v1/clusterversions/version, "
+                           "state in {}\n",
+                           a.address, port, a.state_dir);
+  http.WaitForSignal();
+  loop.request_stop();
+  agent->Wake();
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterAgentCommands(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<AgentArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "agent",
+      "Run one cluster's update agent (the cluster-version operator's role): it keeps the ClusterVersion in "
+      "--state-dir, polls the update service, lists available and conditional updates (PromQL risks against "
+      "--prometheus.url) and waits for a desired update; its API is a Kubernetes-style HTTP API (see "
+      "`cincinnati adm upgrade`)");
+  cmd->add_option("--state-dir", a->state_dir, "Directory of the agent's state (created; kept across restarts)")
+      ->type_name("PATH")
+      ->required();
+  cmd->add_option("--release-image", a->release_image, "Installed release on an empty state directory: a release image")
+      ->type_name("PULLSPEC");
+  cmd->add_option("--release-document", a->release_document,
+                  "Installed release on an empty state directory: a cincinnati-metadata-v0 JSON file with \"payload\" "
+                  "(registry-less demo)")
+      ->type_name("FILE");
+  cmd->add_option("--registry.root_certificate_dir", a->registry_ca_dir, "Extra CA certificates for --release-image")
+      ->type_name("PATH");
+  cmd->add_option("--channel", a->channel, "spec.channel of a new state (default: the release's first channel)")
+      ->type_name("NAME");
+  cmd->add_option("--upstream", a->upstream, "spec.upstream of a new state")->type_name("URL")->capture_default_str();
+  cmd->add_option("--update-service", a->update_service, "Update service URL overriding spec.upstream")->type_name("URL");
+  cmd->add_option("--upstream.root_certificate_dir", a->upstream_ca_dir, "Extra CA certificates for the update service")
+      ->type_name("PATH");
+  cmd->add_option("--arch", a->arch, "Architecture sent to the update service (default: this machine's)")->type_name("ARCH");
+  cmd->add_option("--prometheus.url", a->prometheus_url, "Prometheus (or Thanos) URL for PromQL risks")->type_name("URL");
+  cmd->add_option("--prometheus.token_file", a->prometheus_token_file, "Bearer token for Prometheus")->type_name("PATH");
+  cmd->add_option("--prometheus.root_certificate_dir", a->prometheus_ca_dir, "Extra CA certificates for Prometheus")
+      ->type_name("PATH");
+  cmd->add_flag("--enable-auto-update", a->auto_update, "Set spec.desiredUpdate to the newest recommended update");
+  cmd->add_option("--poll-interval", a->poll_seconds, "Seconds between polls (default: drawn from [120, 240) once)")
+      ->type_name("SECONDS");
+  cmd->add_option("--listen", a->address, "API address (non-loopback needs --token-file)")->type_name("ADDRESS")->capture_default_str();
+  cmd->add_option("--port", a->port, "API port (0: any free port)")->type_name("PORT")->capture_default_str();
+  cmd->add_option("--token-file", a->token_file, "Bearer token every API request must carry")->type_name("PATH");
+  cmd->add_option("--testing.risk_cache_seconds", a->risk_cache_seconds,
+                  "How long a PromQL risk's result is reused (the CVO's 1 h; for tests)")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  cmd->add_option("--testing.ports_file", a->ports_file, "Write the bound port to this file (for tests)")->type_name("PATH");
+  cmd->add_flag("-v,--verbose", a->verbosity, "More logging");
+  cmd->callback([a, &exit_code] {
+    Status s = RunAgent(*a);
+    if (!s.ok()) {
+      std::cerr << "error: " << s.message() << '\n';
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace cincinnati::cli

@@ -1,0 +1,232 @@
+// `cincinnati agent` as a real process against our `serve` on the bundled 4.x example
+// and a real Prometheus: the updates a cluster at 4.12.3 is offered, a PromQL risk the
+// test switches, the API's answers, a channel change, and kill -9 at any moment.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <random>
+
+#include "agent/json_value.h"
+#include "service_util.h"
+
+namespace cincinnati::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+using testing::Get;
+using testing::ServiceProcess;
+using testing::WaitFor;
+
+constexpr char kCv[] = "/apis/config.openshift.io/v1/clusterversions/version";
+
+std::string Rules(int nlb) {
+  return "groups:\n- name: cluster\n  interval: 1s\n  rules:\n  - record: cluster_version\n    expr: vector(1)\n"
+         "  - record: ingress_controller_aws_nlb_active\n    expr: vector(" +
+         std::to_string(nlb) + ")\n";
+}
+
+http::Result Patch(const std::string& url, const std::string& body) {
+  http::RequestOptions options;
+  options.method = "PATCH";
+  options.body = body;
+  options.headers = {"Content-Type: application/merge-patch+json"};
+  options.timeout = 10s;
+  return http::Request(url, options);
+}
+
+JsonValue Json(const std::string& text) {
+  auto v = ParseJson(text);
+  return v.ok() ? *v : JsonValue();
+}
+
+std::vector<std::string> AvailableVersions(const JsonValue& cv) {
+  std::vector<std::string> out;
+  const JsonValue* list = cv.Find("status") ? cv.Find("status")->Find("availableUpdates") : nullptr;
+  if (list && list->is_array()) {
+    for (const auto& r : list->items()) out.push_back(r.Find("version")->text());
+  }
+  return out;
+}
+
+const JsonValue* ConditionOf(const JsonValue& cv, std::string_view type) {
+  const JsonValue* list = cv.Find("status") ? cv.Find("status")->Find("conditions") : nullptr;
+  if (!list || !list->is_array()) return nullptr;
+  for (const auto& c : list->items()) {
+    if (c.Find("type") && c.Find("type")->text() == type) return &c;
+  }
+  return nullptr;
+}
+
+std::string RecommendedReason(const JsonValue& cv) {
+  const JsonValue* list = cv.Find("status")->Find("conditionalUpdates");
+  if (!list || !list->is_array() || list->items().empty()) return "";
+  return list->items()[0].Find("conditions")->items()[0].Find("reason")->text();
+}
+
+class AgentProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists("/usr/bin/prometheus"));
+    const auto example = testing::Examples() / "ocp-4x";
+    serve_ = std::make_unique<ServiceProcess>("serve", std::vector<std::string>{
+        "--releases", (example / "releases").string(), "--graph-data", (example / "graph-data").string()});
+    ASSERT_TRUE(serve_->running()) << serve_->log();
+    ASSERT_TRUE(WaitFor([&] { return Get(serve_->url("/readyz", "status")).status == 200; })) << serve_->log();
+
+    testing::WriteFile(dir_ / "rules.yml", Rules(1));
+    testing::WriteFile(dir_ / "prometheus.yml",
+                       "global:\n  evaluation_interval: 1s\nrule_files:\n- " + (dir_ / "rules.yml").string() + "\n");
+    prometheus_port_ = testing::FreePort();
+    prometheus_ = std::make_unique<ChildProcess>(std::vector<std::string>{
+        "/usr/bin/prometheus", "--config.file=" + (dir_ / "prometheus.yml").string(),
+        "--storage.tsdb.path=" + (dir_ / "data").string(), "--web.enable-lifecycle",
+        "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_)});
+    ASSERT_TRUE(WaitFor([&] {
+      return Get(prometheus_url() + "/api/v1/query?query=cluster_version").body.find("\"1\"]") != std::string::npos;
+    }, 60s)) << prometheus_->log();
+  }
+
+  std::string prometheus_url() const { return "http://127.0.0.1:" + std::to_string(prometheus_port_); }
+
+  std::unique_ptr<ServiceProcess> StartAgent(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--state-dir", (dir_ / "state").string(),
+                                     "--release-document", (testing::Examples() / "ocp-4x/releases/4.12.3-amd64.json").string(),
+                                     "--channel", "stable-4.13",
+                                     "--upstream", serve_->url("/api/upgrades_info/graph"),
+                                     "--prometheus.url", prometheus_url(),
+                                     "--testing.risk_cache_seconds", "1",
+                                     "--port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto agent = std::make_unique<ServiceProcess>("agent", args);
+    EXPECT_TRUE(agent->running()) << agent->log();
+    EXPECT_TRUE(WaitFor([&] { return Get(agent->url("/readyz", "status")).status == 200; })) << agent->log();
+    return agent;
+  }
+
+  JsonValue ClusterVersion(ServiceProcess& agent) { return Json(Get(agent.url(kCv)).body); }
+
+  void SwitchRisk(int nlb) {
+    testing::WriteFile(dir_ / "rules.yml", Rules(nlb));
+    http::RequestOptions post;
+    post.method = "POST";
+    ASSERT_EQ(http::Request(prometheus_url() + "/-/reload", post).status, 200);
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<ServiceProcess> serve_;
+  std::unique_ptr<ChildProcess> prometheus_;
+  int prometheus_port_ = 0;
+};
+
+TEST_F(AgentProcessTest, OffersTheChannelsUpdatesAndFollowsThePromQLRisk) {
+  auto agent = StartAgent({"--poll-interval", "600"});
+  JsonValue cv;
+  ASSERT_TRUE(WaitFor([&] {
+    cv = ClusterVersion(*agent);
+    return RecommendedReason(cv) == "ExampleIngressRisk";
+  }, 30s)) << WriteJson(cv, 2) << agent->log();
+  EXPECT_EQ(AvailableVersions(cv), (std::vector<std::string>{"4.13.0", "4.12.4"}));
+  EXPECT_EQ(ConditionOf(cv, "RetrievedUpdates")->Find("status")->text(), "True");
+  EXPECT_EQ(cv.Find("status")->Find("desired")->Find("version")->text(), "4.12.3");
+  EXPECT_EQ(cv.Find("status")->Find("history")->items()[0].Find("state")->text(), "Completed");
+
+  // The risk no longer applies: 4.13.2 becomes a recommended update.
+  SwitchRisk(0);
+  ASSERT_TRUE(WaitFor([&] {
+    cv = ClusterVersion(*agent);
+    return RecommendedReason(cv) == "NotExposedToRisks";
+  }, 30s)) << WriteJson(cv, 2);
+  EXPECT_EQ(AvailableVersions(cv), (std::vector<std::string>{"4.13.2", "4.13.0", "4.12.4"}));
+
+  // Prometheus goes away: not recommended, with the reason.
+  EXPECT_EQ(prometheus_->Stop(), 0);
+  ASSERT_TRUE(WaitFor([&] {
+    cv = ClusterVersion(*agent);
+    return RecommendedReason(cv) == "EvaluationFailed";
+  }, 30s)) << WriteJson(cv, 2);
+  EXPECT_EQ(AvailableVersions(cv), (std::vector<std::string>{"4.13.0", "4.12.4"}));
+
+  std::string metrics = Get(agent->url("/metrics")).body;
+  EXPECT_NE(metrics.find("cluster_version_available_updates{upstream=\"" + serve_->url("/api/upgrades_info/graph") +
+                         "\",channel=\"stable-4.13\"} 2"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cluster_version{type=\"current\",version=\"4.12.3\""), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cluster_operator_conditions{name=\"version\",condition=\"RetrievedUpdates\",reason=\"\"} 1"),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(AgentProcessTest, ApiChangesTheSpecAndAChannelChangeFetchesAtOnce) {
+  auto agent = StartAgent({"--poll-interval", "600"});
+  ASSERT_TRUE(WaitFor([&] { return AvailableVersions(ClusterVersion(*agent)).size() == 2; }, 30s)) << agent->log();
+
+  // A field error is a Kubernetes Status naming the field; nothing changes.
+  auto bad = Patch(agent->url(kCv), R"({"spec":{"desiredUpdate":{"version":"4.13","force":false}}})");
+  EXPECT_EQ(bad.status, 422);
+  JsonValue status = Json(bad.body);
+  EXPECT_EQ(status.Find("kind")->text(), "Status");
+  EXPECT_EQ(status.Find("reason")->text(), "Invalid");
+  EXPECT_EQ(status.Find("details")->Find("causes")->items()[0].Find("field")->text(), "spec.desiredUpdate.version");
+  EXPECT_EQ(Patch(agent->url(kCv), "{nope").status, 400);
+
+  // stable-4.13 -> candidate-4.13 is fetched at once, not after the 10-minute interval.
+  auto changed = Patch(agent->url(kCv), R"({"spec":{"channel":"candidate-4.13"}})");
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  EXPECT_EQ(Json(changed.body).Find("metadata")->Find("generation")->integer(), 2);
+  ASSERT_TRUE(WaitFor([&] {
+    JsonValue cv = ClusterVersion(*agent);
+    auto versions = AvailableVersions(cv);
+    // candidate-4.13 offers 4.12.3 a release candidate and 4.13.3, stable-4.13 neither.
+    return cv.Find("status")->Find("observedGeneration")->integer() == 2 &&
+           std::find(versions.begin(), versions.end(), "4.13.0-rc.0") != versions.end() &&
+           std::find(versions.begin(), versions.end(), "4.13.3") != versions.end();
+  }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
+
+  // A version that is not an available update, without an image: Invalid, as the CVO says.
+  ASSERT_EQ(Patch(agent->url(kCv), R"({"spec":{"channel":"stable-4.13","desiredUpdate":{"version":"4.13.2"}}})").status, 200);
+  ASSERT_TRUE(WaitFor([&] {
+    const JsonValue* invalid = ConditionOf(ClusterVersion(*agent), "Invalid");
+    return invalid && invalid->Find("message")->text().find("when image is empty the update must be") != std::string::npos;
+  }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
+
+  // An available update: requested (applying it is the next stage).
+  ASSERT_EQ(Patch(agent->url(kCv), R"({"spec":{"desiredUpdate":{"version":"4.13.0"}}})").status, 200);
+  ASSERT_TRUE(WaitFor([&] {
+    JsonValue cv = ClusterVersion(*agent);
+    const JsonValue* progressing = ConditionOf(cv, "Progressing");
+    return !ConditionOf(cv, "Invalid") && progressing && progressing->Find("reason") &&
+           progressing->Find("reason")->text() == "UpdateRequested";
+  }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
+  EXPECT_EQ(Get(agent->url("/apis/config.openshift.io/v1/clusteroperators/nope")).status, 404);
+}
+
+TEST_F(AgentProcessTest, KillNineAtAnyMomentLosesNothing) {
+  std::string cluster_id;
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 6; ++round) {
+    auto agent = StartAgent({"--poll-interval", "1"});
+    JsonValue cv = ClusterVersion(*agent);
+    ASSERT_TRUE(cv.Find("spec")) << agent->log();
+    const std::string id = cv.Find("spec")->Find("clusterID")->text();
+    if (cluster_id.empty()) cluster_id = id;
+    EXPECT_EQ(id, cluster_id) << "round " << round;
+    // Every PATCH acknowledged before the kill survives it.
+    const std::string channel = round % 2 ? "fast-4.13" : "stable-4.13";
+    ASSERT_EQ(Patch(agent->url(kCv), R"({"spec":{"channel":")" + channel + R"("}})").status, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 400));  // mid-fetch or mid-write, at random
+    agent->Kill();
+    agent.reset();
+    auto after = StartAgent();
+    JsonValue restored = ClusterVersion(*after);
+    EXPECT_EQ(restored.Find("spec")->Find("channel")->text(), channel) << "round " << round;
+    EXPECT_EQ(restored.Find("spec")->Find("clusterID")->text(), cluster_id);
+    EXPECT_EQ(restored.Find("status")->Find("history")->items().size(), 1u);
+    EXPECT_EQ(after->Stop(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace cincinnati::agent
