@@ -21,7 +21,7 @@ Cincinnati update service on the bundled example ($example)
   hotfix:     curl -s '$url?channel=stable-4.13&id=0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60'   (customer acme sees 4.13.1-hotfix.1)
   a cluster:  $build/cincinnati agent --state-dir /tmp/agent --release-document $example/releases/4.12.3-amd64.json \\
                 --channel stable-4.13 --upstream $url --port 9099
-              curl -s http://127.0.0.1:9099/apis/config.openshift.io/v1/clusterversions/version
+              $build/cincinnati adm upgrade --include-not-recommended
 Stop with Ctrl-C.
 TEXT
 exec "$build/cincinnati" serve -v --releases "$example/releases" --graph-data "$example/graph-data" \

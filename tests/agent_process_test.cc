@@ -188,7 +188,8 @@ TEST_F(AgentProcessTest, ApiChangesTheSpecAndAChannelChangeFetchesAtOnce) {
   // A version that is not an available update, without an image: Invalid, as the CVO says.
   ASSERT_EQ(Patch(agent->url(kCv), R"({"spec":{"channel":"stable-4.13","desiredUpdate":{"version":"4.13.2"}}})").status, 200);
   ASSERT_TRUE(WaitFor([&] {
-    const JsonValue* invalid = ConditionOf(ClusterVersion(*agent), "Invalid");
+    const JsonValue cv = ClusterVersion(*agent);
+    const JsonValue* invalid = ConditionOf(cv, "Invalid");
     return invalid && invalid->Find("message")->text().find("when image is empty the update must be") != std::string::npos;
   }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
 
@@ -201,6 +202,68 @@ TEST_F(AgentProcessTest, ApiChangesTheSpecAndAChannelChangeFetchesAtOnce) {
            progressing->Find("reason")->text() == "UpdateRequested";
   }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
   EXPECT_EQ(Get(agent->url("/apis/config.openshift.io/v1/clusteroperators/nope")).status, 404);
+}
+
+TEST_F(AgentProcessTest, AdmUpgradeTalksToTheAgentAsOcDoes) {
+  auto agent = StartAgent({"--poll-interval", "600"});
+  ASSERT_TRUE(WaitFor([&] { return RecommendedReason(ClusterVersion(*agent)) == "ExampleIngressRisk"; }, 30s)) << agent->log();
+  const std::string at = " --agent " + agent->url("");
+
+  auto status = testing::RunCincinnati("adm upgrade" + at);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.out.rfind("Cluster version is 4.12.3\n\nUpstream: " + serve_->url("/api/upgrades_info/graph") +
+                                 "\nChannel: stable-4.13 (available channels: ",
+                             0),
+            0u)
+      << status.out;
+  EXPECT_NE(status.out.find("Recommended updates:\n\n  VERSION     IMAGE\n  4.13.0      quay.io/"), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("Additional updates which are not recommended for your cluster configuration are available"),
+            std::string::npos);
+  auto include = testing::RunCincinnati("adm upgrade --include-not-recommended" + at);
+  EXPECT_NE(include.out.find("Updates with known issues:\n\n  Version: 4.13.2\n"), std::string::npos) << include.out;
+  EXPECT_NE(include.out.find("  Reason: ExampleIngressRisk\n"), std::string::npos) << include.out;
+
+  // Not recommended: refused with oc's words, nothing changes.
+  auto refused = testing::RunCincinnati("adm upgrade --to 4.13.2" + at);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("error: the update 4.13.2 is not one of the recommended updates, but is available as a "
+                             "conditional update. To accept the Recommended=False risk and to proceed with update use "
+                             "--allow-not-recommended."),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(ClusterVersion(*agent).Find("spec")->Find("desiredUpdate"), nullptr);
+
+  // By image, accepting the risk: recorded in spec.desiredUpdate.
+  JsonValue cv = ClusterVersion(*agent);
+  const std::string image =
+      cv.Find("status")->Find("conditionalUpdates")->items()[0].Find("release")->Find("image")->text();
+  auto accepted = testing::RunCincinnati("adm upgrade --to-image " + image + " --allow-not-recommended" + at);
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.err;
+  EXPECT_EQ(accepted.out, "Requested update to 4.13.2\n");
+  EXPECT_NE(accepted.err.find("warning: with --allow-not-recommended you have accepted the risks with 4.13.2"), std::string::npos);
+  const JsonValue requested = ClusterVersion(*agent);
+  const JsonValue* desired = requested.Find("spec")->Find("desiredUpdate");
+  ASSERT_NE(desired, nullptr);
+  EXPECT_EQ(desired->Find("image")->text(), image);
+  EXPECT_EQ(desired->Find("version")->text(), "4.13.2");
+
+  // The channel: checked against the release's channels, then fetched at once.
+  auto unknown = testing::RunCincinnati("adm upgrade channel eus-4.99" + at);
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("is not one of the available channels"), std::string::npos) << unknown.err;
+  auto channel = testing::RunCincinnati("adm upgrade channel candidate-4.13" + at);
+  ASSERT_EQ(channel.exit_code, 0) << channel.err;
+  ASSERT_TRUE(WaitFor([&] {
+    auto versions = AvailableVersions(ClusterVersion(*agent));
+    return std::find(versions.begin(), versions.end(), "4.13.0-rc.0") != versions.end();
+  }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
+
+  // No agent there: the error says what to do.
+  agent->Stop();
+  auto down = testing::RunCincinnati("adm upgrade" + at);
+  EXPECT_EQ(down.exit_code, 1);
+  EXPECT_NE(down.err.find("start one with `cincinnati agent` or pass --agent URL"), std::string::npos) << down.err;
 }
 
 TEST_F(AgentProcessTest, KillNineAtAnyMomentLosesNothing) {

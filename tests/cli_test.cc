@@ -15,19 +15,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-struct ProcessResult {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
+using testing::ProcessResult;
 ProcessResult Cincinnati(const std::string& args, const std::string& stdin_file = "") {
-  TempDir tmp;
-  std::string cmd = std::string(CINCINNATI_BINARY) + " " + args + " >" + (tmp / "out").string() + " 2>" +
-                    (tmp / "err").string() + (stdin_file.empty() ? " </dev/null" : " <" + stdin_file);
-  int status = std::system(cmd.c_str());
-  return ProcessResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::ReadFile(tmp / "out"),
-             testing::ReadFile(tmp / "err")};
+  return testing::RunCincinnati(args, stdin_file);
 }
 
 const fs::path kFixture = testing::Fixtures() / "secondary-metadata/20200319.204124";

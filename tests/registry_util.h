@@ -53,18 +53,4 @@ class LocalRegistry {
   bool ready_ = false;
 };
 
-// Runs the cincinnati binary; returns its exit code, with stdout and stderr captured.
-struct CommandResult {
-  int exit_code;
-  std::string out, err;
-};
-
-inline CommandResult RunCincinnati(const std::string& args) {
-  TempDir tmp;
-  std::string cmd = std::string(CINCINNATI_BINARY) + " " + args + " >" + (tmp / "out").string() + " 2>" +
-                    (tmp / "err").string() + " </dev/null";
-  int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(tmp / "out"), ReadFile(tmp / "err")};
-}
-
 }  // namespace cincinnati::testing

@@ -1,6 +1,10 @@
 // Helpers for tests: fixture paths, temporary directories, small graph builders.
 #pragma once
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -78,6 +82,22 @@ inline std::vector<std::string> EdgeStrings(const Graph& g) {
   for (const Edge& e : g.Edges()) out.push_back(g.node(e.from).version + "->" + g.node(e.to).version);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+struct ProcessResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+// Runs `cincinnati ARGS` (a shell command line) to completion, stdin from `stdin_file`
+// or /dev/null, and returns its exit code and output.
+inline ProcessResult RunCincinnati(const std::string& args, const std::string& stdin_file = "") {
+  TempDir tmp;
+  std::string cmd = std::string(CINCINNATI_BINARY) + " " + args + " >" + (tmp / "out").string() + " 2>" +
+                    (tmp / "err").string() + (stdin_file.empty() ? " </dev/null" : " <" + stdin_file);
+  int status = std::system(cmd.c_str());
+  return ProcessResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(tmp / "out"), ReadFile(tmp / "err")};
 }
 
 }  // namespace cincinnati::testing

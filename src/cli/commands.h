@@ -15,6 +15,7 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code);
 void RegisterRolloutCommands(CLI::App& app, int& exit_code);
 void RegisterClusterCommands(CLI::App& app, int& exit_code);
 void RegisterAgentCommands(CLI::App& app, int& exit_code);
+void RegisterAdmCommands(CLI::App& app, int& exit_code);
 
 // Prints diagnostics to stderr as "severity: location: message".
 void PrintDiagnostics(const Diagnostics& diagnostics, bool include_info);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   cincinnati::cli::RegisterRolloutCommands(app, exit_code);
   cincinnati::cli::RegisterClusterCommands(app, exit_code);
   cincinnati::cli::RegisterAgentCommands(app, exit_code);
+  cincinnati::cli::RegisterAdmCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
