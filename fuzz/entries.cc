@@ -7,6 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "agent/available_updates.h"
+#include "agent/cluster_version.h"
+#include "agent/json_value.h"
+#include "agent/promql.h"
+#include "agent/update_graph.h"
 #include "builder/edge_add_remove.h"
 #include "core/diagnostics.h"
 #include "core/graph_check.h"
@@ -155,6 +160,44 @@ int ClusterDirectory(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// An update service's answer as the agent reads it (C4), and what it computes from it
+// for each node taken as the current version (C5); the same bytes as a Prometheus answer.
+int AgentGraph(const uint8_t* data, size_t size) {
+  (void)agent::ReadInstantQueryAnswer(Text(data, size));
+  auto graph = agent::ParseUpdateGraph(Text(data, size));
+  if (!graph.ok()) return 0;
+  size_t tried = 0;
+  for (const auto& node : graph->nodes) {
+    if (++tried > 8) break;
+    for (bool multi : {false, true}) {
+      auto updates = agent::ComputeAvailableUpdates(*graph, {node.version, multi, !multi}, "stable");
+      if (!updates.ok()) continue;
+      FUZZ_CHECK(updates.updates.recommended.size() <= graph->nodes.size(), "no more updates than nodes");
+      FUZZ_CHECK(updates.updates.conditional.size() <= graph->nodes.size(), "no more conditional updates than nodes");
+    }
+  }
+  return 0;
+}
+
+// The agent's API bodies and its persisted state: JSON that parses prints back to an
+// equal value; a merge patch applies to anything; a ClusterVersion that reads writes
+// back to one that reads again.
+int AgentJson(const uint8_t* data, size_t size) {
+  auto value = agent::ParseJson(Text(data, size));
+  if (!value.ok()) return 0;
+  auto again = agent::ParseJson(agent::WriteJson(*value));
+  FUZZ_CHECK(again.ok(), "written JSON parses");
+  FUZZ_CHECK(*again == *value, "JSON round-trips");
+  (void)agent::MergePatch(*value, *value);
+  (void)agent::MergePatch(agent::JsonValue::Object(), *value);
+  if (const agent::JsonValue* spec = value->Find("spec")) (void)agent::SpecFromJson(*spec);
+  auto cv = agent::FromJson(*value);
+  if (!cv.ok()) return 0;
+  auto reread = agent::FromJson(agent::ToJson(*cv));
+  FUZZ_CHECK(reread.ok(), "a written ClusterVersion reads back");
+  return 0;
+}
+
 constexpr NamedEntry kEntries[] = {
     {"semver", SemVer},
     {"graph_json", GraphJson},
@@ -168,6 +211,8 @@ constexpr NamedEntry kEntries[] = {
     {"dockercfg", DockerConfig},
     {"cluster_directory", ClusterDirectory},
     {"policy_chain", PolicyChain},
+    {"agent_graph", AgentGraph},
+    {"agent_json", AgentJson},
 };
 
 }  // namespace

@@ -2,11 +2,18 @@
 // and a real Prometheus: the updates a cluster at 4.12.3 is offered, a PromQL risk the
 // test switches, the API's answers, a channel change, and kill -9 at any moment.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "agent/json_value.h"
+#include "registry_util.h"
 #include "service_util.h"
 
 namespace cincinnati::agent {
@@ -64,6 +71,48 @@ std::string RecommendedReason(const JsonValue& cv) {
   if (!list || !list->is_array() || list->items().empty()) return "";
   return list->items()[0].Find("conditions")->items()[0].Find("reason")->text();
 }
+
+// An upstream that accepts connections and never answers: a fetch to it stays in
+// flight until the client gives up or dies.
+class StallingUpstream {
+ public:
+  StallingUpstream() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(fd_, 16) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "cannot listen";
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pollfd p{fd_, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0) continue;
+        int c = accept(fd_, nullptr, nullptr);
+        if (c >= 0) held_.push_back(c), ++accepted_;
+      }
+    });
+  }
+  ~StallingUpstream() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    for (int c : held_) close(c);
+    close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/graph"; }
+  int accepted() const { return accepted_; }
+
+ private:
+  int fd_ = -1, port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> accepted_{0};
+  std::vector<int> held_;
+  std::thread thread_;
+};
 
 class AgentProcessTest : public ::testing::Test {
  protected:
@@ -289,6 +338,101 @@ TEST_F(AgentProcessTest, KillNineAtAnyMomentLosesNothing) {
     EXPECT_EQ(restored.Find("status")->Find("history")->items().size(), 1u);
     EXPECT_EQ(after->Stop(), 0);
   }
+}
+
+TEST_F(AgentProcessTest, KillNineDuringAFetchLosesNothing) {
+  auto agent = StartAgent({"--poll-interval", "600"});
+  ASSERT_TRUE(WaitFor([&] { return AvailableVersions(ClusterVersion(*agent)).size() == 2; }, 30s)) << agent->log();
+  const JsonValue before = ClusterVersion(*agent);
+
+  // A new upstream is fetched at once; it never answers, and the agent dies mid-fetch.
+  StallingUpstream stalling;
+  ASSERT_EQ(Patch(agent->url(kCv), R"({"spec":{"upstream":")" + stalling.url() + R"("}})").status, 200);
+  ASSERT_TRUE(WaitFor([&] { return stalling.accepted() >= 1; }, 10s)) << agent->log();
+  agent->Kill();
+  agent.reset();
+
+  auto after = StartAgent({"--poll-interval", "600"});
+  JsonValue restored = ClusterVersion(*after);
+  EXPECT_EQ(restored.Find("spec")->Find("upstream")->text(), stalling.url());
+  EXPECT_EQ(*restored.Find("spec")->Find("clusterID"), *before.Find("spec")->Find("clusterID"));
+  EXPECT_EQ(*restored.Find("status")->Find("history"), *before.Find("status")->Find("history"));
+  // The lists of the last good answer are kept while the new upstream has not answered.
+  EXPECT_EQ(AvailableVersions(restored), AvailableVersions(before));
+  // The restarted agent fetches from the new upstream again and still answers its API.
+  ASSERT_TRUE(WaitFor([&] { return stalling.accepted() >= 2; }, 10s)) << after->log();
+  EXPECT_EQ(Get(after->url(kCv)).status, 200);
+  after->Kill();
+}
+
+TEST_F(AgentProcessTest, KillNineDuringPatchesKeepsEveryAcknowledgedOne) {
+  const std::vector<std::string> channels = {"stable-4.13", "fast-4.13", "candidate-4.13"};
+  std::mt19937 rng(777);
+  for (int round = 0; round < 4; ++round) {
+    auto agent = StartAgent({"--poll-interval", "1"});
+    const std::string url = agent->url(kCv);
+    std::atomic<int> acknowledged{-1};
+    std::atomic<bool> stop{false};
+    // One writer PATCHes the channel in turn as fast as the agent answers.
+    std::thread writer([&] {
+      for (int i = 0; !stop; ++i) {
+        auto r = Patch(url, R"({"spec":{"channel":")" + channels[i % channels.size()] + R"("}})");
+        if (r.status != 200) return;
+        acknowledged = i;
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 + rng() % 400));
+    agent->Kill();
+    stop = true;
+    writer.join();
+    agent.reset();
+    const int last = acknowledged;
+    ASSERT_GE(last, 0) << "no PATCH was answered before the kill";
+
+    auto after = StartAgent();
+    JsonValue restored = ClusterVersion(*after);
+    const std::string channel = restored.Find("spec")->Find("channel")->text();
+    // The last acknowledged write, or the one in flight when the agent died.
+    EXPECT_TRUE(channel == channels[last % channels.size()] || channel == channels[(last + 1) % channels.size()])
+        << "round " << round << ": " << channel << " after " << last + 1 << " acknowledged PATCHes";
+    EXPECT_EQ(after->Stop(), 0);
+  }
+}
+
+// On an empty state directory, the installed release is read from a release image in a
+// real registry: its version, digest pull spec, channels and URL.
+TEST(AgentReleaseImageTest, StartsFromAReleaseImageInARegistry) {
+  testing::LocalRegistry registry;
+  ASSERT_TRUE(registry.ready()) << registry.log();
+  auto pushed = testing::RunCincinnati(
+      "release new --version 4.12.3 --metadata io.openshift.upgrades.graph.release.channels=stable-4.13,fast-4.12 "
+      "--metadata url=https://example.com/4.12.3 --to " + registry.url() + "/ocp/release:4.12.3");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  const std::string digest = pushed.out.substr(pushed.out.find("@sha256:") + 1, 71);
+
+  testing::TempDir dir;
+  ServiceProcess agent("agent", {"--state-dir", (dir / "state").string(), "--release-image",
+                                 registry.url() + "/ocp/release:4.12.3", "--upstream", "http://127.0.0.1:1/graph",
+                                 "--port", "0"});
+  ASSERT_TRUE(agent.running()) << agent.log();
+  ASSERT_TRUE(WaitFor([&] { return Get(agent.url("/readyz")).status == 200; })) << agent.log();
+  JsonValue cv = Json(Get(agent.url(kCv)).body);
+  const JsonValue* desired = cv.Find("status")->Find("desired");
+  EXPECT_EQ(desired->Find("version")->text(), "4.12.3");
+  EXPECT_EQ(desired->Find("image")->text(), registry.host_port() + "/ocp/release@" + digest);
+  EXPECT_EQ(desired->Find("url")->text(), "https://example.com/4.12.3");
+  EXPECT_EQ(WriteJson(*desired->Find("channels")), R"(["fast-4.12","stable-4.13"])");
+  EXPECT_EQ(cv.Find("spec")->Find("channel")->text(), "fast-4.12");
+  EXPECT_EQ(cv.Find("status")->Find("history")->items()[0].Find("image")->text(), desired->Find("image")->text());
+  EXPECT_EQ(agent.Stop(), 0);
+
+  // A tag that is not there, or an image that is not a release: the agent does not
+  // start, and says which image.
+  auto missing = testing::RunCincinnati("agent --port 0 --state-dir " + (dir / "other").string() + " --release-image " +
+                                        registry.url() + "/ocp/release:9.9.9");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("/ocp/release:9.9.9"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir / "other" / "clusterversions")) << "no state is written for a release that cannot be read";
 }
 
 }  // namespace

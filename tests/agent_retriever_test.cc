@@ -236,6 +236,16 @@ TEST_F(RetrieverFixture, LocalChecksNeedNoNetwork) {
     now += 1s;
   }
   EXPECT_EQ(upstream.requests(), 0);
+
+  // The upstream's own query cannot be read: the request cannot be built (InvalidRequest,
+  // a client error, so it reads as the fetch failures do).
+  GraphRequestInputs in = inputs;
+  in.upstream = upstream.url() + "?x=%zz";
+  RetrievedUpdates got = retriever.Run(in);
+  EXPECT_EQ(got.retrieved.reason, "InvalidRequest");
+  EXPECT_EQ(got.retrieved.message.rfind("Unable to retrieve available updates: invalid query in the update service URL", 0), 0u)
+      << got.retrieved.message;
+  EXPECT_EQ(upstream.requests(), 0);
 }
 
 TEST(RetrieverServeTest, OurServeOffersWhatItsGraphSays) {

@@ -105,6 +105,7 @@ Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, A
       if (const JsonValue* s = annotations->Find(kLoopStateAnnotation)) agent->state_ = ParseLoopState(s->text());
     }
     agent->retriever_->Seed(agent->cv_.status.conditional_updates);
+    agent->ready_ = true;
     return agent;
   }
   CINCINNATI_ASSIGN_OR_RETURN(Release installed, ReadInstalledRelease(agent->options_.release));
@@ -121,6 +122,7 @@ Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, A
   cv.status.history.push_back({"Completed", now, now, installed.version, installed.image, false, ""});
   agent->SetBaseConditions();
   CINCINNATI_RETURN_IF_ERROR(agent->Save());
+  agent->ready_ = true;
   return agent;
 }
 

@@ -80,7 +80,7 @@ class Agent {
 
   std::string Metrics();
   LoopState state();
-  bool ready();  // a pass has completed
+  bool ready();  // the state is loaded and its last save succeeded (a fetch may still be running)
 
  private:
   Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock);

@@ -39,10 +39,14 @@ UpdatesOrFailure Failure(std::string_view why, std::string message) {
 }  // namespace
 
 bool LooksLikeUrl(std::string_view text) {
+  // Go checks the escapes of the path, host and fragment; the raw query is kept as is.
+  const size_t fragment = text.find('#');
+  const size_t query = text.substr(0, fragment).find('?');
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     if (c < 0x20 || c == 0x7f) return false;
-    if (c == '%' && (i + 2 >= text.size() || !IsHex(text[i + 1]) || !IsHex(text[i + 2]))) return false;
+    const bool in_query = query != std::string_view::npos && i > query && i < fragment;
+    if (c == '%' && !in_query && (i + 2 >= text.size() || !IsHex(text[i + 1]) || !IsHex(text[i + 2]))) return false;
   }
   size_t colon = text.find(':');
   size_t slash = text.find('/');

@@ -91,7 +91,7 @@ UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const Updates
 Result<Release> ReleaseFromNode(const UpdateNode& node);
 
 // Whether Go's url.Parse would accept `text`: no control characters or spaces in the
-// host, valid %XX escapes, a scheme of letters, digits, '+', '-', '.'.
+// host, valid %XX escapes outside the query, a scheme of letters, digits, '+', '-', '.'.
 bool LooksLikeUrl(std::string_view text);
 
 }  // namespace cincinnati::agent

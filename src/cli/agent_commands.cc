@@ -63,6 +63,7 @@ Status RunAgent(const AgentArgs& a) {
   limits.max_body_bytes = size_t{1} << 20;
   limits.threads = 2;
   server::HttpServer http(limits);
+  http.CatchSignals();
   CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, a.port, [&](const server::Request& r) {
                                 return agent::HandleAgentApi(*agent, r, token);
                               }));

@@ -426,6 +426,7 @@ Status Run(Invocation& inv) {
 
   CINCINNATI_ASSIGN_OR_RETURN(server::ServerLimits limits, Limits(s));
   HttpServer http(limits);
+  http.CatchSignals();
   std::string ports;
   if (gb) {
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port_setting, Port(s, "service.public_port", 8090));

@@ -59,6 +59,9 @@ struct HttpServer::Impl {
   std::mutex sessions_mu;
   std::set<std::weak_ptr<Session>, std::owner_less<std::weak_ptr<Session>>> sessions;
   bool started = false;
+  // SIGTERM and SIGINT, once caught (CatchSignals), until WaitForSignal.
+  std::unique_ptr<asio::io_context> signals_ioc;
+  std::unique_ptr<asio::signal_set> signals;
 
   explicit Impl(ServerLimits l) : limits(l) {
     for (size_t i = 0; i < Threads(); ++i) {
@@ -399,11 +402,16 @@ void HttpServer::Start() {
   }
 }
 
+void HttpServer::CatchSignals() {
+  if (impl_->signals) return;
+  impl_->signals_ioc = std::make_unique<asio::io_context>(1);
+  impl_->signals = std::make_unique<asio::signal_set>(*impl_->signals_ioc, SIGINT, SIGTERM);
+}
+
 void HttpServer::WaitForSignal(std::chrono::milliseconds grace) {
-  asio::io_context signals_ioc;
-  asio::signal_set signals(signals_ioc, SIGINT, SIGTERM);
-  signals.async_wait([](beast::error_code, int signal) { spdlog::info("signal {} received, shutting down", signal); });
-  signals_ioc.run();
+  CatchSignals();
+  impl_->signals->async_wait([](beast::error_code, int signal) { spdlog::info("signal {} received, shutting down", signal); });
+  impl_->signals_ioc->run();
   Shutdown(grace);
 }
 

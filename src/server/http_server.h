@@ -47,7 +47,12 @@ class HttpServer {
   Result<uint16_t> Listen(const std::string& address, uint16_t port, Handler handler);
   Result<uint16_t> ListenAsync(const std::string& address, uint16_t port, AsyncHandler handler);
   void Start();
-  // Blocks until SIGTERM or SIGINT, then shuts down gracefully.
+  // From now on SIGTERM and SIGINT are held for WaitForSignal instead of ending the
+  // process: call it before the server is reachable, so that a signal sent as soon as
+  // the port answers still shuts down gracefully.
+  void CatchSignals();
+  // Blocks until SIGTERM or SIGINT (caught here if CatchSignals was not called), then
+  // shuts down gracefully.
   void WaitForSignal(std::chrono::milliseconds grace = std::chrono::seconds(10));
   void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(10));
   size_t open_connections() const;
