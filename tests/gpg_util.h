@@ -27,6 +27,8 @@ class Signer {
   ~Signer() { (void)std::system(("gpgconf --homedir " + (dir_ / "home").string() + " --kill all >/dev/null 2>&1").c_str()); }
   bool ok() const { return ok_; }
   std::string keys() const { return (dir_ / "keys").string(); }
+  std::string home() const { return (dir_ / "home").string(); }
+  std::string public_key() const { return ReadFile(dir_ / "keys/key.asc"); }
   // A binary signed message over the simple-signing payload for `digest`.
   std::string Sign(const std::string& digest) {
     WriteFile(dir_ / "payload.json",

@@ -1,58 +1,42 @@
 #include "registry/signature.h"
 
-#include <gpgme.h>
-
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <mutex>
-#include <random>
-
 #include <fmt/format.h>
 #include <simdjson.h>
+
+#include "core/json_writer.h"
+#include "registry/keyring.h"
 
 namespace cincinnati::registry {
 namespace {
 
-namespace fs = std::filesystem;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
 
-std::string Err(gpgme_error_t e) { return gpgme_strerror(e); }
-
-// A GnuPG home that exists for one verification and is removed afterwards.
-class TemporaryHome {
- public:
-  TemporaryHome() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / fmt::format("cincinnati-gnupg-{}-{}", ::getpid(), rd());
-    fs::create_directories(path_);
-    fs::permissions(path_, fs::perms::owner_all);
+// Each member of `object` must be one of `known`; `where` prefixes the error.
+Status OnlyKnownMembers(element object, std::string_view where, std::initializer_list<std::string_view> known) {
+  simdjson::dom::object members;
+  if (object.get_object().get(members)) {
+    return Status::InvalidArgument(fmt::format("{}: must be an object", where.empty() ? "the signed payload" : where));
   }
-  ~TemporaryHome() {
-    // Stop the agent gpg may have started for this home, then remove it.
-    std::string cmd = "gpgconf --homedir '" + path_.string() + "' --kill all >/dev/null 2>&1";
-    (void)std::system(cmd.c_str());
-    std::error_code ec;
-    fs::remove_all(path_, ec);
+  for (auto field : members) {
+    bool ok = false;
+    for (std::string_view k : known) ok |= field.key == k;
+    if (!ok) {
+      return Status::InvalidArgument(
+          fmt::format("{}{}{}: unknown member", where, where.empty() ? "" : ".", std::string(field.key)));
+    }
   }
-  std::string path() const { return path_.string(); }
+  return Status::OK();
+}
 
- private:
-  fs::path path_;
-};
-
-struct Context {
-  gpgme_ctx_t ctx = nullptr;
-  ~Context() {
-    if (ctx) gpgme_release(ctx);
-  }
-};
-
-struct Data {
-  gpgme_data_t data = nullptr;
-  ~Data() {
-    if (data) gpgme_data_release(data);
-  }
-};
+// The string at `key` of `object` ("" when absent or null).
+Result<std::string> StringMember(element object, std::string_view key, std::string_view where) {
+  auto v = object[key];
+  if (v.error() == simdjson::NO_SUCH_FIELD || v.is_null()) return std::string();
+  std::string_view text;
+  if (v.get_string().get(text)) return Status::InvalidArgument(fmt::format("{}.{}: must be a string", where, key));
+  return std::string(text);
+}
 
 }  // namespace
 
@@ -64,65 +48,68 @@ std::string SignatureLocation(const std::string& base, const std::string& digest
   return fmt::format("{}{}/signature-{}", prefix, segment, index);
 }
 
+Result<AtomicSignature> ParseAtomicSignature(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  element root;
+  if (auto e = parser.parse(padded).get(root)) {
+    return Status::InvalidArgument(fmt::format("the signed payload is not JSON: {}", simdjson::error_message(e)));
+  }
+  CINCINNATI_RETURN_IF_ERROR(OnlyKnownMembers(root, "", {"critical", "optional"}));
+  element critical;
+  if (root["critical"].get(critical)) return Status::InvalidArgument("critical: required");
+  CINCINNATI_RETURN_IF_ERROR(OnlyKnownMembers(critical, "critical", {"type", "image", "identity"}));
+  AtomicSignature out;
+  CINCINNATI_ASSIGN_OR_RETURN(std::string type, StringMember(critical, "type", "critical"));
+  if (type != "atomic container signature") {
+    return Status::InvalidArgument(fmt::format("critical.type: \"{}\" is not \"atomic container signature\"", type));
+  }
+  element image, identity;
+  if (critical["image"].get(image)) return Status::InvalidArgument("critical.image: required");
+  CINCINNATI_RETURN_IF_ERROR(OnlyKnownMembers(image, "critical.image", {"docker-manifest-digest"}));
+  CINCINNATI_ASSIGN_OR_RETURN(out.digest, StringMember(image, "docker-manifest-digest", "critical.image"));
+  if (critical["identity"].get(identity)) return Status::InvalidArgument("critical.identity: required");
+  CINCINNATI_RETURN_IF_ERROR(OnlyKnownMembers(identity, "critical.identity", {"docker-reference"}));
+  CINCINNATI_ASSIGN_OR_RETURN(out.reference, StringMember(identity, "docker-reference", "critical.identity"));
+  if (out.reference.empty()) return Status::InvalidArgument("critical.identity.docker-reference: must not be empty");
+
+  element optional;
+  if (!root["optional"].get(optional) && !optional.is_null()) {
+    CINCINNATI_RETURN_IF_ERROR(OnlyKnownMembers(optional, "optional", {"creator", "timestamp"}));
+    CINCINNATI_ASSIGN_OR_RETURN(out.creator, StringMember(optional, "creator", "optional"));
+    auto ts = optional["timestamp"];
+    if (ts.error() != simdjson::NO_SUCH_FIELD && !ts.is_null()) {
+      int64_t value = 0;
+      if (ts.get_int64().get(value)) return Status::InvalidArgument("optional.timestamp: must be an integer (Unix seconds)");
+      out.timestamp = value;
+    }
+  }
+  return out;
+}
+
+std::string WriteAtomicSignature(const AtomicSignature& signature) {
+  std::string optional;
+  if (!signature.creator.empty()) optional += fmt::format("\"creator\":{}", JsonString(signature.creator));
+  if (signature.timestamp) optional += fmt::format("{}\"timestamp\":{}", optional.empty() ? "" : ",", *signature.timestamp);
+  return fmt::format(
+      "{{\"critical\":{{\"type\":\"atomic container signature\",\"image\":{{\"docker-manifest-digest\":{}}},"
+      "\"identity\":{{\"docker-reference\":{}}}}},\"optional\":{{{}}}}}",
+      JsonString(signature.digest), JsonString(signature.reference), optional);
+}
+
 Result<std::string> VerifyImageSignature(const std::string& signature, const std::string& public_keys_dir,
                                          const std::string& expected_digest) {
-  static std::once_flag init;
-  std::call_once(init, [] { gpgme_check_version(nullptr); });
-  TemporaryHome home;
-  Context c;
-  if (auto e = gpgme_new(&c.ctx)) return Status::Internal("gpgme_new: " + Err(e));
-  if (auto e = gpgme_ctx_set_engine_info(c.ctx, GPGME_PROTOCOL_OpenPGP, nullptr, home.path().c_str())) {
-    return Status::Internal("gpgme engine: " + Err(e));
-  }
-  // Import every key file of the directory.
-  std::error_code ec;
-  size_t imported = 0;
-  for (const auto& entry : fs::directory_iterator(public_keys_dir, ec)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    Data d;
-    if (gpgme_data_new_from_mem(&d.data, key.data(), key.size(), 0)) continue;
-    if (gpgme_op_import(c.ctx, d.data)) continue;
-    gpgme_import_result_t r = gpgme_op_import_result(c.ctx);
-    if (r) imported += static_cast<size_t>(r->imported + r->unchanged);
-  }
-  if (ec) return Status::IoError(fmt::format("public keys {}: {}", public_keys_dir, ec.message()));
-  if (imported == 0) return Status::InvalidArgument(fmt::format("no public key could be imported from {}", public_keys_dir));
-
-  Data sig, plain;
-  gpgme_data_new_from_mem(&sig.data, signature.data(), signature.size(), 0);
-  gpgme_data_new(&plain.data);
-  if (auto e = gpgme_op_verify(c.ctx, sig.data, nullptr, plain.data)) {
-    return Status::InvalidArgument("not a valid OpenPGP signed message: " + Err(e));
-  }
-  gpgme_verify_result_t result = gpgme_op_verify_result(c.ctx);
-  bool good = false;
-  std::string why = "no signature";
-  for (gpgme_signature_t s = result ? result->signatures : nullptr; s; s = s->next) {
-    if (gpg_err_code(s->status) == GPG_ERR_NO_ERROR) {
-      good = true;
-      break;
-    }
-    why = fmt::format("signature by {} is not valid with the given keys: {}", s->fpr ? s->fpr : "?", Err(s->status));
-  }
-  if (!good) return Status::InvalidArgument(why);
-
-  size_t size = 0;
-  char* bytes = gpgme_data_release_and_get_mem(plain.data, &size);
-  plain.data = nullptr;
-  std::string payload(bytes, size);
-  gpgme_free(bytes);
+  CINCINNATI_ASSIGN_OR_RETURN(auto keyring, Keyring::FromDirectory(public_keys_dir, public_keys_dir));
+  CINCINNATI_ASSIGN_OR_RETURN(VerifiedMessage message, keyring->Verify(signature));
   simdjson::dom::parser parser;
   std::string_view digest;
-  if (parser.parse(payload)["critical"]["image"]["docker-manifest-digest"].get_string().get(digest)) {
+  if (parser.parse(message.payload)["critical"]["image"]["docker-manifest-digest"].get_string().get(digest)) {
     return Status::InvalidArgument("signed payload has no critical.image.docker-manifest-digest");
   }
   if (digest != expected_digest) {
-    return Status::InvalidArgument(
-        fmt::format("signature is for {}, not for {}", std::string(digest), expected_digest));
+    return Status::InvalidArgument(fmt::format("signature is for {}, not for {}", std::string(digest), expected_digest));
   }
-  return payload;
+  return message.payload;
 }
 
 }  // namespace cincinnati::registry

@@ -9,11 +9,35 @@
 // the user's keyring is never read or changed.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
 namespace cincinnati::registry {
+
+// The signed payload of an "atomic container signature":
+// {"critical": {"type": "atomic container signature",
+//               "image": {"docker-manifest-digest": "<digest>"},
+//               "identity": {"docker-reference": "<reference>"}},
+//  "optional": {"creator": "<text>", "timestamp": <int64>}}
+struct AtomicSignature {
+  std::string digest;
+  std::string reference;
+  std::string creator;
+  std::optional<int64_t> timestamp;
+};
+
+// Decodes strictly, as the cluster-version operator does: a member this layout does not
+// name (anywhere, `optional` included) is an error, `type` must be exactly "atomic
+// container signature" and `docker-reference` must not be empty. The error names the
+// member ("critical.identity.docker-reference: ...").
+Result<AtomicSignature> ParseAtomicSignature(std::string_view json);
+
+// The payload for `signature` (creator and timestamp written when set), one line.
+std::string WriteAtomicSignature(const AtomicSignature& signature);
 
 // Returns the signed payload when valid; the error says which check failed.
 Result<std::string> VerifyImageSignature(const std::string& signature, const std::string& public_keys_dir,
