@@ -10,6 +10,7 @@
 #include "core/json_writer.h"
 #include "agent/signature_store.h"
 #include "gpg_util.h"
+#include "registry_util.h"
 #include "registry/keyring.h"
 #include "registry/signature.h"
 #include "server/http_server.h"
@@ -304,6 +305,46 @@ TEST(ReleaseVerifierTest, ReadsTheVerificationConfigMap) {
   JsonValue plain = good;
   plain.Set("metadata", JsonValue::Object({{"name", JsonValue::String("other")}}));
   EXPECT_FALSE(IsVerificationConfigMap(plain));
+}
+
+// `cincinnati release sign` on a release pushed to a real registry (by tag: the digest is
+// read from the registry), then verified from the store it wrote, as file:// and over HTTP.
+TEST(ReleaseSignTest, SignsWhatTheRegistryHoldsAndTheVerifierAcceptsIt) {
+  Signer key("release");
+  ASSERT_TRUE(key.ok());
+  testing::LocalRegistry registry;
+  ASSERT_TRUE(registry.ready()) << registry.log();
+  auto pushed = testing::RunCincinnati("release new --version 4.1.1 --to " + registry.url() + "/ocp/release:4.1.1");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  const std::string pullspec = pushed.out.substr(0, pushed.out.find('\n'));
+  const std::string digest = pullspec.substr(pullspec.find('@') + 1);
+
+  TempDir store;
+  const std::string sign = "release sign --store " + store.path().string() + " --gnupg-home " + key.home();
+  auto first = testing::RunCincinnati(sign + " " + registry.url() + "/ocp/release:4.1.1");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::string segment = digest;
+  segment[segment.find(':')] = '=';
+  EXPECT_EQ(first.out, (store / segment / "signature-1").string() + "\n");
+  auto second = testing::RunCincinnati(sign + " " + pullspec);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.out, (store / segment / "signature-2").string() + "\n");
+
+  auto message = Keyring::Open("release", {key.public_key()}).value()->Verify(testing::ReadFile(store / segment / "signature-1"));
+  ASSERT_TRUE(message.ok()) << message.status().message();
+  auto content = ParseAtomicSignature(message->payload);
+  ASSERT_TRUE(content.ok()) << content.status().message();
+  EXPECT_EQ(content->digest, digest);
+  EXPECT_EQ(content->reference, registry.host_port() + "/ocp/release:4.1.1");
+  EXPECT_EQ(content->creator, "cincinnati");
+
+  ReleaseVerifier verifier(Config({&key}, {"file://" + store.path().string()}));
+  auto verified = verifier.Verify(pullspec, std::nullopt, Soon());
+  ASSERT_TRUE(verified.ok()) << verified.status().message();
+
+  auto missing_key = testing::RunCincinnati(sign + " --key nobody@example.com " + pullspec);
+  EXPECT_NE(missing_key.exit_code, 0);
+  EXPECT_NE(missing_key.err.find("no secret key 'nobody@example.com'"), std::string::npos) << missing_key.err;
 }
 
 }  // namespace

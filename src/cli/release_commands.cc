@@ -1,16 +1,21 @@
-// `cincinnati release new` and `cincinnati release info`: publish and inspect release
-// images in a registry.
+// `cincinnati release new`, `mirror`, `info` and `sign`: publish, copy, inspect and sign
+// release images.
 #include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "agent/object_store.h"
+#include "agent/release_verifier.h"
+#include "agent/signature_store.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/graph_data.h"
+#include "registry/keyring.h"
 #include "registry/release_image.h"
+#include "registry/signature.h"
 
 namespace cincinnati::cli {
 namespace {
@@ -132,6 +137,48 @@ Status RunMirror(const MirrorArgs& a) {
   return Status::OK();
 }
 
+struct SignArgs {
+  std::string image, store, layout = "mirror", gnupg_home, key, creator = "cincinnati", ca_dir;
+  registry::Credentials credentials;
+};
+
+// Signs the image's digest and writes the signature under the store directory, at the
+// first free index.
+Status RunSign(const SignArgs& a) {
+  CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(a.image));
+  std::string digest = ref.digest;
+  if (digest.empty()) {
+    if (ref.tag.empty()) return Status::InvalidArgument(fmt::format("'{}': a tag or digest is required", a.image));
+    registry::RegistryClient client(ref.location, a.credentials, {.ca_path = a.ca_dir});
+    CINCINNATI_ASSIGN_OR_RETURN(registry::ReleaseImage release, registry::ReadReleaseImage(client, ref.tag));
+    digest = release.digest;
+  }
+  CINCINNATI_RETURN_IF_ERROR(agent::PinnedDigest("@" + digest).status().WithContext(a.image));
+  const std::string reference = ref.location.PullSpecPrefix() + (ref.tag.empty() ? "@" + digest : ":" + ref.tag);
+  registry::AtomicSignature content{digest, reference, a.creator,
+                                    std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch()).count()};
+  CINCINNATI_ASSIGN_OR_RETURN(std::string signature,
+                              registry::SignMessage(registry::WriteAtomicSignature(content), a.gnupg_home, a.key));
+  // mirror: <store>/sha256=<hex>/signature-N (mirror.openshift.com, file:// stores);
+  // graph-data: <store>/sha256/<hex>/signature-N (a graph-data repository's signatures/).
+  const size_t colon = digest.find(':');
+  const fs::path dir = a.layout == "graph-data" ? fs::path(a.store) / digest.substr(0, colon) / digest.substr(colon + 1)
+                                                : fs::path(a.store) / (digest.substr(0, colon) + "=" + digest.substr(colon + 1));
+  for (int n = 1; n <= agent::kMaxSignaturesPerStore; ++n) {
+    const fs::path path = dir / fmt::format("signature-{}", n);
+    std::error_code ec;
+    if (fs::exists(path, ec)) continue;
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
+    CINCINNATI_RETURN_IF_ERROR(agent::WriteFileDurably(path, signature));
+    std::cout << path.string() << '\n';
+    return Status::OK();
+  }
+  return Status::Conflict(fmt::format("{} already holds {} signatures, as many as a store may have", dir.string(),
+                                      agent::kMaxSignaturesPerStore));
+}
+
 void Report(const Status& st, int& exit_code) {
   if (st.ok()) return;
   std::cerr << "error: " << st.message() << '\n';
@@ -184,6 +231,25 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
   auto ca_dir = std::make_shared<std::string>();
   info->add_option("--root-certificate-dir", *ca_dir, "Extra trusted certificates (*.pem, *.crt)");
   info->callback([image, creds, ca_dir, &exit_code] { Report(RunInfo(*image, *creds, *ca_dir), exit_code); });
+
+  auto sign = std::make_shared<SignArgs>();
+  CLI::App* sign_cmd = release->add_subcommand(
+      "sign", "Sign a release image's digest (an \"atomic container signature\", GnuPG) into a signature store directory");
+  sign_cmd->add_option("image", sign->image, "Image by digest (repo@sha256:...) or by tag (the digest is read from the registry)")
+      ->required();
+  sign_cmd->add_option("--store", sign->store, "Signature store directory the signature is written into")
+      ->required()->type_name("DIR");
+  sign_cmd->add_option("--layout", sign->layout, "mirror: <store>/sha256=<hex>/signature-N (serve it as it is, or as "
+                                                 "file://); graph-data: <store>/sha256/<hex>/signature-N")
+      ->check(CLI::IsMember({"mirror", "graph-data"}))->capture_default_str();
+  sign_cmd->add_option("--gnupg-home", sign->gnupg_home, "GnuPG home with the secret key (default: $GNUPGHOME or ~/.gnupg)")
+      ->type_name("DIR");
+  sign_cmd->add_option("--key", sign->key, "Signing key: fingerprint, key ID or user ID (default: GnuPG's default key)");
+  sign_cmd->add_option("--creator", sign->creator, "optional.creator of the signature")->capture_default_str();
+  sign_cmd->add_option("--username", sign->credentials.username, "Registry user (to read a tag's digest)");
+  sign_cmd->add_option("--password", sign->credentials.password, "Registry password");
+  sign_cmd->add_option("--root-certificate-dir", sign->ca_dir, "Extra trusted certificates (*.pem, *.crt)");
+  sign_cmd->callback([sign, &exit_code] { Report(RunSign(*sign), exit_code); });
 }
 
 }  // namespace cincinnati::cli
