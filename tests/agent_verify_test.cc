@@ -14,6 +14,7 @@
 #include "registry/keyring.h"
 #include "registry/signature.h"
 #include "server/http_server.h"
+#include "service_util.h"
 #include "test_util.h"
 
 namespace cincinnati::agent {
@@ -345,6 +346,52 @@ TEST(ReleaseSignTest, SignsWhatTheRegistryHoldsAndTheVerifierAcceptsIt) {
   auto missing_key = testing::RunCincinnati(sign + " --key nobody@example.com " + pullspec);
   EXPECT_NE(missing_key.exit_code, 0);
   EXPECT_NE(missing_key.err.find("no secret key 'nobody@example.com'"), std::string::npos) << missing_key.err;
+}
+
+// `serve` (main listener) and `graph-builder` (public listener) with --signatures.dir act
+// as the metadata-helper: a signature store the verifier reads over HTTP.
+TEST(SignatureFilesTest, OurServicesAreSignatureStores) {
+  Signer key("release");
+  ASSERT_TRUE(key.ok());
+  TempDir signatures;
+  const std::string pullspec = "quay.io/ocp/release@" + kDigest;
+  auto signed_ = testing::RunCincinnati("release sign " + pullspec + " --layout graph-data --store " +
+                                        signatures.path().string() + " --gnupg-home " + key.home());
+  ASSERT_EQ(signed_.exit_code, 0) << signed_.err;
+  const std::string file = (signatures / "sha256" / std::string(64, 'a') / "signature-1").string();
+  ASSERT_EQ(signed_.out, file + "\n");
+
+  const auto example = testing::Examples() / "ocp-4x";
+  const std::vector<std::string> common = {"--releases", (example / "releases").string(), "--graph-data",
+                                           (example / "graph-data").string(), "--signatures.dir", signatures.path().string()};
+  testing::ServiceProcess serve("serve", common);
+  ASSERT_TRUE(serve.running()) << serve.log();
+  std::vector<std::string> gb_args = common;
+  gb_args.insert(gb_args.end(), {"--service.public_port", "0"});
+  testing::ServiceProcess gb("graph-builder", gb_args);
+  ASSERT_TRUE(gb.running()) << gb.log();
+
+  for (const std::string base : {serve.url("/api/upgrades_info/signatures"), gb.url("/signatures", "public")}) {
+    auto got = testing::Get(base + "/sha256=" + std::string(64, 'a') + "/signature-1");
+    EXPECT_EQ(got.status, 200) << base;
+    EXPECT_EQ(got.body, testing::ReadFile(file));
+    auto algo = testing::Get(base + "/md5=" + std::string(32, 'a') + "/signature-1");
+    EXPECT_EQ(algo.status, 400);
+    EXPECT_NE(algo.body.find(R"("kind":"invalid_params")"), std::string::npos) << algo.body;
+    EXPECT_NE(algo.body.find("algo not supported: md5"), std::string::npos) << algo.body;
+    EXPECT_EQ(testing::Get(base + "/sha256" + std::string(64, 'a') + "/signature-1").status, 400);
+    auto missing = testing::Get(base + "/sha256=" + std::string(64, 'a') + "/signature-2");
+    EXPECT_EQ(missing.status, 404);
+    EXPECT_NE(missing.body.find(R"("kind":"does_not_exist")"), std::string::npos) << missing.body;
+    EXPECT_EQ(testing::Get(base + "/sha256=../signature-1").status, 404);
+
+    ReleaseVerifier verifier(Config({&key}, {base}));
+    auto verified = verifier.Verify(pullspec, std::nullopt, Soon());
+    EXPECT_TRUE(verified.ok()) << base << ": " << verified.status().message();
+  }
+  auto bad = testing::RunCincinnati("serve --signatures.dir /nonexistent/dir --releases " + (example / "releases").string());
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("signatures.dir /nonexistent/dir: not a directory"), std::string::npos) << bad.err;
 }
 
 }  // namespace

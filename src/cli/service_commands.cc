@@ -92,6 +92,9 @@ std::vector<Flag> Flags(Role role) {
         {"--graph-data-git", "graph_data_git", "Graph-data git repository URL[#BRANCH|#COMMIT] instead of a directory"},
         {"--graph-data-public-keys", "graph_data_public_keys", "Verify the graph-data image's signature with these keys"},
         {"--graph-data-signatures", "graph_data_signatures", "Signature store (URL or directory) for the graph-data image"},
+        {"--signatures.dir", "signatures.dir",
+         "Serve this directory's release signatures at {prefix}/signatures/ALGO=DIGEST/signature-N, read from "
+         "ALGO/DIGEST/signature-N (a graph-data repository's signatures/; the metadata-helper's role)"},
         {"--graph-data-cache", "graph_data_cache", "Where the graph-data image is unpacked (default: a temporary directory)"},
         {"--disallowed-errors", "disallowed_errors", "Graph-data error classes that fail a refresh"},
         {"--service.pause_secs", "service.pause_secs", "Seconds between the end of a refresh and the next"},
@@ -391,6 +394,10 @@ Status Run(Invocation& inv) {
     return Status::InvalidArgument(fmt::format("main and status listeners cannot both use {}:{}", address, port));
   }
   std::vector<std::string> mandatory = s.List("service.mandatory_client_parameters");
+  const std::string signatures_dir = s.String("signatures.dir", "");
+  if (!signatures_dir.empty() && !std::filesystem::is_directory(signatures_dir)) {
+    return Status::InvalidArgument(fmt::format("signatures.dir {}: not a directory", signatures_dir));
+  }
 
   std::unique_ptr<GraphBuilderService> builder;
   if (inv.role != Role::kPolicyEngine) {
@@ -398,6 +405,7 @@ Status Run(Invocation& inv) {
     server::GraphBuilderOptions o;
     o.path_prefix = prefix;
     o.mandatory_client_parameters = mandatory;
+    if (gb) o.signatures_dir = signatures_dir;
     CINCINNATI_ASSIGN_OR_RETURN(o.pause, Secs(s, "service.pause_secs", 300));
     if (o.pause.count() == 0) return Status::InvalidArgument("service.pause_secs must be greater than 0");
     if (s.Has("service.scrape_timeout_secs")) {
@@ -409,6 +417,7 @@ Status Run(Invocation& inv) {
   if (!gb) {
     server::PolicyEngineOptions o;
     o.path_prefix = prefix;
+    o.signatures_dir = signatures_dir;
     o.mandatory_client_parameters = mandatory;
     o.upstream_url = serve ? "" : s.String("upstream.cincinnati.url", "http://localhost:8080/graph");
     CINCINNATI_ASSIGN_OR_RETURN(o.cache_ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));

@@ -47,6 +47,9 @@ void LogNew(const Diagnostics& diagnostics, std::set<std::string>& last_warnings
 GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptions options, std::string git_commit)
     : chain_(std::make_shared<const TransformChain>(std::move(chain))),
       options_(std::move(options)),
+      signatures_(options_.signatures_dir.empty()
+                      ? std::nullopt
+                      : std::make_optional<SignatureFiles>(options_.signatures_dir, options_.path_prefix)),
       raw_releases_(metrics_.AddGauge("graph_upstream_raw_releases", "Number of releases fetched from upstream, before graph building").Get()),
       final_releases_(metrics_.AddGauge("graph_final_releases", "Number of nodes in the last good graph").Get()),
       rejected_releases_(metrics_.AddGauge("graph_upstream_rejected_releases",
@@ -217,6 +220,9 @@ Response GraphBuilderService::HandleMain(const Request& request) {
 }
 
 Response GraphBuilderService::HandlePublic(const Request& request) {
+  if (signatures_) {
+    if (auto answer = signatures_->Handle(request, response_errors_)) return std::move(*answer);
+  }
   if (request.path != options_.path_prefix + "/graph-data") return Response::Empty(404);
   auto snapshot = Latest();
   if (!snapshot || !snapshot->graph_data_tar) {

@@ -34,6 +34,7 @@
 #include "core/transform.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
+#include "server/signature_files.h"
 #include "server/periodic_task.h"
 #include "server/view_cache.h"
 
@@ -52,6 +53,7 @@ struct GraphBuilderOptions {
   std::chrono::milliseconds pause{std::chrono::seconds(300)};
   std::optional<std::chrono::milliseconds> scrape_timeout;
   std::vector<std::string> mandatory_client_parameters;
+  std::string signatures_dir;  // served on the public listener when set (signature_files.h)
 };
 
 class GraphBuilderService {
@@ -79,6 +81,7 @@ class GraphBuilderService {
 
   std::shared_ptr<const TransformChain> chain_;
   GraphBuilderOptions options_;
+  std::optional<SignatureFiles> signatures_;
   Registry metrics_{"cincinnati_gb_"};
   Gauge& raw_releases_;
   Gauge& final_releases_;

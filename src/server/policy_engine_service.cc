@@ -70,6 +70,9 @@ int64_t NowMillis() {
 PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptions options, std::string git_commit)
     : chain_(std::move(chain)),
       options_(std::move(options)),
+      signatures_(options_.signatures_dir.empty()
+                      ? std::nullopt
+                      : std::make_optional<SignatureFiles>(options_.signatures_dir, options_.path_prefix)),
       incoming_requests_(metrics_.AddCounter("graph_incoming_requests_total", "Graph requests", {"uri_path"})),
       serve_duration_(metrics_.AddHistogram("graph_serve_duration_seconds", "Seconds spent answering a graph request",
                                             {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 5.0}).Get()),
@@ -366,6 +369,9 @@ std::optional<Response> PolicyEngineService::ServeShared(const Request& request,
 std::optional<Response> PolicyEngineService::Route(const Request& request, const Respond& respond) {
   const std::string& path = request.path;
   const std::string& prefix = options_.path_prefix;
+  if (signatures_) {
+    if (auto answer = signatures_->Handle(request, response_errors_)) return answer;
+  }
   if (path == prefix + "/openapi" || path == prefix + "/v1/openapi") {
     return Response::Text(200, openapi_, "application/json");
   }

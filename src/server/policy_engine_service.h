@@ -41,6 +41,7 @@
 #include "server/forwarded_answers.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
+#include "server/signature_files.h"
 #include "server/periodic_task.h"
 #include "server/upstream_state.h"
 #include "server/view_cache.h"
@@ -49,6 +50,7 @@ namespace cincinnati::server {
 
 struct PolicyEngineOptions {
   std::string path_prefix;  // normalized
+  std::string signatures_dir;  // served on the main listener when set (signature_files.h)
   std::vector<std::string> mandatory_client_parameters;
   std::string upstream_url;  // empty: in-process upstream
   UpstreamKind upstream_kind = UpstreamKind::kAuto;
@@ -112,6 +114,7 @@ class PolicyEngineService {
 
   TransformChain chain_;
   PolicyEngineOptions options_;
+  std::optional<SignatureFiles> signatures_;
   Registry metrics_{"cincinnati_pe_"};
   Family<Counter>& incoming_requests_;
   Counter* graph_requests_ = nullptr;     // {prefix}/graph, resolved once: no lock per request
