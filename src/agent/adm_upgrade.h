@@ -14,8 +14,8 @@
 namespace cincinnati::agent {
 
 struct UpgradeOptions {
-  std::string to;
-  std::string to_image;
+  std::string to{};
+  std::string to_image{};
   bool to_latest = false;
   bool to_multi_arch = false;
   bool clear = false;

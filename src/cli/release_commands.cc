@@ -23,8 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct NewArgs {
-  std::string version, arch = "amd64", to, manifests, username, password, ca_dir;
-  std::vector<std::string> previous, next, metadata;
+  std::string version, arch = "amd64", to, manifests, payload_manifests, verification_keys, username, password, ca_dir;
+  std::vector<std::string> previous, next, metadata, verification_stores;
   size_t chunk_size = 0;
 };
 
@@ -36,6 +36,41 @@ Result<std::vector<Version>> Versions(const std::vector<std::string>& texts, con
     out.push_back(std::move(v).value());
   }
   return out;
+}
+
+// Regular files under `dir`, as layer entries relative to it.
+Result<std::vector<registry::LayerEntry>> FilesUnder(const std::string& dir, const char* flag) {
+  std::vector<registry::LayerEntry> out;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file()) continue;
+    CINCINNATI_ASSIGN_OR_RETURN(std::string content, graphdata::ReadFileToString(entry.path()));
+    out.push_back({fs::relative(entry.path(), dir).string(), std::move(content)});
+  }
+  if (ec) return Status::IoError(fmt::format("{} {}: {}", flag, dir, ec.message()));
+  return out;
+}
+
+// The verification ConfigMap (reference C10): one keyring per key file, the stores.
+Result<registry::LayerEntry> VerificationConfigMap(const std::string& keys_dir, const std::vector<std::string>& stores) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> keys, FilesUnder(keys_dir, "--verification-keys"));
+  if (keys.empty()) return Status::InvalidArgument(fmt::format("--verification-keys {}: no key file", keys_dir));
+  if (stores.empty()) return Status::InvalidArgument("--verification-keys needs at least one --verification-stores URL");
+  std::string data;
+  for (const auto& key : keys) {
+    std::string id = fs::path(key.path).stem().string();
+    data += fmt::format("{}{}:{}", data.empty() ? "" : ",", JsonString("verifier-public-key-" + id), JsonString(key.content));
+  }
+  for (size_t i = 0; i < stores.size(); ++i) {
+    data += fmt::format(",{}:{}", JsonString(fmt::format("store-{}", i + 1)), JsonString(stores[i]));
+  }
+  return registry::LayerEntry{
+      "0000_90_cluster-version-operator_02_verification-configmap.json",
+      fmt::format(R"({{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"release-verification",)"
+                  R"("namespace":"openshift-config-managed","annotations":{{"{}":"",)"
+                  R"("include.release.openshift.io/self-managed-high-availability":"true"}}}},"data":{{{}}}}})",
+                  agent::kVerificationConfigMapAnnotation, data) +
+          "\n"};
 }
 
 Status RunNew(const NewArgs& args) {
@@ -54,13 +89,16 @@ Status RunNew(const NewArgs& args) {
     release.metadata.metadata[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   if (!args.manifests.empty()) {
-    std::error_code ec;
-    for (const auto& entry : fs::recursive_directory_iterator(args.manifests, ec)) {
-      if (!entry.is_regular_file()) continue;
-      CINCINNATI_ASSIGN_OR_RETURN(std::string content, graphdata::ReadFileToString(entry.path()));
-      release.manifests.push_back({fs::relative(entry.path(), args.manifests).string(), std::move(content)});
-    }
-    if (ec) return Status::IoError(fmt::format("--manifests {}: {}", args.manifests, ec.message()));
+    CINCINNATI_ASSIGN_OR_RETURN(release.manifests, FilesUnder(args.manifests, "--manifests"));
+  }
+  if (!args.payload_manifests.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(release.payload_manifests, FilesUnder(args.payload_manifests, "--payload-manifests"));
+  }
+  if (!args.verification_keys.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(registry::LayerEntry configmap, VerificationConfigMap(args.verification_keys, args.verification_stores));
+    release.manifests.push_back(std::move(configmap));
+  } else if (!args.verification_stores.empty()) {
+    return Status::InvalidArgument("--verification-stores needs --verification-keys");
   }
   CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(args.to));
   if (ref.tag.empty()) return Status::InvalidArgument(fmt::format("--to '{}': a tag is required", args.to));
@@ -199,6 +237,17 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
   create->add_option("--metadata", args->metadata, "KEY=VALUE metadata (repeatable)");
   create->add_option("--manifests", args->manifests, "Directory of manifests to ship under release-manifests/")
       ->check(CLI::ExistingDirectory);
+  create->add_option("--payload-manifests", args->payload_manifests,
+                     "Directory of manifests to ship under manifests/ (templated by the agent: {{.ReleaseImage}}, "
+                     "{{index .Images \"NAME\"}})")
+      ->check(CLI::ExistingDirectory)->type_name("DIR");
+  create->add_option("--verification-keys", args->verification_keys,
+                     "Directory of OpenPGP public keys: ship a verification ConfigMap (one keyring per file) so that "
+                     "agents running this release verify the next one")
+      ->check(CLI::ExistingDirectory)->type_name("DIR");
+  create->add_option("--verification-stores", args->verification_stores,
+                     "Signature store URLs (https, http, file) for the verification ConfigMap")
+      ->delimiter(',')->type_name("URL");
   create->add_option("--arch", args->arch, "Architecture (Go name: amd64, arm64, s390x, ppc64le)")->capture_default_str();
   create->add_option("--to", args->to, "Destination, e.g. quay.io/org/release:4.14.1 or http://127.0.0.1:5000/r:1")
       ->required();

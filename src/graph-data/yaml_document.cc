@@ -171,40 +171,65 @@ class EventStream {
 
 }  // namespace
 
-Result<YAML::Node> ParseStrictYaml(const std::string& content) {
+namespace {
+
+// The documents of `content`, each built as ParseStrictYaml builds one; with
+// `one_document`, a second document is an error.
+Result<std::vector<YAML::Node>> ParseDocuments(const std::string& content, bool one_document) {
   EventStream events(content);
-  TreeBuilder tree;
-  int documents = 0;
+  std::vector<YAML::Node> documents;
+  auto tree = std::make_unique<TreeBuilder>();
+  bool open = false;
   for (;;) {
     CINCINNATI_ASSIGN_OR_RETURN(const yaml_event_t* e, events.Next());
     switch (e->type) {
       case YAML_STREAM_END_EVENT:
-        return tree.root();
+        if (documents.empty()) documents.push_back(tree->root());  // an empty stream: one null document
+        return documents;
       case YAML_DOCUMENT_START_EVENT:
-        if (++documents > 1) return ErrorAt(e->start_mark, "a second document; one file holds one document");
+        if (one_document && !documents.empty()) {
+          return ErrorAt(e->start_mark, "a second document; one file holds one document");
+        }
+        open = true;
+        break;
+      case YAML_DOCUMENT_END_EVENT:
+        if (open) documents.push_back(tree->root());
+        tree = std::make_unique<TreeBuilder>();  // anchors do not cross documents
+        open = false;
         break;
       case YAML_MAPPING_START_EVENT:
         CINCINNATI_RETURN_IF_ERROR(
-            tree.Open(true, e->data.mapping_start.anchor, e->data.mapping_start.tag, e->start_mark));
+            tree->Open(true, e->data.mapping_start.anchor, e->data.mapping_start.tag, e->start_mark));
         break;
       case YAML_SEQUENCE_START_EVENT:
         CINCINNATI_RETURN_IF_ERROR(
-            tree.Open(false, e->data.sequence_start.anchor, e->data.sequence_start.tag, e->start_mark));
+            tree->Open(false, e->data.sequence_start.anchor, e->data.sequence_start.tag, e->start_mark));
         break;
       case YAML_MAPPING_END_EVENT:
       case YAML_SEQUENCE_END_EVENT:
-        CINCINNATI_RETURN_IF_ERROR(tree.Close(e->start_mark));
+        CINCINNATI_RETURN_IF_ERROR(tree->Close(e->start_mark));
         break;
       case YAML_SCALAR_EVENT:
-        CINCINNATI_RETURN_IF_ERROR(tree.Scalar(*e));
+        CINCINNATI_RETURN_IF_ERROR(tree->Scalar(*e));
         break;
       case YAML_ALIAS_EVENT:
-        CINCINNATI_RETURN_IF_ERROR(tree.Alias(*e));
+        CINCINNATI_RETURN_IF_ERROR(tree->Alias(*e));
         break;
-      default:  // stream start, document end, no event
+      default:  // stream start, no event
         break;
     }
   }
+}
+
+}  // namespace
+
+Result<YAML::Node> ParseStrictYaml(const std::string& content) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents, ParseDocuments(content, true));
+  return documents.front();
+}
+
+Result<std::vector<YAML::Node>> ParseStrictYamlDocuments(const std::string& content) {
+  return ParseDocuments(content, false);
 }
 
 }  // namespace cincinnati::graphdata

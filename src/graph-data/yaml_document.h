@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -27,5 +28,10 @@
 namespace cincinnati::graphdata {
 
 Result<YAML::Node> ParseStrictYaml(const std::string& content);
+
+// Every document of a multi-document stream ("---" separated; Kubernetes manifests), with
+// the same rules per document; anchors do not cross documents. An empty stream is one
+// null document.
+Result<std::vector<YAML::Node>> ParseStrictYamlDocuments(const std::string& content);
 
 }  // namespace cincinnati::graphdata

@@ -179,6 +179,12 @@ Result<Manifest> RegistryClient::GetManifest(const std::string& reference) {
   Manifest m;
   if (const std::string* type = r.Header("Content-Type")) m.media_type = type->substr(0, type->find(';'));
   m.body = std::move(r.body);
+  // Asked for by digest: what came must be exactly that (a tampering registry or proxy
+  // cannot substitute another image under a pinned digest).
+  if (reference.rfind("sha256:", 0) == 0 && !VerifyDigest(m.body, reference)) {
+    return Status::InvalidArgument(fmt::format("manifest {}@{}: the registry's answer has digest {}, not the one asked for",
+                                               location_.repository, reference, Sha256Digest(m.body)));
+  }
   if (const std::string* digest = r.Header("Docker-Content-Digest")) {
     m.digest = *digest;
     m.digest_from_header = true;

@@ -70,6 +70,7 @@ class RegistryClient {
 
   // Every tag, following Link pagination with `page_size` tags per request.
   Result<std::vector<std::string>> ListTags(size_t page_size = 20);
+  // By digest ("sha256:..."): the answer must hash to it, else an error.
   Result<Manifest> GetManifest(const std::string& reference);
   // `size`: the descriptor's; a longer body is refused as soon as it exceeds it.
   Result<std::string> GetBlob(const std::string& digest, std::optional<uint64_t> size = std::nullopt);

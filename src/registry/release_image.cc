@@ -142,8 +142,21 @@ Result<std::string> PushImage(RegistryClient& client, const std::string& tag, co
 
 Result<std::string> PushRelease(RegistryClient& client, const std::string& tag, const NewRelease& release,
                                 size_t chunk_size) {
-  std::vector<LayerEntry> entries{{kReleaseMetadataPath, ReleaseMetadataJson(release.metadata)}};
-  for (const LayerEntry& m : release.manifests) entries.push_back({"release-manifests/" + m.path, m.content});
+  std::vector<LayerEntry> entries{{kReleaseMetadataPath, ReleaseMetadataJson(release.metadata)},
+                                  {"manifests", "", /*directory=*/true}};
+  bool references = false;
+  for (const LayerEntry& m : release.manifests) {
+    entries.push_back({"release-manifests/" + m.path, m.content});
+    references |= m.path == "image-references";
+  }
+  if (!references) {
+    entries.push_back({"release-manifests/image-references",
+                       fmt::format(R"({{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{{"name":{}}},)"
+                                   R"("spec":{{"tags":[]}}}})",
+                                   JsonString(release.metadata.version.ToString())) +
+                           "\n"});
+  }
+  for (const LayerEntry& m : release.payload_manifests) entries.push_back({"manifests/" + m.path, m.content});
   CINCINNATI_ASSIGN_OR_RETURN(Layer layer, MakeLayer(entries));
   return PushImage(client, tag, release.arch, {layer}, chunk_size);
 }

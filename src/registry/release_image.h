@@ -52,9 +52,13 @@ std::string ReleaseMetadataJson(const ReleaseMetadata& metadata);
 struct NewRelease {
   ReleaseMetadata metadata;
   std::string arch = "amd64";
-  std::vector<LayerEntry> manifests;  // extra files under release-manifests/
+  std::vector<LayerEntry> manifests;          // extra files under release-manifests/
+  std::vector<LayerEntry> payload_manifests;  // files under manifests/ (the agent applies both)
 };
 
+// A complete payload layout: manifests/ (even when empty), release-manifests/ with
+// release-metadata and, unless `manifests` has one, an empty image-references
+// ImageStream named after the version.
 // Builds the image (one layer, config with the architecture, schema2 manifest), pushes
 // blobs then manifest under `tag`, and returns the manifest digest.
 Result<std::string> PushRelease(RegistryClient& client, const std::string& tag, const NewRelease& release,

@@ -1,0 +1,236 @@
+#include "agent/manifests.h"
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+
+#include "core/strings.h"
+#include "graph-data/file_reader.h"
+#include "graph-data/yaml_document.h"
+
+namespace cincinnati::agent {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr size_t kMaxManifestBytes = size_t{8} << 20;
+constexpr int kMaxDepth = 64;
+
+// A plain scalar as the YAML 1.2 core schema reads it.
+JsonValue PlainScalar(const std::string& text) {
+  static const RE2 kNull("null|Null|NULL|~|");
+  static const RE2 kTrue("true|True|TRUE");
+  static const RE2 kFalse("false|False|FALSE");
+  static const RE2 kDecimal("[-+]?[0-9]+");
+  static const RE2 kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+  if (RE2::FullMatch(text, kNull)) return JsonValue();
+  if (RE2::FullMatch(text, kTrue)) return JsonValue::Bool(true);
+  if (RE2::FullMatch(text, kFalse)) return JsonValue::Bool(false);
+  if (RE2::FullMatch(text, kDecimal)) {
+    int64_t n = 0;
+    const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
+    auto [end, ec] = std::from_chars(begin, text.data() + text.size(), n);
+    if (ec == std::errc() && end == text.data() + text.size()) return JsonValue::Integer(n);
+  }
+  if (RE2::FullMatch(text, kFloat)) {
+    double d = std::strtod(text.c_str(), nullptr);
+    if (std::isfinite(d)) return JsonValue::Number(fmt::format("{}", d));
+  }
+  for (const char* prefix : {"0x", "0o"}) {
+    if (text.rfind(prefix, 0) == 0 && text.size() > 2) {
+      int64_t n = 0;
+      auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), n, prefix[1] == 'x' ? 16 : 8);
+      if (ec == std::errc() && end == text.data() + text.size()) return JsonValue::Integer(n);
+    }
+  }
+  return JsonValue::String(text);
+}
+
+Result<JsonValue> NodeToJson(const YAML::Node& node, const std::string& what, int depth) {
+  if (depth > kMaxDepth) return Status::InvalidArgument(what + ": nested too deeply");
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return JsonValue();
+    case YAML::NodeType::Scalar:
+      return node.Tag() == "?" ? PlainScalar(node.Scalar()) : JsonValue::String(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      std::vector<JsonValue> items;
+      for (const auto& item : node) {
+        CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(item, what, depth + 1));
+        items.push_back(std::move(v));
+      }
+      return JsonValue::Array(std::move(items));
+    }
+    case YAML::NodeType::Map: {
+      JsonValue::Members members;
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) return Status::InvalidArgument(what + ": a mapping key that is not a scalar");
+        CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(kv.second, what, depth + 1));
+        members.emplace_back(kv.first.Scalar(), std::move(v));
+      }
+      return JsonValue::Object(std::move(members));
+    }
+  }
+  return JsonValue();
+}
+
+// Go-template actions the CVO's payloads use; anything else is refused.
+Result<std::string> RenderTemplate(const std::string& text, const ManifestContext& context, const std::string& file) {
+  static const RE2 kImage(R"re(index\s+\.Images\s+"([^"]+)")re");
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t open = text.find("{{", pos);
+    if (open == std::string::npos) break;
+    size_t close = text.find("}}", open + 2);
+    if (close == std::string::npos) return Status::InvalidArgument(fmt::format("{}: an unclosed template action", file));
+    out.append(text, pos, open - pos);
+    std::string action(TrimWhitespace(std::string_view(text).substr(open + 2, close - open - 2)));
+    std::string image;
+    if (action == ".ReleaseImage") {
+      out += context.release_image;
+    } else if (action == ".ClusterProfile") {
+      out += context.profile;
+    } else if (RE2::FullMatch(action, kImage, &image)) {
+      auto it = context.images.find(image);
+      if (it == context.images.end()) {
+        return Status::InvalidArgument(fmt::format("{}: image \"{}\" is not in image-references", file, image));
+      }
+      out += it->second;
+    } else {
+      return Status::InvalidArgument(fmt::format("{}: unsupported template action {{{{{}}}}}", file, action));
+    }
+    pos = close + 2;
+  }
+  out.append(text, pos);
+  return out;
+}
+
+std::string TextAt(const JsonValue& object, std::initializer_list<std::string_view> path) {
+  const JsonValue* v = &object;
+  for (std::string_view key : path) {
+    v = v->Find(key);
+    if (!v) return "";
+  }
+  return v->is_string() ? v->text() : "";
+}
+
+bool ListContains(const std::string& list, std::string_view item) {
+  for (std::string_view e : Split(list, ',')) {
+    if (TrimWhitespace(e) == item) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string Manifest::Describe() const {
+  return fmt::format("{} {}{} ({}#{})", kind, ns.empty() ? "" : ns + "/", name, file, document);
+}
+
+Result<JsonValue> YamlToJson(const std::string& yaml_text, const std::string& what) {
+  auto node = graphdata::ParseStrictYaml(yaml_text);
+  if (!node.ok()) return node.status().WithContext(what);
+  return NodeToJson(*node, what, 0);
+}
+
+Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, const ManifestContext& context) {
+  static const RE2 kRunLevel(R"(0000_(\d+)_([a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*?)_.*)");
+  std::vector<Manifest> out;
+  for (const std::string sub : {"manifests", "release-manifests"}) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(fs::path(payload_dir) / sub, ec)) {
+      if (entry.is_regular_file()) names.push_back(entry.path().filename().string());
+    }
+    if (ec) return Status::IoError(fmt::format("{}/: {}", sub, ec.message()));
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+      const std::string ext = fs::path(name).extension().string();
+      if (ext != ".yaml" && ext != ".yml" && ext != ".json") continue;
+      const std::string file = sub + "/" + name;
+      CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString((fs::path(payload_dir) / file).string()));
+      if (text.size() > kMaxManifestBytes) return Status::InvalidArgument(file + ": larger than 8 MiB");
+      if (sub == "manifests") {
+        CINCINNATI_ASSIGN_OR_RETURN(text, RenderTemplate(text, context, file));
+      }
+      auto documents = graphdata::ParseStrictYamlDocuments(text);
+      if (!documents.ok()) return documents.status().WithContext(file);
+      std::string run_level, component;
+      RE2::FullMatch(name, kRunLevel, &run_level, &component);
+      for (size_t i = 0; i < documents->size(); ++i) {
+        const std::string what = fmt::format("{}#{}", file, i);
+        CINCINNATI_ASSIGN_OR_RETURN(JsonValue object, NodeToJson((*documents)[i], what, 0));
+        if (object.is_null()) continue;  // an empty document
+        Manifest m{file, i, std::move(object), "", "", "", "", run_level, component};
+        if (!m.object.is_object()) return Status::InvalidArgument(what + ": a manifest must be an object");
+        m.api_version = TextAt(m.object, {"apiVersion"});
+        m.kind = TextAt(m.object, {"kind"});
+        m.name = TextAt(m.object, {"metadata", "name"});
+        m.ns = TextAt(m.object, {"metadata", "namespace"});
+        if (m.kind.empty()) return Status::InvalidArgument(what + ": kind is required");
+        if (m.name.empty()) return Status::InvalidArgument(what + ": metadata.name is required");
+        out.push_back(std::move(m));
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> ExclusionReason(const Manifest& manifest, const ManifestContext& context) {
+  const JsonValue* metadata = manifest.object.Find("metadata");
+  const JsonValue* annotations = metadata ? metadata->Find("annotations") : nullptr;
+  auto annotation = [&](const std::string& key) -> std::optional<std::string> {
+    const JsonValue* v = annotations ? annotations->Find(key) : nullptr;
+    if (!v) return std::nullopt;
+    return v->is_string() ? v->text() : WriteJson(*v);
+  };
+  if (!context.exclude_id.empty() && annotation("exclude.release.openshift.io/" + context.exclude_id) == "true") {
+    return fmt::format("excluded for {}", context.exclude_id);
+  }
+  const std::string include = "include.release.openshift.io/" + context.profile;
+  if (annotation(include) != "true") return fmt::format("{} is not \"true\"", include);
+  if (auto sets = annotation("release.openshift.io/feature-set"); sets && !ListContains(*sets, context.feature_set)) {
+    return fmt::format("feature set {} is not in \"{}\"", context.feature_set, *sets);
+  }
+  if (auto majors = annotation("release.openshift.io/major-version");
+      majors && !ListContains(*majors, std::to_string(context.major_version))) {
+    return fmt::format("major version {} is not in \"{}\"", context.major_version, *majors);
+  }
+  return std::nullopt;
+}
+
+std::vector<ApplyGroup> PlanUpdate(const std::vector<Manifest>& manifests, const std::vector<bool>& included) {
+  std::vector<ApplyGroup> groups;
+  bool open = false;  // whether groups.back() may take more manifests
+  for (size_t i = 0; i < manifests.size(); ++i) {
+    if (i < included.size() && !included[i]) continue;
+    const Manifest& m = manifests[i];
+    const std::string component = m.component.empty() ? m.file : m.component;
+    const bool job = m.kind == "Job" && m.api_version == "batch/v1";
+    if (job || m.run_level.empty()) {
+      // Alone: nothing runs alongside it, nothing moves across it.
+      groups.push_back({m.run_level, {{component, {i}}}});
+      open = false;
+      continue;
+    }
+    if (!open || groups.back().run_level != m.run_level) {
+      groups.push_back({m.run_level, {}});
+      open = true;
+    }
+    auto& components = groups.back().components;
+    auto it = std::find_if(components.begin(), components.end(), [&](const auto& c) { return c.first == component; });
+    if (it == components.end()) {
+      components.push_back({component, {i}});
+    } else {
+      it->second.push_back(i);
+    }
+  }
+  return groups;
+}
+
+}  // namespace cincinnati::agent
