@@ -108,7 +108,7 @@ class Search {
   std::stop_source done_;
 };
 
-void SearchStore(const SignatureStore& store, const std::string& digest, Search& search,
+void SearchStore(const SignatureStoreReader& store, const std::string& digest, Search& search,
                  std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
   for (int index = 1; index <= kMaxSignaturesPerStore; ++index) {
     if (stop.stop_requested() || search.Done()) return;
@@ -231,7 +231,7 @@ Result<Verification> ReleaseVerifier::Verify(const std::string& pullspec,
     return Status::InvalidArgument("spec.signatureStores is set to an empty list: no store to search for signatures");
   }
   if (urls.empty()) return Status::InvalidArgument("no signature store is configured");
-  std::vector<std::unique_ptr<SignatureStore>> stores;
+  std::vector<std::unique_ptr<SignatureStoreReader>> stores;
   for (const auto& url : urls) {
     auto store = OpenSignatureStore(url, ca_path_);
     if (!store.ok()) return store.status();

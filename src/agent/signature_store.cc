@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class HttpSignatureStore : public SignatureStore {
+class HttpSignatureStore : public SignatureStoreReader {
  public:
   HttpSignatureStore(std::string url, std::string ca_path) : url_(std::move(url)), ca_path_(std::move(ca_path)) {}
   const std::string& url() const override { return url_; }
@@ -38,7 +38,7 @@ class HttpSignatureStore : public SignatureStore {
   std::string url_, ca_path_;
 };
 
-class FileSignatureStore : public SignatureStore {
+class FileSignatureStore : public SignatureStoreReader {
  public:
   FileSignatureStore(std::string url, std::string dir) : url_(std::move(url)), dir_(std::move(dir)) {}
   const std::string& url() const override { return url_; }
@@ -68,16 +68,16 @@ class FileSignatureStore : public SignatureStore {
 
 }  // namespace
 
-Result<std::unique_ptr<SignatureStore>> OpenSignatureStore(const std::string& url, const std::string& ca_path) {
+Result<std::unique_ptr<SignatureStoreReader>> OpenSignatureStore(const std::string& url, const std::string& ca_path) {
   if (url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0) {
-    return std::unique_ptr<SignatureStore>(new HttpSignatureStore(url, ca_path));
+    return std::unique_ptr<SignatureStoreReader>(new HttpSignatureStore(url, ca_path));
   }
   if (url.rfind("file://", 0) == 0) {
     std::string dir = url.substr(7);
     if (dir.empty() || dir[0] != '/') {
       return Status::InvalidArgument(fmt::format("signature store {}: a file:// store needs an absolute path", url));
     }
-    return std::unique_ptr<SignatureStore>(new FileSignatureStore(url, std::move(dir)));
+    return std::unique_ptr<SignatureStoreReader>(new FileSignatureStore(url, std::move(dir)));
   }
   return Status::InvalidArgument(fmt::format("signature store {}: the scheme must be https, http or file", url));
 }

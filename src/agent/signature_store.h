@@ -31,9 +31,9 @@ struct SignatureFetch {
   std::string error;  // kError: what went wrong, naming the location
 };
 
-class SignatureStore {
+class SignatureStoreReader {
  public:
-  virtual ~SignatureStore() = default;
+  virtual ~SignatureStoreReader() = default;
   virtual const std::string& url() const = 0;
   // Signature `index` (1-based) of `digest` ("sha256:<hex>").
   virtual SignatureFetch Fetch(const std::string& digest, int index, std::chrono::milliseconds timeout,
@@ -41,6 +41,6 @@ class SignatureStore {
 };
 
 // `ca_path`: extra trusted certificates for HTTPS stores (the agent's CA options).
-Result<std::unique_ptr<SignatureStore>> OpenSignatureStore(const std::string& url, const std::string& ca_path = "");
+Result<std::unique_ptr<SignatureStoreReader>> OpenSignatureStore(const std::string& url, const std::string& ca_path = "");
 
 }  // namespace cincinnati::agent
