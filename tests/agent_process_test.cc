@@ -242,14 +242,21 @@ TEST_F(AgentProcessTest, ApiChangesTheSpecAndAChannelChangeFetchesAtOnce) {
     return invalid && invalid->Find("message")->text().find("when image is empty the update must be") != std::string::npos;
   }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
 
-  // An available update: requested (applying it is the next stage).
+  // An available update: requested, but this agent has no key to verify it with, so
+  // the release is refused before anything is downloaded.
   ASSERT_EQ(Patch(agent->url(kCv), R"({"spec":{"desiredUpdate":{"version":"4.13.0"}}})").status, 200);
   ASSERT_TRUE(WaitFor([&] {
     JsonValue cv = ClusterVersion(*agent);
-    const JsonValue* progressing = ConditionOf(cv, "Progressing");
-    return !ConditionOf(cv, "Invalid") && progressing && progressing->Find("reason") &&
-           progressing->Find("reason")->text() == "UpdateRequested";
+    const JsonValue* accepted = ConditionOf(cv, "ReleaseAccepted");
+    return !ConditionOf(cv, "Invalid") && accepted && accepted->Find("reason")->text() == "ImageVerificationFailed";
   }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
+  const JsonValue refused = ClusterVersion(*agent);
+  EXPECT_EQ(ConditionOf(refused, "ReleaseAccepted")->Find("status")->text(), "False");
+  EXPECT_NE(ConditionOf(refused, "ReleaseAccepted")->Find("message")->text().find(
+                "The update cannot be verified: the running release has no verification ConfigMap"),
+            std::string::npos);
+  EXPECT_EQ(refused.Find("status")->Find("history")->items().size(), 1u) << "nothing was applied";
+  EXPECT_EQ(refused.Find("status")->Find("desired")->Find("version")->text(), "4.12.3");
   EXPECT_EQ(Get(agent->url("/apis/config.openshift.io/v1/clusteroperators/nope")).status, 404);
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 constexpr char kKind[] = "clusterversions";
 constexpr char kName[] = "version";
-constexpr char kComponents[] = "clusteroperators";
+constexpr char kComponents[] = "clusteroperators";  // = kComponentKind
 constexpr char kLoopStateAnnotation[] = "agent.cincinnati.openshift.io/loop-state";
 
 std::string MachineArch() {
@@ -47,6 +47,7 @@ std::chrono::milliseconds DrawPollInterval() {
 LoopState ParseLoopState(std::string_view name) {
   if (name == "Invalid") return LoopState::kInvalid;
   if (name == "UpdateRequested") return LoopState::kUpdateRequested;
+  if (name == "Updating") return LoopState::kUpdating;
   return LoopState::kRetrieving;
 }
 
@@ -65,6 +66,7 @@ std::string_view LoopStateName(LoopState state) {
     case LoopState::kRetrieving: return "Retrieving";
     case LoopState::kInvalid: return "Invalid";
     case LoopState::kUpdateRequested: return "UpdateRequested";
+    case LoopState::kUpdating: return "Updating";
   }
   return "Retrieving";
 }
@@ -81,6 +83,8 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clo
   }
   promql_cache_ = std::make_unique<CachedRuleEvaluator>(*promql, clock_, options_.risk_cache);
   fetcher_ = std::make_unique<HttpGraphFetcher>(options_.upstream_ca_dir);
+  components_ = std::make_unique<ComponentObjects>(*store_);
+  runner_ = std::make_unique<UpdateRunner>(*store_, *components_, options_.update, clock_);
   RetrieverSettings settings;
   settings.poll_interval = options_.poll_interval;
   retriever_ = std::make_unique<UpdateRetriever>(
@@ -96,6 +100,7 @@ std::string Agent::Now() const {
 Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock) {
   std::unique_ptr<Agent> agent(new Agent(std::move(store), std::move(options), std::move(clock)));
   CINCINNATI_ASSIGN_OR_RETURN(auto stored, agent->store_->Get(kKind, kName));
+  CINCINNATI_RETURN_IF_ERROR(agent->runner_->Load());
   std::lock_guard lock(agent->mu_);
   if (stored) {
     auto cv = FromJson(*stored);
@@ -195,15 +200,38 @@ void Agent::Transition() {
     cv_.SetCondition({"Progressing", "False", "", "Cluster version is " + version, now});
     return;
   }
+  // The update runner words Progressing from here on (StepUpdate).
   state_ = LoopState::kUpdateRequested;
-  std::string message = fmt::format("Requested update from {} to {} ({}); payload retrieval is not implemented in "
-                                    "this agent yet",
-                                    version, target->release.version.empty() ? "unknown version" : target->release.version,
-                                    target->release.image);
-  if (!target->recommended) {
-    message += fmt::format("; the update is not recommended: {}", target->not_recommended_reason);
+}
+
+void Agent::StepUpdate() {
+  ClusterVersion copy;
+  std::optional<ResolvedTarget> target;
+  bool force = false;
+  int64_t generation = 0;
+  {
+    std::lock_guard lock(mu_);
+    const UpdatePhase phase = runner_->progress().phase;
+    const bool applying = phase == UpdatePhase::kApplying || phase == UpdatePhase::kHandingOver ||
+                          phase == UpdatePhase::kCompleted;
+    if (state_ != LoopState::kUpdateRequested && !applying) return;
+    copy = cv_;
+    target = ResolveDesiredUpdate(cv_);
+    force = cv_.spec.desired_update && cv_.spec.desired_update->force;
+    generation = cv_.generation;
   }
-  cv_.SetCondition({"Progressing", "False", "UpdateRequested", message, now});
+  UpdateStepResult step = runner_->Step(copy, target, force);  // network and disk, no lock
+  std::lock_guard lock(mu_);
+  if (cv_.generation != generation) {  // the spec changed meanwhile: start over with it
+    next_pass_ = clock_();
+    return;
+  }
+  cv_.status.history = std::move(copy.status.history);
+  cv_.status.desired = std::move(copy.status.desired);
+  cv_.status.conditions = std::move(copy.status.conditions);
+  state_ = step.updating ? LoopState::kUpdating : LoopState::kRetrieving;
+  if (step.busy) next_pass_ = std::min(next_pass_, clock_() + std::chrono::seconds(1));
+  ready_ = Save().ok();
 }
 
 Status Agent::RunPass() {
@@ -222,7 +250,7 @@ Status Agent::RunPass() {
   }
   RetrievedUpdates got = retriever_->Run(inputs, desired_multi, current_multi);  // network, no lock
 
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   ApplyRetrieval(got);
   if (options_.auto_update && !cv_.spec.desired_update && !cv_.status.available_updates.empty()) {
     const Release& newest = cv_.status.available_updates.front();
@@ -261,6 +289,8 @@ Status Agent::RunPass() {
   if (got.risks_pending) next_pass_ = std::min(next_pass_, clock_() + std::chrono::seconds(1));
   Status saved = Save();
   ready_ = saved.ok();
+  lock.unlock();
+  StepUpdate();
   return saved;
 }
 
@@ -317,47 +347,29 @@ Result<JsonValue> Agent::PatchClusterVersion(const JsonValue& patch) {
   return ToJson(cv_);
 }
 
-Result<std::optional<JsonValue>> Agent::GetComponent(const std::string& name) { return store_->Get(kComponents, name); }
+Result<std::optional<JsonValue>> Agent::GetComponent(const std::string& name) { return components_->Get(name); }
 
-Result<std::vector<JsonValue>> Agent::ListComponents() {
-  CINCINNATI_ASSIGN_OR_RETURN(auto names, store_->List(kComponents));
-  std::vector<JsonValue> out;
-  for (const auto& name : names) {
-    CINCINNATI_ASSIGN_OR_RETURN(auto object, store_->Get(kComponents, name));
-    if (object) out.push_back(std::move(*object));
-  }
-  return out;
-}
+Result<std::vector<JsonValue>> Agent::ListComponents() { return components_->List(); }
 
 Result<JsonValue> Agent::PutComponent(const std::string& name, const JsonValue& object) {
-  if (!object.is_object()) return Status::InvalidArgument("the ClusterOperator must be a JSON object");
-  JsonValue stored = object;
-  stored.Set("apiVersion", JsonValue::String("config.openshift.io/v1"));
-  stored.Set("kind", JsonValue::String("ClusterOperator"));
-  JsonValue metadata = stored.Find("metadata") && stored.Find("metadata")->is_object() ? *stored.Find("metadata")
-                                                                                         : JsonValue::Object();
-  if (const JsonValue* n = metadata.Find("name"); n && (!n->is_string() || n->text() != name)) {
-    return Status::InvalidArgument(fmt::format("metadata.name: Invalid value: must be \"{}\" as in the URL", name));
-  }
-  metadata.Set("name", JsonValue::String(name));
-  stored.Set("metadata", std::move(metadata));
-  CINCINNATI_RETURN_IF_ERROR(store_->Put(kComponents, name, stored));
-  Wake();
+  auto stored = components_->Put(name, object);
+  if (stored.ok()) Wake();
   return stored;
 }
 
 Result<JsonValue> Agent::PatchComponentStatus(const std::string& name, const JsonValue& patch) {
-  if (!patch.is_object()) return Status::InvalidArgument("the patch must be a JSON object (application/merge-patch+json)");
-  CINCINNATI_ASSIGN_OR_RETURN(auto object, store_->Get(kComponents, name));
-  if (!object) return Status::NotFound(fmt::format("clusteroperators.config.openshift.io \"{}\" not found", name));
-  const JsonValue* status = patch.Find("status");
-  if (!status) return *object;
-  JsonValue updated = *object;
-  const JsonValue* current = updated.Find("status");
-  updated.Set("status", MergePatch(current ? *current : JsonValue::Object(), *status));
-  CINCINNATI_RETURN_IF_ERROR(store_->Put(kComponents, name, updated));
-  Wake();
+  auto updated = components_->PatchStatus(name, patch);
+  if (updated.ok()) Wake();  // a component reporting progress: look again at once
   return updated;
+}
+
+Result<std::optional<JsonValue>> Agent::GetObject(const std::string& name) { return components_->GetObject(name); }
+
+Result<std::vector<std::string>> Agent::ListObjects() { return components_->ListObjects(); }
+
+UpdateProgress Agent::update_progress() {
+  std::lock_guard lock(mu_);
+  return runner_->progress();
 }
 
 LoopState Agent::state() {

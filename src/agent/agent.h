@@ -1,17 +1,20 @@
-// Agent: one cluster's update agent, the cluster-version operator's role (steps 1-5 of
-// the loop in reference C1): it owns the ClusterVersion, polls the update service,
-// lists available and conditional updates, optionally picks the newest one, and waits
-// for a desired update that differs from the running release.
+// Agent: one cluster's update agent, the cluster-version operator's role (the loop of
+// reference C1): it owns the ClusterVersion, polls the update service, lists available
+// and conditional updates, optionally picks the newest one, waits for a desired update
+// that differs from the running release, and carries it out (UpdateRunner: verify,
+// download, check, apply, wait for the components).
 //
 // The loop is an explicit state machine whose state is persisted with the
 // ClusterVersion in the object store:
 //   Retrieving        -> (desired update set and valid)   -> UpdateRequested
 //   Retrieving        -> (desired update invalid)         -> Invalid
 //   Invalid           -> (spec fixed)                     -> Retrieving / UpdateRequested
-//   UpdateRequested   -> (desired cleared or = current)   -> Retrieving
+//   UpdateRequested   -> (the payload is accepted)        -> Updating
+//   UpdateRequested   -> (refused, or desired cleared)    -> Retrieving (retried later)
+//   Updating          -> (every component done)           -> Retrieving
 // Every pass retrieves (the retriever decides whether that means the network), then
-// moves along these guarded transitions and writes the status; applying a requested
-// update is the next stage ("Update agent, part 2") and not done here.
+// moves along these guarded transitions, steps the update (update_progress.h has its
+// own persisted phases) and writes the status.
 //
 // Thread-safety: ClusterVersionJson, PatchSpec, PutComponent and friends may be called
 // from any thread (API handlers); RunPass is called by one loop thread. The lock is not
@@ -28,14 +31,16 @@
 #include <string>
 
 #include "agent/cluster_version.h"
+#include "agent/component_objects.h"
 #include "agent/installed_release.h"
 #include "agent/object_store.h"
 #include "agent/promql.h"
 #include "agent/update_retriever.h"
+#include "agent/update_runner.h"
 
 namespace cincinnati::agent {
 
-enum class LoopState { kRetrieving, kInvalid, kUpdateRequested };
+enum class LoopState { kRetrieving, kInvalid, kUpdateRequested, kUpdating };
 std::string_view LoopStateName(LoopState state);
 
 struct AgentOptions {
@@ -49,6 +54,7 @@ struct AgentOptions {
   RuleCacheSettings risk_cache;         // the CVO's throttling of PromQL queries
   bool auto_update = false;             // the CVO's --enable-auto-update
   std::chrono::milliseconds poll_interval{0};  // 0: drawn from [2 min, 4 min) once
+  UpdateOptions update;                 // steps 6-11: verification, registry, timeouts
 };
 
 class Agent {
@@ -78,6 +84,11 @@ class Agent {
   Result<JsonValue> PutComponent(const std::string& name, const JsonValue& object);
   Result<JsonValue> PatchComponentStatus(const std::string& name, const JsonValue& patch);
 
+  // Objects the payloads applied (other than ClusterOperators), by store name.
+  Result<std::optional<JsonValue>> GetObject(const std::string& name);
+  Result<std::vector<std::string>> ListObjects();
+  UpdateProgress update_progress();
+
   std::string Metrics();
   LoopState state();
   bool ready();  // the state is loaded and its last save succeeded (a fetch may still be running)
@@ -89,6 +100,7 @@ class Agent {
   void ApplyRetrieval(const RetrievedUpdates& got);
   void Transition();
   void SetBaseConditions();
+  void StepUpdate();  // without mu_ held
 
   std::shared_ptr<ObjectStore> store_;
   AgentOptions options_;
@@ -97,6 +109,8 @@ class Agent {
   std::unique_ptr<CachedRuleEvaluator> promql_cache_;
   std::unique_ptr<HttpGraphFetcher> fetcher_;
   std::unique_ptr<UpdateRetriever> retriever_;  // loop thread only
+  std::unique_ptr<ComponentObjects> components_;
+  std::unique_ptr<UpdateRunner> runner_;        // loop thread only
 
   std::mutex mu_;
   std::condition_variable_any wake_;

@@ -10,6 +10,9 @@ namespace {
 constexpr std::string_view kGroupPath = "/apis/config.openshift.io/v1/";
 constexpr std::string_view kClusterVersion = "/apis/config.openshift.io/v1/clusterversions/version";
 constexpr std::string_view kOperators = "/apis/config.openshift.io/v1/clusteroperators";
+// The agent's own resources: what payloads applied, and where the update stands.
+constexpr std::string_view kObjects = "/apis/agent.cincinnati.openshift.io/v1/objects";
+constexpr std::string_view kUpdateProgress = "/apis/agent.cincinnati.openshift.io/v1/updateprogress";
 
 server::Response Json(int code, std::string body) {
   return server::Response::Text(code, std::move(body) + "\n", "application/json");
@@ -114,6 +117,27 @@ server::Response OperatorsRoute(Agent& agent, const server::Request& request, st
                "clusteroperators", name);
 }
 
+server::Response ObjectsRoute(Agent& agent, const server::Request& request, std::string_view rest) {
+  if (request.method != "GET" && request.method != "HEAD") {
+    return Error(405, "MethodNotAllowed", "objects are read-only: payloads write them", "objects");
+  }
+  if (rest.empty()) {
+    auto names = agent.ListObjects();
+    if (!names.ok()) return FromStatus(names.status(), "objects", "");
+    std::vector<JsonValue> items;
+    for (auto& n : *names) items.push_back(JsonValue::String(std::move(n)));
+    return Json(200, WriteJson(JsonValue::Object({{"kind", JsonValue::String("ObjectList")},
+                                                  {"names", JsonValue::Array(std::move(items))}}),
+                               2));
+  }
+  std::string name(rest.substr(1));
+  if (!IsObjectName(name)) return Error(422, "Invalid", fmt::format("metadata.name: Invalid value: \"{}\"", name), "objects", name);
+  auto object = agent.GetObject(name);
+  if (!object.ok()) return FromStatus(object.status(), "objects", name);
+  if (!*object) return Error(404, "NotFound", fmt::format("object \"{}\" not found", name), "objects", name);
+  return Json(200, WriteJson(**object, 2));
+}
+
 }  // namespace
 
 std::string StatusDocument(int code, std::string_view reason, std::string_view message, std::string_view kind,
@@ -153,6 +177,10 @@ server::Response HandleAgentApi(Agent& agent, const server::Request& request, co
   if (path.rfind(kOperators, 0) == 0 && (path.size() == kOperators.size() || path[kOperators.size()] == '/')) {
     return OperatorsRoute(agent, request, std::string_view(path).substr(kOperators.size()));
   }
+  if (path.rfind(kObjects, 0) == 0 && (path.size() == kObjects.size() || path[kObjects.size()] == '/')) {
+    return ObjectsRoute(agent, request, std::string_view(path).substr(kObjects.size()));
+  }
+  if (path == kUpdateProgress) return Json(200, WriteJson(ToJson(agent.update_progress()), 2));
   if (path.rfind(kGroupPath, 0) == 0 && path.rfind("/clusterversions/", std::string::npos) != std::string::npos) {
     return Error(404, "NotFound", "clusterversions.config.openshift.io: only \"version\" exists", "clusterversions");
   }

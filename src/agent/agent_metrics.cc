@@ -62,7 +62,7 @@ std::string Agent::Metrics() {
       break;
     }
   }
-  if (cv_.spec.desired_update && state_ == LoopState::kUpdateRequested) {
+  if (cv_.spec.desired_update && (state_ == LoopState::kUpdateRequested || state_ == LoopState::kUpdating)) {
     const Condition* progressing = cv_.FindCondition("Progressing");
     version.With({"desired", cv_.spec.desired_update->version, cv_.spec.desired_update->image, last_completed})
         .Set(progressing ? Seconds(progressing->last_transition_time) : 0);

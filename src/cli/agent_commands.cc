@@ -4,12 +4,14 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "agent/agent.h"
 #include "agent/agent_api.h"
+#include "agent/release_verifier.h"
 #include "commands.h"
 #include "core/strings.h"
 #include "graph-data/file_reader.h"
@@ -22,6 +24,9 @@ struct AgentArgs {
   std::string state_dir, release_image, release_document, registry_ca_dir;
   std::string channel, upstream = std::string(agent::kDefaultUpstream), update_service, upstream_ca_dir, arch;
   std::string prometheus_url, prometheus_token_file, prometheus_ca_dir;
+  std::string verification_keys, signature_ca_dir, registry_username, registry_password, exclude_id;
+  std::vector<std::string> verification_stores;
+  double component_timeout_seconds = 40 * 60, retry_seconds = 60;
   bool auto_update = false;
   double poll_seconds = 0;
   double risk_cache_seconds = 3600;
@@ -56,6 +61,22 @@ Status RunAgent(const AgentArgs& a) {
   options.auto_update = a.auto_update;
   options.risk_cache.min_for_condition = std::chrono::milliseconds(static_cast<int64_t>(a.risk_cache_seconds * 1000));
   options.poll_interval = std::chrono::milliseconds(static_cast<int64_t>(a.poll_seconds * 1000));
+  options.update.payload_root = (std::filesystem::path(a.state_dir) / "updatepayloads").string();
+  options.update.verification_keys_dir = a.verification_keys;
+  options.update.verification_stores = a.verification_stores;
+  options.update.signature_ca_dir = a.signature_ca_dir;
+  options.update.registry_username = a.registry_username;
+  options.update.registry_password = a.registry_password;
+  options.update.registry_ca_dir = a.registry_ca_dir;
+  options.update.exclude_id = a.exclude_id;
+  options.update.component_timeout = std::chrono::seconds(static_cast<int64_t>(a.component_timeout_seconds));
+  options.update.retry_after = std::chrono::seconds(static_cast<int64_t>(a.retry_seconds));
+  options.release.registry_username = a.registry_username;
+  options.release.registry_password = a.registry_password;
+  if (!a.verification_keys.empty()) {
+    // Checked now, so that a typo is not found at the first update.
+    CINCINNATI_RETURN_IF_ERROR(agent::VerificationFromFiles(a.verification_keys, a.verification_stores).status());
+  }
   auto store = std::make_shared<agent::FileObjectStore>(a.state_dir);
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent, agent::Agent::Open(store, options));
 
@@ -98,8 +119,30 @@ void RegisterAgentCommands(CLI::App& app, int& exit_code) {
                   "Installed release on an empty state directory: a cincinnati-metadata-v0 JSON file with \"payload\" "
                   "(registry-less demo)")
       ->type_name("FILE");
-  cmd->add_option("--registry.root_certificate_dir", a->registry_ca_dir, "Extra CA certificates for --release-image")
+  cmd->add_option("--registry.root_certificate_dir", a->registry_ca_dir,
+                  "Extra CA certificates for the registry (--release-image, and the payloads of updates)")
       ->type_name("PATH");
+  cmd->add_option("--registry.username", a->registry_username, "Registry user")->type_name("USER");
+  cmd->add_option("--registry.password", a->registry_password, "Registry password")->type_name("PASSWORD");
+  cmd->add_option("--verification.keys", a->verification_keys,
+                  "Trusted release keys when the running release has no verification ConfigMap: one keyring per file, "
+                  "every keyring must sign")
+      ->type_name("DIR");
+  cmd->add_option("--verification.stores", a->verification_stores,
+                  "Signature stores for --verification.keys (https, http or file URLs)")
+      ->delimiter(',')
+      ->type_name("URL");
+  cmd->add_option("--verification.root_certificate_dir", a->signature_ca_dir, "Extra CA certificates for signature stores")
+      ->type_name("PATH");
+  cmd->add_option("--exclude", a->exclude_id, "Leave out manifests annotated exclude.release.openshift.io/ID=true")
+      ->type_name("ID");
+  cmd->add_option("--component-timeout", a->component_timeout_seconds,
+                  "Seconds a run level may wait for its components before Failing names them")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  cmd->add_option("--update-retry", a->retry_seconds, "Seconds before a refused release is tried again")
+      ->type_name("SECONDS")
+      ->capture_default_str();
   cmd->add_option("--channel", a->channel, "spec.channel of a new state (default: the release's first channel)")
       ->type_name("NAME");
   cmd->add_option("--upstream", a->upstream, "spec.upstream of a new state")->type_name("URL")->capture_default_str();

@@ -1,0 +1,162 @@
+#include "agent/component_objects.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace cincinnati::agent {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string ConditionStatus(const JsonValue& object, std::string_view type) {
+  const JsonValue* status = object.Find("status");
+  const JsonValue* conditions = status ? status->Find("conditions") : nullptr;
+  if (!conditions || !conditions->is_array()) return "";
+  for (const auto& c : conditions->items()) {
+    const JsonValue* t = c.Find("type");
+    const JsonValue* s = c.Find("status");
+    if (t && t->is_string() && t->text() == type && s && s->is_string()) return s->text();
+  }
+  return "";
+}
+
+// name -> version pairs of a ClusterOperator's status.versions.
+std::vector<std::pair<std::string, std::string>> Versions(const JsonValue& object) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const JsonValue* status = object.Find("status");
+  const JsonValue* versions = status ? status->Find("versions") : nullptr;
+  if (!versions || !versions->is_array()) return out;
+  for (const auto& v : versions->items()) {
+    const JsonValue* n = v.Find("name");
+    const JsonValue* ver = v.Find("version");
+    if (n && n->is_string() && ver && ver->is_string()) out.emplace_back(n->text(), ver->text());
+  }
+  return out;
+}
+
+}  // namespace
+
+ComponentLevel LevelOf(const JsonValue& live, const JsonValue& manifest, const std::string& target_version) {
+  const JsonValue* name = live.Find("metadata") ? live.Find("metadata")->Find("name") : nullptr;
+  const std::string who = name && name->is_string() ? name->text() : "?";
+  ComponentLevel level;
+  if (ConditionStatus(live, "Degraded") == "True") {
+    level.degraded = true;
+    level.message = fmt::format("Cluster operator {} is degraded", who);
+    return level;
+  }
+  auto wanted = Versions(manifest);
+  if (wanted.empty()) wanted.emplace_back("operator", target_version);
+  auto have = Versions(live);
+  for (const auto& w : wanted) {
+    if (std::find(have.begin(), have.end(), w) == have.end()) {
+      level.message = fmt::format("Cluster operator {} is updating versions", who);
+      return level;
+    }
+  }
+  if (ConditionStatus(live, "Available") != "True") {
+    level.message = fmt::format("Cluster operator {} is not available", who);
+    return level;
+  }
+  level.done = true;
+  return level;
+}
+
+Result<std::optional<JsonValue>> ComponentObjects::Get(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return store_.Get(kComponentKind, name);
+}
+
+Result<std::vector<JsonValue>> ComponentObjects::List() {
+  std::lock_guard lock(mu_);
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> names, store_.List(kComponentKind));
+  std::vector<JsonValue> out;
+  for (const auto& n : names) {
+    CINCINNATI_ASSIGN_OR_RETURN(auto object, store_.Get(kComponentKind, n));
+    if (object) out.push_back(std::move(*object));
+  }
+  return out;
+}
+
+Result<JsonValue> ComponentObjects::Put(const std::string& name, const JsonValue& object) {
+  if (!object.is_object()) return Status::InvalidArgument("the ClusterOperator must be a JSON object");
+  JsonValue stored = object;
+  stored.Set("apiVersion", JsonValue::String("config.openshift.io/v1"));
+  stored.Set("kind", JsonValue::String("ClusterOperator"));
+  JsonValue metadata = stored.Find("metadata") && stored.Find("metadata")->is_object() ? *stored.Find("metadata")
+                                                                                         : JsonValue::Object();
+  if (const JsonValue* n = metadata.Find("name"); n && (!n->is_string() || n->text() != name)) {
+    return Status::InvalidArgument(fmt::format("metadata.name: Invalid value: must be \"{}\" as in the URL", name));
+  }
+  metadata.Set("name", JsonValue::String(name));
+  stored.Set("metadata", std::move(metadata));
+  std::lock_guard lock(mu_);
+  CINCINNATI_RETURN_IF_ERROR(store_.Put(kComponentKind, name, stored));
+  return stored;
+}
+
+Result<JsonValue> ComponentObjects::PatchStatus(const std::string& name, const JsonValue& patch) {
+  if (!patch.is_object()) return Status::InvalidArgument("the patch must be a JSON object (application/merge-patch+json)");
+  std::lock_guard lock(mu_);
+  CINCINNATI_ASSIGN_OR_RETURN(auto object, store_.Get(kComponentKind, name));
+  if (!object) return Status::NotFound(fmt::format("clusteroperators.config.openshift.io \"{}\" not found", name));
+  const JsonValue* status = patch.Find("status");
+  if (!status) return *object;
+  JsonValue updated = *object;
+  const JsonValue* current = updated.Find("status");
+  updated.Set("status", MergePatch(current ? *current : JsonValue::Object(), *status));
+  CINCINNATI_RETURN_IF_ERROR(store_.Put(kComponentKind, name, updated));
+  return updated;
+}
+
+std::string ComponentObjects::ObjectName(const Manifest& manifest) {
+  return Lower(fmt::format("{}.{}.{}", manifest.kind, manifest.ns.empty() ? "-" : manifest.ns, manifest.name));
+}
+
+Result<ComponentLevel> ComponentObjects::Apply(const Manifest& manifest, const std::string& target_version) {
+  std::lock_guard lock(mu_);
+  if (manifest.kind != "ClusterOperator") {
+    Status s = store_.Put(kObjectKind, ObjectName(manifest), manifest.object);
+    if (!s.ok()) return s.WithContext(manifest.Describe());
+    return ComponentLevel{true, false, ""};
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(auto live, store_.Get(kComponentKind, manifest.name));
+  JsonValue object = live ? *live
+                          : JsonValue::Object({{"apiVersion", JsonValue::String("config.openshift.io/v1")},
+                                               {"kind", JsonValue::String("ClusterOperator")},
+                                               {"metadata", JsonValue::Object({{"name", JsonValue::String(manifest.name)}})},
+                                               {"status", JsonValue::Object()}});
+  JsonValue metadata = object.Find("metadata") && object.Find("metadata")->is_object() ? *object.Find("metadata")
+                                                                                         : JsonValue::Object();
+  JsonValue annotations = metadata.Find("annotations") && metadata.Find("annotations")->is_object()
+                              ? *metadata.Find("annotations")
+                              : JsonValue::Object();
+  // The manifest's own annotations (rollout settings for components) follow the payload.
+  if (const JsonValue* m = manifest.object.Find("metadata"); m && m->Find("annotations") && m->Find("annotations")->is_object()) {
+    for (const auto& [k, v] : m->Find("annotations")->members()) annotations.Set(k, v);
+  }
+  annotations.Set(kDesiredVersionAnnotation, JsonValue::String(target_version));
+  metadata.Set("annotations", std::move(annotations));
+  object.Set("metadata", std::move(metadata));
+  if (!live || *live != object) {  // unchanged: no write, so a component never sees a version twice
+    Status s = store_.Put(kComponentKind, manifest.name, object);
+    if (!s.ok()) return s.WithContext(manifest.Describe());
+  }
+  return LevelOf(object, manifest.object, target_version);
+}
+
+Result<std::optional<JsonValue>> ComponentObjects::GetObject(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return store_.Get(kObjectKind, name);
+}
+
+Result<std::vector<std::string>> ComponentObjects::ListObjects() {
+  std::lock_guard lock(mu_);
+  return store_.List(kObjectKind);
+}
+
+}  // namespace cincinnati::agent

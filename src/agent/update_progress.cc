@@ -1,0 +1,94 @@
+#include "agent/update_progress.h"
+
+#include <fmt/format.h>
+
+namespace cincinnati::agent {
+namespace {
+
+constexpr std::pair<UpdatePhase, std::string_view> kPhases[] = {
+    {UpdatePhase::kIdle, "Idle"},           {UpdatePhase::kVerifying, "Verifying"},
+    {UpdatePhase::kDownloading, "Downloading"}, {UpdatePhase::kLoading, "Loading"},
+    {UpdatePhase::kApplying, "Applying"},   {UpdatePhase::kHandingOver, "HandingOver"},
+    {UpdatePhase::kCompleted, "Completed"}, {UpdatePhase::kFailed, "Failed"},
+};
+
+}  // namespace
+
+std::string_view UpdatePhaseName(UpdatePhase phase) {
+  for (const auto& [p, name] : kPhases) {
+    if (p == phase) return name;
+  }
+  return "Idle";
+}
+
+JsonValue ToJson(const UpdateProgress& p) {
+  auto s = [](const std::string& v) { return JsonValue::String(v); };
+  return JsonValue::Object({
+      {"phase", JsonValue::String(std::string(UpdatePhaseName(p.phase)))},
+      {"image", s(p.image)},
+      {"version", s(p.version)},
+      {"force", JsonValue::Bool(p.force)},
+      {"verified", JsonValue::Bool(p.verified)},
+      {"acceptedRisks", s(p.accepted_risks)},
+      {"payloadDir", s(p.payload_dir)},
+      {"runningPayloadDir", s(p.running_payload_dir)},
+      {"nextGroup", JsonValue::Integer(p.next_group)},
+      {"groupStarted", s(p.group_started)},
+      {"started", s(p.started)},
+      {"failedReason", s(p.failed_reason)},
+      {"failedMessage", s(p.failed_message)},
+      {"retryAt", JsonValue::Integer(p.retry_at)},
+      {"handedOverPid", JsonValue::Integer(p.handed_over_pid)},
+  });
+}
+
+Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json) {
+  if (!json.is_object()) return Status::InvalidArgument("update progress: not an object");
+  UpdateProgress p;
+  auto text = [&](const char* key, std::string& out) -> Status {
+    const JsonValue* v = json.Find(key);
+    if (!v) return Status::OK();
+    if (!v->is_string()) return Status::InvalidArgument(fmt::format("update progress: {} must be a string", key));
+    out = v->text();
+    return Status::OK();
+  };
+  auto boolean = [&](const char* key, bool& out) -> Status {
+    const JsonValue* v = json.Find(key);
+    if (!v) return Status::OK();
+    if (!v->is_bool()) return Status::InvalidArgument(fmt::format("update progress: {} must be a boolean", key));
+    out = v->bool_value();
+    return Status::OK();
+  };
+  auto integer = [&](const char* key, int64_t& out) -> Status {
+    const JsonValue* v = json.Find(key);
+    if (!v) return Status::OK();
+    if (!v->integer()) return Status::InvalidArgument(fmt::format("update progress: {} must be an integer", key));
+    out = *v->integer();
+    return Status::OK();
+  };
+  std::string phase;
+  CINCINNATI_RETURN_IF_ERROR(text("phase", phase));
+  bool known = phase.empty();
+  for (const auto& [value, name] : kPhases) {
+    if (name == phase) p.phase = value, known = true;
+  }
+  if (!known) return Status::InvalidArgument(fmt::format("update progress: unknown phase \"{}\"", phase));
+  CINCINNATI_RETURN_IF_ERROR(text("image", p.image));
+  CINCINNATI_RETURN_IF_ERROR(text("version", p.version));
+  CINCINNATI_RETURN_IF_ERROR(boolean("force", p.force));
+  CINCINNATI_RETURN_IF_ERROR(boolean("verified", p.verified));
+  CINCINNATI_RETURN_IF_ERROR(text("acceptedRisks", p.accepted_risks));
+  CINCINNATI_RETURN_IF_ERROR(text("payloadDir", p.payload_dir));
+  CINCINNATI_RETURN_IF_ERROR(text("runningPayloadDir", p.running_payload_dir));
+  CINCINNATI_RETURN_IF_ERROR(integer("nextGroup", p.next_group));
+  CINCINNATI_RETURN_IF_ERROR(text("groupStarted", p.group_started));
+  CINCINNATI_RETURN_IF_ERROR(text("started", p.started));
+  CINCINNATI_RETURN_IF_ERROR(text("failedReason", p.failed_reason));
+  CINCINNATI_RETURN_IF_ERROR(text("failedMessage", p.failed_message));
+  CINCINNATI_RETURN_IF_ERROR(integer("retryAt", p.retry_at));
+  CINCINNATI_RETURN_IF_ERROR(integer("handedOverPid", p.handed_over_pid));
+  if (p.next_group < 0) return Status::InvalidArgument("update progress: nextGroup must not be negative");
+  return p;
+}
+
+}  // namespace cincinnati::agent

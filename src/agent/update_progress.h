@@ -1,0 +1,43 @@
+// UpdateProgress: where an update stands (steps 6-11 of the loop), persisted in the
+// object store after every phase change so that a restart (a kill -9, or the agent's
+// own hand-over to the new release) resumes at the same phase.
+//
+//   Idle -> Verifying -> Downloading -> Loading -> Applying -> Completed
+//                 \            \           \-> Failed (retried after a while, or on a new target)
+//   Applying -> HandingOver -> Applying   (the agent's own manifests first, then re-exec)
+//
+// Plain value with JSON conversion; FromJson is total (a bad document is an error).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "agent/json_value.h"
+#include "core/status.h"
+
+namespace cincinnati::agent {
+
+enum class UpdatePhase { kIdle, kVerifying, kDownloading, kLoading, kApplying, kHandingOver, kCompleted, kFailed };
+std::string_view UpdatePhaseName(UpdatePhase phase);
+
+struct UpdateProgress {
+  UpdatePhase phase = UpdatePhase::kIdle;
+  std::string image;    // the target pull spec
+  std::string version;  // as requested (may be empty until the payload says)
+  bool force = false;
+  bool verified = false;
+  std::string accepted_risks;  // what force or warnings let through, one per line
+  std::string payload_dir;     // the target's, once downloaded
+  std::string running_payload_dir;  // the running release's (its verification ConfigMap)
+  int64_t next_group = 0;      // the first group of the plan not known to be done
+  std::string group_started;   // RFC 3339: when next_group started (component timeouts)
+  std::string started;         // RFC 3339: when the update started
+  std::string failed_reason, failed_message;  // kFailed
+  int64_t retry_at = 0;        // kFailed: Unix seconds after which the target is tried again
+  int64_t handed_over_pid = 0; // the process that handed over (kHandingOver)
+};
+
+JsonValue ToJson(const UpdateProgress& progress);
+Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json);
+
+}  // namespace cincinnati::agent

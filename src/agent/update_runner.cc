@@ -1,0 +1,355 @@
+#include "agent/update_runner.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <filesystem>
+
+#include "agent/preconditions.h"
+#include "core/metadata_keys.h"
+#include "core/strings.h"
+#include "graph-data/time_format.h"
+#include "registry/reference.h"
+
+namespace cincinnati::agent {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr char kProgressKind[] = "agentstate";
+constexpr char kProgressName[] = "update";
+
+void AddRisk(std::string& risks, const std::string& risk) {
+  if (!risks.empty()) risks += "\n";
+  risks += risk;
+}
+
+int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+UpdateRunner::UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, Clock clock)
+    : store_(store), components_(components), options_(std::move(options)), clock_(std::move(clock)) {}
+
+std::string UpdateRunner::Now() const { return graphdata::FormatDateTime(UnixSeconds(clock_())); }
+
+Status UpdateRunner::Load() {
+  CINCINNATI_ASSIGN_OR_RETURN(auto stored, store_.Get(kProgressKind, kProgressName));
+  if (!stored) return Status::OK();
+  auto progress = UpdateProgressFromJson(*stored);
+  if (!progress.ok()) return progress.status().WithContext("the stored update progress");
+  progress_ = std::move(progress).value();
+  return Status::OK();
+}
+
+Status UpdateRunner::Save() { return store_.Put(kProgressKind, kProgressName, ToJson(progress_)); }
+
+void UpdateRunner::Start(const std::optional<ResolvedTarget>& target, bool force) {
+  UpdateProgress next;
+  next.phase = UpdatePhase::kVerifying;
+  next.image = target->release.image;
+  next.version = target->release.version;
+  next.force = force;
+  next.started = Now();
+  next.running_payload_dir = progress_.running_payload_dir;
+  if (!progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir) {
+    std::error_code ec;
+    fs::remove_all(progress_.payload_dir, ec);  // an abandoned target's payload
+  }
+  progress_ = std::move(next);
+  loaded_.reset();
+  (void)Save();  // a failed save only repeats work after a restart
+}
+
+UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force) {
+  UpdateStepResult result;
+  const bool applying = progress_.phase == UpdatePhase::kApplying || progress_.phase == UpdatePhase::kHandingOver;
+  if (target && target->release.image != progress_.image) {
+    Start(target, force);
+  } else if (!target && !applying) {
+    if (progress_.phase == UpdatePhase::kCompleted && cv.status.desired.image == progress_.image) Complete(cv);
+    if (progress_.phase != UpdatePhase::kIdle && progress_.phase != UpdatePhase::kCompleted) {
+      progress_.phase = UpdatePhase::kIdle;  // the request went away
+      (void)Save();
+    }
+    return result;
+  } else if (target && force != progress_.force && progress_.phase == UpdatePhase::kFailed) {
+    Start(target, force);  // force added (or removed): try again at once
+  }
+  if (progress_.phase == UpdatePhase::kFailed) {
+    if (UnixSeconds(clock_()) < progress_.retry_at) return result;
+    progress_.phase = UpdatePhase::kVerifying;
+  }
+  if (progress_.phase == UpdatePhase::kCompleted) {
+    Complete(cv);
+    return result;
+  }
+  result.updating = true;
+  const std::string version = progress_.version.empty() ? progress_.image : progress_.version;
+  if (progress_.phase == UpdatePhase::kVerifying || progress_.phase == UpdatePhase::kDownloading) {
+    cv.SetCondition({"Progressing", "True", "", fmt::format("Working towards {}: downloading update", version), Now()});
+  }
+  if (progress_.phase == UpdatePhase::kVerifying && !Verify(cv)) return result;
+  if (progress_.phase == UpdatePhase::kDownloading && !Download(cv)) return result;
+  if (progress_.phase == UpdatePhase::kLoading && !LoadPayload(cv)) return result;
+  EnsureStarted(cv);
+  if (ApplyGroups(cv, result)) {
+    Complete(cv);
+    result.updating = false;
+  }
+  return result;
+}
+
+void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std::string& message) {
+  cv.SetCondition({"ReleaseAccepted", "False", reason, message, Now()});
+  cv.SetCondition({"Progressing", "False", reason,
+                   fmt::format("Cluster version is {}; the update to {} was not accepted", cv.status.desired.version,
+                               progress_.version.empty() ? progress_.image : progress_.version),
+                   Now()});
+  if (!progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir) {
+    std::error_code ec;
+    fs::remove_all(progress_.payload_dir, ec);  // a refused payload is not kept
+  }
+  progress_.payload_dir.clear();
+  progress_.phase = UpdatePhase::kFailed;
+  progress_.failed_reason = reason;
+  progress_.failed_message = message;
+  progress_.retry_at = UnixSeconds(clock_()) + options_.retry_after.count();
+  loaded_.reset();
+  (void)Save();
+}
+
+Result<VerificationConfig> UpdateRunner::VerificationSource() {
+  if (!progress_.running_payload_dir.empty()) {
+    ManifestContext context;
+    CINCINNATI_ASSIGN_OR_RETURN(std::vector<Manifest> manifests, LoadManifests(progress_.running_payload_dir, context));
+    for (const auto& m : manifests) {
+      if (IsVerificationConfigMap(m.object)) return ReadVerificationConfigMap(m.object);
+    }
+  }
+  if (!options_.verification_keys_dir.empty()) {
+    return VerificationFromFiles(options_.verification_keys_dir, options_.verification_stores);
+  }
+  return Status::InvalidArgument(
+      "the running release has no verification ConfigMap and no --verification.keys was given: nothing can be verified");
+}
+
+bool UpdateRunner::Verify(ClusterVersion& cv) {
+  const std::string source = progress_.running_payload_dir.empty() ? "bootstrap" : progress_.running_payload_dir;
+  Status verified = Status::OK();
+  if (!verifier_ || verifier_source_ != source) {
+    auto config = VerificationSource();
+    if (config.ok()) {
+      verifier_ = std::make_unique<ReleaseVerifier>(std::move(config).value(), options_.signature_ca_dir);
+      verifier_source_ = source;
+    } else {
+      verifier_.reset();
+      verified = config.status();
+    }
+  }
+  if (verifier_) {
+    std::optional<std::vector<std::string>> stores;
+    if (!cv.spec.signature_stores.empty()) {
+      stores.emplace();
+      for (const auto& s : cv.spec.signature_stores) stores->push_back(s.url);
+    }
+    auto got = verifier_->Verify(progress_.image, stores, std::chrono::steady_clock::now() + options_.verify_budget);
+    if (!got.ok()) verified = got.status();
+  }
+  progress_.verified = verified.ok();
+  if (!verified.ok()) {
+    const std::string why = "The update cannot be verified: " + verified.message();
+    if (!progress_.force) {
+      Fail(cv, "ImageVerificationFailed",
+           fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version,
+                       progress_.image, why));
+      return false;
+    }
+    AddRisk(progress_.accepted_risks, why);
+  }
+  progress_.phase = UpdatePhase::kDownloading;
+  (void)Save();
+  return true;
+}
+
+bool UpdateRunner::Download(ClusterVersion& cv) {
+  auto fail = [&](const Status& why) {
+    Fail(cv, "RetrievePayload",
+         fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version, progress_.image,
+                     why.message()));
+    return false;
+  };
+  auto ref = registry::ParseImageReference(progress_.image);
+  if (!ref.ok()) return fail(ref.status());
+  registry::RegistryClient client(ref->location, {options_.registry_username, options_.registry_password},
+                                  {.ca_path = options_.registry_ca_dir});
+  auto dir = DownloadPayload(client, progress_.image, options_.payload_root);
+  if (!dir.ok()) return fail(dir.status());
+  progress_.payload_dir = *dir;
+  progress_.phase = UpdatePhase::kLoading;
+  (void)Save();
+  return true;
+}
+
+Result<const UpdateRunner::Loaded*> UpdateRunner::Payload(const std::string& dir) {
+  if (loaded_ && loaded_->dir == dir) return loaded_.get();
+  auto loaded = std::make_unique<Loaded>();
+  loaded->dir = dir;
+  CINCINNATI_ASSIGN_OR_RETURN(loaded->info, ReadPayload(dir));
+  ManifestContext context;
+  context.release_image = progress_.image;
+  context.images = loaded->info.images;
+  context.exclude_id = options_.exclude_id;
+  context.major_version = loaded->info.metadata.version.major();
+  CINCINNATI_ASSIGN_OR_RETURN(loaded->manifests, LoadManifests(dir, context));
+  for (const auto& m : loaded->manifests) loaded->included.push_back(!ExclusionReason(m, context).has_value());
+  loaded->plan = PlanUpdate(loaded->manifests, loaded->included);
+  loaded_ = std::move(loaded);
+  return loaded_.get();
+}
+
+bool UpdateRunner::LoadPayload(ClusterVersion& cv) {
+  auto loaded = Payload(progress_.payload_dir);
+  if (!loaded.ok()) {
+    Fail(cv, "UpdatePayloadIntegrity",
+         fmt::format("The update cannot be applied: the payload of version=\"{}\" image=\"{}\" is invalid: {}",
+                     progress_.version, progress_.image, loaded.status().message()));
+    return false;
+  }
+  const std::string payload_version = (*loaded)->info.metadata.version.ToString();
+  if (!progress_.version.empty() && progress_.version != payload_version) {
+    Fail(cv, "VerifyPayloadVersion",
+         fmt::format("release image version {} does not match the expected upstream version {}", payload_version,
+                     progress_.version));
+    return false;
+  }
+  progress_.version = payload_version;
+  auto summary = Summarize(RunPreconditions(cv, payload_version, (*loaded)->info.metadata.previous), progress_.force);
+  if (summary && summary->blocked) {
+    Fail(cv, summary->reason,
+         fmt::format("Preconditions failed for payload loaded version=\"{}\" image=\"{}\": {}", payload_version,
+                     progress_.image, summary->message));
+    return false;
+  }
+  if (summary) AddRisk(progress_.accepted_risks, summary->message);
+  const auto& metadata = (*loaded)->info.metadata.metadata;
+  auto arch = metadata.find(std::string(kReleaseArchitectureKey));
+  cv.SetCondition({"ReleaseAccepted", "True", "PayloadLoaded",
+                   fmt::format("Payload loaded version=\"{}\" image=\"{}\" architecture=\"{}\"", payload_version,
+                               progress_.image, arch != metadata.end() ? arch->second : "amd64"),
+                   Now()});
+  progress_.phase = UpdatePhase::kApplying;
+  progress_.next_group = 0;
+  progress_.group_started = Now();
+  (void)Save();
+  return true;
+}
+
+void UpdateRunner::EnsureStarted(ClusterVersion& cv) {
+  auto& history = cv.status.history;
+  if (history.empty() || history.front().image != progress_.image) {
+    history.insert(history.begin(), UpdateHistoryEntry{"Partial", progress_.started, "", progress_.version,
+                                                       progress_.image, progress_.verified, progress_.accepted_risks});
+  }
+}
+
+bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
+  auto loaded = Payload(progress_.payload_dir);
+  if (!loaded.ok()) {
+    cv.SetCondition({"Failing", "True", "UpdatePayloadIntegrity", loaded.status().message(), Now()});
+    result.busy = true;
+    return false;
+  }
+  const auto& plan = (*loaded)->plan;
+  const int64_t total = static_cast<int64_t>(plan.size());
+  while (progress_.next_group < total) {
+    const ApplyGroup& group = plan[static_cast<size_t>(progress_.next_group)];
+    std::vector<std::string> waiting, degraded;
+    for (const auto& [component, indexes] : group.components) {
+      for (size_t i : indexes) {
+        const Manifest& m = (*loaded)->manifests[i];
+        auto level = components_.Apply(m, progress_.version);
+        if (!level.ok()) {
+          cv.SetCondition({"Failing", "True", "ApplyFailed", level.status().message(), Now()});
+          result.busy = true;
+          return false;
+        }
+        if (level->done) continue;
+        (level->degraded ? degraded : waiting).push_back(m.name);
+        break;  // a component's manifests go in order
+      }
+    }
+    if (waiting.empty() && degraded.empty()) {
+      ++progress_.next_group;
+      progress_.group_started = Now();
+      (void)Save();
+      continue;
+    }
+    const int64_t percent = total ? progress_.next_group * 100 / total : 100;
+    std::vector<std::string> slow = degraded;
+    slow.insert(slow.end(), waiting.begin(), waiting.end());
+    cv.SetCondition({"Progressing", "True", "",
+                     fmt::format("Working towards {}: {} of {} done ({}% complete), waiting on {}", progress_.version,
+                                 progress_.next_group, total, percent, fmt::join(slow, ", ")),
+                     Now()});
+    auto started = graphdata::ParseDateTime(progress_.group_started);
+    const bool late = started.ok() && UnixSeconds(clock_()) - *started > options_.component_timeout.count();
+    if (!degraded.empty()) {
+      cv.SetCondition({"Failing", "True", "ClusterOperatorDegraded",
+                       fmt::format("Cluster operator {} is degraded", fmt::join(degraded, ", ")), Now()});
+    } else if (late) {
+      cv.SetCondition({"Failing", "True", "ClusterOperatorNotAvailable",
+                       fmt::format("Cluster operator {} has not yet reported success after {} s", fmt::join(waiting, ", "),
+                                   options_.component_timeout.count()),
+                       Now()});
+    } else {
+      cv.SetCondition({"Failing", "False", "", "", Now()});
+    }
+    result.busy = true;
+    return false;
+  }
+  return true;
+}
+
+void UpdateRunner::Complete(ClusterVersion& cv) {
+  const std::string now = Now();
+  auto& history = cv.status.history;
+  if (!history.empty() && history.front().image == progress_.image && history.front().state != "Completed") {
+    history.front().state = "Completed";
+    history.front().completion_time = now;
+  }
+  if (cv.status.desired.image != progress_.image) {
+    Release release;
+    release.version = progress_.version;
+    release.image = progress_.image;
+    if (loaded_) {
+      const auto& metadata = loaded_->info.metadata.metadata;
+      if (auto it = metadata.find("url"); it != metadata.end()) release.url = it->second;
+      if (auto it = metadata.find(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix)); it != metadata.end()) {
+        for (std::string_view c : Split(it->second, ',')) {
+          if (!c.empty()) release.channels.emplace_back(c);
+        }
+        std::sort(release.channels.begin(), release.channels.end());
+      }
+    }
+    cv.status.desired = release;
+  }
+  cv.SetCondition({"Available", "True", "", "Done applying " + progress_.version, now});
+  cv.SetCondition({"Failing", "False", "", "", now});
+  cv.SetCondition({"Progressing", "False", "", "Cluster version is " + progress_.version, now});
+  if (progress_.phase != UpdatePhase::kCompleted) {
+    if (!progress_.running_payload_dir.empty() && progress_.running_payload_dir != progress_.payload_dir) {
+      std::error_code ec;
+      fs::remove_all(progress_.running_payload_dir, ec);  // the release we left
+    }
+    progress_.running_payload_dir = progress_.payload_dir;
+    progress_.phase = UpdatePhase::kCompleted;
+    (void)Save();
+  }
+}
+
+}  // namespace cincinnati::agent

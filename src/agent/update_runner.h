@@ -1,0 +1,105 @@
+// UpdateRunner: steps 6-11 of the agent's loop for a requested release (reference
+// C10-C13): verify the signature, download the payload, check its layout, version and
+// the preconditions, then apply its manifests group by group until every component
+// reports the new version.
+//
+// Each Step() moves the persisted UpdateProgress (update_progress.h) as far as it can
+// and writes the ClusterVersion status that says so:
+//   - ReleaseAccepted: True "PayloadLoaded", or False naming the step that refused the
+//     release (RetrievePayload with ImageVerificationFailed, VerifyPayloadVersion,
+//     UpdatePayloadIntegrity, PreconditionChecks with UpgradePreconditionCheckFailed).
+//     A refused payload is deleted, nothing of it is applied, and the same target is
+//     tried again after `retry_after` (or at once when the target changes).
+//   - history: a Partial entry (verified, acceptedRisks) once the payload is accepted,
+//     Completed when every group is done; status.desired becomes the target then.
+//   - Progressing and Failing while applying: "N of M done", the component waited on,
+//     Failing=True naming a component that is Degraded or past `component_timeout`.
+// `force` lets an unverified payload and blocking preconditions through, each recorded
+// in acceptedRisks; it never overrides a version mismatch.
+//
+// Re-running any phase is harmless (downloads are reused, applying writes only what
+// differs), so a kill -9 at any moment resumes where the progress says.
+//
+// Thread-safety: one thread calls Step (the agent's loop thread), without the agent's
+// lock; component objects are shared through ComponentObjects. Never throws.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/cluster_version.h"
+#include "agent/component_objects.h"
+#include "agent/desired_update.h"
+#include "agent/manifests.h"
+#include "agent/object_store.h"
+#include "agent/payload.h"
+#include "agent/release_verifier.h"
+#include "agent/update_progress.h"
+
+namespace cincinnati::agent {
+
+struct UpdateOptions {
+  std::string payload_root;                 // <state-dir>/updatepayloads
+  std::string verification_keys_dir;        // bootstrap keys when the running release has no ConfigMap
+  std::vector<std::string> verification_stores;
+  std::string registry_username, registry_password, registry_ca_dir;
+  std::string signature_ca_dir;
+  std::string exclude_id;                   // exclude.release.openshift.io/<id>
+  std::chrono::seconds verify_budget{120};
+  std::chrono::seconds component_timeout{40 * 60};
+  std::chrono::seconds retry_after{60};
+};
+
+struct UpdateStepResult {
+  bool updating = false;  // an update is under way (keep stepping)
+  bool busy = false;      // step again soon (waiting on components)
+};
+
+class UpdateRunner {
+ public:
+  using Clock = std::function<std::chrono::system_clock::time_point()>;
+  UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, Clock clock);
+
+  Status Load();  // reads the persisted progress
+  // `cv`: a copy of the ClusterVersion whose status the step updates; `target`: the
+  // resolved desired update (nullopt: none, or the running release).
+  UpdateStepResult Step(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force);
+  const UpdateProgress& progress() const { return progress_; }
+
+ private:
+  struct Loaded {
+    std::string dir;
+    PayloadInfo info;
+    std::vector<Manifest> manifests;
+    std::vector<bool> included;
+    std::vector<ApplyGroup> plan;
+  };
+
+  Status Save();
+  void Start(const std::optional<ResolvedTarget>& target, bool force);
+  void Fail(ClusterVersion& cv, const std::string& reason, const std::string& message);
+  bool Verify(ClusterVersion& cv);
+  bool Download(ClusterVersion& cv);
+  bool LoadPayload(ClusterVersion& cv);
+  Result<const Loaded*> Payload(const std::string& dir);
+  bool ApplyGroups(ClusterVersion& cv, UpdateStepResult& result);
+  void Complete(ClusterVersion& cv);
+  void EnsureStarted(ClusterVersion& cv);
+  Result<VerificationConfig> VerificationSource();
+  std::string Now() const;
+
+  ObjectStore& store_;
+  ComponentObjects& components_;
+  UpdateOptions options_;
+  Clock clock_;
+  UpdateProgress progress_;
+  std::unique_ptr<Loaded> loaded_;
+  std::unique_ptr<ReleaseVerifier> verifier_;
+  std::string verifier_source_;  // what verifier_ was built from
+};
+
+}  // namespace cincinnati::agent
