@@ -1,0 +1,268 @@
+// Updates end to end on real parts: releases built with `cincinnati release new` and
+// pushed to the Debian docker-registry, signed with a fresh GnuPG key by `release sign`
+// into a file:// store, and `cincinnati agent` processes on 127.0.0.1. The test plays
+// the components through the agent's API (PATCH .../clusteroperators/NAME/status), as
+// the component processes will.
+#include <gtest/gtest.h>
+
+#include "agent/json_value.h"
+#include "gpg_util.h"
+#include "registry_util.h"
+#include "service_util.h"
+
+namespace cincinnati::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::Get;
+using testing::ServiceProcess;
+using testing::TempDir;
+using testing::WaitFor;
+using testing::WriteFile;
+
+constexpr char kCv[] = "/apis/config.openshift.io/v1/clusterversions/version";
+constexpr char kOperators[] = "/apis/config.openshift.io/v1/clusteroperators/";
+
+http::Result Send(const std::string& method, const std::string& url, const std::string& body) {
+  http::RequestOptions options;
+  options.method = method;
+  options.body = body;
+  options.headers = {"Content-Type: application/merge-patch+json"};
+  options.timeout = 10s;
+  return http::Request(url, options);
+}
+
+JsonValue Json(const std::string& text) {
+  auto v = ParseJson(text);
+  return v.ok() ? *v : JsonValue();
+}
+
+const JsonValue* ConditionOf(const JsonValue& cv, std::string_view type) {
+  const JsonValue* list = cv.Find("status") ? cv.Find("status")->Find("conditions") : nullptr;
+  if (!list || !list->is_array()) return nullptr;
+  for (const auto& c : list->items()) {
+    if (c.Find("type") && c.Find("type")->text() == type) return &c;
+  }
+  return nullptr;
+}
+
+std::string ConditionText(const JsonValue& cv, std::string_view type, const char* field) {
+  const JsonValue* c = ConditionOf(cv, type);
+  return c && c->Find(field) ? c->Find(field)->text() : "";
+}
+
+std::string ClusterOperator(const std::string& name) {
+  return "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: " + name +
+         "\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+}
+
+// Releases 4.1.0 .. in a registry, a key, a signature store, and agents on them.
+class UpdateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(key_.ok());
+    ASSERT_TRUE(registry_.ready()) << registry_.log();
+    WriteFile(manifests_ / "0000_00_cluster-version-operator_01_config.yaml",
+              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: agent-config\n  namespace: openshift-cluster-version\n"
+              "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n"
+              "data:\n  release: '{{.ReleaseImage}}'\n");
+    WriteFile(manifests_ / "0000_50_ingress_01-clusteroperator.yaml", ClusterOperator("ingress"));
+    WriteFile(manifests_ / "0000_60_dns_01-clusteroperator.yaml", ClusterOperator("dns"));
+    installed_ = Push("4.1.0", "");
+  }
+
+  // Pushes a release; returns its by-digest pull spec.
+  std::string Push(const std::string& version, const std::string& previous) {
+    auto r = testing::RunCincinnati("release new --version " + version + (previous.empty() ? "" : " --previous " + previous) +
+                                    " --payload-manifests " + manifests_.path().string() + " --verification-keys " +
+                                    key_.keys() + " --verification-stores file://" + store_.path().string() + " --to " +
+                                    registry_.url() + "/ocp/release:" + version);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return registry_.url() + "/ocp/release@" + r.out.substr(r.out.find('@') + 1, 71);
+  }
+  void Sign(const std::string& pullspec) {
+    auto r = testing::RunCincinnati("release sign " + pullspec + " --store " + store_.path().string() + " --gnupg-home " +
+                                    key_.home());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  std::unique_ptr<ServiceProcess> StartAgent(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--state-dir", (state_ / "agent").string(), "--release-image", installed_,
+                                     "--upstream", "http://127.0.0.1:1/graph", "--channel", "stable-4.1",
+                                     "--verification.keys", key_.keys(), "--verification.stores",
+                                     "file://" + store_.path().string(), "--poll-interval", "600", "--port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto agent = std::make_unique<ServiceProcess>("agent", args);
+    EXPECT_TRUE(agent->running()) << agent->log();
+    EXPECT_TRUE(WaitFor([&] { return Get(agent->url("/readyz")).status == 200; })) << agent->log();
+    return agent;
+  }
+  JsonValue Cv(ServiceProcess& agent) { return Json(Get(agent.url(kCv)).body); }
+  JsonValue Operator(ServiceProcess& agent, const std::string& name) { return Json(Get(agent.url(kOperators + name)).body); }
+  std::string DesiredOf(ServiceProcess& agent, const std::string& name) {
+    const JsonValue o = Operator(agent, name);
+    const JsonValue* metadata = o.Find("metadata");
+    const JsonValue* annotations = metadata ? metadata->Find("annotations") : nullptr;
+    const JsonValue* v = annotations ? annotations->Find("agent.cincinnati.openshift.io/desired-version") : nullptr;
+    return v ? v->text() : "";
+  }
+  // What a component does once rolled out: it reports the version, Available.
+  void Report(ServiceProcess& agent, const std::string& name, const std::string& version, const char* degraded = "False") {
+    const std::string body = R"({"status":{"versions":[{"name":"operator","version":")" + version +
+                             R"("}],"conditions":[{"type":"Available","status":"True"},{"type":"Degraded","status":")" +
+                             degraded + R"("}]}})";
+    auto r = Send("PATCH", agent.url(kOperators + name + "/status"), body);
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  void Request(ServiceProcess& agent, const std::string& pullspec, const std::string& version, bool force = false) {
+    auto r = Send("PATCH", agent.url(kCv),
+                  R"({"spec":{"desiredUpdate":{"image":")" + pullspec + R"(","version":")" + version +
+                      R"(","force":)" + (force ? "true" : "false") + "}}}");
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  std::string WaitForAccepted(ServiceProcess& agent, const std::string& status) {
+    JsonValue cv;
+    EXPECT_TRUE(WaitFor([&] {
+      cv = Cv(agent);
+      return ConditionText(cv, "ReleaseAccepted", "status") == status;
+    }, 20s)) << WriteJson(cv, 2) << agent.log();
+    return ConditionText(cv, "ReleaseAccepted", "reason");
+  }
+
+  testing::Signer key_{"release"};
+  testing::LocalRegistry registry_;
+  TempDir manifests_, store_, state_;
+  std::string installed_;
+};
+
+TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDone) {
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  auto agent = StartAgent();
+  for (const char* name : {"ingress", "dns"}) {  // the components of the running release
+    auto put = Send("PUT", agent->url(kOperators + std::string(name)), R"({"metadata":{"name":")" + std::string(name) + "\"}}");
+    ASSERT_EQ(put.status, 200) << put.body;
+    Report(*agent, name, "4.1.0");
+  }
+
+  Request(*agent, target, "4.1.1");
+  EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded");
+  // The agent's own manifests went first; ingress (run level 50) is waited on, dns not yet asked.
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  EXPECT_EQ(DesiredOf(*agent, "dns"), "");
+  auto config = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/objects/configmap.openshift-cluster-version.agent-config")).body);
+  ASSERT_NE(config.Find("data"), nullptr) << WriteJson(config, 2);
+  EXPECT_EQ(config.Find("data")->Find("release")->text(), target);
+  JsonValue cv = Cv(*agent);
+  ASSERT_EQ(cv.Find("status")->Find("history")->items().size(), 2u);
+  const JsonValue& partial = cv.Find("status")->Find("history")->items()[0];
+  EXPECT_EQ(partial.Find("state")->text(), "Partial");
+  EXPECT_EQ(partial.Find("version")->text(), "4.1.1");
+  EXPECT_TRUE(partial.Find("verified")->bool_value());
+  ASSERT_TRUE(WaitFor([&] {
+    return ConditionText(Cv(*agent), "Progressing", "message").find("waiting on ingress") != std::string::npos;
+  }, 10s)) << WriteJson(Cv(*agent), 2);
+  EXPECT_EQ(ConditionText(Cv(*agent), "Progressing", "status"), "True");
+  EXPECT_EQ(Cv(*agent).Find("status")->Find("desired")->Find("version")->text(), "4.1.0");
+
+  Report(*agent, "ingress", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  Report(*agent, "dns", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] {
+    cv = Cv(*agent);
+    return cv.Find("status")->Find("history")->items()[0].Find("state")->text() == "Completed";
+  }, 10s)) << WriteJson(cv, 2);
+  EXPECT_EQ(cv.Find("status")->Find("desired")->Find("version")->text(), "4.1.1");
+  EXPECT_EQ(cv.Find("status")->Find("desired")->Find("image")->text(), target);
+  EXPECT_EQ(ConditionText(cv, "Progressing", "message"), "Cluster version is 4.1.1");
+  EXPECT_EQ(ConditionText(cv, "Failing", "status"), "False");
+  EXPECT_NE(cv.Find("status")->Find("history")->items()[0].Find("completionTime")->text(), "");
+
+  // Restarted, the agent stays where it is: nothing is applied again.
+  EXPECT_EQ(agent->Stop(), 0);
+  agent = StartAgent();
+  cv = Cv(*agent);
+  EXPECT_EQ(cv.Find("status")->Find("history")->items().size(), 2u);
+  EXPECT_EQ(cv.Find("status")->Find("desired")->Find("version")->text(), "4.1.1");
+}
+
+TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
+  auto agent = StartAgent({"--update-retry", "3600"});
+  for (const char* name : {"ingress", "dns"}) {
+    ASSERT_EQ(Send("PUT", agent->url(kOperators + std::string(name)), R"({"metadata":{"name":")" + std::string(name) + "\"}}").status, 200);
+    Report(*agent, name, "4.1.0");
+  }
+  struct Case {
+    std::string name, version, previous;
+    bool sign;
+    std::string requested_version, reason, message;
+  };
+  std::vector<Case> cases = {
+      {"no signature", "4.1.2", "4.1.0", false, "4.1.2", "ImageVerificationFailed", "The update cannot be verified"},
+      {"previous does not list 4.1.0", "4.1.3", "4.0.9", true, "4.1.3", "UpgradePreconditionCheckFailed",
+       "does not declare an update from the current version 4.1.0"},
+      {"a two-minor hop", "4.3.0", "4.1.0", true, "4.3.0", "UpgradePreconditionCheckFailed", "MultipleMinorVersionsUpdate"},
+      {"a downgrade", "4.0.5", "", true, "4.0.5", "UpgradePreconditionCheckFailed", "LowDesiredVersion"},
+      {"another version than asked", "4.1.4", "4.1.0", true, "4.1.9", "VerifyPayloadVersion",
+       "release image version 4.1.4 does not match the expected upstream version 4.1.9"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string image = Push(c.version, c.previous);
+    if (c.sign) Sign(image);
+    Request(*agent, image, c.requested_version);
+    JsonValue cv;
+    // The condition names this release (the previous case's refusal stays until then).
+    ASSERT_TRUE(WaitFor([&] {
+      cv = Cv(*agent);
+      const std::string message = ConditionText(cv, "ReleaseAccepted", "message");
+      return message.find(c.message) != std::string::npos &&
+             (message.find(image) != std::string::npos || message.find(c.requested_version) != std::string::npos);
+    }, 20s)) << WriteJson(cv, 2);
+    EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "status"), "False");
+    EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "reason"), c.reason);
+    EXPECT_EQ(cv.Find("status")->Find("history")->items().size(), 1u);
+    EXPECT_EQ(DesiredOf(*agent, "ingress"), "");
+    EXPECT_EQ(cv.Find("status")->Find("desired")->Find("version")->text(), "4.1.0");
+    // The refused payload is not kept.
+    size_t payloads = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(state_ / "agent" / "updatepayloads", ec)) payloads += e.is_directory();
+    EXPECT_EQ(payloads, 0u);
+    ASSERT_EQ(Send("PATCH", agent->url(kCv), R"({"spec":{"desiredUpdate":null}})").status, 200);
+  }
+
+  // Forced: the unsigned release goes through, unverified and saying so.
+  const std::string unsigned_image = Push("4.1.5", "4.1.0");
+  Request(*agent, unsigned_image, "4.1.5", /*force=*/true);
+  EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.5"; }, 10s));
+  const JsonValue entry = Cv(*agent).Find("status")->Find("history")->items()[0];
+  EXPECT_FALSE(entry.Find("verified")->bool_value());
+  EXPECT_NE(entry.Find("acceptedRisks")->text().find("The update cannot be verified"), std::string::npos)
+      << entry.Find("acceptedRisks")->text();
+}
+
+TEST_F(UpdateTest, ADegradedOrSlowComponentIsNamedInFailing) {
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  auto agent = StartAgent({"--component-timeout", "2"});
+  Request(*agent, target, "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2);
+  Report(*agent, "ingress", "4.1.0", "True");
+  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorDegraded"; }, 10s))
+      << WriteJson(Cv(*agent), 2);
+  EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "message"), "Cluster operator ingress is degraded");
+  Report(*agent, "ingress", "4.1.0", "False");  // no longer degraded, but never done
+  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorNotAvailable"; }, 10s))
+      << WriteJson(Cv(*agent), 2);
+  EXPECT_NE(ConditionText(Cv(*agent), "Failing", "message").find("Cluster operator ingress has not yet reported success"),
+            std::string::npos);
+  Report(*agent, "ingress", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s));
+  EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "status"), "False");
+}
+
+}  // namespace
+}  // namespace cincinnati::agent
