@@ -4,6 +4,7 @@
 // the components through the agent's API (PATCH .../clusteroperators/NAME/status), as
 // the component processes will.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "agent/json_value.h"
 #include "gpg_util.h"
@@ -36,6 +37,29 @@ http::Result Send(const std::string& method, const std::string& url, const std::
 JsonValue Json(const std::string& text) {
   auto v = ParseJson(text);
   return v.ok() ? *v : JsonValue();
+}
+
+// The value at `path` (a null value when any step is missing), so that an answer from an
+// agent that is not up yet fails an assertion instead of crashing the test.
+const JsonValue& At(const JsonValue& v, std::initializer_list<std::string_view> path) {
+  static const JsonValue kNull;
+  const JsonValue* at = &v;
+  for (std::string_view key : path) {
+    at = at->Find(key);
+    if (!at) return kNull;
+  }
+  return *at;
+}
+
+const JsonValue& HistoryEntry(const JsonValue& cv, size_t i) {
+  static const JsonValue kNull;
+  const JsonValue& history = At(cv, {"status", "history"});
+  return history.is_array() && i < history.items().size() ? history.items()[i] : kNull;
+}
+
+size_t HistorySize(const JsonValue& cv) {
+  const JsonValue& history = At(cv, {"status", "history"});
+  return history.is_array() ? history.items().size() : 0;
 }
 
 const JsonValue* ConditionOf(const JsonValue& cv, std::string_view type) {
@@ -87,6 +111,22 @@ class UpdateTest : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
 
+  void TearDown() override {
+    for (const auto& url : agent_urls_) StopAgentAt(url);
+  }
+  // The process answering at `base` (after a hand-over, not the one the test started).
+  int64_t AgentPid(const std::string& base) {
+    auto progress = Json(Get(base + "/apis/agent.cincinnati.openshift.io/v1/updateprogress").body);
+    const JsonValue* pid = progress.Find("agentPid");
+    return pid && pid->integer() ? *pid->integer() : 0;
+  }
+  void StopAgentAt(const std::string& base) {
+    const int64_t pid = AgentPid(base);
+    if (pid <= 0) return;
+    ::kill(static_cast<pid_t>(pid), SIGTERM);
+    WaitFor([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0; }, 15s);
+  }
+
   std::unique_ptr<ServiceProcess> StartAgent(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--state-dir", (state_ / "agent").string(), "--release-image", installed_,
                                      "--upstream", "http://127.0.0.1:1/graph", "--channel", "stable-4.1",
@@ -96,6 +136,7 @@ class UpdateTest : public ::testing::Test {
     auto agent = std::make_unique<ServiceProcess>("agent", args);
     EXPECT_TRUE(agent->running()) << agent->log();
     EXPECT_TRUE(WaitFor([&] { return Get(agent->url("/readyz")).status == 200; })) << agent->log();
+    agent_urls_.push_back(agent->url(""));
     return agent;
   }
   JsonValue Cv(ServiceProcess& agent) { return Json(Get(agent.url(kCv)).body); }
@@ -134,6 +175,7 @@ class UpdateTest : public ::testing::Test {
   testing::LocalRegistry registry_;
   TempDir manifests_, store_, state_;
   std::string installed_;
+  std::vector<std::string> agent_urls_;
 };
 
 TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDone) {
@@ -146,45 +188,55 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
     Report(*agent, name, "4.1.0");
   }
 
+  const int64_t first_pid = AgentPid(agent->url(""));
+  ASSERT_GT(first_pid, 0);
   Request(*agent, target, "4.1.1");
   EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded");
-  // The agent's own manifests went first; ingress (run level 50) is waited on, dns not yet asked.
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  // The agent's own manifests went first, then it handed over: a new process answers at
+  // the same address and continues from the state directory.
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return !agent->running(); }, 10s)) << "the first agent exits after handing over";
+  int64_t second_pid = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    second_pid = AgentPid(agent->url(""));
+    return second_pid > 0 && second_pid != first_pid;
+  }, 10s)) << "a new process answers";
+  EXPECT_NE(agent->log().find("handed over to"), std::string::npos) << agent->log();
   EXPECT_EQ(DesiredOf(*agent, "dns"), "");
   auto config = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/objects/configmap.openshift-cluster-version.agent-config")).body);
   ASSERT_NE(config.Find("data"), nullptr) << WriteJson(config, 2);
-  EXPECT_EQ(config.Find("data")->Find("release")->text(), target);
+  EXPECT_EQ(At(config, {"data", "release"}).text(), target);
   JsonValue cv = Cv(*agent);
-  ASSERT_EQ(cv.Find("status")->Find("history")->items().size(), 2u);
-  const JsonValue& partial = cv.Find("status")->Find("history")->items()[0];
-  EXPECT_EQ(partial.Find("state")->text(), "Partial");
-  EXPECT_EQ(partial.Find("version")->text(), "4.1.1");
-  EXPECT_TRUE(partial.Find("verified")->bool_value());
+  ASSERT_EQ(HistorySize(cv), 2u);
+  const JsonValue& partial = HistoryEntry(cv, 0);
+  EXPECT_EQ(At(partial, {"state"}).text(), "Partial");
+  EXPECT_EQ(At(partial, {"version"}).text(), "4.1.1");
+  EXPECT_TRUE(At(partial, {"verified"}).bool_value());
   ASSERT_TRUE(WaitFor([&] {
     return ConditionText(Cv(*agent), "Progressing", "message").find("waiting on ingress") != std::string::npos;
   }, 10s)) << WriteJson(Cv(*agent), 2);
   EXPECT_EQ(ConditionText(Cv(*agent), "Progressing", "status"), "True");
-  EXPECT_EQ(Cv(*agent).Find("status")->Find("desired")->Find("version")->text(), "4.1.0");
+  EXPECT_EQ(At(Cv(*agent), {"status", "desired", "version"}).text(), "4.1.0");
 
   Report(*agent, "ingress", "4.1.1");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
   Report(*agent, "dns", "4.1.1");
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
-    return cv.Find("status")->Find("history")->items()[0].Find("state")->text() == "Completed";
+    return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed";
   }, 10s)) << WriteJson(cv, 2);
-  EXPECT_EQ(cv.Find("status")->Find("desired")->Find("version")->text(), "4.1.1");
-  EXPECT_EQ(cv.Find("status")->Find("desired")->Find("image")->text(), target);
+  EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.1");
+  EXPECT_EQ(At(cv, {"status", "desired", "image"}).text(), target);
   EXPECT_EQ(ConditionText(cv, "Progressing", "message"), "Cluster version is 4.1.1");
   EXPECT_EQ(ConditionText(cv, "Failing", "status"), "False");
-  EXPECT_NE(cv.Find("status")->Find("history")->items()[0].Find("completionTime")->text(), "");
+  EXPECT_NE(At(HistoryEntry(cv, 0), {"completionTime"}).text(), "");
 
   // Restarted, the agent stays where it is: nothing is applied again.
-  EXPECT_EQ(agent->Stop(), 0);
+  StopAgentAt(agent->url(""));
   agent = StartAgent();
   cv = Cv(*agent);
-  EXPECT_EQ(cv.Find("status")->Find("history")->items().size(), 2u);
-  EXPECT_EQ(cv.Find("status")->Find("desired")->Find("version")->text(), "4.1.1");
+  EXPECT_EQ(HistorySize(cv), 2u);
+  EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.1");
 }
 
 TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
@@ -222,9 +274,9 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
     }, 20s)) << WriteJson(cv, 2);
     EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "status"), "False");
     EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "reason"), c.reason);
-    EXPECT_EQ(cv.Find("status")->Find("history")->items().size(), 1u);
+    EXPECT_EQ(HistorySize(cv), 1u);
     EXPECT_EQ(DesiredOf(*agent, "ingress"), "");
-    EXPECT_EQ(cv.Find("status")->Find("desired")->Find("version")->text(), "4.1.0");
+    EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.0");
     // The refused payload is not kept.
     size_t payloads = 0;
     std::error_code ec;
@@ -238,10 +290,10 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
   Request(*agent, unsigned_image, "4.1.5", /*force=*/true);
   EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.5"; }, 10s));
-  const JsonValue entry = Cv(*agent).Find("status")->Find("history")->items()[0];
-  EXPECT_FALSE(entry.Find("verified")->bool_value());
-  EXPECT_NE(entry.Find("acceptedRisks")->text().find("The update cannot be verified"), std::string::npos)
-      << entry.Find("acceptedRisks")->text();
+  const JsonValue entry = HistoryEntry(Cv(*agent), 0);
+  EXPECT_FALSE(At(entry, {"verified"}).bool_value());
+  EXPECT_NE(At(entry, {"acceptedRisks"}).text().find("The update cannot be verified"), std::string::npos)
+      << At(entry, {"acceptedRisks"}).text();
 }
 
 TEST_F(UpdateTest, ADegradedOrSlowComponentIsNamedInFailing) {

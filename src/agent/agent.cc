@@ -84,6 +84,7 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clo
   promql_cache_ = std::make_unique<CachedRuleEvaluator>(*promql, clock_, options_.risk_cache);
   fetcher_ = std::make_unique<HttpGraphFetcher>(options_.upstream_ca_dir);
   components_ = std::make_unique<ComponentObjects>(*store_);
+  options_.update.hand_over = static_cast<bool>(options_.on_hand_over);
   runner_ = std::make_unique<UpdateRunner>(*store_, *components_, options_.update, clock_);
   RetrieverSettings settings;
   settings.poll_interval = options_.poll_interval;
@@ -232,6 +233,7 @@ void Agent::StepUpdate() {
   state_ = step.updating ? LoopState::kUpdating : LoopState::kRetrieving;
   if (step.busy) next_pass_ = std::min(next_pass_, clock_() + std::chrono::seconds(1));
   ready_ = Save().ok();
+  if (step.hand_over_to && options_.on_hand_over) options_.on_hand_over(*step.hand_over_to);
 }
 
 Status Agent::RunPass() {

@@ -55,6 +55,9 @@ struct AgentOptions {
   bool auto_update = false;             // the CVO's --enable-auto-update
   std::chrono::milliseconds poll_interval{0};  // 0: drawn from [2 min, 4 min) once
   UpdateOptions update;                 // steps 6-11: verification, registry, timeouts
+  // Called on the loop thread once the agent's own manifests of a new release are
+  // applied (update.hand_over): the embedding re-executes `binary` ("": itself).
+  std::function<void(const std::string& binary)> on_hand_over;
 };
 
 class Agent {

@@ -1,5 +1,7 @@
 #include "agent/agent_api.h"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "core/json_writer.h"
@@ -180,7 +182,11 @@ server::Response HandleAgentApi(Agent& agent, const server::Request& request, co
   if (path.rfind(kObjects, 0) == 0 && (path.size() == kObjects.size() || path[kObjects.size()] == '/')) {
     return ObjectsRoute(agent, request, std::string_view(path).substr(kObjects.size()));
   }
-  if (path == kUpdateProgress) return Json(200, WriteJson(ToJson(agent.update_progress()), 2));
+  if (path == kUpdateProgress) {
+    JsonValue progress = ToJson(agent.update_progress());
+    progress.Set("agentPid", JsonValue::Integer(::getpid()));  // which process answers (hand-overs change it)
+    return Json(200, WriteJson(progress, 2));
+  }
   if (path.rfind(kGroupPath, 0) == 0 && path.rfind("/clusterversions/", std::string::npos) != std::string::npos) {
     return Error(404, "NotFound", "clusterversions.config.openshift.io: only \"version\" exists", "clusterversions");
   }

@@ -96,6 +96,14 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   if (progress_.phase == UpdatePhase::kVerifying && !Verify(cv)) return result;
   if (progress_.phase == UpdatePhase::kDownloading && !Download(cv)) return result;
   if (progress_.phase == UpdatePhase::kLoading && !LoadPayload(cv)) return result;
+  if (progress_.phase == UpdatePhase::kHandingOver) {
+    if (progress_.handed_over_pid == static_cast<int64_t>(::getpid())) return result;  // the hand-over is under way
+    // The new agent: the old one applied its own manifests before handing over.
+    ++progress_.next_group;
+    progress_.group_started = Now();
+    progress_.phase = UpdatePhase::kApplying;
+    (void)Save();
+  }
   EnsureStarted(cv);
   if (ApplyGroups(cv, result)) {
     Complete(cv);
@@ -284,6 +292,18 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
       }
     }
     if (waiting.empty() && degraded.empty()) {
+      const bool self = std::all_of(group.components.begin(), group.components.end(),
+                                    [](const auto& c) { return c.first == kSelfComponent; });
+      if (self && options_.hand_over) {
+        progress_.phase = UpdatePhase::kHandingOver;
+        progress_.handed_over_pid = ::getpid();
+        (void)Save();
+        result.hand_over_to = HandOverBinary(**loaded, group);
+        cv.SetCondition({"Progressing", "True", "",
+                         fmt::format("Working towards {}: handing over to the new release's agent", progress_.version),
+                         Now()});
+        return false;
+      }
       ++progress_.next_group;
       progress_.group_started = Now();
       (void)Save();
@@ -313,6 +333,27 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
     return false;
   }
   return true;
+}
+
+std::string UpdateRunner::HandOverBinary(const Loaded& loaded, const ApplyGroup& group) const {
+  // The payload's agent Deployment may name the binary (its first container's command);
+  // a path that is not an executable file here means the same binary.
+  for (const auto& [component, indexes] : group.components) {
+    for (size_t i : indexes) {
+      const Manifest& m = loaded.manifests[i];
+      if (m.kind != "Deployment") continue;
+      const JsonValue* spec = m.object.Find("spec");
+      const JsonValue* tmpl = spec ? spec->Find("template") : nullptr;
+      const JsonValue* pod = tmpl ? tmpl->Find("spec") : nullptr;
+      const JsonValue* containers = pod ? pod->Find("containers") : nullptr;
+      if (!containers || !containers->is_array() || containers->items().empty()) continue;
+      const JsonValue* command = containers->items()[0].Find("command");
+      if (!command || !command->is_array() || command->items().empty() || !command->items()[0].is_string()) continue;
+      const std::string& path = command->items()[0].text();
+      if (!path.empty() && path[0] == '/' && ::access(path.c_str(), X_OK) == 0) return path;
+    }
+  }
+  return "";
 }
 
 void UpdateRunner::Complete(ClusterVersion& cv) {

@@ -52,11 +52,17 @@ struct UpdateOptions {
   std::chrono::seconds verify_budget{120};
   std::chrono::seconds component_timeout{40 * 60};
   std::chrono::seconds retry_after{60};
+  // Whether the embedding re-executes the agent after its own manifests (the agent
+  // process does; tests that run the agent in-process do not).
+  bool hand_over = false;
 };
 
 struct UpdateStepResult {
   bool updating = false;  // an update is under way (keep stepping)
   bool busy = false;      // step again soon (waiting on components)
+  // The agent's own manifests are applied: hand over to this binary ("": the same
+  // one), which continues from the persisted progress.
+  std::optional<std::string> hand_over_to;
 };
 
 class UpdateRunner {
@@ -87,6 +93,7 @@ class UpdateRunner {
   bool LoadPayload(ClusterVersion& cv);
   Result<const Loaded*> Payload(const std::string& dir);
   bool ApplyGroups(ClusterVersion& cv, UpdateStepResult& result);
+  std::string HandOverBinary(const Loaded& loaded, const ApplyGroup& group) const;
   void Complete(ClusterVersion& cv);
   void EnsureStarted(ClusterVersion& cv);
   Result<VerificationConfig> VerificationSource();

@@ -1,11 +1,16 @@
 // `cincinnati agent`: one cluster's update agent (the cluster-version operator's role)
 // with its API on 127.0.0.1.
 #include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <iostream>
 #include <thread>
 
@@ -34,6 +39,43 @@ struct AgentArgs {
   uint16_t port = 9099;
   int verbosity = 0;
 };
+
+std::vector<std::string>& CommandLine() {
+  static std::vector<std::string> args;
+  return args;
+}
+
+// The same command line with the API on `port` (the one this process bound), so that
+// the new agent answers where the old one did.
+std::vector<std::string> HandOverArguments(uint16_t port) {
+  std::vector<std::string> args = CommandLine();
+  bool replaced = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--port" && i + 1 < args.size()) {
+      args[i + 1] = std::to_string(port), replaced = true;
+    } else if (args[i].rfind("--port=", 0) == 0) {
+      args[i] = "--port=" + std::to_string(port), replaced = true;
+    }
+  }
+  if (!replaced) args.insert(args.end(), {"--port", std::to_string(port)});
+  return args;
+}
+
+// Starts `binary` with `args` in its own session; the caller exits after.
+Status SpawnAgent(const std::string& binary, const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, binary.c_str(), nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Status::IoError(fmt::format("handing over to {}: {}", binary, std::strerror(rc)));
+  spdlog::info("handed over to {} (pid {})", binary, pid);
+  return Status::OK();
+}
 
 bool IsLoopback(const std::string& address) { return address == "127.0.0.1" || address == "::1" || address == "localhost"; }
 
@@ -77,6 +119,15 @@ Status RunAgent(const AgentArgs& a) {
     // Checked now, so that a typo is not found at the first update.
     CINCINNATI_RETURN_IF_ERROR(agent::VerificationFromFiles(a.verification_keys, a.verification_stores).status());
   }
+  std::mutex hand_over_mu;
+  std::optional<std::string> hand_over_to;
+  options.on_hand_over = [&](const std::string& binary) {
+    {
+      std::lock_guard lock(hand_over_mu);
+      hand_over_to = binary;
+    }
+    ::kill(::getpid(), SIGTERM);  // ends WaitForSignal below: shut down, then hand over
+  };
   auto store = std::make_shared<agent::FileObjectStore>(a.state_dir);
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent, agent::Agent::Open(store, options));
 
@@ -97,10 +148,26 @@ Status RunAgent(const AgentArgs& a) {
   http.WaitForSignal();
   loop.request_stop();
   agent->Wake();
+  loop.join();
+  std::lock_guard lock(hand_over_mu);
+  if (hand_over_to) {
+    // The port is free again (the server shut down); the new agent binds it.
+    std::string binary = *hand_over_to;
+    if (binary.empty()) {
+      std::error_code ec;
+      binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+      if (ec) return Status::IoError("handing over: cannot find this executable: " + ec.message());
+    }
+    CINCINNATI_RETURN_IF_ERROR(SpawnAgent(binary, HandOverArguments(port)));
+  }
   return Status::OK();
 }
 
 }  // namespace
+
+void SetCommandLine(int argc, char** argv) {
+  CommandLine().assign(argv, argv + argc);
+}
 
 void RegisterAgentCommands(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<AgentArgs>();

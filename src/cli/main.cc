@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   int exit_code = 0;
+  cincinnati::cli::SetCommandLine(argc, argv);
   cincinnati::cli::RegisterGraphCommands(app, exit_code);
   cincinnati::cli::RegisterGraphDataCommands(app, exit_code);
   cincinnati::cli::RegisterServiceCommands(app, exit_code);
