@@ -316,5 +316,49 @@ TEST_F(UpdateTest, ADegradedOrSlowComponentIsNamedInFailing) {
   EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "status"), "False");
 }
 
+// Real component processes: they register at the running version, roll out when the
+// agent asks (one as a pool of machines updated one by one), and the update completes
+// without the test touching anything; one told to fail is named in Failing.
+TEST_F(UpdateTest, ComponentProcessesTakeTheUpdateToCompleted) {
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  auto agent = StartAgent();
+  const std::string api = agent->url("");
+  auto component = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {CINCINNATI_BINARY, "component", "--agent", api, "--version", "4.1.0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<testing::ChildProcess>(argv);
+  };
+  auto ingress = component({"--name", "ingress", "--rollout-seconds", "0.3"});
+  auto dns = component({"--name", "dns", "--rollout-seconds", "0.6", "--machines", "3"});
+  ASSERT_TRUE(WaitFor([&] {
+    return At(Operator(*agent, "ingress"), {"status", "versions"}).is_array() &&
+           At(Operator(*agent, "dns"), {"status", "versions"}).is_array();
+  }, 10s)) << ingress->log() << dns->log();
+
+  Request(*agent, target, "4.1.1");
+  JsonValue cv;
+  ASSERT_TRUE(WaitFor([&] {
+    cv = Cv(*agent);
+    return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed" && At(HistoryEntry(cv, 0), {"version"}).text() == "4.1.1";
+  }, 30s)) << WriteJson(cv, 2) << ingress->log() << dns->log();
+  const JsonValue pool = Operator(*agent, "dns");
+  EXPECT_EQ(At(pool, {"status", "extension", "machineCount"}).integer(), 3);
+  EXPECT_EQ(At(pool, {"status", "extension", "updatedMachineCount"}).integer(), 3);
+  EXPECT_NE(dns->log().find("dns: at 4.1.1"), std::string::npos) << dns->log();
+  EXPECT_EQ(ConditionText(cv, "Failing", "status"), "False");
+
+  // 4.1.2 with an ingress that fails its rollout: Failing names it, the update waits.
+  const std::string next = Push("4.1.2", "4.1.1");
+  Sign(next);
+  ingress->Stop();
+  auto failing = component({"--name", "ingress", "--fail"});
+  Request(*agent, next, "4.1.2");
+  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorDegraded"; }, 20s))
+      << WriteJson(Cv(*agent), 2) << failing->log();
+  EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "message"), "Cluster operator ingress is degraded");
+  EXPECT_EQ(At(HistoryEntry(Cv(*agent), 0), {"state"}).text(), "Partial");
+}
+
 }  // namespace
 }  // namespace cincinnati::agent

@@ -16,6 +16,7 @@
 
 #include "agent/agent.h"
 #include "agent/agent_api.h"
+#include "agent/component.h"
 #include "agent/release_verifier.h"
 #include "commands.h"
 #include "core/strings.h"
@@ -163,6 +164,27 @@ Status RunAgent(const AgentArgs& a) {
   return Status::OK();
 }
 
+Status RunComponent(agent::ComponentOptions options, const std::string& token_file) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("component"));
+  if (!token_file.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(token_file));
+    options.token = std::string(TrimWhitespace(text));
+  }
+  while (!options.agent_url.empty() && options.agent_url.back() == '/') options.agent_url.pop_back();
+  // SIGTERM and SIGINT wait for sigwait below, in every thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  agent::Component component(options);
+  std::jthread loop([&](std::stop_token stop) { component.Run(stop); });
+  std::cerr << fmt::format("cincinnati component {}: reconciling against {}\n", options.name, options.agent_url);
+  int received = 0;
+  sigwait(&signals, &received);
+  return Status::OK();
+}
+
 }  // namespace
 
 void SetCommandLine(int argc, char** argv) {
@@ -170,6 +192,34 @@ void SetCommandLine(int argc, char** argv) {
 }
 
 void RegisterAgentCommands(CLI::App& app, int& exit_code) {
+  auto c = std::make_shared<agent::ComponentOptions>();
+  auto token_file = std::make_shared<std::string>();
+  CLI::App* component = app.add_subcommand(
+      "component",
+      "Run one component (a second-level operator) against an agent: when the agent applies a release, roll out and "
+      "report the new version in the component's ClusterOperator");
+  component->add_option("--name", c->name, "The ClusterOperator this component owns")->required()->type_name("NAME");
+  component->add_option("--agent", c->agent_url, "The agent's API")->type_name("URL")->default_val("http://127.0.0.1:9099");
+  component->add_option("--token-file", *token_file, "Bearer token for the agent's API")->type_name("PATH");
+  component->add_option("--version", c->initial_version, "Version reported when the component first registers")
+      ->type_name("VERSION");
+  component->add_option("--rollout-seconds", c->rollout_seconds,
+                        "Seconds a rollout takes unless the manifest says otherwise")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  component->add_option("--machines", c->machines,
+                        "Play the machine-config role: a pool of this many machines updated one by one")
+      ->type_name("N");
+  component->add_flag("--fail", c->fail, "Report Degraded=True instead of finishing a rollout (tests, demonstrations)");
+  component->add_flag("--hang", c->hang, "Never finish a rollout (tests, demonstrations)");
+  component->callback([c, token_file, &exit_code] {
+    Status s = RunComponent(*c, *token_file);
+    if (!s.ok()) {
+      std::cerr << "error: " << s.message() << '\n';
+      exit_code = 1;
+    }
+  });
+
   auto a = std::make_shared<AgentArgs>();
   CLI::App* cmd = app.add_subcommand(
       "agent",

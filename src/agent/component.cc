@@ -1,0 +1,177 @@
+#include "agent/component.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "agent/component_objects.h"
+#include "graph-data/time_format.h"
+#include "http/client.h"
+
+namespace cincinnati::agent {
+namespace {
+
+std::string Now() {
+  return graphdata::FormatDateTime(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+JsonValue Cond(const char* type, const char* status, std::string reason, std::string message) {
+  return JsonValue::Object({{"type", JsonValue::String(type)},
+                            {"status", JsonValue::String(status)},
+                            {"lastTransitionTime", JsonValue::String(Now())},
+                            {"reason", JsonValue::String(std::move(reason))},
+                            {"message", JsonValue::String(std::move(message))}});
+}
+
+// status.conditions for Available / Progressing / Degraded, and the operator version.
+JsonValue StatusOf(const std::string& version, bool progressing, bool degraded, const std::string& message) {
+  JsonValue status = JsonValue::Object(
+      {{"conditions",
+        JsonValue::Array({Cond("Available", "True", "AsExpected", ""),
+                          Cond("Progressing", progressing ? "True" : "False", progressing ? "RollingOut" : "AsExpected",
+                               progressing ? message : ""),
+                          Cond("Degraded", degraded ? "True" : "False", degraded ? "RolloutFailed" : "AsExpected",
+                               degraded ? message : "")})}});
+  if (!version.empty()) {
+    status.Set("versions", JsonValue::Array({JsonValue::Object(
+                               {{"name", JsonValue::String("operator")}, {"version", JsonValue::String(version)}})}));
+  }
+  return status;
+}
+
+std::string Text(const JsonValue& object, std::initializer_list<std::string_view> path) {
+  const JsonValue* v = &object;
+  for (std::string_view key : path) {
+    v = v->Find(key);
+    if (!v) return "";
+  }
+  return v->is_string() ? v->text() : "";
+}
+
+std::string ReportedVersion(const JsonValue& object) {
+  const JsonValue* status = object.Find("status");
+  const JsonValue* versions = status ? status->Find("versions") : nullptr;
+  if (!versions || !versions->is_array()) return "";
+  for (const auto& v : versions->items()) {
+    if (Text(v, {"name"}) == "operator") return Text(v, {"version"});
+  }
+  return "";
+}
+
+bool SleepFor(std::chrono::milliseconds d, std::stop_token stop) {
+  auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+    if (stop.stop_requested()) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50), d));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string Component::Url() const {
+  return options_.agent_url + "/apis/config.openshift.io/v1/clusteroperators/" + options_.name;
+}
+
+Result<JsonValue> Component::Fetch() {
+  http::RequestOptions request;
+  request.timeout = std::chrono::seconds(10);
+  if (!options_.token.empty()) request.headers.push_back("Authorization: Bearer " + options_.token);
+  http::Result r = http::Request(Url(), request);
+  if (r.status == 404) {
+    // Not there yet: the component of the running release introduces itself.
+    request.method = "PUT";
+    JsonValue object = JsonValue::Object({{"metadata", JsonValue::Object({{"name", JsonValue::String(options_.name)}})},
+                                          {"status", StatusOf(options_.initial_version, false, false, "")}});
+    request.body = WriteJson(object);
+    r = http::Request(Url(), request);
+  }
+  if (!r.ok()) return Status::IoError(fmt::format("{}: {}", Url(), r.error.empty() ? std::to_string(r.status) : r.error));
+  return ParseJson(r.body);
+}
+
+Status Component::PatchStatus(const JsonValue& status) {
+  http::RequestOptions request;
+  request.method = "PATCH";
+  request.timeout = std::chrono::seconds(10);
+  request.headers = {"Content-Type: application/merge-patch+json"};
+  if (!options_.token.empty()) request.headers.push_back("Authorization: Bearer " + options_.token);
+  request.body = WriteJson(JsonValue::Object({{"status", status}}));
+  http::Result r = http::Request(Url() + "/status", request);
+  if (!r.ok()) return Status::IoError(fmt::format("{}/status: {}", Url(), r.error.empty() ? r.body : r.error));
+  return Status::OK();
+}
+
+Status Component::RollOut(const JsonValue& object, const std::string& version, std::stop_token stop) {
+  const std::string current = ReportedVersion(object);
+  spdlog::info("{}: rolling out {} (from {})", options_.name, version, current.empty() ? "nothing" : current);
+  CINCINNATI_RETURN_IF_ERROR(PatchStatus(StatusOf(current, true, false, "Rolling out " + version)));
+  if (options_.fail) {
+    return PatchStatus(StatusOf(current, false, true, fmt::format("Rolling out {} failed (told to fail)", version)));
+  }
+  if (options_.hang) {
+    while (SleepFor(std::chrono::seconds(1), stop)) {
+    }
+    return Status::OK();
+  }
+  const std::string command = Text(object, {"metadata", "annotations", kRolloutCommandAnnotation});
+  if (!command.empty()) {
+    ::setenv("CINCINNATI_VERSION", version.c_str(), 1);
+    int rc = std::system(command.c_str());
+    int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    if (code != 0) {
+      return PatchStatus(StatusOf(current, false, true, fmt::format("Rolling out {}: the rollout command exited {}", version, code)));
+    }
+  } else {
+    double seconds = options_.rollout_seconds;
+    if (std::string s = Text(object, {"metadata", "annotations", kRolloutSecondsAnnotation}); !s.empty()) {
+      seconds = std::atof(s.c_str());
+    }
+    const auto total = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    const int machines = std::max(options_.machines, 1);
+    for (int done = 0; done < machines; ++done) {
+      if (options_.machines > 0) {
+        JsonValue status = StatusOf(current, true, false, fmt::format("Updating machine {} of {}", done + 1, machines));
+        status.Set("extension", JsonValue::Object({{"machineCount", JsonValue::Integer(machines)},
+                                                   {"updatedMachineCount", JsonValue::Integer(done)}}));
+        CINCINNATI_RETURN_IF_ERROR(PatchStatus(status));
+      }
+      if (!SleepFor(total / machines, stop)) return Status::OK();
+    }
+  }
+  JsonValue status = StatusOf(version, false, false, "");
+  if (options_.machines > 0) {
+    status.Set("extension", JsonValue::Object({{"machineCount", JsonValue::Integer(options_.machines)},
+                                               {"updatedMachineCount", JsonValue::Integer(options_.machines)}}));
+  }
+  spdlog::info("{}: at {}", options_.name, version);
+  return PatchStatus(status);
+}
+
+Status Component::Reconcile(std::stop_token stop) {
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue object, Fetch());
+  const std::string desired = Text(object, {"metadata", "annotations", kDesiredVersionAnnotation});
+  if (desired.empty() || desired == ReportedVersion(object)) return Status::OK();
+  // Already told to fail this version: do not start again (no version is rolled out twice).
+  if (options_.fail && object.Find("status") &&
+      WriteJson(*object.Find("status")).find("Rolling out " + desired + " failed") != std::string::npos) {
+    return Status::OK();
+  }
+  return RollOut(object, desired, stop);
+}
+
+void Component::Run(std::stop_token stop) {
+  std::string last_error;
+  while (!stop.stop_requested()) {
+    Status s = Reconcile(stop);
+    if (!s.ok() && s.message() != last_error) spdlog::warn("{}: {}", options_.name, s.message());
+    last_error = s.ok() ? "" : s.message();
+    SleepFor(options_.interval, stop);
+  }
+}
+
+}  // namespace cincinnati::agent
