@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <random>
+#include <thread>
+
 #include "agent/json_value.h"
 #include "gpg_util.h"
 #include "registry_util.h"
@@ -127,11 +130,11 @@ class UpdateTest : public ::testing::Test {
     WaitFor([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0; }, 15s);
   }
 
-  std::unique_ptr<ServiceProcess> StartAgent(std::vector<std::string> extra = {}) {
+  std::unique_ptr<ServiceProcess> StartAgent(std::vector<std::string> extra = {}, int port = 0) {
     std::vector<std::string> args = {"--state-dir", (state_ / "agent").string(), "--release-image", installed_,
                                      "--upstream", "http://127.0.0.1:1/graph", "--channel", "stable-4.1",
                                      "--verification.keys", key_.keys(), "--verification.stores",
-                                     "file://" + store_.path().string(), "--poll-interval", "600", "--port", "0"};
+                                     "file://" + store_.path().string(), "--poll-interval", "600", "--port", std::to_string(port)};
     args.insert(args.end(), extra.begin(), extra.end());
     auto agent = std::make_unique<ServiceProcess>("agent", args);
     EXPECT_TRUE(agent->running()) << agent->log();
@@ -358,6 +361,55 @@ TEST_F(UpdateTest, ComponentProcessesTakeTheUpdateToCompleted) {
       << WriteJson(Cv(*agent), 2) << failing->log();
   EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "message"), "Cluster operator ingress is degraded");
   EXPECT_EQ(At(HistoryEntry(Cv(*agent), 0), {"state"}).text(), "Partial");
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// kill -9 of the agent at a random moment after the request (verifying, downloading,
+// handing over, applying): each restart resumes, the history and objects stay whole,
+// and no component is asked to roll out the same version twice.
+TEST_F(UpdateTest, KillNineAtAnyStepResumesWithoutRepeatingARollout) {
+  auto agent = StartAgent();
+  const std::string api = agent->url("");
+  const int port = std::stoi(api.substr(api.rfind(':') + 1));
+  std::vector<std::unique_ptr<testing::ChildProcess>> components;
+  for (const char* name : {"ingress", "dns"}) {
+    components.push_back(std::make_unique<testing::ChildProcess>(std::vector<std::string>{
+        CINCINNATI_BINARY, "component", "--agent", api, "--name", name, "--version", "4.1.0", "--rollout-seconds", "0.4"}));
+  }
+  std::mt19937 rng(4242);
+  std::string previous = "4.1.0";
+  for (int round = 1; round <= 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::string version = "4.1." + std::to_string(round);
+    const std::string image = Push(version, previous);
+    Sign(image);
+    Request(*agent, image, version);
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 900));
+    const int64_t pid = AgentPid(api);
+    if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    agent->Kill();
+    WaitFor([&] { return pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) != 0; }, 5s);
+    agent = StartAgent({}, port);
+    JsonValue cv;
+    ASSERT_TRUE(WaitFor([&] {
+      cv = Cv(*agent);
+      return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed" && At(HistoryEntry(cv, 0), {"version"}).text() == version;
+    }, 40s)) << WriteJson(cv, 2) << agent->log();
+    EXPECT_EQ(HistorySize(cv), static_cast<size_t>(round + 1)) << WriteJson(cv, 2);
+    EXPECT_TRUE(At(HistoryEntry(cv, 0), {"verified"}).bool_value());
+    previous = version;
+  }
+  for (auto& c : components) {
+    const std::string log = c->log();
+    for (int round = 1; round <= 3; ++round) {
+      EXPECT_EQ(Count(log, "rolling out 4.1." + std::to_string(round) + " "), 1u) << log;
+    }
+  }
 }
 
 }  // namespace

@@ -143,19 +143,25 @@ Status Component::RollOut(const JsonValue& object, const std::string& version, s
       if (!SleepFor(total / machines, stop)) return Status::OK();
     }
   }
+  finished_ = version;
+  spdlog::info("{}: at {}", options_.name, version);
+  return PatchStatus(DoneStatus(version));
+}
+
+JsonValue Component::DoneStatus(const std::string& version) const {
   JsonValue status = StatusOf(version, false, false, "");
   if (options_.machines > 0) {
     status.Set("extension", JsonValue::Object({{"machineCount", JsonValue::Integer(options_.machines)},
                                                {"updatedMachineCount", JsonValue::Integer(options_.machines)}}));
   }
-  spdlog::info("{}: at {}", options_.name, version);
-  return PatchStatus(status);
+  return status;
 }
 
 Status Component::Reconcile(std::stop_token stop) {
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue object, Fetch());
   const std::string desired = Text(object, {"metadata", "annotations", kDesiredVersionAnnotation});
   if (desired.empty() || desired == ReportedVersion(object)) return Status::OK();
+  if (desired == finished_) return PatchStatus(DoneStatus(desired));  // rolled out; the report was lost
   // Already told to fail this version: do not start again (no version is rolled out twice).
   if (options_.fail && object.Find("status") &&
       WriteJson(*object.Find("status")).find("Rolling out " + desired + " failed") != std::string::npos) {

@@ -51,9 +51,13 @@ class Component {
   Result<JsonValue> Fetch();
   Status PatchStatus(const JsonValue& status);
   Status RollOut(const JsonValue& object, const std::string& version, std::stop_token stop);
+  JsonValue DoneStatus(const std::string& version) const;
   std::string Url() const;
 
   ComponentOptions options_;
+  // The version rolled out here last: when reporting it failed (the agent was away),
+  // it is reported again, not rolled out again.
+  std::string finished_;
 };
 
 }  // namespace cincinnati::agent
