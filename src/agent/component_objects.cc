@@ -120,8 +120,12 @@ std::string ComponentObjects::ObjectName(const Manifest& manifest) {
 Result<ComponentLevel> ComponentObjects::Apply(const Manifest& manifest, const std::string& target_version) {
   std::lock_guard lock(mu_);
   if (manifest.kind != "ClusterOperator") {
-    Status s = store_.Put(kObjectKind, ObjectName(manifest), manifest.object);
-    if (!s.ok()) return s.WithContext(manifest.Describe());
+    // Written only when it differs: re-applying a group (every pass, every restart) is a read.
+    auto live = store_.Get(kObjectKind, ObjectName(manifest));
+    if (!live.ok() || !*live || **live != manifest.object) {
+      Status s = store_.Put(kObjectKind, ObjectName(manifest), manifest.object);
+      if (!s.ok()) return s.WithContext(manifest.Describe());
+    }
     return ComponentLevel{true, false, ""};
   }
   CINCINNATI_ASSIGN_OR_RETURN(auto live, store_.Get(kComponentKind, manifest.name));

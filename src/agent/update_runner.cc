@@ -193,6 +193,11 @@ bool UpdateRunner::Download(ClusterVersion& cv) {
   };
   auto ref = registry::ParseImageReference(progress_.image);
   if (!ref.ok()) return fail(ref.status());
+  const auto& insecure = options_.insecure_registries;
+  if (!ref->location.insecure && std::find(insecure.begin(), insecure.end(), ref->location.host_port) != insecure.end()) {
+    ref->location.base_url = "http://" + ref->location.host_port;
+    ref->location.insecure = true;
+  }
   registry::RegistryClient client(ref->location, {options_.registry_username, options_.registry_password},
                                   {.ca_path = options_.registry_ca_dir});
   auto dir = DownloadPayload(client, progress_.image, options_.payload_root);
@@ -292,7 +297,10 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
       }
     }
     if (waiting.empty() && degraded.empty()) {
-      const bool self = std::all_of(group.components.begin(), group.components.end(),
+      // The agent's own run level 00 (its Deployment): later manifests of its component
+      // (a verification ConfigMap at 90...) are applied by the new agent like any other.
+      const bool self = group.run_level == "00" &&
+                        std::all_of(group.components.begin(), group.components.end(),
                                     [](const auto& c) { return c.first == kSelfComponent; });
       if (self && options_.hand_over) {
         progress_.phase = UpdatePhase::kHandingOver;

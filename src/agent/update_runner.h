@@ -47,6 +47,9 @@ struct UpdateOptions {
   std::string verification_keys_dir;        // bootstrap keys when the running release has no ConfigMap
   std::vector<std::string> verification_stores;
   std::string registry_username, registry_password, registry_ca_dir;
+  // Registries (host:port) reached over plain HTTP when a pull spec names no scheme, as
+  // registries.conf's `insecure = true` (pull specs in graphs never carry one).
+  std::vector<std::string> insecure_registries;
   std::string signature_ca_dir;
   std::string exclude_id;                   // exclude.release.openshift.io/<id>
   std::chrono::seconds verify_budget{120};

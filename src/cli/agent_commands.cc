@@ -31,7 +31,7 @@ struct AgentArgs {
   std::string channel, upstream = std::string(agent::kDefaultUpstream), update_service, upstream_ca_dir, arch;
   std::string prometheus_url, prometheus_token_file, prometheus_ca_dir;
   std::string verification_keys, signature_ca_dir, registry_username, registry_password, exclude_id;
-  std::vector<std::string> verification_stores;
+  std::vector<std::string> verification_stores, insecure_registries;
   double component_timeout_seconds = 40 * 60, retry_seconds = 60;
   bool auto_update = false;
   double poll_seconds = 0;
@@ -112,6 +112,7 @@ Status RunAgent(const AgentArgs& a) {
   options.update.registry_password = a.registry_password;
   options.update.registry_ca_dir = a.registry_ca_dir;
   options.update.exclude_id = a.exclude_id;
+  options.update.insecure_registries = a.insecure_registries;
   options.update.component_timeout = std::chrono::seconds(static_cast<int64_t>(a.component_timeout_seconds));
   options.update.retry_after = std::chrono::seconds(static_cast<int64_t>(a.retry_seconds));
   options.release.registry_username = a.registry_username;
@@ -240,6 +241,10 @@ void RegisterAgentCommands(CLI::App& app, int& exit_code) {
                   "Extra CA certificates for the registry (--release-image, and the payloads of updates)")
       ->type_name("PATH");
   cmd->add_option("--registry.username", a->registry_username, "Registry user")->type_name("USER");
+  cmd->add_option("--registry.insecure", a->insecure_registries,
+                  "Pull from this registry over plain HTTP when a pull spec has no scheme (repeatable; e.g. a local "
+                  "docker-registry at 127.0.0.1:5000)")
+      ->type_name("HOST:PORT");
   cmd->add_option("--registry.password", a->registry_password, "Registry password")->type_name("PASSWORD");
   cmd->add_option("--verification.keys", a->verification_keys,
                   "Trusted release keys when the running release has no verification ConfigMap: one keyring per file, "
