@@ -219,6 +219,10 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
     return ConditionText(Cv(*agent), "Progressing", "message").find("waiting on ingress") != std::string::npos;
   }, 10s)) << WriteJson(Cv(*agent), 2);
   EXPECT_EQ(ConditionText(Cv(*agent), "Progressing", "status"), "True");
+  // The agent's own ConfigMap is applied; ingress, dns and the verification ConfigMap are not.
+  const std::string metrics = Get(agent->url("/metrics")).body;
+  EXPECT_NE(metrics.find("cluster_version_payload{version=\"4.1.1\",type=\"applied\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cluster_version_payload{version=\"4.1.1\",type=\"pending\"} 3\n"), std::string::npos) << metrics;
   EXPECT_EQ(At(Cv(*agent), {"status", "desired", "version"}).text(), "4.1.0");
 
   Report(*agent, "ingress", "4.1.1");

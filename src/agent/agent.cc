@@ -369,10 +369,7 @@ Result<std::optional<JsonValue>> Agent::GetObject(const std::string& name) { ret
 
 Result<std::vector<std::string>> Agent::ListObjects() { return components_->ListObjects(); }
 
-UpdateProgress Agent::update_progress() {
-  std::lock_guard lock(mu_);
-  return runner_->progress();
-}
+UpdateProgress Agent::update_progress() { return runner_->snapshot().progress; }
 
 LoopState Agent::state() {
   std::lock_guard lock(mu_);

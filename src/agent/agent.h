@@ -90,7 +90,7 @@ class Agent {
   // Objects the payloads applied (other than ClusterOperators), by store name.
   Result<std::optional<JsonValue>> GetObject(const std::string& name);
   Result<std::vector<std::string>> ListObjects();
-  UpdateProgress update_progress();
+  UpdateProgress update_progress();  // any thread
 
   std::string Metrics();
   LoopState state();

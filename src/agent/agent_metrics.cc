@@ -40,9 +40,12 @@ std::string Agent::Metrics() {
   auto& conditions = registry.AddGauge("cluster_operator_conditions",
                                        "Report the conditions for active cluster operators. 0 is False and 1 is True.",
                                        {"name", "condition", "reason"});
-  registry.AddGauge("cluster_version_payload",
-                    "Report the number of entries in the payload being applied (none until the agent applies payloads).",
-                    {"version", "type"});
+  auto& payload = registry.AddGauge("cluster_version_payload", "Report the number of entries in the payload.",
+                                    {"version", "type"});
+  if (const UpdateRunner::Snapshot update = runner_->snapshot(); update.applied + update.pending > 0) {
+    payload.With({update.progress.version, "applied"}).Set(static_cast<double>(update.applied));
+    payload.With({update.progress.version, "pending"}).Set(static_cast<double>(update.pending));
+  }
 
   std::vector<JsonValue> components;
   if (auto listed = ListComponents(); listed.ok()) components = std::move(listed).value();

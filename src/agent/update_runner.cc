@@ -43,10 +43,26 @@ Status UpdateRunner::Load() {
   auto progress = UpdateProgressFromJson(*stored);
   if (!progress.ok()) return progress.status().WithContext("the stored update progress");
   progress_ = std::move(progress).value();
+  std::lock_guard lock(snapshot_mu_);
+  snapshot_.progress = progress_;
   return Status::OK();
 }
 
-Status UpdateRunner::Save() { return store_.Put(kProgressKind, kProgressName, ToJson(progress_)); }
+Status UpdateRunner::Save() {
+  {
+    std::lock_guard lock(snapshot_mu_);
+    snapshot_.progress = progress_;
+    if (progress_.phase != UpdatePhase::kApplying && progress_.phase != UpdatePhase::kHandingOver) {
+      snapshot_.applied = snapshot_.pending = 0;
+    }
+  }
+  return store_.Put(kProgressKind, kProgressName, ToJson(progress_));
+}
+
+UpdateRunner::Snapshot UpdateRunner::snapshot() const {
+  std::lock_guard lock(snapshot_mu_);
+  return snapshot_;
+}
 
 void UpdateRunner::Start(const std::optional<ResolvedTarget>& target, bool force) {
   UpdateProgress next;
@@ -279,6 +295,17 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
   }
   const auto& plan = (*loaded)->plan;
   const int64_t total = static_cast<int64_t>(plan.size());
+  auto count = [&] {  // manifests of the groups done, and of the others
+    int64_t applied = 0, pending = 0;
+    for (int64_t g = 0; g < total; ++g) {
+      for (const auto& [component, indexes] : plan[static_cast<size_t>(g)].components) {
+        (g < progress_.next_group ? applied : pending) += static_cast<int64_t>(indexes.size());
+      }
+    }
+    std::lock_guard lock(snapshot_mu_);
+    snapshot_.applied = applied, snapshot_.pending = pending;
+  };
+  count();
   while (progress_.next_group < total) {
     const ApplyGroup& group = plan[static_cast<size_t>(progress_.next_group)];
     std::vector<std::string> waiting, degraded;
@@ -315,6 +342,7 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
       ++progress_.next_group;
       progress_.group_started = Now();
       (void)Save();
+      count();
       continue;
     }
     const int64_t percent = total ? progress_.next_group * 100 / total : 100;

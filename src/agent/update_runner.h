@@ -27,6 +27,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,7 +78,15 @@ class UpdateRunner {
   // `cv`: a copy of the ClusterVersion whose status the step updates; `target`: the
   // resolved desired update (nullopt: none, or the running release).
   UpdateStepResult Step(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force);
-  const UpdateProgress& progress() const { return progress_; }
+  const UpdateProgress& progress() const { return progress_; }  // loop thread
+
+  // For other threads (API, metrics): the progress as last saved, and the manifests of
+  // the payload being applied (cluster_version_payload).
+  struct Snapshot {
+    UpdateProgress progress;
+    int64_t applied = 0, pending = 0;
+  };
+  Snapshot snapshot() const;
 
  private:
   struct Loaded {
@@ -110,6 +119,8 @@ class UpdateRunner {
   std::unique_ptr<Loaded> loaded_;
   std::unique_ptr<ReleaseVerifier> verifier_;
   std::string verifier_source_;  // what verifier_ was built from
+  mutable std::mutex snapshot_mu_;
+  Snapshot snapshot_;
 };
 
 }  // namespace cincinnati::agent
