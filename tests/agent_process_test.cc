@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "agent/json_value.h"
+#include "gpg_util.h"
 #include "registry_util.h"
 #include "service_util.h"
 
@@ -404,6 +405,87 @@ TEST_F(AgentProcessTest, KillNineDuringPatchesKeepsEveryAcknowledgedOne) {
         << "round " << round << ": " << channel << " after " << last + 1 << " acknowledged PATCHes";
     EXPECT_EQ(after->Stop(), 0);
   }
+}
+
+// The acceptance path of a risky update, on real parts: releases in a docker-registry
+// scraped by our `serve` (graph-data with a PromQL risk on 4.1.0 -> 4.1.1), the risk
+// evaluated against the real Prometheus (1: exposed), `adm upgrade --to` refused, then
+// taken with --allow-not-recommended by two component processes, the accepted risk
+// recorded in the history.
+TEST_F(AgentProcessTest, ARiskyUpdateIsRefusedUntilTheRiskIsAccepted) {
+  testing::Signer key("release");
+  ASSERT_TRUE(key.ok());
+  testing::LocalRegistry registry;
+  ASSERT_TRUE(registry.ready()) << registry.log();
+  testing::TempDir store, manifests, graph_data;
+  const std::string include = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+  for (const char* name : {"ingress", "dns"}) {
+    testing::WriteFile(manifests / (std::string("0000_50_") + name + "_01-clusteroperator.yaml"),
+                       std::string("apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: ") + name +
+                           "\n" + include);
+  }
+  std::string installed;
+  for (const char* v : {"4.1.0", "4.1.1"}) {
+    auto pushed = testing::RunCincinnati(
+        std::string("release new --version ") + v + (std::string(v) == "4.1.1" ? " --previous 4.1.0" : "") +
+        " --metadata io.openshift.upgrades.graph.release.channels=stable-4.1 --payload-manifests " +
+        manifests.path().string() + " --to " + registry.url() + "/ocp/release:" + v);
+    ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+    const std::string image = pushed.out.substr(0, pushed.out.find('\n'));
+    ASSERT_EQ(testing::RunCincinnati("release sign " + image + " --store " + store.path().string() + " --gnupg-home " +
+                                     key.home()).exit_code, 0);
+    if (installed.empty()) installed = "http://" + image;
+  }
+  testing::WriteFile(graph_data / "version", "1.1.0\n");
+  testing::WriteFile(graph_data / "raw/metadata.json", "{}\n");
+  testing::WriteFile(graph_data / "channels/stable-4.1.yaml", "name: stable-4.1\nversions:\n- 4.1.0\n- 4.1.1\n");
+  testing::WriteFile(graph_data / "blocked-edges/4.1.1-NlbRisk.yaml",
+                     "to: 4.1.1\nfrom: 4[.]1[.]0\nurl: https://example.com/nlb\nname: NlbRisk\n"
+                     "message: NLB ingress drops connections on 4.1.1.\nmatchingRules:\n- type: PromQL\n  promql:\n"
+                     "    promql: ingress_controller_aws_nlb_active\n");
+  ServiceProcess scraping("serve", {"--registry", registry.url(), "--repository", "ocp/release", "--graph-data",
+                                    graph_data.path().string()});
+  ASSERT_TRUE(WaitFor([&] { return Get(scraping.url("/readyz", "status")).status == 200; }, 30s)) << scraping.log();
+
+  ServiceProcess agent("agent", {"--state-dir", (dir_ / "risky").string(), "--release-image", installed,
+                                 "--registry.insecure", registry.host_port(), "--verification.keys", key.keys(),
+                                 "--verification.stores", "file://" + store.path().string(), "--upstream",
+                                 scraping.url("/api/upgrades_info/graph"), "--channel", "stable-4.1",
+                                 "--prometheus.url", prometheus_url(), "--testing.risk_cache_seconds", "1",
+                                 "--poll-interval", "600", "--port", "0"});
+  ASSERT_TRUE(agent.running()) << agent.log();
+  const std::string at = " --agent " + agent.url("");
+  std::vector<std::unique_ptr<ChildProcess>> components;
+  for (const char* name : {"ingress", "dns"}) {
+    components.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{
+        CINCINNATI_BINARY, "component", "--agent", agent.url(""), "--name", name, "--version", "4.1.0"}));
+  }
+  ASSERT_TRUE(WaitFor([&] { return RecommendedReason(ClusterVersion(agent)) == "NlbRisk"; }, 30s))
+      << WriteJson(ClusterVersion(agent), 2) << agent.log();
+
+  auto refused = testing::RunCincinnati("adm upgrade --to 4.1.1" + at);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("is not one of the recommended updates, but is available as a conditional update"),
+            std::string::npos)
+      << refused.err;
+  auto accepted = testing::RunCincinnati("adm upgrade --to 4.1.1 --allow-not-recommended" + at);
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.err;
+  JsonValue cv;
+  ASSERT_TRUE(WaitFor([&] {
+    cv = ClusterVersion(agent);
+    const JsonValue* history = cv.Find("status") ? cv.Find("status")->Find("history") : nullptr;
+    return history && history->is_array() && history->items().size() == 2 &&
+           history->items()[0].Find("state")->text() == "Completed";
+  }, 30s)) << WriteJson(cv, 2) << agent.log();
+  const JsonValue& entry = cv.Find("status")->Find("history")->items()[0];
+  EXPECT_EQ(entry.Find("version")->text(), "4.1.1");
+  EXPECT_TRUE(entry.Find("verified")->bool_value());
+  const JsonValue* risks = entry.Find("acceptedRisks");
+  ASSERT_NE(risks, nullptr) << WriteJson(entry, 2);
+  EXPECT_NE(risks->text().find("Update from 4.1.0 to 4.1.1 is not recommended"), std::string::npos) << risks->text();
+  EXPECT_NE(risks->text().find("NLB ingress drops connections"), std::string::npos) << risks->text();
+  // No run-level-00 manifest in these payloads: no hand-over, the process started here still runs.
+  EXPECT_EQ(agent.Stop(), 0);
 }
 
 // On an empty state directory, the installed release is read from a release image in a
