@@ -259,6 +259,19 @@ TEST(PayloadDownloadTest, TamperedBlobsAndManifestsAreRefused) {
   ASSERT_FALSE(corrupt.ok());
   EXPECT_NE(corrupt.status().message().find("does not match digest"), std::string::npos) << corrupt.status().message();
 
+  // The connection is cut in the middle of a blob (the registry goes away mid-pull):
+  // an error, nothing left behind; once the registry answers again, the pull succeeds.
+  proxy.corrupt_blobs = false;
+  proxy.truncate_blobs = true;
+  auto cut = DownloadPayload(client, through_proxy, state.path().string());
+  ASSERT_FALSE(cut.ok());
+  EXPECT_TRUE(fs::is_empty(state.path())) << "no partial payload is left";
+  proxy.truncate_blobs = false;
+  auto whole = DownloadPayload(client, through_proxy, state.path().string());
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_TRUE(ReadPayload(*whole).ok());
+  fs::remove_all(*whole);
+
   // Another image's manifest under the digest asked for.
   auto manifest = testing::Get(registry.url() + "/v2/ocp/release/manifests/" + digest);
   ASSERT_EQ(manifest.status, 200);
