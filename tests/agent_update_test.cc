@@ -284,13 +284,26 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
     EXPECT_EQ(HistorySize(cv), 1u);
     EXPECT_EQ(DesiredOf(*agent, "ingress"), "");
     EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.0");
-    // The refused payload is not kept.
-    size_t payloads = 0;
+    // The refused payload is not kept (the running release's is: whom to trust).
+    const std::string running =
+        At(Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/updateprogress")).body), {"runningPayloadDir"}).text();
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(state_ / "agent" / "updatepayloads", ec)) payloads += e.is_directory();
-    EXPECT_EQ(payloads, 0u);
+    for (const auto& e : fs::directory_iterator(state_ / "agent" / "updatepayloads", ec)) {
+      EXPECT_EQ(e.path().string(), running) << "a refused payload was kept";
+    }
     ASSERT_EQ(Send("PATCH", agent->url(kCv), R"({"spec":{"desiredUpdate":null}})").status, 200);
   }
+
+  // Force does not override a version mismatch (C11).
+  const std::string mismatched = Push("4.1.6", "4.1.0");
+  Sign(mismatched);
+  Request(*agent, mismatched, "4.1.7", /*force=*/true);
+  ASSERT_TRUE(WaitFor([&] {
+    return ConditionText(Cv(*agent), "ReleaseAccepted", "message").find("expected upstream version 4.1.7") != std::string::npos;
+  }, 20s)) << WriteJson(Cv(*agent), 2);
+  EXPECT_EQ(ConditionText(Cv(*agent), "ReleaseAccepted", "reason"), "VerifyPayloadVersion");
+  EXPECT_EQ(HistorySize(Cv(*agent)), 1u);
+  ASSERT_EQ(Send("PATCH", agent->url(kCv), R"({"spec":{"desiredUpdate":null}})").status, 200);
 
   // Forced: the unsigned release goes through, unverified and saying so.
   const std::string unsigned_image = Push("4.1.5", "4.1.0");
@@ -367,6 +380,24 @@ TEST_F(UpdateTest, ComponentProcessesTakeTheUpdateToCompleted) {
   EXPECT_EQ(At(HistoryEntry(Cv(*agent), 0), {"state"}).text(), "Partial");
 }
 
+// Without --verification.keys, the agent trusts what its running release's verification
+// ConfigMap says (pulled from the registry once): the update verifies with those keys.
+TEST_F(UpdateTest, TheRunningReleaseSaysWhomToTrust) {
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  auto agent = std::make_unique<ServiceProcess>(
+      "agent", std::vector<std::string>{"--state-dir", (state_ / "trust").string(), "--release-image", installed_,
+                                        "--upstream", "http://127.0.0.1:1/graph", "--channel", "stable-4.1",
+                                        "--poll-interval", "600", "--port", "0"});
+  ASSERT_TRUE(agent->running()) << agent->log();
+  agent_urls_.push_back(agent->url(""));
+  ASSERT_TRUE(WaitFor([&] { return Get(agent->url("/readyz")).status == 200; })) << agent->log();
+  Request(*agent, target, "4.1.1");
+  EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded") << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return At(HistoryEntry(Cv(*agent), 0), {"version"}).text() == "4.1.1"; }, 10s));
+  EXPECT_TRUE(At(HistoryEntry(Cv(*agent), 0), {"verified"}).bool_value());
+}
+
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -394,10 +425,19 @@ TEST_F(UpdateTest, KillNineAtAnyStepResumesWithoutRepeatingARollout) {
     Sign(image);
     Request(*agent, image, version);
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 900));
-    const int64_t pid = AgentPid(api);
-    if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    // Whatever agent answers dies, the one started here and, when the kill lands during a
+    // hand-over, the new one it started too.
     agent->Kill();
-    WaitFor([&] { return pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) != 0; }, 5s);
+    for (int tries = 0; tries < 20; ++tries) {
+      const int64_t pid = AgentPid(api);
+      if (pid <= 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a new agent may still be binding
+        if (AgentPid(api) <= 0) break;
+        continue;
+      }
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+      WaitFor([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0; }, 5s);
+    }
     agent = StartAgent({}, port);
     JsonValue cv;
     ASSERT_TRUE(WaitFor([&] {

@@ -147,7 +147,18 @@ void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std
   (void)Save();
 }
 
-Result<VerificationConfig> UpdateRunner::VerificationSource() {
+Result<VerificationConfig> UpdateRunner::VerificationSource(const std::string& running_image) {
+  std::string pull_error;
+  if (progress_.running_payload_dir.empty() && !running_image.empty() && options_.pull_running_payload) {
+    // The running release's own payload says whom to trust (C10): pulled once, kept.
+    auto dir = Pull(running_image);
+    if (dir.ok()) {
+      progress_.running_payload_dir = *dir;
+      (void)Save();
+    } else {
+      pull_error = dir.status().message();
+    }
+  }
   if (!progress_.running_payload_dir.empty()) {
     ManifestContext context;
     CINCINNATI_ASSIGN_OR_RETURN(std::vector<Manifest> manifests, LoadManifests(progress_.running_payload_dir, context));
@@ -158,18 +169,18 @@ Result<VerificationConfig> UpdateRunner::VerificationSource() {
   if (!options_.verification_keys_dir.empty()) {
     return VerificationFromFiles(options_.verification_keys_dir, options_.verification_stores);
   }
-  return Status::InvalidArgument(
-      "the running release has no verification ConfigMap and no --verification.keys was given: nothing can be verified");
+  return Status::InvalidArgument(fmt::format(
+      "the running release has no verification ConfigMap{} and no --verification.keys was given: nothing can be verified",
+      pull_error.empty() ? "" : " (its payload could not be read: " + pull_error + ")"));
 }
 
 bool UpdateRunner::Verify(ClusterVersion& cv) {
-  const std::string source = progress_.running_payload_dir.empty() ? "bootstrap" : progress_.running_payload_dir;
   Status verified = Status::OK();
-  if (!verifier_ || verifier_source_ != source) {
-    auto config = VerificationSource();
+  if (!verifier_ || verifier_source_ != progress_.running_payload_dir) {
+    auto config = VerificationSource(cv.status.desired.image);
     if (config.ok()) {
       verifier_ = std::make_unique<ReleaseVerifier>(std::move(config).value(), options_.signature_ca_dir);
-      verifier_source_ = source;
+      verifier_source_ = progress_.running_payload_dir;
     } else {
       verifier_.reset();
       verified = config.status();
@@ -207,21 +218,24 @@ bool UpdateRunner::Download(ClusterVersion& cv) {
                      why.message()));
     return false;
   };
-  auto ref = registry::ParseImageReference(progress_.image);
-  if (!ref.ok()) return fail(ref.status());
-  const auto& insecure = options_.insecure_registries;
-  if (!ref->location.insecure && std::find(insecure.begin(), insecure.end(), ref->location.host_port) != insecure.end()) {
-    ref->location.base_url = "http://" + ref->location.host_port;
-    ref->location.insecure = true;
-  }
-  registry::RegistryClient client(ref->location, {options_.registry_username, options_.registry_password},
-                                  {.ca_path = options_.registry_ca_dir});
-  auto dir = DownloadPayload(client, progress_.image, options_.payload_root);
+  auto dir = Pull(progress_.image);
   if (!dir.ok()) return fail(dir.status());
   progress_.payload_dir = *dir;
   progress_.phase = UpdatePhase::kLoading;
   (void)Save();
   return true;
+}
+
+Result<std::string> UpdateRunner::Pull(const std::string& image) {
+  CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(image));
+  const auto& insecure = options_.insecure_registries;
+  if (!ref.location.insecure && std::find(insecure.begin(), insecure.end(), ref.location.host_port) != insecure.end()) {
+    ref.location.base_url = "http://" + ref.location.host_port;
+    ref.location.insecure = true;
+  }
+  registry::RegistryClient client(ref.location, {options_.registry_username, options_.registry_password},
+                                  {.ca_path = options_.registry_ca_dir});
+  return DownloadPayload(client, image, options_.payload_root);
 }
 
 Result<const UpdateRunner::Loaded*> UpdateRunner::Payload(const std::string& dir) {

@@ -51,6 +51,9 @@ struct UpdateOptions {
   // Registries (host:port) reached over plain HTTP when a pull spec names no scheme, as
   // registries.conf's `insecure = true` (pull specs in graphs never carry one).
   std::vector<std::string> insecure_registries;
+  // Pull the running release's payload for its verification ConfigMap (the agent was
+  // given a real --release-image; a --release-document demo has no payload to pull).
+  bool pull_running_payload = false;
   std::string signature_ca_dir;
   std::string exclude_id;                   // exclude.release.openshift.io/<id>
   std::chrono::seconds verify_budget{120};
@@ -108,7 +111,8 @@ class UpdateRunner {
   std::string HandOverBinary(const Loaded& loaded, const ApplyGroup& group) const;
   void Complete(ClusterVersion& cv);
   void EnsureStarted(ClusterVersion& cv);
-  Result<VerificationConfig> VerificationSource();
+  Result<VerificationConfig> VerificationSource(const std::string& running_image);
+  Result<std::string> Pull(const std::string& image);
   std::string Now() const;
 
   ObjectStore& store_;

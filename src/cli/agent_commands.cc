@@ -113,6 +113,13 @@ Status RunAgent(const AgentArgs& a) {
   options.update.registry_ca_dir = a.registry_ca_dir;
   options.update.exclude_id = a.exclude_id;
   options.update.insecure_registries = a.insecure_registries;
+  if (a.release_image.rfind("http://", 0) == 0) {
+    // An installed release named over plain HTTP: its registry is plain HTTP for the
+    // pull specs without a scheme that graphs and the state carry.
+    const std::string rest = a.release_image.substr(7);
+    options.update.insecure_registries.push_back(rest.substr(0, rest.find('/')));
+  }
+  options.update.pull_running_payload = !a.release_image.empty();
   options.update.component_timeout = std::chrono::seconds(static_cast<int64_t>(a.component_timeout_seconds));
   options.update.retry_after = std::chrono::seconds(static_cast<int64_t>(a.retry_seconds));
   options.release.registry_username = a.registry_username;
