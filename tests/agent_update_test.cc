@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -398,6 +399,41 @@ TEST_F(UpdateTest, TheRunningReleaseSaysWhomToTrust) {
   EXPECT_TRUE(At(HistoryEntry(Cv(*agent), 0), {"verified"}).bool_value());
 }
 
+// The processes whose command line has `arg` as one of its arguments. A hand-over's new
+// agent is found this way from the moment it is forked (before exec its command line is
+// the old agent's), whether or not it has bound its port yet.
+std::vector<pid_t> ProcessesWithArgument(const std::string& arg) {
+  std::vector<pid_t> pids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t start = 0;
+    for (size_t end; (end = cmdline.find('\0', start)) != std::string::npos; start = end + 1) {
+      if (cmdline.compare(start, end - start, arg) == 0) {
+        pids.push_back(static_cast<pid_t>(std::stol(name)));
+        break;
+      }
+    }
+  }
+  return pids;
+}
+
+// kill -9 of every agent on `state_dir` until none is left (an agent killed while
+// handing over may already have forked its successor).
+void KillAgentsOn(const std::string& state_dir) {
+  for (int tries = 0; tries < 50; ++tries) {
+    const std::vector<pid_t> pids = ProcessesWithArgument(state_dir);
+    if (pids.empty()) return;
+    for (pid_t pid : pids) ::kill(pid, SIGKILL);
+    // A killed child of the test stays a zombie (with an empty cmdline) until reaped.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "agents on " << state_dir << " survive kill -9";
+}
+
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -425,19 +461,10 @@ TEST_F(UpdateTest, KillNineAtAnyStepResumesWithoutRepeatingARollout) {
     Sign(image);
     Request(*agent, image, version);
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 900));
-    // Whatever agent answers dies, the one started here and, when the kill lands during a
-    // hand-over, the new one it started too.
+    // Every agent on the state directory dies: the one started here and, when the kill
+    // lands during a hand-over, the new one it started too.
     agent->Kill();
-    for (int tries = 0; tries < 20; ++tries) {
-      const int64_t pid = AgentPid(api);
-      if (pid <= 0) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a new agent may still be binding
-        if (AgentPid(api) <= 0) break;
-        continue;
-      }
-      ::kill(static_cast<pid_t>(pid), SIGKILL);
-      WaitFor([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0; }, 5s);
-    }
+    KillAgentsOn((state_ / "agent").string());
     agent = StartAgent({}, port);
     JsonValue cv;
     ASSERT_TRUE(WaitFor([&] {

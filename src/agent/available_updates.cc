@@ -167,8 +167,9 @@ UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const Updates
   }
 
   for (const auto& set : graph.conditional_edges) {
-    for (const auto& [from, to] : set.edges) {
-      if (from != current_text) continue;
+    for (const auto& edge : set.edges) {
+      if (edge.first != current_text) continue;
+      const std::string& to = edge.second;  // a named reference: clang cannot capture bindings
       auto target = std::find_if(graph.nodes.begin(), graph.nodes.end(),
                                  [&](const UpdateNode& n) { return n.version.ToString() == to; });
       if (target == graph.nodes.end()) {
