@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -113,6 +114,22 @@ class UpdateTest : public ::testing::Test {
     auto r = testing::RunCincinnati("release sign " + pullspec + " --store " + store_.path().string() + " --gnupg-home " +
                                     key_.home());
     ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  // Flips one byte of the image's payload layer in the registry's storage: the registry
+  // serves it under its old digest, as a corrupted or tampered store would.
+  void TamperWithLayer(const std::string& pullspec) {
+    const std::string digest = pullspec.substr(pullspec.find('@') + 1);
+    auto manifest = Get(registry_.url() + "/v2/ocp/release/manifests/" + digest);
+    ASSERT_EQ(manifest.status, 200);
+    const JsonValue layers = At(Json(manifest.body), {"layers"});
+    ASSERT_TRUE(layers.is_array() && !layers.items().empty()) << manifest.body;
+    const std::string layer = At(layers.items()[0], {"digest"}).text().substr(7);
+    const fs::path data = registry_.storage() / "docker/registry/v2/blobs/sha256" / layer.substr(0, 2) / layer / "data";
+    std::string bytes = testing::ReadFile(data);
+    ASSERT_FALSE(bytes.empty()) << data;
+    bytes[bytes.size() / 2] ^= 0x5a;
+    WriteFile(data, bytes);
   }
 
   void TearDown() override {
@@ -253,31 +270,61 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
     ASSERT_EQ(Send("PUT", agent->url(kOperators + std::string(name)), R"({"metadata":{"name":")" + std::string(name) + "\"}}").status, 200);
     Report(*agent, name, "4.1.0");
   }
+  const auto sign = [&](const std::string& image) { Sign(image); };
+  const auto store_signature = [&](const std::string& image, const std::string& bytes) {
+    const std::string digest = image.substr(image.find('@') + 1);
+    WriteFile(store_ / ("sha256=" + digest.substr(7)) / "signature-1", bytes);
+  };
+  testing::Signer stranger{"stranger"};
+  ASSERT_TRUE(stranger.ok());
   struct Case {
     std::string name, version, previous;
-    bool sign;
-    std::string requested_version, reason, message;
+    std::function<void(const std::string& image)> prepare;
+    std::string requested_version, reason, message, cause;  // cause: the words that say why
   };
   std::vector<Case> cases = {
-      {"no signature", "4.1.2", "4.1.0", false, "4.1.2", "ImageVerificationFailed", "The update cannot be verified"},
-      {"previous does not list 4.1.0", "4.1.3", "4.0.9", true, "4.1.3", "UpgradePreconditionCheckFailed",
-       "does not declare an update from the current version 4.1.0"},
-      {"a two-minor hop", "4.3.0", "4.1.0", true, "4.3.0", "UpgradePreconditionCheckFailed", "MultipleMinorVersionsUpdate"},
-      {"a downgrade", "4.0.5", "", true, "4.0.5", "UpgradePreconditionCheckFailed", "LowDesiredVersion"},
-      {"another version than asked", "4.1.4", "4.1.0", true, "4.1.9", "VerifyPayloadVersion",
-       "release image version 4.1.4 does not match the expected upstream version 4.1.9"},
+      {"no signature", "4.1.2", "4.1.0", nullptr, "4.1.2", "ImageVerificationFailed", "The update cannot be verified: unable to verify", "no signature was found in any store"},
+      {"signed by an unknown key", "4.1.10", "4.1.0",
+       [&](const std::string& image) {
+         auto r = testing::RunCincinnati("release sign " + image + " --store " + store_.path().string() + " --gnupg-home " +
+                                         stranger.home());
+         ASSERT_EQ(r.exit_code, 0) << r.err;
+       },
+       "4.1.10", "ImageVerificationFailed", "The update cannot be verified", "which is not in the keyring"},
+      {"a signature for another digest", "4.1.11", "4.1.0",
+       [&](const std::string& image) { store_signature(image, key_.Sign(installed_.substr(installed_.find('@') + 1))); },
+       "4.1.11", "ImageVerificationFailed", "The update cannot be verified", "the signature is for " + installed_.substr(installed_.find('@') + 1)},
+      {"a signature with an unknown member", "4.1.12", "4.1.0",
+       [&](const std::string& image) {
+         store_signature(image, key_.SignDocument(R"({"critical":{"image":{"docker-manifest-digest":")" +
+                                                  image.substr(image.find('@') + 1) +
+                                                  R"("},"type":"atomic container signature","identity":{"docker-reference":"x"},"extra":1},"optional":{}})"));
+       },
+       "4.1.12", "ImageVerificationFailed", "The update cannot be verified", "critical.extra: unknown member"},
+      {"a payload whose digest does not match", "4.1.13", "4.1.0",
+       [&](const std::string& image) {
+         Sign(image);
+         TamperWithLayer(image);
+       },
+       "4.1.13", "RetrievePayload", "Retrieving payload failed", "content does not match digest"},
+      {"previous does not list 4.1.0", "4.1.3", "4.0.9", sign, "4.1.3", "UpgradePreconditionCheckFailed",
+       "Preconditions failed", "does not declare an update from the current version 4.1.0"},
+      {"a two-minor hop", "4.3.0", "4.1.0", sign, "4.3.0", "UpgradePreconditionCheckFailed", "Preconditions failed", "MultipleMinorVersionsUpdate"},
+      {"a downgrade", "4.0.5", "", sign, "4.0.5", "UpgradePreconditionCheckFailed", "Preconditions failed", "LowDesiredVersion"},
+      {"another version than asked", "4.1.4", "4.1.0", sign, "4.1.9", "VerifyPayloadVersion",
+       "release image version 4.1.4", "does not match the expected upstream version 4.1.9"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     const std::string image = Push(c.version, c.previous);
-    if (c.sign) Sign(image);
+    if (c.prepare) c.prepare(image);
     Request(*agent, image, c.requested_version);
     JsonValue cv;
     // The condition names this release (the previous case's refusal stays until then).
     ASSERT_TRUE(WaitFor([&] {
       cv = Cv(*agent);
       const std::string message = ConditionText(cv, "ReleaseAccepted", "message");
-      return message.find(c.message) != std::string::npos &&
+      return message.find(c.message) != std::string::npos && message.find(c.cause) != std::string::npos &&
              (message.find(image) != std::string::npos || message.find(c.requested_version) != std::string::npos);
     }, 20s)) << WriteJson(cv, 2);
     EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "status"), "False");

@@ -31,9 +31,12 @@ class Signer {
   std::string public_key() const { return ReadFile(dir_ / "keys/key.asc"); }
   // A binary signed message over the simple-signing payload for `digest`.
   std::string Sign(const std::string& digest) {
-    WriteFile(dir_ / "payload.json",
-              R"({"critical":{"image":{"docker-manifest-digest":")" + digest +
-                  R"("},"type":"atomic container signature","identity":{"docker-reference":"example.com/graph-data:1"}},"optional":{}})");
+    return SignDocument(R"({"critical":{"image":{"docker-manifest-digest":")" + digest +
+                        R"("},"type":"atomic container signature","identity":{"docker-reference":"example.com/graph-data:1"}},"optional":{}})");
+  }
+  // A binary signed message over any document (e.g. a signature payload that breaks the rules).
+  std::string SignDocument(const std::string& document) {
+    WriteFile(dir_ / "payload.json", document);
     std::string cmd = "gpg --homedir " + (dir_ / "home").string() +
                       " --batch --yes --pinentry-mode loopback --passphrase '' --sign -o " + (dir_ / "sig").string() +
                       " " + (dir_ / "payload.json").string() + " >/dev/null 2>&1";
