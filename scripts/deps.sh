@@ -8,7 +8,7 @@ PACKAGES=(
   libsimdjson-dev libre2-dev libyaml-cpp-dev libyaml-dev libcli11-dev
   libspdlog-dev libfmt-dev libssl-dev libboost1.81-dev libtomlplusplus-dev
   libcurl4-openssl-dev zlib1g-dev
-  prometheus libarchive-dev docker-registry apache2-utils openssl
+  prometheus prometheus-alertmanager libarchive-dev docker-registry apache2-utils openssl
   libgpgme-dev gnupg libgit2-dev git libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev llvm-14
