@@ -130,7 +130,7 @@ class ServiceProcess {
     std::vector<std::string> argv = {CINCINNATI_BINARY, subcommand, "-v"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto has = [&](const std::string& flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
-    const bool service = subcommand != "agent";  // the agent has one API port
+    const bool service = subcommand != "agent" && subcommand != "upgrade-operator";  // these have one API port
     if (service && !has("--service.port")) argv.insert(argv.end(), {"--service.port", "0"});
     if (service && !has("--status.port")) argv.insert(argv.end(), {"--status.port", "0"});
     if (subcommand == "graph-builder" && !has("--service.public_port")) {

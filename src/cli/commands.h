@@ -16,6 +16,7 @@ void RegisterRolloutCommands(CLI::App& app, int& exit_code);
 void RegisterClusterCommands(CLI::App& app, int& exit_code);
 void RegisterAgentCommands(CLI::App& app, int& exit_code);
 void RegisterAdmCommands(CLI::App& app, int& exit_code);
+void RegisterUpgradeCommands(CLI::App& app, int& exit_code);
 // The process's command line, kept for the agent's hand-over to a new release.
 void SetCommandLine(int argc, char** argv);
 

@@ -1,0 +1,267 @@
+// `cincinnati upgrade-operator` (the managed-upgrade operator's role for a fleet) and
+// `cincinnati upgrades list|status|pause|resume` (its administrator's view).
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "core/strings.h"
+#include "graph-data/file_reader.h"
+#include "http/client.h"
+#include "operator/operator_api.h"
+#include "operator/scheduler.h"
+#include "operator/upgrade_operator.h"
+#include "server/http_server.h"
+
+namespace cincinnati::cli {
+namespace {
+
+using agent::JsonValue;
+
+struct OperatorArgs {
+  std::string config, fleet, state_dir, configs, address = "127.0.0.1", token_file, ports_file, testing_now;
+  int port = 8383;
+  double interval_seconds = 60, time_scale = 1;
+  int verbosity = 0;
+};
+
+Status RunOperator(const OperatorArgs& a) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("upgrade-operator"));
+  spdlog::set_level(a.verbosity <= 0 ? spdlog::level::info : spdlog::level::debug);
+  upgrade::OperatorOptions options;
+  options.config_path = a.config;
+  options.fleet_path = a.fleet;
+  options.state_dir = a.state_dir;
+  options.configs_dir = a.configs;
+  if (a.interval_seconds < 0.01) return Status::InvalidArgument("--interval: must be at least 0.01 seconds");
+  options.interval = std::chrono::seconds(std::max<int64_t>(1, static_cast<int64_t>(a.interval_seconds)));
+  if (a.time_scale <= 0) return Status::InvalidArgument("--testing.time-scale: must be greater than 0");
+  options.time_scale = a.time_scale;
+  if (!a.testing_now.empty()) {
+    auto now = upgrade::ParseTime(a.testing_now);
+    if (!now.ok()) return Status::InvalidArgument(fmt::format("--testing.now {}: not an RFC 3339 time", a.testing_now));
+    options.testing_now = *now;
+  }
+  std::string token;
+  if (!a.token_file.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(a.token_file));
+    token = std::string(TrimWhitespace(text));
+    if (token.empty()) return Status::InvalidArgument(fmt::format("--token-file {}: the file is empty", a.token_file));
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<upgrade::UpgradeOperator> op, upgrade::UpgradeOperator::Open(options));
+  server::ServerLimits limits;
+  limits.threads = 2;
+  server::HttpServer http(limits);
+  http.CatchSignals();
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, static_cast<uint16_t>(a.port), [&](const server::Request& r) {
+                                return upgrade::HandleOperatorApi(*op, r, token);
+                              }));
+  if (!a.ports_file.empty()) std::ofstream(a.ports_file) << fmt::format("main={}\nstatus={}\n", port, port);
+  std::jthread loop([&](std::stop_token stop) { op->Run(stop); });
+  http.Start();
+  std::cerr << fmt::format("cincinnati upgrade-operator: API and metrics on http://{}:{}{}, state in {}\n", a.address, port,
+                           upgrade::kConfigsPath, a.state_dir);
+  http.WaitForSignal();
+  loop.request_stop();
+  op->Wake();
+  return Status::OK();
+}
+
+// ---- the administrator's commands ----
+
+struct ClientArgs {
+  std::string url = "http://127.0.0.1:8383", token_file, cluster, reason;
+  bool json = false;
+};
+
+Result<JsonValue> Call(const ClientArgs& a, const std::string& method, const std::string& path, const std::string& body = "") {
+  http::RequestOptions options;
+  options.method = method;
+  options.body = body;
+  options.timeout = std::chrono::seconds(10);
+  if (!body.empty()) options.headers.push_back("Content-Type: application/json");
+  if (!a.token_file.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(std::string token, graphdata::ReadFileToString(a.token_file));
+    options.headers.push_back("Authorization: Bearer " + std::string(TrimWhitespace(token)));
+  }
+  http::Result got = http::Request(a.url + path, options);
+  if (!got.error.empty()) return Status::IoError(got.error);
+  auto json = agent::ParseJson(got.body);
+  if (!got.ok()) {
+    const JsonValue* message = json.ok() ? json->Find("message") : nullptr;
+    return Status::IoError(fmt::format("{}: HTTP {}{}", a.url + path, got.status, message ? ": " + message->text() : ""));
+  }
+  if (!json.ok()) return Status::IoError(fmt::format("{}: the answer is not JSON: {}", a.url + path, json.status().message()));
+  return json;
+}
+
+std::string Text(const JsonValue& v, std::initializer_list<const char*> path) {
+  const JsonValue* at = &v;
+  for (const char* key : path) {
+    at = at->Find(key);
+    if (!at) return "";
+  }
+  return at->is_string() ? at->text() : "";
+}
+
+const JsonValue* NewestHistory(const JsonValue& config) {
+  const JsonValue* status = config.Find("status");
+  const JsonValue* history = status ? status->Find("history") : nullptr;
+  return history && history->is_array() && !history->items().empty() ? &history->items()[0] : nullptr;
+}
+
+void PrintList(const JsonValue& list) {
+  std::vector<std::vector<std::string>> rows = {{"NAME", "DESIRED_VERSION", "UPGRADE_AT", "PHASE", "STAGE", "STATUS", "REASON", "MESSAGE"}};
+  for (const auto& item : list.Find("items")->items()) {
+    std::vector<std::string> row = {Text(item, {"metadata", "labels", "cluster"}), Text(item, {"spec", "desired", "version"}),
+                                    Text(item, {"spec", "upgradeAt"})};
+    const JsonValue* h = NewestHistory(item);
+    const JsonValue* conditions = h ? h->Find("conditions") : nullptr;
+    const JsonValue* c = conditions && conditions->is_array() && !conditions->items().empty() ? &conditions->items()[0] : nullptr;
+    row.push_back(h ? Text(*h, {"phase"}) : "");
+    for (const char* key : {"type", "status", "reason", "message"}) row.push_back(c ? Text(*c, {key}) : "");
+    rows.push_back(std::move(row));
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) line += i + 1 == r.size() ? r[i] : fmt::format("{:<{}}   ", r[i], width[i]);
+    std::cout << TrimWhitespace(line) << '\n';
+  }
+}
+
+void PrintStatus(const JsonValue& config) {
+  std::cout << fmt::format("Cluster:      {}\nDesired:      {}{}\nUpgrade at:   {}\nType:         {}\n",
+                           Text(config, {"metadata", "labels", "cluster"}), Text(config, {"spec", "desired", "version"}),
+                           Text(config, {"spec", "desired", "channel"}).empty() ? "" : " (channel " + Text(config, {"spec", "desired", "channel"}) + ")",
+                           Text(config, {"spec", "upgradeAt"}), Text(config, {"spec", "type"}));
+  if (std::string waiting = Text(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"}); !waiting.empty()) {
+    std::cout << "Waiting for:  " << waiting << '\n';
+  }
+  const JsonValue* history = config.Find("status") ? config.Find("status")->Find("history") : nullptr;
+  if (!history || !history->is_array()) return;
+  for (const auto& h : history->items()) {
+    std::cout << fmt::format("\nHistory {} (from {}): {}", Text(h, {"version"}), Text(h, {"precedingVersion"}), Text(h, {"phase"}));
+    if (!Text(h, {"startTime"}).empty()) std::cout << ", started " << Text(h, {"startTime"});
+    if (!Text(h, {"completeTime"}).empty()) std::cout << ", completed " << Text(h, {"completeTime"});
+    std::cout << '\n';
+    const JsonValue* conditions = h.Find("conditions");
+    if (!conditions || !conditions->is_array()) continue;
+    for (auto it = conditions->items().rbegin(); it != conditions->items().rend(); ++it) {  // in step order
+      std::cout << fmt::format("  {:<40} {:<6} {}\n", Text(*it, {"type"}), Text(*it, {"status"}), Text(*it, {"message"}));
+    }
+  }
+}
+
+void AddClientOptions(CLI::App* cmd, const std::shared_ptr<ClientArgs>& a) {
+  cmd->add_option("--operator", a->url, "The upgrade operator's API")->type_name("URL")->capture_default_str();
+  cmd->add_option("--token-file", a->token_file, "Bearer token for the operator's API")->type_name("PATH");
+}
+
+int Report(const Result<JsonValue>& got, const std::function<void(const JsonValue&)>& print) {
+  if (!got.ok()) {
+    std::cerr << "error: " << got.status().message() << '\n';
+    return 1;
+  }
+  print(*got);
+  return 0;
+}
+
+void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
+  CLI::App* upgrades = app.add_subcommand("upgrades", "Look at and control the upgrade operator's UpgradeConfigs (`upgrade-operator`)");
+  upgrades->require_subcommand(1);
+  auto a = std::make_shared<ClientArgs>();
+
+  CLI::App* list = upgrades->add_subcommand("list", "Every cluster's UpgradeConfig: desired version, phase and latest step");
+  AddClientOptions(list, a);
+  list->add_flag("--json", a->json, "The UpgradeConfigList as JSON");
+  list->callback([a, &exit_code] {
+    exit_code = Report(Call(*a, "GET", std::string(upgrade::kConfigsPath)), [&](const JsonValue& v) {
+      if (a->json) {
+        std::cout << agent::WriteJson(v, 2) << '\n';
+      } else {
+        PrintList(v);
+      }
+    });
+  });
+
+  CLI::App* status = upgrades->add_subcommand("status", "One cluster's UpgradeConfig: every step's condition and the history");
+  AddClientOptions(status, a);
+  status->add_option("cluster", a->cluster, "Cluster name (as in the fleet file)")->required();
+  status->add_flag("--json", a->json, "The UpgradeConfig as JSON");
+  status->callback([a, &exit_code] {
+    exit_code = Report(Call(*a, "GET", std::string(upgrade::kConfigsPath) + "/" + a->cluster), [&](const JsonValue& v) {
+      if (a->json) {
+        std::cout << agent::WriteJson(v, 2) << '\n';
+      } else {
+        PrintStatus(v);
+      }
+    });
+  });
+
+  auto print_fleet = [](const JsonValue& v) {
+    std::cout << (v.Find("paused") && v.Find("paused")->bool_value() ? "paused: " + Text(v, {"reason"}) : std::string("not paused"))
+              << '\n';
+  };
+  CLI::App* pause = upgrades->add_subcommand("pause", "Hold every upgrade that has not started yet (running ones go on)");
+  AddClientOptions(pause, a);
+  pause->add_option("--reason", a->reason, "Why (shown in every held cluster's status)");
+  pause->callback([a, &exit_code, print_fleet] {
+    JsonValue body = JsonValue::Object({{"reason", JsonValue::String(a->reason)}});
+    exit_code = Report(Call(*a, "POST", std::string(upgrade::kFleetPath) + "/pause", agent::WriteJson(body)), print_fleet);
+  });
+  CLI::App* resume = upgrades->add_subcommand("resume", "Let held upgrades start again (failures so far are acknowledged)");
+  AddClientOptions(resume, a);
+  resume->callback([a, &exit_code, print_fleet] {
+    exit_code = Report(Call(*a, "POST", std::string(upgrade::kFleetPath) + "/resume", "{}"), print_fleet);
+  });
+}
+
+}  // namespace
+
+void RegisterUpgradeCommands(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<OperatorArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "upgrade-operator",
+      "Run the upgrade operator (the managed-upgrade operator's role) for a fleet: it applies each cluster's "
+      "UpgradeConfig at its upgradeAt through ordered, idempotent steps (health checks against Prometheus, "
+      "maintenance windows in Alertmanager, the agent's update, notifications), with fleet-wide caps and waves");
+  cmd->add_option("--fleet", a->fleet, "The clusters: a YAML file with clusters: [{name, agent, tokenFile, labels}]")
+      ->type_name("FILE")
+      ->required();
+  cmd->add_option("--configs", a->configs, "Directory of UpgradeConfig YAML files, one per cluster (the LOCAL policy source)")
+      ->type_name("DIR");
+  cmd->add_option("--config", a->config, "The operator's settings (the reference's config.yaml keys, plus ours)")->type_name("FILE");
+  cmd->add_option("--state-dir", a->state_dir, "Directory of the operator's state (state.db; kept across restarts)")
+      ->type_name("PATH")
+      ->required();
+  cmd->add_option("--listen", a->address, "API and metrics address")->type_name("ADDRESS")->capture_default_str();
+  cmd->add_option("--port", a->port, "API and metrics port (0: any free port)")->type_name("PORT")->capture_default_str();
+  cmd->add_option("--token-file", a->token_file, "Bearer token every API request must carry")->type_name("PATH");
+  cmd->add_option("--interval", a->interval_seconds, "Seconds (operator time) between passes of an upgrade in progress")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  cmd->add_option("--testing.now", a->testing_now, "Start the operator's clock at this time (RFC 3339)")->type_name("TIME");
+  cmd->add_option("--testing.time-scale", a->time_scale, "Operator seconds per real second (e.g. 60: an hour a minute)")
+      ->type_name("FACTOR")
+      ->capture_default_str();
+  cmd->add_option("--testing.ports_file", a->ports_file, "Write the bound port to this file (for tests)")->type_name("PATH");
+  cmd->add_flag("-v,--verbose", a->verbosity, "More logging");
+  cmd->callback([a, &exit_code] {
+    Status s = RunOperator(*a);
+    if (!s.ok()) {
+      std::cerr << "error: " << s.message() << '\n';
+      exit_code = 1;
+    }
+  });
+  RegisterUpgradesClient(app, exit_code);
+}
+
+}  // namespace cincinnati::cli

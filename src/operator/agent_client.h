@@ -1,0 +1,44 @@
+// HttpUpdateAgent: the UpdateAgent port over our agent's API (the CVO's ClusterVersion
+// and ClusterOperators, agent_api.h): GET .../clusterversions/version and
+// .../clusteroperators for a snapshot, JSON merge-PATCH of spec.channel and
+// spec.desiredUpdate to command it. A bearer token is read from `token_file` on every
+// request when one is configured (rotated tokens work without a restart).
+//
+// The worker pool is the component whose status.extension reports machineCount and
+// updatedMachineCount (the machine-config role of `cincinnati component --machines`);
+// one named "machine-config" wins when several do.
+//
+// Thread-safe (no mutable state); never throws; errors name the agent's URL.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "operator/ports.h"
+
+namespace cincinnati::upgrade {
+
+struct AgentEndpoint {
+  std::string url;         // e.g. http://127.0.0.1:9099 (the agent's API root)
+  std::string token_file;  // empty: no Authorization header
+  std::string ca_path;     // extra CA certificates (directory), empty: system roots
+  std::chrono::milliseconds timeout{10000};
+};
+
+class HttpUpdateAgent : public UpdateAgent {
+ public:
+  explicit HttpUpdateAgent(AgentEndpoint endpoint) : endpoint_(std::move(endpoint)) {}
+  Result<AgentSnapshot> Snapshot() override;
+  Status SetChannel(const std::string& channel) override;
+  Status SetDesiredUpdate(const std::string& version, const std::string& image) override;
+
+ private:
+  AgentEndpoint endpoint_;
+};
+
+// The snapshot of a ClusterVersion document and a ClusterOperatorList document (exposed
+// for tests and fuzzing); total: bad JSON or a wrong shape is an error naming the field.
+Result<AgentSnapshot> ReadAgentSnapshot(std::string_view cluster_version_json, std::string_view operators_json);
+
+}  // namespace cincinnati::upgrade

@@ -1,0 +1,53 @@
+#include "operator/http_call.h"
+
+#include <fmt/format.h>
+
+#include "agent/json_value.h"
+#include "core/strings.h"
+#include "graph-data/file_reader.h"
+#include "http/client.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+// What an error answer says: "message" (Kubernetes), "error" (Prometheus), else the text.
+std::string ErrorText(const std::string& body) {
+  auto json = agent::ParseJson(body);
+  if (json.ok() && json->is_object()) {
+    for (const char* key : {"message", "error"}) {
+      const agent::JsonValue* v = json->Find(key);
+      if (v && v->is_string()) return v->text();
+    }
+  }
+  std::string text(TrimWhitespace(body));
+  if (text.size() > 300) text = text.substr(0, 300) + "...";
+  return text;
+}
+
+}  // namespace
+
+Result<std::string> CallPeer(const HttpPeer& peer, const std::string& method, const std::string& url, const std::string& body,
+                             const std::string& content_type) {
+  http::RequestOptions options;
+  options.method = method;
+  options.body = body;
+  options.timeout = peer.timeout;
+  options.ca_path = peer.ca_path;
+  options.max_body_bytes = size_t{16} << 20;
+  options.headers = peer.headers;
+  if (!body.empty()) options.headers.push_back("Content-Type: " + content_type);
+  if (!peer.token_file.empty()) {
+    auto token = graphdata::ReadFileToString(peer.token_file);
+    if (!token.ok()) return token.status().WithContext(fmt::format("{} {}: the token file", method, url));
+    options.headers.push_back("Authorization: Bearer " + std::string(TrimWhitespace(*token)));
+  }
+  http::Result got = http::Request(url, options);
+  if (!got.error.empty()) return Status::IoError(fmt::format("{} {}: {}", method, url, got.error));
+  if (!got.ok()) {
+    const std::string text = ErrorText(got.body);
+    return Status::IoError(fmt::format("{} {}: HTTP {}{}", method, url, got.status, text.empty() ? "" : ": " + text));
+  }
+  return got.body;
+}
+
+}  // namespace cincinnati::upgrade

@@ -1,0 +1,65 @@
+#include "operator/operator_api.h"
+
+#include <fmt/format.h>
+
+#include "agent/agent_api.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+server::Response Json(int status, const JsonValue& value) {
+  return server::Response::Text(status, agent::WriteJson(value, 2) + "\n", "application/json");
+}
+
+server::Response Error(int code, std::string_view reason, const std::string& message) {
+  return server::Response::Text(code, agent::StatusDocument(code, reason, message), "application/json");
+}
+
+}  // namespace
+
+server::Response HandleOperatorApi(UpgradeOperator& op, const server::Request& request, const std::string& token) {
+  const std::string& path = request.path;
+  if (path == "/healthz" || path == "/readyz") return server::Response::Text(200, "ok\n");
+  if (!token.empty()) {
+    const std::string* auth = request.Header("Authorization");
+    if (!auth || *auth != "Bearer " + token) return Error(401, "Unauthorized", "Unauthorized");
+  }
+  const bool read = request.method == "GET" || request.method == "HEAD";
+  if (path == "/metrics") return server::Response::Text(200, op.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+  if (path == kConfigsPath) {
+    if (!read) return Error(405, "MethodNotAllowed", "UpgradeConfigs come from the policy source; only GET is allowed");
+    return Json(200, op.List());
+  }
+  if (path.rfind(std::string(kConfigsPath) + "/", 0) == 0) {
+    if (!read) return Error(405, "MethodNotAllowed", "UpgradeConfigs come from the policy source; only GET is allowed");
+    const std::string cluster = path.substr(kConfigsPath.size() + 1);
+    auto config = op.Get(cluster);
+    if (!config) return Error(404, "NotFound", fmt::format("upgradeconfigs.upgrade.managed.openshift.io \"{}\" not found", cluster));
+    return Json(200, *config);
+  }
+  if (path == kFleetPath) {
+    if (!read) return Error(405, "MethodNotAllowed", "GET the fleet; POST .../pause or .../resume");
+    return Json(200, op.FleetStatus());
+  }
+  if (path == std::string(kFleetPath) + "/pause" || path == std::string(kFleetPath) + "/resume") {
+    if (request.method != "POST") return Error(405, "MethodNotAllowed", "use POST");
+    Status s;
+    if (path.ends_with("/pause")) {
+      std::string reason;
+      if (!request.body.empty()) {
+        auto body = agent::ParseJson(request.body);
+        const JsonValue* r = body.ok() ? body->Find("reason") : nullptr;
+        if (!body.ok() || (r && !r->is_string())) return Error(400, "BadRequest", "the body must be {\"reason\": \"...\"}");
+        if (r) reason = r->text();
+      }
+      s = op.Pause(reason);
+    } else {
+      s = op.Resume();
+    }
+    if (!s.ok()) return Error(500, "InternalError", s.message());
+    return Json(200, op.FleetStatus());
+  }
+  return Error(404, "NotFound", "the server could not find the requested resource");
+}
+
+}  // namespace cincinnati::upgrade

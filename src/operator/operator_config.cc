@@ -1,0 +1,256 @@
+#include "operator/operator_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "agent/manifests.h"
+#include "graph-data/file_reader.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+// One YAML mapping, read strictly: every key must be known, every value of its type.
+class Section {
+ public:
+  Section(const JsonValue* object, std::string path) : object_(object), path_(std::move(path)) {}
+
+  Status Check(std::initializer_list<std::string_view> known) const {
+    if (!object_) return Status::OK();
+    if (!object_->is_object()) return Status::InvalidArgument(path_ + ": must be a mapping");
+    for (const auto& [key, value] : object_->members()) {
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        std::string list;
+        for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        return Status::InvalidArgument(fmt::format("{}: unknown key (known: {})", Path(key), list));
+      }
+    }
+    return Status::OK();
+  }
+  Section Child(std::string_view key) const { return Section(Find(key), Path(key)); }
+  Status String(std::string_view key, std::string& out) const {
+    const JsonValue* v = Find(key);
+    if (!v || v->is_null()) return Status::OK();
+    if (!v->is_string()) return Status::InvalidArgument(Path(key) + ": must be a string");
+    out = v->text();
+    return Status::OK();
+  }
+  // A whole number within [min, max].
+  Status Int(std::string_view key, int& out, int min, int max, std::string_view unit) const {
+    const JsonValue* v = Find(key);
+    if (!v || v->is_null()) return Status::OK();
+    auto n = v->is_number() ? v->integer() : std::nullopt;
+    if (!n || *n < min || *n > max) {
+      return Status::InvalidArgument(fmt::format("{}: must be a whole number of {} from {} to {}", Path(key), unit, min, max));
+    }
+    out = static_cast<int>(*n);
+    return Status::OK();
+  }
+  Status Strings(std::string_view key, std::vector<std::string>& out) const {
+    const JsonValue* v = Find(key);
+    if (!v || v->is_null()) return Status::OK();
+    if (!v->is_array()) return Status::InvalidArgument(Path(key) + ": must be a list of strings");
+    out.clear();
+    for (size_t i = 0; i < v->items().size(); ++i) {
+      if (!v->items()[i].is_string()) return Status::InvalidArgument(fmt::format("{}[{}]: must be a string", Path(key), i));
+      out.push_back(v->items()[i].text());
+    }
+    return Status::OK();
+  }
+  const JsonValue* Find(std::string_view key) const { return object_ && object_->is_object() ? object_->Find(key) : nullptr; }
+  std::string Path(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
+
+ private:
+  const JsonValue* object_;
+  std::string path_;
+};
+
+Status ReadEndpoint(const Section& s, Endpoint& out) {
+  CINCINNATI_RETURN_IF_ERROR(s.Check({"url", "tokenFile", "caDir", "clusterLabel"}));
+  CINCINNATI_RETURN_IF_ERROR(s.String("clusterLabel", out.cluster_label));
+  CINCINNATI_RETURN_IF_ERROR(s.String("url", out.url));
+  CINCINNATI_RETURN_IF_ERROR(s.String("tokenFile", out.token_file));
+  CINCINNATI_RETURN_IF_ERROR(s.String("caDir", out.ca_dir));
+  if (!out.url.empty() && out.url.rfind("http://", 0) != 0 && out.url.rfind("https://", 0) != 0) {
+    return Status::InvalidArgument(fmt::format("{}: \"{}\" is not an http:// or https:// URL", s.Path("url"), out.url));
+  }
+  return Status::OK();
+}
+
+Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
+  Section top(&doc, "");
+  CINCINNATI_RETURN_IF_ERROR(top.Check({"upgradeType", "configManager", "maintenance", "upgradeWindow", "nodeDrain", "healthCheck",
+                                        "extDependencyAvailabilityChecks", "featureGate", "scale", "validation",
+                                        "prometheus", "alertmanager", "notifications", "hooks", "fleet"}));
+  std::string type;
+  CINCINNATI_RETURN_IF_ERROR(top.String("upgradeType", type));
+  if (type == "ARO") {
+    c.upgrade_type = UpgradeType::kARO;
+  } else if (type.empty() || type == "OSD") {
+    c.upgrade_type = UpgradeType::kOSD;
+  } else {
+    return Status::InvalidArgument(fmt::format("upgradeType: \"{}\" is not OSD or ARO", type));
+  }
+
+  Section cm = top.Child("configManager");
+  CINCINNATI_RETURN_IF_ERROR(cm.Check({"source", "localConfigDir", "localConfigName", "ocmBaseUrl", "watchInterval"}));
+  CINCINNATI_RETURN_IF_ERROR(cm.String("source", c.source));
+  std::transform(c.source.begin(), c.source.end(), c.source.begin(), [](unsigned char ch) { return std::toupper(ch); });
+  if (c.source != "LOCAL" && c.source != "OCM") {
+    return Status::InvalidArgument(fmt::format("configManager.source: \"{}\" is not LOCAL or OCM", c.source));
+  }
+  CINCINNATI_RETURN_IF_ERROR(cm.String("localConfigDir", c.local_config_dir));
+  CINCINNATI_RETURN_IF_ERROR(cm.String("ocmBaseUrl", c.ocm_base_url));
+  CINCINNATI_RETURN_IF_ERROR(cm.Int("watchInterval", c.watch_interval_minutes, 1, 7 * 24 * 60, "minutes"));
+  if (c.source == "OCM" && c.ocm_base_url.empty()) {
+    return Status::InvalidArgument("configManager.ocmBaseUrl: Required value (configManager.source is OCM)");
+  }
+
+  Section maintenance = top.Child("maintenance");
+  CINCINNATI_RETURN_IF_ERROR(maintenance.Check({"controlPlaneTime", "ignoredAlerts"}));
+  CINCINNATI_RETURN_IF_ERROR(maintenance.Int("controlPlaneTime", c.control_plane_minutes, 1, 24 * 60, "minutes"));
+  Section ignored = maintenance.Child("ignoredAlerts");
+  CINCINNATI_RETURN_IF_ERROR(ignored.Check({"controlPlaneCriticals"}));
+  CINCINNATI_RETURN_IF_ERROR(ignored.Strings("controlPlaneCriticals", c.control_plane_criticals));
+
+  Section window = top.Child("upgradeWindow");
+  CINCINNATI_RETURN_IF_ERROR(window.Check({"delayTrigger", "timeOut"}));
+  CINCINNATI_RETURN_IF_ERROR(window.Int("delayTrigger", c.delay_trigger_minutes, 0, 7 * 24 * 60, "minutes"));
+  CINCINNATI_RETURN_IF_ERROR(window.Int("timeOut", c.upgrade_window_minutes, 0, 7 * 24 * 60, "minutes"));
+
+  Section drain = top.Child("nodeDrain");
+  CINCINNATI_RETURN_IF_ERROR(drain.Check({"timeOut", "expectedNodeDrainTime", "disableDrainStrategies", "ignoredNamespacePatterns"}));
+  CINCINNATI_RETURN_IF_ERROR(drain.Int("timeOut", c.node_drain_timeout_minutes, 1, 24 * 60, "minutes"));
+  CINCINNATI_RETURN_IF_ERROR(drain.Int("expectedNodeDrainTime", c.expected_node_drain_minutes, 1, 24 * 60, "minutes"));
+
+  Section health = top.Child("healthCheck");
+  CINCINNATI_RETURN_IF_ERROR(health.Check({"ignoredCriticals", "ignoredNamespaces"}));
+  CINCINNATI_RETURN_IF_ERROR(health.Strings("ignoredCriticals", c.ignored_criticals));
+  CINCINNATI_RETURN_IF_ERROR(health.Strings("ignoredNamespaces", c.ignored_namespaces));
+
+  Section ext = top.Child("extDependencyAvailabilityChecks");
+  CINCINNATI_RETURN_IF_ERROR(ext.Check({"http"}));
+  Section ext_http = ext.Child("http");
+  CINCINNATI_RETURN_IF_ERROR(ext_http.Check({"urls", "timeout"}));
+  CINCINNATI_RETURN_IF_ERROR(ext_http.Strings("urls", c.dependency_urls));
+  CINCINNATI_RETURN_IF_ERROR(ext_http.Int("timeout", c.dependency_timeout_seconds, 1, 60, "seconds"));
+
+  Section validation = top.Child("validation");
+  CINCINNATI_RETURN_IF_ERROR(validation.Check({"cincinnati"}));
+  if (const JsonValue* v = validation.Find("cincinnati"); v && !v->is_null()) {
+    if (!v->is_bool()) return Status::InvalidArgument("validation.cincinnati: must be true or false");
+    c.cincinnati_check = v->bool_value();
+  }
+
+  Section gates = top.Child("featureGate");
+  CINCINNATI_RETURN_IF_ERROR(gates.Check({"enabled"}));
+  std::vector<std::string> enabled;
+  CINCINNATI_RETURN_IF_ERROR(gates.Strings("enabled", enabled));
+  c.pre_health_check_gate = std::find(enabled.begin(), enabled.end(), "PreHealthCheck") != enabled.end();
+
+  Section scale = top.Child("scale");
+  CINCINNATI_RETURN_IF_ERROR(scale.Check({"timeOut", "extraMachinePools"}));
+  CINCINNATI_RETURN_IF_ERROR(scale.Int("timeOut", c.scale_timeout_minutes, 1, 24 * 60, "minutes"));
+
+  CINCINNATI_RETURN_IF_ERROR(ReadEndpoint(top.Child("prometheus"), c.prometheus));
+  CINCINNATI_RETURN_IF_ERROR(ReadEndpoint(top.Child("alertmanager"), c.alertmanager));
+
+  Section notifications = top.Child("notifications");
+  CINCINNATI_RETURN_IF_ERROR(notifications.Check({"webhooks"}));
+  if (const JsonValue* hooks = notifications.Find("webhooks"); hooks && !hooks->is_null()) {
+    if (!hooks->is_array()) return Status::InvalidArgument("notifications.webhooks: must be a list");
+    for (size_t i = 0; i < hooks->items().size(); ++i) {
+      Section w(&hooks->items()[i], fmt::format("notifications.webhooks[{}]", i));
+      if (!hooks->items()[i].is_object()) return Status::InvalidArgument(w.Path("") + ": must be a mapping");
+      CINCINNATI_RETURN_IF_ERROR(w.Check({"url", "tokenFile", "headers"}));
+      WebhookConfig hook;
+      Endpoint e;
+      CINCINNATI_RETURN_IF_ERROR(w.String("url", hook.url));
+      CINCINNATI_RETURN_IF_ERROR(w.String("tokenFile", hook.token_file));
+      CINCINNATI_RETURN_IF_ERROR(w.Strings("headers", hook.headers));
+      if (hook.url.rfind("http://", 0) != 0 && hook.url.rfind("https://", 0) != 0) {
+        return Status::InvalidArgument(fmt::format("{}: \"{}\" is not an http:// or https:// URL", w.Path("url"), hook.url));
+      }
+      c.webhooks.push_back(std::move(hook));
+    }
+  }
+
+  Section hooks = top.Child("hooks");
+  CINCINNATI_RETURN_IF_ERROR(hooks.Check({"capacityReservation", "capacityRemoval", "drain", "timeout"}));
+  CINCINNATI_RETURN_IF_ERROR(hooks.String("capacityReservation", c.capacity_hook));
+  CINCINNATI_RETURN_IF_ERROR(hooks.String("capacityRemoval", c.capacity_removal_hook));
+  CINCINNATI_RETURN_IF_ERROR(hooks.String("drain", c.drain_hook));
+  CINCINNATI_RETURN_IF_ERROR(hooks.Int("timeout", c.hook_timeout_seconds, 1, 24 * 3600, "seconds"));
+
+  Section fleet = top.Child("fleet");
+  CINCINNATI_RETURN_IF_ERROR(fleet.Check({"maxParallel", "waveLabel", "waves", "failureThreshold"}));
+  CINCINNATI_RETURN_IF_ERROR(fleet.Int("maxParallel", c.max_parallel, 0, 100000, "clusters"));
+  CINCINNATI_RETURN_IF_ERROR(fleet.String("waveLabel", c.wave_label));
+  CINCINNATI_RETURN_IF_ERROR(fleet.Strings("waves", c.waves));
+  CINCINNATI_RETURN_IF_ERROR(fleet.Int("failureThreshold", c.failure_threshold, 0, 100000, "failures"));
+  if (!c.waves.empty() && c.wave_label.empty()) return Status::InvalidArgument("fleet.waveLabel: Required value (fleet.waves is set)");
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<OperatorConfig> ParseOperatorConfig(const std::string& yaml, const std::string& what) {
+  OperatorConfig config;
+  if (yaml.find_first_not_of(" \t\r\n") == std::string::npos) return config;
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, agent::YamlToJson(yaml, what));
+  if (doc.is_null()) return config;
+  if (Status s = ReadConfig(doc, config); !s.ok()) return s.WithContext(what);
+  return config;
+}
+
+Result<OperatorConfig> LoadOperatorConfig(const std::string& path) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(path));
+  return ParseOperatorConfig(text, path);
+}
+
+Result<std::vector<FleetCluster>> ParseFleet(const std::string& yaml, const std::string& what) {
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, agent::YamlToJson(yaml, what));
+  auto in = [&](std::string message) { return Status::InvalidArgument(std::move(message)).WithContext(what); };
+  Section top(&doc, "");
+  if (!doc.is_object()) return in("the fleet file must be a mapping with a `clusters` list");
+  if (Status s = top.Check({"clusters"}); !s.ok()) return s.WithContext(what);
+  const JsonValue* clusters = top.Find("clusters");
+  if (!clusters || !clusters->is_array()) return in("clusters: must be a list");
+  std::vector<FleetCluster> out;
+  std::set<std::string> names;
+  for (size_t i = 0; i < clusters->items().size(); ++i) {
+    const JsonValue& item = clusters->items()[i];
+    Section c(&item, fmt::format("clusters[{}]", i));
+    if (!item.is_object()) return in(c.Path("") + ": must be a mapping");
+    if (Status s = c.Check({"name", "agent", "tokenFile", "labels"}); !s.ok()) return s.WithContext(what);
+    FleetCluster cluster;
+    if (Status s = c.String("name", cluster.name); !s.ok()) return s.WithContext(what);
+    if (Status s = c.String("agent", cluster.agent_url); !s.ok()) return s.WithContext(what);
+    if (Status s = c.String("tokenFile", cluster.token_file); !s.ok()) return s.WithContext(what);
+    static constexpr std::string_view kNameChars = "abcdefghijklmnopqrstuvwxyz0123456789-.";
+    if (cluster.name.empty() || cluster.name.find_first_not_of(kNameChars) != std::string::npos || cluster.name.size() > 253) {
+      return in(fmt::format("{}: \"{}\" is not a cluster name (lower-case letters, digits, '-' and '.')", c.Path("name"), cluster.name));
+    }
+    if (!names.insert(cluster.name).second) return in(fmt::format("{}: \"{}\" is listed twice", c.Path("name"), cluster.name));
+    if (cluster.agent_url.rfind("http://", 0) != 0 && cluster.agent_url.rfind("https://", 0) != 0) {
+      return in(fmt::format("{}: \"{}\" is not an http:// or https:// URL", c.Path("agent"), cluster.agent_url));
+    }
+    if (const JsonValue* labels = c.Find("labels"); labels && !labels->is_null()) {
+      if (!labels->is_object()) return in(c.Path("labels") + ": must be a mapping of strings");
+      for (const auto& [k, v] : labels->members()) {
+        if (!v.is_string()) return in(fmt::format("{}.{}: must be a string", c.Path("labels"), k));
+        cluster.labels[k] = v.text();
+      }
+    }
+    out.push_back(std::move(cluster));
+  }
+  return out;
+}
+
+Result<std::vector<FleetCluster>> LoadFleet(const std::string& path) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(path));
+  return ParseFleet(text, path);
+}
+
+}  // namespace cincinnati::upgrade

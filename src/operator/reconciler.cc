@@ -1,0 +1,163 @@
+#include "operator/reconciler.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "operator/health.h"
+#include "operator/scheduler.h"
+#include "operator/steps.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+constexpr auto kResync = std::chrono::seconds(300);
+
+UpgradeHistory& EnsureHistory(UpgradeConfig& config, const AgentSnapshot& agent, const std::string& now) {
+  const std::string version = config.spec.desired.version;
+  if (UpgradeHistory* h = config.FindHistory(version)) return *h;
+  UpgradeHistory entry;
+  entry.version = version;
+  entry.preceding_version = PrecedingVersion(config, agent);
+  auto commenced = HasUpgradeCommenced(config, agent);
+  if (commenced.ok() && *commenced) {
+    entry.phase = Phase::kUpgrading;  // the agent already goes there: guarded steps skip
+    entry.start_time = now;
+  }
+  config.SetHistory(std::move(entry));
+  return *config.FindHistory(version);
+}
+
+StepContext MakeStepContext(UpgradeConfig& config, UpgradeHistory& history, const AgentSnapshot& agent, const ClusterPorts& ports,
+                            PassContext& pass) {
+  return StepContext{config, history, pass.settings, agent, *ports.agent, ports.alerts, ports.windows, pass.notifications,
+                     ports.hooks, pass.metrics, pass.now, pass.wall_now, pass.time_scale};
+}
+
+PassResult RunUpgrader(UpgradeConfig& config, UpgradeHistory& history, const AgentSnapshot& agent, const ClusterPorts& ports,
+                       PassContext& pass) {
+  PassResult result;
+  result.requeue = pass.interval;
+  StepContext steps = MakeStepContext(config, history, agent, ports, pass);
+  const std::string now = FormatTime(pass.now);
+  if (StartWindowExpired(steps)) {
+    std::string error;
+    history.phase = RunFailurePath(steps, &error);
+    if (!error.empty()) result.error = Status::IoError(error);
+    result.note = history.phase == Phase::kFailed ? "the upgrade was not commanded within its window" : error;
+    return result;
+  }
+  RunOutcome outcome = RunSteps(StepsFor(config.spec.type), steps, history, now);
+  history.phase = outcome.phase;
+  if (outcome.phase == Phase::kUpgraded) {
+    if (history.complete_time.empty()) history.complete_time = now;
+    result.requeue = kResync;
+    result.note = "upgraded";
+    return result;
+  }
+  result.note = outcome.step;
+  if (!outcome.error.empty()) {
+    result.error = Status::IoError(fmt::format("{}: {}", outcome.step, outcome.error));
+  }
+  return result;
+}
+
+PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSnapshot& agent, const ClusterPorts& ports,
+                   PassContext& pass) {
+  PassResult result;
+  const std::string version_before = config.spec.desired.version;
+  ValidationResult valid = ValidateDesired(config, agent, {ports.resolver, ports.graph, pass.settings.cincinnati_check});
+  const Labels labels = {{"upgradeconfig_name", config.cluster}};
+  if (!valid.valid || valid.is_error) {
+    pass.metrics.Set("upgradeoperator_upgradeconfig_validation_failed", labels, 1);
+    (void)pass.notifications.Notify(config, event::kValidationFailed, pass.now, valid.message);
+    result.note = valid.message;
+    if (valid.is_error) {
+      result.error = Status::InvalidArgument(valid.message);
+    } else {
+      result.requeue = kResync;
+    }
+    return result;
+  }
+  pass.metrics.Set("upgradeoperator_upgradeconfig_validation_failed", labels, 0);
+  if (config.spec.desired.version != version_before) {
+    result.requeue = std::chrono::seconds(0);  // rule 2a renamed the entry: go on with it
+    result.note = "the desired version was read from the image";
+    return result;
+  }
+  if (!valid.available_update) {
+    result.requeue = kResync;
+    return result;
+  }
+  auto decision = Schedule(config.spec.upgrade_at, pass.now, std::chrono::minutes(pass.settings.upgrade_window_minutes));
+  if (!decision.ok()) {
+    result.error = decision.status();
+    return result;
+  }
+  if (!decision->ready) {
+    result.requeue = std::min(decision->time_until, kResync);
+    result.note = fmt::format("scheduled for {}", config.spec.upgrade_at);
+    return result;
+  }
+  if (decision->breached) {
+    // Honoured (§10.6 #1): a start this late would land outside its maintenance slot.
+    StepContext steps = MakeStepContext(config, history, agent, ports, pass);
+    std::string error;
+    history.phase = RunFailurePath(steps, &error);
+    if (!error.empty()) result.error = Status::IoError(error);
+    result.note = "upgradeAt + the upgrade window passed before the upgrade could start";
+    return result;
+  }
+  if (pass.hold) {
+    if (std::string why = pass.hold(config); !why.empty()) {
+      result.requeue = pass.interval;
+      result.note = why;
+      return result;
+    }
+  }
+  history.phase = Phase::kUpgrading;
+  history.start_time = FormatTime(pass.now);
+  spdlog::info("cluster {}: upgrading to {}", config.cluster, config.spec.desired.version);
+  return RunUpgrader(config, history, agent, ports, pass);
+}
+
+}  // namespace
+
+PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassContext& pass) {
+  auto agent = ports.agent->Snapshot();
+  if (!agent.ok()) {
+    PassResult result;
+    result.error = agent.status();
+    result.note = "the cluster's agent cannot be read";
+    return result;
+  }
+  UpgradeHistory& history = EnsureHistory(config, *agent, FormatTime(pass.now));
+  switch (history.phase) {
+    case Phase::kNew: {
+      auto at = ParseTime(config.spec.upgrade_at);
+      if (pass.settings.pre_health_check_gate && at.ok() && *at - pass.now > std::chrono::hours(2)) {
+        auto current = CurrentVersion(*agent);
+        Status health = CheckClusterHealth(ports.alerts, *agent, pass.settings, pass.metrics,
+                                           {config.cluster, "New", current.ok() ? *current : "unknown"});
+        if (!health.ok()) (void)pass.notifications.Notify(config, event::kPreHealthCheck, pass.now, health.message());
+      }
+      history.phase = Phase::kPending;
+      PassResult result;
+      result.requeue = std::chrono::seconds(0);
+      return result;
+    }
+    case Phase::kPending:
+      return Pending(config, history, *agent, ports, pass);
+    case Phase::kUpgrading:
+      return RunUpgrader(config, history, *agent, ports, pass);
+    case Phase::kUpgraded:
+    case Phase::kFailed: {
+      PassResult result;
+      result.requeue = kResync;
+      result.note = std::string(PhaseName(history.phase));
+      return result;
+    }
+  }
+  return {};
+}
+
+}  // namespace cincinnati::upgrade

@@ -1,0 +1,55 @@
+// One reconcile pass of one cluster's UpgradeConfig (reference upgrade-operator.md §3.1):
+// the phase machine
+//   New -> Pending                       (an early health notice when the start is far)
+//   Pending -> (valid, upgradeAt reached, fleet allows) -> Upgrading
+//   Pending -> (upgradeAt + window passed)  -> Failed   (we honour `breached`, §10.6 #1)
+//   Upgrading -> (steps all done) -> Upgraded;  (OSD, not commanded within the window) -> Failed
+// with the steps of steps.h. The caller persists the config after every pass and
+// requeues after `requeue` (operator time); an error asks for backoff.
+//
+// Pure over its inputs (ports, clock); never throws; not thread-safe for one config.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "operator/notifications.h"
+#include "operator/operator_config.h"
+#include "operator/operator_metrics.h"
+#include "operator/ports.h"
+#include "operator/upgrade_config.h"
+#include "operator/validation.h"
+
+namespace cincinnati::upgrade {
+
+struct ClusterPorts {
+  UpdateAgent* agent = nullptr;  // required
+  AlertSource* alerts = nullptr;
+  MaintenanceWindows* windows = nullptr;
+  ReleaseResolver* resolver = nullptr;
+  GraphClient* graph = nullptr;
+  HookRunner* hooks = nullptr;
+};
+
+struct PassContext {
+  const OperatorConfig& settings;
+  NotificationCenter& notifications;
+  GaugeTable& metrics;
+  TimePoint now;
+  TimePoint wall_now;
+  double time_scale = 1.0;
+  std::chrono::seconds interval{60};  // requeue while New or Upgrading (the reference: 1 min)
+  // The fleet's say before an upgrade starts: empty when it may, else why not.
+  std::function<std::string(const UpgradeConfig&)> hold;
+};
+
+struct PassResult {
+  std::chrono::seconds requeue{300};
+  Status error = Status::OK();
+  std::string note;  // what the pass is waiting for (the step, the fleet, the time)
+};
+
+PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassContext& context);
+
+}  // namespace cincinnati::upgrade

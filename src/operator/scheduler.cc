@@ -1,0 +1,28 @@
+#include "operator/scheduler.h"
+
+#include <fmt/format.h>
+
+#include "graph-data/time_format.h"
+
+namespace cincinnati::upgrade {
+
+std::string FormatTime(TimePoint t) {
+  return graphdata::FormatDateTime(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+}
+
+Result<TimePoint> ParseTime(std::string_view text) {
+  CINCINNATI_ASSIGN_OR_RETURN(int64_t seconds, graphdata::ParseDateTime(text));
+  return TimePoint(std::chrono::seconds(seconds));
+}
+
+Result<ScheduleDecision> Schedule(std::string_view upgrade_at, TimePoint now, std::chrono::minutes window) {
+  auto at = ParseTime(upgrade_at);
+  if (!at.ok()) return Status::InvalidArgument(fmt::format("Failed to parse upgradeAt:{} during validation", upgrade_at));
+  ScheduleDecision d;
+  d.ready = now >= *at;
+  d.breached = window.count() > 0 && now > *at + window;
+  if (!d.ready) d.time_until = std::chrono::ceil<std::chrono::seconds>(*at - now);
+  return d;
+}
+
+}  // namespace cincinnati::upgrade

@@ -1,0 +1,54 @@
+// The steps of an upgrade (reference upgrade-operator.md §3.3-§3.6): the OSD list of 17
+// and the ARO list of 14, by the reference's names and condition types, each an
+// idempotent function of a StepContext (the config, the agent's snapshot taken at the
+// start of the pass, the ports, the clock). Steps that only make sense before the update
+// is commanded are done at once when it has commenced.
+//
+// Where we differ from the reference (its §10.6): UpgradeDelayedCheck has its own
+// condition type; the timestamps of steps 1, 8, 9 and 12 are recorded once; capacity and
+// drain are hook commands (the Kubernetes parts are not built); PostUpgradeProcedures
+// (FedRAMP file integrity) is Kubernetes-only and always done.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "operator/notifications.h"
+#include "operator/operator_config.h"
+#include "operator/operator_metrics.h"
+#include "operator/ports.h"
+#include "operator/step_runner.h"
+#include "operator/upgrade_config.h"
+
+namespace cincinnati::upgrade {
+
+struct StepContext {
+  UpgradeConfig& config;
+  UpgradeHistory& history;
+  const OperatorConfig& settings;
+  const AgentSnapshot& agent;
+  UpdateAgent& agent_port;
+  AlertSource* alerts;          // null: no Prometheus configured
+  MaintenanceWindows* windows;  // null: no Alertmanager configured (windows are skipped)
+  NotificationCenter& notifications;
+  HookRunner* hooks;
+  GaugeTable& metrics;
+  TimePoint now;             // the operator's clock (scaled in demonstrations)
+  TimePoint wall_now;        // real time, for Alertmanager
+  double time_scale = 1.0;   // operator seconds per real second
+};
+
+using UpgradeStep = Step<StepContext>;
+
+std::vector<UpgradeStep> OsdSteps();
+std::vector<UpgradeStep> AroSteps();
+const std::vector<UpgradeStep>& StepsFor(UpgradeType type);
+
+// The OSD start-window gate (§3.3): not commenced, started, and past startTime +
+// upgradeWindow.timeOut.
+bool StartWindowExpired(const StepContext& context);
+// The failure path (§3.6): returns the phase to store (kFailed, or kUpgrading when a part
+// of it failed and must be retried).
+Phase RunFailurePath(StepContext& context, std::string* error);
+
+}  // namespace cincinnati::upgrade

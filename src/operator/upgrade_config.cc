@@ -1,0 +1,301 @@
+#include "operator/upgrade_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "agent/manifests.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+// Reads the members of one JSON object, naming `path` in every error.
+class Fields {
+ public:
+  Fields(const JsonValue& object, std::string path) : object_(object), path_(std::move(path)) {}
+
+  Status String(std::string_view key, std::string& out, bool required = false) const {
+    const JsonValue* v = object_.Find(key);
+    if (!v || v->is_null()) return required ? Missing(key) : Status::OK();
+    if (!v->is_string()) return Wrong(key, "a string");
+    out = v->text();
+    return Status::OK();
+  }
+  Status Bool(std::string_view key, bool& out) const {
+    const JsonValue* v = object_.Find(key);
+    if (!v || v->is_null()) return Status::OK();
+    if (!v->is_bool()) return Wrong(key, "a boolean");
+    out = v->bool_value();
+    return Status::OK();
+  }
+  Status Int32(std::string_view key, int32_t& out, bool required) const {
+    const JsonValue* v = object_.Find(key);
+    if (!v || v->is_null()) return required ? Missing(key) : Status::OK();
+    auto n = v->is_number() ? v->integer() : std::nullopt;
+    if (!n || *n < INT32_MIN || *n > INT32_MAX) return Wrong(key, "a 32-bit integer");
+    out = static_cast<int32_t>(*n);
+    return Status::OK();
+  }
+  // nullptr when absent or null; an error when present but not an object/array.
+  Result<const JsonValue*> Object(std::string_view key, bool required = false) const {
+    const JsonValue* v = object_.Find(key);
+    if (!v || v->is_null()) {
+      if (required) return Missing(key);
+      return static_cast<const JsonValue*>(nullptr);
+    }
+    if (!v->is_object()) return Wrong(key, "an object");
+    return v;
+  }
+  Result<const JsonValue*> Array(std::string_view key) const {
+    const JsonValue* v = object_.Find(key);
+    if (!v || v->is_null()) return static_cast<const JsonValue*>(nullptr);
+    if (!v->is_array()) return Wrong(key, "a list");
+    return v;
+  }
+  std::string Path(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
+
+ private:
+  Status Missing(std::string_view key) const { return Status::InvalidArgument(Path(key) + ": Required value"); }
+  Status Wrong(std::string_view key, std::string_view what) const {
+    return Status::InvalidArgument(fmt::format("{}: must be {}", Path(key), what));
+  }
+  const JsonValue& object_;
+  std::string path_;
+};
+
+Status ReadCondition(const JsonValue& v, const std::string& path, UpgradeCondition& c) {
+  if (!v.is_object()) return Status::InvalidArgument(path + ": must be an object");
+  Fields f(v, path);
+  CINCINNATI_RETURN_IF_ERROR(f.String("type", c.type, true));
+  CINCINNATI_RETURN_IF_ERROR(f.String("status", c.status, true));
+  if (c.status != "True" && c.status != "False" && c.status != "Unknown") {
+    return Status::InvalidArgument(fmt::format("{}.status: Unsupported value: \"{}\": supported values: \"True\", \"False\", \"Unknown\"", path, c.status));
+  }
+  CINCINNATI_RETURN_IF_ERROR(f.String("reason", c.reason));
+  CINCINNATI_RETURN_IF_ERROR(f.String("message", c.message));
+  CINCINNATI_RETURN_IF_ERROR(f.String("startTime", c.start_time));
+  CINCINNATI_RETURN_IF_ERROR(f.String("completeTime", c.complete_time));
+  CINCINNATI_RETURN_IF_ERROR(f.String("lastProbeTime", c.last_probe_time));
+  return f.String("lastTransitionTime", c.last_transition_time);
+}
+
+Status ReadHistory(const JsonValue& v, const std::string& path, UpgradeHistory& h) {
+  if (!v.is_object()) return Status::InvalidArgument(path + ": must be an object");
+  Fields f(v, path);
+  CINCINNATI_RETURN_IF_ERROR(f.String("version", h.version));
+  CINCINNATI_RETURN_IF_ERROR(f.String("precedingVersion", h.preceding_version));
+  std::string phase;
+  CINCINNATI_RETURN_IF_ERROR(f.String("phase", phase, true));
+  auto parsed = ParsePhase(phase);
+  if (!parsed) {
+    return Status::InvalidArgument(fmt::format(
+        "{}.phase: Unsupported value: \"{}\": supported values: \"New\", \"Pending\", \"Upgrading\", \"Upgraded\", \"Failed\"", path, phase));
+  }
+  h.phase = *parsed;
+  CINCINNATI_RETURN_IF_ERROR(f.String("startTime", h.start_time));
+  CINCINNATI_RETURN_IF_ERROR(f.String("completeTime", h.complete_time));
+  CINCINNATI_RETURN_IF_ERROR(f.String("workerStartTime", h.worker_start_time));
+  CINCINNATI_RETURN_IF_ERROR(f.String("workerCompleteTime", h.worker_complete_time));
+  CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* conditions, f.Array("conditions"));
+  if (conditions) {
+    for (size_t i = 0; i < conditions->items().size(); ++i) {
+      UpgradeCondition c;
+      CINCINNATI_RETURN_IF_ERROR(ReadCondition(conditions->items()[i], fmt::format("{}.conditions[{}]", path, i), c));
+      h.conditions.push_back(std::move(c));
+    }
+  }
+  return Status::OK();
+}
+
+Status ReadSpec(const JsonValue& spec_json, UpgradeConfigSpec& spec) {
+  Fields f(spec_json, "spec");
+  std::string type;
+  CINCINNATI_RETURN_IF_ERROR(f.String("type", type, true));
+  if (type == "OSD") {
+    spec.type = UpgradeType::kOSD;
+  } else if (type == "ARO") {
+    spec.type = UpgradeType::kARO;
+  } else {
+    return Status::InvalidArgument(fmt::format("spec.type: Unsupported value: \"{}\": supported values: \"OSD\", \"ARO\"", type));
+  }
+  CINCINNATI_RETURN_IF_ERROR(f.String("upgradeAt", spec.upgrade_at, true));
+  CINCINNATI_RETURN_IF_ERROR(f.Int32("PDBForceDrainTimeout", spec.pdb_force_drain_timeout, true));
+  if (spec.pdb_force_drain_timeout < 0) {
+    return Status::InvalidArgument(fmt::format("spec.PDBForceDrainTimeout: Invalid value: {}: must be greater than or equal to 0",
+                                               spec.pdb_force_drain_timeout));
+  }
+  CINCINNATI_RETURN_IF_ERROR(f.Bool("capacityReservation", spec.capacity_reservation));
+  CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* desired, f.Object("desired", true));
+  Fields d(*desired, "spec.desired");
+  CINCINNATI_RETURN_IF_ERROR(d.String("version", spec.desired.version));
+  CINCINNATI_RETURN_IF_ERROR(d.String("channel", spec.desired.channel));
+  return d.String("image", spec.desired.image);
+}
+
+void PutString(JsonValue& object, const char* key, const std::string& value, bool omit_empty = true) {
+  if (!omit_empty || !value.empty()) object.Set(key, JsonValue::String(value));
+}
+
+}  // namespace
+
+std::string_view UpgradeTypeName(UpgradeType type) { return type == UpgradeType::kARO ? "ARO" : "OSD"; }
+
+std::string_view PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kNew: return "New";
+    case Phase::kPending: return "Pending";
+    case Phase::kUpgrading: return "Upgrading";
+    case Phase::kUpgraded: return "Upgraded";
+    case Phase::kFailed: return "Failed";
+  }
+  return "Unknown";
+}
+
+std::optional<Phase> ParsePhase(std::string_view name) {
+  for (Phase p : {Phase::kNew, Phase::kPending, Phase::kUpgrading, Phase::kUpgraded, Phase::kFailed}) {
+    if (PhaseName(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
+const UpgradeCondition* UpgradeHistory::FindCondition(std::string_view type) const {
+  for (const auto& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+void UpgradeHistory::SetCondition(UpgradeCondition condition, const std::string& now) {
+  condition.last_probe_time = now;
+  for (auto& c : conditions) {
+    if (c.type != condition.type) continue;
+    condition.last_transition_time = c.status == condition.status && !c.last_transition_time.empty() ? c.last_transition_time : now;
+    c = std::move(condition);
+    return;
+  }
+  condition.last_transition_time = now;
+  conditions.insert(conditions.begin(), std::move(condition));
+}
+
+UpgradeHistory* UpgradeConfig::FindHistory(std::string_view version) {
+  for (auto& h : history) {
+    if (h.version == version) return &h;
+  }
+  return nullptr;
+}
+
+const UpgradeHistory* UpgradeConfig::FindHistory(std::string_view version) const {
+  return const_cast<UpgradeConfig*>(this)->FindHistory(version);
+}
+
+void UpgradeConfig::SetHistory(UpgradeHistory entry) {
+  if (UpgradeHistory* h = FindHistory(entry.version)) {
+    *h = std::move(entry);
+  } else {
+    history.insert(history.begin(), std::move(entry));
+  }
+}
+
+Result<UpgradeConfig> UpgradeConfigFromJson(const JsonValue& document, std::string_view what) {
+  auto in = [&](Status s) { return s.WithContext(std::string(what)); };
+  if (!document.is_object()) return in(Status::InvalidArgument("the document must be an object (an UpgradeConfig)"));
+  UpgradeConfig config;
+  Fields top(document, "");
+  std::string api_version, kind;
+  if (Status s = top.String("apiVersion", api_version); !s.ok()) return in(s);
+  if (Status s = top.String("kind", kind); !s.ok()) return in(s);
+  if (!api_version.empty() && api_version != kApiVersion) {
+    return in(Status::InvalidArgument(fmt::format("apiVersion: must be \"{}\", not \"{}\"", kApiVersion, api_version)));
+  }
+  if (!kind.empty() && kind != kKind) return in(Status::InvalidArgument(fmt::format("kind: must be \"{}\", not \"{}\"", kKind, kind)));
+  auto metadata = top.Object("metadata");
+  if (!metadata.ok()) return in(metadata.status());
+  if (*metadata) {
+    Fields m(**metadata, "metadata");
+    if (Status s = m.String("name", config.name); !s.ok()) return in(s);
+    auto labels = m.Object("labels");
+    if (!labels.ok()) return in(labels.status());
+    if (*labels) {
+      Fields l(**labels, "metadata.labels");
+      if (Status s = l.String("cluster", config.cluster); !s.ok()) return in(s);
+    }
+  }
+  auto spec = top.Object("spec", true);
+  if (!spec.ok()) return in(spec.status());
+  if (Status s = ReadSpec(**spec, config.spec); !s.ok()) return in(s);
+  auto status = top.Object("status");
+  if (!status.ok()) return in(status.status());
+  if (*status) {
+    auto history = Fields(**status, "status").Array("history");
+    if (!history.ok()) return in(history.status());
+    if (*history) {
+      for (size_t i = 0; i < (*history)->items().size(); ++i) {
+        UpgradeHistory h;
+        if (Status s = ReadHistory((*history)->items()[i], fmt::format("status.history[{}]", i), h); !s.ok()) return in(s);
+        config.history.push_back(std::move(h));
+      }
+    }
+  }
+  return config;
+}
+
+Result<UpgradeConfig> ParseUpgradeConfigYaml(const std::string& text, std::string_view what) {
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, agent::YamlToJson(text, std::string(what)));
+  return UpgradeConfigFromJson(document, what);
+}
+
+JsonValue SpecToJson(const UpgradeConfigSpec& spec) {
+  JsonValue desired = JsonValue::Object();
+  PutString(desired, "version", spec.desired.version);
+  PutString(desired, "channel", spec.desired.channel);
+  PutString(desired, "image", spec.desired.image);
+  JsonValue out = JsonValue::Object();
+  out.Set("type", JsonValue::String(std::string(UpgradeTypeName(spec.type))));
+  out.Set("upgradeAt", JsonValue::String(spec.upgrade_at));
+  out.Set("PDBForceDrainTimeout", JsonValue::Integer(spec.pdb_force_drain_timeout));
+  if (spec.capacity_reservation) out.Set("capacityReservation", JsonValue::Bool(true));
+  out.Set("desired", std::move(desired));
+  return out;
+}
+
+JsonValue ToJson(const UpgradeConfig& config) {
+  std::vector<JsonValue> history;
+  for (const auto& h : config.history) {
+    std::vector<JsonValue> conditions;
+    for (const auto& c : h.conditions) {
+      JsonValue cj = JsonValue::Object();
+      PutString(cj, "type", c.type, false);
+      PutString(cj, "status", c.status, false);
+      PutString(cj, "reason", c.reason);
+      PutString(cj, "message", c.message);
+      PutString(cj, "startTime", c.start_time);
+      PutString(cj, "completeTime", c.complete_time);
+      PutString(cj, "lastProbeTime", c.last_probe_time);
+      PutString(cj, "lastTransitionTime", c.last_transition_time);
+      conditions.push_back(std::move(cj));
+    }
+    JsonValue hj = JsonValue::Object();
+    PutString(hj, "version", h.version);
+    PutString(hj, "precedingVersion", h.preceding_version);
+    hj.Set("phase", JsonValue::String(std::string(PhaseName(h.phase))));
+    PutString(hj, "startTime", h.start_time);
+    PutString(hj, "completeTime", h.complete_time);
+    PutString(hj, "workerStartTime", h.worker_start_time);
+    PutString(hj, "workerCompleteTime", h.worker_complete_time);
+    hj.Set("conditions", JsonValue::Array(std::move(conditions)));
+    history.push_back(std::move(hj));
+  }
+  JsonValue metadata = JsonValue::Object({{"name", JsonValue::String(config.name)}});
+  if (!config.cluster.empty()) {
+    metadata.Set("labels", JsonValue::Object({{"cluster", JsonValue::String(config.cluster)}}));
+  }
+  JsonValue out = JsonValue::Object();
+  out.Set("apiVersion", JsonValue::String(std::string(kApiVersion)));
+  out.Set("kind", JsonValue::String(std::string(kKind)));
+  out.Set("metadata", std::move(metadata));
+  out.Set("spec", SpecToJson(config.spec));
+  out.Set("status", JsonValue::Object({{"history", JsonValue::Array(std::move(history))}}));
+  return out;
+}
+
+}  // namespace cincinnati::upgrade

@@ -1,0 +1,397 @@
+#include "operator/upgrade_operator.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "graph-data/file_reader.h"
+#include "operator/agent_client.h"
+#include "operator/alertmanager.h"
+#include "operator/hook_runner.h"
+#include "operator/prometheus_alerts.h"
+#include "operator/release_resolver.h"
+#include "operator/validation.h"
+#include "operator/webhook_notifier.h"
+
+namespace cincinnati::upgrade {
+namespace fs = std::filesystem;
+using agent::JsonValue;
+
+namespace {
+
+constexpr char kWaitingFor[] = "upgrade.cincinnati.openshift.io/waiting-for";
+
+const UpgradeHistory* Newest(const UpgradeConfig& c) {
+  const UpgradeHistory* h = c.FindHistory(c.spec.desired.version);
+  return h ? h : (c.history.empty() ? nullptr : &c.history.front());
+}
+
+bool Upgrading(const UpgradeConfig& c) {
+  const UpgradeHistory* h = Newest(c);
+  return h && h->phase == Phase::kUpgrading;
+}
+
+bool Finished(const UpgradeConfig& c) {
+  const UpgradeHistory* h = Newest(c);
+  return h && (h->phase == Phase::kUpgraded || h->phase == Phase::kFailed);
+}
+
+ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& config) {
+  ClusterPortSet ports;
+  ports.agent = std::make_unique<HttpUpdateAgent>(AgentEndpoint{cluster.agent_url, cluster.token_file, "", std::chrono::seconds(10)});
+  if (!config.prometheus.url.empty()) {
+    agent::PrometheusSettings p;
+    p.url = config.prometheus.url;
+    p.token_file = config.prometheus.token_file;
+    p.ca_path = config.prometheus.ca_dir;
+    p.timeout = std::chrono::seconds(10);
+    ports.alerts = std::make_unique<PrometheusAlerts>(p);
+  }
+  if (!config.alertmanager.url.empty()) {
+    ports.windows = std::make_unique<AlertmanagerWindows>(
+        AlertmanagerSettings{config.alertmanager.url, config.alertmanager.token_file, config.alertmanager.ca_dir, std::chrono::seconds(10)});
+  }
+  ports.resolver = std::make_unique<RegistryReleaseResolver>();
+  ports.graph = std::make_unique<HttpGraphClient>();
+  ports.hooks = std::make_unique<ProcessHookRunner>();
+  return ports;
+}
+
+// The UpgradeConfig files of a LOCAL source: cluster name -> spec (a file is for the
+// cluster its metadata.labels.cluster names, else its file name without extension).
+struct SourceRead {
+  std::map<std::string, UpgradeConfigSpec> specs;
+  std::vector<std::string> unreadable;  // clusters whose file could not be read: left as they are
+};
+
+SourceRead ReadLocalSource(const std::string& dir) {
+  SourceRead out;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(entry.path());
+  }
+  if (ec) {
+    spdlog::error("upgrade configs {}: {}", dir, ec.message());
+    out.unreadable.push_back("*");
+    return out;
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    const std::string stem = file.stem().string();
+    auto text = graphdata::ReadFileToString(file);
+    auto config = text.ok() ? ParseUpgradeConfigYaml(*text, file.string()) : Result<UpgradeConfig>(text.status());
+    if (!config.ok()) {
+      spdlog::error("{} (the cluster's previous config stays)", config.status().message());
+      out.unreadable.push_back(stem);
+      continue;
+    }
+    const std::string cluster = config->cluster.empty() ? stem : config->cluster;
+    if (!out.specs.emplace(cluster, config->spec).second) {
+      spdlog::error("{}: a second config for cluster {} is ignored", file.string(), cluster);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions options) {
+  OperatorConfig config;
+  if (!options.config_path.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(config, LoadOperatorConfig(options.config_path));
+  }
+  if (config.source != "LOCAL") {
+    return Status::InvalidArgument("configManager.source OCM (a remote upgrade-policy service) is not built yet; use LOCAL");
+  }
+  if (!options.configs_dir.empty()) config.local_config_dir = options.configs_dir;
+  if (config.local_config_dir.empty()) {
+    return Status::InvalidArgument("no UpgradeConfig directory: give --configs DIR or configManager.localConfigDir");
+  }
+  if (options.fleet_path.empty()) return Status::InvalidArgument("--fleet FILE is required (the clusters to manage)");
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<FleetCluster> fleet, LoadFleet(options.fleet_path));
+  std::error_code ec;
+  fs::create_directories(options.state_dir, ec);
+  if (ec) return Status::IoError(fmt::format("--state-dir {}: {}", options.state_dir, ec.message()));
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<StateStore> store, StateStore::Open((fs::path(options.state_dir) / "state.db").string()));
+  std::unique_ptr<UpgradeOperator> op(new UpgradeOperator(std::move(options), std::move(config), std::move(fleet), std::move(store)));
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<UpgradeConfig> saved, op->store_->LoadConfigs());
+  for (auto& c : saved) {
+    if (op->clusters_.count(c.cluster)) op->configs_[c.cluster] = std::move(c);
+  }
+  return op;
+}
+
+UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet,
+                                 std::unique_ptr<StateStore> store)
+    : options_(std::move(options)), config_(std::move(config)), store_(std::move(store)) {
+  started_steady_ = std::chrono::steady_clock::now();
+  started_at_ = options_.testing_now.value_or(std::chrono::system_clock::now());
+  std::vector<std::unique_ptr<Notifier>> notifiers;
+  for (const auto& w : config_.webhooks) {
+    notifiers.push_back(std::make_unique<WebhookNotifier>(WebhookSettings{w.url, w.token_file, "", w.headers, std::chrono::seconds(10)}));
+  }
+  notifications_ = std::make_unique<NotificationCenter>(*store_, metrics_, std::move(notifiers));
+  for (auto& c : fleet) {
+    auto state = std::make_unique<ClusterState>();
+    state->ports = MakePorts(c, config_);
+    state->cluster = c;
+    clusters_[c.name] = std::move(state);
+  }
+}
+
+TimePoint UpgradeOperator::Now() const {
+  if (!options_.testing_now && options_.time_scale == 1.0) return std::chrono::system_clock::now();
+  const auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_steady_).count() * options_.time_scale;
+  return started_at_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(elapsed));
+}
+
+std::chrono::steady_clock::duration UpgradeOperator::RealDelay(std::chrono::seconds operator_time) const {
+  const double scale = options_.time_scale > 0 ? options_.time_scale : 1.0;
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(operator_time.count() / scale));
+}
+
+void UpgradeOperator::SyncSource() {
+  SourceRead read = ReadLocalSource(config_.local_config_dir);
+  if (std::find(read.unreadable.begin(), read.unreadable.end(), "*") != read.unreadable.end()) return;
+  std::lock_guard lock(mu_);
+  for (const auto& [name, spec] : read.specs) {
+    if (!clusters_.count(name)) spdlog::warn("an UpgradeConfig names cluster {}, which is not in the fleet file", name);
+  }
+  for (auto& [name, state] : clusters_) {
+    if (std::find(read.unreadable.begin(), read.unreadable.end(), name) != read.unreadable.end()) continue;
+    auto wanted = read.specs.find(name);
+    auto current = configs_.find(name);
+    if (wanted == read.specs.end()) {
+      if (current == configs_.end()) continue;
+      if (Upgrading(current->second)) {
+        state->note = "its UpgradeConfig was removed, but the upgrade is in progress: it is kept until it ends";
+        continue;
+      }
+      if (Status s = store_->DeleteConfig(name); !s.ok()) {
+        spdlog::error("cluster {}: {}", name, s.message());
+        continue;
+      }
+      configs_.erase(current);
+      metrics_.RemoveWhere("upgradeconfig_name", name);
+      spdlog::info("cluster {}: its UpgradeConfig was removed", name);
+      continue;
+    }
+    if (current != configs_.end() && current->second.spec == wanted->second) continue;
+    if (current != configs_.end() && Upgrading(current->second)) {
+      state->note = "a changed UpgradeConfig waits: the upgrade in progress is not replaced";
+      continue;
+    }
+    UpgradeConfig fresh;
+    fresh.cluster = name;
+    fresh.spec = wanted->second;
+    if (Status s = store_->PutConfig(fresh); !s.ok()) {
+      spdlog::error("cluster {}: {}", name, s.message());
+      continue;
+    }
+    spdlog::info("cluster {}: UpgradeConfig for {} at {}", name, fresh.spec.desired.version.empty() ? fresh.spec.desired.image : fresh.spec.desired.version,
+                 fresh.spec.upgrade_at);
+    configs_[name] = std::move(fresh);
+    state->due = {};
+    state->backoff = std::chrono::seconds(0);
+  }
+}
+
+std::string UpgradeOperator::Hold(const UpgradeConfig& config) {
+  // Under mu_ (called from ReconcileCluster's pass, which holds no lock: see there).
+  auto reason = store_->GetFlag("pause.reason");
+  auto version = store_->GetFlag("pause.version");
+  if (reason.ok() && *reason && (!version.ok() || !*version || (*version)->empty() || **version == config.spec.desired.version)) {
+    return "the fleet is paused: " + **reason;
+  }
+  int upgrading = 0;
+  for (const auto& [name, c] : configs_) {
+    if (name != config.cluster && Upgrading(c)) ++upgrading;
+  }
+  if (config_.max_parallel > 0 && upgrading >= config_.max_parallel) {
+    return fmt::format("the fleet allows {} upgrade(s) at once and {} are running", config_.max_parallel, upgrading);
+  }
+  if (!config_.waves.empty()) {
+    auto wave_of = [&](const std::string& cluster) {
+      const auto& labels = clusters_.at(cluster)->cluster.labels;
+      auto it = labels.find(config_.wave_label);
+      if (it == labels.end()) return config_.waves.size();
+      auto pos = std::find(config_.waves.begin(), config_.waves.end(), it->second);
+      return static_cast<size_t>(pos - config_.waves.begin());
+    };
+    const size_t mine = wave_of(config.cluster);
+    for (const auto& [name, c] : configs_) {
+      if (name == config.cluster || Finished(c)) continue;
+      const size_t theirs = wave_of(name);
+      if (theirs < mine) return fmt::format("wave {} goes first (cluster {})", config_.waves[theirs], name);
+    }
+  }
+  return "";
+}
+
+void UpgradeOperator::ReconcileCluster(ClusterState& state) {
+  UpgradeConfig config;
+  {
+    std::lock_guard lock(mu_);
+    config = configs_.at(state.cluster.name);
+  }
+  PassContext pass{config_, *notifications_, metrics_, Now(), std::chrono::system_clock::now(), options_.time_scale, options_.interval,
+                   [this](const UpgradeConfig& c) {
+                     std::lock_guard lock(mu_);
+                     return Hold(c);
+                   }};
+  const UpgradeConfig before = config;
+  PassResult result = ReconcileOnce(config, state.ports.view(), pass);
+  if (!(config == before)) {
+    if (Status s = store_->PutConfig(config); !s.ok()) spdlog::error("cluster {}: saving its state: {}", config.cluster, s.message());
+  }
+  std::chrono::seconds next = result.requeue;
+  if (!result.error.ok()) {
+    const auto base = std::max(options_.interval, std::chrono::seconds(1));
+    state.backoff = state.backoff.count() == 0 ? base : std::min(state.backoff * 2, std::min(base * 5, std::chrono::seconds(300)));
+    next = state.backoff;
+    if (result.error.message() != state.last_error) spdlog::warn("cluster {}: {}", config.cluster, result.error.message());
+  } else {
+    state.backoff = std::chrono::seconds(0);
+  }
+  std::lock_guard lock(mu_);
+  state.last_error = result.error.ok() ? "" : result.error.message();
+  state.note = result.note;
+  state.due = std::chrono::steady_clock::now() + RealDelay(next);
+  configs_[config.cluster] = std::move(config);
+}
+
+void UpgradeOperator::CheckFailureThreshold() {
+  if (config_.failure_threshold <= 0) return;
+  std::map<std::string, int> failed;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, c] : configs_) {
+      const UpgradeHistory* h = Newest(c);
+      if (h && h->phase == Phase::kFailed) ++failed[h->version];
+    }
+  }
+  for (const auto& [version, count] : failed) {
+    auto acknowledged = store_->GetFlag("pause.acknowledged." + version);
+    const int seen = acknowledged.ok() && *acknowledged ? std::atoi((*acknowledged)->c_str()) : 0;
+    auto paused = store_->GetFlag("pause.reason");
+    if (count - seen >= config_.failure_threshold && paused.ok() && !*paused) {
+      const std::string reason = fmt::format("{} upgrade(s) to {} failed (fleet.failureThreshold {})", count - seen, version, config_.failure_threshold);
+      (void)store_->SetFlag("pause.version", version);
+      (void)store_->SetFlag("pause.reason", reason);
+      spdlog::warn("pausing the fleet's upgrades to {}: {}", version, reason);
+    }
+  }
+}
+
+void UpgradeOperator::RunOnce() {
+  SyncSource();
+  std::vector<ClusterState*> due;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [name, state] : clusters_) {
+      if (configs_.count(name) && state->due <= now) due.push_back(state.get());
+    }
+  }
+  // One cluster after the other, so that the fleet's holds see each start at once.
+  for (ClusterState* state : due) ReconcileCluster(*state);
+  CheckFailureThreshold();
+}
+
+void UpgradeOperator::Run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    RunOnce();
+    std::unique_lock lock(mu_);
+    auto next = std::chrono::steady_clock::now() + std::chrono::seconds(1);  // the source is re-read at least every second
+    for (const auto& [name, state] : clusters_) {
+      if (configs_.count(name)) next = std::min(next, state->due);
+    }
+    wake_.wait_until(lock, stop, next, [&] { return woken_; });
+    woken_ = false;
+  }
+}
+
+void UpgradeOperator::Wake() {
+  std::lock_guard lock(mu_);
+  woken_ = true;
+  wake_.notify_all();
+}
+
+JsonValue UpgradeOperator::List() {
+  std::lock_guard lock(mu_);
+  std::vector<JsonValue> items;
+  for (const auto& [name, c] : configs_) {
+    JsonValue item = ToJson(c);
+    const auto& state = *clusters_.at(name);
+    std::string note = state.last_error.empty() ? state.note : state.last_error;
+    if (!note.empty()) {
+      JsonValue metadata = *item.Find("metadata");
+      metadata.Set("annotations", JsonValue::Object({{kWaitingFor, JsonValue::String(note)}}));
+      item.Set("metadata", std::move(metadata));
+    }
+    items.push_back(std::move(item));
+  }
+  return JsonValue::Object({{"apiVersion", JsonValue::String(std::string(kApiVersion))},
+                            {"kind", JsonValue::String("UpgradeConfigList")},
+                            {"items", JsonValue::Array(std::move(items))}});
+}
+
+std::optional<JsonValue> UpgradeOperator::Get(const std::string& cluster) {
+  JsonValue list = List();
+  for (const auto& item : list.Find("items")->items()) {
+    const JsonValue* labels = item.Find("metadata")->Find("labels");
+    if (labels && labels->Find("cluster") && labels->Find("cluster")->text() == cluster) return item;
+  }
+  return std::nullopt;
+}
+
+JsonValue UpgradeOperator::FleetStatus() {
+  auto reason = store_->GetFlag("pause.reason");
+  auto version = store_->GetFlag("pause.version");
+  int upgrading = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, c] : configs_) upgrading += Upgrading(c) ? 1 : 0;
+  }
+  JsonValue out = JsonValue::Object();
+  out.Set("paused", JsonValue::Bool(reason.ok() && reason->has_value()));
+  if (reason.ok() && *reason) out.Set("reason", JsonValue::String(**reason));
+  if (version.ok() && *version && !(*version)->empty()) out.Set("version", JsonValue::String(**version));
+  out.Set("upgrading", JsonValue::Integer(upgrading));
+  out.Set("maxParallel", JsonValue::Integer(config_.max_parallel));
+  out.Set("now", JsonValue::String(FormatTime(Now())));
+  return out;
+}
+
+Status UpgradeOperator::Pause(const std::string& reason) {
+  CINCINNATI_RETURN_IF_ERROR(store_->SetFlag("pause.version", ""));
+  return store_->SetFlag("pause.reason", reason.empty() ? "paused by an administrator" : reason);
+}
+
+Status UpgradeOperator::Resume() {
+  // Failures seen so far are acknowledged: only new ones count towards the threshold.
+  std::map<std::string, int> failed;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, c] : configs_) {
+      const UpgradeHistory* h = Newest(c);
+      if (h && h->phase == Phase::kFailed) ++failed[h->version];
+    }
+  }
+  for (const auto& [version, count] : failed) {
+    CINCINNATI_RETURN_IF_ERROR(store_->SetFlag("pause.acknowledged." + version, std::to_string(count)));
+  }
+  CINCINNATI_RETURN_IF_ERROR(store_->ClearFlag("pause.version"));
+  CINCINNATI_RETURN_IF_ERROR(store_->ClearFlag("pause.reason"));
+  Wake();
+  return Status::OK();
+}
+
+std::string UpgradeOperator::Metrics() { return metrics_.Render(); }
+
+}  // namespace cincinnati::upgrade

@@ -1,0 +1,111 @@
+// UpgradeOperator: the managed-upgrade operator's role for a fleet. It keeps one
+// UpgradeConfig per cluster of the fleet file, read from the policy source (LOCAL: a
+// directory of UpgradeConfig YAML files, one per cluster, re-read when it changes),
+// reconciles each on its own schedule (reconciler.h), persists every pass (state_store.h),
+// and holds upgrades back for the fleet: at most `fleet.maxParallel` clusters upgrading at
+// once, waves in the order of `fleet.waves` (by the cluster label `fleet.waveLabel`), and
+// a pause once `fleet.failureThreshold` upgrades to one version failed (resumed by an
+// administrator).
+//
+// Source rules (reference §9): a config that appears is created with an empty status; a
+// changed spec replaces it, except while its upgrade is commanded (the change waits, and
+// the config says why: §10.6 #2); a config that disappears is deleted, with the same guard.
+//
+// Clock: real time, or `testing_now` advancing at `time_scale` operator seconds per real
+// second, so that hours of schedule run in seconds.
+//
+// Thread-safety: Run() on one thread; List/Get/Pause/Resume/Metrics from any thread.
+// Never throws.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "agent/json_value.h"
+#include "operator/notifications.h"
+#include "operator/operator_config.h"
+#include "operator/operator_metrics.h"
+#include "operator/ports.h"
+#include "operator/reconciler.h"
+#include "operator/state_store.h"
+
+namespace cincinnati::upgrade {
+
+struct OperatorOptions {
+  std::string config_path;  // empty: defaults
+  std::string fleet_path;   // required
+  std::string state_dir;    // required: state.db lives here
+  std::string configs_dir;  // overrides configManager.localConfigDir
+  std::chrono::seconds interval{60};  // operator time between passes while New or Upgrading
+  double time_scale = 1.0;
+  std::optional<TimePoint> testing_now;
+};
+
+// What the ports of one cluster are made of; tests may swap them.
+struct ClusterPortSet {
+  std::unique_ptr<UpdateAgent> agent;
+  std::unique_ptr<AlertSource> alerts;
+  std::unique_ptr<MaintenanceWindows> windows;
+  std::unique_ptr<ReleaseResolver> resolver;
+  std::unique_ptr<GraphClient> graph;
+  std::unique_ptr<HookRunner> hooks;
+  ClusterPorts view() const { return {agent.get(), alerts.get(), windows.get(), resolver.get(), graph.get(), hooks.get()}; }
+};
+
+class UpgradeOperator {
+ public:
+  static Result<std::unique_ptr<UpgradeOperator>> Open(OperatorOptions options);
+
+  void Run(std::stop_token stop);
+  // One round: re-read the source, reconcile every due cluster. Exposed for tests.
+  void RunOnce();
+  void Wake();
+
+  TimePoint Now() const;
+  agent::JsonValue List();
+  std::optional<agent::JsonValue> Get(const std::string& cluster);
+  agent::JsonValue FleetStatus();
+  Status Pause(const std::string& reason);
+  Status Resume();
+  std::string Metrics();
+
+ private:
+  struct ClusterState {
+    FleetCluster cluster;
+    ClusterPortSet ports;
+    std::chrono::steady_clock::time_point due{};
+    std::chrono::seconds backoff{0};
+    std::string note;
+    std::string last_error;
+  };
+  UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet, std::unique_ptr<StateStore> store);
+  void SyncSource();
+  void ReconcileCluster(ClusterState& state);
+  std::string Hold(const UpgradeConfig& config);
+  void CheckFailureThreshold();
+  std::chrono::steady_clock::duration RealDelay(std::chrono::seconds operator_time) const;
+
+  OperatorOptions options_;
+  OperatorConfig config_;
+  std::unique_ptr<StateStore> store_;
+  GaugeTable metrics_;
+  std::unique_ptr<NotificationCenter> notifications_;
+  std::chrono::steady_clock::time_point started_steady_;
+  TimePoint started_at_;
+
+  std::mutex mu_;  // guards configs_ and the notes of clusters_
+  std::condition_variable_any wake_;
+  bool woken_ = false;
+  std::map<std::string, UpgradeConfig> configs_;  // by cluster
+  std::map<std::string, std::unique_ptr<ClusterState>> clusters_;
+  std::string source_fingerprint_;
+};
+
+}  // namespace cincinnati::upgrade

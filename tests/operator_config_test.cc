@@ -1,0 +1,240 @@
+// The upgrade operator's documents: UpgradeConfig (the reference's schema verbatim), the
+// operator's settings, the fleet file, and the SQLite state that survives restarts.
+#include <gtest/gtest.h>
+
+#include "operator/operator_config.h"
+#include "operator/state_store.h"
+#include "operator/upgrade_config.h"
+#include "test_util.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+using testing::TempDir;
+
+// The reference's fully populated example (upgrade-operator.md §1.6), trimmed.
+constexpr char kExample[] = R"(apiVersion: upgrade.managed.openshift.io/v1alpha1
+kind: UpgradeConfig
+metadata: {name: managed-upgrade-config, namespace: openshift-managed-upgrade-operator}
+spec:
+  type: OSD
+  upgradeAt: "2024-06-20T12:00:00Z"
+  PDBForceDrainTimeout: 60
+  capacityReservation: true
+  desired: {version: "4.14.12", channel: "stable-4.14"}
+status:
+  history:
+  - version: "4.14.12"
+    precedingVersion: "4.14.8"
+    phase: Upgraded
+    startTime: "2024-06-20T12:00:41Z"
+    workerStartTime: "2024-06-20T12:58:03Z"
+    workerCompleteTime: "2024-06-20T13:41:17Z"
+    completeTime: "2024-06-20T13:47:55Z"
+    conditions:
+    - {type: CompletedNotificationSent, status: "True", reason: CompletedNotificationSent done,
+       message: CompletedNotificationSent is completed, startTime: "2024-06-20T13:47:54Z",
+       completeTime: "2024-06-20T13:47:55Z", lastProbeTime: "2024-06-20T13:47:55Z",
+       lastTransitionTime: "2024-06-20T13:47:55Z"}
+    - {type: StartedNotificationSent, status: "True", reason: StartedNotificationSent done,
+       message: StartedNotificationSent is completed, startTime: "2024-06-20T12:00:41Z",
+       completeTime: "2024-06-20T12:00:42Z"}
+)";
+
+TEST(UpgradeConfigTest, TheReferenceExampleReadsAndWritesBackTheSame) {
+  auto config = ParseUpgradeConfigYaml(kExample, "example.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->spec.type, UpgradeType::kOSD);
+  EXPECT_EQ(config->spec.upgrade_at, "2024-06-20T12:00:00Z");
+  EXPECT_EQ(config->spec.pdb_force_drain_timeout, 60);
+  EXPECT_TRUE(config->spec.capacity_reservation);
+  EXPECT_EQ(config->spec.desired.version, "4.14.12");
+  EXPECT_EQ(config->spec.desired.channel, "stable-4.14");
+  ASSERT_EQ(config->history.size(), 1u);
+  const UpgradeHistory& h = config->history[0];
+  EXPECT_EQ(h.phase, Phase::kUpgraded);
+  EXPECT_EQ(h.preceding_version, "4.14.8");
+  EXPECT_EQ(h.worker_complete_time, "2024-06-20T13:41:17Z");
+  ASSERT_EQ(h.conditions.size(), 2u);
+  EXPECT_EQ(h.conditions[0].type, "CompletedNotificationSent");
+  EXPECT_EQ(h.conditions[1].complete_time, "2024-06-20T12:00:42Z");
+
+  auto again = UpgradeConfigFromJson(ToJson(*config), "round trip");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(*again, *config);
+  const std::string json = agent::WriteJson(ToJson(*config));
+  EXPECT_NE(json.find(R"("PDBForceDrainTimeout":60)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("apiVersion":"upgrade.managed.openshift.io/v1alpha1")"), std::string::npos) << json;
+}
+
+TEST(UpgradeConfigTest, BadDocumentsNameTheFileAndTheField) {
+  struct Case {
+    std::string yaml, expected;
+  };
+  const std::string spec_head = "spec:\n  upgradeAt: '2024-06-20T12:00:00Z'\n  PDBForceDrainTimeout: 60\n  desired: {version: 4.14.12}\n";
+  std::vector<Case> cases = {
+      {"spec: {type: GKE, upgradeAt: x, PDBForceDrainTimeout: 1, desired: {}}", "spec.type: Unsupported value: \"GKE\""},
+      {spec_head, "spec.type: Required value"},
+      {"spec: {type: OSD, PDBForceDrainTimeout: 1, desired: {}}", "spec.upgradeAt: Required value"},
+      {"spec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: -1, desired: {}}", "spec.PDBForceDrainTimeout: Invalid value: -1"},
+      {"spec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: '60', desired: {}}", "spec.PDBForceDrainTimeout: must be a 32-bit integer"},
+      {"spec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: 1}", "spec.desired: Required value"},
+      {"spec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: 1, desired: {version: 4}}", "spec.desired.version: must be a string"},
+      {"kind: Other\nspec: {}", "kind: must be \"UpgradeConfig\""},
+      {"spec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: 1, desired: {}}\nstatus: {history: [{phase: Done}]}",
+       "status.history[0].phase: Unsupported value: \"Done\""},
+      {"spec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: 1, desired: {}}\nstatus: {history: [{phase: New, conditions: [{type: A}]}]}",
+       "status.history[0].conditions[0].status: Required value"},
+      {"- a list", "the document must be an object"},
+      {"spec: {type: OSD\n", "configs/c1.yaml"},
+  };
+  for (const auto& c : cases) {
+    auto got = ParseUpgradeConfigYaml(c.yaml, "configs/c1.yaml");
+    ASSERT_FALSE(got.ok()) << c.yaml;
+    EXPECT_NE(got.status().message().find(c.expected), std::string::npos) << got.status().message();
+    EXPECT_NE(got.status().message().find("configs/c1.yaml"), std::string::npos) << got.status().message();
+  }
+}
+
+TEST(UpgradeConfigTest, ConditionsArePrependedWhenNewAndKeepTheirTransitionTime) {
+  UpgradeHistory h;
+  h.SetCondition({"A", "False", "A not done", "A has started", "t1", "", "", ""}, "t1");
+  h.SetCondition({"B", "False", "", "", "t2", "", "", ""}, "t2");
+  ASSERT_EQ(h.conditions.size(), 2u);
+  EXPECT_EQ(h.conditions[0].type, "B");  // newest-added first
+  h.SetCondition({"A", "False", "A not done", "A still in progress", "t1", "", "", ""}, "t3");
+  EXPECT_EQ(h.conditions[1].last_transition_time, "t1");  // status unchanged
+  EXPECT_EQ(h.conditions[1].last_probe_time, "t3");
+  h.SetCondition({"A", "True", "A done", "A is completed", "t1", "t4", "", ""}, "t4");
+  EXPECT_EQ(h.conditions[1].last_transition_time, "t4");
+  EXPECT_EQ(h.conditions[1].type, "A");  // replaced in place
+
+  UpgradeConfig config;
+  config.SetHistory({"4.1.1", "4.1.0", Phase::kNew, {}, "", "", "", ""});
+  config.SetHistory({"4.1.2", "4.1.1", Phase::kNew, {}, "", "", "", ""});
+  config.SetHistory({"4.1.1", "4.1.0", Phase::kUpgraded, {}, "", "", "", ""});
+  ASSERT_EQ(config.history.size(), 2u);
+  EXPECT_EQ(config.history[0].version, "4.1.2");
+  EXPECT_EQ(config.FindHistory("4.1.1")->phase, Phase::kUpgraded);
+}
+
+TEST(OperatorConfigTest, DefaultsAreTheReferenceDeploymentsAndEveryKeyIsChecked) {
+  auto empty = ParseOperatorConfig("", "config.yaml");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->control_plane_minutes, 90);
+  EXPECT_EQ(empty->upgrade_window_minutes, 120);
+  EXPECT_EQ(empty->delay_trigger_minutes, 30);
+  EXPECT_EQ(empty->node_drain_timeout_minutes, 45);
+  EXPECT_EQ(empty->expected_node_drain_minutes, 8);
+  EXPECT_EQ(empty->source, "LOCAL");
+
+  auto full = ParseOperatorConfig(R"(upgradeType: ARO
+configManager: {source: local, localConfigDir: /etc/configs, watchInterval: 5}
+maintenance:
+  controlPlaneTime: 60
+  ignoredAlerts: {controlPlaneCriticals: [etcdMembersDown, ClusterOperatorDown]}
+upgradeWindow: {delayTrigger: 10, timeOut: 0}
+healthCheck: {ignoredCriticals: [DNSErrors05MinSRE], ignoredNamespaces: [openshift-logging]}
+extDependencyAvailabilityChecks: {http: {urls: ["http://127.0.0.1:1/"], timeout: 5}}
+featureGate: {enabled: [PreHealthCheck, Unknown]}
+validation: {cincinnati: true}
+prometheus: {url: "http://127.0.0.1:9090", clusterLabel: cluster}
+alertmanager: {url: "http://127.0.0.1:9093"}
+notifications: {webhooks: [{url: "http://127.0.0.1:1/hook", headers: ["X-A: b"]}]}
+hooks: {capacityReservation: "true", timeout: 30}
+fleet: {maxParallel: 1, waveLabel: wave, waves: [canary, main], failureThreshold: 2}
+)", "config.yaml");
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_EQ(full->upgrade_type, UpgradeType::kARO);
+  EXPECT_EQ(full->source, "LOCAL");
+  EXPECT_EQ(full->control_plane_criticals.size(), 2u);
+  EXPECT_EQ(full->upgrade_window_minutes, 0);
+  EXPECT_TRUE(full->pre_health_check_gate);
+  EXPECT_TRUE(full->cincinnati_check);
+  EXPECT_EQ(full->prometheus.cluster_label, "cluster");
+  ASSERT_EQ(full->webhooks.size(), 1u);
+  EXPECT_EQ(full->webhooks[0].headers[0], "X-A: b");
+  EXPECT_EQ(full->waves, (std::vector<std::string>{"canary", "main"}));
+  EXPECT_EQ(full->failure_threshold, 2);
+
+  struct Case {
+    std::string yaml, expected;
+  };
+  std::vector<Case> bad = {
+      {"maintenance: {controlPlaneTim: 60}", "maintenance.controlPlaneTim: unknown key (known: controlPlaneTime, ignoredAlerts)"},
+      {"upgradeWindow: {timeOut: -1}", "upgradeWindow.timeOut: must be a whole number of minutes from 0"},
+      {"extDependencyAvailabilityChecks: {http: {timeout: 61}}", "extDependencyAvailabilityChecks.http.timeout: must be a whole number of seconds from 1 to 60"},
+      {"configManager: {source: S3}", "configManager.source: \"S3\" is not LOCAL or OCM"},
+      {"configManager: {source: OCM}", "configManager.ocmBaseUrl: Required value"},
+      {"prometheus: {url: 127.0.0.1:9090}", "prometheus.url: \"127.0.0.1:9090\" is not an http:// or https:// URL"},
+      {"fleet: {waves: [a]}", "fleet.waveLabel: Required value"},
+      {"healthCheck: {ignoredCriticals: [1]}", "healthCheck.ignoredCriticals[0]: must be a string"},
+      {"environment: {fedramp: true}", "environment: unknown key"},
+  };
+  for (const auto& c : bad) {
+    auto got = ParseOperatorConfig(c.yaml, "config.yaml");
+    ASSERT_FALSE(got.ok()) << c.yaml;
+    EXPECT_NE(got.status().message().find(c.expected), std::string::npos) << got.status().message();
+    EXPECT_NE(got.status().message().find("config.yaml"), std::string::npos) << got.status().message();
+  }
+}
+
+TEST(OperatorConfigTest, FleetFilesNameEveryCluster) {
+  auto fleet = ParseFleet(R"(clusters:
+- {name: prod-1, agent: "http://127.0.0.1:9001", labels: {wave: canary}}
+- {name: prod-2, agent: "https://agent.example.com", tokenFile: /etc/token}
+)", "fleet.yaml");
+  ASSERT_TRUE(fleet.ok()) << fleet.status().message();
+  ASSERT_EQ(fleet->size(), 2u);
+  EXPECT_EQ((*fleet)[0].labels.at("wave"), "canary");
+  EXPECT_EQ((*fleet)[1].token_file, "/etc/token");
+  for (const auto& [yaml, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"clusters: [{name: a, agent: 'http://x'}, {name: a, agent: 'http://y'}]", "clusters[1].name: \"a\" is listed twice"},
+           {"clusters: [{name: A_1, agent: 'http://x'}]", "clusters[0].name: \"A_1\" is not a cluster name"},
+           {"clusters: [{name: a, agent: 'x:1'}]", "clusters[0].agent: \"x:1\" is not an http:// or https:// URL"},
+           {"clusters: [{name: a, agent: 'http://x', label: {}}]", "clusters[0].label: unknown key"},
+           {"nodes: []", "nodes: unknown key"},
+       }) {
+    auto got = ParseFleet(yaml, "fleet.yaml");
+    ASSERT_FALSE(got.ok()) << yaml;
+    EXPECT_NE(got.status().message().find(expected), std::string::npos) << got.status().message();
+  }
+}
+
+TEST(StateStoreTest, ConfigsLedgerAndFlagsSurviveReopening) {
+  TempDir dir;
+  const std::string path = (dir / "state.db").string();
+  auto config = ParseUpgradeConfigYaml(kExample, "example.yaml");
+  ASSERT_TRUE(config.ok());
+  config->cluster = "prod-1";
+  {
+    auto store = StateStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    ASSERT_TRUE((*store)->PutConfig(*config).ok());
+    auto first = (*store)->Claim("prod-1", "4.14.12", "started", "2024-06-20T12:00:41Z");
+    ASSERT_TRUE(first.ok());
+    EXPECT_TRUE(*first);
+    EXPECT_FALSE(*(*store)->Claim("prod-1", "4.14.12", "started", "2024-06-20T12:01:41Z"));
+    EXPECT_TRUE(*(*store)->Claim("prod-1", "4.14.13", "started", "t"));
+    ASSERT_TRUE((*store)->Unclaim("prod-1", "4.14.13", "started").ok());
+    ASSERT_TRUE((*store)->SetFlag("pause.reason", "two failures").ok());
+  }
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto configs = (*store)->LoadConfigs();
+  ASSERT_TRUE(configs.ok()) << configs.status().message();
+  ASSERT_EQ(configs->size(), 1u);
+  EXPECT_EQ((*configs)[0], *config);
+  EXPECT_TRUE(*(*store)->Claimed("prod-1", "4.14.12", "started"));
+  EXPECT_FALSE(*(*store)->Claimed("prod-1", "4.14.13", "started"));
+  EXPECT_EQ(**(*store)->GetFlag("pause.reason"), "two failures");
+  ASSERT_TRUE((*store)->DeleteConfig("prod-1").ok());
+  EXPECT_FALSE((*(*store)->GetConfig("prod-1")).has_value());
+
+  auto unwritable = StateStore::Open((dir / "missing" / "state.db").string());
+  ASSERT_FALSE(unwritable.ok());
+  EXPECT_NE(unwritable.status().message().find("missing/state.db"), std::string::npos) << unwritable.status().message();
+}
+
+}  // namespace
+}  // namespace cincinnati::upgrade
