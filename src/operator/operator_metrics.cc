@@ -4,21 +4,10 @@
 
 #include <algorithm>
 
+#include "server/metrics.h"
+
 namespace cincinnati::upgrade {
 namespace {
-
-std::string Escape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 
 bool Includes(const Labels& labels, const Labels& match) {
   return std::all_of(match.begin(), match.end(),
@@ -67,11 +56,11 @@ std::string GaugeTable::Render() const {
       if (!labels.empty()) {
         out += '{';
         for (size_t i = 0; i < labels.size(); ++i) {
-          out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, Escape(labels[i].second));
+          out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, server::EscapeLabel(labels[i].second));
         }
         out += '}';
       }
-      out += fmt::format(" {}\n", value);
+      out += " " + server::FormatValue(value) + "\n";
     }
   }
   return out;

@@ -265,17 +265,19 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   configs_[config.cluster] = std::move(config);
 }
 
+std::map<std::string, int> UpgradeOperator::FailedPerVersion() {
+  std::lock_guard lock(mu_);
+  std::map<std::string, int> failed;
+  for (const auto& [name, c] : configs_) {
+    const UpgradeHistory* h = Newest(c);
+    if (h && h->phase == Phase::kFailed) ++failed[h->version];
+  }
+  return failed;
+}
+
 void UpgradeOperator::CheckFailureThreshold() {
   if (config_.failure_threshold <= 0) return;
-  std::map<std::string, int> failed;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [name, c] : configs_) {
-      const UpgradeHistory* h = Newest(c);
-      if (h && h->phase == Phase::kFailed) ++failed[h->version];
-    }
-  }
-  for (const auto& [version, count] : failed) {
+  for (const auto& [version, count] : FailedPerVersion()) {
     auto acknowledged = store_->GetFlag("pause.acknowledged." + version);
     const int seen = acknowledged.ok() && *acknowledged ? std::atoi((*acknowledged)->c_str()) : 0;
     auto paused = store_->GetFlag("pause.reason");
@@ -375,15 +377,7 @@ Status UpgradeOperator::Pause(const std::string& reason) {
 
 Status UpgradeOperator::Resume() {
   // Failures seen so far are acknowledged: only new ones count towards the threshold.
-  std::map<std::string, int> failed;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [name, c] : configs_) {
-      const UpgradeHistory* h = Newest(c);
-      if (h && h->phase == Phase::kFailed) ++failed[h->version];
-    }
-  }
-  for (const auto& [version, count] : failed) {
+  for (const auto& [version, count] : FailedPerVersion()) {
     CINCINNATI_RETURN_IF_ERROR(store_->SetFlag("pause.acknowledged." + version, std::to_string(count)));
   }
   CINCINNATI_RETURN_IF_ERROR(store_->ClearFlag("pause.version"));

@@ -90,6 +90,7 @@ class UpgradeOperator {
   void ReconcileCluster(ClusterState& state);
   std::string Hold(const UpgradeConfig& config);
   void CheckFailureThreshold();
+  std::map<std::string, int> FailedPerVersion();  // failed upgrades by target version
   std::chrono::steady_clock::duration RealDelay(std::chrono::seconds operator_time) const;
 
   OperatorOptions options_;

@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 
 namespace cincinnati::server {
-namespace {
-
 std::string FormatValue(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   if (std::isnan(v)) return "NaN";
@@ -25,6 +23,8 @@ std::string EscapeLabel(const std::string& v) {
   }
   return out;
 }
+
+namespace {
 
 std::string Labels(const std::vector<std::string>& names, const std::vector<std::string>& values,
                    const std::string& extra = "") {

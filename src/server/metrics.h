@@ -14,6 +14,10 @@
 
 namespace cincinnati::server {
 
+// A sample value and a label value as the text exposition format writes them.
+std::string FormatValue(double v);
+std::string EscapeLabel(const std::string& v);
+
 class Counter {
  public:
   void Increment(double by = 1) { value_.fetch_add(by, std::memory_order_relaxed); }
