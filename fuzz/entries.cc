@@ -32,6 +32,11 @@
 #include "registry/reference.h"
 #include "server/content_negotiation.h"
 #include "server/query.h"
+#include "operator/agent_client.h"
+#include "operator/alertmanager.h"
+#include "operator/operator_config.h"
+#include "operator/prometheus_alerts.h"
+#include "operator/upgrade_config.h"
 
 namespace cincinnati::fuzz {
 namespace {
@@ -202,6 +207,31 @@ int AgentJson(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// The upgrade operator's documents: an UpgradeConfig that reads writes back to an equal
+// one; the same bytes as the operator's settings and as a fleet file.
+int UpgradeConfigYaml(const uint8_t* data, size_t size) {
+  const std::string text(Text(data, size));
+  (void)upgrade::ParseOperatorConfig(text, "fuzz");
+  (void)upgrade::ParseFleet(text, "fuzz");
+  auto config = upgrade::ParseUpgradeConfigYaml(text, "fuzz");
+  if (!config.ok()) return 0;
+  auto again = upgrade::UpgradeConfigFromJson(upgrade::ToJson(*config), "again");
+  FUZZ_CHECK(again.ok(), "a written UpgradeConfig reads back");
+  FUZZ_CHECK(*again == *config, "an UpgradeConfig round-trips");
+  return 0;
+}
+
+// What the operator's peers answer: an agent's ClusterVersion and ClusterOperatorList,
+// Alertmanager's silences, Prometheus' ALERTS.
+int OperatorAnswers(const uint8_t* data, size_t size) {
+  const std::string_view text = Text(data, size);
+  (void)upgrade::ReadAgentSnapshot(text, R"({"items":[]})");
+  (void)upgrade::ReadAgentSnapshot(text, text);
+  (void)upgrade::ReadSilences(text);
+  (void)upgrade::ReadFiringAlerts(text);
+  return 0;
+}
+
 constexpr NamedEntry kEntries[] = {
     {"semver", SemVer},
     {"graph_json", GraphJson},
@@ -217,6 +247,8 @@ constexpr NamedEntry kEntries[] = {
     {"policy_chain", PolicyChain},
     {"agent_graph", AgentGraph},
     {"agent_json", AgentJson},
+    {"upgrade_config", UpgradeConfigYaml},
+    {"operator_answers", OperatorAnswers},
 };
 
 }  // namespace

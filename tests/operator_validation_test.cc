@@ -177,6 +177,8 @@ TEST(SchedulerTest, PastFutureBreachedAndBadFormat) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(), "Failed to parse upgradeAt:20 June 2024 during validation");
   EXPECT_EQ(FormatTime(now), "2024-06-20T12:00:00Z");
+  EXPECT_FALSE(Schedule("1013-01-01T00:00:00Z", now, 120min).ok());  // beyond the clock's range: an error, not overflow
+  EXPECT_FALSE(ParseTime("9999-12-31T23:59:59Z").ok());
 }
 
 TEST(ValidationTest, TheRegistryResolverReadsTheVersionFromARealRegistry) {

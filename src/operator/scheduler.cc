@@ -12,6 +12,9 @@ std::string FormatTime(TimePoint t) {
 
 Result<TimePoint> ParseTime(std::string_view text) {
   CINCINNATI_ASSIGN_OR_RETURN(int64_t seconds, graphdata::ParseDateTime(text));
+  // The clock counts nanoseconds in 64 bits: about the years 1678 to 2262.
+  constexpr int64_t kLimit = 9'000'000'000;
+  if (seconds < -kLimit || seconds > kLimit) return Status::InvalidArgument(fmt::format("{}: out of the clock's range", text));
   return TimePoint(std::chrono::seconds(seconds));
 }
 
