@@ -225,7 +225,7 @@ class OperatorE2ETest : public ::testing::Test {
                   version + "\"\n    channel: stable-4.1\n");
   }
 
-  void StartOperator(const std::string& extra_config = "") {
+  void StartOperator(const std::string& extra_config = "", std::vector<std::string> extra_args = {}) {
     std::string fleet = "clusters:\n";
     for (const auto& c : clusters_) {
       fleet += "- name: " + c->name + "\n  agent: \"" + c->agent->url("") + "\"\n";
@@ -236,10 +236,11 @@ class OperatorE2ETest : public ::testing::Test {
               "prometheus: {url: \"" + prometheus_url() + "\"}\nalertmanager: {url: \"" + alertmanager_url() +
                   "\"}\nmaintenance:\n  controlPlaneTime: 90\n  ignoredAlerts: {controlPlaneCriticals: [etcdMembersDown]}\n"
                   "notifications: {webhooks: [{url: \"" + receiver_.url() + "\"}]}\n" + extra_config);
-    operator_ = std::make_unique<ServiceProcess>(
-        "upgrade-operator", std::vector<std::string>{"--fleet", (dir_ / "fleet.yaml").string(), "--configs", configs_.path().string(),
-                                                     "--config", (dir_ / "operator.yaml").string(), "--state-dir",
-                                                     (dir_ / "operator").string(), "--interval", "1", "--port", "0"});
+    std::vector<std::string> args = {"--fleet", (dir_ / "fleet.yaml").string(), "--configs", configs_.path().string(),
+                                     "--config", (dir_ / "operator.yaml").string(), "--state-dir", (dir_ / "operator").string(),
+                                     "--interval", "1", "--port", "0"};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    operator_ = std::make_unique<ServiceProcess>("upgrade-operator", args);
     ASSERT_TRUE(operator_->running()) << operator_->log();
   }
 
@@ -428,6 +429,24 @@ TEST_F(OperatorE2ETest, KillNineAtAnyStepRepeatsNoSideEffect) {
   EXPECT_EQ(control_plane, 1);
   JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
   EXPECT_EQ(At(cv, {"status", "history"}).items().size(), 2u) << agent::WriteJson(cv, 2);
+}
+
+// The operator's clock can start anywhere and run faster than real time: an upgrade
+// scheduled an hour ahead starts within seconds, at its upgradeAt in operator time.
+TEST_F(OperatorE2ETest, ATimeScaleRunsHoursOfScheduleInSeconds) {
+  Cluster& c = AddCluster("prod-1");
+  WaitUntilOffered(c);
+  const auto start = std::chrono::system_clock::now() - 24h;  // yesterday, in operator time
+  WriteUpgradeConfig("prod-1", "4.1.1", start + 1h);
+  StartOperator("", {"--testing.now", Rfc3339(start), "--testing.time-scale", "1200"});
+  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Pending"; })) << operator_->log();
+  const auto real_start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 60s)) << agent::WriteJson(Config("prod-1"), 2) << operator_->log();
+  EXPECT_LT(std::chrono::steady_clock::now() - real_start, 40s);
+  const JsonValue config = Config("prod-1");
+  const std::string started = At(At(config, {"status", "history"}).items()[0], {"startTime"}).text();
+  EXPECT_GE(started, Rfc3339(start + 1h)) << started;   // not before upgradeAt ...
+  EXPECT_LT(started, Rfc3339(start + 2h)) << started;   // ... and in operator time, not today
 }
 
 // A fleet of three with a cap of one upgrade at a time and waves canary, main: no two
