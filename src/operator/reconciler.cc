@@ -51,7 +51,6 @@ PassResult RunUpgrader(UpgradeConfig& config, UpgradeHistory& history, const Age
   if (outcome.phase == Phase::kUpgraded) {
     if (history.complete_time.empty()) history.complete_time = now;
     result.requeue = kResync;
-    result.note = "upgraded";
     return result;
   }
   result.note = outcome.step;
@@ -153,7 +152,6 @@ PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassC
     case Phase::kFailed: {
       PassResult result;
       result.requeue = kResync;
-      result.note = std::string(PhaseName(history.phase));
       return result;
     }
   }
