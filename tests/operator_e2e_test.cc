@@ -115,6 +115,58 @@ class WebhookReceiver {
   uint16_t port_ = 0;
 };
 
+
+// An upgrade-policy service with OCM's paths (OCM itself cannot run here): one cluster,
+// one policy; it records every state the operator sets.
+class PolicyServiceStandIn {
+ public:
+  PolicyServiceStandIn(std::string external_id, std::string version, std::string next_run)
+      : external_id_(std::move(external_id)), version_(std::move(version)), next_run_(std::move(next_run)) {
+    auto port = server_.Listen("127.0.0.1", 0, [this](const server::Request& r) { return Answer(r); });
+    port_ = port.ok() ? *port : 0;
+    server_.Start();
+  }
+  ~PolicyServiceStandIn() { server_.Shutdown(std::chrono::milliseconds(100)); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<std::string> states() {
+    std::lock_guard lock(mu_);
+    return states_;
+  }
+
+ private:
+  server::Response Answer(const server::Request& r) {
+    std::lock_guard lock(mu_);
+    const std::string clusters = "/api/clusters_mgmt/v1/clusters";
+    const std::string policy = clusters + "/c-1/upgrade_policies/p-1/state";
+    if (r.path == clusters) {
+      const bool match = r.target.find(external_id_) != std::string::npos;
+      return server::Response::Text(200, match ? R"({"items":[{"id":"c-1","version":{"channel_group":"stable"},"node_drain_grace_period":{"value":30,"unit":"minutes"}}]})"
+                                               : R"({"items":[]})");
+    }
+    if (r.path == clusters + "/c-1/upgrade_policies") {
+      return server::Response::Text(200, R"({"items":[{"id":"p-1","version":")" + version_ + R"(","next_run":")" + next_run_ + R"("}]})");
+    }
+    if (r.path == policy && r.method == "GET") {
+      return server::Response::Text(200, agent::WriteJson(JsonValue::Object({{"value", JsonValue::String(state_)},
+                                                                               {"description", JsonValue::String(description_)}})));
+    }
+    if (r.path == policy && r.method == "PATCH") {
+      JsonValue body = Json(r.body);
+      state_ = At(body, {"value"}).text();
+      description_ = At(body, {"description"}).text();
+      states_.push_back(state_);
+      return server::Response::Text(200, r.body);
+    }
+    return server::Response::Text(404, R"({"kind":"Error","reason":"not found"})");
+  }
+
+  server::HttpServer server_;
+  std::mutex mu_;
+  std::string external_id_, version_, next_run_, state_ = "scheduled", description_;
+  std::vector<std::string> states_;
+  uint16_t port_ = 0;
+};
+
 struct Cluster {
   std::string name;
   std::string wave;
@@ -236,9 +288,10 @@ class OperatorE2ETest : public ::testing::Test {
               "prometheus: {url: \"" + prometheus_url() + "\"}\nalertmanager: {url: \"" + alertmanager_url() +
                   "\"}\nmaintenance:\n  controlPlaneTime: 90\n  ignoredAlerts: {controlPlaneCriticals: [etcdMembersDown]}\n"
                   "notifications: {webhooks: [{url: \"" + receiver_.url() + "\"}]}\n" + extra_config);
-    std::vector<std::string> args = {"--fleet", (dir_ / "fleet.yaml").string(), "--configs", configs_.path().string(),
-                                     "--config", (dir_ / "operator.yaml").string(), "--state-dir", (dir_ / "operator").string(),
-                                     "--interval", "1", "--port", "0"};
+    std::vector<std::string> args = {"--fleet", (dir_ / "fleet.yaml").string(), "--config", (dir_ / "operator.yaml").string(),
+                                     "--state-dir", (dir_ / "operator").string(), "--port", "0"};
+    if (extra_config.find("source: OCM") == std::string::npos) args.insert(args.end(), {"--configs", configs_.path().string()});
+    if (std::find(extra_args.begin(), extra_args.end(), "--interval") == extra_args.end()) args.insert(args.end(), {"--interval", "1"});
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     operator_ = std::make_unique<ServiceProcess>("upgrade-operator", args);
     ASSERT_TRUE(operator_->running()) << operator_->log();
@@ -447,6 +500,30 @@ TEST_F(OperatorE2ETest, ATimeScaleRunsHoursOfScheduleInSeconds) {
   const std::string started = At(At(config, {"status", "history"}).items()[0], {"startTime"}).text();
   EXPECT_GE(started, Rfc3339(start + 1h)) << started;   // not before upgradeAt ...
   EXPECT_LT(started, Rfc3339(start + 2h)) << started;   // ... and in operator time, not today
+}
+
+// The remote policy source: the operator finds the cluster by its ID, makes its config
+// from the policy (channel inferred, upgradeAt = next_run, the drain grace period), runs
+// it, and moves the policy's state along the reference's transitions.
+TEST_F(OperatorE2ETest, ARemotePolicyDrivesTheUpgradeAndHearsHowItWent) {
+  Cluster& c = AddCluster("prod-1");
+  WaitUntilOffered(c);
+  JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
+  PolicyServiceStandIn ocm(At(cv, {"spec", "clusterID"}).text(), "4.1.1", Rfc3339(std::chrono::system_clock::now() + 60s));
+  // 30 operator seconds a real one: the source is read every 2 s, the policy runs in 2 s.
+  StartOperator("configManager: {source: OCM, ocmBaseUrl: \"" + ocm.url() + "\", watchInterval: 1}\n",
+                {"--testing.time-scale", "30", "--interval", "30"});
+  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") != ""; })) << operator_->log();
+  const JsonValue config = Config("prod-1");
+  EXPECT_EQ(At(config, {"spec", "desired", "channel"}).text(), "stable-4.1");
+  EXPECT_EQ(At(config, {"spec", "PDBForceDrainTimeout"}).text(), "30");
+  EXPECT_TRUE(At(config, {"spec", "capacityReservation"}).bool_value());
+  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 60s)) << agent::WriteJson(Config("prod-1"), 2) << operator_->log();
+  // Started; then a skipped capacity step (no hook) reads as delayed; then completed.
+  ASSERT_TRUE(WaitFor([&] { return !ocm.states().empty() && ocm.states().back() == "completed"; })) << operator_->log();
+  EXPECT_EQ(ocm.states(), (std::vector<std::string>{"started", "delayed", "completed"}));
+  // The completed policy asks for nothing more: the config goes at the next sync.
+  ASSERT_TRUE(WaitFor([&] { return Get(operator_->url(std::string(kConfigs) + "/prod-1")).status == 404; }, 30s)) << operator_->log();
 }
 
 // A fleet of three with a cap of one upgrade at a time and waves canary, main: no two

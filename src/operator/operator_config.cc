@@ -94,7 +94,8 @@ Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
   }
 
   Section cm = top.Child("configManager");
-  CINCINNATI_RETURN_IF_ERROR(cm.Check({"source", "localConfigDir", "localConfigName", "ocmBaseUrl", "watchInterval"}));
+  CINCINNATI_RETURN_IF_ERROR(cm.Check({"source", "localConfigDir", "localConfigName", "ocmBaseUrl", "ocmTokenFile", "watchInterval"}));
+  CINCINNATI_RETURN_IF_ERROR(cm.String("ocmTokenFile", c.ocm_token_file));
   CINCINNATI_RETURN_IF_ERROR(cm.String("source", c.source));
   std::transform(c.source.begin(), c.source.end(), c.source.begin(), [](unsigned char ch) { return std::toupper(ch); });
   if (c.source != "LOCAL" && c.source != "OCM") {

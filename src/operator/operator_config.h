@@ -41,6 +41,7 @@ struct OperatorConfig {
   std::string source = "LOCAL";  // LOCAL | OCM
   std::string local_config_dir;  // LOCAL: a directory of UpgradeConfig YAML files, one per cluster
   std::string ocm_base_url;      // OCM: the upgrade-policy service
+  std::string ocm_token_file;    // OCM: a bearer token for it
   int watch_interval_minutes = 60;
   // upgradeType: the type given to configs made from remote policies
   UpgradeType upgrade_type = UpgradeType::kOSD;

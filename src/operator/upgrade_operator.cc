@@ -60,13 +60,10 @@ ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& conf
   return ports;
 }
 
+using SourceRead = UpgradeOperator::SourceRead;
+
 // The UpgradeConfig files of a LOCAL source: cluster name -> spec (a file is for the
 // cluster its metadata.labels.cluster names, else its file name without extension).
-struct SourceRead {
-  std::map<std::string, UpgradeConfigSpec> specs;
-  std::vector<std::string> unreadable;  // clusters whose file could not be read: left as they are
-};
-
 SourceRead ReadLocalSource(const std::string& dir) {
   SourceRead out;
   std::error_code ec;
@@ -105,11 +102,11 @@ Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions o
   if (!options.config_path.empty()) {
     CINCINNATI_ASSIGN_OR_RETURN(config, LoadOperatorConfig(options.config_path));
   }
-  if (config.source != "LOCAL") {
-    return Status::InvalidArgument("configManager.source OCM (a remote upgrade-policy service) is not built yet; use LOCAL");
+  if (!options.configs_dir.empty()) {
+    config.local_config_dir = options.configs_dir;
+    config.source = "LOCAL";
   }
-  if (!options.configs_dir.empty()) config.local_config_dir = options.configs_dir;
-  if (config.local_config_dir.empty()) {
+  if (config.source == "LOCAL" && config.local_config_dir.empty()) {
     return Status::InvalidArgument("no UpgradeConfig directory: give --configs DIR or configManager.localConfigDir");
   }
   if (options.fleet_path.empty()) return Status::InvalidArgument("--fleet FILE is required (the clusters to manage)");
@@ -135,6 +132,10 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
   for (const auto& w : config_.webhooks) {
     notifiers.push_back(std::make_unique<WebhookNotifier>(WebhookSettings{w.url, w.token_file, "", w.headers, std::chrono::seconds(10)}));
   }
+  if (config_.source == "OCM") {
+    policies_ = std::make_unique<PolicyService>(config_.ocm_base_url, HttpPeer{config_.ocm_token_file, "", std::chrono::seconds(10), {}});
+    notifiers.push_back(std::make_unique<PolicyStateNotifier>(*policies_, policy_index_));
+  }
   notifications_ = std::make_unique<NotificationCenter>(*store_, metrics_, std::move(notifiers));
   for (auto& c : fleet) {
     auto state = std::make_unique<ClusterState>();
@@ -155,8 +156,52 @@ std::chrono::steady_clock::duration UpgradeOperator::RealDelay(std::chrono::seco
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(operator_time.count() / scale));
 }
 
+UpgradeOperator::SourceRead UpgradeOperator::ReadPolicies() {
+  SourceRead out;
+  for (auto& [name, state] : clusters_) {  // the map itself never changes after Open
+    auto fail = [&](const Status& s) {
+      spdlog::warn("cluster {}: the upgrade-policy service: {} (its config stays as it is)", name, s.message());
+      out.unreadable.push_back(name);
+    };
+    auto agent = state->ports.agent->Snapshot();
+    if (!agent.ok()) {
+      fail(agent.status());
+      continue;
+    }
+    auto remote = policies_->FindCluster(agent->cluster_id);
+    if (!remote.ok()) {
+      fail(remote.status());
+      continue;
+    }
+    auto policies = policies_->Policies(remote->id);
+    if (!policies.ok()) {
+      fail(policies.status());
+      continue;
+    }
+    auto policy = ActionablePolicy(*policies);
+    if (!policy) continue;  // nothing to do: an existing config goes
+    policy_index_.Set(name, remote->id, policy->id);
+    out.specs[name] = SpecFromPolicy(*remote, *policy, config_.upgrade_type);
+  }
+  return out;
+}
+
 void UpgradeOperator::SyncSource() {
-  SourceRead read = ReadLocalSource(config_.local_config_dir);
+  SourceRead read;
+  if (policies_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (next_policy_sync_ && now < *next_policy_sync_) {
+      read = last_policies_;
+    } else {
+      read = ReadPolicies();
+      last_policies_ = read;
+      next_policy_sync_ = now + RealDelay(std::chrono::minutes(config_.watch_interval_minutes));
+      metrics_.Set("upgradeoperator_upgradeconfig_sync_timestamp", {{"source", "OCM"}},
+                   static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(Now().time_since_epoch()).count()));
+    }
+  } else {
+    read = ReadLocalSource(config_.local_config_dir);
+  }
   if (std::find(read.unreadable.begin(), read.unreadable.end(), "*") != read.unreadable.end()) return;
   std::lock_guard lock(mu_);
   for (const auto& [name, spec] : read.specs) {

@@ -1,6 +1,7 @@
 // UpgradeOperator: the managed-upgrade operator's role for a fleet. It keeps one
 // UpgradeConfig per cluster of the fleet file, read from the policy source (LOCAL: a
-// directory of UpgradeConfig YAML files, one per cluster, re-read when it changes),
+// directory of UpgradeConfig YAML files, one per cluster, re-read every second; OCM: an
+// upgrade-policy service asked every configManager.watchInterval, policy_service.h),
 // reconciles each on its own schedule (reconciler.h), persists every pass (state_store.h),
 // and holds upgrades back for the fleet: at most `fleet.maxParallel` clusters upgrading at
 // once, waves in the order of `fleet.waves` (by the cluster label `fleet.waveLabel`), and
@@ -32,6 +33,7 @@
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
+#include "operator/policy_service.h"
 #include "operator/ports.h"
 #include "operator/reconciler.h"
 #include "operator/state_store.h"
@@ -61,6 +63,12 @@ struct ClusterPortSet {
 
 class UpgradeOperator {
  public:
+  // What a policy source asks for.
+  struct SourceRead {
+    std::map<std::string, UpgradeConfigSpec> specs;  // cluster -> spec
+    std::vector<std::string> unreadable;             // clusters left as they are ("*": all)
+  };
+
   static Result<std::unique_ptr<UpgradeOperator>> Open(OperatorOptions options);
 
   void Run(std::stop_token stop);
@@ -87,6 +95,7 @@ class UpgradeOperator {
   };
   UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet, std::unique_ptr<StateStore> store);
   void SyncSource();
+  SourceRead ReadPolicies();  // the OCM source, one cluster after the other
   void ReconcileCluster(ClusterState& state);
   std::string Hold(const UpgradeConfig& config);
   void CheckFailureThreshold();
@@ -106,7 +115,10 @@ class UpgradeOperator {
   bool woken_ = false;
   std::map<std::string, UpgradeConfig> configs_;  // by cluster
   std::map<std::string, std::unique_ptr<ClusterState>> clusters_;
-  std::string source_fingerprint_;
+  std::unique_ptr<PolicyService> policies_;  // source OCM
+  PolicyIndex policy_index_;
+  std::optional<std::chrono::steady_clock::time_point> next_policy_sync_;
+  SourceRead last_policies_;
 };
 
 }  // namespace cincinnati::upgrade
