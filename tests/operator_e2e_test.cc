@@ -404,6 +404,10 @@ TEST_F(OperatorE2ETest, AScheduledUpgradeWaitsForItsTimeAndForTheAlertToClear) {
   std::this_thread::sleep_for(2s);  // more passes: nothing is sent again
   for (const char* event : kOnceEach) EXPECT_EQ(receiver_.Count("prod-1", event), 1) << event;
   EXPECT_EQ(Metric(R"(upgradeoperator_upgradeconfig_validation_failed{upgradeconfig_name="prod-1"})"), 0);
+  // The reference's collector gauges, from the config.
+  EXPECT_GT(Metric(R"(managed_upgrade_condition_notification_complete_timestamp{upgradeconfig_name="prod-1",version="4.1.0",desired_version="4.1.1",condition="True"})"), 0);
+  EXPECT_EQ(Metric(R"(managed_upgrade_upgrade_pdb_timeout_minutes{upgradeconfig_name="prod-1",version="4.1.0",desired_version="4.1.1"})"), 60);
+  EXPECT_GT(Metric(R"(managed_upgrade_upgrade_complete_timestamp{upgradeconfig_name="prod-1",version="4.1.0",desired_version="4.1.1",phase="Upgraded"})"), 0);
 
   auto listed = testing::RunCincinnati("upgrades list --operator " + operator_->url(""));
   EXPECT_EQ(listed.exit_code, 0) << listed.err;

@@ -431,6 +431,63 @@ Status UpgradeOperator::Resume() {
   return Status::OK();
 }
 
-std::string UpgradeOperator::Metrics() { return metrics_.Render(); }
+namespace {
+
+// §8.2's collector suffix of each step's condition (none for the steps without one).
+const std::map<std::string, std::string>& ConditionSuffixes() {
+  static const std::map<std::string, std::string> kSuffixes = {
+      {"StartedNotificationSent", "notification_start_timestamp"},
+      {"ClusterHealthyBeforeUpgrade", "health_check_timestamp"},
+      {"ExternalDependenciesAvailable", "external_dep_check_timestamp"},
+      {"ComputeCapacityReserved", "capacity_added_timestamp"},
+      {"ControlPlaneMaintenanceWindowCreated", "control_plane_maint_start_timestamp"},
+      {"UpgradeCommenced", "control_plane_upgrade_start_timestamp"},
+      {"ControlPlaneUpgraded", "control_plane_completion_timestamp"},
+      {"ControlPlaneMaintenanceWindowRemoved", "control_plane_maint_removed_timestamp"},
+      {"WorkersMaintenanceWindowCreated", "workers_maint_start_timestamp"},
+      {"WorkerNodesUpgraded", "workers_upgraded_timestamp"},
+      {"ComputeCapacityRemoved", "capacity_removed_timestamp"},
+      {"WorkersMaintenanceWindowRemoved", "workers_maint_removed_timestamp"},
+      {"ClusterHealthyAfterUpgrade", "post_upgrade_healthcheck_timestamp"},
+      {"CompletedNotificationSent", "notification_complete_timestamp"},
+  };
+  return kSuffixes;
+}
+
+double UnixTime(const std::string& text) {
+  auto t = ParseTime(text);
+  return t.ok() ? static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count()) : 0;
+}
+
+}  // namespace
+
+// The gauges of the reference's collector (§8.2), computed from the configs at scrape
+// time, with the cluster's name added (one operator serves a fleet).
+std::string UpgradeOperator::Metrics() {
+  GaugeTable collected;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, c] : configs_) {
+      const UpgradeHistory* h = c.FindHistory(c.spec.desired.version);
+      if (!h) continue;  // nothing is emitted without a history entry
+      const Labels base = {{"upgradeconfig_name", name}, {"version", h->preceding_version}, {"desired_version", c.spec.desired.version}};
+      Labels with_phase = base;
+      with_phase.push_back({"phase", std::string(PhaseName(h->phase))});
+      collected.Set("managed_upgrade_upgrade_scheduled", with_phase, UnixTime(c.spec.upgrade_at));
+      collected.Set("managed_upgrade_upgrade_pdb_timeout_minutes", base, c.spec.pdb_force_drain_timeout);
+      if (!h->start_time.empty()) collected.Set("managed_upgrade_upgrade_start_timestamp", with_phase, UnixTime(h->start_time));
+      if (!h->complete_time.empty()) collected.Set("managed_upgrade_upgrade_complete_timestamp", with_phase, UnixTime(h->complete_time));
+      for (const auto& condition : h->conditions) {
+        auto suffix = ConditionSuffixes().find(condition.type);
+        if (suffix == ConditionSuffixes().end()) continue;
+        Labels labels = base;
+        labels.push_back({"condition", condition.status});
+        collected.Set("managed_upgrade_condition_" + suffix->second, labels,
+                      UnixTime(condition.status == "True" ? condition.complete_time : condition.start_time));
+      }
+    }
+  }
+  return metrics_.Render() + collected.Render();
+}
 
 }  // namespace cincinnati::upgrade
