@@ -348,7 +348,8 @@ TEST_F(OperatorE2ETest, AScheduledUpgradeWaitsForItsTimeAndForTheAlertToClear) {
   Cluster& c = AddCluster("prod-1");
   WaitUntilOffered(c);
   Alert(true);
-  const auto at = std::chrono::system_clock::now() + 6s;
+  // Whole seconds, as upgradeAt is written.
+  const auto at = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now() + 6s);
   WriteUpgradeConfig("prod-1", "4.1.1", at);
   StartOperator();
   ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Pending"; })) << operator_->log();
