@@ -10,8 +10,8 @@ constexpr const char* kSchema[] = {
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=FULL",
     "CREATE TABLE IF NOT EXISTS configs (cluster TEXT PRIMARY KEY, document TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS notifications (cluster TEXT NOT NULL, version TEXT NOT NULL, event TEXT NOT NULL, "
-    "sent_at TEXT NOT NULL, PRIMARY KEY (cluster, version, event))",
+    ("CREATE TABLE IF NOT EXISTS notifications (cluster TEXT NOT NULL, version TEXT NOT NULL, event TEXT NOT NULL, "
+     "sent_at TEXT NOT NULL, PRIMARY KEY (cluster, version, event))"),
     "CREATE TABLE IF NOT EXISTS flags (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 };
 

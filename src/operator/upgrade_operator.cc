@@ -158,12 +158,14 @@ std::chrono::steady_clock::duration UpgradeOperator::RealDelay(std::chrono::seco
 
 UpgradeOperator::SourceRead UpgradeOperator::ReadPolicies() {
   SourceRead out;
-  for (auto& [name, state] : clusters_) {  // the map itself never changes after Open
+  for (auto& entry : clusters_) {  // the map itself never changes after Open
+    const std::string& name = entry.first;  // a named reference: clang cannot capture bindings
+    ClusterState& cluster = *entry.second;
     auto fail = [&](const Status& s) {
       spdlog::warn("cluster {}: the upgrade-policy service: {} (its config stays as it is)", name, s.message());
       out.unreadable.push_back(name);
     };
-    auto agent = state->ports.agent->Snapshot();
+    auto agent = cluster.ports.agent->Snapshot();
     if (!agent.ok()) {
       fail(agent.status());
       continue;
