@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "builder/pipeline.h"
+
 namespace cincinnati::bench {
 namespace {
 
@@ -78,6 +80,23 @@ GeneratedInput WriteGeneratedInput(const std::filesystem::path& dir) {
     }
   }
   return in;
+}
+
+const GeneratedInput& Generated() {
+  static const GeneratedInput input = [] {
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / "cincinnati-bench-generated-v3";
+    if (!std::filesystem::exists(dir / "graph-data/version")) return WriteGeneratedInput(dir);
+    return GeneratedInput{dir / "releases", dir / "graph-data"};
+  }();
+  return input;
+}
+
+Graph GeneratedGraph() {
+  LocalBuildOptions options;
+  options.releases = Generated().releases;
+  options.graph_data = Generated().graph_data;
+  TransformContext context;
+  return BuildLocalGraph(options, context).value();
 }
 
 }  // namespace cincinnati::bench

@@ -8,6 +8,8 @@
 
 #include <filesystem>
 
+#include "core/graph.h"
+
 namespace cincinnati::bench {
 
 struct GeneratedInput {
@@ -17,5 +19,11 @@ struct GeneratedInput {
 
 // Writes the input under `dir` (created if needed) and returns its parts.
 GeneratedInput WriteGeneratedInput(const std::filesystem::path& dir);
+
+// The input in the system's temp directory, written on first use (kept across runs).
+const GeneratedInput& Generated();
+
+// The graph builder's graph of Generated() (local chain, no clocks).
+Graph GeneratedGraph();
 
 }  // namespace cincinnati::bench

@@ -24,15 +24,6 @@ namespace fs = std::filesystem;
 
 const fs::path kFixture = fs::path(CINCINNATI_FIXTURES) / "secondary-metadata/20200319.204124";
 
-const GeneratedInput& Generated() {
-  static const GeneratedInput input = [] {
-    fs::path dir = fs::temp_directory_path() / "cincinnati-bench-generated-v3";
-    if (!fs::exists(dir / "graph-data/version")) return WriteGeneratedInput(dir);
-    return GeneratedInput{dir / "releases", dir / "graph-data"};
-  }();
-  return input;
-}
-
 LocalBuildOptions Options(const fs::path& releases, const fs::path& graph_data) {
   LocalBuildOptions options;
   options.releases = releases;
@@ -102,11 +93,6 @@ void BM_Stage_Generated10k_ApplyAndEdgeAddRemove(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Stage_Generated10k_ApplyAndEdgeAddRemove)->Unit(benchmark::kMillisecond);
-
-Graph GeneratedGraph() {
-  TransformContext context;
-  return BuildLocalGraph(Options(Generated().releases, Generated().graph_data), context).value();
-}
 
 void BM_GraphJson_Generated10k_Read(benchmark::State& state) {
   std::string json = WriteGraphJson(GeneratedGraph());

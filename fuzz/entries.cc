@@ -17,6 +17,7 @@
 #include "core/graph_check.h"
 #include "core/graph_json.h"
 #include "core/hotfix_rule.h"
+#include "core/internal_metadata.h"
 #include "core/release_metadata.h"
 #include "core/semver.h"
 #include "graph-data/documents.h"
@@ -82,6 +83,17 @@ int GraphJson(const uint8_t* data, size_t size) {
   for (const Node& node : reread->nodes()) {
     for (const auto& [key, value] : node.metadata) {
       if (key.ends_with(kHotfixRulesSuffix)) (void)DecodeHotfixRules(value);
+      if (key.ends_with(kBlockedBySuffix)) {
+        // What decodes encodes back to the same records.
+        auto records = DecodeBlockRecords(value);
+        if (records.ok()) {
+          std::string again;
+          for (const BlockRecord& r : *records) again += (again.empty() ? "" : ";") + EncodeBlockRecord(r);
+          auto reread = DecodeBlockRecords(again);
+          FUZZ_CHECK(reread.ok() && *reread == *records, "block records round-trip");
+        }
+      }
+      if (key.ends_with(kRemovedPreviousSuffix)) (void)DecodeRemovedEdges(value);
     }
   }
   return 0;

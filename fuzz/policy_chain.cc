@@ -14,6 +14,8 @@
 #include "core/graph_json.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
+#include "insight/explain.h"
+#include "insight/update_paths.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/channel_target.h"
@@ -74,6 +76,52 @@ Choices ChoicesOf(const Graph& graph) {
   return c;
 }
 
+// Whether two nodes of the builder graph show as the same version in a view for `arch`
+// ("1.0.0" and "1.0.0+amd64"): explanations then cannot tell which one a client meant.
+bool AmbiguousVersions(const Graph& graph, const std::string& arch) {
+  std::set<std::string> seen;
+  for (const Node& n : graph.nodes()) {
+    if (!seen.insert(insight::ViewVersion(n.version, arch)).second) return true;
+  }
+  return false;
+}
+
+// Explanations and paths on the answer a chain gave for `context`: the verdict is
+// "offered" exactly when the answer has the edge, and every hop of a path is an edge
+// of the answer.
+void CheckInsight(const TransformChain& chain, const Graph& graph, const Graph& answer, const TransformContext& context) {
+  auto version = context.parameters.find("version");
+  if (version == context.parameters.end()) return;
+  const std::string& arch = context.parameters.at("arch");
+  insight::ExplainRequest request{context.parameters, context.entitlements, version->second, std::nullopt};
+  request.parameters.erase("version");
+  auto explained = insight::Explain(chain, graph, request);
+  CHAIN_CHECK(explained.ok(), "what the chain answers, explain explains");
+  if (!AmbiguousVersions(graph, arch)) {
+    for (const insight::EdgeExplanation& e : explained->edges) {
+      auto a = answer.Find(e.from), b = answer.Find(e.to);
+      const bool edge = a && b && answer.HasEdge(*a, *b);
+      CHAIN_CHECK(edge == (e.verdict == insight::Verdict::kOffered), "offered exactly when the answer has the edge");
+      CHAIN_CHECK(!e.reasons.empty(), "every verdict has a reason");
+    }
+  }
+  auto view = std::make_shared<const Graph>(answer);
+  insight::PathFinder finder({{context.parameters.at("channel"), view}}, {});
+  for (NodeIndex target = 0; target < answer.node_count() && target < 4; ++target) {
+    insight::PathOptions options;
+    options.alternatives = 3;
+    options.max_expansions = 2000;
+    insight::PathAnswer paths = finder.Find(version->second, answer.node(target).version, options);
+    CHAIN_CHECK(!paths.paths.empty() || !paths.stop.empty(), "no path says why");
+    for (const insight::UpdatePath& p : paths.paths) {
+      for (const insight::PathHop& hop : p.hops) {
+        auto a = answer.Find(hop.from), b = answer.Find(hop.to);
+        CHAIN_CHECK(a && b && answer.HasEdge(*a, *b), "every hop is an edge of the answer");
+      }
+    }
+  }
+}
+
 bool ClientError(const Status& s) {
   return s.code() == Status::Code::kInvalidParams || s.code() == Status::Code::kMissingParams ||
          s.code() == Status::Code::kArchVersion;
@@ -104,6 +152,7 @@ int PolicyChain(const uint8_t* data, size_t size) {
           if (!servable) continue;  // the chain may refuse it, but must not crash
           CHAIN_CHECK(out.ok() || ClientError(out.status()), "a servable graph runs through the chain");
           if (!out.ok()) continue;
+          CheckInsight(chain, *graph, *out, context);
           std::string written = WriteGraphJson(*out, {.schema_version = 1});
           CHAIN_CHECK(ReadGraphJson(written).ok(), "an answer reads back");
           (void)policy::EdgeTimings(*graph, channel, id);

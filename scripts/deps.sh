@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages this project needs, only those missing. Idempotent:
 # a machine that already has everything makes no network access at all.
+#   scripts/deps.sh          what building and running need
+#   scripts/deps.sh --test   also what only the tests use (headless Chromium and its driver)
 set -euo pipefail
 
 PACKAGES=(
@@ -12,7 +14,11 @@ PACKAGES=(
   libgpgme-dev gnupg libgit2-dev git libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev llvm-14
+  libgraphviz-dev
 )
+if [ "${1:-}" = "--test" ]; then
+  PACKAGES+=(chromium chromium-driver)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

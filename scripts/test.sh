@@ -9,6 +9,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
+"$root/scripts/deps.sh" --test
 "$root/scripts/build.sh"
 (cd "$build" && ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)" "$@")
 if [ $# -eq 0 ] && [ "${CINCINNATI_QUICK:-0}" != 1 ]; then

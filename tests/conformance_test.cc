@@ -9,6 +9,7 @@
 #include <set>
 
 #include "builder/edge_add_remove.h"
+#include "core/internal_metadata.h"
 #include "builder/pipeline.h"
 #include "core/graph_json.h"
 #include "graph-data/file_reader.h"
@@ -36,6 +37,8 @@ Normalized Normalize(const Graph& g) {
     Metadata m = node.metadata;
     m.erase("io.openshift.upgrades.graph.previous.remove_regex");
     m.erase("io.openshift.upgrades.graph.previous.remove");
+    // Ours only, for explanations (core/internal_metadata.h); never served to clients.
+    for (std::string_view suffix : kExplanationSuffixes) m.erase(PrefixedKey(kDefaultKeyPrefix, suffix));
     n.nodes[node.version] = {node.payload, m};
   }
   for (const Edge& e : g.Edges()) {

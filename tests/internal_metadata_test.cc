@@ -203,3 +203,38 @@ TEST(ReleaseCheckTest, AnUnusableReleaseIsLeftOutAndTheRestLoads) {
 
 }  // namespace
 }  // namespace cincinnati
+
+namespace cincinnati {
+namespace {
+
+TEST(ExplanationKeysTest, BlockRecordsAndRemovedEdgesRoundTripAndRefuseJunk) {
+  std::vector<BlockRecord> records{{false, "blocked-edges/a;b:c=d%.yaml", "4[.]1[.](0|1);x=y"},
+                                   {true, "blocked-edges/4.13.2-Risk.yaml", ".*"}};
+  std::string value = EncodeBlockRecord(records[0]) + ";" + EncodeBlockRecord(records[1]);
+  auto decoded = DecodeBlockRecords(value);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(*decoded, records);
+  for (const char* junk : {"", "x:file=re", "u:file", "u:fi%zzle=re", "u:file=re%2"}) {
+    EXPECT_FALSE(DecodeBlockRecords(junk).ok()) << junk;
+  }
+  auto edges = DecodeRemovedEdges("4.1.0+amd64=previous.remove_regex,4.1.1=next.remove");
+  ASSERT_TRUE(edges.ok());
+  EXPECT_EQ(edges->at(0), (RemovedEdge{"4.1.0+amd64", "previous.remove_regex"}));
+  EXPECT_FALSE(DecodeRemovedEdges("4.1.0").ok());
+  // A graph carrying undecodable records is never served, and a release cannot set them.
+  Metadata bad{{"io.openshift.upgrades.graph.blocked.by", "nonsense"}};
+  EXPECT_FALSE(CheckInternalMetadata(bad).ok());
+  EXPECT_TRUE(IsReservedKey("io.openshift.upgrades.graph.removed.previous"));
+  // Stripping leaves every other key.
+  Graph g;
+  ASSERT_TRUE(g.AddNode(Node::Concrete("1.0.0", "p", {{"io.openshift.upgrades.graph.removed.next", "1.1.0"},
+                                                      {"url", "u"}}))
+                  .ok());
+  EXPECT_TRUE(HasExplanationKeys(g));
+  Graph stripped = StripExplanationKeys(g);
+  EXPECT_FALSE(HasExplanationKeys(stripped));
+  EXPECT_EQ(stripped.node(0).metadata, (Metadata{{"url", "u"}}));
+}
+
+}  // namespace
+}  // namespace cincinnati

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "core/internal_metadata.h"
 #include "core/semver.h"
 #include "core/strings.h"
 
@@ -93,20 +94,35 @@ class Editor {
     });
   }
 
-  void RemoveAllIncoming(NodeIndex x) {
+  // Removes from->to; remembers it (with the key's suffix as the cause) for explanations.
+  void Remove(NodeIndex from, NodeIndex to, std::string_view cause) {
+    if (graph_.RemoveEdge(from, to)) removed_[to].push_back(RemovedEdge{graph_.node(from).version, std::string(cause)});
+  }
+
+  void RemoveAllIncoming(NodeIndex x, std::string_view cause) {
     std::vector<NodeIndex> preds = graph_.predecessors(x);
-    for (NodeIndex p : preds) graph_.RemoveEdge(p, x);
+    for (NodeIndex p : preds) Remove(p, x, cause);
+  }
+
+  // Writes <prefix>.removed.previous on every node that lost an incoming edge.
+  void RecordRemovals() {
+    const std::string key = PrefixedKey(settings_.key_prefix, kRemovedPreviousSuffix);
+    for (const auto& entry : removed_) {
+      std::string value;
+      for (const RemovedEdge& edge : entry.second) value += (value.empty() ? "" : ",") + EncodeRemovedEdge(edge);
+      graph_.mutable_metadata(entry.first).insert_or_assign(key, std::move(value));
+    }
   }
 
   Status RemoveEdges(std::string_view suffix, bool incoming) {
     const std::string key = PrefixedKey(settings_.key_prefix, suffix);
     return ForEachWithKey(key, [&](NodeIndex x, const std::string& value) -> Status {
       if (incoming && TrimWhitespace(value) == settings_.remove_all_edges_value) {
-        RemoveAllIncoming(x);
+        RemoveAllIncoming(x, suffix);
         return Status::OK();
       }
       CINCINNATI_ASSIGN_OR_RETURN(std::vector<NodeIndex> listed, Listed(x, key, value));
-      for (NodeIndex v : listed) incoming ? graph_.RemoveEdge(v, x) : graph_.RemoveEdge(x, v);
+      for (NodeIndex v : listed) incoming ? Remove(v, x, suffix) : Remove(x, v, suffix);
       return Status::OK();
     });
   }
@@ -115,14 +131,14 @@ class Editor {
     const std::string key = PrefixedKey(settings_.key_prefix, kPreviousRemoveRegexSuffix);
     return ForEachWithKey(key, [&](NodeIndex x, const std::string& pattern) -> Status {
       if (pattern == ".*") {
-        RemoveAllIncoming(x);
+        RemoveAllIncoming(x, kPreviousRemoveRegexSuffix);
         return Status::OK();
       }
       auto re = regexes_.Get(pattern);
       if (!re.ok()) return re.status().WithContext(fmt::format("{}: {}", graph_.node(x).version, key));
       std::vector<NodeIndex> preds = graph_.predecessors(x);
       for (NodeIndex p : preds) {
-        if (RE2::PartialMatch(graph_.node(p).version, **re)) graph_.RemoveEdge(p, x);
+        if (RE2::PartialMatch(graph_.node(p).version, **re)) Remove(p, x, kPreviousRemoveRegexSuffix);
       }
       return Status::OK();
     });
@@ -141,6 +157,7 @@ class Editor {
   const EdgeAddRemoveSettings& settings_;
   Diagnostics& diagnostics_;
   RegexCache regexes_;
+  std::map<NodeIndex, std::vector<RemovedEdge>> removed_;
 };
 
 }  // namespace
@@ -212,6 +229,7 @@ Result<Graph> EdgeAddRemove::Apply(Graph graph, TransformContext& context) const
   CINCINNATI_RETURN_IF_ERROR(editor.RemoveByRegex());
   CINCINNATI_RETURN_IF_ERROR(editor.RemoveEdges(kNextRemoveSuffix, /*incoming=*/false));
   if (settings_.remove_consumed_metadata) editor.RemoveConsumedKeys();
+  if (settings_.record_removals) editor.RecordRemovals();
   return graph;
 }
 

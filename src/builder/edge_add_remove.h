@@ -10,7 +10,8 @@
 // Order: all previous.add, all next.add, risk materialization, previous.remove,
 // previous.remove_regex, next.remove; so every removal beats every addition, and
 // conditional edges are made from the edges that exist before removals.
-// An added edge that would close a cycle fails the step.
+// An added edge that would close a cycle fails the step. Each removed edge is recorded
+// on its target with the key that removed it (settings: record_removals).
 #pragma once
 
 #include <string>
@@ -25,6 +26,9 @@ struct EdgeAddRemoveSettings {
   std::string remove_all_edges_value = "*";
   bool remove_consumed_metadata = false;
   bool include_conditional_edges = true;
+  // Write <prefix>.removed.previous (core/internal_metadata.h) on every release that lost
+  // an incoming edge, for explanations; the policy engine never serves it.
+  bool record_removals = true;
 };
 
 class EdgeAddRemove : public GraphTransform {

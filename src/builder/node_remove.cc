@@ -4,14 +4,24 @@ namespace cincinnati {
 
 Result<Graph> NodeRemove::Apply(Graph graph, TransformContext& context) const {
   const std::string key = PrefixedKey(key_prefix_, kReleaseRemoveSuffix);
-  return graph.Retain([&](NodeIndex i) {
+  const std::string removed_key = PrefixedKey(key_prefix_, kRemovedNextSuffix);
+  auto removed = [&](NodeIndex i) {
     const Node& n = graph.node(i);
-    if (!n.concrete) return true;
     auto it = n.metadata.find(key);
-    if (it == n.metadata.end() || it->second != "true") return true;
-    context.diagnostics.Info(n.version, "removed by " + key);
-    return false;
-  });
+    return n.concrete && it != n.metadata.end() && it->second == "true";
+  };
+  // Each removed release is remembered on its predecessors, so that an explanation can
+  // say why an update to it is gone.
+  for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+    if (!removed(i)) continue;
+    context.diagnostics.Info(graph.node(i).version, "removed by " + key);
+    std::vector<NodeIndex> predecessors = graph.predecessors(i);
+    for (NodeIndex p : predecessors) {
+      std::string& list = graph.mutable_metadata(p)[removed_key];
+      list += (list.empty() ? "" : ",") + graph.node(i).version;
+    }
+  }
+  return graph.Retain([&](NodeIndex i) { return !removed(i); });
 }
 
 }  // namespace cincinnati

@@ -4,7 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include "core/diagnostics.h"
+#include "core/graph.h"
+#include "core/status.h"
 
 namespace cincinnati::cli {
 
@@ -17,10 +22,18 @@ void RegisterClusterCommands(CLI::App& app, int& exit_code);
 void RegisterAgentCommands(CLI::App& app, int& exit_code);
 void RegisterAdmCommands(CLI::App& app, int& exit_code);
 void RegisterUpgradeCommands(CLI::App& app, int& exit_code);
+void RegisterInsightCommands(CLI::App& app, int& exit_code);
+// `graph render` (insight_commands.cc), added to the `graph` command.
+void AddGraphRender(CLI::App* graph, int& exit_code);
 // The process's command line, kept for the agent's hand-over to a new release.
 void SetCommandLine(int argc, char** argv);
 
 // Prints diagnostics to stderr as "severity: location: message".
 void PrintDiagnostics(const Diagnostics& diagnostics, bool include_info);
+
+// The instant `--at` names (RFC 3339), or now when it is empty; errors name `--at`.
+Result<int64_t> InstantOrNow(const std::string& at);
+// The graph builder's graph of local releases and a graph-data directory (the local chain).
+Result<Graph> BuildLocalInputs(const std::string& releases, const std::string& graph_data);
 
 }  // namespace cincinnati::cli

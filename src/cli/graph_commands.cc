@@ -9,10 +9,27 @@
 #include "core/error_document.h"
 #include "core/graph_json.h"
 #include "graph-data/file_reader.h"
+#include "graph-data/time_format.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
+#include "policy/phased_rollout.h"
 
 namespace cincinnati::cli {
+
+Result<int64_t> InstantOrNow(const std::string& at) {
+  if (at.empty()) return policy::SystemClock()();
+  auto t = graphdata::ParseDateTime(at);
+  if (!t.ok()) return t.status().WithContext("--at");
+  return *t;
+}
+
+Result<Graph> BuildLocalInputs(const std::string& releases, const std::string& graph_data) {
+  LocalBuildOptions options;
+  options.releases = releases;
+  options.graph_data = graph_data;
+  TransformContext build;
+  return BuildLocalGraph(options, build);
+}
 
 void PrintDiagnostics(const Diagnostics& diagnostics, bool include_info) {
   for (const Diagnostic& d : diagnostics.items()) {
@@ -121,7 +138,7 @@ int RunFilter(const FilterArgs& args) {
 }  // namespace
 
 void RegisterGraphCommands(CLI::App& app, int& exit_code) {
-  CLI::App* graph = app.add_subcommand("graph", "Build or filter update graphs");
+  CLI::App* graph = app.add_subcommand("graph", "Build, filter or draw update graphs");
   graph->require_subcommand(1);
 
   auto build_args = std::make_shared<BuildArgs>();
@@ -153,6 +170,7 @@ void RegisterGraphCommands(CLI::App& app, int& exit_code) {
   filter->add_option("--arch", filter_args->arch, "Architecture (default amd64)");
   filter->add_option("file", filter_args->file, "Graph JSON file (default: standard input)");
   filter->callback([filter_args, &exit_code] { exit_code = RunFilter(*filter_args); });
+  AddGraphRender(graph, exit_code);
 }
 
 }  // namespace cincinnati::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   cincinnati::cli::RegisterAgentCommands(app, exit_code);
   cincinnati::cli::RegisterAdmCommands(app, exit_code);
   cincinnati::cli::RegisterUpgradeCommands(app, exit_code);
+  cincinnati::cli::RegisterInsightCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,17 +25,8 @@ std::string Human(int64_t seconds) {
 }
 
 Status RunPreview(const PreviewArgs& a) {
-  int64_t now = policy::SystemClock()();
-  if (!a.at.empty()) {
-    auto t = graphdata::ParseDateTime(a.at);
-    if (!t.ok()) return t.status().WithContext("--at");
-    now = *t;
-  }
-  LocalBuildOptions options;
-  options.releases = a.releases;
-  options.graph_data = a.graph_data;
-  TransformContext build;
-  CINCINNATI_ASSIGN_OR_RETURN(Graph graph, BuildLocalGraph(options, build));
+  CINCINNATI_ASSIGN_OR_RETURN(const int64_t now, InstantOrNow(a.at));
+  CINCINNATI_ASSIGN_OR_RETURN(Graph graph, BuildLocalInputs(a.releases, a.graph_data));
   TransformChain chain;
   chain.push_back(std::make_unique<policy::ChannelFilter>());
   chain.push_back(std::make_unique<policy::ArchFilter>());

@@ -68,6 +68,8 @@ std::vector<Flag> Flags(Role role) {
     flags.push_back({"--views.channel_targets", "views.channel_targets",
                      "Channels (comma list, or *) whose clients get only the paths from their version to the target"});
     flags.push_back({"--testing.now", "testing.now", "Freeze the policy engine's clock at this RFC 3339 time"});
+    flags.push_back({"--web.enabled", "web.enabled",
+                     "Serve the graph page at / (true or false; default true for serve, false for policy-engine)"});
     std::vector<Flag> directory = {
         {"--cluster_directory.path", "cluster_directory.path",
          "Embedded cluster directory: SQLite file managed with `cincinnati clusters`"},
@@ -430,6 +432,7 @@ Status Run(Invocation& inv) {
       CINCINNATI_ASSIGN_OR_RETURN(o.directory_log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));
     }
     if (serve) o.upstream_url.clear();
+    CINCINNATI_ASSIGN_OR_RETURN(o.web_ui, ParseBool("web.enabled", s.String("web.enabled", serve ? "true" : "false")));
     engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
   }
 

@@ -27,6 +27,38 @@ bool IsListWord(std::string_view text) {
   return !text.empty() && text.find_first_of(",;=:") == std::string_view::npos;
 }
 
+// Percent-escapes the characters in `special` (and '%').
+std::string Escape(std::string_view text, std::string_view special) {
+  std::string out;
+  for (char c : text) {
+    if (c == '%' || special.find(c) != std::string_view::npos) {
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Result<std::string> Unescape(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    unsigned value = 0;
+    auto hex = text.substr(i + 1, 2);
+    auto [end, error] = std::from_chars(hex.data(), hex.data() + hex.size(), value, 16);
+    if (hex.size() != 2 || error != std::errc() || end != hex.data() + 2) {
+      return Status::InvalidArgument(fmt::format("'{}': bad escape at offset {}", text, i));
+    }
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool IsReservedKey(std::string_view key, std::string_view prefix) {
@@ -87,6 +119,59 @@ Result<std::vector<ChannelRollouts>> DecodePhasedRollouts(std::string_view value
   return out;
 }
 
+std::string EncodeBlockRecord(const BlockRecord& record) {
+  return fmt::format("{}:{}={}", record.conditional ? 'c' : 'u', Escape(record.file, ";:="), Escape(record.from_regex, ";"));
+}
+
+Result<std::vector<BlockRecord>> DecodeBlockRecords(std::string_view value) {
+  std::vector<BlockRecord> out;
+  for (std::string_view item : Split(value, ';')) {
+    size_t eq = item.find('=');
+    if (item.size() < 3 || (item[0] != 'u' && item[0] != 'c') || item[1] != ':' || eq == std::string_view::npos) {
+      return Status::InvalidArgument(fmt::format("item '{}': expected <u|c>:<file>=<from regex>", item));
+    }
+    auto file = Unescape(item.substr(2, eq - 2));
+    if (!file.ok()) return file.status();
+    auto regex = Unescape(item.substr(eq + 1));
+    if (!regex.ok()) return regex.status();
+    out.push_back(BlockRecord{item[0] == 'c', std::move(file).value(), std::move(regex).value()});
+  }
+  return out;
+}
+
+std::string EncodeRemovedEdge(const RemovedEdge& edge) { return edge.from + "=" + edge.cause; }
+
+Result<std::vector<RemovedEdge>> DecodeRemovedEdges(std::string_view value) {
+  std::vector<RemovedEdge> out;
+  for (std::string_view item : Split(value, ',')) {
+    size_t eq = item.rfind('=');
+    if (eq == std::string_view::npos || eq == 0 || !IsListWord(item.substr(eq + 1))) {
+      return Status::InvalidArgument(fmt::format("item '{}': expected <version>=<cause>", item));
+    }
+    out.push_back(RemovedEdge{std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))});
+  }
+  return out;
+}
+
+bool HasExplanationKeys(const Graph& graph, std::string_view prefix) {
+  for (std::string_view suffix : kExplanationSuffixes) {
+    const std::string key = PrefixedKey(prefix, suffix);
+    for (const Node& node : graph.nodes()) {
+      if (node.metadata.count(key)) return true;
+    }
+  }
+  return false;
+}
+
+Graph StripExplanationKeys(const Graph& graph, std::string_view prefix) {
+  Graph out = graph;
+  for (std::string_view suffix : kExplanationSuffixes) {
+    const std::string key = PrefixedKey(prefix, suffix);
+    for (NodeIndex i = 0; i < out.node_count(); ++i) out.mutable_metadata(i).erase(key);
+  }
+  return out;
+}
+
 Status CheckInternalMetadata(const Metadata& metadata, std::string_view prefix) {
   auto check = [&](std::string_view suffix, auto decode) -> Status {
     auto it = metadata.find(PrefixedKey(prefix, suffix));
@@ -97,7 +182,9 @@ Status CheckInternalMetadata(const Metadata& metadata, std::string_view prefix) 
   CINCINNATI_RETURN_IF_ERROR(check(kPhasedStartSuffix, DecodePhasedStarts));
   CINCINNATI_RETURN_IF_ERROR(check(kPhasedRolloutsSuffix, DecodePhasedRollouts));
   CINCINNATI_RETURN_IF_ERROR(check(kHotfixRulesSuffix, DecodeHotfixRules));
-  // channel.targets is a plain list: any string decodes.
+  CINCINNATI_RETURN_IF_ERROR(check(kBlockedBySuffix, DecodeBlockRecords));
+  CINCINNATI_RETURN_IF_ERROR(check(kRemovedPreviousSuffix, DecodeRemovedEdges));
+  // channel.targets and removed.next are plain lists: any string decodes.
   return Status::OK();
 }
 

@@ -8,6 +8,16 @@
 //                    criterion minor, patch, * (the default) or another word (never matches)
 //   channel.targets  "<channel>,..."                                 channels the release is the target of
 //   hotfix.rules     see core/hotfix_rule.h
+//   blocked.by       "<u|c>:<file>=<from regex>;..."                 the blocked-edges files whose rule
+//                    is in the release's previous.remove_regex (u: unconditional, c: conditional);
+//                    '%', ';', ':' and '=' inside a file name, and '%' and ';' inside a regex,
+//                    are written %25, %3B, %3A, %3D
+//   removed.previous "<version>=<cause>,..."                         edges into the release that
+//                    edge-add-remove removed; cause is the suffix of the key that removed it
+//   removed.next     "<version>,..."                                 successors removed by node-remove
+//                    (release.remove)
+// The last three exist for explanations (why an edge is not offered); the policy engine
+// keeps them out of every answer to a client (StripExplanationKeys).
 // The graph builder reserves these keys: a release's own metadata may not set them
 // (builder/release_check.h), and a graph whose values do not decode is never served
 // (CheckServable names the node and the key). Decoders never throw; an error names the
@@ -28,8 +38,11 @@
 
 namespace cincinnati {
 
-inline constexpr std::array<std::string_view, 4> kReservedSuffixes = {kPhasedStartSuffix, kPhasedRolloutsSuffix,
-                                                                     kChannelTargetsSuffix, kHotfixRulesSuffix};
+inline constexpr std::array<std::string_view, 7> kReservedSuffixes = {
+    kPhasedStartSuffix, kPhasedRolloutsSuffix, kChannelTargetsSuffix, kHotfixRulesSuffix,
+    kBlockedBySuffix,   kRemovedPreviousSuffix, kRemovedNextSuffix};
+inline constexpr std::array<std::string_view, 3> kExplanationSuffixes = {kBlockedBySuffix, kRemovedPreviousSuffix,
+                                                                        kRemovedNextSuffix};
 // Whether `key` is "<prefix>.<reserved suffix>".
 bool IsReservedKey(std::string_view key, std::string_view prefix = kDefaultKeyPrefix);
 
@@ -59,6 +72,30 @@ struct ChannelRollouts {
 // One block of a phased.rollouts value; "" when the channel has no rules.
 std::string EncodeChannelRollouts(const ChannelRollouts& rollouts);
 Result<std::vector<ChannelRollouts>> DecodePhasedRollouts(std::string_view value);
+
+// One item of a blocked.by value.
+struct BlockRecord {
+  bool conditional = false;
+  std::string file;        // relative to the graph-data root
+  std::string from_regex;  // the rule's `from`
+  bool operator==(const BlockRecord&) const = default;
+};
+std::string EncodeBlockRecord(const BlockRecord& record);
+Result<std::vector<BlockRecord>> DecodeBlockRecords(std::string_view value);
+
+// One item of a removed.previous value.
+struct RemovedEdge {
+  std::string from;   // the predecessor's version, as in the graph
+  std::string cause;  // previous.remove_regex, previous.remove or next.remove
+  bool operator==(const RemovedEdge&) const = default;
+};
+std::string EncodeRemovedEdge(const RemovedEdge& edge);
+Result<std::vector<RemovedEdge>> DecodeRemovedEdges(std::string_view value);
+
+// Whether any node carries an explanation key, and a copy of the graph without them
+// (what a policy engine answers from).
+bool HasExplanationKeys(const Graph& graph, std::string_view prefix = kDefaultKeyPrefix);
+Graph StripExplanationKeys(const Graph& graph, std::string_view prefix = kDefaultKeyPrefix);
 
 // Decodes every reserved key of `metadata`; the error names the key.
 Status CheckInternalMetadata(const Metadata& metadata, std::string_view prefix = kDefaultKeyPrefix);

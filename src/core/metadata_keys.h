@@ -29,6 +29,11 @@ inline constexpr std::string_view kChannelTargetsSuffix = "channel.targets";
 inline constexpr std::string_view kPhasedRolloutsSuffix = "phased.rollouts";
 // Hotfix releases (graph-data hotfixes/): who may see them, see core/hotfix_rule.h.
 inline constexpr std::string_view kHotfixRulesSuffix = "hotfix.rules";
+// What explanations need (see core/internal_metadata.h): which graph-data files block
+// edges into a release, and which edges the graph builder removed, and why.
+inline constexpr std::string_view kBlockedBySuffix = "blocked.by";
+inline constexpr std::string_view kRemovedPreviousSuffix = "removed.previous";
+inline constexpr std::string_view kRemovedNextSuffix = "removed.next";
 
 inline std::string PrefixedKey(std::string_view prefix, std::string_view suffix) {
   std::string key(prefix);

@@ -58,6 +58,9 @@ std::optional<NodeIndex> FindConcrete(const Graph& graph, const std::string& ver
 void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph) {
   const VersionIndex index(graph);
   const std::string remove_regex_key = PrefixedKey(prefix, kPreviousRemoveRegexSuffix);
+  // Which file put each rule into remove_regex, written the same way (an unconditional
+  // block replaces, a conditional one appends), for explanations.
+  const std::string blocked_by_key = PrefixedKey(prefix, kBlockedBySuffix);
   const std::string channels_key = PrefixedKey(prefix, kChannelsSuffix);
 
   // 1. Raw metadata.
@@ -83,7 +86,10 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
       for (const auto& [_, build] : index.builds) targets.push_back(block.to.WithBuild(build).ToString());
     }
     for (const std::string& target : targets) {
-      if (auto i = FindConcrete(graph, target)) graph.mutable_metadata(*i).insert_or_assign(remove_regex_key, block.from);
+      if (auto i = FindConcrete(graph, target)) {
+        graph.mutable_metadata(*i).insert_or_assign(remove_regex_key, block.from);
+        graph.mutable_metadata(*i).insert_or_assign(blocked_by_key, EncodeBlockRecord({false, path, block.from}));
+      }
     }
   }
 
@@ -93,6 +99,7 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
     for (const auto& [_, build] : index.builds) {
       if (auto i = FindConcrete(graph, block.to.WithBuild(build).ToString())) {
         AppendValue(graph.mutable_metadata(*i), remove_regex_key, block.from, '|');
+        AppendValue(graph.mutable_metadata(*i), blocked_by_key, EncodeBlockRecord({true, path, block.from}), ';');
       }
     }
   }

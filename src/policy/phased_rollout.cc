@@ -165,7 +165,10 @@ bool IsValidClusterId(std::string_view id) {
 }
 
 PhasedRollout::PhasedRollout(Clock now, std::string key_prefix)
-    : now_(std::move(now)), start_key_(StartKey(key_prefix)), rollouts_key_(RolloutsKey(key_prefix)) {}
+    : now_(std::move(now)),
+      key_prefix_(key_prefix),
+      start_key_(StartKey(key_prefix)),
+      rollouts_key_(RolloutsKey(key_prefix)) {}
 
 namespace {
 

@@ -70,10 +70,13 @@ class PhasedRollout : public GraphTransform {
   // that set, computed from a per-view plan in microseconds.
   std::shared_ptr<const void> Prepare(const Graph& input, const TransformContext& context) const override;
   std::optional<std::string> AnswerKey(const void* prepared, const TransformContext& context) const override;
+  // The instant its answers are computed for (explanations use the same one).
+  int64_t Now() const { return now_(); }
+  const std::string& key_prefix() const { return key_prefix_; }
 
  private:
   Clock now_;
-  std::string start_key_, rollouts_key_;
+  std::string key_prefix_, start_key_, rollouts_key_;
 };
 
 }  // namespace cincinnati::policy

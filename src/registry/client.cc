@@ -1,27 +1,18 @@
 #include "registry/client.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <regex>
 
 #include <fmt/format.h>
 
+#include "core/base64.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "registry/manifest.h"
 
 namespace cincinnati::registry {
 namespace {
-
-std::string Base64(const std::string& in) {
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
 
 std::string Describe(const http::Result& r) {
   if (!r.error.empty()) return r.error;
@@ -87,7 +78,7 @@ bool RegistryClient::Authenticate(const http::Result& challenge, bool push) {
   if (strcasecmp(scheme.c_str(), "Basic") == 0) {
     if (credentials_.empty()) return false;
     std::lock_guard<std::mutex> lock(mu_);
-    authorization_ = "Basic " + Base64(credentials_.username + ":" + credentials_.password);
+    authorization_ = "Basic " + Base64Encode(credentials_.username + ":" + credentials_.password);
     return true;
   }
   if (strcasecmp(scheme.c_str(), "Bearer") != 0) return false;
@@ -100,7 +91,7 @@ bool RegistryClient::Authenticate(const http::Result& challenge, bool push) {
                          .max_body_bytes = options_.max_document_bytes, .max_body_name = "max_document_bytes",
                          .stop = options_.stop};
   if (!credentials_.empty()) {
-    o.headers.push_back("Authorization: Basic " + Base64(credentials_.username + ":" + credentials_.password));
+    o.headers.push_back("Authorization: Basic " + Base64Encode(credentials_.username + ":" + credentials_.password));
   }
   http::Result r = http::Request(url, o);
   if (!r.ok()) return false;

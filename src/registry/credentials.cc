@@ -1,30 +1,12 @@
 #include "registry/credentials.h"
 
-#include <openssl/evp.h>
-
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "core/base64.h"
 #include "core/strings.h"
 
 namespace cincinnati::registry {
-namespace {
-
-Result<std::string> Base64Decode(std::string_view in) {
-  std::string out(3 * in.size() / 4 + 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  if (n < 0) return Status::InvalidArgument("auth is not base64");
-  // EVP_DecodeBlock counts padding as output bytes; a well-formed input has at most
-  // two '=' and they never outnumber what was decoded ("====" decodes to 3 bytes).
-  size_t pad = 0;
-  for (size_t i = in.size(); i > 0 && in[i - 1] == '='; --i) ++pad;
-  if (pad > 2 || pad > static_cast<size_t>(n)) return Status::InvalidArgument("auth is not base64");
-  out.resize(static_cast<size_t>(n) - pad);
-  return out;
-}
-
-}  // namespace
 
 Result<Credentials> LookupDockerCredentials(const std::string& config_path, const RepositoryLocation& location) {
   simdjson::padded_string content;
@@ -59,7 +41,11 @@ Result<Credentials> FindDockerCredentials(std::string_view config, const Reposit
       if (auths[candidate].get(entry)) continue;
       std::string_view auth;
       if (entry["auth"].get_string().get(auth)) continue;
-      CINCINNATI_ASSIGN_OR_RETURN(std::string decoded, Base64Decode(auth));
+      auto decoded_or = Base64Decode(auth);
+      if (!decoded_or.ok()) {
+        return Status::InvalidArgument(fmt::format("{}: auth for '{}' is not base64", config_path, candidate));
+      }
+      const std::string& decoded = *decoded_or;
       size_t colon = decoded.find(':');
       if (colon == std::string::npos) {
         return Status::InvalidArgument(fmt::format("{}: auth for '{}' is not user:password", config_path, candidate));

@@ -10,34 +10,20 @@
 #include <spdlog/spdlog.h>
 
 #include "core/guard.h"
+#include "core/internal_metadata.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
 #include "policy/phased_rollout.h"
 #include "server/content_negotiation.h"
 #include "server/openapi.h"
+#include "server/policy_engine_pool.h"
 #include "server/query.h"
 #include "server/responses.h"
 #include "server/upstream_fetch.h"
 
 namespace cincinnati::server {
 
-struct PolicyEngineService::Pool {
-  explicit Pool(size_t n) : pool(n) {}
-  boost::asio::thread_pool pool;
-};
-
 namespace {
-
-// A responder for answers that come later, from another thread: it keeps the Origin to
-// echo, not the request.
-Respond WithCors(const Request& request, const Respond& respond) {
-  std::optional<std::string> origin;
-  if (const std::string* o = request.Header("Origin")) origin = *o;
-  return [origin = std::move(origin), respond](Response r) {
-    AddCorsHeaders(origin ? &*origin : nullptr, r);
-    respond(std::move(r));
-  };
-}
 
 // The parameters a policy engine reads (the reference's and ours); forwarding only these
 // (and the mandatory ones) keeps clients from multiplying upstream fetches with junk.
@@ -99,6 +85,7 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       target_view_requests_(metrics_.AddCounter("target_view_requests_total",
                                                 "Requests answered with a channel-target view").Get()),
       state_(InitialUpstreamState(options_.upstream_url.empty(), options_.upstream_kind)),
+      svgs_(std::make_unique<SvgCache>()),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
   for (const auto& step : chain_) {
     if (auto* target = dynamic_cast<const policy::ChannelTarget*>(step.get())) channel_target_ = target;
@@ -123,6 +110,9 @@ PolicyEngineService::~PolicyEngineService() { Stop(); }
 
 void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph) {
   auto start = std::chrono::steady_clock::now();
+  // Explanations read the graph builder's records; clients never get them.
+  insight_graph_.store(graph);
+  if (HasExplanationKeys(*graph)) graph = std::make_shared<const Graph>(StripExplanationKeys(*graph));
   auto hotfixes = std::make_shared<const policy::HotfixIndex>(*graph);
   hotfixes_.store(hotfixes->empty() ? nullptr : std::move(hotfixes));
   auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.max_cached_queries);
@@ -314,6 +304,8 @@ ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query,
     failed = !answer.graph && !answer.answer_error;
     if (failed) return ForwardedAnswer{nullptr, answer.failure};
     if (answer.answer_error) return ForwardedAnswer{nullptr, answer.answer_error};
+    // A graph builder's graph may carry its explanation records: never pass them on.
+    if (HasExplanationKeys(*answer.graph)) *answer.graph = StripExplanationKeys(*answer.graph);
     auto view = ComputeView(chain_, *answer.graph, query.parameters);
     if (!view.ok()) return ForwardedAnswer{nullptr, ErrorDocument::FromStatus(view.status())};
     return ForwardedAnswer{std::move(view).value(), std::nullopt};
@@ -374,6 +366,12 @@ std::optional<Response> PolicyEngineService::Route(const Request& request, const
   }
   if (path == prefix + "/openapi" || path == prefix + "/v1/openapi") {
     return Response::Text(200, openapi_, "application/json");
+  }
+  if (options_.web_ui) {
+    if (auto answer = ServeUi(request)) return answer;
+  }
+  if (path == prefix + "/v1/path" || path == prefix + "/v1/explain") {
+    return ServeInsight(request, path == prefix + "/v1/path", respond);
   }
   if (path != prefix + "/graph" && path != prefix + "/v1/graph") return Response::Empty(404);
   if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);

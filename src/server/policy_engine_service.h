@@ -19,7 +19,13 @@
 // request, a fetch or a lookup becomes a 500 failed_plugin_execution answer (or a
 // failed fetch), logged once per cause; none crosses a thread.
 // Routes: `{prefix}/graph`, `{prefix}/v1/graph`, `{prefix}/openapi`,
-// `{prefix}/v1/openapi`; status `/livez`, `/readyz`, `/metrics`. Thread-safe.
+// `{prefix}/v1/openapi`, `{prefix}/v1/path` and `{prefix}/v1/explain` (insight/queries.h:
+// answered with the same chain, on the graph builder's graph with its explanation keys;
+// answers are never computed from, nor carry, those keys otherwise; not available while
+// forwarding to another policy engine); with `web_ui`, the graph page at `/` and its data
+// under `{prefix}/v1/ui/` (ui/web_page.h; SVG laid out once per view and graph, cached);
+// status `/livez`, `/readyz`, `/metrics`.
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -50,6 +56,7 @@ namespace cincinnati::server {
 
 struct PolicyEngineOptions {
   std::string path_prefix;  // normalized
+  bool web_ui = false;      // the graph page at / and {prefix}/v1/ui/... (ui_routes.cc)
   std::string signatures_dir;  // served on the main listener when set (signature_files.h)
   std::vector<std::string> mandatory_client_parameters;
   std::string upstream_url;  // empty: in-process upstream
@@ -111,6 +118,14 @@ class PolicyEngineService {
                               const Parameters& params);
   // A 500 answer for an exception that escaped `what`, logged once per cause.
   Response InternalError(const Status& status);
+  // {prefix}/v1/path and {prefix}/v1/explain (insight_routes.cc).
+  std::optional<Response> ServeInsight(const Request& request, bool path, const Respond& respond);
+  Response AnswerInsight(const Request& request, bool path, const Parameters& params,
+                         const std::optional<directory::DirectoryAnswer>& cluster);
+  // `/` and {prefix}/v1/ui/... (ui_routes.cc), nullopt for other paths.
+  std::optional<Response> ServeUi(const Request& request);
+  // The graph the views came from, with its explanation keys (SetGraph).
+  std::shared_ptr<const Graph> insight_graph() const { return insight_graph_.load(); }
 
   TransformChain chain_;
   PolicyEngineOptions options_;
@@ -144,6 +159,9 @@ class PolicyEngineService {
   std::atomic<UpstreamState> state_;
   std::atomic<bool> ready_{false};
   std::atomic<std::shared_ptr<ViewCache>> views_;  // the shared graph's answers; read lock-free
+  std::atomic<std::shared_ptr<const Graph>> insight_graph_;  // that graph before stripping explanation keys
+  struct SvgCache;
+  std::unique_ptr<SvgCache> svgs_;  // laid-out views of the current graph (ui_routes.cc)
   mutable std::mutex mu_;
   std::optional<ErrorDocument> upstream_error_;  // the last failed fetch, under mu_
   std::string last_internal_error_;              // under mu_: logged once per cause

@@ -59,6 +59,15 @@ void AddCorsHeaders(const std::string* origin, Response& response) {
   vary = vary.empty() ? "Origin" : vary + ", Origin";
 }
 
+std::function<void(Response)> WithCors(const Request& request, const std::function<void(Response)>& respond) {
+  std::optional<std::string> origin;
+  if (const std::string* o = request.Header("Origin")) origin = *o;
+  return [origin = std::move(origin), respond](Response r) {
+    AddCorsHeaders(origin ? &*origin : nullptr, r);
+    respond(std::move(r));
+  };
+}
+
 bool HandleCors(const Request& request, Response& response) {
   if (request.method != "OPTIONS" || request.Header("Origin") == nullptr ||
       request.Header("Access-Control-Request-Method") == nullptr) {

@@ -1,6 +1,7 @@
 // Response helpers shared by the graph builder and policy engine routes.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ Response ViewResponse(const View& view, const Request& request, const std::strin
 bool HandleCors(const Request& request, Response& response);
 void AddCorsHeaders(const Request& request, Response& response);
 void AddCorsHeaders(const std::string* origin, Response& response);  // the request's Origin, if any
+// A responder for answers that come later, from another thread: it keeps the Origin to
+// echo, not the request.
+std::function<void(Response)> WithCors(const Request& request, const std::function<void(Response)>& respond);
 
 // missing_params naming the mandatory keys absent from the raw query (sorted, as the
 // reference lists them), or nullopt when all are there.

@@ -1,0 +1,308 @@
+#include "insight/update_paths.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/semver.h"
+
+namespace cincinnati::insight {
+namespace {
+
+using Id = uint32_t;
+constexpr uint32_t kUnreachable = std::numeric_limits<uint32_t>::max();
+
+enum class HopKind { kRecommended = 0, kConditional = 1, kBlocked = 2 };
+
+struct HopInfo {
+  HopKind kind = HopKind::kRecommended;
+  size_t channel = 0;
+  std::vector<std::string> risks;
+  std::string why;  // blocked
+};
+
+// The union of the channel views: releases by version, and for each (from, to) the
+// best way to take it (recommended over conditional over blocked; fewer risks; the
+// earlier channel).
+class UnionGraph {
+ public:
+  UnionGraph(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals) {
+    for (size_t c = 0; c < views.size(); ++c) {
+      const Graph& g = *views[c].view;
+      std::vector<Id> ids(g.node_count());
+      for (NodeIndex i = 0; i < g.node_count(); ++i) ids[i] = Intern(g.node(i).version, c);
+      for (const Edge& e : g.Edges()) Offer(ids[e.from], ids[e.to], HopInfo{HopKind::kRecommended, c, {}, {}});
+      for (const ConditionalEdge& group : g.conditional_edges()) {
+        std::vector<std::string> risks;
+        for (const Risk& r : group.risks) risks.push_back(r.name);
+        for (const ConditionalEdgeRef& ref : group.edges) {
+          auto a = g.Find(ref.from), b = g.Find(ref.to);
+          if (a && b) Offer(ids[*a], ids[*b], HopInfo{HopKind::kConditional, c, risks, {}});
+        }
+      }
+    }
+    AddRemovals(removals);
+    Rank();
+    in_.resize(out_.size());
+    for (Id a = 0; a < out_.size(); ++a) {
+      for (const auto& hop : out_[a]) in_[hop.first].emplace_back(a, &hop.second);
+    }
+  }
+
+  std::optional<Id> Find(std::string_view version) const {
+    auto it = ids_.find(std::string(version));
+    return it == ids_.end() ? std::nullopt : std::optional<Id>(it->second);
+  }
+  size_t size() const { return versions_.size(); }
+  const std::string& version(Id i) const { return versions_[i]; }
+  uint32_t rank(Id i) const { return rank_[i]; }
+  const std::vector<std::pair<Id, HopInfo>>& out(Id i) const { return out_[i]; }
+  const std::vector<std::pair<Id, const HopInfo*>>& in(Id i) const { return in_[i]; }
+  const HopInfo& hop(Id a, Id b) const {
+    for (const auto& [to, info] : out_[a]) {
+      if (to == b) return info;
+    }
+    static const HopInfo kNone;
+    return kNone;
+  }
+
+ private:
+  // The builder's removed edges between releases of one view, as blocked hops (used
+  // only to say what stops a path).
+  void AddRemovals(const std::vector<EdgeRemoval>& removals) {
+    for (const EdgeRemoval& r : removals) {
+      auto a = ids_.find(r.from), b = ids_.find(r.to);
+      if (a == ids_.end() || b == ids_.end()) continue;
+      std::optional<size_t> channel;
+      for (size_t c : channels_of_[a->second]) {
+        if (std::count(channels_of_[b->second].begin(), channels_of_[b->second].end(), c)) {
+          channel = c;
+          break;
+        }
+      }
+      if (channel) Offer(a->second, b->second, HopInfo{HopKind::kBlocked, *channel, {}, r.Describe()});
+    }
+  }
+
+  Id Intern(const std::string& version, size_t channel) {
+    auto [it, inserted] = ids_.emplace(version, static_cast<Id>(versions_.size()));
+    if (inserted) {
+      versions_.push_back(version);
+      out_.emplace_back();
+      channels_of_.emplace_back();
+    }
+    channels_of_[it->second].push_back(channel);
+    return it->second;
+  }
+
+  void Offer(Id a, Id b, HopInfo info) {
+    for (auto& [to, existing] : out_[a]) {
+      if (to != b) continue;
+      auto key = [](const HopInfo& h) { return std::make_tuple(static_cast<int>(h.kind), h.risks.size(), h.channel); };
+      if (key(info) < key(existing)) existing = std::move(info);
+      return;
+    }
+    out_[a].emplace_back(b, std::move(info));
+  }
+
+  // rank: position in SemVer order (versions that do not parse first, by text).
+  void Rank() {
+    std::vector<Id> order(versions_.size());
+    std::vector<std::optional<Version>> parsed;
+    for (const std::string& v : versions_) {
+      auto p = Version::Parse(v);
+      parsed.push_back(p.ok() ? std::optional<Version>(*p) : std::nullopt);
+    }
+    for (Id i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](Id a, Id b) {
+      if (parsed[a].has_value() != parsed[b].has_value()) return !parsed[a].has_value();
+      if (parsed[a] && !(*parsed[a] == *parsed[b])) return *parsed[a] < *parsed[b];
+      return versions_[a] < versions_[b];
+    });
+    rank_.resize(order.size());
+    for (uint32_t r = 0; r < order.size(); ++r) rank_[order[r]] = r;
+  }
+
+  std::unordered_map<std::string, Id> ids_;
+  std::vector<std::string> versions_;
+  std::vector<std::vector<size_t>> channels_of_;
+  std::vector<std::vector<std::pair<Id, HopInfo>>> out_;
+  std::vector<std::vector<std::pair<Id, const HopInfo*>>> in_;  // points into out_, fixed once built
+  std::vector<uint32_t> rank_;
+};
+
+struct Search {
+  std::vector<std::vector<Id>> paths;
+  bool truncated = false;
+};
+
+// Best-first over partial paths, ordered by (hops so far + exact hops left, then newer
+// releases first, hop by hop). The key never decreases along an extension, so complete
+// paths come out in the answer's order.
+Search FindPaths(const UnionGraph& g, Id from, Id to, const std::function<bool(const HopInfo&)>& usable, size_t k,
+                 size_t max_expansions) {
+  Search result;
+  // Hops left to `to` from each release, over usable hops (reverse breadth-first).
+  std::vector<uint32_t> left(g.size(), kUnreachable);
+  std::deque<Id> queue{to};
+  left[to] = 0;
+  while (!queue.empty()) {
+    Id v = queue.front();
+    queue.pop_front();
+    for (const auto& [u, info] : g.in(v)) {
+      if (left[u] == kUnreachable && usable(*info)) {
+        left[u] = left[v] + 1;
+        queue.push_back(u);
+      }
+    }
+  }
+  if (left[from] == kUnreachable || from == to) return result;
+  struct Partial {
+    uint32_t bound;
+    std::vector<Id> path;
+  };
+  auto better = [&g](const Partial& a, const Partial& b) {  // a comes out before b
+    if (a.bound != b.bound) return a.bound < b.bound;
+    for (size_t i = 0; i < std::min(a.path.size(), b.path.size()); ++i) {
+      if (a.path[i] != b.path[i]) return g.rank(a.path[i]) > g.rank(b.path[i]);
+    }
+    return a.path.size() < b.path.size();
+  };
+  auto later = [&better](const Partial& a, const Partial& b) { return better(b, a); };
+  std::priority_queue<Partial, std::vector<Partial>, decltype(later)> open(later);
+  open.push(Partial{left[from], {from}});
+  size_t expansions = 0;
+  while (!open.empty() && result.paths.size() < k) {
+    if (++expansions > max_expansions) {
+      result.truncated = true;
+      break;
+    }
+    Partial p = open.top();
+    open.pop();
+    Id last = p.path.back();
+    if (last == to) {
+      result.paths.push_back(std::move(p.path));
+      continue;
+    }
+    for (const auto& [next, info] : g.out(last)) {
+      if (!usable(info) || left[next] == kUnreachable) continue;
+      if (std::find(p.path.begin(), p.path.end(), next) != p.path.end()) continue;  // views are DAGs; be safe
+      Partial q{static_cast<uint32_t>(p.path.size()) + left[next], p.path};
+      q.path.push_back(next);
+      open.push(std::move(q));
+    }
+  }
+  return result;
+}
+
+UpdatePath ToPath(const UnionGraph& g, const std::vector<std::string>& channels, const std::vector<Id>& ids,
+                  std::vector<BlockedHop>* blocked = nullptr) {
+  UpdatePath path;
+  for (size_t i = 0; i + 1 < ids.size(); ++i) {
+    const HopInfo& info = g.hop(ids[i], ids[i + 1]);
+    path.hops.push_back(PathHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], info.risks});
+    if (blocked && info.kind == HopKind::kBlocked) {
+      blocked->push_back(BlockedHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], info.why});
+    }
+  }
+  return path;
+}
+
+bool Accepted(const std::vector<std::string>& accepted, const std::string& risk) {
+  return std::count(accepted.begin(), accepted.end(), "*") || std::count(accepted.begin(), accepted.end(), risk);
+}
+
+}  // namespace
+
+struct PathFinder::Union : UnionGraph {
+  using UnionGraph::UnionGraph;
+};
+
+PathFinder::PathFinder(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals)
+    : union_(std::make_unique<Union>(views, removals)) {
+  for (const ChannelView& v : views) channels_.push_back(v.channel);
+}
+PathFinder::~PathFinder() = default;
+PathFinder::PathFinder(PathFinder&&) noexcept = default;
+
+PathAnswer FindUpdatePaths(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals,
+                           std::string_view from, std::string_view to, const PathOptions& options) {
+  return PathFinder(views, removals).Find(from, to, options);
+}
+
+PathAnswer PathFinder::Find(std::string_view from, std::string_view to, const PathOptions& options) const {
+  PathAnswer answer;
+  answer.from = from;
+  answer.to = to;
+  answer.accepted_risks = options.accepted_risks;
+  answer.channels = channels_;
+  const std::string channels = fmt::format("{}", fmt::join(answer.channels, ", "));
+  const UnionGraph& g = *union_;
+  auto a = g.Find(from), b = g.Find(to);
+  if (!a || !b) {
+    answer.stop = "not_in_channel";
+    answer.message = !a && !b ? fmt::format("neither {} nor {} is in {}", from, to, channels)
+                              : fmt::format("{} is not in {}", !a ? from : to, channels);
+    return answer;
+  }
+  if (*a == *b) {
+    answer.stop = "same_release";
+    answer.message = fmt::format("{} is already the release asked for", from);
+    return answer;
+  }
+  auto accepted = [&](const HopInfo& h) {
+    if (h.kind == HopKind::kBlocked) return false;
+    for (const std::string& r : h.risks) {
+      if (!Accepted(options.accepted_risks, r)) return false;
+    }
+    return true;
+  };
+  Search found = FindPaths(g, *a, *b, accepted, std::max<size_t>(1, options.alternatives), options.max_expansions);
+  answer.truncated = found.truncated;
+  for (const auto& ids : found.paths) answer.paths.push_back(ToPath(g, channels_, ids));
+  if (!answer.paths.empty()) return answer;
+
+  // What stops it: risks, then edges the builder removed, then nothing at all.
+  auto any_risk = [](const HopInfo& h) { return h.kind != HopKind::kBlocked; };
+  Search risky = FindPaths(g, *a, *b, any_risk, 1, options.max_expansions);
+  if (!risky.paths.empty()) {
+    answer.stop = "needs_risk";
+    answer.would_take = ToPath(g, channels_, risky.paths.front());
+    std::set<std::string> needed;
+    for (const PathHop& hop : answer.would_take->hops) {
+      for (const std::string& r : hop.risks) {
+        if (!Accepted(options.accepted_risks, r)) needed.insert(r);
+      }
+    }
+    answer.needed_risks.assign(needed.begin(), needed.end());
+    answer.message = fmt::format("every path from {} to {} in {} is conditional: the shortest needs accepting {} ({})",
+                                 from, to, channels, fmt::join(answer.needed_risks, ", "),
+                                 fmt::format("accept={}", fmt::join(answer.needed_risks, ",")));
+    return answer;
+  }
+  Search blocked = FindPaths(g, *a, *b, [](const HopInfo&) { return true; }, 1, options.max_expansions);
+  if (!blocked.paths.empty()) {
+    answer.stop = "blocked";
+    answer.would_take = ToPath(g, channels_, blocked.paths.front(), &answer.blocked);
+    std::vector<std::string> hops;
+    for (const BlockedHop& h : answer.blocked) hops.push_back(fmt::format("{} -> {} ({})", h.from, h.to, h.why));
+    answer.message = fmt::format("every path from {} to {} in {} crosses a blocked edge: {}", from, to, channels,
+                                 fmt::join(hops, "; "));
+    return answer;
+  }
+  answer.stop = "no_route";
+  answer.message = g.rank(*b) < g.rank(*a)
+                       ? fmt::format("{} is older than {}: updates only go forward", to, from)
+                       : fmt::format("nothing in {} leads from {} to {}", channels, from, to);
+  if (found.truncated) answer.message += " (the search stopped early: the graph is too large)";
+  return answer;
+}
+
+}  // namespace cincinnati::insight

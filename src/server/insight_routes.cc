@@ -1,0 +1,92 @@
+// The policy engine's `{prefix}/v1/path` and `{prefix}/v1/explain` (see
+// policy_engine_service.h and insight/queries.h).
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <fmt/format.h>
+
+#include "core/guard.h"
+#include "insight/queries.h"
+#include "server/policy_engine_service.h"
+#include "server/policy_engine_pool.h"
+#include "server/query.h"
+#include "server/responses.h"
+
+namespace cincinnati::server {
+
+std::optional<Response> PolicyEngineService::ServeInsight(const Request& request, bool path, const Respond& respond) {
+  if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
+  incoming_requests_.With({request.path}).Increment();
+  auto params = ParseQuery(request.query);
+  if (!params.ok()) return ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_);
+  if (!ServesSharedGraph(state_.load())) {
+    return ErrorResponse(
+        ErrorDocument::Of("failed_upstream_fetch",
+                          fmt::format("paths and explanations need the graph builder's graph; this policy engine "
+                                      "forwards queries to another policy engine ({}): ask that one",
+                                      options_.upstream_url)),
+        response_errors_);
+  }
+  std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
+  auto id = params->find("id");
+  if (!options_.directory || !hotfixes || id == params->end() || id->second.empty()) {
+    return AnswerInsight(request, path, *params, std::nullopt);
+  }
+  std::optional<directory::DirectoryAnswer> quick = options_.directory->Quick(id->second);
+  if (!quick && pending_lookups_.load() >= options_.max_pending_lookups) {
+    quick = directory::DirectoryAnswer::Failed("too many cluster directory lookups in flight");
+  }
+  if (quick) return AnswerInsight(request, path, *params, quick);
+  ++pending_lookups_;
+  boost::asio::post(lookups_->pool, [this, copy = request, path, params = std::move(params).value(), cluster = id->second,
+                                     respond = WithCors(request, respond)] {
+    auto answered = Guarded("cluster directory lookup", [&]() -> Result<Response> {
+      return AnswerInsight(copy, path, params, options_.directory->Lookup(cluster));
+    });
+    --pending_lookups_;
+    respond(answered.ok() ? std::move(answered).value() : InternalError(answered.status()));
+  });
+  return std::nullopt;
+}
+
+Response PolicyEngineService::AnswerInsight(const Request& request, bool path, const Parameters& params,
+                                            const std::optional<directory::DirectoryAnswer>& cluster) {
+  std::shared_ptr<const Graph> graph = insight_graph_.load();
+  if (!graph) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ErrorResponse(upstream_error_.value_or(ErrorDocument::Of("failed_upstream_fetch", "no upstream graph yet")),
+                         response_errors_);
+  }
+  if (cluster && cluster->kind == directory::DirectoryAnswer::Kind::kFailed) directory_failures_.Increment();
+  std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
+  auto entitle = [&](std::string_view channel) {
+    ClusterEntitlements e;
+    if (cluster && cluster->kind == directory::DirectoryAnswer::Kind::kFound && hotfixes) {
+      e.hotfixes = hotfixes->Entitled(cluster->cluster, channel);
+    }
+    return e;
+  };
+  std::string json, text;
+  if (path) {
+    auto query = insight::ParsePathQuery(params);
+    if (!query.ok()) return ErrorResponse(ErrorDocument::FromStatus(query.status()), response_errors_);
+    auto answer = insight::PlanPaths(chain_, *graph, *query, entitle);
+    if (!answer.ok()) return ErrorResponse(ErrorDocument::FromStatus(answer.status()), response_errors_);
+    json = insight::PathJson(*answer);
+    text = insight::PathText(*answer);
+  } else {
+    auto query = insight::ParseExplainQuery(params);
+    if (!query.ok()) return ErrorResponse(ErrorDocument::FromStatus(query.status()), response_errors_);
+    query->entitlements = entitle(query->parameters.at("channel"));
+    auto answer = insight::Explain(chain_, *graph, *query);
+    if (!answer.ok()) return ErrorResponse(ErrorDocument::FromStatus(answer.status()), response_errors_);
+    json = insight::ExplanationJson(*answer);
+    text = insight::ExplanationText(*answer);
+  }
+  const std::string* accept = request.Header("Accept");
+  if (accept && accept->find("text/plain") != std::string::npos && accept->find("json") == std::string::npos) {
+    return Response::Text(200, std::move(text));
+  }
+  return Response::Text(200, std::move(json), "application/json");
+}
+
+}  // namespace cincinnati::server

@@ -1,0 +1,173 @@
+#include "ui/web_page.h"
+
+#include "core/json_writer.h"
+
+namespace cincinnati::ui {
+namespace {
+
+constexpr std::string_view kHead = R"HTML(<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Update graph</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font-family:Helvetica,Arial,sans-serif;margin:0;color:#1d2733}
+header{background:#1d3557;color:#fff;padding:8px 16px;display:flex;gap:12px;align-items:center;flex-wrap:wrap}
+header h1{font-size:18px;margin:0 16px 0 0}
+select,button,input{font-size:14px}
+main{display:flex;height:calc(100vh - 52px)}
+#graph{flex:1;overflow:auto;padding:8px;border-right:1px solid #ccd}
+#side{width:380px;overflow:auto;padding:8px 12px;font-size:14px}
+#side td{word-break:break-all}
+#side h2{font-size:15px;margin:14px 0 6px}
+.release{cursor:pointer}
+.release.selected polygon,.release.selected path{fill:#9fd3ff}
+.on-path path{stroke:#2b8a3e;stroke-width:4}
+.on-path.release polygon,.on-path.release path{fill:#c3f0ca;stroke:#2b8a3e}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ee;padding:3px;text-align:left}
+.bar{background:#e3e6ee;height:8px;width:100px;display:inline-block}.bar i{display:block;height:8px;background:#2b8a3e}
+.muted{color:#667}.error{color:#c23030}
+</style></head>
+<body>
+<header><h1>Update graph</h1>
+<label>Channel <select id="channel"></select></label>
+<label>Arch <select id="arch"></select></label>
+<label><input type="checkbox" id="blocked"> blocked edges</label>
+<span id="status" class="muted"></span>
+</header>
+<main><div id="graph"></div>
+<div id="side">
+<h2>Release</h2><div id="details" class="muted">Click a release.</div>
+<h2>Path</h2>
+<div><select id="from"></select> &rarr; <select id="to"></select>
+<input id="accept" placeholder="accept risks (a,b or *)" size="18">
+<button id="path-button">Path</button> <button id="explain-button">Why (not)?</button></div>
+<div id="path-result"></div><div id="explain-result"></div>
+<h2>Phased rollouts</h2><div id="rollouts" class="muted">none</div>
+</div></main>
+<script>
+)HTML";
+
+constexpr std::string_view kScript = R"JS(
+const $ = (id) => document.getElementById(id);
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
+let view = null;
+async function getJson(path) {
+  const r = await fetch(PREFIX + path, {headers: {Accept: 'application/json'}});
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.value || r.statusText);
+  return body;
+}
+function query() {
+  return 'channel=' + encodeURIComponent($('channel').value) + '&arch=' + encodeURIComponent($('arch').value);
+}
+function fill(select, values, keep) {
+  const old = select.value;
+  select.innerHTML = values.map((v) => '<option>' + esc(v) + '</option>').join('');
+  if (keep && values.includes(old)) select.value = old;
+}
+async function loadChannels() {
+  const c = await getJson('/v1/ui/channels');
+  fill($('channel'), c.channels, false);
+  fill($('arch'), c.arches, false);
+  const want = new URLSearchParams(location.hash.slice(1));
+  if (want.get('channel') && c.channels.includes(want.get('channel'))) $('channel').value = want.get('channel');
+  if (want.get('arch') && c.arches.includes(want.get('arch'))) $('arch').value = want.get('arch');
+  await loadView();
+}
+async function loadView() {
+  $('status').textContent = 'loading…';
+  location.hash = query();
+  try {
+    view = await getJson('/v1/graph?' + query());
+    const versions = view.nodes.map((n) => n.version);
+    fill($('from'), versions, true);
+    fill($('to'), versions, true);
+    if (versions.length > 1 && $('from').value === $('to').value) $('to').value = versions[versions.length - 1];
+    const r = await fetch(PREFIX + '/v1/ui/graph.svg?' + query() + ($('blocked').checked ? '&blocked=1' : ''));
+    $('graph').innerHTML = await r.text();
+    for (const g of $('graph').querySelectorAll('g.release')) g.addEventListener('click', () => select(g.id.slice(8)));
+    $('status').textContent = view.nodes.length + ' releases, ' + view.edges.length + ' edges, ' +
+        (view.conditionalEdges || []).reduce((n, c) => n + c.edges.length, 0) + ' conditional';
+    $('path-result').innerHTML = $('explain-result').innerHTML = '';
+    await loadRollouts();
+  } catch (e) {
+    $('status').innerHTML = '<span class="error">' + esc(e.message) + '</span>';
+  }
+}
+function select(version) {
+  for (const g of $('graph').querySelectorAll('g.release.selected')) g.classList.remove('selected');
+  const g = document.getElementById('release:' + version);
+  if (g) g.classList.add('selected');
+  const node = view.nodes.find((n) => n.version === version);
+  if (!node) return;
+  const rows = Object.entries(node.metadata || {}).map(([k, v]) =>
+      '<tr><td>' + esc(k) + '</td><td>' + (k === 'url' ? '<a href="' + esc(v) + '">' + esc(v) + '</a>' : esc(v)) + '</td></tr>');
+  const url = (node.metadata || {}).url;
+  $('details').innerHTML = '<b id="selected-version">' + esc(version) + '</b> ' +
+      (url ? '<a id="errata" href="' + esc(url) + '">errata</a>' : '') +
+      '<div class="muted">' + esc(node.payload) + '</div><table>' + rows.join('') + '</table>';
+  $('from').value = version;
+}
+function clearPath() {
+  for (const e of $('graph').querySelectorAll('.on-path')) e.classList.remove('on-path');
+}
+async function showPath() {
+  clearPath();
+  const q = query() + '&from=' + encodeURIComponent($('from').value) + '&to=' + encodeURIComponent($('to').value) +
+      ($('accept').value ? '&accept=' + encodeURIComponent($('accept').value) : '');
+  try {
+    const a = await getJson('/v1/path?' + q);
+    if (!a.paths.length) {
+      $('path-result').innerHTML = '<p class="error" id="no-path">' + esc(a.message) + '</p>';
+      return;
+    }
+    const p = a.paths[0];
+    for (const v of p.releases) document.getElementById('release:' + v)?.classList.add('on-path');
+    for (const e of p.edges) document.getElementById('edge:' + e.from + ':' + e.to)?.classList.add('on-path');
+    $('path-result').innerHTML = '<p id="path-hops">' + p.hops + ' hop' + (p.hops === 1 ? '' : 's') + ': ' +
+        p.releases.map(esc).join(' &rarr; ') + '</p>' +
+        p.edges.filter((e) => e.risks.length).map((e) => '<p>' + esc(e.from + ' → ' + e.to) + ' accepts ' + esc(e.risks.join(', ')) + '</p>').join('');
+  } catch (e) {
+    $('path-result').innerHTML = '<p class="error">' + esc(e.message) + '</p>';
+  }
+}
+async function explain() {
+  const q = query() + '&version=' + encodeURIComponent($('from').value) + '&to=' + encodeURIComponent($('to').value);
+  try {
+    const a = await getJson('/v1/explain?' + q);
+    $('explain-result').innerHTML = a.edges.map((e) => '<p><b>' + esc(e.from + ' → ' + e.to) + ': ' + esc(e.verdict) +
+        '</b></p><ul id="reasons">' + e.reasons.map((r) => '<li data-kind="' + esc(r.kind) + '">' + esc(r.message) + '</li>').join('') + '</ul>').join('');
+  } catch (e) {
+    $('explain-result').innerHTML = '<p class="error">' + esc(e.message) + '</p>';
+  }
+}
+async function loadRollouts() {
+  const r = await getJson('/v1/ui/rollouts?' + query());
+  if (!r.rollouts.length) {
+    $('rollouts').innerHTML = '<span class="muted">none</span>';
+    return;
+  }
+  $('rollouts').innerHTML = '<table><tr><th>edge</th><th>share now</th><th>complete</th></tr>' + r.rollouts.map((w) =>
+      '<tr><td>' + esc(w.from + ' → ' + w.to) + '</td><td><span class="bar"><i style="width:' + (w.share * 100).toFixed(0) +
+      'px"></i></span> ' + (w.share * 100).toFixed(1) + '%</td><td>' + esc(w.completeAt) + '</td></tr>').join('') + '</table>';
+}
+$('channel').addEventListener('change', loadView);
+$('arch').addEventListener('change', loadView);
+$('blocked').addEventListener('change', loadView);
+$('path-button').addEventListener('click', showPath);
+$('explain-button').addEventListener('click', explain);
+loadChannels().catch((e) => { $('status').innerHTML = '<span class="error">' + esc(e.message) + '</span>'; });
+</script></body></html>
+)JS";
+
+}  // namespace
+
+std::string GraphPage(std::string_view path_prefix) {
+  std::string page(kHead);
+  std::string prefix = JsonString(path_prefix);
+  for (size_t at = prefix.find('<'); at != std::string::npos; at = prefix.find('<', at)) prefix.replace(at, 1, "\\u003c");
+  page += "const PREFIX = " + prefix + ";\n";
+  page += kScript;
+  return page;
+}
+
+}  // namespace cincinnati::ui

@@ -1,0 +1,239 @@
+// The graph page in a real headless Chromium (Debian's `chromium` driven by
+// `chromedriver` over WebDriver): loaded from a running `serve` on the 4.x example, a
+// channel picked, the drawn graph compared with the served view, a release clicked, a
+// path computed and an edge explained. Screenshots go to the build's test-artifacts/ui/.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/graph_json.h"
+#include "service_util.h"
+#include "test_util.h"
+#include "webdriver.h"
+
+namespace cincinnati {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Get;
+using testing::ServiceProcess;
+using testing::WaitFor;
+using testing::WebDriver;
+
+const fs::path kArtifacts = fs::path(CINCINNATI_ARTIFACTS) / "ui";
+
+// A JSON array of strings as a set ('["a","b"]').
+std::set<std::string> StringSet(const std::string& json) {
+  std::set<std::string> out;
+  size_t at = 0;
+  while ((at = json.find('"', at)) != std::string::npos) {
+    size_t end = json.find('"', at + 1);
+    if (end == std::string::npos) break;
+    out.insert(json.substr(at + 1, end - at - 1));
+    at = end + 1;
+  }
+  return out;
+}
+
+// `document.getElementById(id).textContent`, as JSON text.
+std::string Text(WebDriver& browser, const std::string& id) {
+  return browser.Execute("const e = document.getElementById('" + id + "'); return e ? e.textContent : null;");
+}
+
+// Picks `value` in the <select id=`select`> with a real click on its option.
+void Pick(WebDriver& browser, const std::string& select, const std::string& value) {
+  auto option = browser.Find("xpath", "//select[@id='" + select + "']/option[text()='" + value + "']");
+  ASSERT_TRUE(option.has_value()) << select << " has no option " << value;
+  browser.Click(*option);
+  ASSERT_EQ(browser.Execute("return document.getElementById('" + select + "').value;"), "\"" + value + "\"");
+}
+
+// A real click on the element `css` selects.
+void ClickOn(WebDriver& browser, const std::string& css) {
+  auto element = browser.Find("css selector", css);
+  ASSERT_TRUE(element.has_value()) << "nothing matches " << css;
+  browser.Click(*element);
+}
+
+// Clicks release `version` in the drawn graph and waits for its details.
+void ClickRelease(WebDriver& browser, const std::string& version) {
+  ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "[id='release:" + version + "']"));
+  ASSERT_TRUE(browser.WaitUntil("const e = document.getElementById('selected-version'); "
+                                "return !!e && e.textContent === '" + version + "';"))
+      << Text(browser, "details");
+}
+
+void Screenshot(WebDriver& browser, const std::string& name) {
+  std::string why;
+  EXPECT_TRUE(browser.Screenshot(kArtifacts / name, &why)) << name << ": " << why;
+}
+
+// 1,000 releases (4.1.0..4.10.99) in one channel, shaped as the benchmarks' input: each
+// release names the 15 patches before it and the last 10 of the minor before.
+void WriteThousandReleases(const fs::path& dir) {
+  std::string channel = "name: big-4.10\nversions:\n";
+  for (int minor = 1; minor <= 10; ++minor) {
+    for (int patch = 0; patch < 100; ++patch) {
+      std::string previous;
+      for (int p = std::max(0, patch - 15); p < patch; ++p) previous += fmt::format("\"4.{}.{}\",", minor, p);
+      for (int p = 90; minor > 1 && p < 100; ++p) previous += fmt::format("\"4.{}.{}\",", minor - 1, p);
+      if (!previous.empty()) previous.pop_back();
+      testing::WriteFile(dir / "releases" / fmt::format("4.{}.{}.json", minor, patch),
+                         fmt::format(R"({{"kind":"cincinnati-metadata-v0","version":"4.{}.{}","previous":[{}],)"
+                                     R"("metadata":{{"url":"https://example.com/errata/4.{}.{}"}}}})",
+                                     minor, patch, previous, minor, patch));
+      channel += fmt::format("- 4.{}.{}\n", minor, patch);
+    }
+  }
+  testing::WriteFile(dir / "graph-data" / "version", "1.1.0\n");
+  testing::WriteFile(dir / "graph-data" / "channels" / "big-4.10.yaml", channel);
+  testing::WriteFile(dir / "graph-data" / "raw" / "metadata.json", "{}");
+  fs::create_directories(dir / "graph-data" / "blocked-edges");
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+class UiBrowserTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start(testing::Examples() / "ocp-4x"); }
+  void Start(const fs::path& example) {
+    ASSERT_TRUE(fs::exists(testing::kChromeDriver) && fs::exists(testing::kChromium))
+        << "the browser test needs Debian's chromium and chromium-driver (scripts/deps.sh --test installs them)";
+    serve_ = std::make_unique<ServiceProcess>(
+        "serve", std::vector<std::string>{"--releases", (example / "releases").string(), "--graph-data",
+                                          (example / "graph-data").string(), "--service.pause_secs", "1"});
+    ASSERT_TRUE(WaitFor([&] { return Get(serve_->url("/readyz", "status")).status == 200; }, std::chrono::seconds(60)))
+        << serve_->log();
+    browser_ = std::make_unique<WebDriver>();
+    ASSERT_EQ(browser_->error(), "");
+  }
+  void TearDown() override {
+    browser_.reset();
+    if (serve_) EXPECT_EQ(serve_->Stop(), 0) << serve_->log();
+  }
+  std::unique_ptr<ServiceProcess> serve_;
+  std::unique_ptr<WebDriver> browser_;
+};
+
+TEST_F(UiBrowserTest, PickAChannelClickAReleaseAndDrawAPath) {
+  WebDriver& browser = *browser_;
+  browser.Navigate(serve_->url("/"));
+  ASSERT_TRUE(browser.WaitUntil("return document.querySelectorAll('#channel option').length > 0 && "
+                                "!!document.querySelector('#graph svg');"))
+      << Text(browser, "status");
+
+  // Pick a channel: the page draws that channel's view.
+  ASSERT_NO_FATAL_FAILURE(Pick(browser, "channel", "stable-4.13"));
+  ASSERT_TRUE(browser.WaitUntil("const s = document.querySelector('#graph svg'); "
+                                "return !!s && s.textContent.includes('stable-4.13 (amd64)');"))
+      << Text(browser, "status");
+  EXPECT_EQ(browser.Execute("return location.hash;"), "\"#channel=stable-4.13&arch=amd64\"");
+
+  auto served = ReadGraphJson(Get(serve_->url("/api/upgrades_info/v1/graph?channel=stable-4.13")).body);
+  ASSERT_TRUE(served.ok());
+  std::set<std::string> releases, edges;
+  for (const Node& n : served->nodes()) releases.insert("release:" + n.version);
+  for (const Edge& e : served->Edges()) edges.insert("edge:" + served->node(e.from).version + ":" + served->node(e.to).version);
+  for (const ConditionalEdge& c : served->conditional_edges()) {
+    for (const ConditionalEdgeRef& e : c.edges) edges.insert("edge:" + e.from + ":" + e.to);
+  }
+  EXPECT_EQ(StringSet(browser.Execute(
+                "return [...document.querySelectorAll('#graph g[id^=\"release:\"]')].map((g) => g.id);")),
+            releases);
+  EXPECT_EQ(StringSet(browser.Execute(
+                "return [...document.querySelectorAll('#graph g[id^=\"edge:\"]')].map((g) => g.id);")),
+            edges);
+  EXPECT_NE(Text(browser, "status").find(std::to_string(releases.size()) + " releases"), std::string::npos)
+      << Text(browser, "status");
+  Screenshot(browser, "1-channel-stable-4.13.png");
+
+  // Click a release: its metadata and errata link.
+  ASSERT_NO_FATAL_FAILURE(ClickRelease(browser, "4.13.0"));
+  const Node& node = served->node(*served->Find("4.13.0"));
+  EXPECT_EQ(browser.Execute("return document.getElementById('errata').href;"), "\"" + node.metadata.at("url") + "\"");
+  EXPECT_EQ(browser.Execute("return document.getElementById('release:4.13.0').classList.contains('selected');"), "true");
+  Screenshot(browser, "2-release-4.13.0.png");
+
+  // A path from 4.12.3 to 4.13.2: the same as /v1/path's first answer, drawn on the graph.
+  ASSERT_NO_FATAL_FAILURE(Pick(browser, "from", "4.12.3"));
+  ASSERT_NO_FATAL_FAILURE(Pick(browser, "to", "4.13.2"));
+  ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#path-button"));
+  ASSERT_TRUE(browser.WaitUntil("return !!document.getElementById('path-hops');")) << Text(browser, "path-result");
+  EXPECT_EQ(Text(browser, "path-hops"), "\"2 hops: 4.12.3 → 4.13.0 → 4.13.2\"");
+  auto answer = Get(serve_->url("/api/upgrades_info/v1/path?channel=stable-4.13&from=4.12.3&to=4.13.2"));
+  EXPECT_NE(answer.body.find(R"("releases":["4.12.3","4.13.0","4.13.2"])"), std::string::npos) << answer.body;
+  EXPECT_EQ(StringSet(browser.Execute("return [...document.querySelectorAll('#graph .on-path')].map((g) => g.id);")),
+            (std::set<std::string>{"release:4.12.3", "release:4.13.0", "release:4.13.2", "edge:4.12.3:4.13.0",
+                                   "edge:4.13.0:4.13.2"}));
+  Screenshot(browser, "3-path-4.12.3-to-4.13.2.png");
+
+  // Blocked edges on demand (the view is drawn again, earlier answers cleared).
+  ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#blocked"));
+  ASSERT_TRUE(browser.WaitUntil("return !!document.getElementById('blocked:4.12.3:4.13.1');"));
+  // Why is 4.12.3 -> 4.13.1 not offered? Blocked, and the page names the file.
+  ASSERT_NO_FATAL_FAILURE(Pick(browser, "to", "4.13.1"));
+  ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#explain-button"));
+  ASSERT_TRUE(browser.WaitUntil("return !!document.querySelector('#reasons li');")) << Text(browser, "explain-result");
+  EXPECT_EQ(browser.Execute("return !!document.querySelector('#reasons li[data-kind=\"blocked\"]');"), "true")
+      << Text(browser, "explain-result");
+  EXPECT_NE(Text(browser, "explain-result").find("blocked-edges/4.13.1.yaml"), std::string::npos)
+      << Text(browser, "explain-result");
+
+  Screenshot(browser, "4-explain-and-blocked-edges.png");
+}
+
+// The same steps on a 1,000-release channel (22,800 edges, drawn on the version grid):
+// the page draws it, a click on a release and a path still answer. The timings go to
+// test-artifacts/ui/thousand-releases.txt (measured, not asserted).
+class UiBrowserThousandTest : public UiBrowserTest {
+ protected:
+  void SetUp() override {
+    WriteThousandReleases(data_.path());
+    Start(data_.path());
+  }
+  testing::TempDir data_;
+};
+
+TEST_F(UiBrowserThousandTest, AThousandReleaseChannelStaysUsable) {
+  WebDriver& browser = *browser_;
+  auto start = std::chrono::steady_clock::now();
+  browser.Navigate(serve_->url("/#channel=big-4.10&arch=amd64"));
+  ASSERT_TRUE(browser.WaitUntil("return document.querySelectorAll('#graph g[id^=\"release:\"]').length === 1000;",
+                                std::chrono::seconds(120)))
+      << Text(browser, "status");
+  const double drawn = SecondsSince(start);
+  EXPECT_EQ(browser.Execute("return document.querySelectorAll('#graph g[id^=\"edge:\"]').length;"), "22800");
+  EXPECT_NE(Text(browser, "status").find("1000 releases, 22800 edges"), std::string::npos) << Text(browser, "status");
+
+  start = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(ClickRelease(browser, "4.5.50"));
+  const double clicked = SecondsSince(start);
+
+  start = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(Pick(browser, "from", "4.1.0"));
+  ASSERT_NO_FATAL_FAILURE(Pick(browser, "to", "4.10.99"));
+  ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#path-button"));
+  ASSERT_TRUE(browser.WaitUntil("return !!document.getElementById('path-hops');", std::chrono::seconds(60)))
+      << Text(browser, "path-result");
+  const double path = SecondsSince(start);
+  // 15 patches a hop to 4.1.90, then one hop a minor to 4.10.99: 15 hops.
+  EXPECT_EQ(Text(browser, "path-hops").rfind("\"15 hops: 4.1.0 → 4.1.15 → ", 0), 0u) << Text(browser, "path-hops");
+  Screenshot(browser, "5-thousand-releases-path.png");
+
+  const std::string timings = fmt::format(
+      "1,000 releases, 22,800 edges in headless Chromium\n"
+      "page load to drawn graph: {:.2f} s\nclick on a release to its details: {:.3f} s\n"
+      "pick from/to and click Path to the drawn path: {:.2f} s\n",
+      drawn, clicked, path);
+  testing::WriteFile(kArtifacts / "thousand-releases.txt", timings);
+  std::cout << timings;
+}
+
+}  // namespace
+}  // namespace cincinnati
