@@ -106,6 +106,54 @@ TEST(CliTest, HelpOnEverySubcommand) {
   EXPECT_NE(Cincinnati("graph bogus").exit_code, 0);
 }
 
+TEST(CliTest, MistypedFlagsAndSubcommandsAreNamed) {
+  ProcessResult flag = Cincinnati("serve --graph-dat x");
+  EXPECT_NE(flag.exit_code, 0);
+  EXPECT_NE(flag.err.find("'--graph-dat' is unknown to 'serve'; did you mean '--graph-data'?"), std::string::npos)
+      << flag.err;
+  ProcessResult sub = Cincinnati("serv");
+  EXPECT_NE(sub.exit_code, 0);
+  EXPECT_NE(sub.err.find("'serv' is unknown; did you mean 'serve'?"), std::string::npos) << sub.err;
+  ProcessResult nested = Cincinnati("graph rendr");
+  EXPECT_NE(nested.err.find("'rendr' is unknown to 'graph'; did you mean 'render'?"), std::string::npos) << nested.err;
+  ProcessResult far = Cincinnati("graph --completely-different");
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;  // nothing close: no guess
+}
+
+TEST(CliTest, MessagesNameEachThingOnceOnOneLine) {
+  TempDir dir;
+  testing::WriteFile(dir / "gd/version", "x.y\n");
+  fs::create_directories(dir / "gd/channels");
+  ProcessResult lint = Cincinnati("graph-data check " + (dir / "gd").string());
+  EXPECT_EQ(lint.exit_code, 1);
+  EXPECT_NE(lint.err.find("error: blocked-edges/: directory is missing\n"), std::string::npos) << lint.err;
+  EXPECT_EQ(lint.err.find("blocked-edges/: blocked-edges/"), std::string::npos) << lint.err;
+  EXPECT_NE(lint.err.find("error: version: invalid semantic version 'x.y\\n': "), std::string::npos) << lint.err;
+  EXPECT_EQ(lint.err.find("version: version:"), std::string::npos) << lint.err;
+
+  // A TOML setting of the wrong type names the file.
+  testing::WriteFile(dir / "gb.toml", "[service]\npause_secs = \"abc\"\n");
+  const fs::path seed = testing::Examples() / "seed";
+  ProcessResult toml = Cincinnati("graph-builder -c " + (dir / "gb.toml").string() + " --releases " +
+                                  (seed / "releases").string() + " --graph-data " + (seed / "graph-data").string());
+  EXPECT_NE(toml.exit_code, 0);
+  EXPECT_NE(toml.err.find((dir / "gb.toml").string() + ": setting 'service.pause_secs': 'abc' is not a non-negative integer"),
+            std::string::npos) << toml.err;
+  // A plugin this build does not have: the message lists what to use instead.
+  testing::WriteFile(dir / "quay.toml", "[[plugin_settings]]\nname = \"quay-metadata\"\n");
+  ProcessResult plugin = Cincinnati("graph-builder -c " + (dir / "quay.toml").string());
+  EXPECT_NE(plugin.err.find("use 'git-secondary-metadata-scrape' or 'dkrv2-secondary-metadata-scrape'"),
+            std::string::npos) << plugin.err;
+}
+
+TEST(CliTest, VersionNamesTheCommitAndBuildType) {
+  ProcessResult r = Cincinnati("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("cincinnati 0.", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\ncommit "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nbuild "), std::string::npos) << r.out;
+}
+
 TEST(CliTest, RolloutPreview) {
   fs::path example = testing::Examples() / "phased";
   ProcessResult r = Cincinnati("rollout preview --releases " + (example / "releases").string() + " --graph-data " +
@@ -116,6 +164,27 @@ TEST(CliTest, RolloutPreview) {
   EXPECT_NE(r.out.find("visible  (window 2d00h"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("in 1d12h  (window 14d00h"), std::string::npos) << r.out;
   EXPECT_NE(Cincinnati("rollout preview --releases x --graph-data y --channel c --at tomorrow").exit_code, 0);
+
+  ProcessResult unknown = Cincinnati("rollout preview --releases " + (example / "releases").string() + " --graph-data " +
+                                     (example / "graph-data").string() + " --channel stable-4.44");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("no release of " + (example / "graph-data").string() +
+                             " is in channel 'stable-4.44' (channels: fast-4.4, stable-4.4)"),
+            std::string::npos) << unknown.err;
+}
+
+// The preview answers as the service does: a hotfix release only for an entitled cluster.
+TEST(CliTest, RolloutPreviewHidesHotfixesLikeTheService) {
+  fs::path example = testing::Examples() / "ocp-4x";
+  const std::string base = "rollout preview --releases " + (example / "releases").string() + " --graph-data " +
+                           (example / "graph-data").string() + " --channel stable-4.13";
+  ProcessResult anonymous = Cincinnati(base);
+  ASSERT_EQ(anonymous.exit_code, 0) << anonymous.err;
+  EXPECT_NE(anonymous.out.find("4.12.3 -> 4.13.0"), std::string::npos) << anonymous.out;
+  EXPECT_EQ(anonymous.out.find("hotfix"), std::string::npos) << anonymous.out;
+  ProcessResult entitled = Cincinnati(base + " --id 0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60 --entitled acme-etcd-defrag");
+  ASSERT_EQ(entitled.exit_code, 0) << entitled.err;
+  EXPECT_NE(entitled.out.find("4.12.3 -> 4.13.1-hotfix.1"), std::string::npos) << entitled.out;
 }
 
 TEST(CliTest, DiffCheckGuardsRolloutsInFlight) {
@@ -149,6 +218,30 @@ TEST(CliTest, DiffCheckGuardsRolloutsInFlight) {
   ProcessResult locked = check("2020-05-13T00:00:00Z");
   EXPECT_EQ(locked.exit_code, 0) << locked.err;
   EXPECT_NE(locked.err.find("[locked: allowed]"), std::string::npos);
+
+  // A release new in the tree, started 12 hours into a two-day patch window: a quarter of
+  // the clusters would get it at once (fast-4.4 has no phased rollouts: no change there).
+  rewrite("- name: 4.4.3\n", "- name: 4.4.4\n  start: 2020-05-12T00:00Z\n- name: 4.4.3\n");
+  ProcessResult added = check("2020-05-12T12:00:00Z");
+  EXPECT_EQ(added.exit_code, 1) << added.err;
+  EXPECT_NE(added.err.find("error: channels/4.4.yaml: new release 4.4.4, channel stable-4.4 (patch edges): 25.0% of "
+                           "clusters would gain it at once (0.0% -> 25.0%)"),
+            std::string::npos) << added.err;
+  EXPECT_EQ(added.err.find("fast-4.4"), std::string::npos) << added.err;
+  EXPECT_NE(added.err.find("1 change(s)"), std::string::npos) << added.err;  // the minor window: 12h of 14d is 3.6%
+  ProcessResult forced = check("2020-05-12T12:00:00Z", " --force");
+  EXPECT_EQ(forced.exit_code, 0);
+  EXPECT_NE(forced.err.find("note: channels/4.4.yaml: new release 4.4.4"), std::string::npos) << forced.err;
+  EXPECT_EQ(forced.err.find("error:"), std::string::npos) << forced.err;
+  // Started as the window begins: nobody sees it yet, nothing to report.
+  EXPECT_EQ(check("2020-05-12T00:00:00Z").exit_code, 0);
+
+  // A channel without rules changes for all clusters at once: one line, not patch and minor.
+  rewrite("start: 2020-05-12T00:00Z", "start: 2020-05-20T00:00Z");
+  ProcessResult fast = check("2020-05-15T00:00:00Z");
+  EXPECT_NE(fast.err.find("release 4.4.3, channel fast-4.4: 100.0% of clusters would lose it"), std::string::npos)
+      << fast.err;
+  EXPECT_EQ(fast.err.find("channel fast-4.4 (patch edges)"), std::string::npos) << fast.err;
 
   // Shortening the patch window six hours in: from 12.5% to 50% of clusters at once.
   rewrite("duration: P2D", "duration: PT12H");

@@ -1,10 +1,12 @@
 // The cluster directory (embedded SQLite and remote HTTP) and the hotfix filter.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
 #include <thread>
 
 #include "builder/pipeline.h"
+#include "core/csv.h"
 #include "core/metadata_keys.h"
 #include "lookup_server.h"
 #include "policy/arch_filter.h"
@@ -162,6 +164,49 @@ TEST(ClusterDatabaseTest, AddUpdateRemoveListImportExport) {
   EXPECT_EQ((*db)->List()->size(), 1u);
   EXPECT_TRUE((*db)->Remove("x9").ok());
   EXPECT_EQ((*db)->Remove("x9").code(), Status::Code::kNotFound);
+}
+
+TEST(CsvTest, QuotedFieldsHoldCommasQuotesAndLineBreaks) {
+  auto rows = ReadCsv("a,\"b,1\",\"say \"\"hi\"\"\"\r\n\n\"two\nlines\",x\nlast");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].fields, (std::vector<std::string>{"a", "b,1", "say \"hi\""}));
+  EXPECT_EQ((*rows)[1].line, 3u);
+  EXPECT_EQ((*rows)[1].fields, (std::vector<std::string>{"two\nlines", "x"}));
+  EXPECT_EQ((*rows)[2].line, 5u);
+  EXPECT_EQ(CsvField("a,\"b\""), "\"a,\"\"b\"\"\"");
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(ReadCsv("\"a\"b,c").status().message(), "line 1: text after a closing quote");
+}
+
+// The same cluster twice is an error naming both places (it used to keep the last row).
+TEST(ClusterImportTest, DuplicatesAreRefusedAndQuotedFieldsAccepted) {
+  auto twice = ParseClusterCsv("id,customer,labels\n" + kGlobex + ",globex,\n" + kInitech + ",initech,\n" +
+                               kGlobex + ",globex-two,\n");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(),
+            "line 4: cluster " + kGlobex + " is already on line 2 (one line per cluster)");
+  std::string upper = kGlobex;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_FALSE(ParseClusterCsv(kGlobex + ",a,\n" + upper + ",b,\n").ok());  // ids are case-insensitive
+  auto json = ParseClusterJson("[{\"id\":\"x1\",\"customer\":\"c\"},{\"id\":\"x1\",\"customer\":\"d\"}]");
+  ASSERT_FALSE(json.ok());
+  EXPECT_EQ(json.status().message(), "[1]: cluster x1 is already at [0] (one entry per cluster)");
+
+  // RFC 4180, as spreadsheets write it: every field quoted, CRLF between records.
+  auto quoted = ParseClusterCsv("\"id\",\"customer\",\"labels\"\r\n\"" + kGlobex +
+                                "\",\"globex\",\"region=eu-west;tier=gold\"\r\n");
+  ASSERT_TRUE(quoted.ok()) << quoted.status().message();
+  ASSERT_EQ(quoted->size(), 1u);
+  EXPECT_EQ((*quoted)[0].cluster.labels.at("tier"), "gold");
+  // A quoted comma is part of the field (here a label value the directory refuses).
+  auto comma = ParseClusterCsv(kGlobex + ",globex,\"note=a,b\"\n");
+  ASSERT_FALSE(comma.ok());
+  EXPECT_NE(comma.status().message().find("label 'note=a,b'"), std::string::npos) << comma.status().message();
+  auto open_quote = ParseClusterCsv("id,customer\n\"x1,c\n");
+  ASSERT_FALSE(open_quote.ok());
+  EXPECT_EQ(open_quote.status().message(), "line 2: a quoted field is not closed");
+  EXPECT_FALSE(ParseClusterCsv("x1,c\"d\",\n").ok());
 }
 
 TEST(SqliteClusterDirectoryTest, SeesWritesAndAReplacedFile) {

@@ -88,6 +88,28 @@ TEST(GraphDataGitTest, FollowsTheRevision) {
   ASSERT_TRUE(channel.ok() && channel->has_value());
   EXPECT_NE((*channel)->find("4.13.1"), std::string::npos);
 
+  // Without "#BRANCH": the remote's default branch (here main, not master).
+  s = ParseGitSpec((dir / "repo").string());
+  EXPECT_EQ(s.reference_branch, "");
+  s.output_directory = (dir / "cache5").string();
+  Graph head = build(GraphDataGitSource(s));
+  EXPECT_NE(ChannelsOf(head, "4.13.1+amd64").find("stable-4.13"), std::string::npos);
+  bool said_main = false;
+  for (const Diagnostic& d : context.diagnostics.items()) {
+    said_main = said_main || d.message.find("refs/remotes/origin/main") != std::string::npos;
+  }
+  EXPECT_TRUE(said_main);
+
+  // A placeholder that keeps an empty directory in git is not a missing_extension problem.
+  WriteFile(dir / "repo/blocked-edges/.gitkeep", "");
+  WriteFile(dir / "repo/channels/.keep", "");
+  Git(dir / "repo", "add -A");
+  Git(dir / "repo", "commit -q -m placeholders");
+  build(branch);
+  for (const Diagnostic& d : context.diagnostics.items()) {
+    EXPECT_EQ(d.message.find("no extension"), std::string::npos) << d.location << ": " << d.message;
+  }
+
   GraphDataGitSettings missing = ParseGitSpec((dir / "repo").string() + "#no-such-branch");
   missing.output_directory = (dir / "cache4").string();
   TransformContext c;

@@ -52,7 +52,8 @@ Result<Graph> GraphDataGitSource::Apply(Graph graph, TransformContext& context) 
   const std::string repo_dir = (fs::path(settings_.output_directory) / "repository").string();
 
   git_repository* raw = nullptr;
-  if (git_repository_open(&raw, repo_dir.c_str()) != 0) {
+  const bool cloned = git_repository_open(&raw, repo_dir.c_str()) != 0;
+  if (cloned) {
     std::error_code ec;
     fs::remove_all(repo_dir, ec);
     fs::create_directories(settings_.output_directory, ec);
@@ -61,19 +62,30 @@ Result<Graph> GraphDataGitSource::Apply(Graph graph, TransformContext& context) 
     if (git_clone(&raw, settings_.url.c_str(), repo_dir.c_str(), &options) != 0) {
       return GitError(fmt::format("cloning {}", settings_.url));
     }
-  } else {
-    Owned<git_repository, git_repository_free> opened(raw);
-    git_remote* remote = nullptr;
-    if (git_remote_lookup(&remote, raw, "origin") != 0) return GitError("no remote 'origin'");
-    Owned<git_remote, git_remote_free> owned_remote(remote);
-    if (git_remote_fetch(remote, nullptr, nullptr, nullptr) != 0) return GitError(fmt::format("fetching {}", settings_.url));
-    opened.release();
   }
   Owned<git_repository, git_repository_free> repo(raw);
+  git_remote* remote = nullptr;
+  if (git_remote_lookup(&remote, repo.get(), "origin") != 0) return GitError("no remote 'origin'");
+  Owned<git_remote, git_remote_free> origin(remote);
+  // A fresh clone has fetched already, but this remote object has to have connected
+  // once to know the remote's default branch.
+  if (git_remote_fetch(remote, nullptr, nullptr, nullptr) != 0) return GitError(fmt::format("fetching {}", settings_.url));
 
+  std::string wanted = settings_.reference_revision;
+  if (wanted.empty()) {
+    std::string branch = settings_.reference_branch;
+    if (branch.empty()) {  // the remote's default branch (its HEAD), as `git clone` picks it
+      git_buf head = GIT_BUF_INIT;
+      if (git_remote_default_branch(&head, remote) != 0) {
+        return GitError(fmt::format("{} names no default branch: give URL#BRANCH", settings_.url));
+      }
+      branch = std::string(head.ptr, head.size);
+      git_buf_dispose(&head);
+      if (branch.starts_with("refs/heads/")) branch.erase(0, std::string_view("refs/heads/").size());
+    }
+    wanted = "refs/remotes/origin/" + branch;
+  }
   git_object* target = nullptr;
-  std::string wanted = settings_.reference_revision.empty() ? "refs/remotes/origin/" + settings_.reference_branch
-                                                            : settings_.reference_revision;
   if (git_revparse_single(&target, repo.get(), (wanted + "^{commit}").c_str()) != 0) {
     return GitError(fmt::format("{} has no {}", settings_.url, wanted));
   }

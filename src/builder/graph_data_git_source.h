@@ -18,14 +18,15 @@ namespace cincinnati {
 
 struct GraphDataGitSettings {
   std::string url;
-  std::string reference_branch = "master";  // used when reference_revision is empty
+  std::string reference_branch;    // empty: the remote's default branch (its HEAD); unused with a revision
   std::string reference_revision;           // a commit id
   std::string output_directory;             // required
   std::string graph_data_path = "/";
   std::vector<std::string> output_allowlist = GraphDataImageSettings{}.output_allowlist;
 };
 
-// "URL#REF": REF is a 40-hex commit id (a revision) or a branch name.
+// "URL#REF": REF is a 40-hex commit id (a revision) or a branch name; without "#REF",
+// the remote's default branch.
 GraphDataGitSettings ParseGitSpec(const std::string& spec);
 
 class GraphDataGitSource : public GraphTransform {

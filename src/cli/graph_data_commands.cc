@@ -69,9 +69,12 @@ void RegisterGraphDataCommands(CLI::App& app, int& exit_code) {
     for (const graphdata::RolloutChange& c : graphdata::DiffRollouts(*before, *after, at)) {
       double flip = std::abs(c.new_share - c.old_share) * 100;
       std::string what = c.new_share < c.old_share ? "would lose it" : "would gain it at once";
-      std::cerr << fmt::format("{}: {}: release {}, channel {} ({} edges): {:.1f}% of clusters {} ({:.1f}% -> {:.1f}%){}\n",
-                               c.locked ? "note" : "error", c.file, c.release, c.channel, c.kind, flip, what,
-                               c.old_share * 100, c.new_share * 100, c.locked ? " [locked: allowed]" : "");
+      std::string edges = c.kind == "all" ? "" : fmt::format(" ({} edges)", c.kind);
+      // --force lets everything through: what it lets through is a note, not an error.
+      std::cerr << fmt::format("{}: {}: {}release {}, channel {}{}: {:.1f}% of clusters {} ({:.1f}% -> {:.1f}%){}\n",
+                               c.locked || a.force ? "note" : "error", c.file, c.added ? "new " : "", c.release,
+                               c.channel, edges, flip, what, c.old_share * 100, c.new_share * 100,
+                               c.locked ? " [locked: allowed]" : (a.force ? " [--force: allowed]" : ""));
       blocking += !c.locked;
     }
     std::cerr << fmt::format("{} change(s) to rollouts in flight{}\n", blocking, blocking && a.force ? " (--force)" : "");

@@ -12,14 +12,10 @@
 #include "graph-data/time_format.h"
 #include "http/client.h"
 #include "insight/queries.h"
-#include "policy/arch_filter.h"
-#include "policy/channel_filter.h"
-#include "policy/channel_target.h"
-#include "policy/hotfix_filter.h"
-#include "policy/phased_rollout.h"
+#include "policy/default_chain.h"
 #include "server/query.h"
-#include "ui/graph_render.h"
 #include "agent/object_store.h"
+#include "ui/graph_render.h"
 
 namespace cincinnati::cli {
 namespace {
@@ -77,14 +73,8 @@ int Remote(const InsightArgs& a) {
 }
 
 TransformChain LocalChain(const InsightArgs& a, int64_t now) {
-  TransformChain chain;
-  chain.push_back(std::make_unique<policy::ChannelFilter>());
-  chain.push_back(std::make_unique<policy::ArchFilter>());
-  chain.push_back(std::make_unique<policy::HotfixFilter>());
-  chain.push_back(std::make_unique<policy::ChannelTarget>(
-      std::set<std::string>(a.channel_targets.begin(), a.channel_targets.end())));
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(now)));
-  return chain;
+  return policy::DefaultChain(std::set<std::string>(a.channel_targets.begin(), a.channel_targets.end()),
+                              policy::FixedClock(now));
 }
 
 Result<int> Local(const InsightArgs& a) {

@@ -9,11 +9,22 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/did_you_mean.h"
+
+namespace {
+
+std::string VersionText() {
+  return std::string("cincinnati ") + CINCINNATI_VERSION + "\ncommit " + CINCINNATI_GIT_COMMIT + "\nbuild " +
+         (std::string(CINCINNATI_BUILD_TYPE).empty() ? "unspecified" : CINCINNATI_BUILD_TYPE);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Cincinnati update graph service and tools"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", VersionText(), "Print the version, the git commit and the build type");
   int exit_code = 0;
   cincinnati::cli::SetCommandLine(argc, argv);
   cincinnati::cli::RegisterGraphCommands(app, exit_code);
@@ -29,7 +40,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);
+    // A mistyped flag or subcommand: name the nearest one.
+    std::vector<std::string> unexpected = app.remaining(true);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr || dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      std::cerr << cincinnati::cli::DidYouMean(app, unexpected);
+    }
+    return code;
   }
   return exit_code;
 }

@@ -1,21 +1,24 @@
 // `cincinnati rollout preview`: what one cluster sees in a channel, and when each
-// phased edge appears for it.
+// phased edge appears for it, computed with the service's default chain (hotfix
+// entitlements and channel targets included) up to its phased-rollout step.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "builder/pipeline.h"
 #include "cli/commands.h"
 #include "graph-data/time_format.h"
-#include "policy/arch_filter.h"
-#include "policy/channel_filter.h"
-#include "policy/phased_rollout.h"
+#include "policy/default_chain.h"
+#include "policy/params.h"
 
 namespace cincinnati::cli {
 namespace {
 
 struct PreviewArgs {
-  std::string releases, graph_data, channel, id, at, arch = "amd64";
+  std::string releases, graph_data, channel, id, at, version, arch = "amd64";
+  std::vector<std::string> entitled, channel_targets;
 };
 
 std::string Human(int64_t seconds) {
@@ -27,15 +30,26 @@ std::string Human(int64_t seconds) {
 Status RunPreview(const PreviewArgs& a) {
   CINCINNATI_ASSIGN_OR_RETURN(const int64_t now, InstantOrNow(a.at));
   CINCINNATI_ASSIGN_OR_RETURN(Graph graph, BuildLocalInputs(a.releases, a.graph_data));
-  TransformChain chain;
-  chain.push_back(std::make_unique<policy::ChannelFilter>());
-  chain.push_back(std::make_unique<policy::ArchFilter>());
+  const std::set<std::string> channels = policy::ChannelsOf(graph);
+  if (!channels.count(a.channel)) {
+    return Status::InvalidArgument(fmt::format("--channel: no release of {} is in channel '{}' (channels: {})",
+                                               a.graph_data, a.channel, fmt::join(channels, ", ")));
+  }
+  // The service's chain up to phased-rollout, whose timings are listed instead.
+  const TransformChain chain = policy::DefaultChain(
+      std::set<std::string>(a.channel_targets.begin(), a.channel_targets.end()), policy::FixedClock(now),
+      policy::Phases::kLeaveOut);
   TransformContext context;
   context.parameters = {{"channel", a.channel}, {"arch", a.arch}};
+  if (!a.id.empty()) context.parameters["id"] = a.id;
+  if (!a.version.empty()) context.parameters["version"] = a.version;
+  context.entitlements.hotfixes = a.entitled;
+  std::sort(context.entitlements.hotfixes.begin(), context.entitlements.hotfixes.end());
   CINCINNATI_ASSIGN_OR_RETURN(Graph view, RunChainOn(chain, graph, context));
   bool valid = policy::IsValidClusterId(a.id);
   std::cout << fmt::format("channel {}, arch {}, cluster {}{}, at {}\n", a.channel, a.arch, a.id.empty() ? "(none)" : a.id,
                            valid || a.id.empty() ? "" : " (not a UUID: treated as no id)", graphdata::FormatDateTime(now));
+
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<policy::EdgeTiming> timings, policy::EdgeTimings(view, a.channel, a.id));
   for (const policy::EdgeTiming& t : timings) {
     std::string when = t.appears == INT64_MIN ? "always" : graphdata::FormatDateTime(t.appears);
@@ -61,6 +75,10 @@ void RegisterRolloutCommands(CLI::App& app, int& exit_code) {
   preview->add_option("--id", args->id, "Cluster id (a UUID)");
   preview->add_option("--at", args->at, "Time to look at (RFC 3339; default now)");
   preview->add_option("--arch", args->arch, "Architecture")->capture_default_str();
+  preview->add_option("--entitled", args->entitled, "Hotfix names the cluster may see (with --id)")->delimiter(',');
+  preview->add_option("--version", args->version, "The release the cluster runs (for --channel-target views)");
+  preview->add_option("--channel-target", args->channel_targets, "Channels served as channel-target views")
+      ->delimiter(',');
   preview->callback([args, &exit_code] {
     Status st = RunPreview(*args);
     if (!st.ok()) {

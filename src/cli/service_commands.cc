@@ -1,6 +1,9 @@
 // `cincinnati graph-builder`, `cincinnati policy-engine` and `cincinnati serve`: the
 // HTTP services, configured with the reference's flags and TOML settings (spec §8).
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -11,18 +14,15 @@
 #include <spdlog/spdlog.h>
 
 #include "builder/pipeline.h"
-#include "registry/reference.h"
-
-#include <unistd.h>
-
-#include <filesystem>
 #include "cli/commands.h"
 #include "cli/plugins.h"
 #include "cli/settings.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
+#include "registry/reference.h"
 #include "policy/channel_target.h"
+#include "policy/default_chain.h"
 #include "directory/cluster_database.h"
 #include "policy/hotfix_filter.h"
 #include "directory/remote_cluster_directory.h"
@@ -226,6 +226,17 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     return Status::InvalidArgument("give --releases (or --upstream.registry.url) and --graph-data (or "
                                    "--graph-data-image), or [[plugin_settings]] in the config file");
   }
+  // Local paths must exist at start-up (a typo would otherwise serve nothing, silently);
+  // remote sources may come later.
+  for (const char* key : {"releases", "graph_data"}) {
+    const std::string path = s.String(key, "");
+    if (!path.empty() && !std::filesystem::exists(path)) {
+      return Status::InvalidArgument(fmt::format(
+          "--{}: {} does not exist{}", key == std::string("releases") ? "releases" : "graph-data", path,
+          key == std::string("releases") ? " (or give --upstream.registry.url for a registry)"
+                                         : " (or give --graph-data-image or --graph-data-git for a remote source)"));
+    }
+  }
   LocalBuildOptions options;
   options.releases = s.String("releases", "");
   if (registry && !s.Has("releases")) {
@@ -283,14 +294,9 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
   const auto& tables = s.plugins("policy");
   CINCINNATI_ASSIGN_OR_RETURN(policy::Clock clock, PolicyClock(s));
   if (tables.empty()) {
-    chain.push_back(std::make_unique<policy::ChannelFilter>());
-    chain.push_back(std::make_unique<policy::ArchFilter>());
-    chain.push_back(std::make_unique<policy::HotfixFilter>());
     std::set<std::string> targets;
     for (const std::string& c : s.List("views.channel_targets")) targets.insert(c);
-    chain.push_back(std::make_unique<policy::ChannelTarget>(targets));
-    chain.push_back(std::make_unique<policy::PhasedRollout>(clock));
-    return chain;
+    return policy::DefaultChain(std::move(targets), std::move(clock));
   }
   UpstreamSettings upstream{options.upstream_url, std::nullopt};
   PluginEnvironment environment{clock, &upstream};
@@ -432,7 +438,7 @@ Status Run(Invocation& inv) {
       CINCINNATI_ASSIGN_OR_RETURN(o.directory_log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));
     }
     if (serve) o.upstream_url.clear();
-    CINCINNATI_ASSIGN_OR_RETURN(o.web_ui, ParseBool("web.enabled", s.String("web.enabled", serve ? "true" : "false")));
+    CINCINNATI_ASSIGN_OR_RETURN(o.web_ui, s.Bool("web.enabled", serve));
     engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
   }
 

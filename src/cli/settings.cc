@@ -83,7 +83,26 @@ Status Settings::MergeToml(const std::string& path, const std::set<std::string>&
     }
     plain.insert(k, node);
   }
-  return Flatten(plain, "", path, known, values_);
+  std::map<std::string, std::string> merged;
+  CINCINNATI_RETURN_IF_ERROR(Flatten(plain, "", path, known, merged));
+  for (auto& [key, value] : merged) {
+    values_[key] = std::move(value);
+    files_[key] = path;
+  }
+  return Status::OK();
+}
+
+std::string Settings::Describe(const std::string& key) const {
+  auto file = files_.find(key);
+  return file == files_.end() ? fmt::format("setting '{}'", key) : fmt::format("{}: setting '{}'", file->second, key);
+}
+
+Result<bool> Settings::Bool(const std::string& key, bool fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  auto value = ParseBool(key, it->second);
+  if (!value.ok()) return Status::InvalidArgument(fmt::format("{}: '{}' is not true or false", Describe(key), it->second));
+  return value;
 }
 
 std::string Settings::String(const std::string& key, const std::string& fallback) const {
@@ -100,7 +119,7 @@ Result<uint64_t> Settings::Unsigned(const std::string& key, uint64_t fallback) c
     if (used == it->second.size() && it->second[0] != '-') return static_cast<uint64_t>(v);
   } catch (const std::exception&) {
   }
-  return Status::InvalidArgument(fmt::format("setting '{}': '{}' is not a non-negative integer", key, it->second));
+  return Status::InvalidArgument(fmt::format("{}: '{}' is not a non-negative integer", Describe(key), it->second));
 }
 
 std::vector<std::string> Settings::List(const std::string& key) const {

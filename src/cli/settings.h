@@ -25,7 +25,10 @@ struct PluginTable {
 
 class Settings {
  public:
-  void Set(const std::string& key, std::string value) { values_[key] = std::move(value); }
+  void Set(const std::string& key, std::string value) {
+    values_[key] = std::move(value);
+    files_.erase(key);
+  }
   // Merges a TOML file over the current values. `known` lists the accepted keys;
   // `plugin_tables` the accepted array-of-tables names.
   Status MergeToml(const std::string& path, const std::set<std::string>& known,
@@ -34,11 +37,15 @@ class Settings {
   bool Has(const std::string& key) const { return values_.count(key) != 0; }
   std::string String(const std::string& key, const std::string& fallback) const;
   Result<uint64_t> Unsigned(const std::string& key, uint64_t fallback) const;
+  Result<bool> Bool(const std::string& key, bool fallback) const;
+  // "FILE: setting 'KEY'" when a TOML file set it, else "setting 'KEY'": for messages.
+  std::string Describe(const std::string& key) const;
   std::vector<std::string> List(const std::string& key) const;
   const std::vector<PluginTable>& plugins(const std::string& table) const;
 
  private:
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::string> files_;  // key -> the TOML file that set it
   std::map<std::string, std::vector<PluginTable>> plugins_;
 };
 

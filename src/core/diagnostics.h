@@ -20,6 +20,8 @@ class Diagnostics {
   void Warn(std::string location, std::string message) { Add(Diagnostic::Severity::kWarning, location, message); }
   void Error(std::string location, std::string message) { Add(Diagnostic::Severity::kError, location, message); }
   void Add(Diagnostic::Severity s, std::string location, std::string message) {
+    // A message that already starts with its location would print it twice.
+    if (!location.empty() && message.starts_with(location + ": ")) message.erase(0, location.size() + 2);
     items_.push_back(Diagnostic{s, std::move(location), std::move(message)});
   }
   const std::vector<Diagnostic>& items() const { return items_; }

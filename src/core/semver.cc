@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/strings.h"
+
 namespace cincinnati {
 namespace {
 
@@ -26,7 +28,7 @@ bool ParseNumber(std::string_view s, uint64_t* out) {
 }
 
 Status Invalid(std::string_view input, std::string_view why) {
-  return Status::InvalidArgument(fmt::format("invalid semantic version '{}': {}", input, why));
+  return Status::InvalidArgument(fmt::format("invalid semantic version '{}': {}", Printable(input), why));
 }
 
 std::string JoinIdentifiers(const std::vector<Identifier>& ids) {

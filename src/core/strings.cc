@@ -1,5 +1,7 @@
 #include "core/strings.h"
 
+#include <fmt/format.h>
+
 namespace cincinnati {
 namespace {
 
@@ -106,6 +108,26 @@ std::string ToValidUtf8(std::string_view text) {
       out += "\xEF\xBF\xBD";
     }
     i += n;
+  }
+  return out;
+}
+
+std::string Printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
   }
   return out;
 }

@@ -26,6 +26,10 @@ std::string FailureCause(std::string_view message);
 // U+10FFFF or truncated sequences).
 bool IsValidUtf8(std::string_view text);
 
+// `text` for a message that quotes it: line breaks, tabs and other control characters
+// written as escapes (\n, \t, \x01), so that a quoted value stays on one line.
+std::string Printable(std::string_view text);
+
 // `text` with each maximal ill-formed subsequence replaced by U+FFFD, as Rust's
 // String::from_utf8_lossy does (the reference decodes query strings this way).
 std::string ToValidUtf8(std::string_view text);

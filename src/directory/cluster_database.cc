@@ -3,13 +3,16 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
 #include <simdjson.h>
 #include <sqlite3.h>
 
+#include "core/csv.h"
 #include "core/hotfix_rule.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
@@ -176,17 +179,29 @@ Status ClusterDatabase::Import(const std::vector<ClusterRecord>& records, bool r
 
 // ---- files ----
 
+namespace {
+
+// Ids are case-insensitive: "A1" and "a1" are one cluster.
+std::string LowerCase(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<ClusterRecord>> ParseClusterCsv(const std::string& text) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<CsvRecord> rows, ReadCsv(text));
   std::vector<ClusterRecord> out;
-  size_t line_number = 0;
-  for (std::string_view line : Split(text, '\n')) {
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (TrimWhitespace(line).empty()) continue;
-    std::vector<std::string_view> fields = Split(line, ',');
-    if (line_number == 1 && TrimWhitespace(fields[0]) == "id") continue;  // header
+  std::map<std::string, size_t> first_line;  // id -> the line it was first on
+  for (const CsvRecord& row : rows) {
+    const std::vector<std::string>& fields = row.fields;
+    bool blank = true;
+    for (const std::string& f : fields) blank = blank && TrimWhitespace(f).empty();
+    if (blank) continue;
+    if (row.line == 1 && TrimWhitespace(fields[0]) == "id") continue;  // header
     if (fields.size() < 2 || fields.size() > 3) {
-      return Status::InvalidArgument(fmt::format("line {}: expected id,customer,labels", line_number));
+      return Status::InvalidArgument(fmt::format("line {}: expected id,customer,labels", row.line));
     }
     ClusterRecord r{std::string(TrimWhitespace(fields[0])), {std::string(TrimWhitespace(fields[1])), {}}};
     if (fields.size() == 3) {
@@ -194,12 +209,16 @@ Result<std::vector<ClusterRecord>> ParseClusterCsv(const std::string& text) {
         if (TrimWhitespace(pair).empty()) continue;
         size_t eq = pair.find('=');
         if (eq == std::string_view::npos) {
-          return Status::InvalidArgument(fmt::format("line {}: label '{}' is not key=value", line_number, pair));
+          return Status::InvalidArgument(fmt::format("line {}: label '{}' is not key=value", row.line, pair));
         }
         r.cluster.labels[std::string(TrimWhitespace(pair.substr(0, eq)))] = std::string(TrimWhitespace(pair.substr(eq + 1)));
       }
     }
-    if (Status st = ValidateClusterRecord(r); !st.ok()) return st.WithContext(fmt::format("line {}", line_number));
+    if (Status st = ValidateClusterRecord(r); !st.ok()) return st.WithContext(fmt::format("line {}", row.line));
+    if (auto [it, added] = first_line.emplace(LowerCase(r.id), row.line); !added) {
+      return Status::InvalidArgument(
+          fmt::format("line {}: cluster {} is already on line {} (one line per cluster)", row.line, r.id, it->second));
+    }
     out.push_back(std::move(r));
   }
   return out;
@@ -215,6 +234,7 @@ Result<std::vector<ClusterRecord>> ParseClusterJson(const std::string& text) {
   simdjson::dom::array array;
   if (doc.get_array().get(array)) return Status::InvalidArgument("expected a JSON array of clusters");
   std::vector<ClusterRecord> out;
+  std::map<std::string, size_t> first_index;  // id -> its first index
   size_t i = 0;
   for (simdjson::dom::element item : array) {
     std::string where = fmt::format("[{}]", i++);
@@ -223,6 +243,10 @@ Result<std::vector<ClusterRecord>> ParseClusterJson(const std::string& text) {
     CINCINNATI_ASSIGN_OR_RETURN(ClusterInfo info, ClusterInfoFromJson(item, where));
     ClusterRecord r{std::string(id), std::move(info)};
     if (Status st = ValidateClusterRecord(r); !st.ok()) return st.WithContext(where);
+    if (auto [it, added] = first_index.emplace(LowerCase(r.id), i - 1); !added) {
+      return Status::InvalidArgument(fmt::format("{}: cluster {} is already at [{}] (one entry per cluster)", where, r.id,
+                                                 it->second));
+    }
     out.push_back(std::move(r));
   }
   return out;
@@ -231,13 +255,9 @@ Result<std::vector<ClusterRecord>> ParseClusterJson(const std::string& text) {
 std::string WriteClusterCsv(const std::vector<ClusterRecord>& records) {
   std::string out = "id,customer,labels\n";
   for (const ClusterRecord& r : records) {
-    out += r.id + "," + r.cluster.customer + ",";
-    bool first = true;
-    for (const auto& [k, v] : r.cluster.labels) {
-      out += (first ? "" : ";") + k + "=" + v;
-      first = false;
-    }
-    out += '\n';
+    std::string labels;
+    for (const auto& [k, v] : r.cluster.labels) labels += (labels.empty() ? "" : ";") + k + "=" + v;
+    out += CsvField(r.id) + "," + CsvField(r.cluster.customer) + "," + CsvField(labels) + '\n';
   }
   return out;
 }

@@ -73,6 +73,8 @@ Result<std::vector<YamlFile>> ReadYamlDirectory(const fs::path& root, std::strin
   for (const auto& entry : entries) {
     std::string name = entry.path().filename().string();
     std::string rel = fmt::format("{}/{}", subdir, name);
+    // Placeholders that keep an empty directory in git are not graph-data.
+    if (name == ".keep" || name == ".gitkeep") continue;
     auto ext = FileExtension(name);
     if (!ext) {
       problems->push_back({ErrorClass::kMissingExtension, rel, "file has no extension"});

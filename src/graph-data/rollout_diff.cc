@@ -48,15 +48,26 @@ double Share(const std::optional<Placement>& p, const std::string& kind, int64_t
 std::vector<RolloutChange> DiffRollouts(const GraphData& old_data, const GraphData& new_data, int64_t at,
                                         double max_jump) {
   auto before = Placements(old_data), after = Placements(new_data);
+  // Every (release, channel) of either tree: one new in the tree (a new release, or a
+  // channel new for a release) starts from nobody seeing it.
+  std::map<std::pair<std::string, std::string>, std::pair<std::optional<Placement>, std::optional<Placement>>> all;
+  for (const auto& [key, place] : before) all[key].first = place;
+  for (const auto& [key, place] : after) all[key].second = place;
   std::vector<RolloutChange> changes;
-  for (const auto& [key, old_place] : before) {
-    std::optional<Placement> new_place;
-    if (auto it = after.find(key); it != after.end()) new_place = it->second;
-    for (const char* kind : {"patch", "minor"}) {
-      double was = Share(old_place, kind, at), now = Share(new_place, kind, at);
+  for (const auto& [key, places] : all) {
+    const auto& [old_place, new_place] = places;
+    const Placement& any = new_place ? *new_place : *old_place;
+    // A channel without rules shows a release to all or none: patch and minor are one.
+    const bool ruled = (old_place && !old_place->channel->rules.empty()) || (new_place && !new_place->channel->rules.empty());
+    // A release new in a channel without rules reaches everyone at its start, by design.
+    if (!old_place && !ruled) continue;
+    const std::vector<std::string> kinds = ruled ? std::vector<std::string>{"patch", "minor"} : std::vector<std::string>{"all"};
+    for (const std::string& kind : kinds) {
+      const std::string rule_kind = kind == "all" ? "patch" : kind;
+      double was = Share(old_place, rule_kind, at), now = Share(new_place, rule_kind, at);
       if (now < was - 1e-9 || now > was + max_jump) {
-        changes.push_back(RolloutChange{new_place ? new_place->file : old_place.file, key.first, key.second, kind, was,
-                                        now, new_place && new_place->locked});
+        changes.push_back(RolloutChange{any.file, key.first, key.second, kind, was, now,
+                                        new_place && new_place->locked, !old_place.has_value()});
       }
     }
   }

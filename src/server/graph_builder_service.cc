@@ -140,7 +140,8 @@ bool GraphBuilderService::RefreshOnce() {
     if (ready_) scrape_duration_.Observe(seconds);
     // The cause is logged once; while it repeats, only at debug level.
     if (FailureCause(graph.status().message()) != FailureCause(last_error_)) {
-      spdlog::error("graph refresh failed, still serving the previous graph: {}", graph.status().message());
+      spdlog::error("graph refresh failed, {}: {}",
+                    ready_ ? "still serving the previous graph" : "no graph is served yet", graph.status().message());
       last_error_ = graph.status().message();
     } else {
       spdlog::debug("graph refresh failed again: {}", last_error_);

@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "graph-data/time_format.h"
 #include "insight/builder_records.h"
+#include "policy/default_chain.h"
 #include "policy/params.h"
 #include "policy/phased_rollout.h"
 #include "server/policy_engine_pool.h"
@@ -29,18 +30,12 @@ std::string JsonList(const std::set<std::string>& items) {
 
 // Channels and architectures named by the graph's releases.
 std::string ChannelsJson(const Graph& graph) {
-  std::set<std::string> channels, arches;
-  const std::string channels_key = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
+  std::set<std::string> arches;
   for (const Node& n : graph.nodes()) {
-    if (auto it = n.metadata.find(channels_key); it != n.metadata.end()) {
-      for (std::string_view c : Split(it->second, ',')) {
-        if (!TrimWhitespace(c).empty()) channels.emplace(TrimWhitespace(c));
-      }
-    }
     auto arch = n.metadata.find(std::string(kArchKey));
     arches.insert(arch == n.metadata.end() ? "amd64" : arch->second);
   }
-  return "{\"channels\":" + JsonList(channels) + ",\"arches\":" + JsonList(arches) + "}";
+  return "{\"channels\":" + JsonList(policy::ChannelsOf(graph)) + ",\"arches\":" + JsonList(arches) + "}";
 }
 
 std::string Param(const Parameters& p, const char* name, const char* fallback) {
