@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 
@@ -144,6 +145,45 @@ TEST(CliTest, MessagesNameEachThingOnceOnOneLine) {
   ProcessResult plugin = Cincinnati("graph-builder -c " + (dir / "quay.toml").string());
   EXPECT_NE(plugin.err.find("use 'git-secondary-metadata-scrape' or 'dkrv2-secondary-metadata-scrape'"),
             std::string::npos) << plugin.err;
+}
+
+// `graph build` takes graph-data from the same sources as the services.
+TEST(CliTest, GraphBuildReadsGraphDataFromGit) {
+  const fs::path seed = testing::Examples() / "seed";
+  TempDir dir;
+  fs::copy(seed / "graph-data", dir / "repo", fs::copy_options::recursive);
+  const std::string git = "git -C " + (dir / "repo").string() + " -c user.name=t -c user.email=t@example.com ";
+  ASSERT_EQ(std::system((git + "init -q -b main && " + git + "add -A && " + git + "commit -q -m seed").c_str()), 0);
+  ProcessResult local = Cincinnati("graph build -q --releases " + (seed / "releases").string() + " --graph-data " +
+                                   (seed / "graph-data").string());
+  ProcessResult from_git = Cincinnati("graph build -q --releases " + (seed / "releases").string() +
+                                      " --graph-data-git " + (dir / "repo").string() + " --graph-data-cache " +
+                                      (dir / "cache").string());
+  ASSERT_EQ(from_git.exit_code, 0) << from_git.err;
+  EXPECT_EQ(from_git.out, local.out);
+  ProcessResult none = Cincinnati("graph build --releases " + (seed / "releases").string());
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("give --graph-data, --graph-data-image or --graph-data-git"), std::string::npos) << none.err;
+}
+
+TEST(CliTest, ServiceHelpShowsTypesAndDefaults) {
+  const std::string serve = Cincinnati("serve --help").out;
+  const std::string gb = Cincinnati("graph-builder --help").out;
+  const std::string pe = Cincinnati("policy-engine --help").out;
+  EXPECT_NE(serve.find("--service.port PORT=8081"), std::string::npos) << serve;
+  EXPECT_NE(gb.find("--service.port,--port PORT=8080"), std::string::npos) << gb;
+  EXPECT_NE(gb.find("--service.pause_secs SECONDS=300"), std::string::npos) << gb;
+  EXPECT_NE(serve.find("--web.enabled BOOL=true"), std::string::npos) << serve;
+  EXPECT_NE(pe.find("--web.enabled BOOL=false"), std::string::npos) << pe;
+  EXPECT_NE(pe.find("--cluster_directory.timeout_ms MILLISECONDS=500"), std::string::npos) << pe;
+  EXPECT_NE(serve.find("-c,--config PATH"), std::string::npos) << serve;
+  // --disallowed-errors lists the same choices wherever it is, and checks them.
+  const std::string choices = "comma-separated: file, deserialize, missing_extension, invalid_extension";
+  EXPECT_NE(gb.find(choices), std::string::npos) << gb;
+  EXPECT_NE(Cincinnati("graph build --help").out.find(choices), std::string::npos);
+  ProcessResult bogus = Cincinnati("serve --disallowed-errors file,bogus");
+  EXPECT_NE(bogus.exit_code, 0);
+  EXPECT_NE(bogus.err.find("unknown error class 'bogus'"), std::string::npos) << bogus.err;
 }
 
 TEST(CliTest, VersionNamesTheCommitAndBuildType) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "builder/pipeline.h"
+#include "cli/settings.h"
 #include "core/diagnostics.h"
 #include "core/graph.h"
 #include "core/status.h"
@@ -30,6 +32,16 @@ void SetCommandLine(int argc, char** argv);
 
 // Prints diagnostics to stderr as "severity: location: message".
 void PrintDiagnostics(const Diagnostics& diagnostics, bool include_info);
+
+// `--disallowed-errors`, the same everywhere: its help and a check of each comma item.
+inline constexpr const char* kDisallowedErrorsHelp =
+    "Graph-data error classes that fail the build, comma-separated: file, deserialize, missing_extension, "
+    "invalid_extension (default: none; such problems are warnings)";
+CLI::Validator ErrorClassList();
+
+// The graph-data source of `s` (graph_data, graph_data_image, graph_data_git, with
+// graph_data_cache, graph_data_public_keys, graph_data_signatures) into `options`.
+Status SetGraphDataSources(const Settings& s, LocalBuildOptions& options);
 
 // The instant `--at` names (RFC 3339), or now when it is empty; errors name `--at`.
 Result<int64_t> InstantOrNow(const std::string& at);

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/error_document.h"
 #include "core/graph_json.h"
+#include "core/strings.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/time_format.h"
 #include "policy/arch_filter.h"
@@ -15,6 +16,18 @@
 #include "policy/phased_rollout.h"
 
 namespace cincinnati::cli {
+
+CLI::Validator ErrorClassList() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        for (std::string_view item : Split(value, ',')) {
+          auto c = graphdata::ParseErrorClass(TrimWhitespace(item));
+          if (!c.ok()) return std::string(c.status().message());
+        }
+        return {};
+      },
+      "");
+}
 
 Result<int64_t> InstantOrNow(const std::string& at) {
   if (at.empty()) return policy::SystemClock()();
@@ -50,7 +63,7 @@ namespace {
 struct BuildArgs {
   std::string releases;
   std::string registry, registry_repository;
-  std::string graph_data;
+  std::string graph_data, graph_data_image, graph_data_git, graph_data_cache, graph_data_public_keys, graph_data_signatures;
   std::vector<std::string> disallowed;
   std::string key_prefix = std::string(kDefaultKeyPrefix);
   std::string default_arch = "amd64";
@@ -71,7 +84,26 @@ int RunBuild(const BuildArgs& args) {
     std::cerr << "error: give --releases or --registry\n";
     return 2;
   }
-  options.graph_data = args.graph_data;
+  // The services' graph-data sources, from the same flags.
+  Settings sources;
+  const std::pair<const char*, const std::string*> given[] = {
+      {"graph_data", &args.graph_data},
+      {"graph_data_image", &args.graph_data_image},
+      {"graph_data_git", &args.graph_data_git},
+      {"graph_data_cache", &args.graph_data_cache},
+      {"graph_data_public_keys", &args.graph_data_public_keys},
+      {"graph_data_signatures", &args.graph_data_signatures}};
+  for (const auto& [key, value] : given) {
+    if (!value->empty()) sources.Set(key, *value);
+  }
+  if (args.graph_data.empty() && args.graph_data_image.empty() && args.graph_data_git.empty()) {
+    std::cerr << "error: give --graph-data, --graph-data-image or --graph-data-git\n";
+    return 2;
+  }
+  if (Status st = SetGraphDataSources(sources, options); !st.ok()) {
+    std::cerr << "error: " << st.message() << '\n';
+    return 2;
+  }
   options.release_options.default_arch = args.default_arch;
   options.release_options.repository = args.repository;
   options.secondary_metadata.key_prefix = args.key_prefix;
@@ -150,10 +182,24 @@ void RegisterGraphCommands(CLI::App& app, int& exit_code) {
                     "Scrape releases from this registry instead (e.g. quay.io, http://127.0.0.1:5000)");
   build->add_option("--repository", build_args->registry_repository, "Repository of the releases (with --registry)")
       ->default_val("openshift-release-dev/ocp-release");
-  build->add_option("--graph-data", build_args->graph_data, "Graph-data directory")->required()->check(CLI::ExistingDirectory);
-  build->add_option("--disallowed-errors", build_args->disallowed,
-                    "Graph-data error classes that fail the build: file, deserialize, missing_extension, invalid_extension")
-      ->delimiter(',');
+  build->add_option("--graph-data", build_args->graph_data, "Graph-data directory")->check(CLI::ExistingDirectory);
+  build->add_option("--graph-data-image", build_args->graph_data_image,
+                    "Graph-data container image (REGISTRY/REPO:TAG) instead of a directory")
+      ->type_name("IMAGE");
+  build->add_option("--graph-data-git", build_args->graph_data_git,
+                    "Graph-data git repository URL[#BRANCH|#COMMIT] instead of a directory")
+      ->type_name("URL");
+  build->add_option("--graph-data-cache", build_args->graph_data_cache, "Where a graph-data image or clone is kept")
+      ->type_name("PATH");
+  build->add_option("--graph-data-public-keys", build_args->graph_data_public_keys,
+                    "Verify the graph-data image's signature with these keys")
+      ->type_name("PATH");
+  build->add_option("--graph-data-signatures", build_args->graph_data_signatures,
+                    "Signature store (URL or directory) for the graph-data image");
+  build->add_option("--disallowed-errors", build_args->disallowed, kDisallowedErrorsHelp)
+      ->delimiter(',')
+      ->type_name("LIST")
+      ->check(ErrorClassList());
   build->add_option("--key-prefix", build_args->key_prefix, "Metadata key prefix")->capture_default_str();
   build->add_option("--default-arch", build_args->default_arch,
                     "Architecture of release documents whose version has no +arch")->capture_default_str();

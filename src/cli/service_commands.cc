@@ -98,7 +98,7 @@ std::vector<Flag> Flags(Role role) {
          "Serve this directory's release signatures at {prefix}/signatures/ALGO=DIGEST/signature-N, read from "
          "ALGO/DIGEST/signature-N (a graph-data repository's signatures/; the metadata-helper's role)"},
         {"--graph-data-cache", "graph_data_cache", "Where the graph-data image is unpacked (default: a temporary directory)"},
-        {"--disallowed-errors", "disallowed_errors", "Graph-data error classes that fail a refresh"},
+        {"--disallowed-errors", "disallowed_errors", kDisallowedErrorsHelp},
         {"--service.pause_secs", "service.pause_secs", "Seconds between the end of a refresh and the next"},
         {"--service.scrape_timeout", "service.scrape_timeout_secs", "Seconds a refresh may take"},
         {"--upstream.registry.url,--registry", "upstream.registry.url",
@@ -153,6 +153,56 @@ std::vector<Flag> Flags(Role role) {
     flags.insert(flags.end(), upstream.begin(), upstream.end());
   }
   return flags;
+}
+
+// What --help shows as a flag's type, from its settings key.
+std::string FlagType(const std::string& key) {
+  auto ends = [&](std::string_view s) { return key.ends_with(s); };
+  if (ends("port")) return "PORT";
+  if (ends("_ms")) return "MILLISECONDS";
+  if (ends("_secs") || ends("keep_alive") || ends("client_timeout")) return "SECONDS";
+  if (ends("bytes")) return "BYTES";
+  if (ends("address")) return "ADDRESS";
+  if (ends(".url") || key == "graph_data_git") return "URL";
+  if (ends("enabled")) return "BOOL";
+  if (key == "graph_data_image") return "IMAGE";
+  if (key == "testing.now") return "TIME";
+  if (key == "releases" || key == "graph_data" || ends("_path") || ends("_dir") || ends("directory") || ends(".dir") ||
+      ends("ports_file") || key == "graph_data_cache" || key == "graph_data_public_keys") {
+    return "PATH";
+  }
+  if (ends("backlog") || ends("connections") || ends("concurrency") || ends("entries") || ends("answers") ||
+      ends("per_sec") || ends("rate")) {
+    return "NUMBER";
+  }
+  if (key == "disallowed_errors" || key == "views.channel_targets" || key == "service.mandatory_client_parameters") {
+    return "LIST";
+  }
+  return "TEXT";
+}
+
+// What --help shows as a flag's default, for the service `role` (empty: none).
+std::string FlagDefault(Role role, const std::string& key) {
+  const bool gb = role == Role::kGraphBuilder;
+  static const std::map<std::string, std::string> kCommon = {
+      {"service.address", "127.0.0.1"}, {"status.address", "127.0.0.1"}, {"service.pause_secs", "300"},
+      {"service.public_port", "8090"}, {"service.backlog", "1024"}, {"service.max_connections", "0 (no limit)"},
+      {"service.keep_alive", "10"}, {"service.client_timeout", "5"}, {"upstream.registry.fetch_concurrency", "16"},
+      {"upstream.cincinnati.url", "http://localhost:8080/graph"}, {"upstream.cincinnati.kind", "auto"},
+      {"upstream.cincinnati.cache_ttl_secs", "60"}, {"upstream.cincinnati.timeout_secs", "30"},
+      {"upstream.cincinnati.max_stale_secs", "86400"}, {"upstream.cincinnati.max_cached_answers", "4096"},
+      {"upstream.cincinnati.max_cached_bytes", "268435456"}, {"upstream.cincinnati.max_fetches_per_sec", "50"},
+      {"upstream.cincinnati.max_body_bytes", "67108864"}, {"cluster_directory.timeout_ms", "500"},
+      {"cluster_directory.cache_ttl_secs", "300"}, {"cluster_directory.negative_ttl_secs", "60"},
+      {"cluster_directory.cache_entries", "100000"}, {"cluster_directory.failure_backoff_ms", "5000"},
+      {"cluster_directory.log_interval_secs", "60"},
+      {"graph_data_cache", "a temporary directory"}};
+  if (key == "service.port") return gb ? "8080" : "8081";
+  if (key == "status.port") return gb ? "9080" : "9081";
+  if (key == "service.path_prefix") return role == Role::kServe ? "/api/upgrades_info" : "";
+  if (key == "web.enabled") return role == Role::kServe ? "true" : "false";
+  auto it = kCommon.find(key);
+  return it == kCommon.end() ? "" : it->second;
 }
 
 std::set<std::string> KnownKeys(Role role) {
@@ -210,6 +260,34 @@ const std::string& DefaultScratchDirectory() {
   return dir;
 }
 
+}  // namespace
+
+Status SetGraphDataSources(const Settings& s, LocalBuildOptions& options) {
+  options.graph_data = s.String("graph_data", "");
+  if (s.Has("graph_data_image")) {
+    CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(s.String("graph_data_image", "")));
+    GraphDataImageSettings g;
+    g.registry = ref.location.insecure ? ref.location.base_url : ref.location.host_port;
+    g.repository = ref.location.repository;
+    g.tag = ref.reference().empty() ? "latest" : ref.reference();
+    g.output_directory = s.String("graph_data_cache", DefaultScratchDirectory());
+    g.public_keys_path = s.String("graph_data_public_keys", "");
+    g.verify_signature = !g.public_keys_path.empty();
+    g.signature_baseurl = s.String("graph_data_signatures", g.signature_baseurl);
+    g.client.ca_path = s.String("upstream.registry.root_certificate_dir", "");
+    options.graph_data_image = g;
+  }
+  options.graph_data_tarball_directory = s.String("graph_data_cache", DefaultScratchDirectory());
+  if (s.Has("graph_data_git")) {
+    GraphDataGitSettings g = ParseGitSpec(s.String("graph_data_git", ""));
+    g.output_directory = s.String("graph_data_cache", DefaultScratchDirectory());
+    options.graph_data_git = g;
+  }
+  return Status::OK();
+}
+
+namespace {
+
 Result<TransformChain> BuilderChain(const Settings& s) {
   TransformChain chain;
   const auto& tables = s.plugins("plugin_settings");
@@ -251,26 +329,7 @@ Result<TransformChain> BuilderChain(const Settings& s) {
     r.client.ca_path = s.String("upstream.registry.root_certificate_dir", "");
     options.registry = r;
   }
-  options.graph_data = s.String("graph_data", "");
-  if (s.Has("graph_data_image")) {
-    CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(s.String("graph_data_image", "")));
-    GraphDataImageSettings g;
-    g.registry = ref.location.insecure ? ref.location.base_url : ref.location.host_port;
-    g.repository = ref.location.repository;
-    g.tag = ref.reference().empty() ? "latest" : ref.reference();
-    g.output_directory = s.String("graph_data_cache", DefaultScratchDirectory());
-    g.public_keys_path = s.String("graph_data_public_keys", "");
-    g.verify_signature = !g.public_keys_path.empty();
-    g.signature_baseurl = s.String("graph_data_signatures", g.signature_baseurl);
-    g.client.ca_path = s.String("upstream.registry.root_certificate_dir", "");
-    options.graph_data_image = g;
-  }
-  options.graph_data_tarball_directory = s.String("graph_data_cache", DefaultScratchDirectory());
-  if (s.Has("graph_data_git")) {
-    GraphDataGitSettings g = ParseGitSpec(s.String("graph_data_git", ""));
-    g.output_directory = s.String("graph_data_cache", DefaultScratchDirectory());
-    options.graph_data_git = g;
-  }
+  CINCINNATI_RETURN_IF_ERROR(SetGraphDataSources(s, options));
   for (const std::string& name : s.List("disallowed_errors")) {
     CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));
     options.secondary_metadata.disallowed_errors.insert(c);
@@ -494,12 +553,15 @@ void Register(CLI::App& app, int& exit_code, Role role, const char* name, const 
   auto inv = std::make_shared<Invocation>();
   inv->role = role;
   CLI::App* cmd = app.add_subcommand(name, help);
-  cmd->add_option("-c,--config", inv->config, "TOML configuration file (its settings win over flags)");
+  cmd->add_option("-c,--config", inv->config, "TOML configuration file (its settings win over flags)")->type_name("PATH");
   cmd->add_flag("-v", inv->verbosity, "More logging (-v info, -vv debug, -vvv trace)");
   for (const Flag& f : Flags(role)) {
     std::string key = f.key;
-    cmd->add_option_function<std::string>(f.names, [inv, key](const std::string& v) { inv->settings.Set(key, v); },
-                                          f.help);
+    CLI::Option* option = cmd->add_option_function<std::string>(
+        f.names, [inv, key](const std::string& v) { inv->settings.Set(key, v); }, f.help);
+    option->type_name(FlagType(f.key));
+    if (f.key == "disallowed_errors") option->check(ErrorClassList());
+    if (std::string d = FlagDefault(role, f.key); !d.empty()) option->default_str(d);
   }
   cmd->callback([inv, &exit_code] {
     Status st = Run(*inv);
