@@ -43,5 +43,17 @@ TEST(FirstUseTest, AFirstFailedRefreshSaysNoGraphIsServedYet) {
   EXPECT_EQ(builder.log().find("still serving the previous graph"), std::string::npos) << builder.log();
 }
 
+// A registry given without a scheme is https; a plain-HTTP one answers TLS with junk.
+TEST(FirstUseTest, APlainHttpRegistryWithoutASchemeGetsAHint) {
+  const fs::path seed = testing::Examples() / "seed";
+  ServiceProcess plain("serve", {"--releases", (seed / "releases").string(), "--graph-data",
+                                 (seed / "graph-data").string()});  // any plain-HTTP server will do
+  ASSERT_TRUE(WaitFor([&] { return testing::Get(plain.url("/readyz", "status")).status == 200; })) << plain.log();
+  const std::string host = "127.0.0.1:" + std::to_string(plain.port("main"));
+  auto r = RunCincinnati("release info " + host + "/org/release:1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("if it is plain HTTP, write it as http://HOST:PORT/..."), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace cincinnati

@@ -430,11 +430,15 @@ TEST_F(OperatorE2ETest, ATargetNotOfferedOrOlderFailsValidation) {
   const std::string metric = R"(upgradeoperator_upgradeconfig_validation_failed{upgradeconfig_name="prod-1"})";
   ASSERT_TRUE(WaitFor([&] { return Metric(metric) == 1; })) << operator_->log();
   EXPECT_EQ(Phase("prod-1"), "Pending");
-  EXPECT_NE(operator_->log().find("version 4.1.5 not found in clusterversion available or conditional updates"), std::string::npos);
+  // The metric is set before the line is logged: wait for the line too.
+  EXPECT_TRUE(WaitFor([&] {
+    return operator_->log().find("version 4.1.5 not found in clusterversion available or conditional updates") !=
+           std::string::npos;
+  })) << operator_->log();
   auto status = testing::RunCincinnati("upgrades status prod-1 --operator " + operator_->url(""));
   EXPECT_NE(status.out.find("version 4.1.5 not found in clusterversion available or conditional updates"), std::string::npos)
       << status.out;
-  EXPECT_EQ(receiver_.Count("prod-1", "validation_failed"), 1);
+  EXPECT_TRUE(WaitFor([&] { return receiver_.Count("prod-1", "validation_failed") == 1; }));
 
   WriteUpgradeConfig("prod-1", "4.0.9", std::chrono::system_clock::now());  // replaces the config: it never started
   ASSERT_TRUE(WaitFor([&] {

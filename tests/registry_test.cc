@@ -304,6 +304,15 @@ TEST(RegistryAuthTest, TlsAndBasicAuthWithDockerConfig) {
   s.credentials_path = (dir / "wrong.json").string();
   auto refused = RegistryReleaseSource(s).Apply(Graph(), context);
   EXPECT_FALSE(refused.ok());
+
+  // The release commands take the same dockercfg file as the graph builder.
+  auto info = testing::RunCincinnati("release info " + to + " --credentials-file " + (dir / "config.json").string() +
+                                     " --root-certificate-dir " + registry.ca_dir());
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("\"version\":\"6.0.0\""), std::string::npos) << info.out;
+  auto wrong = testing::RunCincinnati("release info " + to + " --credentials-file " + (dir / "wrong.json").string() +
+                                      " --root-certificate-dir " + registry.ca_dir());
+  EXPECT_NE(wrong.exit_code, 0);
 }
 
 }  // namespace

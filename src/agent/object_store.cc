@@ -43,9 +43,11 @@ bool IsObjectName(std::string_view name) {
 }
 
 Status WriteFileDurably(const fs::path& path, std::string_view bytes) {
+  // A bare file name lives in the working directory ("beta.png" has no parent path).
+  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return Status::IoError(fmt::format("create {}: {}", path.parent_path().string(), ec.message()));
+  fs::create_directories(parent, ec);
+  if (ec) return Status::IoError(fmt::format("create {}: {}", parent.string(), ec.message()));
   fs::path temp = path;
   temp += std::string(kTempMarker) + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -74,11 +76,11 @@ Status WriteFileDurably(const fs::path& path, std::string_view bytes) {
     ::unlink(temp.c_str());
     return s;
   }
-  int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return Errno("open", path.parent_path());
+  int dir = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return Errno("open", parent);
   int rc = ::fsync(dir);
   ::close(dir);
-  if (rc != 0) return Errno("fsync", path.parent_path());
+  if (rc != 0) return Errno("fsync", parent);
   return Status::OK();
 }
 

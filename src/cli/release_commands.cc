@@ -13,6 +13,7 @@
 #include "core/strings.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/graph_data.h"
+#include "registry/credentials.h"
 #include "registry/keyring.h"
 #include "registry/release_image.h"
 #include "registry/signature.h"
@@ -22,8 +23,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// How a command reaches a registry: the graph builder's options (user and password, or
+// a dockercfg file as its --credentials-file, and extra trusted certificates).
+struct RegistryAccess {
+  registry::Credentials given;
+  std::string credentials_file, ca_dir;
+
+  // --PREFIXusername, --PREFIXpassword, --PREFIXcredentials-file; --root-certificate-dir once.
+  void AddTo(CLI::App* cmd, const std::string& prefix = "", const std::string& whose = "Registry") {
+    cmd->add_option("--" + prefix + "username", given.username, whose + " user");
+    cmd->add_option("--" + prefix + "password", given.password, whose + " password");
+    cmd->add_option("--" + prefix + "credentials-file", credentials_file,
+                    whose + " credentials: a dockercfg file (config.json), read when no user is given")
+        ->type_name("PATH");
+  }
+  void AddCertificatesTo(CLI::App* cmd) {
+    cmd->add_option("--root-certificate-dir", ca_dir, "Extra trusted certificates (*.pem, *.crt)")->type_name("DIR");
+  }
+  Result<registry::Credentials> For(const registry::RepositoryLocation& location) const {
+    if (!given.username.empty() || credentials_file.empty()) return given;
+    return registry::LookupDockerCredentials(credentials_file, location);
+  }
+};
+
 struct NewArgs {
-  std::string version, arch = "amd64", to, manifests, payload_manifests, verification_keys, username, password, ca_dir;
+  std::string version, arch = "amd64", to, manifests, payload_manifests, verification_keys;
+  RegistryAccess access;
   std::vector<std::string> previous, next, metadata, verification_stores;
   size_t chunk_size = 0;
 };
@@ -102,16 +127,18 @@ Status RunNew(const NewArgs& args) {
   }
   CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(args.to));
   if (ref.tag.empty()) return Status::InvalidArgument(fmt::format("--to '{}': a tag is required", args.to));
-  registry::RegistryClient client(ref.location, {args.username, args.password}, {.ca_path = args.ca_dir});
+  CINCINNATI_ASSIGN_OR_RETURN(registry::Credentials credentials, args.access.For(ref.location));
+  registry::RegistryClient client(ref.location, credentials, {.ca_path = args.access.ca_dir});
   CINCINNATI_ASSIGN_OR_RETURN(std::string digest, registry::PushRelease(client, ref.tag, release, args.chunk_size));
   std::cout << ref.location.PullSpecPrefix() << "@" << digest << '\n';
   return Status::OK();
 }
 
-Status RunInfo(const std::string& image, const registry::Credentials& credentials, const std::string& ca_dir) {
+Status RunInfo(const std::string& image, const RegistryAccess& access) {
   CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(image));
   if (ref.reference().empty()) return Status::InvalidArgument(fmt::format("'{}': a tag or digest is required", image));
-  registry::RegistryClient client(ref.location, credentials, {.ca_path = ca_dir});
+  CINCINNATI_ASSIGN_OR_RETURN(registry::Credentials credentials, access.For(ref.location));
+  registry::RegistryClient client(ref.location, credentials, {.ca_path = access.ca_dir});
   CINCINNATI_ASSIGN_OR_RETURN(registry::ReleaseImage release, registry::ReadReleaseImage(client, ref.reference()));
   std::cout << fmt::format(R"({{"image":{},"digest":{},"architecture":{},"metadata":{}}})",
                            JsonString(ref.location.PullSpecPrefix() + "@" + release.digest), JsonString(release.digest),
@@ -125,8 +152,8 @@ Status RunInfo(const std::string& image, const registry::Credentials& credential
 }
 
 struct MirrorArgs {
-  std::string from, to, channel, graph_data, ca_dir;
-  registry::Credentials from_credentials, to_credentials;
+  std::string from, to, channel, graph_data;
+  RegistryAccess from_access, to_access;  // the certificates are the source's (one option)
 };
 
 // Copies every release (or the releases of one channel) by digest.
@@ -146,8 +173,10 @@ Status RunMirror(const MirrorArgs& a) {
     }
     if (!found) return Status::NotFound(fmt::format("channel '{}' is not in {}", a.channel, a.graph_data));
   }
-  registry::RegistryClient from(from_ref.location, a.from_credentials, {.ca_path = a.ca_dir});
-  registry::RegistryClient to(to_ref.location, a.to_credentials, {.ca_path = a.ca_dir});
+  CINCINNATI_ASSIGN_OR_RETURN(registry::Credentials from_credentials, a.from_access.For(from_ref.location));
+  CINCINNATI_ASSIGN_OR_RETURN(registry::Credentials to_credentials, a.to_access.For(to_ref.location));
+  registry::RegistryClient from(from_ref.location, from_credentials, {.ca_path = a.from_access.ca_dir});
+  registry::RegistryClient to(to_ref.location, to_credentials, {.ca_path = a.from_access.ca_dir});
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> tags, from.ListTags(100));
   size_t copied = 0, skipped = 0;
   for (const std::string& tag : tags) {
@@ -176,8 +205,8 @@ Status RunMirror(const MirrorArgs& a) {
 }
 
 struct SignArgs {
-  std::string image, store, layout = "mirror", gnupg_home, key, creator = "cincinnati", ca_dir;
-  registry::Credentials credentials;
+  std::string image, store, layout = "mirror", gnupg_home, key, creator = "cincinnati";
+  RegistryAccess access;
 };
 
 // Signs the image's digest and writes the signature under the store directory, at the
@@ -187,7 +216,8 @@ Status RunSign(const SignArgs& a) {
   std::string digest = ref.digest;
   if (digest.empty()) {
     if (ref.tag.empty()) return Status::InvalidArgument(fmt::format("'{}': a tag or digest is required", a.image));
-    registry::RegistryClient client(ref.location, a.credentials, {.ca_path = a.ca_dir});
+    CINCINNATI_ASSIGN_OR_RETURN(registry::Credentials credentials, a.access.For(ref.location));
+    registry::RegistryClient client(ref.location, credentials, {.ca_path = a.access.ca_dir});
     CINCINNATI_ASSIGN_OR_RETURN(registry::ReleaseImage release, registry::ReadReleaseImage(client, ref.tag));
     digest = release.digest;
   }
@@ -251,9 +281,8 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
   create->add_option("--arch", args->arch, "Architecture (Go name: amd64, arm64, s390x, ppc64le)")->capture_default_str();
   create->add_option("--to", args->to, "Destination, e.g. quay.io/org/release:4.14.1 or http://127.0.0.1:5000/r:1")
       ->required();
-  create->add_option("--username", args->username, "Registry user");
-  create->add_option("--password", args->password, "Registry password");
-  create->add_option("--root-certificate-dir", args->ca_dir, "Extra trusted certificates (*.pem, *.crt)");
+  args->access.AddTo(create);
+  args->access.AddCertificatesTo(create);
   create->add_option("--chunk-size", args->chunk_size, "Upload blobs in chunks of this many bytes (0: one request)");
   create->callback([args, &exit_code] { Report(RunNew(*args), exit_code); });
 
@@ -264,22 +293,18 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
   copy->add_option("--to", mirror->to, "Destination repository, e.g. mirror.local:5000/ocp/release")->required();
   copy->add_option("--channel", mirror->channel, "Copy only this channel's releases (needs --graph-data)");
   copy->add_option("--graph-data", mirror->graph_data, "Graph-data directory defining the channel");
-  copy->add_option("--from-username", mirror->from_credentials.username, "Source registry user");
-  copy->add_option("--from-password", mirror->from_credentials.password, "Source registry password");
-  copy->add_option("--to-username", mirror->to_credentials.username, "Destination registry user");
-  copy->add_option("--to-password", mirror->to_credentials.password, "Destination registry password");
-  copy->add_option("--root-certificate-dir", mirror->ca_dir, "Extra trusted certificates (*.pem, *.crt)");
+  mirror->from_access.AddTo(copy, "from-", "Source registry");
+  mirror->to_access.AddTo(copy, "to-", "Destination registry");
+  mirror->from_access.AddCertificatesTo(copy);
   copy->callback([mirror, &exit_code] { Report(RunMirror(*mirror), exit_code); });
 
   auto image = std::make_shared<std::string>();
-  auto creds = std::make_shared<registry::Credentials>();
+  auto access = std::make_shared<RegistryAccess>();
   CLI::App* info = release->add_subcommand("info", "Print a release image's digest, architecture and metadata");
   info->add_option("image", *image, "Image, e.g. quay.io/org/release:4.14.1")->required();
-  info->add_option("--username", creds->username, "Registry user");
-  info->add_option("--password", creds->password, "Registry password");
-  auto ca_dir = std::make_shared<std::string>();
-  info->add_option("--root-certificate-dir", *ca_dir, "Extra trusted certificates (*.pem, *.crt)");
-  info->callback([image, creds, ca_dir, &exit_code] { Report(RunInfo(*image, *creds, *ca_dir), exit_code); });
+  access->AddTo(info);
+  access->AddCertificatesTo(info);
+  info->callback([image, access, &exit_code] { Report(RunInfo(*image, *access), exit_code); });
 
   auto sign = std::make_shared<SignArgs>();
   CLI::App* sign_cmd = release->add_subcommand(
@@ -295,9 +320,8 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
       ->type_name("DIR");
   sign_cmd->add_option("--key", sign->key, "Signing key: fingerprint, key ID or user ID (default: GnuPG's default key)");
   sign_cmd->add_option("--creator", sign->creator, "optional.creator of the signature")->capture_default_str();
-  sign_cmd->add_option("--username", sign->credentials.username, "Registry user (to read a tag's digest)");
-  sign_cmd->add_option("--password", sign->credentials.password, "Registry password");
-  sign_cmd->add_option("--root-certificate-dir", sign->ca_dir, "Extra trusted certificates (*.pem, *.crt)");
+  sign->access.AddTo(sign_cmd, "", "Registry (to read a tag's digest)");
+  sign->access.AddCertificatesTo(sign_cmd);
   sign_cmd->callback([sign, &exit_code] { Report(RunSign(*sign), exit_code); });
 }
 

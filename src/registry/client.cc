@@ -15,6 +15,12 @@ namespace cincinnati::registry {
 namespace {
 
 std::string Describe(const http::Result& r) {
+  // TLS spoken to a plain-HTTP registry: a host given without a scheme means https.
+  if (r.error.find("https://") != std::string::npos &&
+      (r.error.find("wrong version number") != std::string::npos ||
+       r.error.find("packet length too long") != std::string::npos)) {
+    return r.error + " (the registry does not speak TLS there: if it is plain HTTP, write it as http://HOST:PORT/...)";
+  }
   if (!r.error.empty()) return r.error;
   std::string body = r.body.substr(0, 200);
   return fmt::format("HTTP {}{}{}", r.status, body.empty() ? "" : ": ", body);
