@@ -17,10 +17,7 @@
 #include "insight/explain.h"
 #include "insight/queries.h"
 #include "policy/arch_filter.h"
-#include "policy/channel_filter.h"
-#include "policy/channel_target.h"
-#include "policy/hotfix_filter.h"
-#include "policy/phased_rollout.h"
+#include "policy/default_chain.h"
 #include "ui/graph_render.h"
 
 namespace cincinnati::bench {
@@ -33,15 +30,7 @@ const Graph& BuilderGraph() {
   return graph;
 }
 
-TransformChain DefaultChain() {
-  TransformChain chain;
-  chain.push_back(std::make_unique<policy::ChannelFilter>());
-  chain.push_back(std::make_unique<policy::ArchFilter>());
-  chain.push_back(std::make_unique<policy::HotfixFilter>());
-  chain.push_back(std::make_unique<policy::ChannelTarget>(std::set<std::string>{}));
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(kNow)));
-  return chain;
-}
+TransformChain DefaultChain() { return policy::DefaultChain({}, policy::FixedClock(kNow)); }
 
 void Explain(benchmark::State& state, std::optional<std::string> to) {
   const TransformChain chain = DefaultChain();

@@ -4,8 +4,11 @@
 // the components through the agent's API (PATCH .../clusteroperators/NAME/status), as
 // the component processes will.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -455,12 +458,20 @@ std::vector<pid_t> ProcessesWithArgument(const std::string& arg) {
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // read(2), not a stream: a process that exits mid-read makes the read fail with
+    // ESRCH, which libstdc++'s filebuf turns into an exception.
+    std::string cmdline;
+    if (int fd = ::open((entry.path() / "cmdline").c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+      char buffer[4096];
+      for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) cmdline.append(buffer, static_cast<size_t>(n));
+      ::close(fd);
+    }
     size_t start = 0;
     for (size_t end; (end = cmdline.find('\0', start)) != std::string::npos; start = end + 1) {
       if (cmdline.compare(start, end - start, arg) == 0) {
-        pids.push_back(static_cast<pid_t>(std::stol(name)));
+        pid_t pid = 0;
+        std::from_chars(name.data(), name.data() + name.size(), pid);
+        pids.push_back(pid);
         break;
       }
     }

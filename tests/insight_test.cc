@@ -18,8 +18,7 @@
 #include "insight/update_paths.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
-#include "policy/channel_target.h"
-#include "policy/hotfix_filter.h"
+#include "policy/default_chain.h"
 #include "policy/phased_rollout.h"
 #include "test_util.h"
 
@@ -34,13 +33,7 @@ using testing::WriteFile;
 
 // The policy engine's default chain (cli/service_commands.cc) at a fixed instant.
 TransformChain DefaultChain(int64_t now, std::set<std::string> targets = {}) {
-  TransformChain chain;
-  chain.push_back(std::make_unique<policy::ChannelFilter>());
-  chain.push_back(std::make_unique<policy::ArchFilter>());
-  chain.push_back(std::make_unique<policy::HotfixFilter>());
-  chain.push_back(std::make_unique<policy::ChannelTarget>(std::move(targets)));
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(now)));
-  return chain;
+  return policy::DefaultChain(std::move(targets), policy::FixedClock(now));
 }
 
 Graph Build(const std::filesystem::path& dir) {
@@ -139,7 +132,9 @@ void ExpectExplanationsAgreeWithViews(const std::filesystem::path& example, cons
             SCOPED_TRACE(channel + " " + arch + " id=" + id + " " + from + " -> " + to + "\n" + Reasons(x));
             EXPECT_EQ(x.verdict == Verdict::kOffered, edge);
             EXPECT_EQ(x.verdict == Verdict::kConditional, !edge && !risks.empty());
-            if (x.verdict == Verdict::kConditional) EXPECT_EQ(x.reasons.at(0).risks, risks);
+            if (x.verdict == Verdict::kConditional) {
+              EXPECT_EQ(x.reasons.at(0).risks, risks);
+            }
             ASSERT_FALSE(x.reasons.empty());
             for (const auto& r : x.reasons) EXPECT_FALSE(r.message.empty());
             if (edge) {

@@ -9,11 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/graph_json.h"
-#include "policy/arch_filter.h"
-#include "policy/channel_filter.h"
-#include "policy/channel_target.h"
-#include "policy/hotfix_filter.h"
-#include "policy/phased_rollout.h"
+#include "policy/default_chain.h"
 #include "service_util.h"
 #include "test_util.h"
 #include "ui/graph_render.h"
@@ -46,12 +42,7 @@ Drawn IdsIn(const std::string& text) {
 Drawn ServedView(const fs::path& example, const std::string& channel) {
   auto graph = testing::BuildLocal(example / "releases", example / "graph-data");
   EXPECT_TRUE(graph.ok()) << graph.status().message();
-  TransformChain chain;
-  chain.push_back(std::make_unique<policy::ChannelFilter>());
-  chain.push_back(std::make_unique<policy::ArchFilter>());
-  chain.push_back(std::make_unique<policy::HotfixFilter>());
-  chain.push_back(std::make_unique<policy::ChannelTarget>(std::set<std::string>{}));
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::SystemClock()));
+  const TransformChain chain = policy::DefaultChain({}, policy::SystemClock());
   TransformContext context;
   context.parameters = {{"channel", channel}, {"arch", "amd64"}};
   auto view = RunChainOn(chain, *graph, context);

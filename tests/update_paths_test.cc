@@ -13,10 +13,7 @@
 #include "graph-data/file_reader.h"
 #include "insight/queries.h"
 #include "insight/update_paths.h"
-#include "policy/arch_filter.h"
-#include "policy/channel_filter.h"
-#include "policy/channel_target.h"
-#include "policy/hotfix_filter.h"
+#include "policy/default_chain.h"
 #include "policy/phased_rollout.h"
 #include "test_util.h"
 
@@ -27,15 +24,7 @@ namespace fs = std::filesystem;
 using insight::PathAnswer;
 using insight::PathQuery;
 
-TransformChain DefaultChain() {
-  TransformChain chain;
-  chain.push_back(std::make_unique<policy::ChannelFilter>());
-  chain.push_back(std::make_unique<policy::ArchFilter>());
-  chain.push_back(std::make_unique<policy::HotfixFilter>());
-  chain.push_back(std::make_unique<policy::ChannelTarget>());
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(1800000000)));
-  return chain;
-}
+TransformChain DefaultChain() { return policy::DefaultChain({}, policy::FixedClock(1800000000)); }
 
 // The hops a cluster may take in `view`: edges, and conditional edges when every risk is accepted.
 std::map<std::string, std::map<std::string, std::vector<std::string>>> Usable(const Graph& view,

@@ -1,5 +1,7 @@
 #include "cli/settings.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -113,12 +115,10 @@ std::string Settings::String(const std::string& key, const std::string& fallback
 Result<uint64_t> Settings::Unsigned(const std::string& key, uint64_t fallback) const {
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
-  try {
-    size_t used = 0;
-    unsigned long long v = std::stoull(it->second, &used);
-    if (used == it->second.size() && it->second[0] != '-') return static_cast<uint64_t>(v);
-  } catch (const std::exception&) {
-  }
+  const std::string& text = it->second;
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc() && end == text.data() + text.size() && !text.empty()) return v;
   return Status::InvalidArgument(fmt::format("{}: '{}' is not a non-negative integer", Describe(key), it->second));
 }
 

@@ -1,5 +1,7 @@
 #include "graph-data/time_format.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 namespace cincinnati::graphdata {
@@ -45,7 +47,8 @@ Result<int64_t> ParseDuration(std::string_view text) {
     while (i < text.size() && IsDigit(text[i])) ++i;
     if (i == start || i == text.size()) return bad("expected a number followed by a unit");
     if (i - start > 9) return bad("number too large");
-    int64_t n = std::stoll(std::string(text.substr(start, i - start)));
+    int64_t n = 0;  // at most 9 digits: fits
+    std::from_chars(text.data() + start, text.data() + i, n);
     char unit = text[i++];
     size_t rank = order.find(unit);
     if (unit == 'Y' || (unit == 'M' && !time_part)) return bad("years and months have no fixed length");

@@ -1,5 +1,6 @@
 #include "policy/phased_rollout.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -155,8 +156,10 @@ Clock FixedClock(int64_t t) {
 }
 
 double RolloutPosition(std::string_view cluster_id, std::string_view target_version) {
-  std::string hex = Sha256Hex(std::string(cluster_id) + '\0' + std::string(target_version)).substr(0, 13);
-  return static_cast<double>(std::stoull(hex, nullptr, 16)) / static_cast<double>(1ULL << 52);
+  const std::string hex = Sha256Hex(std::string(cluster_id) + '\0' + std::string(target_version));
+  uint64_t top = 0;  // the first 13 hex digits: 52 bits, always valid hex
+  std::from_chars(hex.data(), hex.data() + 13, top, 16);
+  return static_cast<double>(top) / static_cast<double>(1ULL << 52);
 }
 
 bool IsValidClusterId(std::string_view id) {

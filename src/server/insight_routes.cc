@@ -1,13 +1,9 @@
 // The policy engine's `{prefix}/v1/path` and `{prefix}/v1/explain` (see
 // policy_engine_service.h and insight/queries.h).
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
 
-#include "core/guard.h"
 #include "insight/queries.h"
 #include "server/policy_engine_service.h"
-#include "server/policy_engine_pool.h"
 #include "server/query.h"
 #include "server/responses.h"
 
@@ -26,26 +22,16 @@ std::optional<Response> PolicyEngineService::ServeInsight(const Request& request
                                       options_.upstream_url)),
         response_errors_);
   }
-  std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
-  auto id = params->find("id");
-  if (!options_.directory || !hotfixes || id == params->end() || id->second.empty()) {
-    return AnswerInsight(request, path, *params, std::nullopt);
+  // Hotfix entitlements come from the cluster directory, as for the graph itself.
+  std::optional<std::string> id;
+  if (auto it = params->find("id"); options_.directory && hotfixes_.load() && it != params->end() && !it->second.empty()) {
+    id = it->second;
   }
-  std::optional<directory::DirectoryAnswer> quick = options_.directory->Quick(id->second);
-  if (!quick && pending_lookups_.load() >= options_.max_pending_lookups) {
-    quick = directory::DirectoryAnswer::Failed("too many cluster directory lookups in flight");
-  }
-  if (quick) return AnswerInsight(request, path, *params, quick);
-  ++pending_lookups_;
-  boost::asio::post(lookups_->pool, [this, copy = request, path, params = std::move(params).value(), cluster = id->second,
-                                     respond = WithCors(request, respond)] {
-    auto answered = Guarded("cluster directory lookup", [&]() -> Result<Response> {
-      return AnswerInsight(copy, path, params, options_.directory->Lookup(cluster));
-    });
-    --pending_lookups_;
-    respond(answered.ok() ? std::move(answered).value() : InternalError(answered.status()));
-  });
-  return std::nullopt;
+  return WithCluster(request, id, respond,
+                     [this, copy = request, path, params = std::move(params).value()](
+                         const std::optional<directory::DirectoryAnswer>& cluster) {
+                       return AnswerInsight(copy, path, params, cluster);
+                     });
 }
 
 Response PolicyEngineService::AnswerInsight(const Request& request, bool path, const Parameters& params,
@@ -56,13 +42,12 @@ Response PolicyEngineService::AnswerInsight(const Request& request, bool path, c
     return ErrorResponse(upstream_error_.value_or(ErrorDocument::Of("failed_upstream_fetch", "no upstream graph yet")),
                          response_errors_);
   }
-  if (cluster && cluster->kind == directory::DirectoryAnswer::Kind::kFailed) directory_failures_.Increment();
+  const bool found = cluster && RecordLookup(*cluster);
   std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
+  // Per channel: a path may cross several.
   auto entitle = [&](std::string_view channel) {
     ClusterEntitlements e;
-    if (cluster && cluster->kind == directory::DirectoryAnswer::Kind::kFound && hotfixes) {
-      e.hotfixes = hotfixes->Entitled(cluster->cluster, channel);
-    }
+    if (found && hotfixes) e.hotfixes = hotfixes->Entitled(cluster->cluster, channel);
     return e;
   };
   std::string json, text;

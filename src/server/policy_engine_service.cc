@@ -237,6 +237,15 @@ std::optional<std::string> PolicyEngineService::LookupFor(const Parameters& para
 
 ClusterEntitlements PolicyEngineService::Entitle(const directory::DirectoryAnswer& answer,
                                                  const policy::HotfixIndex& hotfixes, const Parameters& params) {
+  if (!RecordLookup(answer)) return {};
+  auto channel = params.find("channel");
+  ClusterEntitlements entitlements;
+  entitlements.hotfixes = hotfixes.Entitled(answer.cluster, channel == params.end() ? "" : channel->second);
+  for (const std::string& name : entitlements.hotfixes) hotfix_views_.With({name}).Increment();
+  return entitlements;
+}
+
+bool PolicyEngineService::RecordLookup(const directory::DirectoryAnswer& answer) {
   directory_lookups_.Increment();
   if (answer.from_cache) directory_cache_hits_.Increment();
   if (answer.kind == directory::DirectoryAnswer::Kind::kFailed) {
@@ -253,14 +262,9 @@ ClusterEntitlements PolicyEngineService::Entitle(const directory::DirectoryAnswe
                    "since the last report): {}",
                    options_.directory->kind(), failures, failures == 1 ? "" : "s", answer.error);
     }
-    return {};
+    return false;
   }
-  if (answer.kind != directory::DirectoryAnswer::Kind::kFound) return {};
-  auto channel = params.find("channel");
-  ClusterEntitlements entitlements;
-  entitlements.hotfixes = hotfixes.Entitled(answer.cluster, channel == params.end() ? "" : channel->second);
-  for (const std::string& name : entitlements.hotfixes) hotfix_views_.With({name}).Increment();
-  return entitlements;
+  return answer.kind == directory::DirectoryAnswer::Kind::kFound;
 }
 
 Response PolicyEngineService::Answer(const Request& request, const std::string& content_type, const Parameters& params,
@@ -325,37 +329,40 @@ void PolicyEngineService::ServeForwarded(const Request& request, const std::stri
                   });
 }
 
+std::optional<Response> PolicyEngineService::WithCluster(const Request& request, const std::optional<std::string>& id,
+                                                         const Respond& respond, ClusterAnswer answer) {
+  if (!id) return answer(std::nullopt);
+  std::optional<directory::DirectoryAnswer> quick = options_.directory->Quick(*id);
+  if (!quick && pending_lookups_.load() >= options_.max_pending_lookups) {
+    quick = directory::DirectoryAnswer::Failed("too many cluster directory lookups in flight");
+  }
+  if (quick) return answer(quick);
+  // Waits for the directory off the I/O threads; the request object may be gone then.
+  ++pending_lookups_;
+  boost::asio::post(lookups_->pool, [this, id = *id, respond = WithCors(request, respond), answer = std::move(answer)] {
+    auto answered = Guarded("cluster directory lookup",
+                            [&]() -> Result<Response> { return answer(options_.directory->Lookup(id)); });
+    --pending_lookups_;
+    respond(answered.ok() ? std::move(answered).value() : InternalError(answered.status()));
+  });
+  return std::nullopt;
+}
+
 std::optional<Response> PolicyEngineService::ServeShared(const Request& request, const std::string& content_type,
                                                          Parameters params, const Respond& respond) {
   auto start = std::chrono::steady_clock::now();
   std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
   std::optional<std::string> id = LookupFor(params, hotfixes.get());
-  std::optional<directory::DirectoryAnswer> quick;
-  if (id) {
-    quick = options_.directory->Quick(*id);
-    if (!quick && pending_lookups_.load() >= options_.max_pending_lookups) {
-      quick = directory::DirectoryAnswer::Failed("too many cluster directory lookups in flight");
-    }
-  }
-  if (id && !quick) {
-    // Waits for the directory off the I/O threads; the request object may be gone then.
-    ++pending_lookups_;
-    boost::asio::post(lookups_->pool, [this, copy = request, content_type, params = std::move(params), hotfixes,
-                                       id = *id, respond = WithCors(request, respond), start] {
-      auto answered = Guarded("cluster directory lookup", [&]() -> Result<Response> {
-        ClusterEntitlements entitlements = Entitle(options_.directory->Lookup(id), *hotfixes, params);
-        return Answer(copy, content_type, params, entitlements);
-      });
-      --pending_lookups_;
-      serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      respond(answered.ok() ? std::move(answered).value() : InternalError(answered.status()));
-    });
-    return std::nullopt;
-  }
-  ClusterEntitlements entitlements = quick ? Entitle(*quick, *hotfixes, params) : ClusterEntitlements{};
-  Response r = Answer(request, content_type, params, entitlements);
-  serve_duration_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return r;
+  return WithCluster(request, id, respond,
+                     [this, copy = request, content_type, params = std::move(params), hotfixes,
+                      start](const std::optional<directory::DirectoryAnswer>& cluster) {
+                       ClusterEntitlements entitlements =
+                           cluster ? Entitle(*cluster, *hotfixes, params) : ClusterEntitlements{};
+                       Response r = Answer(copy, content_type, params, entitlements);
+                       serve_duration_.Observe(
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                       return r;
+                     });
 }
 
 std::optional<Response> PolicyEngineService::Route(const Request& request, const Respond& respond) {

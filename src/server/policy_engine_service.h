@@ -111,8 +111,17 @@ class PolicyEngineService {
   ForwardedAnswer FetchForwarded(const ForwardedQuery& query, bool& failed);
   Response Answer(const Request& request, const std::string& content_type, const Parameters& params,
                   const ClusterEntitlements& entitlements);
+  // Calls `answer` with the directory's record of cluster `id`: at once when there is no
+  // id or the directory answers without waiting (cache, failure, too many lookups in
+  // flight), else on the lookup pool, handing the response to `respond` (nullopt then).
+  using ClusterAnswer = std::function<Response(const std::optional<directory::DirectoryAnswer>&)>;
+  std::optional<Response> WithCluster(const Request& request, const std::optional<std::string>& id,
+                                      const Respond& respond, ClusterAnswer answer);
   // The cluster id to look up for this request, when its answer can depend on it.
   std::optional<std::string> LookupFor(const Parameters& params, const policy::HotfixIndex* hotfixes) const;
+  // Counts a directory answer (lookups, cache hits, failures, with a rate-limited log
+  // line) and says whether it found the cluster.
+  bool RecordLookup(const directory::DirectoryAnswer& answer);
   // Records a directory answer and returns the cluster's entitlements.
   ClusterEntitlements Entitle(const directory::DirectoryAnswer& answer, const policy::HotfixIndex& hotfixes,
                               const Parameters& params);
