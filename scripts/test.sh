@@ -9,6 +9,15 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
+# The conformance tests read the project's upstream fixtures; without them a third of the
+# suite would fail with file errors, so say so at once.
+fixtures="${CINCINNATI_SHARED_FIXTURES:-$root/../shared/fixtures}"
+if [ ! -d "$fixtures" ]; then
+  echo "test.sh: the upstream fixtures are not at $fixtures: check out next to the project's shared/" \
+       "folder, or set CINCINNATI_SHARED_FIXTURES to its fixtures/ directory" >&2
+  exit 2
+fi
+export CINCINNATI_SHARED_FIXTURES="$(cd "$fixtures" && pwd)"
 "$root/scripts/deps.sh" --test
 "$root/scripts/build.sh"
 (cd "$build" && ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)" "$@")
