@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/object_store.h"
+#include "env/file_system.h"
 #include "agent/release_verifier.h"
 #include "registry/keyring.h"
 #include "registry/signature.h"
@@ -50,7 +50,7 @@ struct Keys {
     good = *g, stranger = *s;
     const fs::path store = dir / "store" / ("sha256=" + std::string(64, 'c'));
     fs::create_directories(store);
-    ok = agent::WriteFileDurably(store / "signature-1", stranger).ok() && agent::WriteFileDurably(store / "signature-2", good).ok();
+    ok = env::WriteFileDurably(store / "signature-1", stranger).ok() && env::WriteFileDurably(store / "signature-2", good).ok();
   }
   ~Keys() {
     for (const char* who : {"release", "stranger"}) {

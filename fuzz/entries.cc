@@ -3,6 +3,8 @@
 #include "policy_chain.h"
 
 #include <cstdio>
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -11,7 +13,9 @@
 #include "agent/cluster_version.h"
 #include "agent/json_value.h"
 #include "agent/promql.h"
+#include "agent/object_store.h"
 #include "agent/update_graph.h"
+#include "agent/update_retriever.h"
 #include "builder/edge_add_remove.h"
 #include "core/diagnostics.h"
 #include "core/graph_check.h"
@@ -38,6 +42,12 @@
 #include "operator/operator_config.h"
 #include "operator/prometheus_alerts.h"
 #include "operator/upgrade_config.h"
+
+// Allocation counters, defined by the libFuzzer targets (target.cc) and absent from the
+// regression test: the live bytes, the peak since the last reset, and the reset.
+extern "C" size_t cincinnati_fuzz_allocated_bytes() __attribute__((weak));
+extern "C" size_t cincinnati_fuzz_peak_bytes() __attribute__((weak));
+extern "C" size_t cincinnati_fuzz_reset_peak() __attribute__((weak));
 
 namespace cincinnati::fuzz {
 namespace {
@@ -219,6 +229,69 @@ int AgentJson(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// A whole update-service answer as the agent takes it: fetched (a stand-in fetcher hands
+// over the bytes), read, its updates computed and risks evaluated, kept in a
+// ClusterVersion, persisted as the object store writes it and read back. Properties:
+// what is persisted always reads back and fits the store; no more updates are kept than
+// the limits allow; and, where the target counts allocations (target.cc), the work
+// allocates at most 16 bytes per byte of the answer plus 64 MiB (simdjson's DOM
+// reserves about 13 per byte for a dense answer; everything kept is bounded apart).
+int AgentAnswer(const uint8_t* data, size_t size) {
+  class Fetcher : public agent::GraphFetcher {
+   public:
+    explicit Fetcher(std::string body) : body_(std::move(body)) {}
+    agent::GraphAnswer Fetch(const std::string&) override { return {200, "200 OK", "", body_}; }
+
+   private:
+    std::string body_;
+  };
+  const size_t before = cincinnati_fuzz_allocated_bytes ? cincinnati_fuzz_reset_peak() : 0;
+  Fetcher fetcher{std::string(Text(data, size))};
+  int evaluations = 0;
+  auto match = [&](const std::vector<agent::MatchingRule>& rules) -> Result<bool> {
+    // Alternate verdicts and failures, so every Recommended shape is kept and persisted.
+    if (rules.empty()) return false;
+    switch (evaluations++ % 3) {
+      case 0: return true;
+      case 1: return false;
+      default: return Status::Internal("evaluation failed: " + std::string(Text(data, std::min<size_t>(size, 2000))));
+    }
+  };
+  const auto now = std::chrono::system_clock::time_point(std::chrono::hours(500000));
+  agent::UpdateRetriever retriever(fetcher, match, [&] { return now; });
+  // The cluster runs the answer's first release (when it has one), so that fixtures and
+  // mutations alike offer updates.
+  std::string current = "4.1.0";
+  if (auto graph = agent::ParseUpdateGraph(Text(data, size)); graph.ok() && !graph->nodes.empty()) {
+    current = graph->nodes.front().version.ToString();
+  }
+  agent::GraphRequestInputs inputs{"http://updates.example.com/graph", "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a", "amd64",
+                                   current, "stable-4.1"};
+  agent::RetrievedUpdates got = retriever.Run(inputs);
+  const agent::KeptLimits limits;
+  FUZZ_CHECK(got.available.size() + got.conditional.size() <= limits.max_updates, "no more updates than the limit");
+
+  agent::ClusterVersion cv;
+  cv.spec.cluster_id = inputs.cluster_id;
+  cv.spec.channel = inputs.channel;
+  cv.status.desired.version = inputs.version;
+  cv.status.available_updates = got.available;
+  cv.status.conditional_updates = got.conditional;
+  cv.SetCondition(got.retrieved);
+  const std::string persisted = agent::WriteJson(agent::ToJson(cv), 2) + "\n";
+  FUZZ_CHECK(persisted.size() <= agent::kMaxObjectBytes, "the state fits the store");
+  auto text = agent::ParseJson(persisted, agent::kMaxObjectBytes);
+  FUZZ_CHECK(text.ok(), "the persisted state parses");
+  auto back = agent::FromJson(*text);
+  FUZZ_CHECK(back.ok(), "the persisted state reads back");
+  FUZZ_CHECK(back->status.available_updates == cv.status.available_updates, "the updates read back unchanged");
+  if (cincinnati_fuzz_allocated_bytes) {
+    const size_t peak = cincinnati_fuzz_peak_bytes() - before;
+    FUZZ_CHECK(peak <= 16 * size + (size_t{64} << 20), "memory bounded by 16 x the answer + 64 MiB");
+  }
+  return 0;
+}
+
 // The upgrade operator's documents: an UpgradeConfig that reads writes back to an equal
 // one; the same bytes as the operator's settings and as a fleet file.
 int UpgradeConfigYaml(const uint8_t* data, size_t size) {
@@ -259,6 +332,7 @@ constexpr NamedEntry kEntries[] = {
     {"policy_chain", PolicyChain},
     {"agent_graph", AgentGraph},
     {"agent_json", AgentJson},
+    {"agent_answer", AgentAnswer},
     {"upgrade_config", UpgradeConfigYaml},
     {"operator_answers", OperatorAnswers},
 };

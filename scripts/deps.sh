@@ -17,7 +17,7 @@ PACKAGES=(
   libgraphviz-dev
 )
 if [ "${1:-}" = "--test" ]; then
-  PACKAGES+=(chromium chromium-driver)
+  PACKAGES+=(chromium chromium-driver python3)
 fi
 
 missing=()

@@ -30,7 +30,7 @@ seed_dirs() {  # target -> directories and files that seed it
   echo "$root/fuzz/seeds/$t"
   [ -d "$root/fuzz/regressions/$t" ] && echo "$root/fuzz/regressions/$t"
   case "$t" in
-    graph_json|agent_graph) [ -d "$fixtures" ] && find "$fixtures/policy-engine-golden" "$fixtures/plugins" "$fixtures/secondary-metadata" -name '*.json' -size -200k ;;
+    graph_json|agent_graph|agent_answer) [ -d "$fixtures" ] && find "$fixtures/policy-engine-golden" "$fixtures/plugins" "$fixtures/secondary-metadata" -name '*.json' -size -200k ;;
     graph_data_yaml) find "$root/examples" -name '*.yaml'
       [ -d "$fixtures" ] && find "$fixtures" -name '*.yaml' | head -120 ;;
     raw_metadata) [ -d "$fixtures" ] && find "$fixtures" -path '*raw/metadata.json' ;;

@@ -351,6 +351,68 @@ TEST(AgentGraphRequestTest, LocalChecksRunInTheOperatorsOrder) {
   }
 }
 
+// What an answer can make the agent keep is bounded: repeated edges count once, and an
+// answer over a limit is refused whole, naming the limit, before anything is copied.
+TEST(AgentGraphTest, WhatAnAnswerLeavesIsBounded) {
+  const std::string nodes =
+      R"([{"version": "4.1.0", "payload": "r@sha256:0"}, {"version": "4.1.1", "payload": "r@sha256:1"},
+          {"version": "4.1.2", "payload": "r@sha256:2"}])";
+  std::string edges;
+  for (int i = 0; i < 1000000; ++i) edges += i % 2 ? "[0,1]," : "[0,2],";
+  edges.pop_back();
+  auto repeated = Compute(R"({"nodes": )" + nodes + R"(, "edges": [)" + edges + "]}", "4.1.0");
+  ASSERT_TRUE(repeated.ok()) << repeated.failure.message;
+  ASSERT_EQ(repeated.updates.recommended.size(), 2u);
+  EXPECT_EQ(repeated.updates.recommended[0].version, "4.1.2");
+
+  auto with_risks = [&](const std::string& risks, const std::string& extra_edges = "") {
+    return R"({"nodes": )" + nodes + R"(, "edges": [], "conditionalEdges": [{"edges": [{"from": "4.1.0", "to": "4.1.1"})" +
+           extra_edges + R"(], "risks": [)" + risks + "]}]}";
+  };
+  auto risk = [](const std::string& name, size_t message_bytes) {
+    return R"({"url": "https://example.com", "name": ")" + name + R"(", "message": ")" + std::string(message_bytes, 'm') +
+           R"(", "matchingRules": [{"type": "Always"}]})";
+  };
+  struct Case {
+    std::string what, answer, words;
+  };
+  std::string many_risks, big_risks;
+  for (int i = 0; i < 101; ++i) many_risks += (i ? "," : "") + risk("R" + std::to_string(i), 10);
+  for (int i = 0; i < 20; ++i) big_risks += (i ? "," : "") + risk("R" + std::to_string(i), 60000);
+  std::string too_many_risks;
+  for (int i = 0; i < 100001; ++i) too_many_risks += (i ? ",{}" : "{}");
+  std::string many_nodes = R"({"nodes": [)";
+  for (int i = 0; i < 200001; ++i) many_nodes += (i ? "," : "") + std::string(R"({"version": "1.0.)") + std::to_string(i) + R"("})";
+  many_nodes += "]}";
+  for (const Case& c : std::vector<Case>{
+           {"a 40 MiB message", with_risks(risk("Big", size_t{40} << 20)), "risk Big has a field of 41943040 bytes, more than the 65536"},
+           {"more risks than an update keeps", with_risks(many_risks), "101 risks, more than the 100"},
+           {"more bytes than the agent keeps", with_risks(big_risks), "more than 1048576 bytes of updates and risks"},
+           {"more risks than an answer may hold", with_risks(too_many_risks), "more than 100000 risks"},
+           {"more nodes than an answer may hold", many_nodes, "200001 nodes, more than the 200000"},
+       }) {
+    SCOPED_TRACE(c.what);
+    // As the retriever reports it: a parse failure is ResponseInvalid too.
+    RetrievalFailure failure{"ResponseInvalid", ""};
+    auto graph = ParseUpdateGraph(c.answer);
+    if (!graph.ok()) {
+      failure.message = graph.status().message();
+    } else {
+      failure = ComputeAvailableUpdates(*graph, {*Version::Parse("4.1.0"), false, false}, "stable-4.1").failure;
+    }
+    EXPECT_EQ(failure.reason, "ResponseInvalid");
+    EXPECT_NE(failure.message.find(c.words), std::string::npos) << failure.message.substr(0, 300);
+  }
+
+  // The same conditional edge twice is two conditional updates of one image: the CVO
+  // drops both, and so does the agent (however many times it is repeated).
+  std::string twice;
+  for (int i = 0; i < 1000; ++i) twice += R"(, {"from": "4.1.0", "to": "4.1.1"})";
+  auto doubled = Compute(with_risks(risk("R", 10), twice), "4.1.0");
+  ASSERT_TRUE(doubled.ok()) << doubled.failure.message;
+  EXPECT_TRUE(doubled.updates.conditional.empty());
+}
+
 TEST(AgentGraphRequestTest, ClusterIdsForTheApiAreVersion4) {
   EXPECT_TRUE(IsUuidV4("d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a"));
   EXPECT_FALSE(IsUuidV4("d5f1fb9d-5d29-1bb9-8fe3-4d26b7fd7a2a"));  // version 1

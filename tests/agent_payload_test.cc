@@ -3,10 +3,13 @@
 // proxy that corrupts blobs, and a server that answers with another manifest).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "agent/manifests.h"
 #include "agent/payload.h"
 #include "agent/release_verifier.h"
 #include "fault_proxy.h"
+#include "full_disk.h"
 #include "gpg_util.h"
 #include "registry/reference.h"
 #include "registry_util.h"
@@ -283,6 +286,67 @@ TEST(PayloadDownloadTest, TamperedBlobsAndManifestsAreRefused) {
   EXPECT_NE(substituted.status().message().find("not the one asked for"), std::string::npos)
       << substituted.status().message();
   EXPECT_TRUE(fs::is_empty(state.path()));
+}
+
+// A full disk mid-download is NoSpace and leaves nothing that looks complete; a payload
+// cut or changed on disk after its download (a lost write, an older agent that kept a
+// cut file) is found before use and fetched again, never used as it is.
+TEST(PayloadDownloadTest, AFullDiskIsSaidAndAPayloadChangedOnDiskIsFetchedAgain) {
+  testing::LocalRegistry registry;
+  ASSERT_TRUE(registry.ready()) << registry.log();
+  TempDir manifests;
+  WriteFile(manifests / "0000_50_ingress_01-operator.yaml", Operator("ingress") + "spec: {padding: '" + std::string(4000, 'p') + "'}\n");
+  auto pushed = testing::RunCincinnati("release new --version 4.1.1 --payload-manifests " + manifests.path().string() +
+                                       " --to " + registry.url() + "/ocp/release:4.1.1");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  const std::string pullspec = registry.url() + "/ocp/release@" + pushed.out.substr(pushed.out.find("@") + 1, 71);
+  auto client = ClientFor(pullspec);
+  TempDir state;
+  const std::string root = (state / "updatepayloads").string();
+
+  for (uint64_t budget : {uint64_t{0}, uint64_t{1000}, uint64_t{3000}}) {  // full before, during, near the end
+    SCOPED_TRACE(budget);
+    testing::FullDiskFileSystem full(budget);
+    auto cut = DownloadPayload(client, pullspec, root, {}, full);
+    ASSERT_FALSE(cut.ok());
+    EXPECT_EQ(cut.status().code(), Status::Code::kNoSpace) << cut.status().message();
+    EXPECT_NE(cut.status().message().find("No space left on device"), std::string::npos) << cut.status().message();
+    EXPECT_TRUE(fs::is_empty(root)) << "nothing of a cut download is left";
+  }
+
+  auto dir = DownloadPayload(client, pullspec, root);
+  ASSERT_TRUE(dir.ok()) << dir.status().message();
+  EXPECT_TRUE(VerifyPayloadOnDisk(*dir).ok());
+  const fs::path manifest = fs::path(*dir) / "manifests" / "0000_50_ingress_01-operator.yaml";
+  const std::string whole = testing::ReadFile(manifest);
+
+  struct Change {
+    std::string what, words;
+    std::function<void()> make;
+  };
+  for (const Change& c : std::vector<Change>{
+           {"cut", "bytes, but", [&] { fs::resize_file(manifest, 10); }},
+           {"emptied", "bytes, but", [&] { fs::resize_file(manifest, 0); }},
+           {"changed", "does not hold the bytes", [&] { WriteFile(manifest, std::string(whole.size(), 'x')); }},
+           {"removed", "missing", [&] { fs::remove(manifest); }},
+           {"added", "was not written by the download", [&] { WriteFile(fs::path(*dir) / "manifests" / "0000_90_x.yaml", "{}"); }},
+           {"pulled by an older agent", "no record", [&] { fs::remove(fs::path(*dir) / kPayloadIndexFile); }},
+       }) {
+    SCOPED_TRACE(c.what);
+    c.make();
+    Status changed = VerifyPayloadOnDisk(*dir);
+    ASSERT_FALSE(changed.ok());
+    EXPECT_NE(changed.message().find(c.words), std::string::npos) << changed.message();
+    auto again = DownloadPayload(client, pullspec, root);
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    EXPECT_TRUE(VerifyPayloadOnDisk(*again).ok());
+    EXPECT_EQ(testing::ReadFile(manifest), whole);
+  }
+
+  // Cut, with the registry gone: an error, never the cut payload.
+  fs::resize_file(manifest, 10);
+  registry.Stop();
+  EXPECT_FALSE(DownloadPayload(client, pullspec, root).ok());
 }
 
 TEST_F(PayloadDir, ReadPayloadChecksTheLayout) {

@@ -2,7 +2,10 @@
 // document, and the crash-safe object store.
 #include <gtest/gtest.h>
 
+#include "agent/agent.h"
 #include "agent/cluster_version.h"
+#include "agent/component_objects.h"
+#include "agent/state_salvage.h"
 #include "agent/json_value.h"
 #include "agent/object_store.h"
 #include "test_util.h"
@@ -161,6 +164,114 @@ TEST(ObjectStoreTest, PutGetListSurviveAndNamesStayInside) {
   auto broken = store.Get("clusteroperators", "broken");
   ASSERT_FALSE(broken.ok());
   EXPECT_NE(broken.status().message().find("broken.json"), std::string::npos) << broken.status().message();
+}
+
+// What an older agent left too large to read, or a person broke: the agent opens with
+// every part it can read (the cluster keeps its identity and history) and writes the
+// state back whole.
+TEST(StateSalvageTest, AClusterVersionTooLargeOrBrokenOpensWithWhatCanBeRead) {
+  testing::TempDir dir;
+  ClusterVersion cv = Sample();
+  Release update = cv.status.available_updates[0];
+  update.url = "https://example.com/" + std::string(4000, 'u');
+  cv.status.available_updates.assign(5000, update);  // about 20 MiB: over the store's 16 MiB
+  const std::string big = WriteJson(ToJson(cv), 2);
+  ASSERT_GT(big.size(), kMaxObjectBytes);
+  testing::WriteFile(dir / "clusterversions" / "version.json", big);
+
+  auto store = std::make_shared<FileObjectStore>(dir.path());
+  auto refused = store->Get("clusterversions", "version");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kTooLarge) << refused.status().message();
+
+  auto salvaged = SalvageClusterVersion((dir / "clusterversions" / "version.json").string());
+  ASSERT_TRUE(salvaged.ok()) << salvaged.status().message();
+  EXPECT_EQ(salvaged->cv.spec, cv.spec);
+  EXPECT_EQ(salvaged->cv.status.history.size(), 1u);
+  EXPECT_TRUE(salvaged->cv.status.available_updates.empty());
+  EXPECT_EQ(salvaged->dropped.size(), 2u);  // availableUpdates and conditionalUpdates
+  EXPECT_NE(salvaged->dropped[0].find("status.availableUpdates"), std::string::npos);
+
+  AgentOptions options;
+  options.initial_upstream = "http://127.0.0.1:1/graph";
+  auto agent = Agent::Open(store, options);
+  ASSERT_TRUE(agent.ok()) << agent.status().message();
+  EXPECT_EQ(*(*agent)->ClusterVersionJson().Find("spec")->Find("clusterID"), JsonValue::String(cv.spec.cluster_id));
+  EXPECT_LT(fs::file_size(dir / "clusterversions" / "version.json"), size_t{64} << 10) << "written back whole";
+
+  // A status member of the wrong shape is dropped alone.
+  JsonValue doc = ToJson(Sample());
+  JsonValue status = *doc.Find("status");
+  status.Set("history", JsonValue::String("not a list"));
+  doc.Set("status", status);
+  testing::WriteFile(dir / "clusterversions" / "version.json", WriteJson(doc));
+  auto partial = SalvageClusterVersion((dir / "clusterversions" / "version.json").string());
+  ASSERT_TRUE(partial.ok()) << partial.status().message();
+  EXPECT_TRUE(partial->cv.status.history.empty());
+  EXPECT_EQ(partial->cv.status.desired, Sample().status.desired);
+  EXPECT_FALSE(partial->dropped.empty());
+
+  // No readable spec: nothing to salvage (the caller sets the file aside).
+  testing::WriteFile(dir / "clusterversions" / "version.json", R"({"spec": {"clusterID": 7}, "status": {}})");
+  EXPECT_FALSE(SalvageClusterVersion((dir / "clusterversions" / "version.json").string()).ok());
+}
+
+// A ClusterOperator is refused when it grows past its limit or breaks the status schema;
+// one left unreadable on disk is listed apart and makes Upgradeable False (fails closed).
+TEST(ComponentObjectsTest, LimitsAndSchemaAreCheckedAndOneBadObjectBreaksNothing) {
+  testing::TempDir dir;
+  auto store = std::make_shared<FileObjectStore>(dir.path());
+  ComponentObjects components(*store);
+  ASSERT_TRUE(components.Put("ingress", Json(R"({"metadata":{"name":"ingress"}})")).ok());
+  std::string grown = R"({"status":{"extension":{"junk":")" + std::string(900 * 1024, 'j') + R"("}}})";
+  ASSERT_TRUE(components.PatchStatus("ingress", Json(grown)).ok());
+  grown = R"({"status":{"extension":{"more":")" + std::string(200 * 1024, 'j') + R"("}}})";
+  auto over = components.PatchStatus("ingress", Json(grown));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), Status::Code::kTooLarge);
+  EXPECT_NE(over.status().message().find("clusteroperators.config.openshift.io \"ingress\""), std::string::npos)
+      << over.status().message();
+  EXPECT_FALSE(components.Get("ingress")->value().Find("status")->Find("extension")->Find("more")) << "the old object stays";
+
+  struct Case {
+    std::string patch, words;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"({"status":{"conditions":"Available"}})", "status.conditions: Invalid value: must be an array"},
+           {R"({"status":{"conditions":[{"type":"Available","status":"Maybe"}]}})", "status.conditions[0].status: Unsupported value"},
+           {R"({"status":{"conditions":[{"status":"True"}]}})", "status.conditions[0].type: Required value"},
+           {R"({"status":{"versions":[{"name":"operator","version":4}]}})", "status.versions[0].version: Invalid value"},
+       }) {
+    auto bad = components.PatchStatus("ingress", Json(c.patch));
+    ASSERT_FALSE(bad.ok()) << c.patch;
+    EXPECT_NE(bad.status().message().find(c.words), std::string::npos) << bad.status().message();
+  }
+
+  ASSERT_TRUE(components.Put("dns", Json(R"({"metadata":{"name":"dns"}})")).ok());
+  testing::WriteFile(dir / "clusteroperators" / "dns.json", R"({"metadata":{"name":"dns"},"status":{"conditions":"x"}})");
+  ComponentList listed = components.ListAll();
+  ASSERT_EQ(listed.objects.size(), 1u);
+  ASSERT_EQ(listed.unreadable.size(), 1u);
+  EXPECT_EQ(listed.unreadable[0].first, "dns");
+
+  testing::WriteFile(dir / "release.json", R"({"kind":"cincinnati-metadata-v0","version":"4.1.0","payload":"r@sha256:)" +
+                                               std::string(64, '0') + R"("})");
+  AgentOptions options;
+  options.release.release_document = (dir / "release.json").string();
+  options.initial_upstream = "http://127.0.0.1:1/graph";
+  options.poll_interval = std::chrono::hours(1);
+  auto agent = Agent::Open(store, options);
+  ASSERT_TRUE(agent.ok()) << agent.status().message();
+  (void)(*agent)->RunPass();
+  const JsonValue cv = (*agent)->ClusterVersionJson();
+  const JsonValue* upgradeable = nullptr;
+  for (const auto& c : cv.Find("status")->Find("conditions")->items()) {
+    if (c.Find("type")->text() == "Upgradeable") upgradeable = &c;
+  }
+  ASSERT_NE(upgradeable, nullptr) << WriteJson(cv, 2);
+  EXPECT_EQ(upgradeable->Find("status")->text(), "False");
+  EXPECT_EQ(upgradeable->Find("reason")->text(), "ClusterOperatorUnreadable");
+  EXPECT_NE(upgradeable->Find("message")->text().find("dns"), std::string::npos);
 }
 
 }  // namespace

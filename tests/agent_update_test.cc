@@ -3,12 +3,15 @@
 // into a file:// store, and `cincinnati agent` processes on 127.0.0.1. The test plays
 // the components through the agent's API (PATCH .../clusteroperators/NAME/status), as
 // the component processes will.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -447,6 +450,146 @@ TEST_F(UpdateTest, TheRunningReleaseSaysWhomToTrust) {
   EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded") << agent->log();
   ASSERT_TRUE(WaitFor([&] { return At(HistoryEntry(Cv(*agent), 0), {"version"}).text() == "4.1.1"; }, 10s));
   EXPECT_TRUE(At(HistoryEntry(Cv(*agent), 0), {"verified"}).bool_value());
+}
+
+// Every update hands over: the agent applies its own manifests, then re-executes itself
+// and the new process goes on from the state directory on the same port. A hundred
+// updates in a row (20 under the sanitizers), the first half with no component connected (the update then waits
+// on them, and the next request starts another one), the second half with components
+// that complete each update: every time a new process answers, and nothing is left
+// listening in its way.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kHandOvers = 20;  // the sanitizers look for memory errors in each, not for a rare race
+#else
+constexpr int kHandOvers = 100;
+#endif
+
+TEST_F(UpdateTest, TheHandOverAlwaysHandsOver) {
+  const std::string first = Push("4.1.1", "4.1.0"), second = Push("4.1.2", "4.1.1");
+  Sign(first);
+  Sign(second);
+  auto agent = StartAgent();
+  const std::string api = agent->url("");
+  int64_t pid = AgentPid(api);
+  ASSERT_GT(pid, 0);
+  std::vector<std::unique_ptr<testing::ChildProcess>> components;
+  for (int round = 0; round < kHandOvers; ++round) {
+    SCOPED_TRACE("hand-over " + std::to_string(round + 1));
+    if (round == kHandOvers / 2) {
+      for (const char* name : {"ingress", "dns"}) {
+        components.push_back(std::make_unique<testing::ChildProcess>(std::vector<std::string>{
+            CINCINNATI_BINARY, "component", "--agent", api, "--name", name, "--version", "4.1.0", "--rollout-seconds", "0"}));
+      }
+    }
+    const bool odd = round % 2;
+    Request(*agent, odd ? second : first, odd ? "4.1.2" : "4.1.1", /*force=*/true);
+    int64_t next = 0;
+    ASSERT_TRUE(WaitFor([&] {
+      next = AgentPid(api);
+      return next > 0 && next != pid;
+    }, 30s)) << "no agent answers after the hand-over\n" << agent->log();
+    pid = next;
+    if (round >= kHandOvers / 2) {  // with components, each update completes before the next
+      ASSERT_TRUE(WaitFor([&] {
+        const JsonValue cv = Json(Get(api + kCv).body);
+        return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed" &&
+               At(HistoryEntry(cv, 0), {"version"}).text() == (odd ? "4.1.2" : "4.1.1");
+      }, 30s)) << WriteJson(Json(Get(api + kCv).body), 2);
+    }
+  }
+  EXPECT_EQ(agent->log().find("cannot listen"), std::string::npos) << agent->log();
+  EXPECT_EQ(testing::Count(agent->log(), "handed over to"), static_cast<size_t>(kHandOvers));
+}
+
+// A small tmpfs mounted for the test (needs CAP_SYS_ADMIN); unmounted at the end.
+class SmallDisk {
+ public:
+  explicit SmallDisk(size_t bytes) {
+    mounted_ = ::mount("tmpfs", dir_.path().c_str(), "tmpfs", 0, fmt::format("size={}", bytes).c_str()) == 0;
+    error_ = mounted_ ? "" : std::strerror(errno);
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(dir_.path().c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  const std::string& error() const { return error_; }
+  fs::path path() const { return dir_.path(); }
+  // Fills the disk but for `spare` bytes.
+  void FillAllBut(size_t spare) {
+    const std::string block(4096, 'f');
+    int fd = ::open((dir_ / "filler").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    while (::write(fd, block.data(), block.size()) == static_cast<ssize_t>(block.size())) {
+    }
+    ::close(fd);
+    std::error_code ec;
+    fs::resize_file(dir_ / "filler", fs::file_size(dir_ / "filler", ec) - spare, ec);
+  }
+  void Free() { fs::remove(dir_ / "filler"); }
+
+ private:
+  TempDir dir_;
+  bool mounted_ = false;
+  std::string error_;
+};
+
+// The agent's state on a disk that fills up: the download fails with the disk's own
+// words (never as a bad payload), the metric says so, nothing of the release is applied
+// and the history does not move; once there is room again the retry completes.
+TEST_F(UpdateTest, AFullDiskNeverCompletesAWrongUpdate) {
+  SmallDisk disk(size_t{4} << 20);
+  if (!disk.mounted()) {
+    GTEST_SKIP() << "mounting a tmpfs needs CAP_SYS_ADMIN (" << disk.error()
+                 << "); PayloadDownloadTest.AFullDiskIsSaidAndAPayloadChangedOnDiskIsFetchedAgain covers the same with "
+                    "an injected full disk";
+  }
+  // A payload of about 1 MiB: larger than the room left below.
+  WriteFile(manifests_ / "0000_70_big_01-configmap.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: openshift-big\n  annotations:\n"
+            "    include.release.openshift.io/self-managed-high-availability: \"true\"\ndata:\n  blob: '" +
+                std::string(1 << 20, 'b') + "'\n");
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  auto agent = std::make_unique<ServiceProcess>(
+      "agent", std::vector<std::string>{"--state-dir", (disk.path() / "agent").string(), "--release-image", installed_,
+                                        "--upstream", "http://127.0.0.1:1/graph", "--channel", "stable-4.1",
+                                        "--verification.keys", key_.keys(), "--verification.stores",
+                                        "file://" + store_.path().string(), "--poll-interval", "600", "--update-retry", "1",
+                                        "--port", "0"});
+  ASSERT_TRUE(agent->running()) << agent->log();
+  agent_urls_.push_back(agent->url(""));
+  ASSERT_TRUE(WaitFor([&] { return Get(agent->url("/readyz")).status == 200; })) << agent->log();
+  for (const char* name : {"ingress", "dns"}) {
+    ASSERT_EQ(Send("PUT", agent->url(kOperators + std::string(name)), R"({"metadata":{"name":")" + std::string(name) + "\"}}").status, 200);
+    Report(*agent, name, "4.1.0");
+  }
+  disk.FillAllBut(256 * 1024);
+  Request(*agent, target, "4.1.1");
+  JsonValue cv;
+  ASSERT_TRUE(WaitFor([&] {
+    cv = Cv(*agent);
+    return ConditionText(cv, "ReleaseAccepted", "message").find("No space left on device") != std::string::npos;
+  }, 30s)) << WriteJson(cv, 2) << agent->log();
+  EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "status"), "False");
+  EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "reason"), "RetrievePayload");
+  EXPECT_EQ(HistorySize(cv), 1u);
+  EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.0");
+  EXPECT_EQ(DesiredOf(*agent, "ingress"), "") << "nothing of the release was applied";
+  const std::string metrics = Get(agent->url("/metrics")).body;
+  EXPECT_GE(testing::MetricValue(metrics, "cincinnati_agent_storage_errors_total{kind=\"no_space\"}"), 1) << metrics;
+
+  disk.Free();  // room again: the retry goes through
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 30s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  Report(*agent, "ingress", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s));
+  Report(*agent, "dns", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] {
+    cv = Cv(*agent);
+    return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed" && At(HistoryEntry(cv, 0), {"version"}).text() == "4.1.1";
+  }, 20s)) << WriteJson(cv, 2);
+  auto big = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/objects/configmap.openshift-big.big")).body);
+  EXPECT_EQ(At(big, {"data", "blob"}).text().size(), size_t{1} << 20) << "applied whole";
+  EXPECT_EQ(testing::MetricValue(Get(agent->url("/metrics")).body, "cincinnati_agent_storage_full"), 0);
+  StopAgentAt(agent->url(""));
 }
 
 // The processes whose command line has `arg` as one of its arguments. A hand-over's new

@@ -1,10 +1,14 @@
 // The upgrade operator's documents: UpgradeConfig (the reference's schema verbatim), the
 // operator's settings, the fleet file, and the SQLite state that survives restarts.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "operator/operator_config.h"
 #include "operator/state_store.h"
 #include "operator/upgrade_config.h"
+#include "operator/operator_api.h"
+#include "operator/upgrade_operator.h"
+#include "service_util.h"
 #include "test_util.h"
 
 namespace cincinnati::upgrade {
@@ -234,6 +238,92 @@ TEST(StateStoreTest, ConfigsLedgerAndFlagsSurviveReopening) {
   auto unwritable = StateStore::Open((dir / "missing" / "state.db").string());
   ASSERT_FALSE(unwritable.ok());
   EXPECT_NE(unwritable.status().message().find("missing/state.db"), std::string::npos) << unwritable.status().message();
+}
+
+// The operator's API can pause every rollout: off loopback it needs a token, and its
+// POSTs need a JSON content type, which no web page can send cross-site unasked.
+TEST(OperatorApiTest, OffLoopbackNeedsATokenAndPostsNeedJson) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "fleet.yaml", "clusters:\n- {name: alpha, agent: \"http://127.0.0.1:1\"}\n");
+  std::filesystem::create_directories(dir / "configs");
+  const std::vector<std::string> base = {"--fleet", (dir / "fleet.yaml").string(), "--state-dir", (dir / "state").string(),
+                                         "--configs", (dir / "configs").string(), "--port", "0"};
+  auto refused = testing::RunCincinnati("upgrade-operator --fleet " + (dir / "fleet.yaml").string() + " --state-dir " +
+                                        (dir / "state").string() + " --configs " + (dir / "configs").string() +
+                                        " --listen 0.0.0.0 --port 0");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("needs --token-file"), std::string::npos) << refused.err;
+
+  testing::WriteFile(dir / "token", "s3cret\n");
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--listen", "localhost", "--token-file", (dir / "token").string()});
+  testing::ServiceProcess op("upgrade-operator", args);
+  ASSERT_TRUE(op.running()) << op.log();
+  auto post = [&](std::vector<std::string> headers) {
+    http::RequestOptions options;
+    options.method = "POST";
+    options.headers = std::move(headers);
+    options.timeout = std::chrono::seconds(10);
+    return http::Request(op.url(std::string(kFleetPath) + "/pause"), options);
+  };
+  EXPECT_EQ(post({}).status, 401);
+  EXPECT_EQ(post({"Authorization: Bearer s3cret", "Content-Type: text/plain"}).status, 415);
+  EXPECT_EQ(post({"Authorization: Bearer s3cret"}).status, 415);
+  auto paused = post({"Authorization: bearer s3cret", "Content-Type: application/json"});
+  EXPECT_EQ(paused.status, 200) << paused.body;
+}
+
+}  // namespace
+}  // namespace cincinnati::upgrade
+
+namespace cincinnati::upgrade {
+namespace {
+
+// The LOCAL source's directory is untrusted input: whatever it holds (a FIFO, a
+// directory or a symlink loop under a config's name, a huge file), the operator stays
+// up, says what it cannot read, and never takes an unreadable file for a deletion.
+TEST(OperatorInputsTest, AnUnreadableConfigIsReportedNeverTakenForADeletion) {
+  namespace fs = std::filesystem;
+  testing::TempDir dir;
+  testing::WriteFile(dir / "fleet.yaml",
+                     "clusters:\n- {name: alpha, agent: \"http://127.0.0.1:1\"}\n- {name: beta, agent: \"http://127.0.0.1:1\"}\n"
+                     "- {name: gamma, agent: \"http://127.0.0.1:1\"}\n- {name: delta, agent: \"http://127.0.0.1:1\"}\n");
+  auto config = [](const std::string& cluster) {
+    return "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nmetadata:\n  name: c\n  labels: {cluster: " +
+           cluster + "}\nspec:\n  type: OSD\n  upgradeAt: \"2099-01-01T00:00:00Z\"\n  PDBForceDrainTimeout: 60\n"
+           "  desired: {version: \"4.1.1\", channel: stable-4.1}\n";
+  };
+  fs::create_directories(dir / "configs");
+  testing::WriteFile(dir / "configs" / "alpha.yaml", config("alpha"));
+  testing::WriteFile(dir / "configs" / "b.yaml", config("beta"));  // named by its label, not its file
+  testing::WriteFile(dir / "configs" / "gamma.yaml", config("gamma"));
+  testing::WriteFile(dir / "configs" / "delta.yaml", config("delta"));
+  OperatorOptions options;
+  options.fleet_path = (dir / "fleet.yaml").string();
+  options.state_dir = (dir / "state").string();
+  options.configs_dir = (dir / "configs").string();
+  auto op = UpgradeOperator::Open(options);
+  ASSERT_TRUE(op.ok()) << op.status().message();
+  (*op)->RunOnce();
+  for (const char* cluster : {"alpha", "beta", "gamma", "delta"}) EXPECT_TRUE((*op)->Get(cluster).has_value()) << cluster;
+
+  // Each file becomes something that cannot be read as a config.
+  fs::remove(dir / "configs" / "alpha.yaml");
+  ASSERT_EQ(::mkfifo((dir / "configs" / "alpha.yaml").c_str(), 0600), 0);  // would block a plain read forever
+  fs::remove(dir / "configs" / "b.yaml");
+  fs::create_directory(dir / "configs" / "b.yaml");
+  fs::remove(dir / "configs" / "gamma.yaml");
+  fs::create_symlink("gamma.yaml", dir / "configs" / "gamma.yaml");  // a loop: is_regular_file() would throw
+  testing::WriteFile(dir / "configs" / "delta.yaml", config("delta") + "# " + std::string(2 << 20, 'x') + "\n");
+  (*op)->RunOnce();
+  for (const char* cluster : {"alpha", "beta", "gamma", "delta"}) {
+    EXPECT_TRUE((*op)->Get(cluster).has_value()) << cluster << "'s config was taken for deleted";
+  }
+
+  // Gone for real: deleted.
+  for (const char* file : {"alpha.yaml", "b.yaml", "gamma.yaml", "delta.yaml"}) fs::remove(dir / "configs" / file);
+  (*op)->RunOnce();
+  for (const char* cluster : {"alpha", "beta", "gamma", "delta"}) EXPECT_FALSE((*op)->Get(cluster).has_value()) << cluster;
 }
 
 }  // namespace

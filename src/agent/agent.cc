@@ -4,9 +4,14 @@
 #include <sys/utsname.h>
 
 #include <random>
+#include <thread>
+
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include "agent/desired_update.h"
 #include "agent/graph_request.h"
+#include "agent/state_salvage.h"
 #include "graph-data/time_format.h"
 
 namespace cincinnati::agent {
@@ -51,6 +56,20 @@ LoopState ParseLoopState(std::string_view name) {
   return LoopState::kRetrieving;
 }
 
+// The conditions the update loop owns; the retrieval loop owns RetrievedUpdates and
+// Upgradeable, and Transition the Invalid condition.
+constexpr const char* kUpdateConditions[] = {"Available", "Failing", "Progressing", "ReleaseAccepted"};
+// How often the update loop looks when nothing wakes it (a spec or component change does).
+constexpr std::chrono::seconds kIdleUpdateCheck(30);
+
+// What every update pass starts from: the running release is available and nothing
+// fails; the update runner says otherwise while an update is under way.
+void SetBaseConditions(ClusterVersion& cv, const std::string& now) {
+  const std::string& version = cv.status.desired.version;
+  cv.SetCondition({"Available", "True", "", "Done applying " + version, now});
+  cv.SetCondition({"Failing", "False", "", "", now});
+}
+
 // A PromQL matcher that refuses: no Prometheus was configured.
 class NoPrometheus : public RuleEvaluator {
  public:
@@ -78,16 +97,19 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clo
   static NoPrometheus no_prometheus;
   RuleEvaluator* promql = &no_prometheus;
   if (!options_.prometheus.url.empty()) {
-    prometheus_ = std::make_unique<PrometheusEvaluator>(options_.prometheus);
+    PrometheusSettings prometheus = options_.prometheus;
+    prometheus.stop = shutdown_.get_token();
+    prometheus_ = std::make_unique<PrometheusEvaluator>(prometheus);
     promql = prometheus_.get();
   }
   promql_cache_ = std::make_unique<CachedRuleEvaluator>(*promql, clock_, options_.risk_cache);
-  fetcher_ = std::make_unique<HttpGraphFetcher>(options_.upstream_ca_dir);
+  fetcher_ = std::make_unique<HttpGraphFetcher>(options_.upstream_ca_dir, options_.fetch_timeout, shutdown_.get_token());
   components_ = std::make_unique<ComponentObjects>(*store_);
   options_.update.hand_over = static_cast<bool>(options_.on_hand_over);
-  runner_ = std::make_unique<UpdateRunner>(*store_, *components_, options_.update, clock_);
+  runner_ = std::make_unique<UpdateRunner>(*store_, *components_, options_.update, clock_, shutdown_.get_token(), &storage_);
   RetrieverSettings settings;
   settings.poll_interval = options_.poll_interval;
+  settings.kept = options_.kept;
   retriever_ = std::make_unique<UpdateRetriever>(
       *fetcher_, [this](const std::vector<MatchingRule>& rules) { return MatchRules(rules, *promql_cache_); }, clock_,
       settings);
@@ -98,22 +120,75 @@ std::string Agent::Now() const {
       std::chrono::duration_cast<std::chrono::seconds>(clock_().time_since_epoch()).count());
 }
 
+// The stored ClusterVersion and update progress; parts that cannot be read are salvaged
+// or set aside, never a reason not to start.
+Status Agent::LoadState() {
+  if (Status loaded = runner_->Load(); !loaded.ok()) {
+    auto aside = store_->SetAside("agentstate", "update");
+    if (!aside.ok()) return loaded;  // cannot even move it: the disk needs a person
+    spdlog::warn("the update's progress could not be read ({}): set aside as {}; a requested update starts over",
+                 loaded.message(), *aside);
+  }
+  auto stored = store_->Get(kKind, kName);
+  if (stored.ok() && !*stored) return Status::NotFound("no ClusterVersion yet");
+  std::optional<ClusterVersion> cv;
+  if (stored.ok()) {
+    auto read = FromJson(**stored);
+    if (read.ok()) {
+      cv = std::move(read).value();
+      const JsonValue* metadata = (*stored)->Find("metadata");
+      const JsonValue* annotations = metadata ? metadata->Find("annotations") : nullptr;
+      if (const JsonValue* s = annotations ? annotations->Find(kLoopStateAnnotation) : nullptr) {
+        state_ = ParseLoopState(s->text());
+      }
+    } else {
+      stored = read.status();
+    }
+  }
+  if (!cv) {
+    auto salvaged = SalvageClusterVersion(store_->Location(kKind, kName));
+    if (!salvaged.ok()) {
+      auto aside = store_->SetAside(kKind, kName);
+      spdlog::error("the stored ClusterVersion cannot be read ({}) nor salvaged ({}); {}: starting as a new cluster",
+                    stored.status().message(), salvaged.status().message(),
+                    aside.ok() ? "set aside as " + *aside : "it could not be set aside: " + aside.status().message());
+      if (!aside.ok()) return aside.status();
+      return Status::NotFound("no readable ClusterVersion");
+    }
+    spdlog::warn("the stored ClusterVersion could not be read whole ({}); kept the rest, dropped: {}",
+                 stored.status().message(), fmt::join(salvaged->dropped, "; "));
+    cv = std::move(salvaged->cv);
+    if (cv->status.desired.version.empty()) {
+      // What runs is not known from the state any more: the last update the progress
+      // says completed, else the installed release.
+      const UpdateProgress& progress = runner_->progress();
+      if (progress.phase == UpdatePhase::kCompleted && !progress.version.empty()) {
+        cv->status.desired.version = progress.version;
+        cv->status.desired.image = progress.image;
+      } else {
+        CINCINNATI_ASSIGN_OR_RETURN(cv->status.desired, ReadInstalledRelease(options_.release));
+      }
+      spdlog::warn("the running release is taken to be {} ({})", cv->status.desired.version, cv->status.desired.image);
+      if (cv->status.history.empty()) {
+        const std::string now = Now();
+        cv->status.history.push_back({"Completed", now, now, cv->status.desired.version, cv->status.desired.image, false, ""});
+      }
+    }
+  }
+  cv_ = std::move(*cv);
+  retriever_->Seed(cv_.status.conditional_updates);
+  return Status::OK();
+}
+
 Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock) {
   std::unique_ptr<Agent> agent(new Agent(std::move(store), std::move(options), std::move(clock)));
-  CINCINNATI_ASSIGN_OR_RETURN(auto stored, agent->store_->Get(kKind, kName));
-  CINCINNATI_RETURN_IF_ERROR(agent->runner_->Load());
   std::lock_guard lock(agent->mu_);
-  if (stored) {
-    auto cv = FromJson(*stored);
-    if (!cv.ok()) return cv.status().WithContext("the stored ClusterVersion");
-    agent->cv_ = std::move(cv).value();
-    if (const JsonValue* annotations = stored->Find("metadata")->Find("annotations")) {
-      if (const JsonValue* s = annotations->Find(kLoopStateAnnotation)) agent->state_ = ParseLoopState(s->text());
-    }
-    agent->retriever_->Seed(agent->cv_.status.conditional_updates);
-    agent->ready_ = true;
+  Status loaded = agent->LoadState();
+  if (loaded.ok()) {
+    agent->ready_ = agent->Save().ok();  // a salvaged state is written back whole
     return agent;
   }
+  if (loaded.code() != Status::Code::kNotFound) return loaded;
   CINCINNATI_ASSIGN_OR_RETURN(Release installed, ReadInstalledRelease(agent->options_.release));
   ClusterVersion& cv = agent->cv_;
   const std::string now = agent->Now();
@@ -126,18 +201,11 @@ Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, A
   cv.spec.upstream = agent->options_.initial_upstream;
   cv.status.desired = installed;
   cv.status.history.push_back({"Completed", now, now, installed.version, installed.image, false, ""});
-  agent->SetBaseConditions();
+  SetBaseConditions(cv, now);
+  cv.SetCondition({"RetrievedUpdates", "False", "", "", now});
   CINCINNATI_RETURN_IF_ERROR(agent->Save());
   agent->ready_ = true;
   return agent;
-}
-
-void Agent::SetBaseConditions() {
-  const std::string now = Now();
-  const std::string& version = cv_.status.desired.version;
-  cv_.SetCondition({"Available", "True", "", "Done applying " + version, now});
-  cv_.SetCondition({"Failing", "False", "", "", now});
-  if (!cv_.FindCondition("RetrievedUpdates")) cv_.SetCondition({"RetrievedUpdates", "False", "", "", now});
 }
 
 Status Agent::Save() {
@@ -159,6 +227,13 @@ Status Agent::Save() {
   if (text == last_saved_) return Status::OK();
   cv_.resource_version += 1;
   Status s = store_->Put(kKind, kName, document());
+  if (storage_.Record(s)) {
+    if (s.ok()) {
+      spdlog::info("the ClusterVersion is saved again");
+    } else {
+      spdlog::error("cannot save the ClusterVersion: {}", s.message());
+    }
+  }
   if (!s.ok()) {
     cv_.resource_version -= 1;
     return s;
@@ -177,6 +252,73 @@ void Agent::ApplyRetrieval(const RetrievedUpdates& got) {
     if (status.desired.url.empty()) status.desired.url = got.current->url;
     if (status.desired.channels.empty()) status.desired.channels = got.current->channels;
   }
+}
+
+// Upgradeable from the components' own conditions. A component whose object cannot be
+// read counts as not upgradeable (fails closed): nobody can tell what it says.
+std::optional<Condition> Agent::ComponentsUpgradeable() {
+  std::vector<ComponentUpgradeable> components;
+  ComponentList listed = components_->ListAll();
+  for (const auto& [name, why] : listed.unreadable) {
+    components.push_back({name, {"Upgradeable", "False", "ClusterOperatorUnreadable",
+                                 "its ClusterOperator cannot be read: " + why.message(), ""}});
+  }
+  for (const auto& object : listed.objects) {
+    const JsonValue* name = object.Find("metadata") ? object.Find("metadata")->Find("name") : nullptr;
+    const JsonValue* status = object.Find("status");
+    const JsonValue* conditions = status ? status->Find("conditions") : nullptr;
+    if (!name || !name->is_string() || !conditions) continue;
+    for (const auto& c : conditions->items()) {
+      const JsonValue* type = c.Find("type");
+      if (!type || type->text() != "Upgradeable") continue;
+      auto text = [&](const char* key) { const JsonValue* v = c.Find(key); return v && v->is_string() ? v->text() : ""; };
+      components.push_back({name->text(), {"Upgradeable", text("status"), text("reason"), text("message"), ""}});
+    }
+  }
+  return UpgradeableCondition(components, Now());
+}
+
+Status Agent::RetrievalPass() {
+  GraphRequestInputs inputs;
+  bool desired_multi = false, current_multi = false;
+  {
+    std::lock_guard lock(mu_);
+    inputs.upstream = options_.update_service.empty() ? cv_.spec.upstream : options_.update_service;
+    if (inputs.upstream.empty()) inputs.upstream = options_.update_service;
+    inputs.cluster_id = cv_.spec.cluster_id;
+    current_multi = cv_.status.desired.multi_architecture;
+    desired_multi = cv_.spec.desired_update && cv_.spec.desired_update->architecture == "Multi";
+    inputs.arch = desired_multi || current_multi ? "multi" : options_.arch;
+    inputs.version = cv_.status.desired.version;
+    inputs.channel = cv_.spec.channel;
+  }
+  RetrievedUpdates got = retriever_->Run(inputs, desired_multi, current_multi);  // network, no lock
+  std::optional<Condition> upgradeable = ComponentsUpgradeable();                  // disk, no lock
+
+  std::lock_guard lock(mu_);
+  ApplyRetrieval(got);
+  if (options_.auto_update && !cv_.spec.desired_update && !cv_.status.available_updates.empty()) {
+    const Release& newest = cv_.status.available_updates.front();
+    cv_.spec.desired_update = DesiredUpdate{newest.version, newest.image, false, ""};
+    cv_.generation += 1;
+    update_woken_ = true;
+    wake_.notify_all();
+  }
+  if (upgradeable) {
+    cv_.SetCondition(*upgradeable);
+  } else {
+    std::erase_if(cv_.status.conditions, [](const Condition& c) { return c.type == "Upgradeable"; });
+  }
+  // Risks are evaluated again when their cached results may have aged out (the CVO's
+  // resync); pending ones are retried after a second.
+  next_retrieval_ = retriever_->NextFetch();
+  if (!cv_.status.conditional_updates.empty()) {
+    next_retrieval_ = std::min(next_retrieval_, clock_() + options_.risk_cache.min_for_condition);
+  }
+  if (got.risks_pending) next_retrieval_ = std::min(next_retrieval_, clock_() + std::chrono::seconds(1));
+  Status saved = Save();
+  ready_ = saved.ok();
+  return saved;
 }
 
 void Agent::Transition() {
@@ -201,119 +343,98 @@ void Agent::Transition() {
     cv_.SetCondition({"Progressing", "False", "", "Cluster version is " + version, now});
     return;
   }
-  // The update runner words Progressing from here on (StepUpdate).
+  // The update runner words Progressing from here on (UpdatePass).
   state_ = LoopState::kUpdateRequested;
 }
 
-void Agent::StepUpdate() {
+Status Agent::UpdatePass() {
   ClusterVersion copy;
   std::optional<ResolvedTarget> target;
-  bool force = false;
+  bool force = false, step = false;
   int64_t generation = 0;
   {
     std::lock_guard lock(mu_);
+    Transition();
+    cv_.status.observed_generation = cv_.generation;
     const UpdatePhase phase = runner_->progress().phase;
     const bool applying = phase == UpdatePhase::kApplying || phase == UpdatePhase::kHandingOver ||
                           phase == UpdatePhase::kCompleted;
-    if (state_ != LoopState::kUpdateRequested && !applying) return;
+    step = state_ == LoopState::kUpdateRequested || applying;
     copy = cv_;
     target = ResolveDesiredUpdate(cv_);
     force = cv_.spec.desired_update && cv_.spec.desired_update->force;
     generation = cv_.generation;
   }
-  UpdateStepResult step = runner_->Step(copy, target, force);  // network and disk, no lock
+  // The conditions this loop owns are computed on the copy from the base up, and
+  // replace the old ones at once below: a reader never sees them flap.
+  SetBaseConditions(copy, Now());
+  UpdateStepResult result;
+  if (step) result = runner_->Step(copy, target, force);  // network and disk, no lock
   std::lock_guard lock(mu_);
-  if (cv_.generation != generation) {  // the spec changed meanwhile: start over with it
-    next_pass_ = clock_();
-    return;
-  }
   cv_.status.history = std::move(copy.status.history);
   cv_.status.desired = std::move(copy.status.desired);
-  cv_.status.conditions = std::move(copy.status.conditions);
-  state_ = step.updating ? LoopState::kUpdating : LoopState::kRetrieving;
-  if (step.busy) next_pass_ = std::min(next_pass_, clock_() + std::chrono::seconds(1));
-  ready_ = Save().ok();
-  if (step.hand_over_to && options_.on_hand_over) options_.on_hand_over(*step.hand_over_to);
+  for (const char* type : kUpdateConditions) {
+    if (const Condition* c = copy.FindCondition(type)) {
+      cv_.SetCondition(*c);
+    } else {
+      std::erase_if(cv_.status.conditions, [&](const Condition& c) { return c.type == type; });
+    }
+  }
+  if (step) state_ = result.updating ? LoopState::kUpdating : LoopState::kRetrieving;
+  const auto now = clock_();
+  next_update_ = now + kIdleUpdateCheck;
+  if (const UpdateProgress& p = runner_->progress(); p.phase == UpdatePhase::kFailed && p.retry_at > 0) {
+    next_update_ = std::min(next_update_, std::chrono::system_clock::time_point(std::chrono::seconds(p.retry_at)));
+  }
+  if (result.busy) next_update_ = std::min(next_update_, now + std::chrono::seconds(1));
+  if (cv_.generation != generation) next_update_ = now;  // the spec changed meanwhile: again with it
+  Status saved = Save();
+  ready_ = saved.ok();
+  if (result.hand_over_to && options_.on_hand_over) options_.on_hand_over(*result.hand_over_to);
+  return saved;
 }
 
 Status Agent::RunPass() {
-  GraphRequestInputs inputs;
-  bool desired_multi = false, current_multi = false;
-  {
-    std::lock_guard lock(mu_);
-    inputs.upstream = options_.update_service.empty() ? cv_.spec.upstream : options_.update_service;
-    if (inputs.upstream.empty()) inputs.upstream = options_.update_service;
-    inputs.cluster_id = cv_.spec.cluster_id;
-    current_multi = cv_.status.desired.multi_architecture;
-    desired_multi = cv_.spec.desired_update && cv_.spec.desired_update->architecture == "Multi";
-    inputs.arch = desired_multi || current_multi ? "multi" : options_.arch;
-    inputs.version = cv_.status.desired.version;
-    inputs.channel = cv_.spec.channel;
-  }
-  RetrievedUpdates got = retriever_->Run(inputs, desired_multi, current_multi);  // network, no lock
-
-  std::unique_lock lock(mu_);
-  ApplyRetrieval(got);
-  if (options_.auto_update && !cv_.spec.desired_update && !cv_.status.available_updates.empty()) {
-    const Release& newest = cv_.status.available_updates.front();
-    cv_.spec.desired_update = DesiredUpdate{newest.version, newest.image, false, ""};
-    cv_.generation += 1;
-  }
-  SetBaseConditions();
-  std::vector<ComponentUpgradeable> components;
-  if (auto names = store_->List(kComponents); names.ok()) {
-    for (const auto& name : *names) {
-      auto object = store_->Get(kComponents, name);
-      if (!object.ok() || !*object) continue;
-      const JsonValue* conditions = (*object)->Find("status") ? (*object)->Find("status")->Find("conditions") : nullptr;
-      if (!conditions || !conditions->is_array()) continue;
-      for (const auto& c : conditions->items()) {
-        const JsonValue* type = c.Find("type");
-        if (!type || type->text() != "Upgradeable") continue;
-        auto text = [&](const char* key) { const JsonValue* v = c.Find(key); return v && v->is_string() ? v->text() : ""; };
-        components.push_back({name, {"Upgradeable", text("status"), text("reason"), text("message"), ""}});
-      }
-    }
-  }
-  if (auto upgradeable = UpgradeableCondition(components, Now())) {
-    cv_.SetCondition(*upgradeable);
-  } else {
-    std::erase_if(cv_.status.conditions, [](const Condition& c) { return c.type == "Upgradeable"; });
-  }
-  Transition();
-  cv_.status.observed_generation = cv_.generation;
-  // Risks are evaluated again when their cached results may have aged out (the CVO's
-  // resync); pending ones are retried after a second.
-  next_pass_ = retriever_->NextFetch();
-  if (!cv_.status.conditional_updates.empty()) {
-    next_pass_ = std::min(next_pass_, clock_() + options_.risk_cache.min_for_condition);
-  }
-  if (got.risks_pending) next_pass_ = std::min(next_pass_, clock_() + std::chrono::seconds(1));
-  Status saved = Save();
-  ready_ = saved.ok();
-  lock.unlock();
-  StepUpdate();
-  return saved;
+  Status retrieved = RetrievalPass();
+  Status updated = UpdatePass();
+  return retrieved.ok() ? updated : retrieved;
 }
 
 void Agent::Wake() {
   {
     std::lock_guard lock(mu_);
-    woken_ = true;
+    retrieval_woken_ = update_woken_ = true;
   }
   wake_.notify_all();
 }
 
-void Agent::Run(std::stop_token stop) {
+void Agent::RunRetrievals(std::stop_token stop) {
   while (!stop.stop_requested()) {
-    (void)RunPass();  // a failed save is retried at the next pass; the status says nothing new
+    // A failed save is retried at the next pass; the storage health says why.
+    if (Status s = RetrievalPass(); !s.ok()) spdlog::debug("retrieval pass: {}", s.message());
     std::unique_lock lock(mu_);
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::max(next_pass_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(200))));
-    wake_.wait_until(lock, stop, deadline, [&] { return woken_; });
-    woken_ = false;
+    const auto wait = std::max(next_retrieval_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(200)));
+    wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),
+                   [&] { return retrieval_woken_; });
+    retrieval_woken_ = false;
   }
+}
+
+void Agent::RunUpdates(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    if (Status s = UpdatePass(); !s.ok()) spdlog::debug("update pass: {}", s.message());
+    std::unique_lock lock(mu_);
+    const auto wait = std::max(next_update_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(50)));
+    wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),
+                   [&] { return update_woken_; });
+    update_woken_ = false;
+  }
+}
+
+void Agent::Run(std::stop_token stop) {
+  std::stop_callback cancel(stop, [this] { shutdown_.request_stop(); });
+  std::jthread updates([this, stop](std::stop_token) { RunUpdates(stop); });
+  RunRetrievals(stop);
 }
 
 JsonValue Agent::ClusterVersionJson() {
@@ -343,7 +464,7 @@ Result<JsonValue> Agent::PatchClusterVersion(const JsonValue& patch) {
       cv_.generation -= 1;
       return saved;
     }
-    woken_ = true;
+    retrieval_woken_ = update_woken_ = true;
     wake_.notify_all();
   }
   return ToJson(cv_);
@@ -351,7 +472,11 @@ Result<JsonValue> Agent::PatchClusterVersion(const JsonValue& patch) {
 
 Result<std::optional<JsonValue>> Agent::GetComponent(const std::string& name) { return components_->Get(name); }
 
-Result<std::vector<JsonValue>> Agent::ListComponents() { return components_->List(); }
+Result<std::vector<JsonValue>> Agent::ListComponents() {
+  ComponentList listed = components_->ListAll();
+  for (const auto& [name, why] : listed.unreadable) spdlog::warn("ClusterOperator {} is left out: {}", name, why.message());
+  return std::move(listed.objects);
+}
 
 Result<JsonValue> Agent::PutComponent(const std::string& name, const JsonValue& object) {
   auto stored = components_->Put(name, object);

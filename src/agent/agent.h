@@ -12,13 +12,27 @@
 //   UpdateRequested   -> (the payload is accepted)        -> Updating
 //   UpdateRequested   -> (refused, or desired cleared)    -> Retrieving (retried later)
 //   Updating          -> (every component done)           -> Retrieving
-// Every pass retrieves (the retriever decides whether that means the network), then
-// moves along these guarded transitions, steps the update (update_progress.h has its
-// own persisted phases) and writes the status.
+// Two loops run apart (Run), so that neither waits on the other's network:
+//   - retrievals: poll the update service (the retriever decides whether that means the
+//     network), evaluate risks, compute Upgradeable from the components, and write
+//     RetrievedUpdates, the update lists and Upgradeable;
+//   - updates: move along the transitions above, step the update (update_progress.h has
+//     its own persisted phases) and write Available, Failing, Progressing,
+//     ReleaseAccepted, Invalid, the history and status.desired.
+// Each loop owns its conditions, and computes them on a copy that replaces the old
+// ones at once, so a reader never sees a condition flap between two passes. A fetch is
+// bounded in time and size (update_retriever.h) and in what it leaves in the state
+// (available_updates.h: KeptLimits), and is cancelled by a stop, as are downloads and
+// signature searches: Run returns within about a second of its stop.
+//
+// Opening never fails for a state file that cannot be read: a ClusterVersion is
+// salvaged part by part (state_salvage.h), an update progress that cannot be read is
+// set aside and the update starts over (every step is idempotent), and what was
+// dropped is logged.
 //
 // Thread-safety: ClusterVersionJson, PatchSpec, PutComponent and friends may be called
-// from any thread (API handlers); RunPass is called by one loop thread. The lock is not
-// held during network I/O. Every write goes to the store before it is visible, so a
+// from any thread (API handlers); RunPass and Run from one thread. The lock is not held
+// during network I/O. Every write goes to the store before it is acknowledged, so a
 // kill -9 at any moment loses nothing that was acknowledged. Never throws.
 #pragma once
 
@@ -35,6 +49,7 @@
 #include "agent/installed_release.h"
 #include "agent/object_store.h"
 #include "agent/promql.h"
+#include "agent/storage_health.h"
 #include "agent/update_retriever.h"
 #include "agent/update_runner.h"
 
@@ -54,6 +69,8 @@ struct AgentOptions {
   RuleCacheSettings risk_cache;         // the CVO's throttling of PromQL queries
   bool auto_update = false;             // the CVO's --enable-auto-update
   std::chrono::milliseconds poll_interval{0};  // 0: drawn from [2 min, 4 min) once
+  std::chrono::milliseconds fetch_timeout = kDefaultFetchTimeout;  // one graph request
+  KeptLimits kept;                      // what is kept of an answer
   UpdateOptions update;                 // steps 6-11: verification, registry, timeouts
   // Called on the loop thread once the agent's own manifests of a new release are
   // applied (update.hand_over): the embedding re-executes `binary` ("": itself).
@@ -68,12 +85,14 @@ class Agent {
   static Result<std::unique_ptr<Agent>> Open(std::shared_ptr<ObjectStore> store, AgentOptions options,
                                              Clock clock = [] { return std::chrono::system_clock::now(); });
 
-  // One pass of the loop (retrieval, transitions, status), persisted.
+  // One retrieval and one update step, persisted (tests drive the agent with it).
   Status RunPass();
-  // Passes until stopped: after each, waits for the retriever's next fetch, 1 s when
-  // risks are pending, or a wake-up (a spec change).
+  // Until stopped: retrievals on this thread (next at the retriever's next fetch, 1 s
+  // when risks are pending, or a wake-up), update steps on a second one (1 s while an
+  // update waits on components, a wake-up, or the retry time of a refused release).
+  // Returns within about a second of `stop`.
   void Run(std::stop_token stop);
-  void Wake();
+  void Wake();  // a spec or component changed: both loops look again at once
 
   JsonValue ClusterVersionJson();
   // JSON merge patch of the whole object; only spec changes are kept (status and
@@ -95,34 +114,41 @@ class Agent {
   std::string Metrics();
   LoopState state();
   bool ready();  // the state is loaded and its last save succeeded (a fetch may still be running)
+  const StorageHealth& storage() const { return storage_; }
 
  private:
   Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock);
   Status Save();  // under mu_
   std::string Now() const;
+  Status LoadState();
+  Status RetrievalPass();
+  Status UpdatePass();
+  void RunRetrievals(std::stop_token stop);
+  void RunUpdates(std::stop_token stop);
   void ApplyRetrieval(const RetrievedUpdates& got);
   void Transition();
-  void SetBaseConditions();
-  void StepUpdate();  // without mu_ held
+  std::optional<Condition> ComponentsUpgradeable();
 
   std::shared_ptr<ObjectStore> store_;
   AgentOptions options_;
   Clock clock_;
+  std::stop_source shutdown_;  // cancels network work in flight
+  StorageHealth storage_;
   std::unique_ptr<PrometheusEvaluator> prometheus_;
   std::unique_ptr<CachedRuleEvaluator> promql_cache_;
   std::unique_ptr<HttpGraphFetcher> fetcher_;
-  std::unique_ptr<UpdateRetriever> retriever_;  // loop thread only
+  std::unique_ptr<UpdateRetriever> retriever_;  // the retrieval loop only
   std::unique_ptr<ComponentObjects> components_;
-  std::unique_ptr<UpdateRunner> runner_;        // loop thread only
+  std::unique_ptr<UpdateRunner> runner_;        // the update loop only
 
   std::mutex mu_;
   std::condition_variable_any wake_;
-  bool woken_ = false;
+  bool retrieval_woken_ = false, update_woken_ = false;
   bool ready_ = false;
   ClusterVersion cv_;
   std::string last_saved_;  // what the store holds, resourceVersion aside
   LoopState state_ = LoopState::kRetrieving;
-  std::chrono::system_clock::time_point next_pass_{};
+  std::chrono::system_clock::time_point next_retrieval_{}, next_update_{};
 };
 
 }  // namespace cincinnati::agent

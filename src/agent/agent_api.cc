@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/json_writer.h"
+#include "kube/api_access.h"
 
 namespace cincinnati::agent {
 namespace {
@@ -36,6 +37,8 @@ server::Response FromStatus(const Status& status, std::string_view kind, std::st
   switch (status.code()) {
     case Status::Code::kNotFound:
       return Error(404, "NotFound", status.message(), kind, name);
+    case Status::Code::kTooLarge:
+      return Error(413, "RequestEntityTooLarge", status.message(), kind, name);
     case Status::Code::kInvalidArgument: {
       std::string field = FieldOf(status.message());
       std::string message = fmt::format("{}.config.openshift.io \"{}\" is invalid: {}", kind, name, status.message());
@@ -170,9 +173,8 @@ server::Response HandleAgentApi(Agent& agent, const server::Request& request, co
   const std::string& path = request.path;
   if (path == "/healthz") return server::Response::Text(200, "ok\n");
   if (path == "/readyz") return agent.ready() ? server::Response::Text(200, "ok\n") : server::Response::Text(503, "not ready\n");
-  if (!token.empty()) {
-    const std::string* auth = request.Header("Authorization");
-    if (!auth || *auth != "Bearer " + token) return Error(401, "Unauthorized", "Unauthorized");
+  if (!token.empty() && !kube::BearerTokenMatches(request.Header("Authorization"), token)) {
+    return Error(401, "Unauthorized", "Unauthorized");
   }
   if (path == "/metrics") return server::Response::Text(200, agent.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
   if (path == kClusterVersion) return ClusterVersionRoute(agent, request);

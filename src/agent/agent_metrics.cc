@@ -42,6 +42,17 @@ std::string Agent::Metrics() {
                                        {"name", "condition", "reason"});
   auto& payload = registry.AddGauge("cluster_version_payload", "Report the number of entries in the payload.",
                                     {"version", "type"});
+  auto& storage_errors = registry.AddCounter("cincinnati_agent_storage_errors_total",
+                                            "Writes to the agent's state directory that failed, by kind: no_space "
+                                            "(the disk or quota is full) or io.",
+                                            {"kind"});
+  storage_errors.With({"no_space"}).Increment(static_cast<double>(storage_.no_space_errors()));
+  storage_errors.With({"io"}).Increment(static_cast<double>(storage_.io_errors()));
+  registry
+      .AddGauge("cincinnati_agent_storage_full",
+                "1 while the agent's last failed write found no space left and no write has succeeded since.")
+      .Get()
+      .Set(storage_.full() ? 1 : 0);
   if (const UpdateRunner::Snapshot update = runner_->snapshot(); update.applied + update.pending > 0) {
     payload.With({update.progress.version, "applied"}).Set(static_cast<double>(update.applied));
     payload.With({update.progress.version, "pending"}).Set(static_cast<double>(update.pending));

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/metadata_keys.h"
 #include "core/strings.h"
@@ -28,6 +30,77 @@ void SortDescending(std::vector<Release>& releases, const std::map<std::string, 
   std::stable_sort(releases.begin(), releases.end(), [&](const Release& a, const Release& b) {
     return versions.at(b.version) < versions.at(a.version);
   });
+}
+
+// The kept limits (KeptLimits), checked before anything is copied.
+Status CheckField(const Release& release, const KeptLimits& limits) {
+  auto check = [&](std::string_view field, std::string_view value) {
+    if (value.size() <= limits.max_field_bytes) return Status::OK();
+    return Status::TooLarge(fmt::format("its {} is {} bytes, more than the {} the agent keeps", field, value.size(),
+                                        limits.max_field_bytes));
+  };
+  CINCINNATI_RETURN_IF_ERROR(check("version", release.version));
+  CINCINNATI_RETURN_IF_ERROR(check("image", release.image));
+  CINCINNATI_RETURN_IF_ERROR(check("url", release.url));
+  for (const auto& c : release.channels) CINCINNATI_RETURN_IF_ERROR(check("channel", c));
+  return Status::OK();
+}
+
+Status CheckKept(const std::vector<Release>& recommended, size_t conditional, const KeptLimits& limits) {
+  const size_t count = recommended.size() + conditional;
+  if (count > limits.max_updates) {
+    return Status::TooLarge(fmt::format("the answer offers {} updates, more than the {} the agent keeps", count,
+                                        limits.max_updates));
+  }
+  for (const Release& r : recommended) {
+    if (Status s = CheckField(r, limits); !s.ok()) return s.WithContext("recommended update " + r.version.substr(0, 64));
+  }
+  size_t bytes = 0;
+  for (const Release& r : recommended) bytes += r.version.size() + r.image.size() + r.url.size();
+  if (bytes > limits.max_kept_bytes) {
+    return Status::TooLarge(fmt::format("more than {} bytes of updates, the most the agent keeps", limits.max_kept_bytes));
+  }
+  return Status::OK();
+}
+
+Status CheckRisks(const std::vector<Risk>& risks, const KeptLimits& limits) {
+  if (risks.size() > limits.max_risks_per_update) {
+    return Status::TooLarge(fmt::format("{} risks, more than the {} the agent keeps for one update", risks.size(),
+                                        limits.max_risks_per_update));
+  }
+  for (const Risk& r : risks) {
+    for (std::string_view field : {std::string_view(r.url), std::string_view(r.name), std::string_view(r.message)}) {
+      if (field.size() > limits.max_field_bytes) {
+        return Status::TooLarge(fmt::format("risk {} has a field of {} bytes, more than the {} the agent keeps",
+                                            r.name.substr(0, 64), field.size(), limits.max_field_bytes));
+      }
+    }
+    for (const MatchingRule& rule : r.matching_rules) {
+      if (rule.promql && rule.promql->size() > limits.max_field_bytes) {
+        return Status::TooLarge(fmt::format("risk {} has a PromQL query of {} bytes, more than the {} the agent keeps",
+                                            r.name.substr(0, 64), rule.promql->size(), limits.max_field_bytes));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+size_t KeptBytes(const std::vector<Release>& releases) {
+  size_t bytes = 0;
+  for (const Release& r : releases) {
+    bytes += 64 + r.version.size() + r.image.size() + r.url.size();
+    for (const auto& c : r.channels) bytes += c.size() + 4;
+  }
+  return bytes;
+}
+
+size_t RiskBytes(const std::vector<Risk>& risks) {
+  size_t bytes = 0;
+  for (const Risk& r : risks) {
+    bytes += 64 + r.url.size() + r.name.size() + r.message.size();
+    for (const MatchingRule& rule : r.matching_rules) bytes += 32 + rule.type.size() + (rule.promql ? rule.promql->size() : 0);
+  }
+  return bytes;
 }
 
 UpdatesOrFailure Failure(std::string_view why, std::string message) {
@@ -125,7 +198,7 @@ Result<Release> ReleaseFromNode(const UpdateNode& node) {
 }
 
 UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const UpdatesQuery& query,
-                                         std::string_view channel) {
+                                         std::string_view channel, const KeptLimits& limits) {
   const std::string current_text = query.current_version.ToString();
   size_t current = graph.nodes.size();
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
@@ -139,9 +212,13 @@ UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const Updates
                    fmt::format("currently reconciling cluster version {} not found in the \"{}\" channel",
                                current_text, channel));
   }
+  // Each node's metadata is read once, however many edges lead to it.
+  std::map<size_t, Release> releases;
   auto node_release = [&](size_t index, std::string_view what) -> Result<Release> {
+    if (auto it = releases.find(index); it != releases.end()) return it->second;
     auto release = ReleaseFromNode(graph.nodes[index]);
     if (!release.ok()) return Status::InvalidArgument(fmt::format("invalid {} node: {}", what, release.status().message()));
+    releases.emplace(index, *release);
     return release;
   };
 
@@ -158,50 +235,90 @@ UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const Updates
     return out;
   }
 
+  std::vector<size_t> targets;  // of the current node's edges, each once
+  std::vector<bool> seen(graph.nodes.size(), false);
   for (const auto& [from, to] : graph.edges) {
-    if (from != current) continue;
+    if (from != current || seen[to]) continue;
+    seen[to] = true;
+    targets.push_back(to);
+  }
+  for (size_t to : targets) {
     auto release = node_release(to, "recommended update");
     if (!release.ok()) return Failure(reason::kResponseInvalid, release.status().message());
     versions[release->version] = graph.nodes[to].version;
     out.updates.recommended.push_back(std::move(release).value());
   }
 
-  for (const auto& set : graph.conditional_edges) {
-    for (const auto& edge : set.edges) {
-      if (edge.first != current_text) continue;
-      const std::string& to = edge.second;  // a named reference: clang cannot capture bindings
-      auto target = std::find_if(graph.nodes.begin(), graph.nodes.end(),
-                                 [&](const UpdateNode& n) { return n.version.ToString() == to; });
-      if (target == graph.nodes.end()) {
+  // Conditional updates: (entry, node) pairs, the node found by its exact version string
+  // (the first such node, as the CVO's search finds it).
+  struct Candidate {
+    size_t set;
+    size_t node;
+  };
+  std::vector<Candidate> candidates;
+  std::unordered_map<std::string, size_t> by_version;
+  for (size_t s = 0; s < graph.conditional_edges.size(); ++s) {
+    for (const auto& [from, to] : graph.conditional_edges[s].edges) {
+      if (from != current_text) continue;
+      if (by_version.empty()) {
+        for (size_t i = graph.nodes.size(); i-- > 0;) by_version[graph.nodes[i].version.ToString()] = i;
+      }
+      auto target = by_version.find(to);
+      if (target == by_version.end()) {
         return Failure(reason::kResponseInvalid, fmt::format("no node for conditional update {}", to));
       }
-      auto release = node_release(static_cast<size_t>(target - graph.nodes.begin()), "conditional update");
+      auto release = node_release(target->second, "conditional update");
       if (!release.ok()) return Failure(reason::kResponseInvalid, release.status().message());
-      versions[release->version] = target->version;
-      out.updates.conditional.push_back({std::move(release).value(), set.risks});
+      versions[release->version] = graph.nodes[target->second].version;
+      candidates.push_back({s, target->second});
     }
   }
 
-  // Steps 5-7 of C5, in the CVO's order: the recommended copy of a conditional image
-  // goes first, then unusable rules (and updates left with a rule-less risk), then
-  // images with more than one conditional update.
-  auto& conditional = out.updates.conditional;
-  auto& recommended = out.updates.recommended;
-  std::erase_if(recommended, [&](const Release& r) {
-    return std::any_of(conditional.begin(), conditional.end(),
-                       [&](const ConditionalUpdate& u) { return u.release.image == r.image; });
-  });
-  for (auto& update : conditional) {
-    for (auto& risk : update.risks) std::erase_if(risk.matching_rules, [](const MatchingRule& r) { return !RuleIsUsable(r); });
-  }
-  std::erase_if(conditional, [](const ConditionalUpdate& u) {
-    return std::any_of(u.risks.begin(), u.risks.end(), [](const Risk& r) { return r.matching_rules.empty(); });
-  });
-  std::map<std::string, int> per_image;
-  for (const auto& update : conditional) ++per_image[update.release.image];
-  std::erase_if(conditional, [&](const ConditionalUpdate& u) { return per_image[u.release.image] > 1; });
+  // The CVO's order: the recommended copy of a conditional image goes first, then
+  // updates with a risk left without a usable rule, then images with more than one
+  // conditional update.
+  std::unordered_set<std::string> conditional_images;
+  for (const Candidate& c : candidates) conditional_images.insert(graph.nodes[c.node].payload);
+  std::erase_if(out.updates.recommended, [&](const Release& r) { return conditional_images.count(r.image) > 0; });
+  auto usable = [&](size_t set) {
+    const auto& risks = graph.conditional_edges[set].risks;
+    return std::all_of(risks.begin(), risks.end(), [](const Risk& r) {
+      return std::any_of(r.matching_rules.begin(), r.matching_rules.end(), RuleIsUsable);
+    });
+  };
+  std::erase_if(candidates, [&](const Candidate& c) { return !usable(c.set); });
+  std::unordered_map<std::string, int> per_image;
+  for (const Candidate& c : candidates) ++per_image[graph.nodes[c.node].payload];
+  std::erase_if(candidates, [&](const Candidate& c) { return per_image[graph.nodes[c.node].payload] > 1; });
+  std::unordered_set<std::string> recommended_images;  // one entry per image
+  std::erase_if(out.updates.recommended, [&](const Release& r) { return !recommended_images.insert(r.image).second; });
 
-  SortDescending(recommended, versions);
+  if (Status kept = CheckKept(out.updates.recommended, candidates.size(), limits); !kept.ok()) {
+    return Failure(reason::kResponseInvalid, fmt::format("updates from {}: {}", current_text, kept.message()));
+  }
+  size_t bytes = KeptBytes(out.updates.recommended);
+  for (const Candidate& c : candidates) {
+    const auto& risks = graph.conditional_edges[c.set].risks;
+    Status kept = CheckRisks(risks, limits);
+    if (kept.ok()) kept = CheckField(releases.at(c.node), limits);
+    bytes += KeptBytes({releases.at(c.node)}) + RiskBytes(risks);
+    if (kept.ok() && bytes > limits.max_kept_bytes) {
+      kept = Status::TooLarge(fmt::format("more than {} bytes of updates and risks, the most the agent keeps",
+                                          limits.max_kept_bytes));
+    }
+    if (!kept.ok()) {
+      return Failure(reason::kResponseInvalid, fmt::format("conditional update {}: {}", releases.at(c.node).version,
+                                                           kept.message()));
+    }
+  }
+
+  auto& conditional = out.updates.conditional;
+  for (const Candidate& c : candidates) {
+    ConditionalUpdate update{releases.at(c.node), graph.conditional_edges[c.set].risks};
+    for (auto& risk : update.risks) std::erase_if(risk.matching_rules, [](const MatchingRule& r) { return !RuleIsUsable(r); });
+    conditional.push_back(std::move(update));
+  }
+  SortDescending(out.updates.recommended, versions);
   std::stable_sort(conditional.begin(), conditional.end(), [&](const ConditionalUpdate& a, const ConditionalUpdate& b) {
     return versions.at(b.release.version) < versions.at(a.release.version);
   });

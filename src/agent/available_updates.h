@@ -11,6 +11,12 @@
 //     dropped, and a conditional update left with a risk without rules is dropped; an
 //     image with more than one conditional update is dropped from them all;
 //   - both lists sorted by descending SemVer.
+// Beyond the CVO: a target reached by several edges is recommended once (the CVO would
+// list it as often as the answer repeats the edge), and what is kept is bounded
+// (KeptLimits): more updates, risks per update or bytes than the limits make the whole
+// answer ResponseInvalid, naming the limit, before anything of it is copied. Work is
+// linear in the answer's size (the CVO's search of the nodes for each conditional edge
+// is quadratic), and memory apart from the graph is bounded by the limits.
 // The metadata of the current node and of every target is interpreted: "url" must be a
 // URL, "release.openshift.io/architecture" must be "multi" when present, and
 // "io.openshift.upgrades.graph.release.channels" a comma-separated list without empty
@@ -79,13 +85,24 @@ struct UpdatesQuery {
 
 // Updates for `query` in `graph`, or the failure as RetrievedUpdates would report it.
 // `channel` only words the VersionNotFound message.
+// What the agent keeps of one answer, and so what the ClusterVersion's status holds.
+// The defaults leave room for any real channel (tens of updates, a few risks each, risk
+// messages of a few hundred bytes) while a stored ClusterVersion stays well under the
+// 1.5 MiB that the Kubernetes API (etcd) takes.
+struct KeptLimits {
+  size_t max_updates = 1'000;           // recommended and conditional targets together
+  size_t max_risks_per_update = 100;
+  size_t max_field_bytes = 64 * 1024;   // a version, image, URL, channel, risk name, message, PromQL query
+  size_t max_kept_bytes = 1024 * 1024;  // every update and risk kept, as text
+};
+
 struct UpdatesOrFailure {
   bool ok() const { return failure.reason.empty(); }
   AvailableUpdates updates;
   RetrievalFailure failure;
 };
 UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const UpdatesQuery& query,
-                                         std::string_view channel);
+                                         std::string_view channel, const KeptLimits& limits = {});
 
 // The node's metadata read into a Release (the C4 rules above).
 Result<Release> ReleaseFromNode(const UpdateNode& node);

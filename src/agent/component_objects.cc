@@ -38,7 +38,61 @@ std::vector<std::pair<std::string, std::string>> Versions(const JsonValue& objec
   return out;
 }
 
+Status Invalid(std::string field, std::string message) {
+  return Status::InvalidArgument(fmt::format("{}: {}", field, message));
+}
+
+// Each item of the array at `field` must be an object whose string members `strings`
+// are strings when present and whose `required` ones are present and not empty.
+Status CheckItems(const JsonValue* array, const std::string& field, std::initializer_list<const char*> strings,
+                  std::initializer_list<const char*> required) {
+  if (!array || array->is_null()) return Status::OK();
+  if (!array->is_array()) return Invalid(field, "Invalid value: must be an array");
+  for (size_t i = 0; i < array->items().size(); ++i) {
+    const JsonValue& item = array->items()[i];
+    const std::string at = fmt::format("{}[{}]", field, i);
+    if (!item.is_object()) return Invalid(at, "Invalid value: must be an object");
+    for (const char* key : strings) {
+      const JsonValue* v = item.Find(key);
+      if (v && !v->is_null() && !v->is_string()) return Invalid(at + "." + key, "Invalid value: must be a string");
+    }
+    for (const char* key : required) {
+      const JsonValue* v = item.Find(key);
+      if (!v || !v->is_string() || v->text().empty()) return Invalid(at + "." + key, "Required value");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
+
+Status CheckComponent(const std::string& name, const JsonValue& object) {
+  const size_t size = WriteJson(object).size();
+  if (size > kMaxComponentBytes) {
+    return Status::TooLarge(fmt::format("clusteroperators.config.openshift.io \"{}\" would be {} bytes, over the limit of "
+                                        "{} bytes for one ClusterOperator",
+                                        name, size, kMaxComponentBytes));
+  }
+  if (!object.is_object()) return Status::InvalidArgument("the ClusterOperator must be a JSON object");
+  const JsonValue* status = object.Find("status");
+  if (!status || status->is_null()) return Status::OK();
+  if (!status->is_object()) return Invalid("status", "Invalid value: must be an object");
+  const JsonValue* conditions = status->Find("conditions");
+  CINCINNATI_RETURN_IF_ERROR(CheckItems(conditions, "status.conditions",
+                                        {"type", "status", "reason", "message", "lastTransitionTime"}, {"type", "status"}));
+  if (conditions && conditions->is_array()) {
+    for (size_t i = 0; i < conditions->items().size(); ++i) {
+      const std::string& value = conditions->items()[i].Find("status")->text();
+      if (value != "True" && value != "False" && value != "Unknown") {
+        return Invalid(fmt::format("status.conditions[{}].status", i),
+                       fmt::format("Unsupported value: \"{}\": supported values: \"True\", \"False\", \"Unknown\"", value));
+      }
+    }
+  }
+  CINCINNATI_RETURN_IF_ERROR(CheckItems(status->Find("versions"), "status.versions", {"name", "version"}, {"name", "version"}));
+  return CheckItems(status->Find("relatedObjects"), "status.relatedObjects", {"group", "resource", "namespace", "name"},
+                    {"resource", "name"});
+}
 
 ComponentLevel LevelOf(const JsonValue& live, const JsonValue& manifest, const std::string& target_version) {
   const JsonValue* name = live.Find("metadata") ? live.Find("metadata")->Find("name") : nullptr;
@@ -71,13 +125,23 @@ Result<std::optional<JsonValue>> ComponentObjects::Get(const std::string& name) 
   return store_.Get(kComponentKind, name);
 }
 
-Result<std::vector<JsonValue>> ComponentObjects::List() {
+ComponentList ComponentObjects::ListAll() {
   std::lock_guard lock(mu_);
-  CINCINNATI_ASSIGN_OR_RETURN(std::vector<std::string> names, store_.List(kComponentKind));
-  std::vector<JsonValue> out;
-  for (const auto& n : names) {
-    CINCINNATI_ASSIGN_OR_RETURN(auto object, store_.Get(kComponentKind, n));
-    if (object) out.push_back(std::move(*object));
+  ComponentList out;
+  auto names = store_.List(kComponentKind);
+  if (!names.ok()) {
+    out.unreadable.emplace_back("*", names.status());
+    return out;
+  }
+  for (const auto& n : *names) {
+    auto object = store_.Get(kComponentKind, n);
+    if (object.ok() && !*object) continue;  // removed meanwhile
+    Status valid = object.ok() ? CheckComponent(n, **object) : object.status();
+    if (!valid.ok()) {
+      out.unreadable.emplace_back(n, valid);
+      continue;
+    }
+    out.objects.push_back(std::move(**object));
   }
   return out;
 }
@@ -94,6 +158,7 @@ Result<JsonValue> ComponentObjects::Put(const std::string& name, const JsonValue
   }
   metadata.Set("name", JsonValue::String(name));
   stored.Set("metadata", std::move(metadata));
+  CINCINNATI_RETURN_IF_ERROR(CheckComponent(name, stored));
   std::lock_guard lock(mu_);
   CINCINNATI_RETURN_IF_ERROR(store_.Put(kComponentKind, name, stored));
   return stored;
@@ -109,6 +174,7 @@ Result<JsonValue> ComponentObjects::PatchStatus(const std::string& name, const J
   JsonValue updated = *object;
   const JsonValue* current = updated.Find("status");
   updated.Set("status", MergePatch(current ? *current : JsonValue::Object(), *status));
+  CINCINNATI_RETURN_IF_ERROR(CheckComponent(name, updated));
   CINCINNATI_RETURN_IF_ERROR(store_.Put(kComponentKind, name, updated));
   return updated;
 }
@@ -147,6 +213,7 @@ Result<ComponentLevel> ComponentObjects::Apply(const Manifest& manifest, const s
   metadata.Set("annotations", std::move(annotations));
   object.Set("metadata", std::move(metadata));
   if (!live || *live != object) {  // unchanged: no write, so a component never sees a version twice
+    CINCINNATI_RETURN_IF_ERROR(CheckComponent(manifest.name, object).WithContext(manifest.Describe()));
     Status s = store_.Put(kComponentKind, manifest.name, object);
     if (!s.ok()) return s.WithContext(manifest.Describe());
   }

@@ -14,6 +14,13 @@
 // `status.versions` lists (else operator = the target version), Available=True and
 // not Degraded=True (the cluster-version operator's rule).
 //
+// Every ClusterOperator written is checked first: at most kMaxComponentBytes as JSON
+// (TooLarge naming the object and the limit, the old object kept), and its status in
+// the API's schema (conditions: objects with a string type and a status of True, False
+// or Unknown; versions: objects with string name and version), InvalidArgument naming
+// the field. One object that cannot be read (an older agent's, or one edited by hand)
+// never breaks the others: ListAll returns it apart.
+//
 // Thread-safety: every method may be called from any thread. Errors: Status values.
 #pragma once
 
@@ -31,6 +38,14 @@ namespace cincinnati::agent {
 inline constexpr char kComponentKind[] = "clusteroperators";
 inline constexpr char kObjectKind[] = "objects";
 inline constexpr char kDesiredVersionAnnotation[] = "agent.cincinnati.openshift.io/desired-version";
+// Kubernetes keeps objects under about 1.5 MiB (etcd's request limit); a component's
+// status is a few kilobytes.
+inline constexpr size_t kMaxComponentBytes = size_t{1} << 20;
+
+struct ComponentList {
+  std::vector<JsonValue> objects;                             // readable and valid, by name
+  std::vector<std::pair<std::string, Status>> unreadable;     // name, why
+};
 
 struct ComponentLevel {
   bool done = false;       // at the target level
@@ -43,7 +58,7 @@ class ComponentObjects {
   explicit ComponentObjects(ObjectStore& store) : store_(store) {}
 
   Result<std::optional<JsonValue>> Get(const std::string& name);
-  Result<std::vector<JsonValue>> List();
+  ComponentList ListAll();
   Result<JsonValue> Put(const std::string& name, const JsonValue& object);
   Result<JsonValue> PatchStatus(const std::string& name, const JsonValue& patch);
 
@@ -59,6 +74,9 @@ class ComponentObjects {
   ObjectStore& store_;
   std::mutex mu_;
 };
+
+// Whether `object` is a ClusterOperator the agent keeps: size and status schema.
+Status CheckComponent(const std::string& name, const JsonValue& object);
 
 // The level of a live ClusterOperator against the payload's manifest.
 ComponentLevel LevelOf(const JsonValue& live, const JsonValue& manifest, const std::string& target_version);

@@ -8,7 +8,7 @@
 #include "core/metadata_keys.h"
 #include "core/release_metadata.h"
 #include "core/strings.h"
-#include "graph-data/file_reader.h"
+#include "env/file_system.h"
 #include "registry/reference.h"
 #include "registry/release_image.h"
 
@@ -37,7 +37,7 @@ Release FromMetadata(const ReleaseMetadata& metadata, std::string image, bool mu
 
 Result<Release> ReadInstalledRelease(const InstalledReleaseSource& source) {
   if (!source.release_document.empty()) {
-    CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(source.release_document));
+    CINCINNATI_ASSIGN_OR_RETURN(std::string text, env::ReadFile(source.release_document, size_t{4} << 20));
     auto metadata = ParseReleaseMetadata(text);
     if (!metadata.ok()) return metadata.status().WithContext(source.release_document);
     simdjson::dom::parser parser;

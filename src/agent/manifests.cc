@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/strings.h"
+#include "env/file_system.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/yaml_document.h"
 
@@ -144,8 +145,9 @@ Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, cons
   for (const std::string sub : {"manifests", "release-manifests"}) {
     std::vector<std::string> names;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(fs::path(payload_dir) / sub, ec)) {
-      if (entry.is_regular_file()) names.push_back(entry.path().filename().string());
+    for (fs::directory_iterator it(fs::path(payload_dir) / sub, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code type_error;
+      if (it->is_regular_file(type_error)) names.push_back(it->path().filename().string());
     }
     if (ec) return Status::IoError(fmt::format("{}/: {}", sub, ec.message()));
     std::sort(names.begin(), names.end());
@@ -153,8 +155,7 @@ Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, cons
       const std::string ext = fs::path(name).extension().string();
       if (ext != ".yaml" && ext != ".yml" && ext != ".json") continue;
       const std::string file = sub + "/" + name;
-      CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString((fs::path(payload_dir) / file).string()));
-      if (text.size() > kMaxManifestBytes) return Status::InvalidArgument(file + ": larger than 8 MiB");
+      CINCINNATI_ASSIGN_OR_RETURN(std::string text, env::ReadFile(fs::path(payload_dir) / file, kMaxManifestBytes, file));
       if (sub == "manifests") {
         CINCINNATI_ASSIGN_OR_RETURN(text, RenderTemplate(text, context, file));
       }

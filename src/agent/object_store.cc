@@ -7,19 +7,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace cincinnati::agent {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kTempMarker = ".tmp-";
-
-Status Errno(std::string_view what, const fs::path& path) {
-  return Status::IoError(fmt::format("{} {}: {}", what, path.string(), std::strerror(errno)));
-}
+using env::kTempMarker;
+constexpr std::string_view kSetAsideSuffix = ".unreadable";
 
 Status CheckNames(const std::string& kind, const std::string& name) {
   if (!IsObjectName(kind)) return Status::InvalidArgument(fmt::format("invalid object kind '{}'", kind));
@@ -42,66 +37,27 @@ bool IsObjectName(std::string_view name) {
          name.find("..") == std::string_view::npos;
 }
 
-Status WriteFileDurably(const fs::path& path, std::string_view bytes) {
-  // A bare file name lives in the working directory ("beta.png" has no parent path).
-  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) return Status::IoError(fmt::format("create {}: {}", parent.string(), ec.message()));
-  fs::path temp = path;
-  temp += std::string(kTempMarker) + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Errno("open", temp);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      Status s = Errno("write", temp);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    Status s = Errno("fsync", temp);
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return s;
-  }
-  ::close(fd);
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    Status s = Errno("rename", temp);
-    ::unlink(temp.c_str());
-    return s;
-  }
-  int dir = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return Errno("open", parent);
-  int rc = ::fsync(dir);
-  ::close(dir);
-  if (rc != 0) return Errno("fsync", parent);
-  return Status::OK();
-}
-
 Result<std::optional<JsonValue>> FileObjectStore::Get(const std::string& kind, const std::string& name) {
   CINCINNATI_RETURN_IF_ERROR(CheckNames(kind, name));
   std::lock_guard lock(mu_);
-  fs::path path = dir_ / kind / (name + ".json");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (!fs::exists(path)) return std::optional<JsonValue>();
-    return Errno("open", path);
+  const fs::path path = dir_ / kind / (name + ".json");
+  auto text = env::ReadFile(path, kMaxObjectBytes);
+  if (!text.ok()) {
+    if (text.status().code() == Status::Code::kNotFound) return std::optional<JsonValue>();
+    return text.status();
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto value = ParseJson(text.str(), size_t{64} << 20);
+  auto value = ParseJson(*text, kMaxObjectBytes);
   if (!value.ok()) return value.status().WithContext(path.string());
   return std::optional<JsonValue>(std::move(value).value());
 }
 
 Status FileObjectStore::Put(const std::string& kind, const std::string& name, const JsonValue& object) {
   CINCINNATI_RETURN_IF_ERROR(CheckNames(kind, name));
+  const std::string text = WriteJson(object, 2) + "\n";
+  if (text.size() > kMaxObjectBytes) {
+    return Status::TooLarge(fmt::format("{}/{} would be {}, over the limit of {} for one object", kind, name,
+                                        env::HumanBytes(text.size()), env::HumanBytes(kMaxObjectBytes)));
+  }
   std::lock_guard lock(mu_);
   // Temporary files of a writer that crashed (another process id) go first.
   const std::string leftover = name + ".json" + std::string(kTempMarker);
@@ -109,7 +65,7 @@ Status FileObjectStore::Put(const std::string& kind, const std::string& name, co
   for (fs::directory_iterator it(dir_ / kind, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->path().filename().string().rfind(leftover, 0) == 0) fs::remove(it->path(), ec);
   }
-  return WriteFileDurably(dir_ / kind / (name + ".json"), WriteJson(object, 2) + "\n");
+  return env::WriteFileDurably(dir_ / kind / (name + ".json"), text, fs_);
 }
 
 Result<std::vector<std::string>> FileObjectStore::List(const std::string& kind) {
@@ -118,17 +74,32 @@ Result<std::vector<std::string>> FileObjectStore::List(const std::string& kind) 
   std::vector<std::string> names;
   std::error_code ec;
   fs::directory_iterator it(dir_ / kind, ec);
-  if (ec) {
-    if (ec == std::errc::no_such_file_or_directory) return names;
-    return Status::IoError(fmt::format("list {}: {}", (dir_ / kind).string(), ec.message()));
+  if (ec == std::errc::no_such_file_or_directory) return names;
+  for (fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const fs::path& path = it->path();
+    const std::string file = path.filename().string();
+    if (file.find(kTempMarker) != std::string::npos || path.extension() != ".json") continue;
+    const std::string name = path.stem().string();
+    if (IsObjectName(name)) names.push_back(name);
   }
-  for (const auto& entry : it) {
-    std::string file = entry.path().filename().string();
-    if (file.find(kTempMarker) != std::string::npos || entry.path().extension() != ".json") continue;
-    names.push_back(entry.path().stem().string());
-  }
+  if (ec) return Status::IoError(fmt::format("list {}: {}", (dir_ / kind).string(), ec.message()));
   std::sort(names.begin(), names.end());
   return names;
+}
+
+Result<std::string> FileObjectStore::SetAside(const std::string& kind, const std::string& name) {
+  CINCINNATI_RETURN_IF_ERROR(CheckNames(kind, name));
+  std::lock_guard lock(mu_);
+  const fs::path path = dir_ / kind / (name + ".json");
+  fs::path aside = path;
+  aside += std::string(kSetAsideSuffix);
+  CINCINNATI_RETURN_IF_ERROR(fs_.Rename(path, aside));
+  CINCINNATI_RETURN_IF_ERROR(fs_.SyncPath(dir_ / kind));
+  return aside.string();
+}
+
+std::string FileObjectStore::Location(const std::string& kind, const std::string& name) const {
+  return (dir_ / kind / (name + ".json")).string();
 }
 
 }  // namespace cincinnati::agent

@@ -10,6 +10,12 @@
 // ignored and removed by the next Put). Names are DNS-1123 subdomains (lower-case
 // letters, digits, '-', '.'), so a name can never leave the directory. Thread-safe
 // (one mutex). A document that cannot be read back is an error naming the file.
+//
+// Limits: Put refuses a document whose JSON is over kMaxObjectBytes (TooLarge), and
+// Get reads documents up to the same size, so whatever Put accepted reads back. A file
+// over it (written by hand, or by an older agent) is TooLarge on Get; the caller
+// decides what to salvage. Writes go through an env::FileSystem: a full disk is a
+// NoSpace error and leaves the previous document in place.
 #pragma once
 
 #include <filesystem>
@@ -20,8 +26,11 @@
 
 #include "agent/json_value.h"
 #include "core/status.h"
+#include "env/file_system.h"
 
 namespace cincinnati::agent {
+
+inline constexpr size_t kMaxObjectBytes = size_t{16} << 20;
 
 class ObjectStore {
  public:
@@ -30,25 +39,30 @@ class ObjectStore {
   virtual Result<std::optional<JsonValue>> Get(const std::string& kind, const std::string& name) = 0;
   virtual Status Put(const std::string& kind, const std::string& name, const JsonValue& object) = 0;
   virtual Result<std::vector<std::string>> List(const std::string& kind) = 0;  // sorted names
+  // Moves an unreadable document out of the way, keeping its bytes for a person to read
+  // (FileObjectStore: "<name>.json.unreadable"); returns where it went.
+  virtual Result<std::string> SetAside(const std::string& kind, const std::string& name) = 0;
+  // Where a document lives, for messages and for salvaging what Get refuses.
+  virtual std::string Location(const std::string& kind, const std::string& name) const = 0;
 };
 
 class FileObjectStore : public ObjectStore {
  public:
-  explicit FileObjectStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  explicit FileObjectStore(std::filesystem::path dir, env::FileSystem& fs = env::DefaultFileSystem())
+      : dir_(std::move(dir)), fs_(fs) {}
   Result<std::optional<JsonValue>> Get(const std::string& kind, const std::string& name) override;
   Status Put(const std::string& kind, const std::string& name, const JsonValue& object) override;
   Result<std::vector<std::string>> List(const std::string& kind) override;
+  Result<std::string> SetAside(const std::string& kind, const std::string& name) override;
+  std::string Location(const std::string& kind, const std::string& name) const override;
 
  private:
   std::filesystem::path dir_;
+  env::FileSystem& fs_;
   std::mutex mu_;
 };
 
 // Whether `name` is a DNS-1123 subdomain (at most 253 characters).
 bool IsObjectName(std::string_view name);
-
-// Writes `bytes` to `path` so that a crash leaves the old or the new content: a
-// temporary file beside it, fsync, rename, fsync of the directory.
-Status WriteFileDurably(const std::filesystem::path& path, std::string_view bytes);
 
 }  // namespace cincinnati::agent

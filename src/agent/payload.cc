@@ -7,10 +7,13 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <random>
+#include <map>
+
+#include <spdlog/spdlog.h>
 
 #include "agent/manifests.h"
 #include "agent/release_verifier.h"
+#include "core/sha256.h"
 #include "graph-data/file_reader.h"
 #include "registry/layer.h"
 #include "registry/release_image.h"
@@ -20,24 +23,57 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr std::string_view kPartialPrefix = ".partial-";
+constexpr size_t kMaxIndexBytes = size_t{16} << 20;
+constexpr size_t kMaxPayloadDocumentBytes = size_t{4} << 20;  // release-metadata, image-references
 
-Status SyncPath(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::IoError(fmt::format("open {}: {}", path.string(), std::strerror(errno)));
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return Status::IoError(fmt::format("fsync {}: {}", path.string(), std::strerror(errno)));
-  return Status::OK();
-}
+struct WrittenFile {
+  uint64_t size = 0;
+  std::string sha256;
+};
+using PayloadIndex = std::map<std::string, WrittenFile>;  // path under the payload -> what was written
 
 // Every file and directory under `dir`, and `dir` itself, on disk.
-Status SyncTree(const fs::path& dir) {
+Status SyncTree(const fs::path& dir, env::FileSystem& files) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    CINCINNATI_RETURN_IF_ERROR(SyncPath(it->path()));
+    CINCINNATI_RETURN_IF_ERROR(files.SyncPath(it->path()));
   }
   if (ec) return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
-  return SyncPath(dir);
+  return files.SyncPath(dir);
+}
+
+std::string IndexJson(const PayloadIndex& index) {
+  std::vector<JsonValue> entries;
+  for (const auto& [path, file] : index) {
+    entries.push_back(JsonValue::Object({{"path", JsonValue::String(path)},
+                                         {"size", JsonValue::Integer(static_cast<int64_t>(file.size))},
+                                         {"sha256", JsonValue::String(file.sha256)}}));
+  }
+  return WriteJson(JsonValue::Object({{"files", JsonValue::Array(std::move(entries))}})) + "\n";
+}
+
+Result<PayloadIndex> ReadIndex(const fs::path& dir) {
+  auto text = env::ReadFile(dir / kPayloadIndexFile, kMaxIndexBytes);
+  if (!text.ok()) {
+    if (text.status().code() == Status::Code::kNotFound) {
+      return Status::InvalidArgument("it has no record of what its download wrote (an older agent pulled it)");
+    }
+    return text.status();
+  }
+  auto json = ParseJson(*text, kMaxIndexBytes);
+  const JsonValue* files = json.ok() ? json->Find("files") : nullptr;
+  if (!files || !files->is_array()) return Status::InvalidArgument(fmt::format("{} is not a payload record", kPayloadIndexFile));
+  PayloadIndex index;
+  for (const auto& entry : files->items()) {
+    const JsonValue* path = entry.Find("path");
+    const JsonValue* size = entry.Find("size");
+    const JsonValue* sha = entry.Find("sha256");
+    if (!path || !path->is_string() || !size || !size->integer() || *size->integer() < 0 || !sha || !sha->is_string()) {
+      return Status::InvalidArgument(fmt::format("{} is not a payload record", kPayloadIndexFile));
+    }
+    index[path->text()] = {static_cast<uint64_t>(*size->integer()), sha->text()};
+  }
+  return index;
 }
 
 bool PayloadPath(const std::string& path, bool directory) {
@@ -66,23 +102,74 @@ std::string PayloadDirectoryName(const std::string& pullspec) {
   return encoded;  // base64url, as the CVO names its payload directories
 }
 
+Status VerifyPayloadOnDisk(const std::string& dir) {
+  const fs::path root(dir);
+  CINCINNATI_ASSIGN_OR_RETURN(PayloadIndex index, ReadIndex(root));
+  for (const auto& [path, expected] : index) {
+    auto content = env::ReadFile(root / path, expected.size, path);
+    if (!content.ok()) {
+      switch (content.status().code()) {
+        case Status::Code::kNotFound:
+          return Status::InvalidArgument(fmt::format("{} is missing ({} bytes were written)", path, expected.size));
+        case Status::Code::kTooLarge:
+          return Status::InvalidArgument(fmt::format("{} is larger than the {} bytes that were written", path, expected.size));
+        case Status::Code::kIoError:
+          return content.status();
+        default:
+          return Status::InvalidArgument(content.status().message());
+      }
+    }
+    if (content->size() != expected.size) {
+      return Status::InvalidArgument(fmt::format("{} is {} bytes, but {} were written", path, content->size(), expected.size));
+    }
+    if (Sha256Hex(*content) != expected.sha256) {
+      return Status::InvalidArgument(fmt::format("{} does not hold the bytes that were written", path));
+    }
+  }
+  size_t files = 0;
+  for (const char* top : {"manifests", "release-manifests"}) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root / top, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->is_directory(ec)) continue;
+      const std::string relative = it->path().lexically_relative(root).generic_string();
+      if (!index.count(relative)) return Status::InvalidArgument(fmt::format("{} was not written by the download", relative));
+      ++files;
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return Status::IoError(fmt::format("{}: {}", (root / top).string(), ec.message()));
+    }
+  }
+  if (files != index.size()) return Status::InvalidArgument(fmt::format("{} written files are missing", index.size() - files));
+  return Status::OK();
+}
+
 Result<std::string> DownloadPayload(registry::RegistryClient& client, const std::string& pullspec, const std::string& root,
-                                    std::stop_token stop) {
+                                    std::stop_token stop, env::FileSystem& files) {
   CINCINNATI_ASSIGN_OR_RETURN(std::string digest, PinnedDigest(pullspec));
   const fs::path target = fs::path(root) / PayloadDirectoryName(pullspec);
   std::error_code ec;
-  if (fs::is_directory(target, ec)) return target.string();  // renamed into place: complete
+  if (fs::is_directory(target, ec)) {
+    Status whole = VerifyPayloadOnDisk(target.string());
+    if (whole.ok()) return target.string();  // renamed into place and unchanged since
+    spdlog::warn("the payload of {} at {} is not what was downloaded ({}): fetching it again", pullspec, target.string(),
+                 whole.message());
+    fs::remove_all(target, ec);
+    if (ec) return env::ErrnoStatus("remove", target, ec.value());
+  }
   fs::create_directories(root, ec);
-  if (ec) return Status::IoError(fmt::format("{}: {}", root, ec.message()));
+  if (ec) return env::ErrnoStatus("create", root, ec.value());
   // What an interrupted download left behind.
-  for (const auto& entry : fs::directory_iterator(root, ec)) {
-    if (entry.path().filename().string().rfind(kPartialPrefix, 0) == 0) fs::remove_all(entry.path(), ec);
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ignored;
+    if (it->path().filename().string().rfind(kPartialPrefix, 0) == 0) fs::remove_all(it->path(), ignored);
   }
   const fs::path partial = fs::path(root) / fmt::format("{}{}-{}", kPartialPrefix, PayloadDirectoryName(pullspec), ::getpid());
   fs::create_directories(partial, ec);
-  if (ec) return Status::IoError(fmt::format("{}: {}", partial.string(), ec.message()));
+  if (ec) return env::ErrnoStatus("create", partial, ec.value());
   auto fail = [&](Status s) {
-    fs::remove_all(partial, ec);
+    std::error_code ignored;
+    fs::remove_all(partial, ignored);
     return s.WithContext(fmt::format("pulling {}", pullspec));
   };
 
@@ -90,18 +177,33 @@ Result<std::string> DownloadPayload(registry::RegistryClient& client, const std:
   if (!manifest.ok()) return fail(manifest.status());
   auto image = registry::InspectManifest(client, *manifest);
   if (!image.ok()) return fail(image.status());
+  PayloadIndex index;
+  registry::ExtractOptions extract;
+  extract.fs = &files;
+  extract.on_file = [&](const std::string& path, std::string_view content) {
+    index[path] = {content.size(), Sha256Hex(content)};
+  };
+  extract.on_remove = [&](const std::string& path) {  // a whiteout: the path and all under it
+    index.erase(path);
+    for (auto it = index.lower_bound(path + "/"); it != index.end() && it->first.rfind(path + "/", 0) == 0;) it = index.erase(it);
+  };
   for (auto it = image->layers_top_first.rbegin(); it != image->layers_top_first.rend(); ++it) {  // lowest first
     if (stop.stop_requested()) return fail(Status::IoError("stopped"));
     auto blob = client.GetBlob(it->digest, it->size);
     if (!blob.ok()) return fail(blob.status());
-    Status unpacked = registry::ExtractLayer(*blob, partial.string(), PayloadPath);
+    Status unpacked = registry::ExtractLayer(*blob, partial.string(), PayloadPath, extract);
     if (!unpacked.ok()) return fail(unpacked.WithContext("layer " + it->digest));
   }
-  Status synced = SyncTree(partial);
+  Status recorded = env::WriteNewFile(partial / kPayloadIndexFile, IndexJson(index), files);
+  if (!recorded.ok()) return fail(recorded);
+  Status synced = SyncTree(partial, files);
   if (!synced.ok()) return fail(synced);
-  fs::rename(partial, target, ec);
-  if (ec) return fail(Status::IoError(fmt::format("rename to {}: {}", target.string(), ec.message())));
-  CINCINNATI_RETURN_IF_ERROR(SyncPath(root));
+  // Read back: what is on disk is what was written, before it is ever used.
+  Status whole = VerifyPayloadOnDisk(partial.string());
+  if (!whole.ok()) return fail(whole.WithContext("the payload read back from disk differs from what was written"));
+  Status renamed = files.Rename(partial, target);
+  if (!renamed.ok()) return fail(renamed);
+  CINCINNATI_RETURN_IF_ERROR(files.SyncPath(root));
   return target.string();
 }
 
@@ -117,14 +219,14 @@ Result<PayloadInfo> ReadPayload(const std::string& dir) {
   if (!fs::is_regular_file(metadata_path, ec)) {
     return Status::InvalidArgument(fmt::format("the payload has no {}", registry::kReleaseMetadataPath));
   }
-  CINCINNATI_ASSIGN_OR_RETURN(std::string metadata_text, graphdata::ReadFileToString(metadata_path.string()));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string metadata_text, env::ReadFile(metadata_path, kMaxPayloadDocumentBytes));
   auto metadata = ParseReleaseMetadata(metadata_text);
   if (!metadata.ok()) return metadata.status().WithContext(registry::kReleaseMetadataPath);
   info.metadata = std::move(metadata).value();
 
   const std::string references = "release-manifests/image-references";
   if (!fs::is_regular_file(root / references, ec)) return Status::InvalidArgument("the payload has no " + references);
-  CINCINNATI_ASSIGN_OR_RETURN(std::string references_text, graphdata::ReadFileToString((root / references).string()));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string references_text, env::ReadFile(root / references, kMaxPayloadDocumentBytes));
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue stream, YamlToJson(references_text, references));
   const JsonValue* kind = stream.Find("kind");
   if (!kind || !kind->is_string() || kind->text() != "ImageStream") {

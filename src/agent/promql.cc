@@ -4,10 +4,9 @@
 #include <simdjson.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "core/strings.h"
+#include "env/file_system.h"
 #include "http/client.h"
 #include "server/query.h"
 
@@ -75,12 +74,11 @@ Result<bool> PrometheusEvaluator::Match(const MatchingRule& rule) {
   options.ca_path = settings_.ca_path;
   options.max_body_bytes = size_t{4} << 20;
   options.max_body_name = "the PromQL answer limit";
+  options.stop = settings_.stop;
   if (!settings_.token_file.empty()) {
-    std::ifstream in(settings_.token_file);
-    if (!in) return Failed(fmt::format("creating PromQL round-tripper: cannot read token file {}", settings_.token_file));
-    std::ostringstream token;
-    token << in.rdbuf();
-    options.headers.push_back("Authorization: Bearer " + std::string(TrimWhitespace(token.str())));
+    auto token = env::ReadFile(settings_.token_file, 64 * 1024);
+    if (!token.ok()) return Failed(fmt::format("creating PromQL round-tripper: cannot read token file: {}", token.status().message()));
+    options.headers.push_back("Authorization: Bearer " + std::string(TrimWhitespace(*token)));
   }
   http::Result answer = http::Request(url, options);
   if (!answer.error.empty()) return Failed("executing PromQL query: " + answer.error);

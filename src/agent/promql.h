@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <stop_token>
 #include <string>
 
 #include "agent/risks.h"
@@ -24,6 +25,7 @@ struct PrometheusSettings {
   std::string token_file;  // empty: no Authorization header
   std::string ca_path;     // empty: system roots only
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  std::stop_token stop{};  // a query in flight ends within about a second of a stop
 };
 
 class PrometheusEvaluator : public RuleEvaluator {

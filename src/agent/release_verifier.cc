@@ -69,6 +69,7 @@ class Search {
     }
   }
   std::stop_token stop_token() const { return done_.get_token(); }
+  void Cancel() { done_.request_stop(); }  // the agent is stopping: fetches in flight end
   void Problem(std::string text) {
     std::lock_guard lock(mu_);
     if (problems_.size() < kMaxReportedProblems) problems_.push_back(std::move(text));
@@ -220,7 +221,7 @@ void ReleaseVerifier::Remember(const std::string& digest) {
 
 Result<Verification> ReleaseVerifier::Verify(const std::string& pullspec,
                                              const std::optional<std::vector<std::string>>& spec_stores,
-                                             std::chrono::steady_clock::time_point deadline) {
+                                             std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
   CINCINNATI_ASSIGN_OR_RETURN(std::string digest, PinnedDigest(pullspec));
   if (Cached(digest)) return Verification{digest, true, {}};
   if (config_.keyrings.empty()) {
@@ -239,12 +240,14 @@ Result<Verification> ReleaseVerifier::Verify(const std::string& pullspec,
   }
 
   Search search(config_, digest);
+  std::stop_callback cancel(stop, [&] { search.Cancel(); });
   {
     std::vector<std::jthread> threads;
     for (const auto& store : stores) {
       threads.emplace_back([&, s = store.get()] { SearchStore(*s, digest, search, deadline, search.stop_token()); });
     }
   }  // joined
+  if (stop.stop_requested() && !search.Done()) return Status::IoError("stopped: the agent is shutting down");
   if (!search.Done()) {
     return Status::InvalidArgument(fmt::format("unable to verify {} against keyrings: {}: {}", digest,
                                                fmt::format("{}", fmt::join(search.Unsatisfied(), ", ")), search.ProblemsText()));

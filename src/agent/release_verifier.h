@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -65,9 +66,10 @@ class ReleaseVerifier {
   // `ca_path`: extra trusted certificates for HTTPS stores.
   ReleaseVerifier(VerificationConfig config, std::string ca_path = "");
 
-  // `spec_stores`: spec.signatureStores URLs (nullopt: the field is not set).
+  // `spec_stores`: spec.signatureStores URLs (nullopt: the field is not set). Once
+  // `stop` is requested the search ends within about a second (IoError "stopped").
   Result<Verification> Verify(const std::string& pullspec, const std::optional<std::vector<std::string>>& spec_stores,
-                              std::chrono::steady_clock::time_point deadline);
+                              std::chrono::steady_clock::time_point deadline, std::stop_token stop = {});
 
   const VerificationConfig& config() const { return config_; }
 

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "core/json_writer.h"
+#include "core/strings.h"
 
 namespace cincinnati::agent {
 namespace {
@@ -169,7 +170,8 @@ RecommendedCondition EvaluateRecommended(const std::vector<Risk>& risks, const R
       out.status = CombineStatus(out.status, "Unknown");
       out.reason = CombineReason(out.reason, kEvaluationFailed);
       messages.push_back(fmt::format("Could not evaluate exposure to update risk {} ({})\n  {} description: {}\n  {} URL: {}",
-                                     risk.name, exposed.status().message(), risk.name, risk.message, risk.name, risk.url));
+                                     risk.name, Abbreviate(exposed.status().message(), 1024), risk.name, risk.message,
+                                     risk.name, risk.url));
     } else if (*exposed) {
       out.status = CombineStatus(out.status, "False");
       out.reason = CombineReason(out.reason, IsConditionReason(risk.name) ? std::string_view(risk.name) : kExposed);

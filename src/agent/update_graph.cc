@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstdint>
 
+#include "core/metadata_keys.h"
+
 namespace cincinnati::agent {
 namespace {
 
@@ -58,6 +60,28 @@ Result<object> ObjectAt(element e, const std::string& where) {
   return o;
 }
 
+// The node metadata keys the agent interprets (ReleaseFromNode); others are dropped.
+bool InterpretedKey(std::string_view key) {
+  static const std::string kChannels = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
+  return key == "url" || key == kReleaseArchitectureKey || key == kChannels;
+}
+
+// Counts what an answer makes the parser keep, against the limits.
+struct Budget {
+  const AnswerLimits& limits;
+  size_t conditional_edges = 0, risks = 0, rules = 0;
+  Status Take(size_t& used, size_t n, size_t limit, std::string_view what) {
+    used += n;
+    if (used > limit) return Bad(fmt::format("the answer has more than {} {}, the most the agent reads", limit, what));
+    return Status::OK();
+  }
+};
+
+Status CheckCount(size_t count, size_t limit, std::string_view what) {
+  if (count > limit) return Bad(fmt::format("the answer has {} {}, more than the {} the agent reads", count, what, limit));
+  return Status::OK();
+}
+
 Result<UpdateNode> ReadNode(element e, const std::string& where) {
   CINCINNATI_ASSIGN_OR_RETURN(object o, ObjectAt(e, where));
   UpdateNode node;
@@ -76,9 +100,12 @@ Result<UpdateNode> ReadNode(element e, const std::string& where) {
   if (metadata && !metadata->is_null()) {
     CINCINNATI_ASSIGN_OR_RETURN(object m, ObjectAt(*metadata, where + ".metadata"));
     for (auto field : m) {
+      if (!InterpretedKey(field.key)) continue;
       std::string_view value;
       if (field.value.get_string().get(value)) {
-        node.non_string[std::string(field.key)] = simdjson::minify(field.value);
+        std::string text = simdjson::minify(field.value);
+        if (text.size() > 1024) text = text.substr(0, 1024) + "...";  // only ever quoted in an error
+        node.non_string[std::string(field.key)] = std::move(text);
       } else {
         node.metadata[std::string(field.key)] = std::string(value);
       }
@@ -117,7 +144,7 @@ Result<MatchingRule> ReadRule(element e, const std::string& where) {
   return rule;
 }
 
-Result<Risk> ReadRisk(element e, const std::string& where) {
+Result<Risk> ReadRisk(element e, const std::string& where, Budget& budget) {
   CINCINNATI_ASSIGN_OR_RETURN(object o, ObjectAt(e, where));
   Risk risk;
   CINCINNATI_ASSIGN_OR_RETURN(risk.url, StringField(o, "url", where));
@@ -125,6 +152,7 @@ Result<Risk> ReadRisk(element e, const std::string& where) {
   CINCINNATI_ASSIGN_OR_RETURN(risk.message, StringField(o, "message", where));
   CINCINNATI_ASSIGN_OR_RETURN(auto rules, ArrayField(o, "matchingRules", where));
   if (rules) {
+    CINCINNATI_RETURN_IF_ERROR(budget.Take(budget.rules, rules->size(), budget.limits.max_rules, "matching rules"));
     size_t i = 0;
     for (element r : *rules) {
       CINCINNATI_ASSIGN_OR_RETURN(MatchingRule rule, ReadRule(r, fmt::format("{}.matchingRules[{}]", where, i++)));
@@ -134,11 +162,13 @@ Result<Risk> ReadRisk(element e, const std::string& where) {
   return risk;
 }
 
-Result<ConditionalEdgeSet> ReadConditionalEdges(element e, const std::string& where) {
+Result<ConditionalEdgeSet> ReadConditionalEdges(element e, const std::string& where, Budget& budget) {
   CINCINNATI_ASSIGN_OR_RETURN(object o, ObjectAt(e, where));
   ConditionalEdgeSet set;
   CINCINNATI_ASSIGN_OR_RETURN(auto edges, ArrayField(o, "edges", where));
   if (edges) {
+    CINCINNATI_RETURN_IF_ERROR(
+        budget.Take(budget.conditional_edges, edges->size(), budget.limits.max_conditional_edges, "conditional edges"));
     size_t i = 0;
     for (element edge : *edges) {
       std::string at = fmt::format("{}.edges[{}]", where, i++);
@@ -150,9 +180,10 @@ Result<ConditionalEdgeSet> ReadConditionalEdges(element e, const std::string& wh
   }
   CINCINNATI_ASSIGN_OR_RETURN(auto risks, ArrayField(o, "risks", where));
   if (risks) {
+    CINCINNATI_RETURN_IF_ERROR(budget.Take(budget.risks, risks->size(), budget.limits.max_risks, "risks"));
     size_t i = 0;
     for (element risk : *risks) {
-      CINCINNATI_ASSIGN_OR_RETURN(Risk r, ReadRisk(risk, fmt::format("{}.risks[{}]", where, i++)));
+      CINCINNATI_ASSIGN_OR_RETURN(Risk r, ReadRisk(risk, fmt::format("{}.risks[{}]", where, i++), budget));
       set.risks.push_back(std::move(r));
     }
   }
@@ -161,7 +192,7 @@ Result<ConditionalEdgeSet> ReadConditionalEdges(element e, const std::string& wh
 
 }  // namespace
 
-Result<UpdateGraph> ParseUpdateGraph(std::string_view json) {
+Result<UpdateGraph> ParseUpdateGraph(std::string_view json, const AnswerLimits& limits) {
   simdjson::dom::parser parser;
   simdjson::padded_string padded(json.data(), json.size());
   element doc;
@@ -172,6 +203,7 @@ Result<UpdateGraph> ParseUpdateGraph(std::string_view json) {
   UpdateGraph graph;
   CINCINNATI_ASSIGN_OR_RETURN(auto nodes, ArrayField(top, "nodes", "graph"));
   if (nodes) {
+    CINCINNATI_RETURN_IF_ERROR(CheckCount(nodes->size(), limits.max_nodes, "nodes"));
     graph.nodes.reserve(nodes->size());
     for (element n : *nodes) {
       CINCINNATI_ASSIGN_OR_RETURN(UpdateNode node, ReadNode(n, fmt::format("nodes[{}]", graph.nodes.size())));
@@ -180,6 +212,7 @@ Result<UpdateGraph> ParseUpdateGraph(std::string_view json) {
   }
   CINCINNATI_ASSIGN_OR_RETURN(auto edges, ArrayField(top, "edges", "graph"));
   if (edges) {
+    CINCINNATI_RETURN_IF_ERROR(CheckCount(edges->size(), limits.max_edges, "edges"));
     graph.edges.reserve(edges->size());
     for (element e : *edges) {
       CINCINNATI_ASSIGN_OR_RETURN(auto edge, ReadEdge(e, graph.nodes.size(), fmt::format("edges[{}]", graph.edges.size())));
@@ -188,10 +221,12 @@ Result<UpdateGraph> ParseUpdateGraph(std::string_view json) {
   }
   CINCINNATI_ASSIGN_OR_RETURN(auto conditional, ArrayField(top, "conditionalEdges", "graph"));
   if (conditional) {
+    CINCINNATI_RETURN_IF_ERROR(CheckCount(conditional->size(), limits.max_conditional_edges, "conditionalEdges entries"));
+    Budget budget{limits};
     for (element c : *conditional) {
       CINCINNATI_ASSIGN_OR_RETURN(
           ConditionalEdgeSet set,
-          ReadConditionalEdges(c, fmt::format("conditionalEdges[{}]", graph.conditional_edges.size())));
+          ReadConditionalEdges(c, fmt::format("conditionalEdges[{}]", graph.conditional_edges.size()), budget));
       graph.conditional_edges.push_back(std::move(set));
     }
   }

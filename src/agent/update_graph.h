@@ -13,6 +13,14 @@
 // Any violation is an error naming the element (nodes[3].version, edges[7], ...): the
 // caller reports it as RetrievedUpdates=False, reason ResponseInvalid.
 //
+// An answer is untrusted, so what it may make the agent hold is bounded (AnswerLimits):
+// an answer with more nodes, edges, conditional edges, risks or rules than the limits
+// is refused as a whole, naming the limit, before any of that part is kept. Of each
+// node's metadata only the keys the CVO interprets are kept (url, the architecture and
+// the channels); the rest is read and dropped. So the graph held in memory is at most
+// about 4x the answer's bytes for the limits' worst mix (small records), and the
+// parser's DOM about 3x more while it runs.
+//
 // Plain values; ParseUpdateGraph is a pure, thread-safe function that never throws.
 #pragma once
 
@@ -33,8 +41,10 @@ struct UpdateNode {
   std::string version_text;  // as the answer spelled it
   Version version;
   std::string payload;
+  // The interpreted keys only: url, release.openshift.io/architecture and
+  // io.openshift.upgrades.graph.release.channels.
   std::map<std::string, std::string> metadata;      // the string values
-  std::map<std::string, std::string> non_string;    // other values, as JSON text
+  std::map<std::string, std::string> non_string;    // other values, as JSON text (at most 1 KiB each)
 };
 
 // Unlike core/graph.h's rule, which holds only what a graph builder may emit, this one
@@ -64,6 +74,16 @@ struct UpdateGraph {
   std::vector<ConditionalEdgeSet> conditional_edges;
 };
 
-Result<UpdateGraph> ParseUpdateGraph(std::string_view json);
+// The most an answer may hold. The defaults are far beyond any real graph (the whole
+// OpenShift graph has about 10,000 releases; a channel's answer a few hundred).
+struct AnswerLimits {
+  size_t max_nodes = 200'000;
+  size_t max_edges = 2'000'000;
+  size_t max_conditional_edges = 1'000'000;  // from/to pairs, over every conditionalEdges entry
+  size_t max_risks = 100'000;                // over every conditionalEdges entry
+  size_t max_rules = 200'000;                // matchingRules, over every risk
+};
+
+Result<UpdateGraph> ParseUpdateGraph(std::string_view json, const AnswerLimits& limits = {});
 
 }  // namespace cincinnati::agent

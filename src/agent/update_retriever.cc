@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/strings.h"
 #include "graph-data/time_format.h"
 #include "http/client.h"
 
@@ -16,6 +17,10 @@ namespace reason = retrieval_reason;
 std::string Rfc3339(std::chrono::system_clock::time_point t) {
   return graphdata::FormatDateTime(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
 }
+
+// The RetrievedUpdates message is kept in the state; what it quotes of an answer is not
+// allowed to make it large.
+constexpr size_t kMaxRetrievedMessageBytes = 4096;
 
 bool KeepsListsOnFailure(std::string_view why) {
   return why == reason::kRemoteFailed || why == reason::kResponseFailed || why == reason::kResponseInvalid;
@@ -35,6 +40,7 @@ GraphAnswer HttpGraphFetcher::Fetch(const std::string& url) {
   options.timeout = timeout_;
   options.ca_path = ca_path_;
   options.max_redirects = 10;  // Go's default
+  options.stop = stop_;
   http::Result result = http::Request(url, options);
   GraphAnswer answer;
   if (!result.error.empty()) {
@@ -98,7 +104,7 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
     }
     retrieved_.status = std::move(status);
     retrieved_.reason = std::move(why);
-    retrieved_.message = std::move(message);
+    retrieved_.message = Abbreviate(message, kMaxRetrievedMessageBytes);  // it may quote the answer
   };
   auto fail = [&](const RetrievalFailure& failure, bool client_error) {
     // Failures of the request itself read "Unable to retrieve available updates: ...";
@@ -120,7 +126,8 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
   }
   auto graph = ParseUpdateGraph(answer.body);
   if (!graph.ok()) return fail({std::string(reason::kResponseInvalid), graph.status().message()}, true);
-  UpdatesOrFailure updates = ComputeAvailableUpdates(*graph, {request.version, desired_multi, current_multi}, inputs.channel);
+  UpdatesOrFailure updates = ComputeAvailableUpdates(*graph, {request.version, desired_multi, current_multi}, inputs.channel,
+                                                    settings_.kept);
   if (!updates.ok()) return fail(updates.failure, true);
   lists_.updates = std::move(updates.updates);
   lists_.present = true;

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -67,22 +68,29 @@ class GraphFetcher {
   virtual ~GraphFetcher() = default;
   virtual GraphAnswer Fetch(const std::string& url) = 0;
 };
-// Over HTTP(S) with the http client (redirects followed, CA directory, a timeout).
+// Over HTTP(S) with the http client (redirects followed, CA directory, a timeout, the
+// 64 MiB body cap). The CVO waits up to an hour for an answer; a slow or hostile
+// service then holds the agent's polls for that long, so the default here is 5 minutes.
+// Once `stop` is requested a fetch in flight ends within about a second.
+inline constexpr std::chrono::milliseconds kDefaultFetchTimeout = std::chrono::minutes(5);
 class HttpGraphFetcher : public GraphFetcher {
  public:
-  explicit HttpGraphFetcher(std::string ca_path = {}, std::chrono::milliseconds timeout = std::chrono::minutes(60))
-      : ca_path_(std::move(ca_path)), timeout_(timeout) {}
+  explicit HttpGraphFetcher(std::string ca_path = {}, std::chrono::milliseconds timeout = kDefaultFetchTimeout,
+                            std::stop_token stop = {})
+      : ca_path_(std::move(ca_path)), timeout_(timeout), stop_(std::move(stop)) {}
   GraphAnswer Fetch(const std::string& url) override;
 
  private:
   std::string ca_path_;
   std::chrono::milliseconds timeout_;
+  std::stop_token stop_;
 };
 
 struct RetrieverSettings {
   // The CVO draws the interval once per process from [2 min, 4 min).
   std::chrono::milliseconds poll_interval{std::chrono::minutes(3)};
   std::chrono::milliseconds max_age{std::chrono::hours(24)};
+  KeptLimits kept;  // what is kept of an answer (over them: ResponseInvalid)
 };
 
 class UpdateRetriever {

@@ -8,6 +8,8 @@
 
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
+
 #include "agent/preconditions.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
@@ -32,8 +34,14 @@ int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-UpdateRunner::UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, Clock clock)
-    : store_(store), components_(components), options_(std::move(options)), clock_(std::move(clock)) {}
+UpdateRunner::UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, Clock clock,
+                           std::stop_token stop, StorageHealth* storage)
+    : store_(store),
+      components_(components),
+      options_(std::move(options)),
+      clock_(std::move(clock)),
+      stop_(std::move(stop)),
+      storage_(storage) {}
 
 std::string UpdateRunner::Now() const { return graphdata::FormatDateTime(UnixSeconds(clock_())); }
 
@@ -43,20 +51,42 @@ Status UpdateRunner::Load() {
   auto progress = UpdateProgressFromJson(*stored);
   if (!progress.ok()) return progress.status().WithContext("the stored update progress");
   progress_ = std::move(progress).value();
+  saved_ = progress_;
   std::lock_guard lock(snapshot_mu_);
   snapshot_.progress = progress_;
   return Status::OK();
 }
 
 Status UpdateRunner::Save() {
-  {
-    std::lock_guard lock(snapshot_mu_);
-    snapshot_.progress = progress_;
-    if (progress_.phase != UpdatePhase::kApplying && progress_.phase != UpdatePhase::kHandingOver) {
-      snapshot_.applied = snapshot_.pending = 0;
+  Status s = store_.Put(kProgressKind, kProgressName, ToJson(progress_));
+  if (storage_ && storage_->Record(s)) {
+    if (s.ok()) {
+      spdlog::info("the update's progress is saved again");
+    } else {
+      spdlog::error("cannot save the update's progress: {}", s.message());
     }
   }
-  return store_.Put(kProgressKind, kProgressName, ToJson(progress_));
+  if (!s.ok()) return s;
+  saved_ = progress_;
+  std::lock_guard lock(snapshot_mu_);
+  snapshot_.progress = progress_;
+  if (progress_.phase != UpdatePhase::kApplying && progress_.phase != UpdatePhase::kHandingOver) {
+    snapshot_.applied = snapshot_.pending = 0;
+  }
+  return s;
+}
+
+bool UpdateRunner::Commit(ClusterVersion& cv, UpdateStepResult& result) {
+  Status s = Save();
+  if (s.ok()) return true;
+  // Not saved: nothing acts on the new phase. The store's phase comes back, and the
+  // step is tried again soon (the disk may have room by then).
+  if (saved_.image != progress_.image || saved_.payload_dir != progress_.payload_dir) loaded_.reset();
+  progress_ = saved_;
+  cv.SetCondition({"Failing", "True", "AgentStateNotSaved",
+                   fmt::format("The update waits: the agent cannot save its progress: {}", s.message()), Now()});
+  result.busy = true;
+  return false;
 }
 
 UpdateRunner::Snapshot UpdateRunner::snapshot() const {
@@ -64,7 +94,8 @@ UpdateRunner::Snapshot UpdateRunner::snapshot() const {
   return snapshot_;
 }
 
-void UpdateRunner::Start(const std::optional<ResolvedTarget>& target, bool force) {
+bool UpdateRunner::Start(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force,
+                         UpdateStepResult& result) {
   UpdateProgress next;
   next.phase = UpdatePhase::kVerifying;
   next.image = target->release.image;
@@ -72,36 +103,43 @@ void UpdateRunner::Start(const std::optional<ResolvedTarget>& target, bool force
   next.force = force;
   next.started = Now();
   next.running_payload_dir = progress_.running_payload_dir;
-  if (!progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir) {
-    std::error_code ec;
-    fs::remove_all(progress_.payload_dir, ec);  // an abandoned target's payload
-  }
+  const std::string abandoned =
+      !progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir ? progress_.payload_dir : "";
   progress_ = std::move(next);
   loaded_.reset();
-  (void)Save();  // a failed save only repeats work after a restart
+  if (!Commit(cv, result)) return false;
+  if (!abandoned.empty()) {
+    std::error_code ec;
+    fs::remove_all(abandoned, ec);  // an abandoned target's payload
+  }
+  return true;
 }
 
 UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force) {
   UpdateStepResult result;
   const bool applying = progress_.phase == UpdatePhase::kApplying || progress_.phase == UpdatePhase::kHandingOver;
   if (target && target->release.image != progress_.image) {
-    Start(target, force);
+    if (!Start(cv, target, force, result)) return result;
   } else if (!target && !applying) {
-    if (progress_.phase == UpdatePhase::kCompleted && cv.status.desired.image == progress_.image) Complete(cv);
+    if (progress_.phase == UpdatePhase::kCompleted && cv.status.desired.image == progress_.image) Complete(cv, result);
     if (progress_.phase != UpdatePhase::kIdle && progress_.phase != UpdatePhase::kCompleted) {
       progress_.phase = UpdatePhase::kIdle;  // the request went away
-      (void)Save();
+      Commit(cv, result);
     }
     return result;
   } else if (target && force != progress_.force && progress_.phase == UpdatePhase::kFailed) {
-    Start(target, force);  // force added (or removed): try again at once
+    if (!Start(cv, target, force, result)) return result;  // force added (or removed): try again at once
   }
   if (progress_.phase == UpdatePhase::kFailed) {
     if (UnixSeconds(clock_()) < progress_.retry_at) return result;
     progress_.phase = UpdatePhase::kVerifying;
+    progress_.failed_reason.clear();
+    progress_.failed_message.clear();
+    progress_.retry_at = 0;
+    if (!Commit(cv, result)) return result;
   }
   if (progress_.phase == UpdatePhase::kCompleted) {
-    Complete(cv);
+    Complete(cv, result);
     return result;
   }
   result.updating = true;
@@ -109,22 +147,19 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   if (progress_.phase == UpdatePhase::kVerifying || progress_.phase == UpdatePhase::kDownloading) {
     cv.SetCondition({"Progressing", "True", "", fmt::format("Working towards {}: downloading update", version), Now()});
   }
-  if (progress_.phase == UpdatePhase::kVerifying && !Verify(cv)) return result;
-  if (progress_.phase == UpdatePhase::kDownloading && !Download(cv)) return result;
-  if (progress_.phase == UpdatePhase::kLoading && !LoadPayload(cv)) return result;
+  if (progress_.phase == UpdatePhase::kVerifying && !Verify(cv, result)) return result;
+  if (progress_.phase == UpdatePhase::kDownloading && !Download(cv, result)) return result;
+  if (progress_.phase == UpdatePhase::kLoading && !LoadPayload(cv, result)) return result;
   if (progress_.phase == UpdatePhase::kHandingOver) {
     if (progress_.handed_over_pid == static_cast<int64_t>(::getpid())) return result;  // the hand-over is under way
     // The new agent: the old one applied its own manifests before handing over.
     ++progress_.next_group;
     progress_.group_started = Now();
     progress_.phase = UpdatePhase::kApplying;
-    (void)Save();
+    if (!Commit(cv, result)) return result;
   }
   EnsureStarted(cv);
-  if (ApplyGroups(cv, result)) {
-    Complete(cv);
-    result.updating = false;
-  }
+  if (ApplyGroups(cv, result) && Complete(cv, result)) result.updating = false;
   return result;
 }
 
@@ -144,17 +179,36 @@ void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std
   progress_.failed_message = message;
   progress_.retry_at = UnixSeconds(clock_()) + options_.retry_after.count();
   loaded_.reset();
-  (void)Save();
+  // A failure kept only in memory is harmless (a restart tries the target again), but
+  // the disk's state is said.
+  if (Status saved = Save(); !saved.ok()) {
+    cv.SetCondition({"Failing", "True", "AgentStateNotSaved",
+                     fmt::format("The agent cannot save its progress: {}", saved.message()), Now()});
+  }
 }
 
-Result<VerificationConfig> UpdateRunner::VerificationSource(const std::string& running_image) {
+Result<VerificationConfig> UpdateRunner::VerificationSource(ClusterVersion& cv, UpdateStepResult& result) {
+  const std::string& running_image = cv.status.desired.image;
+  if (!progress_.running_payload_dir.empty()) {
+    // Kept since an earlier pull: still what was downloaded? Else it is pulled again.
+    if (Status whole = VerifyPayloadOnDisk(progress_.running_payload_dir); !whole.ok()) {
+      spdlog::warn("the running release's payload at {} is not what was downloaded ({}): pulling it again",
+                   progress_.running_payload_dir, whole.message());
+      std::error_code ec;
+      fs::remove_all(progress_.running_payload_dir, ec);
+      progress_.running_payload_dir.clear();
+      if (!Commit(cv, result)) return Status::IoError("the update's progress cannot be saved");
+    }
+  }
   std::string pull_error;
   if (progress_.running_payload_dir.empty() && !running_image.empty() && options_.pull_running_payload) {
-    // The running release's own payload says whom to trust (C10): pulled once, kept.
+    // The running release's own payload says whom to trust: pulled once, kept.
     auto dir = Pull(running_image);
     if (dir.ok()) {
       progress_.running_payload_dir = *dir;
-      (void)Save();
+      if (!Commit(cv, result)) return Status::IoError("the update's progress cannot be saved");
+    } else if (dir.status().code() == Status::Code::kNoSpace) {
+      return dir.status().WithContext("the running release's payload");
     } else {
       pull_error = dir.status().message();
     }
@@ -174,13 +228,19 @@ Result<VerificationConfig> UpdateRunner::VerificationSource(const std::string& r
       pull_error.empty() ? "" : " (its payload could not be read: " + pull_error + ")"));
 }
 
-bool UpdateRunner::Verify(ClusterVersion& cv) {
+bool UpdateRunner::Verify(ClusterVersion& cv, UpdateStepResult& result) {
   Status verified = Status::OK();
   if (!verifier_ || verifier_source_ != progress_.running_payload_dir) {
-    auto config = VerificationSource(cv.status.desired.image);
+    auto config = VerificationSource(cv, result);
+    if (result.busy) return false;  // the progress could not be saved: said already
     if (config.ok()) {
       verifier_ = std::make_unique<ReleaseVerifier>(std::move(config).value(), options_.signature_ca_dir);
       verifier_source_ = progress_.running_payload_dir;
+    } else if (config.status().code() == Status::Code::kNoSpace) {
+      Fail(cv, "RetrievePayload",
+           fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version,
+                       progress_.image, config.status().message()));
+      return false;
     } else {
       verifier_.reset();
       verified = config.status();
@@ -192,9 +252,10 @@ bool UpdateRunner::Verify(ClusterVersion& cv) {
       stores.emplace();
       for (const auto& s : cv.spec.signature_stores) stores->push_back(s.url);
     }
-    auto got = verifier_->Verify(progress_.image, stores, std::chrono::steady_clock::now() + options_.verify_budget);
+    auto got = verifier_->Verify(progress_.image, stores, std::chrono::steady_clock::now() + options_.verify_budget, stop_);
     if (!got.ok()) verified = got.status();
   }
+  if (stop_.stop_requested()) return false;  // shutting down: a search cut short proves nothing
   progress_.verified = verified.ok();
   if (!verified.ok()) {
     const std::string why = "The update cannot be verified: " + verified.message();
@@ -207,23 +268,21 @@ bool UpdateRunner::Verify(ClusterVersion& cv) {
     AddRisk(progress_.accepted_risks, why);
   }
   progress_.phase = UpdatePhase::kDownloading;
-  (void)Save();
-  return true;
+  return Commit(cv, result);
 }
 
-bool UpdateRunner::Download(ClusterVersion& cv) {
-  auto fail = [&](const Status& why) {
-    Fail(cv, "RetrievePayload",
-         fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version, progress_.image,
-                     why.message()));
-    return false;
-  };
+bool UpdateRunner::Download(ClusterVersion& cv, UpdateStepResult& result) {
   auto dir = Pull(progress_.image);
-  if (!dir.ok()) return fail(dir.status());
+  if (!dir.ok()) {
+    if (stop_.stop_requested()) return false;  // cut short by the shutdown: not a failure
+    Fail(cv, "RetrievePayload",
+         fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version,
+                     progress_.image, dir.status().message()));
+    return false;
+  }
   progress_.payload_dir = *dir;
   progress_.phase = UpdatePhase::kLoading;
-  (void)Save();
-  return true;
+  return Commit(cv, result);
 }
 
 Result<std::string> UpdateRunner::Pull(const std::string& image) {
@@ -234,8 +293,13 @@ Result<std::string> UpdateRunner::Pull(const std::string& image) {
     ref.location.insecure = true;
   }
   registry::RegistryClient client(ref.location, {options_.registry_username, options_.registry_password},
-                                  {.ca_path = options_.registry_ca_dir});
-  return DownloadPayload(client, image, options_.payload_root);
+                                  {.ca_path = options_.registry_ca_dir, .stop = stop_});
+  Result<std::string> dir = DownloadPayload(client, image, options_.payload_root, stop_,
+                                            options_.files ? *options_.files : env::DefaultFileSystem());
+  if (storage_ && dir.status().code() == Status::Code::kNoSpace && storage_->Record(dir.status())) {
+    spdlog::error("cannot download {}: {}", image, dir.status().message());
+  }
+  return dir;
 }
 
 Result<const UpdateRunner::Loaded*> UpdateRunner::Payload(const std::string& dir) {
@@ -255,7 +319,23 @@ Result<const UpdateRunner::Loaded*> UpdateRunner::Payload(const std::string& dir
   return loaded_.get();
 }
 
-bool UpdateRunner::LoadPayload(ClusterVersion& cv) {
+bool UpdateRunner::PayloadStillWhole(ClusterVersion& cv, UpdateStepResult& result) {
+  if (loaded_ && loaded_->dir == progress_.payload_dir) return true;  // checked when it was loaded
+  Status whole = VerifyPayloadOnDisk(progress_.payload_dir);
+  if (whole.ok()) return true;
+  // Changed on disk since it was downloaded: never applied, and not the release's fault.
+  spdlog::warn("the payload of {} at {} is not what was downloaded ({}): fetching it again", progress_.image,
+               progress_.payload_dir, whole.message());
+  std::error_code ec;
+  fs::remove_all(progress_.payload_dir, ec);
+  progress_.payload_dir.clear();
+  progress_.phase = UpdatePhase::kDownloading;
+  if (Commit(cv, result)) result.busy = true;  // download again at the next step
+  return false;
+}
+
+bool UpdateRunner::LoadPayload(ClusterVersion& cv, UpdateStepResult& result) {
+  if (!PayloadStillWhole(cv, result)) return false;
   auto loaded = Payload(progress_.payload_dir);
   if (!loaded.ok()) {
     Fail(cv, "UpdatePayloadIntegrity",
@@ -288,8 +368,7 @@ bool UpdateRunner::LoadPayload(ClusterVersion& cv) {
   progress_.phase = UpdatePhase::kApplying;
   progress_.next_group = 0;
   progress_.group_started = Now();
-  (void)Save();
-  return true;
+  return Commit(cv, result);
 }
 
 void UpdateRunner::EnsureStarted(ClusterVersion& cv) {
@@ -301,6 +380,7 @@ void UpdateRunner::EnsureStarted(ClusterVersion& cv) {
 }
 
 bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
+  if (!PayloadStillWhole(cv, result)) return false;
   auto loaded = Payload(progress_.payload_dir);
   if (!loaded.ok()) {
     cv.SetCondition({"Failing", "True", "UpdatePayloadIntegrity", loaded.status().message(), Now()});
@@ -346,7 +426,7 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
       if (self && options_.hand_over) {
         progress_.phase = UpdatePhase::kHandingOver;
         progress_.handed_over_pid = ::getpid();
-        (void)Save();
+        if (!Commit(cv, result)) return false;  // no hand-over the new agent could not resume
         result.hand_over_to = HandOverBinary(**loaded, group);
         cv.SetCondition({"Progressing", "True", "",
                          fmt::format("Working towards {}: handing over to the new release's agent", progress_.version),
@@ -355,7 +435,7 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
       }
       ++progress_.next_group;
       progress_.group_started = Now();
-      (void)Save();
+      if (!Commit(cv, result)) return false;
       count();
       continue;
     }
@@ -406,7 +486,22 @@ std::string UpdateRunner::HandOverBinary(const Loaded& loaded, const ApplyGroup&
   return "";
 }
 
-void UpdateRunner::Complete(ClusterVersion& cv) {
+bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
+  if (progress_.phase != UpdatePhase::kCompleted) {
+    // Saved before the history says so: a restart never finds Completed in the history
+    // of an update its progress has not finished.
+    const std::string left = progress_.running_payload_dir != progress_.payload_dir ? progress_.running_payload_dir : "";
+    progress_.running_payload_dir = progress_.payload_dir;
+    progress_.phase = UpdatePhase::kCompleted;
+    progress_.failed_reason.clear();
+    progress_.failed_message.clear();
+    progress_.retry_at = 0;
+    if (!Commit(cv, result)) return false;
+    if (!left.empty()) {
+      std::error_code ec;
+      fs::remove_all(left, ec);  // the release we left
+    }
+  }
   const std::string now = Now();
   auto& history = cv.status.history;
   if (!history.empty() && history.front().image == progress_.image && history.front().state != "Completed") {
@@ -432,15 +527,7 @@ void UpdateRunner::Complete(ClusterVersion& cv) {
   cv.SetCondition({"Available", "True", "", "Done applying " + progress_.version, now});
   cv.SetCondition({"Failing", "False", "", "", now});
   cv.SetCondition({"Progressing", "False", "", "Cluster version is " + progress_.version, now});
-  if (progress_.phase != UpdatePhase::kCompleted) {
-    if (!progress_.running_payload_dir.empty() && progress_.running_payload_dir != progress_.payload_dir) {
-      std::error_code ec;
-      fs::remove_all(progress_.running_payload_dir, ec);  // the release we left
-    }
-    progress_.running_payload_dir = progress_.payload_dir;
-    progress_.phase = UpdatePhase::kCompleted;
-    (void)Save();
-  }
+  return true;
 }
 
 }  // namespace cincinnati::agent

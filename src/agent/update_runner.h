@@ -20,6 +20,15 @@
 // Re-running any phase is harmless (downloads are reused, applying writes only what
 // differs), so a kill -9 at any moment resumes where the progress says.
 //
+// Every step forward is persisted before it is acted on (Commit): when the progress
+// cannot be saved (a full disk), the phase the store holds is put back, Failing=True
+// (reason AgentStateNotSaved) names the cause, and the step is tried again a second
+// later, so what runs never gets ahead of what a restart would resume from. A payload
+// is checked against the record of its download before it is loaded; one that changed
+// on disk is fetched again, never applied and never reported as a bad payload. A full
+// disk while downloading is RetrievePayload naming the disk, retried after
+// `retry_after`.
+//
 // Thread-safety: one thread calls Step (the agent's loop thread), without the agent's
 // lock; component objects are shared through ComponentObjects. Never throws.
 #pragma once
@@ -29,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -39,7 +49,9 @@
 #include "agent/object_store.h"
 #include "agent/payload.h"
 #include "agent/release_verifier.h"
+#include "agent/storage_health.h"
 #include "agent/update_progress.h"
+#include "env/file_system.h"
 
 namespace cincinnati::agent {
 
@@ -62,6 +74,7 @@ struct UpdateOptions {
   // Whether the embedding re-executes the agent after its own manifests (the agent
   // process does; tests that run the agent in-process do not).
   bool hand_over = false;
+  env::FileSystem* files = nullptr;  // payload downloads; nullptr: the default
 };
 
 struct UpdateStepResult {
@@ -75,7 +88,10 @@ struct UpdateStepResult {
 class UpdateRunner {
  public:
   using Clock = std::function<std::chrono::system_clock::time_point()>;
-  UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, Clock clock);
+  // `stop` cancels network work in flight (verification, downloads) within about a
+  // second; `storage` (optional) hears of every write's outcome.
+  UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, Clock clock,
+               std::stop_token stop = {}, StorageHealth* storage = nullptr);
 
   Status Load();  // reads the persisted progress
   // `cv`: a copy of the ClusterVersion whose status the step updates; `target`: the
@@ -101,17 +117,19 @@ class UpdateRunner {
   };
 
   Status Save();
-  void Start(const std::optional<ResolvedTarget>& target, bool force);
+  bool Commit(ClusterVersion& cv, UpdateStepResult& result);
+  bool Start(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force, UpdateStepResult& result);
+  bool PayloadStillWhole(ClusterVersion& cv, UpdateStepResult& result);
   void Fail(ClusterVersion& cv, const std::string& reason, const std::string& message);
-  bool Verify(ClusterVersion& cv);
-  bool Download(ClusterVersion& cv);
-  bool LoadPayload(ClusterVersion& cv);
+  bool Verify(ClusterVersion& cv, UpdateStepResult& result);
+  bool Download(ClusterVersion& cv, UpdateStepResult& result);
+  bool LoadPayload(ClusterVersion& cv, UpdateStepResult& result);
   Result<const Loaded*> Payload(const std::string& dir);
   bool ApplyGroups(ClusterVersion& cv, UpdateStepResult& result);
   std::string HandOverBinary(const Loaded& loaded, const ApplyGroup& group) const;
-  void Complete(ClusterVersion& cv);
+  bool Complete(ClusterVersion& cv, UpdateStepResult& result);
   void EnsureStarted(ClusterVersion& cv);
-  Result<VerificationConfig> VerificationSource(const std::string& running_image);
+  Result<VerificationConfig> VerificationSource(ClusterVersion& cv, UpdateStepResult& result);
   Result<std::string> Pull(const std::string& image);
   std::string Now() const;
 
@@ -119,7 +137,10 @@ class UpdateRunner {
   ComponentObjects& components_;
   UpdateOptions options_;
   Clock clock_;
+  std::stop_token stop_;
+  StorageHealth* storage_;
   UpdateProgress progress_;
+  UpdateProgress saved_;  // what the store holds
   std::unique_ptr<Loaded> loaded_;
   std::unique_ptr<ReleaseVerifier> verifier_;
   std::string verifier_source_;  // what verifier_ was built from

@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <iostream>
@@ -20,7 +19,8 @@
 #include "agent/release_verifier.h"
 #include "commands.h"
 #include "core/strings.h"
-#include "graph-data/file_reader.h"
+#include "env/file_system.h"
+#include "kube/api_access.h"
 #include "server/http_server.h"
 
 namespace cincinnati::cli {
@@ -36,6 +36,7 @@ struct AgentArgs {
   bool auto_update = false;
   double poll_seconds = 0;
   double risk_cache_seconds = 3600;
+  double fetch_timeout_seconds = 300;
   std::string address = "127.0.0.1", token_file, ports_file;
   uint16_t port = 9099;
   int verbosity = 0;
@@ -62,7 +63,9 @@ std::vector<std::string> HandOverArguments(uint16_t port) {
   return args;
 }
 
-// Starts `binary` with `args` in its own session; the caller exits after.
+// Starts `binary` with `args` in its own session; the caller exits after. The new
+// process gets stdin, stdout and stderr and nothing else: no listener, no lock, no
+// state file of this one.
 Status SpawnAgent(const std::string& binary, const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -70,28 +73,34 @@ Status SpawnAgent(const std::string& binary, const std::vector<std::string>& arg
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addclosefrom_np(&files, 3);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, binary.c_str(), nullptr, &attr, argv.data(), environ);
+  int rc = posix_spawn(&pid, binary.c_str(), &files, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return Status::IoError(fmt::format("handing over to {}: {}", binary, std::strerror(rc)));
   spdlog::info("handed over to {} (pid {})", binary, pid);
   return Status::OK();
 }
 
-bool IsLoopback(const std::string& address) { return address == "127.0.0.1" || address == "::1" || address == "localhost"; }
-
 Status RunAgent(const AgentArgs& a) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
   spdlog::set_level(a.verbosity <= 0 ? spdlog::level::info : spdlog::level::debug);
   std::string token;
   if (!a.token_file.empty()) {
-    CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(a.token_file));
-    token = std::string(TrimWhitespace(text));
-    if (token.empty()) return Status::InvalidArgument(fmt::format("--token-file {}: the file is empty", a.token_file));
-  } else if (!IsLoopback(a.address)) {
-    return Status::InvalidArgument(fmt::format(
-        "--listen {}: the API can change what the cluster runs; bound to a non-loopback address it needs --token-file",
-        a.address));
+    CINCINNATI_ASSIGN_OR_RETURN(token, kube::ReadTokenFile(a.token_file, "--token-file"));
+  }
+  CINCINNATI_RETURN_IF_ERROR(kube::RequireTokenOffLoopback("--listen", a.address, !token.empty()));
+  if (a.fetch_timeout_seconds <= 0) return Status::InvalidArgument("--upstream.timeout must be a positive number of seconds");
+  // One agent per state directory: two would overwrite each other's acknowledged writes.
+  std::error_code ec;
+  std::filesystem::create_directories(a.state_dir, ec);
+  if (ec) return Status::IoError(fmt::format("--state-dir {}: {}", a.state_dir, ec.message()));
+  auto lock = env::FileLock::Acquire(std::filesystem::path(a.state_dir) / ".lock");
+  if (!lock.ok()) {
+    return lock.status().WithContext(fmt::format("--state-dir {}: another agent runs on this state directory", a.state_dir));
   }
   agent::AgentOptions options;
   options.release = {a.release_image, a.release_document, "", "", a.registry_ca_dir};
@@ -104,6 +113,7 @@ Status RunAgent(const AgentArgs& a) {
   options.auto_update = a.auto_update;
   options.risk_cache.min_for_condition = std::chrono::milliseconds(static_cast<int64_t>(a.risk_cache_seconds * 1000));
   options.poll_interval = std::chrono::milliseconds(static_cast<int64_t>(a.poll_seconds * 1000));
+  options.fetch_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.fetch_timeout_seconds * 1000));
   options.update.payload_root = (std::filesystem::path(a.state_dir) / "updatepayloads").string();
   options.update.verification_keys_dir = a.verification_keys;
   options.update.verification_stores = a.verification_stores;
@@ -144,23 +154,31 @@ Status RunAgent(const AgentArgs& a) {
   limits.max_body_bytes = size_t{1} << 20;
   limits.threads = 2;
   server::HttpServer http(limits);
+  http.SetErrorResponse([](int status, std::string_view message) {
+    const std::string_view reason = status == 413 ? "RequestEntityTooLarge" : status == 431 ? "RequestHeaderFieldsTooLarge" : "BadRequest";
+    return server::Response::Text(status, agent::StatusDocument(status, reason, message) + "\n", "application/json");
+  });
   http.CatchSignals();
   CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, a.port, [&](const server::Request& r) {
                                 return agent::HandleAgentApi(*agent, r, token);
                               }));
-  if (!a.ports_file.empty()) std::ofstream(a.ports_file) << fmt::format("main={}\nstatus={}\n", port, port);
+  if (!a.ports_file.empty()) {
+    CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(a.ports_file, fmt::format("main={}\nstatus={}\n", port, port)));
+  }
   std::jthread loop([&](std::stop_token stop) { agent->Run(stop); });
   http.Start();
-  std::cerr << fmt::format("cincinnati agent: API on http://{}:{}/apis/config.openshift.io/v1/clusterversions/version, "
+  std::cerr << fmt::format("cincinnati agent: API on http://{}/apis/config.openshift.io/v1/clusterversions/version, "
                            "state in {}\n",
-                           a.address, port, a.state_dir);
+                           kube::HostPort(a.address, port), a.state_dir);
   http.WaitForSignal();
   loop.request_stop();
   agent->Wake();
   loop.join();
-  std::lock_guard lock(hand_over_mu);
+  std::lock_guard hand_over_lock(hand_over_mu);
   if (hand_over_to) {
-    // The port is free again (the server shut down); the new agent binds it.
+    // The port is free again (the server shut down and closed it) and the state
+    // directory is unlocked: the new agent binds and locks them.
+    (*lock)->Release();
     std::string binary = *hand_over_to;
     if (binary.empty()) {
       std::error_code ec;
@@ -175,8 +193,7 @@ Status RunAgent(const AgentArgs& a) {
 Status RunComponent(agent::ComponentOptions options, const std::string& token_file) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("component"));
   if (!token_file.empty()) {
-    CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(token_file));
-    options.token = std::string(TrimWhitespace(text));
+    CINCINNATI_ASSIGN_OR_RETURN(options.token, kube::ReadTokenFile(token_file, "--token-file"));
   }
   while (!options.agent_url.empty() && options.agent_url.back() == '/') options.agent_url.pop_back();
   // SIGTERM and SIGINT wait for sigwait below, in every thread.
@@ -278,6 +295,10 @@ void RegisterAgentCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("--update-service", a->update_service, "Update service URL overriding spec.upstream")->type_name("URL");
   cmd->add_option("--upstream.root_certificate_dir", a->upstream_ca_dir, "Extra CA certificates for the update service")
       ->type_name("PATH");
+  cmd->add_option("--upstream.timeout", a->fetch_timeout_seconds,
+                  "Seconds one graph request may take (the CVO waits an hour; a slow service then holds polls that long)")
+      ->type_name("SECONDS")
+      ->capture_default_str();
   cmd->add_option("--arch", a->arch, "Architecture sent to the update service (default: this machine's)")->type_name("ARCH");
   cmd->add_option("--prometheus.url", a->prometheus_url, "Prometheus (or Thanos) URL for PromQL risks")->type_name("URL");
   cmd->add_option("--prometheus.token_file", a->prometheus_token_file, "Bearer token for Prometheus")->type_name("PATH");
@@ -286,7 +307,7 @@ void RegisterAgentCommands(CLI::App& app, int& exit_code) {
   cmd->add_flag("--enable-auto-update", a->auto_update, "Set spec.desiredUpdate to the newest recommended update");
   cmd->add_option("--poll-interval", a->poll_seconds, "Seconds between polls (default: drawn from [120, 240) once)")
       ->type_name("SECONDS");
-  cmd->add_option("--listen", a->address, "API address (non-loopback needs --token-file)")->type_name("ADDRESS")->capture_default_str();
+  cmd->add_option("--listen", a->address, "API address: an IP address or localhost (non-loopback needs --token-file)")->type_name("ADDRESS")->capture_default_str();
   cmd->add_option("--port", a->port, "API port (0: any free port)")->type_name("PORT")->capture_default_str();
   cmd->add_option("--token-file", a->token_file, "Bearer token every API request must carry")->type_name("PATH");
   cmd->add_option("--testing.risk_cache_seconds", a->risk_cache_seconds,

@@ -14,7 +14,7 @@
 #include "insight/queries.h"
 #include "policy/default_chain.h"
 #include "server/query.h"
-#include "agent/object_store.h"
+#include "env/file_system.h"
 #include "ui/graph_render.h"
 
 namespace cincinnati::cli {
@@ -140,7 +140,7 @@ Status Render(const RenderArgs& r) {
     std::cout << picture;
     return Status::OK();
   }
-  return agent::WriteFileDurably(r.output, picture).WithContext(r.output);
+  return env::WriteFileDurably(r.output, picture).WithContext(r.output);
 }
 
 void AddCommon(CLI::App* cmd, InsightArgs& a) {

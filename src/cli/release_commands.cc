@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "agent/object_store.h"
+#include "env/file_system.h"
 #include "agent/release_verifier.h"
 #include "agent/signature_store.h"
 #include "core/json_writer.h"
@@ -239,7 +239,7 @@ Status RunSign(const SignArgs& a) {
     if (fs::exists(path, ec)) continue;
     fs::create_directories(dir, ec);
     if (ec) return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
-    CINCINNATI_RETURN_IF_ERROR(agent::WriteFileDurably(path, signature));
+    CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(path, signature));
     std::cout << path.string() << '\n';
     return Status::OK();
   }

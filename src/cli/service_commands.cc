@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -27,6 +26,7 @@
 #include "policy/hotfix_filter.h"
 #include "directory/remote_cluster_directory.h"
 #include "core/strings.h"
+#include "env/file_system.h"
 #include "graph-data/time_format.h"
 #include "server/graph_builder_service.h"
 #include "server/http_server.h"
@@ -531,7 +531,9 @@ Status Run(Invocation& inv) {
                                 }));
     ports = fmt::format("main={}\nstatus={}\n", port, status_port);
   }
-  if (s.Has("testing.ports_file")) std::ofstream(s.String("testing.ports_file", "")) << ports;
+  if (s.Has("testing.ports_file")) {
+    CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(s.String("testing.ports_file", ""), ports));
+  }
 
   if (builder && engine) {
     builder->Subscribe([&engine](std::shared_ptr<const server::GraphSnapshot> snapshot) { engine->SetGraph(snapshot->graph); });

@@ -4,14 +4,15 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "cli/commands.h"
 #include "core/strings.h"
-#include "graph-data/file_reader.h"
+#include "agent/agent_api.h"
+#include "env/file_system.h"
 #include "http/client.h"
+#include "kube/api_access.h"
 #include "operator/operator_api.h"
 #include "operator/scheduler.h"
 #include "operator/upgrade_operator.h"
@@ -48,23 +49,29 @@ Status RunOperator(const OperatorArgs& a) {
   }
   std::string token;
   if (!a.token_file.empty()) {
-    CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(a.token_file));
-    token = std::string(TrimWhitespace(text));
-    if (token.empty()) return Status::InvalidArgument(fmt::format("--token-file {}: the file is empty", a.token_file));
+    CINCINNATI_ASSIGN_OR_RETURN(token, kube::ReadTokenFile(a.token_file, "--token-file"));
   }
+  // Anyone who reaches the API can pause or resume the fleet's rollouts.
+  CINCINNATI_RETURN_IF_ERROR(kube::RequireTokenOffLoopback("--listen", a.address, !token.empty()));
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<upgrade::UpgradeOperator> op, upgrade::UpgradeOperator::Open(options));
   server::ServerLimits limits;
   limits.threads = 2;
   server::HttpServer http(limits);
+  http.SetErrorResponse([](int status, std::string_view message) {
+    const std::string_view reason = status == 413 ? "RequestEntityTooLarge" : status == 431 ? "RequestHeaderFieldsTooLarge" : "BadRequest";
+    return server::Response::Text(status, agent::StatusDocument(status, reason, message) + "\n", "application/json");
+  });
   http.CatchSignals();
   CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, static_cast<uint16_t>(a.port), [&](const server::Request& r) {
                                 return upgrade::HandleOperatorApi(*op, r, token);
                               }));
-  if (!a.ports_file.empty()) std::ofstream(a.ports_file) << fmt::format("main={}\nstatus={}\n", port, port);
+  if (!a.ports_file.empty()) {
+    CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(a.ports_file, fmt::format("main={}\nstatus={}\n", port, port)));
+  }
   std::jthread loop([&](std::stop_token stop) { op->Run(stop); });
   http.Start();
-  std::cerr << fmt::format("cincinnati upgrade-operator: API and metrics on http://{}:{}{}, state in {}\n", a.address, port,
-                           upgrade::kConfigsPath, a.state_dir);
+  std::cerr << fmt::format("cincinnati upgrade-operator: API and metrics on http://{}{}, state in {}\n",
+                           kube::HostPort(a.address, port), upgrade::kConfigsPath, a.state_dir);
   http.WaitForSignal();
   loop.request_stop();
   op->Wake();
@@ -83,10 +90,10 @@ Result<JsonValue> Call(const ClientArgs& a, const std::string& method, const std
   options.method = method;
   options.body = body;
   options.timeout = std::chrono::seconds(10);
-  if (!body.empty()) options.headers.push_back("Content-Type: application/json");
+  if (method != "GET") options.headers.push_back("Content-Type: application/json");
   if (!a.token_file.empty()) {
-    CINCINNATI_ASSIGN_OR_RETURN(std::string token, graphdata::ReadFileToString(a.token_file));
-    options.headers.push_back("Authorization: Bearer " + std::string(TrimWhitespace(token)));
+    CINCINNATI_ASSIGN_OR_RETURN(std::string token, kube::ReadTokenFile(a.token_file, "--token-file"));
+    options.headers.push_back("Authorization: Bearer " + token);
   }
   http::Result got = http::Request(a.url + path, options);
   if (!got.error.empty()) return Status::IoError(got.error);
@@ -242,7 +249,7 @@ void RegisterUpgradeCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("--state-dir", a->state_dir, "Directory of the operator's state (state.db; kept across restarts)")
       ->type_name("PATH")
       ->required();
-  cmd->add_option("--listen", a->address, "API and metrics address")->type_name("ADDRESS")->capture_default_str();
+  cmd->add_option("--listen", a->address, "API and metrics address: an IP address or localhost (non-loopback needs --token-file)")->type_name("ADDRESS")->capture_default_str();
   cmd->add_option("--port", a->port, "API and metrics port (0: any free port)")->type_name("PORT")->capture_default_str();
   cmd->add_option("--token-file", a->token_file, "Bearer token every API request must carry")->type_name("PATH");
   cmd->add_option("--interval", a->interval_seconds, "Seconds (operator time) between passes of an upgrade in progress")

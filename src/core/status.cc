@@ -14,6 +14,8 @@ std::string_view CodeName(Status::Code code) {
     case Status::Code::kInvalidParams: return "invalid parameters";
     case Status::Code::kArchVersion: return "arch version error";
     case Status::Code::kInternal: return "internal error";
+    case Status::Code::kNoSpace: return "no space left";
+    case Status::Code::kTooLarge: return "too large";
   }
   return "unknown";
 }

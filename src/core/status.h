@@ -25,6 +25,8 @@ class Status {
     kInvalidParams,    // a client parameter is malformed
     kArchVersion,      // a node version could not be processed by the arch filter
     kInternal,
+    kNoSpace,          // a write found the device (or the quota) full: ENOSPC, EDQUOT
+    kTooLarge,         // an input is over its size limit
   };
 
   Status() = default;
@@ -40,6 +42,8 @@ class Status {
   static Status InvalidParams(std::string m) { return {Code::kInvalidParams, std::move(m)}; }
   static Status ArchVersion(std::string m) { return {Code::kArchVersion, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+  static Status NoSpace(std::string m) { return {Code::kNoSpace, std::move(m)}; }
+  static Status TooLarge(std::string m) { return {Code::kTooLarge, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

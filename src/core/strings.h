@@ -30,6 +30,10 @@ bool IsValidUtf8(std::string_view text);
 // written as escapes (\n, \t, \x01), so that a quoted value stays on one line.
 std::string Printable(std::string_view text);
 
+// `text` cut to at most `max_bytes` (at a UTF-8 character boundary) with a note of its
+// full size: messages that quote untrusted input stay small.
+std::string Abbreviate(std::string_view text, size_t max_bytes);
+
 // `text` with each maximal ill-formed subsequence replaced by U+FFFD, as Rust's
 // String::from_utf8_lossy does (the reference decodes query strings this way).
 std::string ToValidUtf8(std::string_view text);

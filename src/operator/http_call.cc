@@ -4,7 +4,7 @@
 
 #include "agent/json_value.h"
 #include "core/strings.h"
-#include "graph-data/file_reader.h"
+#include "kube/api_access.h"
 #include "http/client.h"
 
 namespace cincinnati::upgrade {
@@ -37,9 +37,9 @@ Result<std::string> CallPeer(const HttpPeer& peer, const std::string& method, co
   options.headers = peer.headers;
   if (!body.empty()) options.headers.push_back("Content-Type: " + content_type);
   if (!peer.token_file.empty()) {
-    auto token = graphdata::ReadFileToString(peer.token_file);
-    if (!token.ok()) return token.status().WithContext(fmt::format("{} {}: the token file", method, url));
-    options.headers.push_back("Authorization: Bearer " + std::string(TrimWhitespace(*token)));
+    auto token = kube::ReadTokenFile(peer.token_file, "the token file");
+    if (!token.ok()) return token.status().WithContext(fmt::format("{} {}", method, url));
+    options.headers.push_back("Authorization: Bearer " + *token);
   }
   http::Result got = http::Request(url, options);
   if (!got.error.empty()) return Status::IoError(fmt::format("{} {}: {}", method, url, got.error));

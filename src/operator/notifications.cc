@@ -125,8 +125,12 @@ Status NotificationCenter::Notify(const UpgradeConfig& config, std::string_view 
       spdlog::info("notification {} sent: {}", n.id, n.description);
       continue;
     }
-    (void)store_.Unclaim(config.cluster, version, key);
-    spdlog::warn("notification {} failed (retried on a later pass): {}", n.id, sent.message());
+    if (Status unclaimed = store_.Unclaim(config.cluster, version, key); !unclaimed.ok()) {
+      spdlog::error("notification {} failed ({}) and cannot be marked for a retry: {}", n.id, sent.message(),
+                    unclaimed.message());
+    } else {
+      spdlog::warn("notification {} failed (retried on a later pass): {}", n.id, sent.message());
+    }
     if (first_error.ok()) first_error = Status::IoError(fmt::format("sending the {} notification: {}", name, sent.message()));
   }
   metrics_.Set("upgrade_notification_failed", failed_labels, first_error.ok() ? 0 : 1);

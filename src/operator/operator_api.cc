@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "agent/agent_api.h"
+#include "kube/api_access.h"
 
 namespace cincinnati::upgrade {
 namespace {
@@ -20,9 +21,8 @@ server::Response Error(int code, std::string_view reason, const std::string& mes
 server::Response HandleOperatorApi(UpgradeOperator& op, const server::Request& request, const std::string& token) {
   const std::string& path = request.path;
   if (path == "/healthz" || path == "/readyz") return server::Response::Text(200, "ok\n");
-  if (!token.empty()) {
-    const std::string* auth = request.Header("Authorization");
-    if (!auth || *auth != "Bearer " + token) return Error(401, "Unauthorized", "Unauthorized");
+  if (!token.empty() && !kube::BearerTokenMatches(request.Header("Authorization"), token)) {
+    return Error(401, "Unauthorized", "Unauthorized");
   }
   const bool read = request.method == "GET" || request.method == "HEAD";
   if (path == "/metrics") return server::Response::Text(200, op.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
@@ -43,6 +43,11 @@ server::Response HandleOperatorApi(UpgradeOperator& op, const server::Request& r
   }
   if (path == std::string(kFleetPath) + "/pause" || path == std::string(kFleetPath) + "/resume") {
     if (request.method != "POST") return Error(405, "MethodNotAllowed", "use POST");
+    // A browser cannot send this type cross-site without asking first: no web page can
+    // pause a fleet through an administrator's browser.
+    if (!kube::IsJsonRequest(request.Header("Content-Type"), {"application/json"})) {
+      return Error(415, "UnsupportedMediaType", "POST with Content-Type: application/json");
+    }
     Status s;
     if (path.ends_with("/pause")) {
       std::string reason;

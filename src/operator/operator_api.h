@@ -3,7 +3,8 @@
 // (GET /apis/upgrade.managed.openshift.io/v1alpha1/upgradeconfigs[/CLUSTER]) and the
 // fleet's controls (GET /apis/upgrade.cincinnati.openshift.io/v1/fleet, POST .../fleet/pause
 // with an optional {"reason": "..."} body, POST .../fleet/resume). Errors are
-// Kubernetes-style Status documents. A bearer token is required when one is configured.
+// Kubernetes-style Status documents. A bearer token is required when one is configured
+// (compared in constant time); POSTs need Content-Type: application/json.
 #pragma once
 
 #include <string>

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "agent/manifests.h"
+#include "env/file_system.h"
 #include "graph-data/file_reader.h"
 
 namespace cincinnati::upgrade {
@@ -206,7 +207,7 @@ Result<OperatorConfig> ParseOperatorConfig(const std::string& yaml, const std::s
 }
 
 Result<OperatorConfig> LoadOperatorConfig(const std::string& path) {
-  CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(path));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string text, env::ReadFile(path, kMaxSettingsFileBytes));
   return ParseOperatorConfig(text, path);
 }
 
@@ -250,7 +251,7 @@ Result<std::vector<FleetCluster>> ParseFleet(const std::string& yaml, const std:
 }
 
 Result<std::vector<FleetCluster>> LoadFleet(const std::string& path) {
-  CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(path));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string text, env::ReadFile(path, kMaxFleetFileBytes));
   return ParseFleet(text, path);
 }
 

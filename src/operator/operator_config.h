@@ -82,6 +82,14 @@ struct OperatorConfig {
   int failure_threshold = 0;       // failed upgrades of a target that pause the rest; 0: never
 };
 
+// What the operator reads from files is bounded: a settings file of at most 1 MiB, a
+// fleet file of at most 64 MiB (100,000 clusters of a few hundred bytes each), an
+// UpgradeConfig of at most 1 MiB. Larger files are refused with a message naming both
+// sizes, before they are read.
+inline constexpr size_t kMaxSettingsFileBytes = size_t{1} << 20;
+inline constexpr size_t kMaxFleetFileBytes = size_t{64} << 20;
+inline constexpr size_t kMaxUpgradeConfigFileBytes = size_t{1} << 20;
+
 Result<OperatorConfig> ParseOperatorConfig(const std::string& yaml, const std::string& what);
 Result<OperatorConfig> LoadOperatorConfig(const std::string& path);
 

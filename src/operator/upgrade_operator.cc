@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "graph-data/file_reader.h"
+#include "env/file_system.h"
 #include "operator/agent_client.h"
 #include "operator/alertmanager.h"
 #include "operator/hook_runner.h"
@@ -64,34 +64,46 @@ using SourceRead = UpgradeOperator::SourceRead;
 
 // The UpgradeConfig files of a LOCAL source: cluster name -> spec (a file is for the
 // cluster its metadata.labels.cluster names, else its file name without extension).
-SourceRead ReadLocalSource(const std::string& dir) {
+// Every entry named *.yaml, *.yml or *.json is a config: one that cannot be read (not
+// a regular file, a symlink loop, over the size limit, invalid) leaves its cluster's
+// config as it is, and is never taken for a deletion. `file_clusters` remembers which
+// cluster each file named when it last read, so an unreadable file keeps the cluster it
+// is for even when that comes from its labels. Never throws.
+SourceRead ReadLocalSource(const std::string& dir, std::map<std::string, std::string>& file_clusters) {
   SourceRead out;
   std::error_code ec;
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string ext = entry.path().extension().string();
-    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(entry.path());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string ext = it->path().extension().string();
+    if (ext == ".yaml" || ext == ".yml" || ext == ".json") files.push_back(it->path());
   }
   if (ec) {
-    spdlog::error("upgrade configs {}: {}", dir, ec.message());
+    spdlog::error("upgrade configs {}: {} (every cluster's config stays as it is)", dir, ec.message());
     out.unreadable.push_back("*");
     return out;
   }
   std::sort(files.begin(), files.end());
+  std::map<std::string, std::string> seen;  // file -> cluster, this read
   for (const auto& file : files) {
     const std::string stem = file.stem().string();
-    auto text = graphdata::ReadFileToString(file);
+    auto text = env::ReadFile(file, kMaxUpgradeConfigFileBytes);
     auto config = text.ok() ? ParseUpgradeConfigYaml(*text, file.string()) : Result<UpgradeConfig>(text.status());
     if (!config.ok()) {
       spdlog::error("{} (the cluster's previous config stays)", config.status().message());
       out.unreadable.push_back(stem);
+      if (auto known = file_clusters.find(file.string()); known != file_clusters.end()) {
+        out.unreadable.push_back(known->second);
+        seen[file.string()] = known->second;
+      }
       continue;
     }
     const std::string cluster = config->cluster.empty() ? stem : config->cluster;
+    seen[file.string()] = cluster;
     if (!out.specs.emplace(cluster, config->spec).second) {
       spdlog::error("{}: a second config for cluster {} is ignored", file.string(), cluster);
     }
   }
+  file_clusters = std::move(seen);
   return out;
 }
 
@@ -202,7 +214,7 @@ void UpgradeOperator::SyncSource() {
                    static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(Now().time_since_epoch()).count()));
     }
   } else {
-    read = ReadLocalSource(config_.local_config_dir);
+    read = ReadLocalSource(config_.local_config_dir, file_clusters_);
   }
   if (std::find(read.unreadable.begin(), read.unreadable.end(), "*") != read.unreadable.end()) return;
   std::lock_guard lock(mu_);
@@ -330,8 +342,15 @@ void UpgradeOperator::CheckFailureThreshold() {
     auto paused = store_->GetFlag("pause.reason");
     if (count - seen >= config_.failure_threshold && paused.ok() && !*paused) {
       const std::string reason = fmt::format("{} upgrade(s) to {} failed (fleet.failureThreshold {})", count - seen, version, config_.failure_threshold);
-      (void)store_->SetFlag("pause.version", version);
-      (void)store_->SetFlag("pause.reason", reason);
+      // The reason last: it is what holds the fleet, so it is never there without the
+      // version. A failed write is tried again at the next pass (the count still holds).
+      Status saved = store_->SetFlag("pause.version", version);
+      if (saved.ok()) saved = store_->SetFlag("pause.reason", reason);
+      if (!saved.ok()) {
+        spdlog::error("cannot pause the fleet's upgrades to {} ({}): {}; tried again at the next pass", version, reason,
+                      saved.message());
+        continue;
+      }
       spdlog::warn("pausing the fleet's upgrades to {}: {}", version, reason);
     }
   }

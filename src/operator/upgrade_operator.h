@@ -119,6 +119,7 @@ class UpgradeOperator {
   PolicyIndex policy_index_;
   std::optional<std::chrono::steady_clock::time_point> next_policy_sync_;
   SourceRead last_policies_;
+  std::map<std::string, std::string> file_clusters_;  // LOCAL source: file -> the cluster it named last
 };
 
 }  // namespace cincinnati::upgrade

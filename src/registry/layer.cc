@@ -12,6 +12,7 @@
 
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "env/file_system.h"
 
 namespace cincinnati::registry {
 namespace {
@@ -91,7 +92,9 @@ enum class EntryType { kRegular, kDirectory, kOther };
 using Visitor = std::function<Result<bool>(const std::string& path, EntryType type,
                                            const std::function<Result<std::string>()>& read)>;
 
-Status WalkLayer(const std::string& gzip_tar, const Visitor& visit) {
+// Entries larger than `max_entry_bytes` are refused before they are read (their size
+// comes from the untrusted header).
+Status WalkLayer(const std::string& gzip_tar, const Visitor& visit, uint64_t max_entry_bytes = uint64_t{256} << 20) {
   std::string error;
   archive* a = OpenGzipTar(gzip_tar, &error);
   if (!a) return Status::InvalidArgument("layer is not a gzip tar: " + error);
@@ -107,7 +110,11 @@ Status WalkLayer(const std::string& gzip_tar, const Visitor& visit) {
     }
     std::string path = archive_entry_pathname(entry);
     auto read = [&]() -> Result<std::string> {
-      std::string content(static_cast<size_t>(archive_entry_size(entry)), '\0');
+      const la_int64_t size = archive_entry_size(entry);
+      if (size < 0 || static_cast<uint64_t>(size) > max_entry_bytes) {
+        return Status::TooLarge(fmt::format("layer entry {} claims {} bytes, over the limit of {}", path, size, max_entry_bytes));
+      }
+      std::string content(static_cast<size_t>(size), '\0');
       la_ssize_t n = archive_read_data(a, content.data(), content.size());
       if (n < 0 || static_cast<size_t>(n) != content.size()) {
         return Status::InvalidArgument(fmt::format("layer is truncated at {}", path));
@@ -143,8 +150,11 @@ Result<std::optional<std::string>> ReadFileFromLayer(const std::string& gzip_tar
 }
 
 Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
-                    const std::function<bool(const std::string& path, bool directory)>& keep) {
+                    const std::function<bool(const std::string& path, bool directory)>& keep,
+                    const ExtractOptions& options) {
   namespace fs = std::filesystem;
+  env::FileSystem& files = options.fs ? *options.fs : env::DefaultFileSystem();
+  uint64_t total = 0;
   return WalkLayer(gzip_tar, [&](const std::string& raw, EntryType type, const auto& read) -> Result<bool> {
     std::string path = NormalizePath(raw);
     if (path.empty() && type == EntryType::kDirectory) return true;  // "./", the layer's root
@@ -157,6 +167,10 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
       if (name != ".wh..wh..opq") {  // opaque whiteouts are ignored, as upstream
         std::error_code ec;
         fs::remove_all(target.parent_path() / name.substr(4), ec);
+        if (options.on_remove) {
+          const size_t slash = path.rfind('/');
+          options.on_remove((slash == std::string::npos ? "" : path.substr(0, slash + 1)) + name.substr(4));
+        }
       }
       return true;
     }
@@ -165,17 +179,21 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
       if (!keep(path, true)) return true;
       if (fs::is_directory(target, ec)) return true;
       fs::create_directories(target, ec);
-      if (ec) return Status::IoError(fmt::format("cannot create {}: {}", target.string(), ec.message()));
+      if (ec) return env::ErrnoStatus("create", target, ec.value());
       return true;
     }
     if (type != EntryType::kRegular || !keep(path, false)) return true;
     CINCINNATI_ASSIGN_OR_RETURN(std::string content, read());
+    total += content.size();
+    if (total > options.max_total_bytes) {
+      return Status::TooLarge(fmt::format("the layer unpacks to more than {} bytes", options.max_total_bytes));
+    }
     fs::create_directories(target.parent_path(), ec);
-    std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    if (!out) return Status::IoError(fmt::format("cannot write {}", target.string()));
+    if (ec) return env::ErrnoStatus("create", target.parent_path(), ec.value());
+    CINCINNATI_RETURN_IF_ERROR(env::WriteNewFile(target, content, files, 0644));
+    if (options.on_file) options.on_file(path, content);
     return true;
-  });
+  }, options.max_file_bytes);
 }
 
 Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir, bool with_directories) {

@@ -1,5 +1,6 @@
 #include "server/http_server.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/sendfile.h>
@@ -30,6 +31,21 @@ using tcp = asio::ip::tcp;
 namespace {
 
 class Session;
+
+// Sockets never leak into processes this one starts (hooks, a hand-over's new agent):
+// a listener inherited by a child keeps the port bound after this process is gone.
+void SetCloseOnExec(int fd) {
+  const int flags = ::fcntl(fd, F_GETFD);
+  if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+// The address to bind: "localhost" is the loopback address (boost's make_address takes
+// numeric addresses only); an IPv6 address may come bracketed, as in a URL.
+std::string BindAddress(const std::string& address) {
+  if (address == "localhost") return "127.0.0.1";
+  if (address.size() > 2 && address.front() == '[' && address.back() == ']') return address.substr(1, address.size() - 2);
+  return address;
+}
 
 // The sessions of one loop, and the sweep that closes those past their deadline: one
 // timer per loop instead of a timer operation per request.
@@ -62,6 +78,7 @@ struct HttpServer::Impl {
   // SIGTERM and SIGINT, once caught (CatchSignals), until WaitForSignal.
   std::unique_ptr<asio::io_context> signals_ioc;
   std::unique_ptr<asio::signal_set> signals;
+  std::function<Response(int status, std::string_view message)> error_response;  // set before Start
 
   explicit Impl(ServerLimits l) : limits(l) {
     for (size_t i = 0; i < Threads(); ++i) {
@@ -271,7 +288,7 @@ class Session : public std::enable_shared_from_this<Session> {
     keep_alive_ = false;
     head_request_ = false;
     version_ = 11;
-    Write(Response::Text(status, text));
+    Write(server_.error_response ? server_.error_response(status, text) : Response::Text(status, text));
   }
 
   void Close() {
@@ -334,6 +351,7 @@ void HttpServer::Impl::Accept(tcp::acceptor& acceptor, std::shared_ptr<AsyncHand
     } else {
       connections.fetch_add(1);
       beast::error_code ignored;
+      SetCloseOnExec(socket.native_handle());
       socket.set_option(tcp::no_delay(true), ignored);  // replies are whole messages; never wait for ACKs
       auto session = std::make_shared<Session>(std::move(socket), *this, *loop_sessions[loop], handler);
       {
@@ -359,11 +377,15 @@ Result<uint16_t> HttpServer::Listen(const std::string& address, uint16_t port, H
 
 Result<uint16_t> HttpServer::ListenAsync(const std::string& address, uint16_t port, AsyncHandler handler) {
   beast::error_code ec;
-  auto ip = asio::ip::make_address(address, ec);
-  if (ec) return Status::InvalidArgument(fmt::format("invalid listen address '{}': {}", address, ec.message()));
+  auto ip = asio::ip::make_address(BindAddress(address), ec);
+  if (ec) {
+    return Status::InvalidArgument(
+        fmt::format("invalid listen address '{}': {} (give an IP address, or localhost)", address, ec.message()));
+  }
   auto acceptor = std::make_unique<tcp::acceptor>(*impl_->loops[0]);
   tcp::endpoint endpoint(ip, port);
   acceptor->open(endpoint.protocol(), ec);
+  if (!ec) SetCloseOnExec(acceptor->native_handle());
   if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor->bind(endpoint, ec);
   if (!ec) acceptor->listen(impl_->limits.backlog, ec);
@@ -372,6 +394,10 @@ Result<uint16_t> HttpServer::ListenAsync(const std::string& address, uint16_t po
   impl_->Accept(*acceptor, std::make_shared<AsyncHandler>(std::move(handler)));
   impl_->acceptors.push_back(std::move(acceptor));
   return bound;
+}
+
+void HttpServer::SetErrorResponse(std::function<Response(int status, std::string_view message)> respond) {
+  impl_->error_response = std::move(respond);
 }
 
 void HttpServer::Start() {
@@ -442,6 +468,12 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
   for (auto& loop : impl_->loops) loop->stop();
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
+  }
+  // The close posted above may not have run before the loops stopped: the port must
+  // be free when Shutdown returns (a hand-over's new agent binds it next).
+  for (auto& a : impl_->acceptors) {
+    beast::error_code ec;
+    a->close(ec);
   }
 }
 

@@ -46,6 +46,10 @@ class HttpServer {
   // before Start().
   Result<uint16_t> Listen(const std::string& address, uint16_t port, Handler handler);
   Result<uint16_t> ListenAsync(const std::string& address, uint16_t port, AsyncHandler handler);
+  // How the server words the answers it gives itself (400, 413, 431) instead of a
+  // handler: plain text unless set (the agent's and operator's APIs answer Kubernetes
+  // Status documents). Call before Start().
+  void SetErrorResponse(std::function<Response(int status, std::string_view message)> respond);
   void Start();
   // From now on SIGTERM and SIGINT are held for WaitForSignal instead of ending the
   // process: call it before the server is reachable, so that a signal sent as soon as

@@ -1,0 +1,115 @@
+// The environment layer: checked and durable writes, capped reads that refuse what is
+// not a regular file, the state directory lock; and the API access checks (kube/).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "env/file_system.h"
+#include "full_disk.h"
+#include "kube/api_access.h"
+#include "test_util.h"
+
+namespace cincinnati {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+TEST(FileSystemTest, AFullDiskIsNoSpaceAndLeavesTheOldContent) {
+  TempDir dir;
+  const fs::path path = dir / "state.json";
+  ASSERT_TRUE(env::WriteFileDurably(path, "old").ok());
+  testing::FullDiskFileSystem full(10);
+  Status s = env::WriteFileDurably(path, std::string(100, 'x'), full);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kNoSpace) << s.message();
+  EXPECT_NE(s.message().find("No space left on device"), std::string::npos) << s.message();
+  EXPECT_EQ(testing::ReadFile(path), "old");
+  for (const auto& e : fs::directory_iterator(dir.path())) {  // no temporary file left behind
+    EXPECT_EQ(e.path().filename(), "state.json");
+  }
+  full.SetBudget(1000);
+  ASSERT_TRUE(env::WriteFileDurably(path, "new", full).ok());
+  EXPECT_EQ(testing::ReadFile(path), "new");
+}
+
+TEST(FileSystemTest, WriteNewFileChecksEveryWrite) {
+  TempDir dir;
+  testing::FullDiskFileSystem full(3);
+  Status s = env::WriteNewFile(dir / "a", "abcdef", full);
+  EXPECT_EQ(s.code(), Status::Code::kNoSpace);
+  EXPECT_EQ(full.refused(), 1u);
+}
+
+TEST(FileSystemTest, ReadFileReadsOnlyRegularFilesUpToTheLimit) {
+  TempDir dir;
+  testing::WriteFile(dir / "small", "hello");
+  auto small = env::ReadFile(dir / "small", 5);
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(*small, "hello");
+
+  auto large = env::ReadFile(dir / "small", 4);
+  ASSERT_FALSE(large.ok());
+  EXPECT_EQ(large.status().code(), Status::Code::kTooLarge);
+  EXPECT_NE(large.status().message().find("over the limit of 4 bytes"), std::string::npos) << large.status().message();
+
+  EXPECT_EQ(env::ReadFile(dir / "missing", 10).status().code(), Status::Code::kNotFound);
+
+  fs::create_directory(dir / "dir.yaml");
+  auto directory = env::ReadFile(dir / "dir.yaml", 10);
+  EXPECT_EQ(directory.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(directory.status().message().find("a directory"), std::string::npos) << directory.status().message();
+
+  // A FIFO with no writer: refused at once, never waited on.
+  ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
+  auto fifo = env::ReadFile(dir / "fifo.yaml", 10);
+  EXPECT_NE(fifo.status().message().find("a FIFO"), std::string::npos) << fifo.status().message();
+
+  fs::create_symlink("loop.yaml", dir / "loop.yaml");
+  auto loop = env::ReadFile(dir / "loop.yaml", 10);
+  EXPECT_NE(loop.status().message().find("symbolic link loop"), std::string::npos) << loop.status().message();
+}
+
+TEST(FileLockTest, ASecondHolderIsRefusedAndToldWho) {
+  TempDir dir;
+  auto first = env::FileLock::Acquire(dir / ".lock");
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  auto second = env::FileLock::Acquire(dir / ".lock");
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("pid " + std::to_string(::getpid())), std::string::npos)
+      << second.status().message();
+  (*first)->Release();
+  EXPECT_TRUE(env::FileLock::Acquire(dir / ".lock").ok());
+}
+
+TEST(ApiAccessTest, BearerTokensMatchExactlyWhateverTheSchemesCase) {
+  const std::string good = "Bearer s3cret", lower = "bearer s3cret", upper = "BEARER s3cret";
+  EXPECT_TRUE(kube::BearerTokenMatches(&good, "s3cret"));
+  EXPECT_TRUE(kube::BearerTokenMatches(&lower, "s3cret"));
+  EXPECT_TRUE(kube::BearerTokenMatches(&upper, "s3cret"));
+  for (std::string bad : {"Bearer s3cre", "Bearer s3cret2", "Basic s3cret", "Bearers3cret", "Bearer ", "s3cret"}) {
+    EXPECT_FALSE(kube::BearerTokenMatches(&bad, "s3cret")) << bad;
+  }
+  EXPECT_FALSE(kube::BearerTokenMatches(nullptr, "s3cret"));
+  EXPECT_FALSE(kube::BearerTokenMatches(&good, ""));
+}
+
+TEST(ApiAccessTest, ListenersOffLoopbackNeedATokenAndAddressesAreBracketed) {
+  EXPECT_TRUE(kube::RequireTokenOffLoopback("--listen", "127.0.0.1", false).ok());
+  EXPECT_TRUE(kube::RequireTokenOffLoopback("--listen", "localhost", false).ok());
+  EXPECT_TRUE(kube::RequireTokenOffLoopback("--listen", "::1", false).ok());
+  EXPECT_FALSE(kube::RequireTokenOffLoopback("--listen", "0.0.0.0", false).ok());
+  EXPECT_FALSE(kube::RequireTokenOffLoopback("--listen", "::", false).ok());
+  EXPECT_TRUE(kube::RequireTokenOffLoopback("--listen", "0.0.0.0", true).ok());
+  EXPECT_EQ(kube::HostPort("::1", 80), "[::1]:80");
+  EXPECT_EQ(kube::HostPort("127.0.0.1", 80), "127.0.0.1:80");
+  const std::string json = "application/json; charset=utf-8", form = "application/x-www-form-urlencoded";
+  EXPECT_TRUE(kube::IsJsonRequest(&json, {"application/json"}));
+  EXPECT_FALSE(kube::IsJsonRequest(&form, {"application/json"}));
+  EXPECT_FALSE(kube::IsJsonRequest(nullptr, {"application/json"}));
+}
+
+}  // namespace
+}  // namespace cincinnati
