@@ -5,9 +5,13 @@
 //   BM_AgentPoll_Golden47: fetch + parse + compute + risks, every iteration a fetch
 //   BM_AgentParseCompute_Golden47: parse + compute only
 // The peak_rss_mb counter is the process's peak resident set after the runs.
+//   BM_AgentReadsHostileAnswer/N: hostile answers (below)
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -88,6 +92,94 @@ void BM_AgentPoll_Golden47(benchmark::State& state) {
   http.Shutdown(std::chrono::seconds(1));
 }
 BENCHMARK(BM_AgentPoll_Golden47)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime()->UseRealTime();
+
+// Hostile answers (issue 25): what reading them costs in time, and in memory measured in
+// a child process of its own (its peak resident set, ru_maxrss), so that one case's
+// peak does not hide the next one's.
+//   duplicate_edges: the edge 4.1.0 -> 4.1.1 a million times (6 MB): kept as one update
+//   risks_200k:      one conditional edge with 200,000 risks (17 MB): refused (100,000)
+//   message_40MiB:   one risk whose message is 40 MiB: refused (64 KiB a field)
+//   dense_64MiB:     64 MiB of edges (11 M): refused (2,000,000), after the parse
+std::string HostileAnswer(int which) {
+  const std::string nodes = R"({"nodes":[{"version":"4.1.0","payload":"r@sha256:0"},{"version":"4.1.1","payload":"r@sha256:1"}],)";
+  const std::string risk = R"({"url":"https://example.com/r","name":"R","message":"m","matchingRules":[{"type":"Always"}]})";
+  std::string out = nodes;
+  switch (which) {
+    case 0:
+      out += R"("edges":[)";
+      for (int i = 0; i < 1000000; ++i) out += i ? ",[0,1]" : "[0,1]";
+      return out + "]}";
+    case 1:
+      out += R"("edges":[],"conditionalEdges":[{"edges":[{"from":"4.1.0","to":"4.1.1"}],"risks":[)";
+      for (int i = 0; i < 200000; ++i) out += (i ? "," : "") + risk;
+      return out + "]}]}";
+    case 2:
+      return out + R"("edges":[],"conditionalEdges":[{"edges":[{"from":"4.1.0","to":"4.1.1"}],"risks":[{"url":"u","name":"R","message":")" +
+             std::string(size_t{40} << 20, 'x') + R"(","matchingRules":[{"type":"Always"}]}]}]})";
+    default:
+      out += R"("edges":[)";
+      while (out.size() < (size_t{64} << 20) - 16) out += "[0,1],";
+      out.pop_back();
+      return out + "]}";
+  }
+}
+
+const char* kHostileNames[] = {"duplicate_edges", "risks_200k", "message_40MiB", "dense_64MiB"};
+
+// Reads the answer as the agent does; what it keeps, or the failure's message.
+std::string ReadAsTheAgent(const std::string& answer) {
+  auto graph = agent::ParseUpdateGraph(answer);
+  if (!graph.ok()) return "refused: " + graph.status().message().substr(0, 80);
+  auto updates = agent::ComputeAvailableUpdates(*graph, {*Version::Parse("4.1.0"), false, false}, "stable-4.1");
+  if (!updates.ok()) return "refused: " + updates.failure.message.substr(0, 80);
+  return std::to_string(updates.updates.recommended.size() + updates.updates.conditional.size()) + " update(s) kept";
+}
+
+// /proc/self/status's VmRSS or VmHWM (the peak since the last reset), in MiB.
+double StatusMb(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(std::strlen(field))) / 1024.0;
+  }
+  return -1;
+}
+
+// What reading the answer adds to a process's peak resident set, in MiB: measured in a
+// child that builds the answer, resets its peak (clear_refs 5) and then reads it.
+double ChildReadPeakMb(int which) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    const std::string answer = HostileAnswer(which);
+    std::ofstream("/proc/self/clear_refs") << "5";
+    const double before = StatusMb("VmRSS:");
+    benchmark::DoNotOptimize(ReadAsTheAgent(answer));
+    const double added = StatusMb("VmHWM:") - before;
+    (void)!::write(fds[1], &added, sizeof(added));
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  double added = -1;
+  (void)!::read(fds[0], &added, sizeof(added));
+  ::close(fds[0]);
+  ::waitpid(pid, nullptr, 0);
+  return added;
+}
+
+void BM_AgentReadsHostileAnswer(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
+  const std::string answer = HostileAnswer(which);
+  std::string outcome;
+  for (auto _ : state) outcome = ReadAsTheAgent(answer);
+  state.SetLabel(std::string(kHostileNames[which]) + ": " + outcome);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * answer.size()));
+  state.counters["answer_mb"] = static_cast<double>(answer.size()) / (1 << 20);
+  state.counters["read_peak_mb"] = ChildReadPeakMb(which);  // what reading adds to the answer itself
+}
+BENCHMARK(BM_AgentReadsHostileAnswer)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 }  // namespace cincinnati::bench

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "agent/json_value.h"
+#include "cluster_version_util.h"
 #include "service_util.h"
 
 namespace cincinnati::agent {
@@ -21,28 +22,10 @@ using testing::Get;
 using testing::ServiceProcess;
 using testing::TempDir;
 using testing::WaitFor;
+using testing::ConditionText;
+using testing::Json;
 
 constexpr char kCv[] = "/apis/config.openshift.io/v1/clusterversions/version";
-
-JsonValue Json(const std::string& text) {
-  auto v = ParseJson(text, size_t{64} << 20);
-  return v.ok() ? *v : JsonValue();
-}
-
-const JsonValue* ConditionOf(const JsonValue& cv, std::string_view type) {
-  const JsonValue* status = cv.Find("status");
-  const JsonValue* list = status ? status->Find("conditions") : nullptr;
-  if (!list || !list->is_array()) return nullptr;
-  for (const auto& c : list->items()) {
-    if (c.Find("type") && c.Find("type")->text() == type) return &c;
-  }
-  return nullptr;
-}
-
-std::string ConditionText(const JsonValue& cv, std::string_view type, const char* field) {
-  const JsonValue* c = ConditionOf(cv, type);
-  return c && c->Find(field) ? c->Find(field)->text() : "";
-}
 
 size_t ListSize(const JsonValue& cv, const char* list) {
   const JsonValue* status = cv.Find("status");
@@ -133,7 +116,9 @@ class AgentFaultTest : public ::testing::Test {
 // state back, and a good answer afterwards is taken as usual.
 TEST_F(AgentFaultTest, AHostileAnswerIsRefusedAndNeverKeepsTheAgentFromRestarting) {
   HostileService service("good");
-  auto agent = StartAgent(service.url());
+  // Answers up to 64 MiB, as the agent took before: the limits on what is kept are the
+  // ones under test here (the default answer cap is 16 MiB; see below).
+  auto agent = StartAgent(service.url(), {"--upstream.max_answer_bytes", "67108864"});
   JsonValue cv = WaitForRetrieved(*agent, "True");
   EXPECT_EQ(ListSize(cv, "availableUpdates"), 1u) << WriteJson(cv, 2);
   const pid_t pid = static_cast<pid_t>(AgentPid(*agent));
@@ -172,6 +157,12 @@ TEST_F(AgentFaultTest, AHostileAnswerIsRefusedAndNeverKeepsTheAgentFromRestartin
   ASSERT_EQ(agent->Stop(), 0) << agent->log();
   agent = StartAgent(service.url());
   EXPECT_EQ(Cv(*agent).Find("spec")->Find("clusterID")->text(), id);
+
+  // With the default cap, the 40 MiB answer is not even read whole.
+  service.SetMode("huge-message");
+  cv = WaitForRetrieved(*agent, "False", "ResponseInvalid");
+  EXPECT_NE(ConditionText(cv, "RetrievedUpdates", "message").find("--upstream.max_answer_bytes"), std::string::npos)
+      << WriteJson(cv, 2);
 }
 
 // An older agent kept everything a hostile service sent: a ClusterVersion too large to
@@ -207,7 +198,11 @@ TEST_F(AgentFaultTest, AStateFileTooLargeToReadIsSalvaged) {
   testing::WriteFile(fs::path(state_dir()) / "clusterversions" / "version.json", "{\"spec\": garbage");
   agent = StartAgent(service.url());
   EXPECT_NE(Cv(*agent).Find("spec")->Find("clusterID")->text(), id);
-  EXPECT_TRUE(fs::exists(fs::path(state_dir()) / "clusterversions" / "version.json.unreadable"));
+  size_t set_aside = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(state_dir()) / "clusterversions")) {
+    set_aside += e.path().filename().string().rfind("version.json.unreadable-", 0) == 0;
+  }
+  EXPECT_EQ(set_aside, 2u) << "the oversized original and the broken one are both kept";
 }
 
 // A slow update service (one byte a second) holds neither the update, nor the API, nor
@@ -258,6 +253,18 @@ TEST_F(AgentFaultTest, TheApiIsGuarded) {
                      (release_ / "release.json").string(), "--listen", "0.0.0.0", "--port", "0"});
   ASSERT_TRUE(WaitFor([&] { return !open.running(); }));
   EXPECT_NE(open.log().find("needs --token-file"), std::string::npos) << open.log();
+
+  // An IPv6 address is bracketed in the URL the agent prints.
+  {
+    TempDir other;
+    ChildProcess v6({CINCINNATI_BINARY, "agent", "--state-dir", (other / "agent").string(), "--release-document",
+                     (release_ / "release.json").string(), "--upstream", "http://127.0.0.1:1/graph", "--listen", "::1",
+                     "--port", "0"});
+    ASSERT_TRUE(WaitFor([&] { return v6.log().find("API on") != std::string::npos || !v6.running(); })) << v6.log();
+    if (v6.log().find("cannot listen") == std::string::npos) {  // no IPv6 here: nothing to print
+      EXPECT_NE(v6.log().find("API on http://[::1]:"), std::string::npos) << v6.log();
+    }
+  }
 
   TempDir secrets;
   testing::WriteFile(secrets / "token", "s3cret\n");

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "agent/json_value.h"
+#include "cluster_version_util.h"
 #include "gpg_util.h"
 #include "registry_util.h"
 #include "service_util.h"
@@ -32,6 +33,9 @@ using testing::ServiceProcess;
 using testing::TempDir;
 using testing::WaitFor;
 using testing::WriteFile;
+using testing::At;
+using testing::ConditionText;
+using testing::Json;
 
 constexpr char kCv[] = "/apis/config.openshift.io/v1/clusterversions/version";
 constexpr char kOperators[] = "/apis/config.openshift.io/v1/clusteroperators/";
@@ -45,23 +49,6 @@ http::Result Send(const std::string& method, const std::string& url, const std::
   return http::Request(url, options);
 }
 
-JsonValue Json(const std::string& text) {
-  auto v = ParseJson(text);
-  return v.ok() ? *v : JsonValue();
-}
-
-// The value at `path` (a null value when any step is missing), so that an answer from an
-// agent that is not up yet fails an assertion instead of crashing the test.
-const JsonValue& At(const JsonValue& v, std::initializer_list<std::string_view> path) {
-  static const JsonValue kNull;
-  const JsonValue* at = &v;
-  for (std::string_view key : path) {
-    at = at->Find(key);
-    if (!at) return kNull;
-  }
-  return *at;
-}
-
 const JsonValue& HistoryEntry(const JsonValue& cv, size_t i) {
   static const JsonValue kNull;
   const JsonValue& history = At(cv, {"status", "history"});
@@ -71,20 +58,6 @@ const JsonValue& HistoryEntry(const JsonValue& cv, size_t i) {
 size_t HistorySize(const JsonValue& cv) {
   const JsonValue& history = At(cv, {"status", "history"});
   return history.is_array() ? history.items().size() : 0;
-}
-
-const JsonValue* ConditionOf(const JsonValue& cv, std::string_view type) {
-  const JsonValue* list = cv.Find("status") ? cv.Find("status")->Find("conditions") : nullptr;
-  if (!list || !list->is_array()) return nullptr;
-  for (const auto& c : list->items()) {
-    if (c.Find("type") && c.Find("type")->text() == type) return &c;
-  }
-  return nullptr;
-}
-
-std::string ConditionText(const JsonValue& cv, std::string_view type, const char* field) {
-  const JsonValue* c = ConditionOf(cv, type);
-  return c && c->Find(field) ? c->Find(field)->text() : "";
 }
 
 std::string ClusterOperator(const std::string& name) {
@@ -501,6 +474,42 @@ TEST_F(UpdateTest, TheHandOverAlwaysHandsOver) {
   EXPECT_EQ(testing::Count(agent->log(), "handed over to"), static_cast<size_t>(kHandOvers));
 }
 
+// The old agent was killed after it recorded the hand-over and before its successor
+// started (or the agent restarted in place): the agent that finds the hand-over under
+// way, without its id, hands over again instead of taking itself for the new agent.
+TEST_F(UpdateTest, AHandOverCutShortIsDoneAgain) {
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  auto agent = StartAgent();
+  const std::string api = agent->url("");
+  const int port = std::stoi(api.substr(api.rfind(':') + 1));
+  Request(*agent, target, "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << agent->log();
+  StopAgentAt(api);
+
+  // The state as the kill left it: the agent's own group applied, the hand-over recorded.
+  const fs::path progress_file = state_ / "agent" / "agentstate" / "update.json";
+  JsonValue progress = Json(testing::ReadFile(progress_file));
+  progress.Set("phase", JsonValue::String("HandingOver"));
+  progress.Set("nextGroup", JsonValue::Integer(0));
+  progress.Set("handOverId", JsonValue::String("the-agent-that-never-started"));
+  WriteFile(progress_file, WriteJson(progress, 2));
+
+  agent = StartAgent({}, port);
+  const int64_t restarted = AgentPid(api);
+  int64_t successor = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    successor = AgentPid(api);
+    return successor > 0 && successor != restarted;
+  }, 20s)) << agent->log();
+  EXPECT_NE(agent->log().find("handing over again"), std::string::npos) << agent->log();
+  ASSERT_TRUE(WaitFor([&] {
+    return At(Json(Get(api + "/apis/agent.cincinnati.openshift.io/v1/updateprogress").body), {"phase"}).text() == "Applying";
+  }, 20s));
+  Report(*agent, "ingress", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2);
+}
+
 // A small tmpfs mounted for the test (needs CAP_SYS_ADMIN); unmounted at the end.
 class SmallDisk {
  public:
@@ -588,6 +597,9 @@ TEST_F(UpdateTest, AFullDiskNeverCompletesAWrongUpdate) {
   }, 20s)) << WriteJson(cv, 2);
   auto big = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/objects/configmap.openshift-big.big")).body);
   EXPECT_EQ(At(big, {"data", "blob"}).text().size(), size_t{1} << 20) << "applied whole";
+  const JsonValue progress = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/updateprogress")).body);
+  EXPECT_EQ(At(progress, {"phase"}).text(), "Completed");
+  EXPECT_EQ(At(progress, {"failedReason"}).text(), "") << "the old failure is cleared: " << WriteJson(progress, 2);
   EXPECT_EQ(testing::MetricValue(Get(agent->url("/metrics")).body, "cincinnati_agent_storage_full"), 0);
   StopAgentAt(agent->url(""));
 }

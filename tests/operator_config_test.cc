@@ -319,6 +319,14 @@ TEST(OperatorInputsTest, AnUnreadableConfigIsReportedNeverTakenForADeletion) {
   for (const char* cluster : {"alpha", "beta", "gamma", "delta"}) {
     EXPECT_TRUE((*op)->Get(cluster).has_value()) << cluster << "'s config was taken for deleted";
   }
+  // Restarted: which cluster b.yaml is for (its label says) is not known yet.
+  op->reset();
+  op = UpgradeOperator::Open(options);
+  ASSERT_TRUE(op.ok()) << op.status().message();
+  (*op)->RunOnce();
+  for (const char* cluster : {"alpha", "beta", "gamma", "delta"}) {
+    EXPECT_TRUE((*op)->Get(cluster).has_value()) << cluster << "'s config was taken for deleted after a restart";
+  }
 
   // Gone for real: deleted.
   for (const char* file : {"alpha.yaml", "b.yaml", "gamma.yaml", "delta.yaml"}) fs::remove(dir / "configs" / file);

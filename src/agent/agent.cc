@@ -12,6 +12,8 @@
 #include "agent/desired_update.h"
 #include "agent/graph_request.h"
 #include "agent/state_salvage.h"
+#include "core/guard.h"
+#include "core/strings.h"
 #include "graph-data/time_format.h"
 
 namespace cincinnati::agent {
@@ -59,6 +61,8 @@ LoopState ParseLoopState(std::string_view name) {
 // The conditions the update loop owns; the retrieval loop owns RetrievedUpdates and
 // Upgradeable, and Transition the Invalid condition.
 constexpr const char* kUpdateConditions[] = {"Available", "Failing", "Progressing", "ReleaseAccepted"};
+// The most a stored ClusterVersion may be (the store takes up to 16 MiB).
+constexpr size_t kMaxStateBytes = size_t{8} << 20;
 // How often the update loop looks when nothing wakes it (a spec or component change does).
 constexpr std::chrono::seconds kIdleUpdateCheck(30);
 
@@ -103,7 +107,8 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clo
     promql = prometheus_.get();
   }
   promql_cache_ = std::make_unique<CachedRuleEvaluator>(*promql, clock_, options_.risk_cache);
-  fetcher_ = std::make_unique<HttpGraphFetcher>(options_.upstream_ca_dir, options_.fetch_timeout, shutdown_.get_token());
+  fetcher_ = std::make_unique<HttpGraphFetcher>(options_.upstream_ca_dir, options_.fetch_timeout, shutdown_.get_token(),
+                                                options_.max_answer_bytes);
   components_ = std::make_unique<ComponentObjects>(*store_);
   options_.update.hand_over = static_cast<bool>(options_.on_hand_over);
   runner_ = std::make_unique<UpdateRunner>(*store_, *components_, options_.update, clock_, shutdown_.get_token(), &storage_);
@@ -120,62 +125,74 @@ std::string Agent::Now() const {
       std::chrono::duration_cast<std::chrono::seconds>(clock_().time_since_epoch()).count());
 }
 
-// The stored ClusterVersion and update progress; parts that cannot be read are salvaged
-// or set aside, never a reason not to start.
+// Whether a failed read says something about the file's content (over a size limit,
+// not JSON, not a ClusterVersion, not a regular file): worth salvaging or setting
+// aside. Any other failure (permissions, I/O) is the disk's; it stops the agent naming
+// the file, since a cluster must not get a new identity for a briefly unreadable file.
+bool ContentError(const Status& s) {
+  return s.code() == Status::Code::kInvalidArgument || s.code() == Status::Code::kTooLarge;
+}
+
+// The release a salvaged ClusterVersion runs when its status.desired was lost: the
+// newest Completed entry of its history, else the last update the progress completed,
+// else the installed release.
+Result<Release> Agent::RunningRelease(const ClusterVersion& cv) {
+  for (const auto& h : cv.status.history) {
+    if (h.state == "Completed" && !h.version.empty()) return Release{h.version, h.image, "", {}, false};
+  }
+  const UpdateProgress& progress = runner_->progress();
+  if (progress.phase == UpdatePhase::kCompleted && !progress.version.empty()) {
+    return Release{progress.version, progress.image, "", {}, false};
+  }
+  return ReadInstalledRelease(options_.release);
+}
+
+// The stored ClusterVersion and update progress. Parts whose content cannot be read are
+// salvaged or set aside, never a reason not to start; what was dropped is logged.
 Status Agent::LoadState() {
   if (Status loaded = runner_->Load(); !loaded.ok()) {
-    auto aside = store_->SetAside("agentstate", "update");
-    if (!aside.ok()) return loaded;  // cannot even move it: the disk needs a person
+    if (!ContentError(loaded)) return loaded;
+    CINCINNATI_ASSIGN_OR_RETURN(std::string aside, store_->SetAside("agentstate", "update"));
     spdlog::warn("the update's progress could not be read ({}): set aside as {}; a requested update starts over",
-                 loaded.message(), *aside);
+                 loaded.message(), aside);
   }
   auto stored = store_->Get(kKind, kName);
   if (stored.ok() && !*stored) return Status::NotFound("no ClusterVersion yet");
-  std::optional<ClusterVersion> cv;
   if (stored.ok()) {
     auto read = FromJson(**stored);
     if (read.ok()) {
-      cv = std::move(read).value();
+      cv_ = std::move(read).value();
       const JsonValue* metadata = (*stored)->Find("metadata");
       const JsonValue* annotations = metadata ? metadata->Find("annotations") : nullptr;
       if (const JsonValue* s = annotations ? annotations->Find(kLoopStateAnnotation) : nullptr) {
         state_ = ParseLoopState(s->text());
       }
-    } else {
-      stored = read.status();
+      retriever_->Seed(cv_.status.conditional_updates);
+      return Status::OK();
+    }
+    stored = read.status();
+  }
+  if (!ContentError(stored.status())) return stored.status();
+  // The original is kept for a person to read; what can be read of it is salvaged.
+  CINCINNATI_ASSIGN_OR_RETURN(std::string aside, store_->SetAside(kKind, kName));
+  auto salvaged = SalvageClusterVersion(aside);
+  if (!salvaged.ok()) {
+    spdlog::error("the stored ClusterVersion cannot be read ({}) nor salvaged ({}); set aside as {}: starting as a new "
+                  "cluster",
+                  stored.status().message(), salvaged.status().message(), aside);
+    return Status::NotFound("no readable ClusterVersion");
+  }
+  spdlog::warn("the stored ClusterVersion could not be read whole ({}); set aside as {}, kept the rest, dropped: {}",
+               stored.status().message(), aside, fmt::join(salvaged->dropped, "; "));
+  cv_ = std::move(salvaged->cv);
+  if (cv_.status.desired.version.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(cv_.status.desired, RunningRelease(cv_));
+    spdlog::warn("the running release is taken to be {} ({})", cv_.status.desired.version, cv_.status.desired.image);
+    if (cv_.status.history.empty()) {
+      const std::string now = Now();
+      cv_.status.history.push_back({"Completed", now, now, cv_.status.desired.version, cv_.status.desired.image, false, ""});
     }
   }
-  if (!cv) {
-    auto salvaged = SalvageClusterVersion(store_->Location(kKind, kName));
-    if (!salvaged.ok()) {
-      auto aside = store_->SetAside(kKind, kName);
-      spdlog::error("the stored ClusterVersion cannot be read ({}) nor salvaged ({}); {}: starting as a new cluster",
-                    stored.status().message(), salvaged.status().message(),
-                    aside.ok() ? "set aside as " + *aside : "it could not be set aside: " + aside.status().message());
-      if (!aside.ok()) return aside.status();
-      return Status::NotFound("no readable ClusterVersion");
-    }
-    spdlog::warn("the stored ClusterVersion could not be read whole ({}); kept the rest, dropped: {}",
-                 stored.status().message(), fmt::join(salvaged->dropped, "; "));
-    cv = std::move(salvaged->cv);
-    if (cv->status.desired.version.empty()) {
-      // What runs is not known from the state any more: the last update the progress
-      // says completed, else the installed release.
-      const UpdateProgress& progress = runner_->progress();
-      if (progress.phase == UpdatePhase::kCompleted && !progress.version.empty()) {
-        cv->status.desired.version = progress.version;
-        cv->status.desired.image = progress.image;
-      } else {
-        CINCINNATI_ASSIGN_OR_RETURN(cv->status.desired, ReadInstalledRelease(options_.release));
-      }
-      spdlog::warn("the running release is taken to be {} ({})", cv->status.desired.version, cv->status.desired.image);
-      if (cv->status.history.empty()) {
-        const std::string now = Now();
-        cv->status.history.push_back({"Completed", now, now, cv->status.desired.version, cv->status.desired.image, false, ""});
-      }
-    }
-  }
-  cv_ = std::move(*cv);
   retriever_->Seed(cv_.status.conditional_updates);
   return Status::OK();
 }
@@ -219,15 +236,22 @@ Status Agent::Save() {
     json.Set("metadata", std::move(metadata));
     return json;
   };
-  JsonValue probe = document();
-  JsonValue probe_metadata = *probe.Find("metadata");
-  probe_metadata.Erase("resourceVersion");
-  probe.Set("metadata", std::move(probe_metadata));
-  std::string text = WriteJson(probe);
+  auto probe_text = [&] {
+    JsonValue probe = document();
+    JsonValue probe_metadata = *probe.Find("metadata");
+    probe_metadata.Erase("resourceVersion");
+    probe.Set("metadata", std::move(probe_metadata));
+    return WriteJson(probe);
+  };
+  std::string text = probe_text();
+  if (text.size() > kMaxStateBytes) {
+    FitForStore(text.size());
+    text = probe_text();
+  }
   if (text == last_saved_) return Status::OK();
   cv_.resource_version += 1;
   Status s = store_->Put(kKind, kName, document());
-  if (storage_.Record(s)) {
+  if (storage_.Record(StorageArea::kState, s)) {
     if (s.ok()) {
       spdlog::info("the ClusterVersion is saved again");
     } else {
@@ -240,6 +264,32 @@ Status Agent::Save() {
   }
   last_saved_ = std::move(text);
   return s;
+}
+
+void Agent::FitForStore(size_t size) {
+  // What an update service sent is bounded by KeptLimits, but escaping and the
+  // Recommended messages multiply it, and a salvaged or older state may hold anything:
+  // the retrieved lists go first (the next poll fetches them again), then long
+  // condition messages are cut and the history shortened.
+  std::vector<std::string> dropped;
+  if (!cv_.status.available_updates.empty() || !cv_.status.conditional_updates.empty()) {
+    cv_.status.available_updates.clear();
+    cv_.status.conditional_updates.clear();
+    cv_.SetCondition({"RetrievedUpdates", "False", std::string(retrieval_reason::kResponseInvalid),
+                      fmt::format("The updates retrieved would make the ClusterVersion {} bytes, more than the {} the "
+                                  "agent stores; they are not kept",
+                                  size, kMaxStateBytes),
+                      Now()});
+    dropped.push_back("the retrieved updates");
+  }
+  if (WriteJson(ToJson(cv_)).size() > kMaxStateBytes) {
+    for (auto& c : cv_.status.conditions) c.message = Abbreviate(c.message, 4096);
+    if (cv_.status.history.size() > 10) cv_.status.history.resize(10);
+    for (auto& h : cv_.status.history) h.accepted_risks = Abbreviate(h.accepted_risks, 4096);
+    dropped.push_back("long condition messages and old history entries");
+  }
+  spdlog::warn("the ClusterVersion would be {} bytes, more than the {} the agent stores: dropped {}", size,
+               kMaxStateBytes, fmt::join(dropped, " and "));
 }
 
 void Agent::ApplyRetrieval(const RetrievedUpdates& got) {
@@ -368,11 +418,14 @@ Status Agent::UpdatePass() {
   // The conditions this loop owns are computed on the copy from the base up, and
   // replace the old ones at once below: a reader never sees them flap.
   SetBaseConditions(copy, Now());
+  const Release desired_before = copy.status.desired;
   UpdateStepResult result;
   if (step) result = runner_->Step(copy, target, force);  // network and disk, no lock
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   cv_.status.history = std::move(copy.status.history);
-  cv_.status.desired = std::move(copy.status.desired);
+  // status.desired changes when an update completes; otherwise what the retrieval filled
+  // in meanwhile (its URL and channels) stays.
+  if (!(copy.status.desired == desired_before)) cv_.status.desired = std::move(copy.status.desired);
   for (const char* type : kUpdateConditions) {
     if (const Condition* c = copy.FindCondition(type)) {
       cv_.SetCondition(*c);
@@ -390,7 +443,8 @@ Status Agent::UpdatePass() {
   if (cv_.generation != generation) next_update_ = now;  // the spec changed meanwhile: again with it
   Status saved = Save();
   ready_ = saved.ok();
-  if (result.hand_over_to && options_.on_hand_over) options_.on_hand_over(*result.hand_over_to);
+  lock.unlock();
+  if (result.hand_over_to && options_.on_hand_over) options_.on_hand_over(*result.hand_over_to, result.hand_over_id);
   return saved;
 }
 
@@ -410,8 +464,11 @@ void Agent::Wake() {
 
 void Agent::RunRetrievals(std::stop_token stop) {
   while (!stop.stop_requested()) {
-    // A failed save is retried at the next pass; the storage health says why.
-    if (Status s = RetrievalPass(); !s.ok()) spdlog::debug("retrieval pass: {}", s.message());
+    // A failed save is retried at the next pass; the storage health says why. Nothing
+    // thrown (a bad_alloc) leaves the thread: the pass fails and the loop goes on.
+    if (Status s = Guarded("a retrieval pass", [&] { return RetrievalPass(); }); !s.ok()) {
+      spdlog::debug("retrieval pass: {}", s.message());
+    }
     std::unique_lock lock(mu_);
     const auto wait = std::max(next_retrieval_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(200)));
     wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),
@@ -422,7 +479,9 @@ void Agent::RunRetrievals(std::stop_token stop) {
 
 void Agent::RunUpdates(std::stop_token stop) {
   while (!stop.stop_requested()) {
-    if (Status s = UpdatePass(); !s.ok()) spdlog::debug("update pass: {}", s.message());
+    if (Status s = Guarded("an update pass", [&] { return UpdatePass(); }); !s.ok()) {
+      spdlog::debug("update pass: {}", s.message());
+    }
     std::unique_lock lock(mu_);
     const auto wait = std::max(next_update_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(50)));
     wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),

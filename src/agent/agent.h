@@ -70,11 +70,13 @@ struct AgentOptions {
   bool auto_update = false;             // the CVO's --enable-auto-update
   std::chrono::milliseconds poll_interval{0};  // 0: drawn from [2 min, 4 min) once
   std::chrono::milliseconds fetch_timeout = kDefaultFetchTimeout;  // one graph request
+  size_t max_answer_bytes = kDefaultMaxAnswerBytes;                 // one graph answer
   KeptLimits kept;                      // what is kept of an answer
   UpdateOptions update;                 // steps 6-11: verification, registry, timeouts
-  // Called on the loop thread once the agent's own manifests of a new release are
-  // applied (update.hand_over): the embedding re-executes `binary` ("": itself).
-  std::function<void(const std::string& binary)> on_hand_over;
+  // Called on the update loop's thread once the agent's own manifests of a new release
+  // are applied (update.hand_over): the embedding re-executes `binary` ("": itself)
+  // with `id` as its update.hand_over_id.
+  std::function<void(const std::string& binary, const std::string& id)> on_hand_over;
 };
 
 class Agent {
@@ -119,8 +121,10 @@ class Agent {
  private:
   Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock);
   Status Save();  // under mu_
+  void FitForStore(size_t size);  // under mu_: the ClusterVersion is `size` bytes, too large
   std::string Now() const;
   Status LoadState();
+  Result<Release> RunningRelease(const ClusterVersion& cv);
   Status RetrievalPass();
   Status UpdatePass();
   void RunRetrievals(std::stop_token stop);

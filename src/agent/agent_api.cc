@@ -169,6 +169,13 @@ std::string StatusDocument(int code, std::string_view reason, std::string_view m
   return out;
 }
 
+server::Response ServerErrorResponse(int status, std::string_view message) {
+  const std::string_view reason = status == 413   ? "RequestEntityTooLarge"
+                                  : status == 431 ? "RequestHeaderFieldsTooLarge"
+                                                  : "BadRequest";
+  return Json(status, StatusDocument(status, reason, message));
+}
+
 server::Response HandleAgentApi(Agent& agent, const server::Request& request, const std::string& token) {
   const std::string& path = request.path;
   if (path == "/healthz") return server::Response::Text(200, "ok\n");

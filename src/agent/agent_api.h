@@ -25,4 +25,8 @@ server::Response HandleAgentApi(Agent& agent, const server::Request& request, co
 std::string StatusDocument(int code, std::string_view reason, std::string_view message, std::string_view kind = "",
                            std::string_view name = "", std::string_view field = "", std::string_view cause = "");
 
+// The answers the HTTP server gives itself (400, 413, 431) as Status documents
+// (server::HttpServer::SetErrorResponse).
+server::Response ServerErrorResponse(int status, std::string_view message);
+
 }  // namespace cincinnati::agent

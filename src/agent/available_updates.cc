@@ -32,76 +32,69 @@ void SortDescending(std::vector<Release>& releases, const std::map<std::string, 
   });
 }
 
-// The kept limits (KeptLimits), checked before anything is copied.
-Status CheckField(const Release& release, const KeptLimits& limits) {
-  auto check = [&](std::string_view field, std::string_view value) {
-    if (value.size() <= limits.max_field_bytes) return Status::OK();
-    return Status::TooLarge(fmt::format("its {} is {} bytes, more than the {} the agent keeps", field, value.size(),
-                                        limits.max_field_bytes));
-  };
-  CINCINNATI_RETURN_IF_ERROR(check("version", release.version));
-  CINCINNATI_RETURN_IF_ERROR(check("image", release.image));
-  CINCINNATI_RETURN_IF_ERROR(check("url", release.url));
-  for (const auto& c : release.channels) CINCINNATI_RETURN_IF_ERROR(check("channel", c));
-  return Status::OK();
-}
+// What the agent would keep of an answer, counted against KeptLimits before anything is
+// copied: the size of each field, the risks of an update, and the bytes of everything
+// kept (releases with their channels, risks with their rules), the current release
+// included since its URL and channels fill status.desired.
+class KeptBudget {
+ public:
+  explicit KeptBudget(const KeptLimits& limits) : limits_(limits) {}
 
-Status CheckKept(const std::vector<Release>& recommended, size_t conditional, const KeptLimits& limits) {
-  const size_t count = recommended.size() + conditional;
-  if (count > limits.max_updates) {
-    return Status::TooLarge(fmt::format("the answer offers {} updates, more than the {} the agent keeps", count,
-                                        limits.max_updates));
+  Status AddRelease(const Release& r, std::string_view what) {
+    const std::string who = fmt::format("{} {}", what, Abbreviate(r.version, 64));
+    CINCINNATI_RETURN_IF_ERROR(Field(who, "version", r.version));
+    CINCINNATI_RETURN_IF_ERROR(Field(who, "image", r.image));
+    CINCINNATI_RETURN_IF_ERROR(Field(who, "url", r.url));
+    size_t bytes = 64 + r.version.size() + r.image.size() + r.url.size();
+    for (const auto& c : r.channels) {
+      CINCINNATI_RETURN_IF_ERROR(Field(who, "channel", c));
+      bytes += c.size() + 4;
+    }
+    return Charge(bytes);
   }
-  for (const Release& r : recommended) {
-    if (Status s = CheckField(r, limits); !s.ok()) return s.WithContext("recommended update " + r.version.substr(0, 64));
-  }
-  size_t bytes = 0;
-  for (const Release& r : recommended) bytes += r.version.size() + r.image.size() + r.url.size();
-  if (bytes > limits.max_kept_bytes) {
-    return Status::TooLarge(fmt::format("more than {} bytes of updates, the most the agent keeps", limits.max_kept_bytes));
-  }
-  return Status::OK();
-}
 
-Status CheckRisks(const std::vector<Risk>& risks, const KeptLimits& limits) {
-  if (risks.size() > limits.max_risks_per_update) {
-    return Status::TooLarge(fmt::format("{} risks, more than the {} the agent keeps for one update", risks.size(),
-                                        limits.max_risks_per_update));
-  }
-  for (const Risk& r : risks) {
-    for (std::string_view field : {std::string_view(r.url), std::string_view(r.name), std::string_view(r.message)}) {
-      if (field.size() > limits.max_field_bytes) {
-        return Status::TooLarge(fmt::format("risk {} has a field of {} bytes, more than the {} the agent keeps",
-                                            r.name.substr(0, 64), field.size(), limits.max_field_bytes));
+  Status AddRisks(const std::vector<Risk>& risks, std::string_view what) {
+    if (risks.size() > limits_.max_risks_per_update) {
+      return Status::TooLarge(fmt::format("{}: {} risks, more than the {} the agent keeps for one update", what,
+                                          risks.size(), limits_.max_risks_per_update));
+    }
+    size_t bytes = 0;
+    for (const Risk& r : risks) {
+      for (std::string_view field : {std::string_view(r.url), std::string_view(r.name), std::string_view(r.message)}) {
+        if (field.size() > limits_.max_field_bytes) {
+          return Status::TooLarge(fmt::format("{}: risk {} has a field of {} bytes, more than the {} the agent keeps", what,
+                                              Abbreviate(r.name, 64), field.size(), limits_.max_field_bytes));
+        }
+      }
+      bytes += 64 + r.url.size() + r.name.size() + r.message.size();
+      for (const MatchingRule& rule : r.matching_rules) {
+        const size_t query = rule.promql ? rule.promql->size() : 0;
+        if (query > limits_.max_field_bytes) {
+          return Status::TooLarge(fmt::format("{}: risk {} has a PromQL query of {} bytes, more than the {} the agent keeps",
+                                              what, Abbreviate(r.name, 64), query, limits_.max_field_bytes));
+        }
+        bytes += 32 + rule.type.size() + query;
       }
     }
-    for (const MatchingRule& rule : r.matching_rules) {
-      if (rule.promql && rule.promql->size() > limits.max_field_bytes) {
-        return Status::TooLarge(fmt::format("risk {} has a PromQL query of {} bytes, more than the {} the agent keeps",
-                                            r.name.substr(0, 64), rule.promql->size(), limits.max_field_bytes));
-      }
-    }
+    return Charge(bytes);
   }
-  return Status::OK();
-}
 
-size_t KeptBytes(const std::vector<Release>& releases) {
-  size_t bytes = 0;
-  for (const Release& r : releases) {
-    bytes += 64 + r.version.size() + r.image.size() + r.url.size();
-    for (const auto& c : r.channels) bytes += c.size() + 4;
+ private:
+  Status Field(const std::string& who, std::string_view field, std::string_view value) {
+    if (value.size() <= limits_.max_field_bytes) return Status::OK();
+    return Status::TooLarge(fmt::format("{}: its {} is {} bytes, more than the {} the agent keeps", who, field,
+                                        value.size(), limits_.max_field_bytes));
   }
-  return bytes;
-}
+  Status Charge(size_t bytes) {
+    bytes_ += bytes;
+    if (bytes_ <= limits_.max_kept_bytes) return Status::OK();
+    return Status::TooLarge(fmt::format("more than {} bytes of updates and risks, the most the agent keeps",
+                                        limits_.max_kept_bytes));
+  }
 
-size_t RiskBytes(const std::vector<Risk>& risks) {
-  size_t bytes = 0;
-  for (const Risk& r : risks) {
-    bytes += 64 + r.url.size() + r.name.size() + r.message.size();
-    for (const MatchingRule& rule : r.matching_rules) bytes += 32 + rule.type.size() + (rule.promql ? rule.promql->size() : 0);
-  }
-  return bytes;
-}
+  const KeptLimits& limits_;
+  size_t bytes_ = 0;
+};
 
 UpdatesOrFailure Failure(std::string_view why, std::string message) {
   UpdatesOrFailure out;
@@ -155,7 +148,7 @@ Result<Release> ReleaseFromNode(const UpdateNode& node) {
     if (LooksLikeUrl(it->second)) {
       release.url = it->second;
     } else {
-      errors.push_back(fmt::format("invalid release URL: parse \"{}\": invalid URL", it->second));
+      errors.push_back(fmt::format("invalid release URL: parse \"{}\": invalid URL", Abbreviate(it->second, 256)));
     }
   } else {
     not_string("url", "URL");
@@ -165,7 +158,7 @@ Result<Release> ReleaseFromNode(const UpdateNode& node) {
     if (it->second == "multi") {
       release.multi_architecture = true;
     } else {
-      errors.push_back(fmt::format("unrecognized {} value \"{}\"", arch_key, it->second));
+      errors.push_back(fmt::format("unrecognized {} value \"{}\"", arch_key, Abbreviate(it->second, 256)));
     }
   } else {
     not_string(arch_key, arch_key);
@@ -177,13 +170,23 @@ Result<Release> ReleaseFromNode(const UpdateNode& node) {
       errors.push_back(channels_key + " is an empty string");
     } else {
       std::vector<std::string_view> parts = Split(list, ',');
+      // The CVO names every empty entry; a few are named here, each quoting the list
+      // shortened, so that a hostile list cannot make the message grow as its square.
+      size_t named = 0, empty = 0;
       for (size_t i = parts.size(); i-- > 0;) {
-        if (parts[i].empty()) errors.push_back(fmt::format("{} entry {} is an empty string: \"{}\"", channels_key, i, list));
+        if (!parts[i].empty()) continue;
+        ++empty;
+        if (named++ < 3) {
+          errors.push_back(fmt::format("{} entry {} is an empty string: \"{}\"", channels_key, i, Abbreviate(list, 256)));
+        }
       }
+      if (empty > named) errors.push_back(fmt::format("{} more empty entries", empty - named));
       for (std::string_view part : parts) {
         if (!part.empty()) release.channels.emplace_back(part);
       }
-      if (release.channels.empty()) errors.push_back(fmt::format("no non-empty channels in {} \"{}\"", channels_key, list));
+      if (release.channels.empty()) {
+        errors.push_back(fmt::format("no non-empty channels in {} \"{}\"", channels_key, Abbreviate(list, 256)));
+      }
       std::sort(release.channels.begin(), release.channels.end());
     }
   } else {
@@ -226,6 +229,10 @@ UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const Updates
   auto current_release = node_release(current, "current");
   if (!current_release.ok()) return Failure(reason::kResponseInvalid, current_release.status().message());
   out.updates.current = std::move(current_release).value();
+  KeptBudget budget(limits);
+  if (Status kept = budget.AddRelease(out.updates.current, "the current release"); !kept.ok()) {
+    return Failure(reason::kResponseInvalid, kept.message());
+  }
   std::map<std::string, Version> versions;  // display string -> version, for sorting
   versions[out.updates.current.version] = graph.nodes[current].version;
 
@@ -293,23 +300,22 @@ UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const Updates
   std::unordered_set<std::string> recommended_images;  // one entry per image
   std::erase_if(out.updates.recommended, [&](const Release& r) { return !recommended_images.insert(r.image).second; });
 
-  if (Status kept = CheckKept(out.updates.recommended, candidates.size(), limits); !kept.ok()) {
-    return Failure(reason::kResponseInvalid, fmt::format("updates from {}: {}", current_text, kept.message()));
+  const size_t count = out.updates.recommended.size() + candidates.size();
+  if (count > limits.max_updates) {
+    return Failure(reason::kResponseInvalid,
+                   fmt::format("updates from {}: the answer offers {} updates, more than the {} the agent keeps",
+                               current_text, count, limits.max_updates));
   }
-  size_t bytes = KeptBytes(out.updates.recommended);
+  for (const Release& r : out.updates.recommended) {
+    if (Status kept = budget.AddRelease(r, "recommended update"); !kept.ok()) {
+      return Failure(reason::kResponseInvalid, fmt::format("updates from {}: {}", current_text, kept.message()));
+    }
+  }
   for (const Candidate& c : candidates) {
-    const auto& risks = graph.conditional_edges[c.set].risks;
-    Status kept = CheckRisks(risks, limits);
-    if (kept.ok()) kept = CheckField(releases.at(c.node), limits);
-    bytes += KeptBytes({releases.at(c.node)}) + RiskBytes(risks);
-    if (kept.ok() && bytes > limits.max_kept_bytes) {
-      kept = Status::TooLarge(fmt::format("more than {} bytes of updates and risks, the most the agent keeps",
-                                          limits.max_kept_bytes));
-    }
-    if (!kept.ok()) {
-      return Failure(reason::kResponseInvalid, fmt::format("conditional update {}: {}", releases.at(c.node).version,
-                                                           kept.message()));
-    }
+    const Release& release = releases.at(c.node);
+    Status kept = budget.AddRelease(release, "conditional update");
+    if (kept.ok()) kept = budget.AddRisks(graph.conditional_edges[c.set].risks, "conditional update " + release.version);
+    if (!kept.ok()) return Failure(reason::kResponseInvalid, fmt::format("updates from {}: {}", current_text, kept.message()));
   }
 
   auto& conditional = out.updates.conditional;

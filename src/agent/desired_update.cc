@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/strings.h"
+
 namespace cincinnati::agent {
 namespace {
 
@@ -93,14 +95,18 @@ std::optional<Condition> UpgradeableCondition(const std::vector<ComponentUpgrade
     if (c.upgradeable.type == "Upgradeable" && c.upgradeable.status == "False") blocking.push_back(&c);
   }
   if (blocking.empty()) return std::nullopt;
+  // A component's message is its own to write: each is cut to 1 KiB, and at most 20
+  // are listed, so that the ClusterVersion stays small whatever components say.
   auto line = [](const ComponentUpgradeable& c) {
-    return fmt::format("Cluster operator {} should not be upgraded between minor versions: {}", c.name, c.upgradeable.message);
+    return fmt::format("Cluster operator {} should not be upgraded between minor versions: {}", c.name,
+                       Abbreviate(c.upgradeable.message, 1024));
   };
   if (blocking.size() == 1) {
-    return Condition{"Upgradeable", "False", blocking[0]->upgradeable.reason, line(*blocking[0]), now};
+    return Condition{"Upgradeable", "False", Abbreviate(blocking[0]->upgradeable.reason, 256), line(*blocking[0]), now};
   }
   std::string message = "Multiple cluster operators should not be upgraded between minor versions:";
-  for (const auto* c : blocking) message += "\n* " + line(*c);
+  for (size_t i = 0; i < blocking.size() && i < 20; ++i) message += "\n* " + line(*blocking[i]);
+  if (blocking.size() > 20) message += fmt::format("\n* and {} more", blocking.size() - 20);
   return Condition{"Upgradeable", "False", "ClusterOperatorsNotUpgradeable", message, now};
 }
 

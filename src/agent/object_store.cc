@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 
@@ -91,8 +92,16 @@ Result<std::string> FileObjectStore::SetAside(const std::string& kind, const std
   CINCINNATI_RETURN_IF_ERROR(CheckNames(kind, name));
   std::lock_guard lock(mu_);
   const fs::path path = dir_ / kind / (name + ".json");
-  fs::path aside = path;
-  aside += std::string(kSetAsideSuffix);
+  // A new name each time: an earlier unreadable file is never overwritten.
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+  fs::path aside;
+  std::error_code ec;
+  for (int n = 0;; ++n) {
+    aside = path;
+    aside += fmt::format("{}-{}{}", kSetAsideSuffix, seconds, n ? "-" + std::to_string(n) : "");
+    if (!fs::exists(aside, ec)) break;
+  }
   CINCINNATI_RETURN_IF_ERROR(fs_.Rename(path, aside));
   CINCINNATI_RETURN_IF_ERROR(fs_.SyncPath(dir_ / kind));
   return aside.string();

@@ -40,7 +40,8 @@ class ObjectStore {
   virtual Status Put(const std::string& kind, const std::string& name, const JsonValue& object) = 0;
   virtual Result<std::vector<std::string>> List(const std::string& kind) = 0;  // sorted names
   // Moves an unreadable document out of the way, keeping its bytes for a person to read
-  // (FileObjectStore: "<name>.json.unreadable"); returns where it went.
+  // (FileObjectStore: "<name>.json.unreadable-<unix seconds>", never over an earlier
+  // one); returns where it went.
   virtual Result<std::string> SetAside(const std::string& kind, const std::string& name) = 0;
   // Where a document lives, for messages and for salvaging what Get refuses.
   virtual std::string Location(const std::string& kind, const std::string& name) const = 0;

@@ -56,7 +56,7 @@ Result<PayloadIndex> ReadIndex(const fs::path& dir) {
   auto text = env::ReadFile(dir / kPayloadIndexFile, kMaxIndexBytes);
   if (!text.ok()) {
     if (text.status().code() == Status::Code::kNotFound) {
-      return Status::InvalidArgument("it has no record of what its download wrote (an older agent pulled it)");
+      return Status::NotFound("it has no record of what its download wrote (an older agent pulled it)");
     }
     return text.status();
   }
@@ -76,14 +76,14 @@ Result<PayloadIndex> ReadIndex(const fs::path& dir) {
   return index;
 }
 
-bool PayloadPath(const std::string& path, bool directory) {
+// Only manifests/ and release-manifests/ of a payload are unpacked.
+bool PayloadPath(const std::string& path, bool /*directory*/) {
   fs::path p = fs::path(path).lexically_normal();
   std::string top = p.begin() == p.end() ? "" : p.begin()->string();
   if (top == ".") {
     auto second = std::next(p.begin());
     top = second == p.end() ? "" : second->string();
   }
-  (void)directory;
   return top == "manifests" || top == "release-manifests";
 }
 
@@ -149,13 +149,13 @@ Result<std::string> DownloadPayload(registry::RegistryClient& client, const std:
   CINCINNATI_ASSIGN_OR_RETURN(std::string digest, PinnedDigest(pullspec));
   const fs::path target = fs::path(root) / PayloadDirectoryName(pullspec);
   std::error_code ec;
+  bool stale = false;  // a payload is there, but not what was downloaded: replaced once a new one is whole
   if (fs::is_directory(target, ec)) {
     Status whole = VerifyPayloadOnDisk(target.string());
     if (whole.ok()) return target.string();  // renamed into place and unchanged since
     spdlog::warn("the payload of {} at {} is not what was downloaded ({}): fetching it again", pullspec, target.string(),
                  whole.message());
-    fs::remove_all(target, ec);
-    if (ec) return env::ErrnoStatus("remove", target, ec.value());
+    stale = true;
   }
   fs::create_directories(root, ec);
   if (ec) return env::ErrnoStatus("create", root, ec.value());
@@ -201,8 +201,14 @@ Result<std::string> DownloadPayload(registry::RegistryClient& client, const std:
   // Read back: what is on disk is what was written, before it is ever used.
   Status whole = VerifyPayloadOnDisk(partial.string());
   if (!whole.ok()) return fail(whole.WithContext("the payload read back from disk differs from what was written"));
+  const fs::path replaced = fs::path(root) / fmt::format("{}{}-{}", kPartialPrefix, "stale", PayloadDirectoryName(pullspec));
+  if (stale) {
+    fs::remove_all(replaced, ec);
+    if (Status moved = files.Rename(target, replaced); !moved.ok()) return fail(moved);
+  }
   Status renamed = files.Rename(partial, target);
   if (!renamed.ok()) return fail(renamed);
+  if (stale) fs::remove_all(replaced, ec);
   CINCINNATI_RETURN_IF_ERROR(files.SyncPath(root));
   return target.string();
 }

@@ -14,7 +14,9 @@
 // Before a payload directory is used (reused by a download, or loaded to be applied),
 // VerifyPayloadOnDisk checks it against its record again: a file truncated, changed,
 // missing or added since (a disk that lost writes, an older agent's download that kept
-// a cut file, a person's edit) makes it an error, and the download fetches it again.
+// a cut file, a person's edit) makes it an error, and the download fetches it again,
+// replacing the old directory only once the new one is whole (a download that fails
+// leaves it as it was).
 //
 // Layout: `manifests/`, `release-manifests/`, `release-manifests/release-metadata`
 // (`kind` cincinnati-metadata-v0, a SemVer `version`) and
@@ -51,8 +53,8 @@ Result<std::string> DownloadPayload(registry::RegistryClient& client, const std:
                                     env::FileSystem& fs = env::DefaultFileSystem());
 
 // Whether the payload at `dir` is what its download wrote (sizes and SHA-256 of every
-// file, no file missing or added). InvalidArgument naming the first difference; a
-// payload without a record (pulled by an older agent) is one.
+// file, no file missing or added): InvalidArgument naming the first difference,
+// NotFound for a payload without a record (pulled by an older agent).
 Status VerifyPayloadOnDisk(const std::string& dir);
 inline constexpr char kPayloadIndexFile[] = ".payload-index.json";
 

@@ -6,16 +6,18 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <stop_token>
 #include <thread>
 
 #include "agent/signature_store.h"
 #include "core/strings.h"
+#include "env/file_system.h"
 #include "registry/signature.h"
 
 namespace cincinnati::agent {
 namespace {
+
+constexpr size_t kMaxKeyringBytes = size_t{1} << 20;  // an armored keyring is a few KiB
 
 namespace fs = std::filesystem;
 constexpr size_t kVerifiedCacheSize = 64;
@@ -170,14 +172,14 @@ Result<VerificationConfig> VerificationFromFiles(const std::string& keys_dir, st
   VerificationConfig config;
   std::error_code ec;
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(keys_dir, ec)) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
+  for (fs::directory_iterator it(keys_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_error;
+    if (it->is_regular_file(type_error)) files.push_back(it->path());
   }
   if (ec) return Status::IoError(fmt::format("--verification.keys {}: {}", keys_dir, ec.message()));
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::string blob((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, env::ReadFile(file, kMaxKeyringBytes));
     auto keyring = registry::Keyring::Open(file.filename().string(), {blob});
     if (!keyring.ok()) return keyring.status().WithContext(file.string());
     config.keyrings.push_back(std::move(keyring).value());

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 
+#include "env/file_system.h"
 #include "http/client.h"
 #include "registry/signature.h"
 
@@ -50,16 +50,15 @@ class FileSignatureStore : public SignatureStoreReader {
       if (ec) return {SignatureFetch::Kind::kError, "", fmt::format("{}: {}", path.string(), ec.message())};
       return {SignatureFetch::Kind::kNone, "", ""};
     }
-    const auto size = fs::file_size(path, ec);
-    if (ec) return {SignatureFetch::Kind::kError, "", fmt::format("{}: {}", path.string(), ec.message())};
-    if (size > kMaxSignatureBytes) {
-      return {SignatureFetch::Kind::kError, "",
-              fmt::format("{}: {} bytes, more than a signature may have ({})", path.string(), size, kMaxSignatureBytes)};
+    auto body = env::ReadFile(path, kMaxSignatureBytes);
+    if (!body.ok()) {
+      if (body.status().code() == Status::Code::kTooLarge) {
+        return {SignatureFetch::Kind::kError, "",
+                fmt::format("{}: more than a signature may have ({} bytes)", path.string(), kMaxSignatureBytes)};
+      }
+      return {SignatureFetch::Kind::kError, "", body.status().message()};
     }
-    std::ifstream in(path, std::ios::binary);
-    std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) return {SignatureFetch::Kind::kError, "", path.string() + ": cannot be read"};
-    return {SignatureFetch::Kind::kFound, std::move(body), ""};
+    return {SignatureFetch::Kind::kFound, std::move(body).value(), ""};
   }
 
  private:

@@ -2,15 +2,16 @@
 
 namespace cincinnati::agent {
 
-bool StorageHealth::Record(const Status& write) {
+bool StorageHealth::Record(StorageArea area, const Status& write) {
+  const size_t i = area == StorageArea::kState ? 0 : 1;
   if (write.ok()) {
-    full_ = false;
-    return failing_.exchange(false);
+    full_[i] = false;
+    return failing_[i].exchange(false);
   }
   const bool no_space = write.code() == Status::Code::kNoSpace;
   (no_space ? no_space_ : io_).fetch_add(1);
-  full_ = no_space;
-  return !failing_.exchange(true);
+  full_[i] = no_space;
+  return !failing_[i].exchange(true);
 }
 
 }  // namespace cincinnati::agent

@@ -114,20 +114,22 @@ Result<UpdateNode> ReadNode(element e, const std::string& where) {
   return node;
 }
 
-Result<std::pair<size_t, size_t>> ReadEdge(element e, size_t node_count, const std::string& where) {
+// `index` names the edge in errors (edges[index]); the name is only formatted then:
+// an answer may hold millions of edges.
+Result<std::pair<size_t, size_t>> ReadEdge(element e, size_t node_count, size_t index) {
   array pair;
   if (e.get_array().get(pair) || pair.size() != 2) {
-    return Bad(fmt::format("{} must be an array of two node indices", where));
+    return Bad(fmt::format("edges[{}] must be an array of two node indices", index));
   }
   size_t ends[2];
   size_t i = 0;
   for (element end : pair) {
-    int64_t index;
-    if (end.get_int64().get(index)) return Bad(fmt::format("{}[{}] must be an integer", where, i));
-    if (index < 0 || static_cast<uint64_t>(index) >= node_count) {
-      return Bad(fmt::format("{}[{}]: node index {} is out of range ({} nodes)", where, i, index, node_count));
+    int64_t value;
+    if (end.get_int64().get(value)) return Bad(fmt::format("edges[{}][{}] must be an integer", index, i));
+    if (value < 0 || static_cast<uint64_t>(value) >= node_count) {
+      return Bad(fmt::format("edges[{}][{}]: node index {} is out of range ({} nodes)", index, i, value, node_count));
     }
-    ends[i++] = static_cast<size_t>(index);
+    ends[i++] = static_cast<size_t>(value);
   }
   return std::pair{ends[0], ends[1]};
 }
@@ -215,7 +217,7 @@ Result<UpdateGraph> ParseUpdateGraph(std::string_view json, const AnswerLimits& 
     CINCINNATI_RETURN_IF_ERROR(CheckCount(edges->size(), limits.max_edges, "edges"));
     graph.edges.reserve(edges->size());
     for (element e : *edges) {
-      CINCINNATI_ASSIGN_OR_RETURN(auto edge, ReadEdge(e, graph.nodes.size(), fmt::format("edges[{}]", graph.edges.size())));
+      CINCINNATI_ASSIGN_OR_RETURN(auto edge, ReadEdge(e, graph.nodes.size(), graph.edges.size()));
       graph.edges.push_back(edge);
     }
   }

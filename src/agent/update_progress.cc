@@ -38,7 +38,8 @@ JsonValue ToJson(const UpdateProgress& p) {
       {"failedReason", s(p.failed_reason)},
       {"failedMessage", s(p.failed_message)},
       {"retryAt", JsonValue::Integer(p.retry_at)},
-      {"handedOverPid", JsonValue::Integer(p.handed_over_pid)},
+      {"handOverId", s(p.hand_over_id)},
+      {"handOverAttempts", JsonValue::Integer(p.hand_over_attempts)},
   });
 }
 
@@ -86,7 +87,8 @@ Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json) {
   CINCINNATI_RETURN_IF_ERROR(text("failedReason", p.failed_reason));
   CINCINNATI_RETURN_IF_ERROR(text("failedMessage", p.failed_message));
   CINCINNATI_RETURN_IF_ERROR(integer("retryAt", p.retry_at));
-  CINCINNATI_RETURN_IF_ERROR(integer("handedOverPid", p.handed_over_pid));
+  CINCINNATI_RETURN_IF_ERROR(text("handOverId", p.hand_over_id));
+  CINCINNATI_RETURN_IF_ERROR(integer("handOverAttempts", p.hand_over_attempts));
   if (p.next_group < 0) return Status::InvalidArgument("update progress: nextGroup must not be negative");
   return p;
 }

@@ -34,7 +34,10 @@ struct UpdateProgress {
   std::string started;         // RFC 3339: when the update started
   std::string failed_reason, failed_message;  // kFailed
   int64_t retry_at = 0;        // kFailed: Unix seconds after which the target is tried again
-  int64_t handed_over_pid = 0; // the process that handed over (kHandingOver)
+  // kHandingOver: the id given to the new agent (it alone continues from here; any other
+  // process hands over again), and how many hand-overs this group has started.
+  std::string hand_over_id;
+  int64_t hand_over_attempts = 0;
 };
 
 JsonValue ToJson(const UpdateProgress& progress);

@@ -41,10 +41,13 @@ GraphAnswer HttpGraphFetcher::Fetch(const std::string& url) {
   options.ca_path = ca_path_;
   options.max_redirects = 10;  // Go's default
   options.stop = stop_;
+  options.max_body_bytes = max_bytes_;
+  options.max_body_name = "the agent's answer limit (--upstream.max_answer_bytes)";
   http::Result result = http::Request(url, options);
   GraphAnswer answer;
   if (!result.error.empty()) {
     answer.error = result.error;
+    answer.too_large = result.error_kind == http::ErrorKind::kBodyTooLarge;
     return answer;
   }
   answer.status = result.status;
@@ -120,6 +123,8 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
     return fail(request.failure, client_error);
   }
   GraphAnswer answer = fetcher_.Fetch(request.url);
+  // An answer longer than the agent reads is the answer's fault, like one it cannot read.
+  if (answer.too_large) return fail({std::string(reason::kResponseInvalid), answer.error}, true);
   if (answer.status == 0) return fail({std::string(reason::kRemoteFailed), answer.error}, true);
   if (answer.status != 200) {
     return fail({std::string(reason::kResponseFailed), "unexpected HTTP status: " + answer.status_line}, true);

@@ -62,28 +62,34 @@ struct GraphAnswer {
   std::string status_line;  // e.g. "500 Internal Server Error"
   std::string error;
   std::string body;
+  bool too_large = false;   // the answer was longer than the fetcher reads (an error too)
 };
 class GraphFetcher {
  public:
   virtual ~GraphFetcher() = default;
   virtual GraphAnswer Fetch(const std::string& url) = 0;
 };
-// Over HTTP(S) with the http client (redirects followed, CA directory, a timeout, the
-// 64 MiB body cap). The CVO waits up to an hour for an answer; a slow or hostile
-// service then holds the agent's polls for that long, so the default here is 5 minutes.
+// Over HTTP(S) with the http client (redirects followed, CA directory, a timeout, a
+// body cap). The CVO waits up to an hour for an answer; a slow or hostile service then
+// holds the agent's polls for that long, so the default here is 5 minutes. The body is
+// capped at 16 MiB by default (a channel's answer is well under 1 MiB, the whole
+// OpenShift graph about 10 MiB): reading an answer takes up to about 13 bytes of
+// memory per byte of it (ParseUpdateGraph), so the cap bounds the agent's memory too.
 // Once `stop` is requested a fetch in flight ends within about a second.
 inline constexpr std::chrono::milliseconds kDefaultFetchTimeout = std::chrono::minutes(5);
+inline constexpr size_t kDefaultMaxAnswerBytes = size_t{16} << 20;
 class HttpGraphFetcher : public GraphFetcher {
  public:
   explicit HttpGraphFetcher(std::string ca_path = {}, std::chrono::milliseconds timeout = kDefaultFetchTimeout,
-                            std::stop_token stop = {})
-      : ca_path_(std::move(ca_path)), timeout_(timeout), stop_(std::move(stop)) {}
+                            std::stop_token stop = {}, size_t max_bytes = kDefaultMaxAnswerBytes)
+      : ca_path_(std::move(ca_path)), timeout_(timeout), stop_(std::move(stop)), max_bytes_(max_bytes) {}
   GraphAnswer Fetch(const std::string& url) override;
 
  private:
   std::string ca_path_;
   std::chrono::milliseconds timeout_;
   std::stop_token stop_;
+  size_t max_bytes_;
 };
 
 struct RetrieverSettings {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <random>
 
 #include <filesystem>
 
@@ -26,6 +27,20 @@ constexpr char kProgressName[] = "update";
 void AddRisk(std::string& risks, const std::string& risk) {
   if (!risks.empty()) risks += "\n";
   risks += risk;
+}
+
+constexpr size_t kMaxHistory = 100;
+
+// A hand-over this group may start before the agent gives up handing over and goes on
+// itself (a successor that never takes over, say a wrapper that drops the id).
+constexpr int64_t kMaxHandOverAttempts = 3;
+
+// 128 random bits, in hex: names one hand-over.
+std::string NewHandOverId() {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += fmt::format("{:08x}", rd());
+  return out;
 }
 
 int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
@@ -59,7 +74,7 @@ Status UpdateRunner::Load() {
 
 Status UpdateRunner::Save() {
   Status s = store_.Put(kProgressKind, kProgressName, ToJson(progress_));
-  if (storage_ && storage_->Record(s)) {
+  if (storage_ && storage_->Record(StorageArea::kState, s)) {
     if (s.ok()) {
       spdlog::info("the update's progress is saved again");
     } else {
@@ -132,10 +147,13 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   }
   if (progress_.phase == UpdatePhase::kFailed) {
     if (UnixSeconds(clock_()) < progress_.retry_at) return result;
+    // A retry starts over: what the failed attempt found or let through is not kept.
     progress_.phase = UpdatePhase::kVerifying;
     progress_.failed_reason.clear();
     progress_.failed_message.clear();
     progress_.retry_at = 0;
+    progress_.verified = false;
+    progress_.accepted_risks.clear();
     if (!Commit(cv, result)) return result;
   }
   if (progress_.phase == UpdatePhase::kCompleted) {
@@ -151,11 +169,28 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   if (progress_.phase == UpdatePhase::kDownloading && !Download(cv, result)) return result;
   if (progress_.phase == UpdatePhase::kLoading && !LoadPayload(cv, result)) return result;
   if (progress_.phase == UpdatePhase::kHandingOver) {
-    if (progress_.handed_over_pid == static_cast<int64_t>(::getpid())) return result;  // the hand-over is under way
-    // The new agent: the old one applied its own manifests before handing over.
+    if (handing_over_) return result;  // this process started the hand-over: it is on its way out
+    const bool successor = !options_.hand_over || (!progress_.hand_over_id.empty() &&
+                                                   progress_.hand_over_id == options_.hand_over_id);
+    if (!successor && progress_.hand_over_attempts < kMaxHandOverAttempts) {
+      // Not the agent this hand-over started: the old one died before its successor ran
+      // (kill -9), or this is a restart in place (a container's PID 1 again). The
+      // agent's own manifests are applied already: hand over again.
+      spdlog::warn("the state says a hand-over to a new agent was under way; handing over again");
+      if (!PayloadStillWhole(cv, result)) return result;
+      auto loaded = Payload(progress_.payload_dir);
+      if (loaded.ok() && progress_.next_group < static_cast<int64_t>((*loaded)->plan.size())) {
+        HandOver(cv, **loaded, (*loaded)->plan[static_cast<size_t>(progress_.next_group)], result);
+        return result;
+      }
+    }
+    // The new agent (or, after repeated hand-overs that never reached one, this one):
+    // the old one applied its own manifests before handing over.
     ++progress_.next_group;
     progress_.group_started = Now();
     progress_.phase = UpdatePhase::kApplying;
+    progress_.hand_over_id.clear();
+    progress_.hand_over_attempts = 0;
     if (!Commit(cv, result)) return result;
   }
   EnsureStarted(cv);
@@ -188,29 +223,36 @@ void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std
 }
 
 Result<VerificationConfig> UpdateRunner::VerificationSource(ClusterVersion& cv, UpdateStepResult& result) {
+  // The running release's own payload says whom to trust: pulled once, kept, and checked
+  // against the record of its download before each use.
   const std::string& running_image = cv.status.desired.image;
-  if (!progress_.running_payload_dir.empty()) {
-    // Kept since an earlier pull: still what was downloaded? Else it is pulled again.
-    if (Status whole = VerifyPayloadOnDisk(progress_.running_payload_dir); !whole.ok()) {
-      spdlog::warn("the running release's payload at {} is not what was downloaded ({}): pulling it again",
-                   progress_.running_payload_dir, whole.message());
-      std::error_code ec;
-      fs::remove_all(progress_.running_payload_dir, ec);
-      progress_.running_payload_dir.clear();
-      if (!Commit(cv, result)) return Status::IoError("the update's progress cannot be saved");
-    }
-  }
+  const bool pull = !running_image.empty() && options_.pull_running_payload;
   std::string pull_error;
-  if (progress_.running_payload_dir.empty() && !running_image.empty() && options_.pull_running_payload) {
-    // The running release's own payload says whom to trust: pulled once, kept.
-    auto dir = Pull(running_image);
+  Status whole = progress_.running_payload_dir.empty() ? Status::NotFound("not pulled yet")
+                                                       : VerifyPayloadOnDisk(progress_.running_payload_dir);
+  if (!whole.ok() && pull) {
+    auto dir = Pull(running_image);  // replaces a payload that is not whole only once the new one is
     if (dir.ok()) {
       progress_.running_payload_dir = *dir;
       if (!Commit(cv, result)) return Status::IoError("the update's progress cannot be saved");
+      whole = Status::OK();
     } else if (dir.status().code() == Status::Code::kNoSpace) {
       return dir.status().WithContext("the running release's payload");
     } else {
       pull_error = dir.status().message();
+    }
+  }
+  if (!whole.ok() && !progress_.running_payload_dir.empty()) {
+    if (whole.code() == Status::Code::kNotFound) {
+      // An older agent's download, without a record, and no fresh copy to be had (the
+      // registry may have dropped the running release): used as it is.
+      spdlog::warn("the running release's payload at {} cannot be checked ({}), nor pulled again ({}): used as it is",
+                   progress_.running_payload_dir, whole.message(), pull_error);
+    } else {
+      spdlog::warn("the running release's payload at {} is not what was downloaded ({}) and cannot be pulled again ({})",
+                   progress_.running_payload_dir, whole.message(), pull_error);
+      progress_.running_payload_dir.clear();
+      if (!Commit(cv, result)) return Status::IoError("the update's progress cannot be saved");
     }
   }
   if (!progress_.running_payload_dir.empty()) {
@@ -296,8 +338,15 @@ Result<std::string> UpdateRunner::Pull(const std::string& image) {
                                   {.ca_path = options_.registry_ca_dir, .stop = stop_});
   Result<std::string> dir = DownloadPayload(client, image, options_.payload_root, stop_,
                                             options_.files ? *options_.files : env::DefaultFileSystem());
-  if (storage_ && dir.status().code() == Status::Code::kNoSpace && storage_->Record(dir.status())) {
-    spdlog::error("cannot download {}: {}", image, dir.status().message());
+  // A download that fails for the network says nothing of the disk; one that fails for
+  // the disk, or succeeds, does.
+  const bool disk = dir.ok() || dir.status().code() == Status::Code::kNoSpace;
+  if (storage_ && disk && storage_->Record(StorageArea::kPayloads, dir.status())) {
+    if (dir.ok()) {
+      spdlog::info("payloads are written again");
+    } else {
+      spdlog::error("cannot download {}: {}", image, dir.status().message());
+    }
   }
   return dir;
 }
@@ -324,11 +373,9 @@ bool UpdateRunner::PayloadStillWhole(ClusterVersion& cv, UpdateStepResult& resul
   Status whole = VerifyPayloadOnDisk(progress_.payload_dir);
   if (whole.ok()) return true;
   // Changed on disk since it was downloaded: never applied, and not the release's fault.
-  spdlog::warn("the payload of {} at {} is not what was downloaded ({}): fetching it again", progress_.image,
+  // The download fetches it again (and replaces this one once the new one is whole).
+  spdlog::warn("the payload of {} at {} is not what was downloaded ({}): downloading it again", progress_.image,
                progress_.payload_dir, whole.message());
-  std::error_code ec;
-  fs::remove_all(progress_.payload_dir, ec);
-  progress_.payload_dir.clear();
   progress_.phase = UpdatePhase::kDownloading;
   if (Commit(cv, result)) result.busy = true;  // download again at the next step
   return false;
@@ -376,6 +423,9 @@ void UpdateRunner::EnsureStarted(ClusterVersion& cv) {
   if (history.empty() || history.front().image != progress_.image) {
     history.insert(history.begin(), UpdateHistoryEntry{"Partial", progress_.started, "", progress_.version,
                                                        progress_.image, progress_.verified, progress_.accepted_risks});
+    // The CVO keeps 100 entries too (it ranks which to drop); here the newest 99 and
+    // the initial one stay.
+    if (history.size() > kMaxHistory) history.erase(history.begin() + (kMaxHistory - 1), history.end() - 1);
   }
 }
 
@@ -424,13 +474,7 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
                         std::all_of(group.components.begin(), group.components.end(),
                                     [](const auto& c) { return c.first == kSelfComponent; });
       if (self && options_.hand_over) {
-        progress_.phase = UpdatePhase::kHandingOver;
-        progress_.handed_over_pid = ::getpid();
-        if (!Commit(cv, result)) return false;  // no hand-over the new agent could not resume
-        result.hand_over_to = HandOverBinary(**loaded, group);
-        cv.SetCondition({"Progressing", "True", "",
-                         fmt::format("Working towards {}: handing over to the new release's agent", progress_.version),
-                         Now()});
+        HandOver(cv, **loaded, group, result);
         return false;
       }
       ++progress_.next_group;
@@ -462,6 +506,19 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
     result.busy = true;
     return false;
   }
+  return true;
+}
+
+bool UpdateRunner::HandOver(ClusterVersion& cv, const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result) {
+  progress_.phase = UpdatePhase::kHandingOver;
+  progress_.hand_over_id = NewHandOverId();
+  ++progress_.hand_over_attempts;
+  if (!Commit(cv, result)) return false;  // no hand-over the new agent could not resume
+  handing_over_ = true;
+  result.hand_over_to = HandOverBinary(loaded, group);
+  result.hand_over_id = progress_.hand_over_id;
+  cv.SetCondition({"Progressing", "True", "",
+                   fmt::format("Working towards {}: handing over to the new release's agent", progress_.version), Now()});
   return true;
 }
 

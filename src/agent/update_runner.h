@@ -74,6 +74,9 @@ struct UpdateOptions {
   // Whether the embedding re-executes the agent after its own manifests (the agent
   // process does; tests that run the agent in-process do not).
   bool hand_over = false;
+  // The hand-over id this process was started with ("": none): it is the new agent of
+  // that hand-over (update_progress.h).
+  std::string hand_over_id;
   env::FileSystem* files = nullptr;  // payload downloads; nullptr: the default
 };
 
@@ -81,8 +84,9 @@ struct UpdateStepResult {
   bool updating = false;  // an update is under way (keep stepping)
   bool busy = false;      // step again soon (waiting on components)
   // The agent's own manifests are applied: hand over to this binary ("": the same
-  // one), which continues from the persisted progress.
+  // one), started with `hand_over_id`, which continues from the persisted progress.
   std::optional<std::string> hand_over_to;
+  std::string hand_over_id;
 };
 
 class UpdateRunner {
@@ -127,6 +131,7 @@ class UpdateRunner {
   Result<const Loaded*> Payload(const std::string& dir);
   bool ApplyGroups(ClusterVersion& cv, UpdateStepResult& result);
   std::string HandOverBinary(const Loaded& loaded, const ApplyGroup& group) const;
+  bool HandOver(ClusterVersion& cv, const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result);
   bool Complete(ClusterVersion& cv, UpdateStepResult& result);
   void EnsureStarted(ClusterVersion& cv);
   Result<VerificationConfig> VerificationSource(ClusterVersion& cv, UpdateStepResult& result);
@@ -142,6 +147,7 @@ class UpdateRunner {
   UpdateProgress progress_;
   UpdateProgress saved_;  // what the store holds
   std::unique_ptr<Loaded> loaded_;
+  bool handing_over_ = false;  // this process has started a hand-over (it exits soon)
   std::unique_ptr<ReleaseVerifier> verifier_;
   std::string verifier_source_;  // what verifier_ was built from
   mutable std::mutex snapshot_mu_;

@@ -8,8 +8,8 @@
 #include "agent/json_value.h"
 #include "commands.h"
 #include "core/strings.h"
-#include "graph-data/file_reader.h"
 #include "http/client.h"
+#include "kube/api_access.h"
 
 namespace cincinnati::cli {
 namespace {
@@ -26,8 +26,12 @@ struct AdmArgs {
 std::vector<std::string> Headers(const AdmArgs& a) {
   std::vector<std::string> headers = {"Accept: application/json"};
   if (!a.token_file.empty()) {
-    auto token = graphdata::ReadFileToString(a.token_file);
-    if (token.ok()) headers.push_back("Authorization: Bearer " + std::string(TrimWhitespace(*token)));
+    auto token = kube::ReadTokenFile(a.token_file, "--token-file");
+    if (token.ok()) {
+      headers.push_back("Authorization: Bearer " + *token);
+    } else {
+      std::cerr << "warning: " << token.status().message() << " (asking without a token)\n";
+    }
   }
   return headers;
 }

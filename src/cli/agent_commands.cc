@@ -7,6 +7,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -37,6 +39,7 @@ struct AgentArgs {
   double poll_seconds = 0;
   double risk_cache_seconds = 3600;
   double fetch_timeout_seconds = 300;
+  size_t max_answer_bytes = agent::kDefaultMaxAnswerBytes;
   std::string address = "127.0.0.1", token_file, ports_file;
   uint16_t port = 9099;
   int verbosity = 0;
@@ -63,13 +66,36 @@ std::vector<std::string> HandOverArguments(uint16_t port) {
   return args;
 }
 
+// The hand-over's id travels to the new agent in its environment (update_progress.h).
+constexpr char kHandOverIdVariable[] = "CINCINNATI_AGENT_HAND_OVER_ID";
+
+// This process's environment with the hand-over id set.
+std::vector<std::string> HandOverEnvironment(const std::string& id) {
+  std::vector<std::string> env;
+  const std::string prefix = std::string(kHandOverIdVariable) + "=";
+  for (char** e = environ; *e; ++e) {
+    if (std::string_view(*e).rfind(prefix, 0) != 0) env.emplace_back(*e);
+  }
+  env.push_back(prefix + id);
+  return env;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
 // Starts `binary` with `args` in its own session; the caller exits after. The new
 // process gets stdin, stdout and stderr and nothing else: no listener, no lock, no
-// state file of this one.
-Status SpawnAgent(const std::string& binary, const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+// state file of this one. When it cannot be started, this process becomes the new
+// agent itself (exec in place), so that a hand-over never leaves no agent running.
+Status HandOverTo(const std::string& binary, std::vector<std::string> args, const std::string& id) {
+  std::vector<std::string> env = HandOverEnvironment(id);
+  std::vector<char*> argv = Pointers(args), envp = Pointers(env);
+  // /proc/self/exe runs this very binary, even when its file was replaced or removed.
+  const std::string path = binary.empty() ? "/proc/self/exe" : binary;
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
@@ -77,12 +103,17 @@ Status SpawnAgent(const std::string& binary, const std::vector<std::string>& arg
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addclosefrom_np(&files, 3);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, binary.c_str(), &files, &attr, argv.data(), environ);
+  int rc = posix_spawn(&pid, path.c_str(), &files, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Status::IoError(fmt::format("handing over to {}: {}", binary, std::strerror(rc)));
-  spdlog::info("handed over to {} (pid {})", binary, pid);
-  return Status::OK();
+  if (rc == 0) {
+    spdlog::info("handed over to {} (pid {})", binary.empty() ? "this binary" : binary, pid);
+    return Status::OK();
+  }
+  spdlog::error("handing over: cannot start {} ({}); this process becomes the new agent", path, std::strerror(rc));
+  ::execve("/proc/self/exe", argv.data(), envp.data());
+  return Status::IoError(fmt::format("handing over to {}: {}; and exec of this binary: {}", path, std::strerror(rc),
+                                     std::strerror(errno)));
 }
 
 Status RunAgent(const AgentArgs& a) {
@@ -114,6 +145,10 @@ Status RunAgent(const AgentArgs& a) {
   options.risk_cache.min_for_condition = std::chrono::milliseconds(static_cast<int64_t>(a.risk_cache_seconds * 1000));
   options.poll_interval = std::chrono::milliseconds(static_cast<int64_t>(a.poll_seconds * 1000));
   options.fetch_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.fetch_timeout_seconds * 1000));
+  if (a.max_answer_bytes < 1024 || a.max_answer_bytes > (size_t{1} << 30)) {
+    return Status::InvalidArgument("--upstream.max_answer_bytes must be between 1024 and 1073741824");
+  }
+  options.max_answer_bytes = a.max_answer_bytes;
   options.update.payload_root = (std::filesystem::path(a.state_dir) / "updatepayloads").string();
   options.update.verification_keys_dir = a.verification_keys;
   options.update.verification_stores = a.verification_stores;
@@ -138,12 +173,17 @@ Status RunAgent(const AgentArgs& a) {
     // Checked now, so that a typo is not found at the first update.
     CINCINNATI_RETURN_IF_ERROR(agent::VerificationFromFiles(a.verification_keys, a.verification_stores).status());
   }
+  // The new agent of a hand-over was started with its id (and passes it on to nobody).
+  if (const char* id = std::getenv(kHandOverIdVariable)) {
+    options.update.hand_over_id = id;
+    ::unsetenv(kHandOverIdVariable);
+  }
   std::mutex hand_over_mu;
-  std::optional<std::string> hand_over_to;
-  options.on_hand_over = [&](const std::string& binary) {
+  std::optional<std::pair<std::string, std::string>> hand_over_to;  // binary, id
+  options.on_hand_over = [&](const std::string& binary, const std::string& id) {
     {
       std::lock_guard lock(hand_over_mu);
-      hand_over_to = binary;
+      hand_over_to.emplace(binary, id);
     }
     ::kill(::getpid(), SIGTERM);  // ends WaitForSignal below: shut down, then hand over
   };
@@ -154,10 +194,7 @@ Status RunAgent(const AgentArgs& a) {
   limits.max_body_bytes = size_t{1} << 20;
   limits.threads = 2;
   server::HttpServer http(limits);
-  http.SetErrorResponse([](int status, std::string_view message) {
-    const std::string_view reason = status == 413 ? "RequestEntityTooLarge" : status == 431 ? "RequestHeaderFieldsTooLarge" : "BadRequest";
-    return server::Response::Text(status, agent::StatusDocument(status, reason, message) + "\n", "application/json");
-  });
+  http.SetErrorResponse(agent::ServerErrorResponse);
   http.CatchSignals();
   CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, a.port, [&](const server::Request& r) {
                                 return agent::HandleAgentApi(*agent, r, token);
@@ -179,13 +216,7 @@ Status RunAgent(const AgentArgs& a) {
     // The port is free again (the server shut down and closed it) and the state
     // directory is unlocked: the new agent binds and locks them.
     (*lock)->Release();
-    std::string binary = *hand_over_to;
-    if (binary.empty()) {
-      std::error_code ec;
-      binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-      if (ec) return Status::IoError("handing over: cannot find this executable: " + ec.message());
-    }
-    CINCINNATI_RETURN_IF_ERROR(SpawnAgent(binary, HandOverArguments(port)));
+    CINCINNATI_RETURN_IF_ERROR(HandOverTo(hand_over_to->first, HandOverArguments(port), hand_over_to->second));
   }
   return Status::OK();
 }
@@ -298,6 +329,10 @@ void RegisterAgentCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("--upstream.timeout", a->fetch_timeout_seconds,
                   "Seconds one graph request may take (the CVO waits an hour; a slow service then holds polls that long)")
       ->type_name("SECONDS")
+      ->capture_default_str();
+  cmd->add_option("--upstream.max_answer_bytes", a->max_answer_bytes,
+                  "Largest graph answer read; reading one takes up to 13 bytes of memory per byte of it")
+      ->type_name("BYTES")
       ->capture_default_str();
   cmd->add_option("--arch", a->arch, "Architecture sent to the update service (default: this machine's)")->type_name("ARCH");
   cmd->add_option("--prometheus.url", a->prometheus_url, "Prometheus (or Thanos) URL for PromQL risks")->type_name("URL");

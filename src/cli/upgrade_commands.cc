@@ -57,10 +57,7 @@ Status RunOperator(const OperatorArgs& a) {
   server::ServerLimits limits;
   limits.threads = 2;
   server::HttpServer http(limits);
-  http.SetErrorResponse([](int status, std::string_view message) {
-    const std::string_view reason = status == 413 ? "RequestEntityTooLarge" : status == 431 ? "RequestHeaderFieldsTooLarge" : "BadRequest";
-    return server::Response::Text(status, agent::StatusDocument(status, reason, message) + "\n", "application/json");
-  });
+  http.SetErrorResponse(agent::ServerErrorResponse);
   http.CatchSignals();
   CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, static_cast<uint16_t>(a.port), [&](const server::Request& r) {
                                 return upgrade::HandleOperatorApi(*op, r, token);

@@ -12,7 +12,9 @@
 //   directory, FIFO, socket or device is an error naming what it is, never read, and a
 //   file over the limit is TooLarge naming both sizes, read no further than the limit.
 // - WriteFileDurably: a crash at any moment leaves the old or the new content, never a
-//   mix; when it returns OK the new content survives a crash.
+//   mix; when it returns OK the new content survives a crash. An error from its last
+//   step (the directory's fsync) means the new content is in place but may not survive
+//   a crash: callers treat the write as failed, and redoing it is harmless.
 //
 // Thread-safety: DefaultFileSystem() is shared and thread-safe; a WritableFile is used
 // by one thread at a time. Nothing throws.

@@ -71,7 +71,8 @@ const std::string& CaBundle(const std::string& dir) {
       continue;
     }
     std::string ext = e->path().extension().string();
-    if (e->is_regular_file() && (ext == ".pem" || ext == ".crt")) append(e->path());
+    std::error_code type_error;  // a symlink loop or a file gone meanwhile is skipped
+    if (e->is_regular_file(type_error) && (ext == ".pem" || ext == ".crt")) append(e->path());
   }
   return it->second;
 }

@@ -68,7 +68,8 @@ using SourceRead = UpgradeOperator::SourceRead;
 // a regular file, a symlink loop, over the size limit, invalid) leaves its cluster's
 // config as it is, and is never taken for a deletion. `file_clusters` remembers which
 // cluster each file named when it last read, so an unreadable file keeps the cluster it
-// is for even when that comes from its labels. Never throws.
+// is for even when that comes from its labels; one never read whole since the operator
+// started stops every deletion until it reads. Never throws.
 SourceRead ReadLocalSource(const std::string& dir, std::map<std::string, std::string>& file_clusters) {
   SourceRead out;
   std::error_code ec;
@@ -94,6 +95,8 @@ SourceRead ReadLocalSource(const std::string& dir, std::map<std::string, std::st
       if (auto known = file_clusters.find(file.string()); known != file_clusters.end()) {
         out.unreadable.push_back(known->second);
         seen[file.string()] = known->second;
+      } else {
+        out.keep_unlisted = true;
       }
       continue;
     }
@@ -226,7 +229,7 @@ void UpgradeOperator::SyncSource() {
     auto wanted = read.specs.find(name);
     auto current = configs_.find(name);
     if (wanted == read.specs.end()) {
-      if (current == configs_.end()) continue;
+      if (current == configs_.end() || read.keep_unlisted) continue;
       if (Upgrading(current->second)) {
         state->note = "its UpgradeConfig was removed, but the upgrade is in progress: it is kept until it ends";
         continue;

@@ -67,6 +67,9 @@ class UpgradeOperator {
   struct SourceRead {
     std::map<std::string, UpgradeConfigSpec> specs;  // cluster -> spec
     std::vector<std::string> unreadable;             // clusters left as they are ("*": all)
+    // A file could not be read and nobody knows which cluster it is for (its labels
+    // name it, and it has not been read since the operator started): nothing is deleted.
+    bool keep_unlisted = false;
   };
 
   static Result<std::unique_ptr<UpgradeOperator>> Open(OperatorOptions options);

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "env/file_system.h"
+
 namespace cincinnati::registry {
 namespace {
 
@@ -101,10 +103,11 @@ Result<std::unique_ptr<Keyring>> Keyring::Open(std::string name, const std::vect
 Result<std::unique_ptr<Keyring>> Keyring::FromDirectory(std::string name, const std::string& dir) {
   std::vector<std::string> blobs;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    blobs.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_error;
+    if (!it->is_regular_file(type_error)) continue;
+    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, env::ReadFile(it->path(), size_t{1} << 20));  // a keyring is KiBs
+    blobs.push_back(std::move(blob));
   }
   if (ec) return Status::IoError(fmt::format("public keys {}: {}", dir, ec.message()));
   return Open(std::move(name), blobs);

@@ -164,12 +164,16 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
     fs::path target = fs::path(dest) / path;
     std::string name = target.filename().string();
     if (name.rfind(".wh.", 0) == 0) {
+      const std::string whited = name.substr(4);
+      if (whited.empty() || whited == "." || whited == "..") {  // would remove the directory itself, or its parent
+        return Status::InvalidArgument(fmt::format("layer entry '{}' is a whiteout of no file", raw));
+      }
       if (name != ".wh..wh..opq") {  // opaque whiteouts are ignored, as upstream
         std::error_code ec;
-        fs::remove_all(target.parent_path() / name.substr(4), ec);
+        fs::remove_all(target.parent_path() / whited, ec);
         if (options.on_remove) {
           const size_t slash = path.rfind('/');
-          options.on_remove((slash == std::string::npos ? "" : path.substr(0, slash + 1)) + name.substr(4));
+          options.on_remove((slash == std::string::npos ? "" : path.substr(0, slash + 1)) + whited);
         }
       }
       return true;

@@ -1,0 +1,46 @@
+// Reading the agent's answers in tests: JSON that does not parse reads as null, and a
+// missing step of a path reads as null, so that an answer from an agent that is not up
+// yet fails an assertion instead of crashing the test.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "agent/json_value.h"
+
+namespace cincinnati::testing {
+
+inline agent::JsonValue Json(const std::string& text) {
+  auto v = agent::ParseJson(text, size_t{64} << 20);
+  return v.ok() ? *v : agent::JsonValue();
+}
+
+// The value at `path`, or null.
+inline const agent::JsonValue& At(const agent::JsonValue& v, std::initializer_list<std::string_view> path) {
+  static const agent::JsonValue kNull;
+  const agent::JsonValue* at = &v;
+  for (std::string_view key : path) {
+    at = at->Find(key);
+    if (!at) return kNull;
+  }
+  return *at;
+}
+
+// The ClusterVersion's condition of `type`, or nullptr.
+inline const agent::JsonValue* ConditionOf(const agent::JsonValue& cv, std::string_view type) {
+  const agent::JsonValue& list = At(cv, {"status", "conditions"});
+  if (!list.is_array()) return nullptr;
+  for (const auto& c : list.items()) {
+    if (c.Find("type") && c.Find("type")->text() == type) return &c;
+  }
+  return nullptr;
+}
+
+// A field of that condition ("" when absent).
+inline std::string ConditionText(const agent::JsonValue& cv, std::string_view type, const char* field) {
+  const agent::JsonValue* c = ConditionOf(cv, type);
+  return c && c->Find(field) ? c->Find(field)->text() : "";
+}
+
+}  // namespace cincinnati::testing
