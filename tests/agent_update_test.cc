@@ -496,7 +496,7 @@ TEST_F(UpdateTest, AHandOverCutShortIsDoneAgain) {
   WriteFile(progress_file, WriteJson(progress, 2));
 
   agent = StartAgent({}, port);
-  const int64_t restarted = AgentPid(api);
+  const int64_t restarted = agent->pid();
   int64_t successor = 0;
   ASSERT_TRUE(WaitFor([&] {
     successor = AgentPid(api);

@@ -55,6 +55,7 @@ class ChildProcess {
   }
   std::string log() const { return ReadFile(log_); }
   const TempDir& dir() const { return dir_; }
+  pid_t pid() const { return pid_; }  // -1 once it has exited
 
   // SIGKILL, as a crash or an OOM kill would end it.
   void Kill() {
@@ -121,6 +122,7 @@ class ServiceProcess {
     return "http://127.0.0.1:" + std::to_string(port(listener)) + path;
   }
   std::string log() const { return process_.log(); }
+  pid_t pid() const { return process_.pid(); }
   int Stop() { return process_.Stop(); }
   void Kill() { process_.Kill(); }
 
