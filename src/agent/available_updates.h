@@ -87,8 +87,9 @@ struct UpdatesQuery {
 // `channel` only words the VersionNotFound message.
 // What the agent keeps of one answer, and so what the ClusterVersion's status holds.
 // The defaults leave room for any real channel (tens of updates, a few risks each, risk
-// messages of a few hundred bytes) while a stored ClusterVersion stays well under the
-// 1.5 MiB that the Kubernetes API (etcd) takes.
+// messages of a few hundred bytes). What is kept is counted as text; the Recommended
+// conditions quote risks again and JSON escapes some bytes, so the stored status can be
+// a few times larger: the agent caps the whole ClusterVersion apart (8 MiB, agent.cc).
 struct KeptLimits {
   size_t max_updates = 1'000;           // recommended and conditional targets together
   size_t max_risks_per_update = 100;

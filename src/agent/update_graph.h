@@ -17,9 +17,10 @@
 // an answer with more nodes, edges, conditional edges, risks or rules than the limits
 // is refused as a whole, naming the limit, before any of that part is kept. Of each
 // node's metadata only the keys the CVO interprets are kept (url, the architecture and
-// the channels); the rest is read and dropped. So the graph held in memory is at most
-// about 4x the answer's bytes for the limits' worst mix (small records), and the
-// parser's DOM about 3x more while it runs.
+// the channels); the rest is read and dropped. Reading takes up to about 13 bytes of
+// memory per byte of the densest answers (simdjson's DOM reserves its structural index
+// and tape for the whole document: 833 MiB for 64 MiB of edges, bench/RESULTS.md),
+// the graph kept included; the agent's fetcher reads at most 16 MiB by default.
 //
 // Plain values; ParseUpdateGraph is a pure, thread-safe function that never throws.
 #pragma once

@@ -323,6 +323,7 @@ bool UpdateRunner::Download(ClusterVersion& cv, UpdateStepResult& result) {
     return false;
   }
   progress_.payload_dir = *dir;
+  whole_dir_ = *dir;  // read back and checked by the download
   progress_.phase = UpdatePhase::kLoading;
   return Commit(cv, result);
 }
@@ -369,9 +370,12 @@ Result<const UpdateRunner::Loaded*> UpdateRunner::Payload(const std::string& dir
 }
 
 bool UpdateRunner::PayloadStillWhole(ClusterVersion& cv, UpdateStepResult& result) {
-  if (loaded_ && loaded_->dir == progress_.payload_dir) return true;  // checked when it was loaded
+  if (!whole_dir_.empty() && progress_.payload_dir == whole_dir_) return true;  // downloaded or checked here
   Status whole = VerifyPayloadOnDisk(progress_.payload_dir);
-  if (whole.ok()) return true;
+  if (whole.ok()) {
+    whole_dir_ = progress_.payload_dir;
+    return true;
+  }
   // Changed on disk since it was downloaded: never applied, and not the release's fault.
   // The download fetches it again (and replaces this one once the new one is whole).
   spdlog::warn("the payload of {} at {} is not what was downloaded ({}): downloading it again", progress_.image,

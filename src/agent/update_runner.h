@@ -148,6 +148,7 @@ class UpdateRunner {
   UpdateProgress saved_;  // what the store holds
   std::unique_ptr<Loaded> loaded_;
   bool handing_over_ = false;  // this process has started a hand-over (it exits soon)
+  std::string whole_dir_;      // the payload directory this process downloaded or checked
   std::unique_ptr<ReleaseVerifier> verifier_;
   std::string verifier_source_;  // what verifier_ was built from
   mutable std::mutex snapshot_mu_;
