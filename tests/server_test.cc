@@ -147,6 +147,16 @@ TEST_F(HttpServerTest, IdleConnectionsAreClosed) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
 
+// An answer that takes longer to compute than the write timeout is still sent: the
+// timeout starts once it is ready (it used to start with the request, so a view drawn
+// for over a minute on a slow machine was cut off).
+TEST_F(HttpServerTest, ASlowAnswerIsSentWhateverTheWriteTimeout) {
+  Start({.write_timeout = std::chrono::milliseconds(50)});
+  auto slow = http::Get(Url("/slow"), {.timeout = std::chrono::seconds(10)});
+  EXPECT_EQ(slow.status, 200) << slow.error;
+  EXPECT_EQ(slow.body, "slow");
+}
+
 TEST_F(HttpServerTest, ShutdownFinishesInFlightRequests) {
   Start();
   auto slow = std::async(std::launch::async, [this] { return http::Get(Url("/slow")); });

@@ -103,10 +103,6 @@ struct HttpServer::Impl {
 
 namespace {
 
-// How long a response may take to leave once it is ready (a client that stopped
-// reading is dropped after this).
-constexpr std::chrono::seconds kWriteTimeout(60);
-
 class Session : public std::enable_shared_from_this<Session> {
  public:
   using Clock = std::chrono::steady_clock;
@@ -168,7 +164,9 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (ec) return Fail(400, "bad request");
     busy_ = true;
-    deadline_ = Clock::now() + kWriteTimeout;
+    // The handler's own time is its own (an answer computed for a minute is still sent);
+    // the write timeout starts when the answer is ready (Write).
+    deadline_ = Clock::time_point::max();
     ++requests_;
     const auto& msg = parser_->get();
     Request& req = request_;
@@ -208,6 +206,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // the rest asynchronously when it does not.
   void Write(Response res) {
     if (closed_) return;
+    deadline_ = Clock::now() + server_.limits.write_timeout;
     const bool keep_alive = keep_alive_ && !server_.stopping;
     const bool has_body = !head_request_ && res.status != 304 && res.status != 204;
     if (res.file && has_body && res.status == 200) {

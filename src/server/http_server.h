@@ -26,6 +26,9 @@ struct ServerLimits {
   size_t max_body_bytes = 8 * 1024;
   std::chrono::milliseconds first_request_timeout{5000};  // reference: client_timeout
   std::chrono::milliseconds keep_alive_timeout{10000};    // 0 disables keep-alive
+  // How long an answer may take to leave once it is ready (a client that stopped
+  // reading is dropped); the handler's own time does not count.
+  std::chrono::milliseconds write_timeout{60000};
   size_t max_connections = 16384;
   int backlog = 1024;
   size_t threads = 0;  // 0: one per core
