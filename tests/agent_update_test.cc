@@ -696,5 +696,43 @@ TEST_F(UpdateTest, KillNineAtAnyStepResumesWithoutRepeatingARollout) {
   }
 }
 
+// The agent as a container's first process (a PID namespace of its own): handing over
+// by starting a new process and exiting would end the container, so it becomes the
+// new agent in place, and the update goes on.
+TEST_F(UpdateTest, AsProcessOneTheAgentHandsOverInPlace) {
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  TempDir ports;
+  testing::ChildProcess agent(std::vector<std::string>{
+      "/usr/bin/unshare", "--pid", "--fork", "--mount-proc", "--kill-child", CINCINNATI_BINARY, "agent", "--state-dir",
+      (state_ / "agent").string(), "--release-image", installed_, "--upstream", "http://127.0.0.1:1/graph", "--channel",
+      "stable-4.1", "--verification.keys", key_.keys(), "--verification.stores", "file://" + store_.path().string(),
+      "--poll-interval", "600", "--port", "0", "--testing.ports_file", (ports / "ports").string()});
+  ASSERT_TRUE(WaitFor([&] { return !testing::ReadFile(ports / "ports").empty() || !agent.running(); })) << agent.log();
+  if (!agent.running()) GTEST_SKIP() << "no PID namespace here (unshare needs CAP_SYS_ADMIN): " << agent.log();
+  struct KillOnExit {  // an assertion that ends the test early leaves no agent behind
+    std::string dir;
+    ~KillOnExit() { KillAgentsOn(dir); }
+  } kill_on_exit{(state_ / "agent").string()};
+  const std::string text = testing::ReadFile(ports / "ports");
+  const std::string api = "http://127.0.0.1:" + text.substr(5, text.find('\n') - 5);
+  ASSERT_TRUE(WaitFor([&] { return Get(api + "/readyz").status == 200; })) << agent.log();
+  EXPECT_EQ(AgentPid(api), 1);
+  ASSERT_EQ(Send("PATCH", api + kCv, R"({"spec":{"desiredUpdate":{"image":")" + target + R"(","version":"4.1.1"}}})").status,
+            200);
+  ASSERT_TRUE(WaitFor([&] {
+    const JsonValue object = Json(Get(api + kOperators + "ingress").body);
+    return At(object, {"metadata", "annotations", "agent.cincinnati.openshift.io/desired-version"}).text() == "4.1.1";
+  }, 30s)) << agent.log();
+  EXPECT_NE(agent.log().find("in place (this is process 1)"), std::string::npos) << agent.log();
+  EXPECT_TRUE(agent.running()) << "the container lives on";
+  EXPECT_EQ(AgentPid(api), 1);
+  // Stopped as a container runtime stops it: SIGTERM to its first process.
+  for (pid_t pid : ProcessesWithArgument((state_ / "agent").string())) {
+    if (pid != agent.pid()) ::kill(pid, SIGTERM);
+  }
+  EXPECT_TRUE(WaitFor([&] { return !agent.running(); })) << agent.log();
+}
+
 }  // namespace
 }  // namespace cincinnati::agent

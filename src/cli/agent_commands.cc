@@ -96,6 +96,13 @@ Status HandOverTo(const std::string& binary, std::vector<std::string> args, cons
   std::vector<char*> argv = Pointers(args), envp = Pointers(env);
   // /proc/self/exe runs this very binary, even when its file was replaced or removed.
   const std::string path = binary.empty() ? "/proc/self/exe" : binary;
+  if (::getpid() == 1) {
+    // A container's first process: its exit would end the container, the new agent
+    // with it. It becomes the new agent instead.
+    spdlog::info("handing over to {} in place (this is process 1)", binary.empty() ? "this binary" : binary);
+    ::execve(path.c_str(), argv.data(), envp.data());
+    spdlog::error("handing over: cannot run {} in place ({})", path, std::strerror(errno));
+  }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
