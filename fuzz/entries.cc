@@ -45,9 +45,9 @@
 
 // Allocation counters, defined by the libFuzzer targets (target.cc) and absent from the
 // regression test: the live bytes, the peak since the last reset, and the reset.
-extern "C" size_t cincinnati_fuzz_allocated_bytes() __attribute__((weak));
-extern "C" size_t cincinnati_fuzz_peak_bytes() __attribute__((weak));
-extern "C" size_t cincinnati_fuzz_reset_peak() __attribute__((weak));
+extern "C" long long cincinnati_fuzz_allocated_bytes() __attribute__((weak));
+extern "C" long long cincinnati_fuzz_peak_bytes() __attribute__((weak));
+extern "C" long long cincinnati_fuzz_reset_peak() __attribute__((weak));
 
 namespace cincinnati::fuzz {
 namespace {
@@ -245,7 +245,7 @@ int AgentAnswer(const uint8_t* data, size_t size) {
    private:
     std::string body_;
   };
-  const size_t before = cincinnati_fuzz_allocated_bytes ? cincinnati_fuzz_reset_peak() : 0;
+  const long long before = cincinnati_fuzz_allocated_bytes ? cincinnati_fuzz_reset_peak() : 0;
   Fetcher fetcher{std::string(Text(data, size))};
   int evaluations = 0;
   auto match = [&](const std::vector<agent::MatchingRule>& rules) -> Result<bool> {
@@ -286,8 +286,8 @@ int AgentAnswer(const uint8_t* data, size_t size) {
   FUZZ_CHECK(back.ok(), "the persisted state reads back");
   FUZZ_CHECK(back->status.available_updates == cv.status.available_updates, "the updates read back unchanged");
   if (cincinnati_fuzz_allocated_bytes) {
-    const size_t peak = cincinnati_fuzz_peak_bytes() - before;
-    FUZZ_CHECK(peak <= 16 * size + (size_t{64} << 20), "memory bounded by 16 x the answer + 64 MiB");
+    const long long peak = cincinnati_fuzz_peak_bytes() - before;
+    FUZZ_CHECK(peak <= static_cast<long long>(16 * size + (size_t{64} << 20)), "memory bounded by 16 x the answer + 64 MiB");
   }
   return 0;
 }

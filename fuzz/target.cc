@@ -1,37 +1,34 @@
 // One libFuzzer target: CINCINNATI_FUZZ_ENTRY names the entry (see entries.h).
-#include <malloc.h>
+#include <sanitizer/allocator_interface.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "entries.h"
 
-// Counted allocations, for the entries that state a memory bound (entries.cc): every
-// operator new goes through here (libstdc++'s array, nothrow and sized forms call these).
+// Counted allocations, for the entries that state a memory bound (entries.cc). The
+// sanitizer's allocator reports every malloc and free, of every form of operator new
+// too (replacing operator new instead would clash with ASan's own nothrow form).
 namespace {
-std::atomic<size_t> live_bytes{0}, peak_bytes{0};
-}
+// Signed: memory allocated before the hooks were installed may be freed after.
+std::atomic<long long> live_bytes{0}, peak_bytes{0};
 
-void* operator new(size_t n) {
-  void* p = std::malloc(n ? n : 1);
-  if (!p) throw std::bad_alloc();
-  const size_t now = live_bytes.fetch_add(malloc_usable_size(p)) + malloc_usable_size(p);
-  for (size_t peak = peak_bytes.load(); now > peak && !peak_bytes.compare_exchange_weak(peak, now);) {
+void CountMalloc(const volatile void*, size_t size) {
+  const long long now = live_bytes.fetch_add(static_cast<long long>(size)) + static_cast<long long>(size);
+  for (long long peak = peak_bytes.load(); now > peak && !peak_bytes.compare_exchange_weak(peak, now);) {
   }
-  return p;
 }
 
-void operator delete(void* p) noexcept {
-  if (!p) return;
-  live_bytes.fetch_sub(malloc_usable_size(p));
-  std::free(p);
+void CountFree(const volatile void* p) {
+  if (p) live_bytes.fetch_sub(static_cast<long long>(__sanitizer_get_allocated_size(const_cast<const void*>(p))));
 }
 
-extern "C" size_t cincinnati_fuzz_allocated_bytes() { return live_bytes.load(); }
-extern "C" size_t cincinnati_fuzz_peak_bytes() { return peak_bytes.load(); }
-extern "C" size_t cincinnati_fuzz_reset_peak() {
+[[maybe_unused]] const int hooks_installed = __sanitizer_install_malloc_and_free_hooks(CountMalloc, CountFree);
+}  // namespace
+
+extern "C" long long cincinnati_fuzz_allocated_bytes() { return live_bytes.load(); }
+extern "C" long long cincinnati_fuzz_peak_bytes() { return peak_bytes.load(); }
+extern "C" long long cincinnati_fuzz_reset_peak() {
   peak_bytes = live_bytes.load();
   return peak_bytes.load();
 }

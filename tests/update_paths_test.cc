@@ -156,7 +156,9 @@ TEST(UpdatePathsTest, TiesGoToNewerIntermediateReleases) {
     auto shared = std::make_shared<const Graph>(*view);
     for (const Node& a : view->nodes()) {
       auto dist = Distances(usable, a.version);
-      for (const auto& [to, hops] : dist) {
+      for (const auto& entry : dist) {
+        const auto& to = entry.first;  // named, not bound: clang 14 cannot capture bindings
+        const auto hops = entry.second;
         if (hops < 2) continue;
         // Every shortest path, by depth-first search along the distance layers.
         std::vector<std::vector<std::string>> all;

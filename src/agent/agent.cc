@@ -21,7 +21,6 @@ namespace {
 
 constexpr char kKind[] = "clusterversions";
 constexpr char kName[] = "version";
-constexpr char kComponents[] = "clusteroperators";  // = kComponentKind
 constexpr char kLoopStateAnnotation[] = "agent.cincinnati.openshift.io/loop-state";
 
 std::string MachineArch() {
