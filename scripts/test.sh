@@ -6,6 +6,10 @@
 #   scripts/test.sh                 everything (what CI runs)
 #   scripts/test.sh -R Hotfix       only the matching tests, plain build, no hardening
 #   CINCINNATI_QUICK=1 scripts/test.sh   the plain suite only
+#   scripts/test.sh --stress N [ctest arguments]
+#                                   the suite N times, plain and under ASan + UBSan, with
+#                                   two CPU-burning processes alongside; lists every test
+#                                   that failed at least once (CINCINNATI_QUICK=1: plain only)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
@@ -20,6 +24,10 @@ fi
 export CINCINNATI_SHARED_FIXTURES="$(cd "$fixtures" && pwd)"
 "$root/scripts/deps.sh" --test
 "$root/scripts/build.sh"
+if [ "${1:-}" = --stress ]; then
+  shift
+  exec "$root/scripts/stress.sh" "$@"
+fi
 (cd "$build" && ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)" "$@")
 if [ $# -eq 0 ] && [ "${CINCINNATI_QUICK:-0}" != 1 ]; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer suite" >&2

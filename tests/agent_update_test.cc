@@ -353,6 +353,22 @@ TEST_F(UpdateTest, ADegradedOrSlowComponentIsNamedInFailing) {
   ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorDegraded"; }, 10s))
       << WriteJson(Cv(*agent), 2);
   EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "message"), "Cluster operator ingress is degraded");
+  // While the component stays degraded, Failing holds still through passes of both loops
+  // (a channel change wakes the retrieval loop, which once rewrote every condition).
+  auto passes = [&](const char* loop) {
+    return testing::MetricValue(Get(agent->url("/metrics")).body, std::string("cincinnati_agent_passes_total{loop=\"") + loop + "\"}");
+  };
+  const double retrievals = passes("retrieval"), updates = passes("update");
+  ASSERT_EQ(Send("PATCH", agent->url(kCv), R"({"spec":{"channel":"fast-4.1"}})").status, 200);
+  int reads = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    const JsonValue cv = Cv(*agent);
+    ++reads;
+    EXPECT_EQ(ConditionText(cv, "Failing", "reason"), "ClusterOperatorDegraded") << WriteJson(cv, 2);
+    EXPECT_EQ(ConditionText(cv, "Failing", "message"), "Cluster operator ingress is degraded");
+    return passes("retrieval") >= retrievals + 1 && passes("update") >= updates + 3;
+  }, 20s)) << passes("retrieval") << " retrieval and " << passes("update") << " update passes\n" << agent->log();
+  EXPECT_GE(reads, 1);
   Report(*agent, "ingress", "4.1.0", "False");  // no longer degraded, but never done
   ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorNotAvailable"; }, 10s))
       << WriteJson(Cv(*agent), 2);

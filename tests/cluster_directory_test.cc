@@ -11,6 +11,7 @@
 #include "lookup_server.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
+#include "env/clock.h"
 #include "directory/cluster_database.h"
 #include "policy/hotfix_filter.h"
 #include "policy/phased_rollout.h"
@@ -248,6 +249,8 @@ TEST(RemoteClusterDirectoryTest, CachesFailsFastAndRecovers) {
   o.negative_ttl = std::chrono::seconds(60);
   o.failure_backoff = std::chrono::milliseconds(400);
   o.max_entries = 2;
+  env::ManualClock clock;
+  o.clock = &clock;
   RemoteClusterDirectory directory(o);
 
   EXPECT_FALSE(directory.Quick(kAcme));  // nothing cached yet: must be looked up
@@ -271,14 +274,20 @@ TEST(RemoteClusterDirectoryTest, CachesFailsFastAndRecovers) {
   auto backing_off = directory.Quick("11111111-2222-3333-4444-555555555555");
   ASSERT_TRUE(backing_off);
   EXPECT_EQ(backing_off->kind, Kind::kFailed);
-  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  before = server.requests();
+  EXPECT_EQ(directory.Lookup("22222222-2222-3333-4444-555555555555").kind, Kind::kFailed);
+  EXPECT_EQ(server.requests(), before);  // not asked during the back-off
+  clock.Advance(std::chrono::milliseconds(399));
+  EXPECT_TRUE(directory.Quick("11111111-2222-3333-4444-555555555555"));
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_FALSE(directory.Quick("11111111-2222-3333-4444-555555555555"));  // asked again
 
-  // Slow: the lookup gives up after the timeout.
+  // Slow: the lookup gives up after the timeout (the server would answer 404 in 1.5 s).
   server.set_mode(testing::LookupServer::Mode::kSlow);
-  auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(directory.Lookup("aaaaaaaa-2222-3333-4444-555555555555").kind, Kind::kFailed);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1200));
-  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  DirectoryAnswer slow = directory.Lookup("aaaaaaaa-2222-3333-4444-555555555555");
+  EXPECT_EQ(slow.kind, Kind::kFailed);
+  EXPECT_NE(slow.error.find("timed out"), std::string::npos) << slow.error;
+  clock.Advance(o.failure_backoff);
   // Errors.
   server.set_mode(testing::LookupServer::Mode::kError);
   DirectoryAnswer error = directory.Lookup("bbbbbbbb-2222-3333-4444-555555555555");
@@ -286,11 +295,13 @@ TEST(RemoteClusterDirectoryTest, CachesFailsFastAndRecovers) {
   EXPECT_NE(error.error.find("HTTP 500"), std::string::npos) << error.error;
   // Gone: cached answers still come from the cache.
   server.Stop();
-  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  clock.Advance(o.failure_backoff);
   EXPECT_EQ(directory.Lookup("cccccccc-2222-3333-4444-555555555555").kind, Kind::kFailed);
   EXPECT_EQ(directory.Quick(kAcme)->kind, Kind::kFound);
-  // The cache stays within its bound.
+  // The cache stays within its bound; entries expire with their TTL.
   EXPECT_LE(directory.cached(), 2u);
+  clock.Advance(o.ttl);
+  EXPECT_FALSE(directory.Quick(kAcme));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <thread>
 
+#include "env/clock.h"
 #include "env/file_system.h"
 #include "full_disk.h"
 #include "kube/api_access.h"
@@ -70,6 +71,19 @@ TEST(FileSystemTest, ReadFileReadsOnlyRegularFilesUpToTheLimit) {
   fs::create_symlink("loop.yaml", dir / "loop.yaml");
   auto loop = env::ReadFile(dir / "loop.yaml", 10);
   EXPECT_NE(loop.status().message().find("symbolic link loop"), std::string::npos) << loop.status().message();
+}
+
+TEST(ClockTest, AManualClockMovesOnlyWhenAdvancedAndBothReadingsTogether) {
+  env::ManualClock clock;
+  const auto steady = clock.Steady();
+  const auto now = clock.Now();
+  EXPECT_GT(steady, env::Clock::SteadyTime{});  // past a default time_point, as a real one is
+  EXPECT_EQ(clock.Steady(), steady);
+  clock.Advance(std::chrono::milliseconds(1500));
+  EXPECT_EQ(clock.Steady() - steady, std::chrono::milliseconds(1500));
+  EXPECT_EQ(clock.Now() - now, std::chrono::milliseconds(1500));
+  clock.Advance(-std::chrono::hours(1));  // never back
+  EXPECT_EQ(clock.Now() - now, std::chrono::milliseconds(1500));
 }
 
 TEST(FileLockTest, ASecondHolderIsRefusedAndToldWho) {

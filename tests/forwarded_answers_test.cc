@@ -1,13 +1,16 @@
 // The policy engine's upstream state machine (a pure transition table) and its cache
-// of forwarded answers, driven through its fetch function on a real thread pool.
+// of forwarded answers, driven through its fetch function on a real one-thread pool and
+// a manual clock: TTLs, staleness and the fetch budget are stepped past, never waited for.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <condition_variable>
-#include <thread>
+#include <future>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "env/clock.h"
 #include "server/forwarded_answers.h"
 #include "server/upstream_state.h"
 
@@ -83,6 +86,7 @@ class Upstream {
 class ForwardedAnswersTest : public ::testing::Test {
  protected:
   void Make(ForwardedAnswersOptions options) {
+    options.clock = &clock_;
     answers_ = std::make_unique<ForwardedAnswers>(
         options, [this](const ForwardedQuery& q, bool& failed) { return upstream_.Fetch(q, failed); }, pool_, stale_,
         throttled_);
@@ -105,6 +109,13 @@ class ForwardedAnswersTest : public ::testing::Test {
     EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return out.has_value(); }));
     return out.value_or(ForwardedAnswer{});
   }
+  // Returns once every fetch started so far has finished: the pool has one thread, so a
+  // task posted now runs after them.
+  void Settle() {
+    std::promise<void> done;
+    boost::asio::post(pool_, [&] { done.set_value(); });
+    ASSERT_EQ(done.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  }
   static std::string Body(const ForwardedAnswer& a) { return a.view ? *a.view->body() : "error:" + a.error->kind; }
   double CountOf(const std::string& name) {
     std::string text = registry_.Render();
@@ -112,8 +123,9 @@ class ForwardedAnswersTest : public ::testing::Test {
     return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
   }
 
+  env::ManualClock clock_;
   Upstream upstream_;
-  boost::asio::thread_pool pool_{4};
+  boost::asio::thread_pool pool_{1};
   Registry registry_{""};
   Counter& stale_ = registry_.AddCounter("stale", "").Get();
   Counter& throttled_ = registry_.AddCounter("throttled", "").Get();
@@ -130,56 +142,66 @@ TEST_F(ForwardedAnswersTest, FreshAnswersComeFromMemoryAndIdenticalQueriesShareO
       answered++;
     });
   }
+  EXPECT_EQ(answered, 0);  // all wait for the one fetch
   upstream_.Hold(false);
-  for (int i = 0; i < 200 && answered < 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  Settle();
   EXPECT_EQ(answered, 10);
   EXPECT_EQ(Body(Get("channel=a")), "answer to channel=a");
   EXPECT_EQ(upstream_.calls, 1);
+}
+
+TEST_F(ForwardedAnswersTest, AnAnswerIsRefreshedExactlyWhenItsTtlEnds) {
+  Make({.ttl = std::chrono::seconds(60)});
+  EXPECT_EQ(Body(Get("q")), "answer to q");
+  clock_.Advance(std::chrono::seconds(60) - std::chrono::milliseconds(1));
+  EXPECT_EQ(Body(Get("q")), "answer to q");
+  Settle();
+  EXPECT_EQ(upstream_.calls, 1);
+  clock_.Advance(std::chrono::milliseconds(1));
+  upstream_.body_prefix = "new answer to ";
+  EXPECT_EQ(Body(Get("q")), "answer to q");  // at once, while the refresh runs
+  Settle();
+  EXPECT_EQ(upstream_.calls, 2);
+  EXPECT_EQ(Body(Get("q")), "new answer to q");
+  EXPECT_EQ(CountOf("stale"), 0);
 }
 
 TEST_F(ForwardedAnswersTest, AFailedRefreshKeepsTheLastGoodAnswerUntilMaxStale) {
   Make({.ttl = std::chrono::milliseconds(50), .max_stale = std::chrono::milliseconds(600)});
   EXPECT_EQ(Body(Get("q")), "answer to q");
   upstream_.fail = true;
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  clock_.Advance(std::chrono::milliseconds(80));
   // Past the TTL: served at once while the refresh runs, then as a stale answer.
   EXPECT_EQ(Body(Get("q")), "answer to q");
-  for (int i = 0; i < 100 && CountOf("stale") < 1; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_EQ(Body(Get("q")), "answer to q");
-  }
-  EXPECT_GE(CountOf("stale"), 1);
-  // Past max_stale the failure is served.
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
-  Get("q");  // starts a refresh, which fails
-  std::string body;
-  for (int i = 0; i < 100 && body != "error:failed_upstream_fetch"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    body = Body(Get("q"));
-  }
-  EXPECT_EQ(body, "error:failed_upstream_fetch");
+  Settle();
+  EXPECT_EQ(upstream_.calls, 2);
+  EXPECT_EQ(CountOf("stale"), 0);
+  EXPECT_EQ(Body(Get("q")), "answer to q");
+  EXPECT_EQ(CountOf("stale"), 1);
+  // Up to max_stale after the last good answer it is still served...
+  clock_.Advance(std::chrono::milliseconds(520));
+  EXPECT_EQ(Body(Get("q")), "answer to q");
+  Settle();
+  EXPECT_EQ(upstream_.calls, 3);
+  // ...past it, the failure is.
+  clock_.Advance(std::chrono::milliseconds(60));
+  EXPECT_EQ(Body(Get("q")), "error:failed_upstream_fetch");
+  EXPECT_EQ(upstream_.calls, 4);
   // And a good answer again once the upstream is back.
   upstream_.fail = false;
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
-  for (int i = 0; i < 100 && body != "answer to q"; ++i) {
-    body = Body(Get("q"));
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(body, "answer to q");
+  clock_.Advance(std::chrono::milliseconds(80));
+  EXPECT_EQ(Body(Get("q")), "answer to q");
+  EXPECT_EQ(upstream_.calls, 5);
 }
 
 TEST_F(ForwardedAnswersTest, AnUpstreamErrorDocumentIsAnAnswerNotAFailure) {
   Make({.ttl = std::chrono::milliseconds(50)});
   EXPECT_EQ(Body(Get("q")), "answer to q");
   upstream_.error_kind = "invalid_params";
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
-  Get("q");
-  std::string body;
-  for (int i = 0; i < 100 && body != "error:invalid_params"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    body = Body(Get("q"));
-  }
-  EXPECT_EQ(body, "error:invalid_params");
+  clock_.Advance(std::chrono::milliseconds(80));
+  EXPECT_EQ(Body(Get("q")), "answer to q");  // at once, while the refresh runs
+  Settle();
+  EXPECT_EQ(Body(Get("q")), "error:invalid_params");
   EXPECT_EQ(CountOf("stale"), 0);
 }
 
@@ -212,7 +234,10 @@ TEST_F(ForwardedAnswersTest, OverTheFetchBudgetAnIdGetsTheGeneralAnswer) {
   EXPECT_EQ(Body(Get("channel=b&id=1", "channel=b")), "error:failed_upstream_fetch");
   EXPECT_EQ(CountOf("throttled"), 2);
   EXPECT_EQ(upstream_.calls, 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a token again
+  clock_.Advance(std::chrono::milliseconds(999));  // not quite a token yet
+  EXPECT_EQ(Body(Get("channel=a&id=1", "channel=a")), "answer to channel=a");
+  EXPECT_EQ(upstream_.calls, 1);
+  clock_.Advance(std::chrono::milliseconds(1));  // a token again
   EXPECT_EQ(Body(Get("channel=a&id=1", "channel=a")), "answer to channel=a&id=1");
   EXPECT_EQ(upstream_.calls, 2);
 }

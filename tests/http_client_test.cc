@@ -2,6 +2,7 @@
 // Authorization header goes), loops, body limits, connection reuse and cancellation.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -208,11 +209,13 @@ TEST(HttpClientTest, StopCancelsARequestInFlight) {
   std::mutex mu;
   std::condition_variable released_cv;
   bool released = false;
+  std::atomic<bool> arrived{false};
   server::HttpServer server(server::ServerLimits{.threads = 1});
   std::vector<std::thread> answers;
   int port = server
                  .ListenAsync("127.0.0.1", 0,
                               [&](const server::Request&, std::function<void(server::Response)> done) {
+                                arrived = true;
                                 answers.emplace_back([&, done] {
                                   std::unique_lock<std::mutex> lock(mu);
                                   released_cv.wait_for(lock, std::chrono::seconds(60), [&] { return released; });
@@ -223,8 +226,8 @@ TEST(HttpClientTest, StopCancelsARequestInFlight) {
   server.Start();
   std::stop_source stop;
   auto start = std::chrono::steady_clock::now();
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::thread stopper([&] {  // once the request is in flight
+    for (int i = 0; i < 1000 && !arrived; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     stop.request_stop();
   });
   auto r = http::Request("http://127.0.0.1:" + std::to_string(port) + "/slow",

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <thread>
 
@@ -103,8 +104,9 @@ class HttpServerTest : public ::testing::Test {
   void Start(ServerLimits limits = {}) {
     limits.threads = 2;
     server_ = std::make_unique<HttpServer>(limits);
-    auto port = server_->ListenAsync("127.0.0.1", 0, [](const Request& r, std::function<void(Response)> done) {
+    auto port = server_->ListenAsync("127.0.0.1", 0, [this](const Request& r, std::function<void(Response)> done) {
       if (r.path == "/slow") {
+        slow_arrived_ = true;
         std::thread([done] {
           std::this_thread::sleep_for(std::chrono::milliseconds(400));
           done(Response::Text(200, "slow"));
@@ -120,6 +122,7 @@ class HttpServerTest : public ::testing::Test {
   std::string Url(const std::string& path) { return "http://127.0.0.1:" + std::to_string(port_) + path; }
   std::unique_ptr<HttpServer> server_;
   uint16_t port_ = 0;
+  std::atomic<bool> slow_arrived_{false};
 };
 
 TEST_F(HttpServerTest, AnswersAndBoundsTheRequestHead) {
@@ -160,7 +163,8 @@ TEST_F(HttpServerTest, ASlowAnswerIsSentWhateverTheWriteTimeout) {
 TEST_F(HttpServerTest, ShutdownFinishesInFlightRequests) {
   Start();
   auto slow = std::async(std::launch::async, [this] { return http::Get(Url("/slow")); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 1000 && !slow_arrived_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(slow_arrived_);  // in flight now
   auto begin = std::chrono::steady_clock::now();
   server_->Shutdown(std::chrono::seconds(5));
   EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(4));

@@ -143,7 +143,10 @@ TEST(RefreshTest, GraphDataFaultsKeepTheLastGoodGraph) {
   WriteFile(dir / "gd/channels/stable-4.12.yaml", "name: stable-4.12\nversions: [4.12.3, 4.12.4]\n");
   ASSERT_TRUE(WaitFor([&] { return Versions(graph()) != Versions(good) || graph() != good; })) << builder.log();
   ASSERT_TRUE(WaitFor([&] { return builder.log().find("graph-data.tar.gz") != std::string::npos; })) << builder.log();
-  std::this_thread::sleep_for(std::chrono::seconds(3));  // several refreshes, still one warning
+  // Several refreshes, still one warning.
+  const double scrapes = MetricValue(builder, "cincinnati_gb_graph_upstream_scrapes_total");
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(builder, "cincinnati_gb_graph_upstream_scrapes_total") >= scrapes + 3; }))
+      << builder.log();
   EXPECT_EQ(Count(builder.log(), "cannot write " + (dir / "cache/graph-data.tar.gz").string()), 1u) << builder.log();
   EXPECT_EQ(Get(builder.url("/graph-data", "public")).body, tar_before);  // the last good download
   disk.Free();

@@ -468,6 +468,7 @@ void Agent::RunRetrievals(std::stop_token stop) {
     if (Status s = Guarded("a retrieval pass", [&] { return RetrievalPass(); }); !s.ok()) {
       spdlog::debug("retrieval pass: {}", s.message());
     }
+    ++retrieval_passes_;
     std::unique_lock lock(mu_);
     const auto wait = std::max(next_retrieval_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(200)));
     wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),
@@ -481,6 +482,7 @@ void Agent::RunUpdates(std::stop_token stop) {
     if (Status s = Guarded("an update pass", [&] { return UpdatePass(); }); !s.ok()) {
       spdlog::debug("update pass: {}", s.message());
     }
+    ++update_passes_;
     std::unique_lock lock(mu_);
     const auto wait = std::max(next_update_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(50)));
     wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),

@@ -36,6 +36,7 @@
 // kill -9 at any moment loses nothing that was acknowledged. Never throws.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -148,6 +149,9 @@ class Agent {
   std::mutex mu_;
   std::condition_variable_any wake_;
   bool retrieval_woken_ = false, update_woken_ = false;
+  // Passes each loop has finished (cincinnati_agent_passes_total{loop}): proof that a
+  // loop ran, for whoever must tell "nothing changed" from "nothing ran".
+  std::atomic<uint64_t> retrieval_passes_{0}, update_passes_{0};
   bool ready_ = false;
   ClusterVersion cv_;
   std::string last_saved_;  // what the store holds, resourceVersion aside

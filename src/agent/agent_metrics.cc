@@ -48,6 +48,12 @@ std::string Agent::Metrics() {
                                             {"kind"});
   storage_errors.With({"no_space"}).Increment(static_cast<double>(storage_.no_space_errors()));
   storage_errors.With({"io"}).Increment(static_cast<double>(storage_.io_errors()));
+  auto& passes = registry.AddCounter("cincinnati_agent_passes_total",
+                                     "Passes finished by each of the agent's loops: retrieval (the update service, "
+                                     "risks, Upgradeable) and update (the steps of an update).",
+                                     {"loop"});
+  passes.With({"retrieval"}).Increment(static_cast<double>(retrieval_passes_.load()));
+  passes.With({"update"}).Increment(static_cast<double>(update_passes_.load()));
   registry
       .AddGauge("cincinnati_agent_storage_full",
                 "1 while the agent's last failed write found no space left and no write has succeeded since.")

@@ -25,7 +25,7 @@ RemoteClusterDirectory::RemoteClusterDirectory(RemoteDirectoryOptions options) :
 
 std::optional<DirectoryAnswer> RemoteClusterDirectory::Quick(std::string_view raw_id) {
   std::string id = NormalizeClusterId(raw_id);
-  auto now = Clock::now();
+  auto now = options_.clock->Steady();
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = cache_.find(id); it != cache_.end() && it->second.expires > now) {
     DirectoryAnswer answer = it->second.answer;
@@ -45,7 +45,7 @@ DirectoryAnswer RemoteClusterDirectory::Lookup(std::string_view raw_id) {
     if (!safe) return DirectoryAnswer::Unknown();  // no directory can know such an id; do not build a URL from it
   }
   http::Result r = http::Get(url, {.headers = {"Accept: application/json"}, .timeout = options_.timeout});
-  auto now = Clock::now();
+  auto now = options_.clock->Steady();
   DirectoryAnswer answer;
   if (!r.error.empty()) {
     answer = DirectoryAnswer::Failed(fmt::format("{}: {}", url, r.error));
@@ -69,7 +69,7 @@ DirectoryAnswer RemoteClusterDirectory::Lookup(std::string_view raw_id) {
   return answer;
 }
 
-void RemoteClusterDirectory::Store(const std::string& id, const DirectoryAnswer& answer, Clock::time_point now) {
+void RemoteClusterDirectory::Store(const std::string& id, const DirectoryAnswer& answer, Time now) {
   if (options_.max_entries == 0) return;
   if (cache_.size() >= options_.max_entries) {
     for (auto it = cache_.begin(); it != cache_.end();) it = it->second.expires <= now ? cache_.erase(it) : std::next(it);

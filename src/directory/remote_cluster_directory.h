@@ -16,6 +16,7 @@
 
 #include "core/status.h"
 #include "directory/cluster_directory.h"
+#include "env/clock.h"
 
 namespace cincinnati::directory {
 
@@ -26,6 +27,7 @@ struct RemoteDirectoryOptions {
   std::chrono::milliseconds negative_ttl{60000};
   std::chrono::milliseconds failure_backoff{5000};
   size_t max_entries = 100000;
+  env::Clock* clock = &env::RealClock();  // TTLs and the back-off (tests pass a ManualClock)
 };
 
 class RemoteClusterDirectory : public ClusterDirectory {
@@ -37,17 +39,17 @@ class RemoteClusterDirectory : public ClusterDirectory {
   size_t cached() const;
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using Time = env::Clock::SteadyTime;
   struct Entry {
     DirectoryAnswer answer;
-    Clock::time_point expires;
+    Time expires;
   };
-  void Store(const std::string& id, const DirectoryAnswer& answer, Clock::time_point now);
+  void Store(const std::string& id, const DirectoryAnswer& answer, Time now);
 
   RemoteDirectoryOptions options_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> cache_;
-  Clock::time_point down_until_{};
+  Time down_until_{};
   std::string last_error_;
 };
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "env/file_system.h"
+#include "server/metrics.h"
 #include "operator/agent_client.h"
 #include "operator/alertmanager.h"
 #include "operator/hook_runner.h"
@@ -323,6 +324,7 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   std::lock_guard lock(mu_);
   state.last_error = result.error.ok() ? "" : result.error.message();
   state.note = result.note;
+  ++state.passes;
   state.due = std::chrono::steady_clock::now() + RealDelay(next);
   configs_[config.cluster] = std::move(config);
 }
@@ -489,8 +491,14 @@ double UnixTime(const std::string& text) {
 // time, with the cluster's name added (one operator serves a fleet).
 std::string UpgradeOperator::Metrics() {
   GaugeTable collected;
+  std::string passes = "# HELP upgradeoperator_reconciles_total Reconcile passes of each cluster's UpgradeConfig\n"
+                       "# TYPE upgradeoperator_reconciles_total counter\n";
   {
     std::lock_guard lock(mu_);
+    for (const auto& [name, state] : clusters_) {
+      passes += fmt::format("upgradeoperator_reconciles_total{{upgradeconfig_name=\"{}\"}} {}\n", server::EscapeLabel(name),
+                            state->passes);
+    }
     for (const auto& [name, c] : configs_) {
       const UpgradeHistory* h = c.FindHistory(c.spec.desired.version);
       if (!h) continue;  // nothing is emitted without a history entry
@@ -511,7 +519,7 @@ std::string UpgradeOperator::Metrics() {
       }
     }
   }
-  return metrics_.Render() + collected.Render();
+  return metrics_.Render() + collected.Render() + passes;
 }
 
 }  // namespace cincinnati::upgrade

@@ -15,6 +15,10 @@
 // Clock: real time, or `testing_now` advancing at `time_scale` operator seconds per real
 // second, so that hours of schedule run in seconds.
 //
+// Metrics: the reference's gauges, plus `upgradeoperator_reconciles_total{upgradeconfig_name}`
+// (ours), the passes each cluster has had, so that a test or an administrator can tell
+// "nothing happened" from "nothing ran".
+//
 // Thread-safety: Run() on one thread; List/Get/Pause/Resume/Metrics from any thread.
 // Never throws.
 #pragma once
@@ -95,6 +99,7 @@ class UpgradeOperator {
     std::chrono::seconds backoff{0};
     std::string note;
     std::string last_error;
+    uint64_t passes = 0;
   };
   UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet, std::unique_ptr<StateStore> store);
   void SyncSource();

@@ -10,9 +10,9 @@ namespace cincinnati::server {
 struct ForwardedAnswers::Entry {
   std::list<std::string>::iterator lru;
   bool answered = false;  // a fetch has completed
-  Clock::time_point answered_at;
+  Time answered_at;
   std::shared_ptr<const View> good;     // the last good answer
-  Clock::time_point good_at;
+  Time good_at;
   bool failing = false;                 // the last fetch failed
   std::optional<ErrorDocument> error;   // the last answer was an error document, or a failure
   bool in_flight = false;
@@ -42,10 +42,10 @@ ForwardedAnswers::Entry& ForwardedAnswers::Touch(const std::string& key) {
   return *it->second;
 }
 
-bool ForwardedAnswers::TakeToken(Clock::time_point now) {
+bool ForwardedAnswers::TakeToken(Time now) {
   const double rate = options_.max_fetches_per_second;
   if (rate <= 0) return true;  // unlimited
-  if (refilled_ != Clock::time_point{}) {
+  if (refilled_ != Time{}) {
     tokens_ = std::min(std::max(1.0, rate), tokens_ + std::chrono::duration<double>(now - refilled_).count() * rate);
   }
   refilled_ = now;
@@ -54,7 +54,7 @@ bool ForwardedAnswers::TakeToken(Clock::time_point now) {
   return true;
 }
 
-std::optional<ForwardedAnswer> ForwardedAnswers::Serve(const Entry& e, Clock::time_point now, bool may_be_old) {
+std::optional<ForwardedAnswer> ForwardedAnswers::Serve(const Entry& e, Time now, bool may_be_old) {
   if (!e.answered) return std::nullopt;
   const bool fresh = now - e.answered_at < options_.ttl;
   if (!fresh && !may_be_old) return std::nullopt;
@@ -71,7 +71,7 @@ void ForwardedAnswers::Get(const ForwardedQuery& query, Done done) {
   bool start = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const Clock::time_point now = Clock::now();
+    const Time now = options_.clock->Steady();
     Entry& e = Touch(query.key);
     answer = Serve(e, now, /*may_be_old=*/false);
     if (!answer) {
@@ -110,7 +110,7 @@ void ForwardedAnswers::Finish(const ForwardedQuery& query, const ForwardedAnswer
   ForwardedAnswer answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const Clock::time_point now = Clock::now();
+    const Time now = options_.clock->Steady();
     Entry& e = *entries_.at(query.key);  // never evicted while in flight
     bytes_ -= e.bytes;
     if (failed) {

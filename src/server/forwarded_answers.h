@@ -31,6 +31,7 @@
 
 #include "core/error_document.h"
 #include "core/transform.h"
+#include "env/clock.h"
 #include "server/metrics.h"
 #include "server/view_cache.h"
 
@@ -58,6 +59,7 @@ struct ForwardedAnswersOptions {
   size_t max_entries = 4096;
   size_t max_bytes = 256u << 20;
   double max_fetches_per_second = 50;
+  env::Clock* clock = &env::RealClock();  // TTL, staleness and the token bucket
 };
 
 class ForwardedAnswers {
@@ -65,7 +67,7 @@ class ForwardedAnswers {
   // `failed` tells a failure (stale-if-error applies) from an upstream error answer.
   using Fetch = std::function<ForwardedAnswer(const ForwardedQuery& query, bool& failed)>;
   using Done = std::function<void(const ForwardedAnswer&)>;
-  using Clock = std::chrono::steady_clock;
+  using Time = env::Clock::SteadyTime;
 
   ForwardedAnswers(ForwardedAnswersOptions options, Fetch fetch, boost::asio::thread_pool& pool, Counter& stale,
                    Counter& throttled);
@@ -78,9 +80,9 @@ class ForwardedAnswers {
  private:
   struct Entry;
   Entry& Touch(const std::string& key);
-  bool TakeToken(Clock::time_point now);
+  bool TakeToken(Time now);
   // The answer `e` gives now, if it has one to give; counts stale answers.
-  std::optional<ForwardedAnswer> Serve(const Entry& e, Clock::time_point now, bool may_be_old);
+  std::optional<ForwardedAnswer> Serve(const Entry& e, Time now, bool may_be_old);
   void Finish(const ForwardedQuery& query, const ForwardedAnswer& answer, bool failed);
   void Evict();
 
@@ -94,7 +96,7 @@ class ForwardedAnswers {
   std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
   size_t bytes_ = 0;
   double tokens_ = 0;
-  Clock::time_point refilled_{};
+  Time refilled_{};
 };
 
 }  // namespace cincinnati::server

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The test suite on a busy machine: N runs of every test, plain (build/) and under
+# ASan + UBSan (build-asan/), with two CPU-burning processes alongside, then a list of
+# every test that failed at least once and how often. Exit status 1 if any did.
+#
+#   scripts/stress.sh N [ctest arguments]     (also: scripts/test.sh --stress N ...)
+#   CINCINNATI_QUICK=1 scripts/stress.sh N    plain only
+#
+# Logs of failed runs stay in build*/stress/run-<i>.log.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+runs="${1:?usage: $0 N [ctest arguments]}"
+shift
+case "$runs" in '' | *[!0-9]*) echo "stress.sh: N must be a number, not '$runs'" >&2; exit 2 ;; esac
+jobs="$(nproc 2>/dev/null || echo 2)"
+plain="${CINCINNATI_BUILD_DIR:-$root/build}"
+asan="${CINCINNATI_ASAN_BUILD_DIR:-$root/build-asan}"
+
+"$root/scripts/build.sh"
+builds=("$plain")
+if [ "${CINCINNATI_QUICK:-0}" != 1 ]; then
+  # Builds build-asan/ and runs nothing (a pattern no test has).
+  "$root/scripts/sanitize.sh" asan -R '^$' >/dev/null
+  builds+=("$asan")
+fi
+
+burners=()
+stop_burners() { for p in "${burners[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap stop_burners EXIT
+for _ in 1 2; do
+  (while :; do :; done) &
+  burners+=("$!")
+done
+
+declare -A failures=()
+for build in "${builds[@]}"; do
+  mode="$(basename "$build")"
+  mkdir -p "$build/stress"
+  for i in $(seq 1 "$runs"); do
+    log="$build/stress/run-$i.log"
+    rc=0
+    if [ "$build" = "$asan" ]; then
+      "$root/scripts/sanitize.sh" asan "$@" >"$log" 2>&1 || rc=$?
+    else
+      (cd "$build" && ctest --output-on-failure --parallel "$jobs" "$@") >"$log" 2>&1 || rc=$?
+    fi
+    summary="$(grep -E '^[0-9]+% tests passed' "$log" || echo "no summary (ctest exit $rc)")"
+    echo "stress: $mode run $i/$runs: $summary" >&2
+    if [ "$rc" -ne 0 ] && [ -f "$build/Testing/Temporary/LastTestsFailed.log" ]; then
+      while IFS=: read -r _ name; do
+        key="$mode $name"
+        failures["$key"]=$(( ${failures["$key"]:-0} + 1 ))
+      done < "$build/Testing/Temporary/LastTestsFailed.log"
+    elif [ "$rc" -eq 0 ]; then
+      rm -f "$log"
+    fi
+  done
+done
+
+if [ ${#failures[@]} -eq 0 ]; then
+  echo "stress: every test passed all $runs run(s) in: ${builds[*]##*/}" >&2
+  exit 0
+fi
+echo "stress: tests that failed at least once (of $runs run(s) each):" >&2
+for key in "${!failures[@]}"; do printf '  %s  %d/%d\n' "$key" "${failures[$key]}" "$runs"; done | sort >&2
+exit 1
