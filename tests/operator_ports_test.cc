@@ -1,1 +1,413 @@
-// (being written)
+// The upgrade operator's reconcile pass driven through fake ports: every dependency (the
+// cluster's agent, Prometheus alerts, Alertmanager windows, webhooks, hooks) is a small
+// in-memory object the test sets and inspects, each can fail, and time is a value the
+// test moves. What the end-to-end tests show with real processes, these show for every
+// port's failure, in milliseconds and without a single wait.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "operator/notifications.h"
+#include "operator/operator_config.h"
+#include "operator/operator_metrics.h"
+#include "operator/ports.h"
+#include "operator/reconciler.h"
+#include "operator/state_store.h"
+#include "operator/upgrade_config.h"
+#include "test_util.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+// The cluster's agent at 4.1.0 offering 4.1.1; told to update, it moves when the test
+// says so (Progress, Complete).
+class FakeAgent : public UpdateAgent {
+ public:
+  FakeAgent() {
+    snapshot.cluster_id = "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a";
+    snapshot.channel = "stable-4.1";
+    snapshot.status_desired = {"4.1.0", "quay.io/ocp/release@sha256:410"};
+    snapshot.history = {{"Completed", "4.1.0", "quay.io/ocp/release@sha256:410", "2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z"}};
+    snapshot.available_updates = {{"4.1.1", "quay.io/ocp/release@sha256:411"}};
+    snapshot.components = {{"ingress", true, false}, {"dns", true, false}};
+  }
+  Result<AgentSnapshot> Snapshot() override {
+    if (!reachable) return Status::IoError("agent https://prod-1.example: connection refused");
+    return snapshot;
+  }
+  Status SetChannel(const std::string& channel) override {
+    snapshot.channel = channel;
+    return Status::OK();
+  }
+  Status SetDesiredUpdate(const std::string& version, const std::string& image) override {
+    ++commands;
+    if (refuse_commands) return Status::IoError("agent https://prod-1.example: HTTP 503");
+    snapshot.desired_update = {version, image};
+    return Status::OK();
+  }
+  void Progress() {
+    snapshot.status_desired = {"4.1.1", "quay.io/ocp/release@sha256:411"};
+    snapshot.history.insert(snapshot.history.begin(),
+                            {"Partial", "4.1.1", "quay.io/ocp/release@sha256:411", "2026-01-01T12:00:00Z", ""});
+  }
+  void Complete() {
+    snapshot.history.front().state = "Completed";
+    snapshot.history.front().completion_time = "2026-01-01T12:40:00Z";
+  }
+
+  AgentSnapshot snapshot;
+  bool reachable = true;
+  bool refuse_commands = false;
+  int commands = 0;
+};
+
+class FakeAlerts : public AlertSource {
+ public:
+  Result<std::vector<FiringAlert>> FiringCriticalAlerts() override {
+    ++queries;
+    if (down) return Status::IoError("prometheus: connection refused");
+    return firing;
+  }
+  std::vector<FiringAlert> firing;
+  bool down = false;
+  int queries = 0;
+};
+
+class FakeWindows : public MaintenanceWindows {
+ public:
+  Result<std::vector<Silence>> List() override {
+    if (down) return Status::IoError("alertmanager: connection refused");
+    return silences;
+  }
+  Result<std::string> Create(const Silence& silence) override {
+    if (down) return Status::IoError("alertmanager: connection refused");
+    Silence s = silence;
+    s.id = "silence-" + std::to_string(++created);
+    s.state = "active";
+    silences.push_back(s);
+    return s.id;
+  }
+  Status Expire(const std::string& id) override {
+    if (down) return Status::IoError("alertmanager: connection refused");
+    for (auto& s : silences) {
+      if (s.id == id) s.state = "expired";
+    }
+    return Status::OK();
+  }
+  int Active() const {
+    int n = 0;
+    for (const auto& s : silences) n += s.state == "active";
+    return n;
+  }
+  std::vector<Silence> silences;
+  bool down = false;
+  int created = 0;
+};
+
+class RecordingNotifier : public Notifier {
+ public:
+  explicit RecordingNotifier(std::vector<Notification>& sent, bool& down) : sent_(sent), down_(down) {}
+  Status Send(const Notification& n) override {
+    if (down_) return Status::IoError("webhook https://hooks.example: HTTP 502");
+    sent_.push_back(n);
+    return Status::OK();
+  }
+
+ private:
+  std::vector<Notification>& sent_;
+  bool& down_;
+};
+
+class FakeHooks : public HookRunner {
+ public:
+  HookResult Run(const std::string& command, const std::map<std::string, std::string>& env, seconds) override {
+    runs.push_back(command + " " + env.at("UPGRADE_STEP"));
+    return {exit_code, "hook output"};
+  }
+  std::vector<std::string> runs;
+  int exit_code = 0;
+};
+
+class OperatorPortsTest : public ::testing::Test {
+ protected:
+  OperatorPortsTest() {
+    auto store = StateStore::Open((dir_.path() / "state.db").string());
+    EXPECT_TRUE(store.ok()) << store.status().message();
+    store_ = std::move(*store);
+    settings_.control_plane_criticals = {"etcdMembersDown"};
+    config_.cluster = "prod-1";
+    config_.spec.upgrade_at = "2026-01-01T12:00:00Z";
+    config_.spec.desired = {"4.1.1", "stable-4.1", ""};
+    now_ = *ParseTime("2026-01-01T12:00:00Z");
+  }
+  void MakeNotifications() {
+    std::vector<std::unique_ptr<Notifier>> notifiers;
+    notifiers.push_back(std::make_unique<RecordingNotifier>(sent_, webhook_down_));
+    notifications_ = std::make_unique<NotificationCenter>(*store_, metrics_, std::move(notifiers));
+  }
+  // One pass at the current time, as the operator runs it.
+  PassResult Pass() {
+    if (!notifications_) MakeNotifications();
+    PassContext pass{settings_, *notifications_, metrics_, now_, now_, 1.0, seconds(60),
+                     [this](const UpgradeConfig&) { return hold_; }};
+    ClusterPorts ports{&agent_, &alerts_, &windows_, nullptr, nullptr, &hooks_};
+    return ReconcileOnce(config_, ports, pass);
+  }
+  // Passes until the phase is `phase` (at most `limit` passes, time moving a minute each).
+  bool PassUntil(Phase phase, int limit = 40) {
+    for (int i = 0; i < limit; ++i) {
+      if (Current() == phase) return true;
+      Pass();
+      now_ += minutes(1);
+    }
+    return Current() == phase;
+  }
+  Phase Current() const { return config_.history.empty() ? Phase::kNew : config_.history.front().phase; }
+  int Sent(std::string_view event) const {
+    int n = 0;
+    for (const auto& s : sent_) n += s.event == event;
+    return n;
+  }
+  std::string Condition(const std::string& type) const {
+    if (config_.history.empty()) return "";
+    const UpgradeCondition* c = config_.history.front().FindCondition(type);
+    return c ? c->status : "";
+  }
+  double Gauge(const std::string& name, const Labels& labels) const {
+    double value = -1;
+    metrics_.Get(name, labels, &value);
+    return value;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<StateStore> store_;
+  OperatorConfig settings_;
+  GaugeTable metrics_;
+  std::vector<Notification> sent_;
+  bool webhook_down_ = false;
+  std::unique_ptr<NotificationCenter> notifications_;
+  FakeAgent agent_;
+  FakeAlerts alerts_;
+  FakeWindows windows_;
+  FakeHooks hooks_;
+  std::string hold_;
+  UpgradeConfig config_;
+  TimePoint now_;
+};
+
+TEST_F(OperatorPortsTest, AnUpgradeGoesThroughEveryStepOnceAndEachSideEffectHappensOnce) {
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading, 3));
+  EXPECT_EQ(agent_.snapshot.desired_update.version, "4.1.1");
+  // The control plane's window: a silence for its alerts and one for the critical ones.
+  ASSERT_EQ(windows_.Active(), 2);
+  EXPECT_EQ(windows_.silences[0].comment, "Silence for OSD control plane upgrade to version 4.1.1");
+  EXPECT_EQ(windows_.silences[1].comment, "Silence for critical alerts during OSD control plane upgrade to version 4.1.1");
+  EXPECT_EQ(windows_.silences[0].created_by, "managed-upgrade-operator");
+  EXPECT_EQ(Condition("UpgradeCommenced"), "True");
+  EXPECT_EQ(Condition("ControlPlaneUpgraded"), "False");
+  // The agent is told once, however many passes wait for it.
+  for (int i = 0; i < 5; ++i) Pass();
+  EXPECT_EQ(agent_.commands, 1);
+  EXPECT_EQ(windows_.created, 2);
+  agent_.Progress();
+  Pass();
+  EXPECT_EQ(Current(), Phase::kUpgrading);
+  agent_.Complete();
+  ASSERT_TRUE(PassUntil(Phase::kUpgraded, 5));
+  EXPECT_EQ(windows_.Active(), 0);
+  for (std::string_view e : {event::kStarted, event::kControlPlaneStarted, event::kControlPlaneFinished,
+                             event::kWorkersFinished, event::kCompleted}) {
+    EXPECT_EQ(Sent(e), 1) << e;
+  }
+  // Later passes change nothing and send nothing.
+  const UpgradeConfig done = config_;
+  const size_t notifications = sent_.size();
+  for (int i = 0; i < 3; ++i) Pass();
+  EXPECT_EQ(config_, done);
+  EXPECT_EQ(sent_.size(), notifications);
+}
+
+TEST_F(OperatorPortsTest, AnUnreachableAgentIsAnErrorThatChangesNothing) {
+  agent_.reachable = false;
+  const UpgradeConfig before = config_;
+  PassResult r = Pass();
+  EXPECT_FALSE(r.error.ok());
+  EXPECT_NE(r.error.message().find("connection refused"), std::string::npos) << r.error.message();
+  EXPECT_EQ(r.note, "the cluster's agent cannot be read");
+  EXPECT_EQ(config_, before);
+  agent_.reachable = true;
+  EXPECT_TRUE(PassUntil(Phase::kUpgrading));
+}
+
+TEST_F(OperatorPortsTest, ACommandTheAgentRefusesIsRetriedUntilItIsTaken) {
+  agent_.refuse_commands = true;
+  PassUntil(Phase::kUpgrading);
+  for (int i = 0; i < 3; ++i) {
+    PassResult r = Pass();
+    EXPECT_FALSE(r.error.ok());
+    EXPECT_NE(r.error.message().find("HTTP 503"), std::string::npos) << r.error.message();
+  }
+  EXPECT_TRUE(agent_.snapshot.desired_update.version.empty());
+  EXPECT_EQ(Sent(event::kControlPlaneStarted), 1);  // sent before the command, once
+  agent_.refuse_commands = false;
+  Pass();
+  EXPECT_EQ(agent_.snapshot.desired_update.version, "4.1.1");
+  EXPECT_EQ(Condition("UpgradeCommenced"), "True");
+  EXPECT_EQ(Sent(event::kControlPlaneStarted), 1);
+}
+
+TEST_F(OperatorPortsTest, ACriticalAlertHoldsTheStartUntilItClears) {
+  settings_.pre_health_check_gate = true;
+  alerts_.firing = {{"KubeAPIDown", "critical", "openshift-kube-apiserver", {}}};
+  PassUntil(Phase::kUpgrading);
+  for (int i = 0; i < 4; ++i) Pass();
+  EXPECT_EQ(Current(), Phase::kUpgrading);
+  EXPECT_EQ(Condition("ClusterHealthyBeforeUpgrade"), "False");
+  EXPECT_TRUE(agent_.snapshot.desired_update.version.empty()) << "commanded while a critical alert fired";
+  EXPECT_EQ(Sent(event::kHealthCheck), 1);  // said once, not at every pass
+  EXPECT_EQ(Gauge("upgradeoperator_healthcheck_failed",
+                  {{"upgradeconfig_name", "prod-1"}, {"state", "Upgrading"}, {"version", "4.1.0"}, {"reason", "critical_alerts_firing"}}),
+            1);
+  // An alert the settings ignore does not hold anything.
+  alerts_.firing = {{"etcdMembersDown", "critical", "openshift-etcd", {}}};
+  settings_.ignored_criticals = {"etcdMembersDown"};
+  Pass();
+  EXPECT_EQ(Condition("ClusterHealthyBeforeUpgrade"), "True");
+  Pass();
+  EXPECT_EQ(agent_.snapshot.desired_update.version, "4.1.1");
+}
+
+TEST_F(OperatorPortsTest, PrometheusDownIsNotHealthy) {
+  settings_.pre_health_check_gate = true;
+  alerts_.down = true;
+  PassUntil(Phase::kUpgrading);
+  for (int i = 0; i < 3; ++i) Pass();
+  EXPECT_GT(alerts_.queries, 3);
+  EXPECT_EQ(Condition("ClusterHealthyBeforeUpgrade"), "False");
+  EXPECT_TRUE(agent_.snapshot.desired_update.version.empty());
+  alerts_.down = false;
+  Pass();
+  Pass();
+  EXPECT_EQ(agent_.snapshot.desired_update.version, "4.1.1");
+}
+
+TEST_F(OperatorPortsTest, AlertmanagerDownStopsBeforeTheCommandAndTheWindowIsMadeOnce) {
+  windows_.down = true;
+  PassUntil(Phase::kUpgrading);
+  for (int i = 0; i < 3; ++i) {
+    PassResult r = Pass();
+    EXPECT_FALSE(r.error.ok());
+    EXPECT_NE(r.error.message().find("alertmanager"), std::string::npos) << r.error.message();
+  }
+  EXPECT_TRUE(agent_.snapshot.desired_update.version.empty()) << "commanded without a maintenance window";
+  windows_.down = false;
+  Pass();
+  Pass();
+  EXPECT_EQ(windows_.created, 2);
+  EXPECT_EQ(agent_.snapshot.desired_update.version, "4.1.1");
+  // Alertmanager gone again while the control plane updates: the removal waits for it.
+  agent_.Progress();
+  agent_.Complete();
+  windows_.down = true;
+  for (int i = 0; i < 3; ++i) Pass();
+  EXPECT_EQ(Current(), Phase::kUpgrading);
+  EXPECT_EQ(windows_.Active(), 2);
+  windows_.down = false;
+  ASSERT_TRUE(PassUntil(Phase::kUpgraded, 5));
+  EXPECT_EQ(windows_.Active(), 0);
+}
+
+TEST_F(OperatorPortsTest, AWebhookThatFailsIsRetriedAndEachEventIsSentOnce) {
+  webhook_down_ = true;
+  PassUntil(Phase::kUpgrading);
+  for (int i = 0; i < 3; ++i) {
+    PassResult r = Pass();
+    EXPECT_FALSE(r.error.ok());
+  }
+  EXPECT_TRUE(sent_.empty());
+  EXPECT_EQ(Condition("StartedNotificationSent"), "False");
+  EXPECT_EQ(Gauge("upgrade_notification_failed", {{"upgradeconfig_name", "prod-1"}, {"event", "started"}}), 1);
+  webhook_down_ = false;
+  Pass();
+  EXPECT_EQ(Sent(event::kStarted), 1);
+  EXPECT_EQ(Gauge("upgrade_notification_failed", {{"upgradeconfig_name", "prod-1"}, {"event", "started"}}), 0);
+  agent_.Progress();
+  agent_.Complete();
+  ASSERT_TRUE(PassUntil(Phase::kUpgraded));
+  for (const auto& n : sent_) EXPECT_EQ(Sent(n.event), 1) << n.event;
+}
+
+TEST_F(OperatorPortsTest, TheFleetHoldKeepsAClusterPendingAndSaysWhy) {
+  hold_ = "the fleet is paused: 2 upgrade(s) to 4.1.1 failed";
+  PassUntil(Phase::kPending);
+  for (int i = 0; i < 5; ++i) {
+    PassResult r = Pass();
+    EXPECT_TRUE(r.error.ok());
+    EXPECT_EQ(r.note, hold_);
+    EXPECT_EQ(r.requeue, seconds(60));
+  }
+  EXPECT_EQ(Current(), Phase::kPending);
+  EXPECT_TRUE(sent_.empty());
+  EXPECT_EQ(agent_.commands, 0);
+  hold_.clear();
+  Pass();
+  EXPECT_EQ(Current(), Phase::kUpgrading);
+}
+
+TEST_F(OperatorPortsTest, ItWaitsForUpgradeAtAndFailsOnceTheWindowHasPassed) {
+  config_.spec.upgrade_at = "2026-01-01T13:00:00Z";
+  PassUntil(Phase::kPending);
+  PassResult r = Pass();
+  EXPECT_EQ(Current(), Phase::kPending);
+  EXPECT_LE(r.requeue, minutes(60));
+  EXPECT_NE(r.note.find("scheduled for 2026-01-01T13:00:00Z"), std::string::npos) << r.note;
+  // Past upgradeAt + the upgrade window (120 minutes) without a start: Failed, said once.
+  now_ = *ParseTime("2026-01-01T15:01:00Z");
+  Pass();
+  EXPECT_EQ(Current(), Phase::kFailed);
+  Pass();
+  Pass();
+  EXPECT_EQ(Sent(event::kFailed), 1);
+  EXPECT_EQ(agent_.commands, 0);
+  EXPECT_EQ(Gauge("upgradeoperator_upgrade_window_breached", {{"upgradeconfig_name", "prod-1"}}), 1);
+}
+
+TEST_F(OperatorPortsTest, ACapacityHookIsRunUntilItSaysDone) {
+  config_.spec.capacity_reservation = true;
+  settings_.capacity_hook = "reserve-capacity";
+  hooks_.exit_code = 1;  // not yet
+  PassUntil(Phase::kUpgrading);
+  for (int i = 0; i < 3; ++i) Pass();
+  EXPECT_EQ(Condition("ComputeCapacityReserved"), "False");
+  EXPECT_EQ(agent_.commands, 0);
+  EXPECT_GE(hooks_.runs.size(), 3u);
+  EXPECT_EQ(hooks_.runs.front(), "reserve-capacity capacityReservation");
+  hooks_.exit_code = 0;
+  Pass();
+  Pass();
+  EXPECT_EQ(Condition("ComputeCapacityReserved"), "True");
+  EXPECT_EQ(agent_.snapshot.desired_update.version, "4.1.1");
+}
+
+TEST_F(OperatorPortsTest, AFailingCapacityHookIsAnErrorNamingItsExitAndOutput) {
+  config_.spec.capacity_reservation = true;
+  settings_.capacity_hook = "reserve-capacity";
+  hooks_.exit_code = 7;
+  PassUntil(Phase::kUpgrading);
+  PassResult r = Pass();
+  EXPECT_FALSE(r.error.ok());
+  EXPECT_NE(r.error.message().find("exit 7"), std::string::npos) << r.error.message();
+  EXPECT_NE(r.error.message().find("hook output"), std::string::npos) << r.error.message();
+  EXPECT_EQ(agent_.commands, 0);
+}
+
+}  // namespace
+}  // namespace cincinnati::upgrade
