@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "operator/fleet_hold.h"
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
@@ -407,6 +408,82 @@ TEST_F(OperatorPortsTest, AFailingCapacityHookIsAnErrorNamingItsExitAndOutput) {
   EXPECT_NE(r.error.message().find("exit 7"), std::string::npos) << r.error.message();
   EXPECT_NE(r.error.message().find("hook output"), std::string::npos) << r.error.message();
   EXPECT_EQ(agent_.commands, 0);
+}
+
+// The fleet's holds as the operator computes them for a pass (fleet_hold.h).
+class FleetHoldTest : public ::testing::Test {
+ protected:
+  UpgradeConfig& Add(const std::string& name, const std::string& wave, Phase phase) {
+    UpgradeConfig c;
+    c.cluster = name;
+    c.spec.desired.version = "4.1.1";
+    if (phase != Phase::kNew) {
+      UpgradeHistory h;
+      h.version = "4.1.1";
+      h.phase = phase;
+      c.history.push_back(h);
+    }
+    if (!wave.empty()) labels_[name] = {{"wave", wave}};
+    return configs_[name] = c;
+  }
+  std::string Hold(const std::string& name) {
+    return FleetHold(configs_.at(name), settings_, pause_, configs_, [this](const std::string& cluster) {
+      auto it = labels_.find(cluster);
+      return it == labels_.end() ? nullptr : &it->second;
+    });
+  }
+  OperatorConfig settings_;
+  FleetPause pause_;
+  std::map<std::string, UpgradeConfig> configs_;
+  std::map<std::string, std::map<std::string, std::string>> labels_;
+};
+
+TEST_F(FleetHoldTest, MaxParallelCountsTheOthersUpgradingExactly) {
+  settings_.max_parallel = 2;
+  Add("a", "", Phase::kUpgrading);
+  Add("b", "", Phase::kPending);
+  Add("c", "", Phase::kPending);
+  Add("d", "", Phase::kUpgraded);
+  EXPECT_EQ(Hold("b"), "");  // one running: a second may start
+  configs_["b"].history.front().phase = Phase::kUpgrading;
+  EXPECT_EQ(Hold("c"), "the fleet allows 2 upgrade(s) at once and 2 are running");
+  EXPECT_EQ(Hold("a"), "");  // a running one is never held by the count it is part of
+  configs_["a"].history.front().phase = Phase::kFailed;
+  EXPECT_EQ(Hold("c"), "");
+  settings_.max_parallel = 0;  // no cap
+  for (auto& [name, c] : configs_) c.history.front().phase = Phase::kUpgrading;
+  EXPECT_EQ(Hold("c"), "");
+}
+
+TEST_F(FleetHoldTest, WavesGoInOrderAndUnlabelledClustersGoLast) {
+  settings_.wave_label = "wave";
+  settings_.waves = {"canary", "main"};
+  Add("canary-1", "canary", Phase::kPending);
+  Add("main-1", "main", Phase::kPending);
+  Add("other", "", Phase::kPending);
+  Add("unknown-wave", "later", Phase::kPending);
+  EXPECT_EQ(Hold("canary-1"), "");
+  EXPECT_EQ(Hold("main-1"), "wave canary goes first (cluster canary-1)");
+  EXPECT_EQ(Hold("other"), "wave canary goes first (cluster canary-1)");
+  configs_["canary-1"].history.front().phase = Phase::kFailed;  // finished, however it ended
+  EXPECT_EQ(Hold("main-1"), "");
+  EXPECT_EQ(Hold("other"), "wave main goes first (cluster main-1)");
+  EXPECT_EQ(Hold("unknown-wave"), "wave main goes first (cluster main-1)");
+  configs_["main-1"].history.front().phase = Phase::kUpgraded;
+  EXPECT_EQ(Hold("other"), "");
+}
+
+TEST_F(FleetHoldTest, APauseHoldsItsVersionOrEverything) {
+  Add("a", "", Phase::kPending);
+  Add("b", "", Phase::kPending).spec.desired.version = "4.1.2";
+  configs_["b"].history.front().version = "4.1.2";
+  pause_ = {"2 upgrade(s) to 4.1.1 failed (fleet.failureThreshold 2)", "4.1.1"};
+  EXPECT_EQ(Hold("a"), "the fleet is paused: 2 upgrade(s) to 4.1.1 failed (fleet.failureThreshold 2)");
+  EXPECT_EQ(Hold("b"), "");
+  pause_.version.clear();
+  EXPECT_EQ(Hold("b"), "the fleet is paused: 2 upgrade(s) to 4.1.1 failed (fleet.failureThreshold 2)");
+  pause_ = {};
+  EXPECT_EQ(Hold("a"), "");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "server/metrics.h"
 #include "operator/agent_client.h"
 #include "operator/alertmanager.h"
+#include "operator/fleet_hold.h"
 #include "operator/hook_runner.h"
 #include "operator/prometheus_alerts.h"
 #include "operator/release_resolver.h"
@@ -24,21 +25,6 @@ using agent::JsonValue;
 namespace {
 
 constexpr char kWaitingFor[] = "upgrade.cincinnati.openshift.io/waiting-for";
-
-const UpgradeHistory* Newest(const UpgradeConfig& c) {
-  const UpgradeHistory* h = c.FindHistory(c.spec.desired.version);
-  return h ? h : (c.history.empty() ? nullptr : &c.history.front());
-}
-
-bool Upgrading(const UpgradeConfig& c) {
-  const UpgradeHistory* h = Newest(c);
-  return h && h->phase == Phase::kUpgrading;
-}
-
-bool Finished(const UpgradeConfig& c) {
-  const UpgradeHistory* h = Newest(c);
-  return h && (h->phase == Phase::kUpgraded || h->phase == Phase::kFailed);
-}
 
 ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& config) {
   ClusterPortSet ports;
@@ -231,7 +217,7 @@ void UpgradeOperator::SyncSource() {
     auto current = configs_.find(name);
     if (wanted == read.specs.end()) {
       if (current == configs_.end() || read.keep_unlisted) continue;
-      if (Upgrading(current->second)) {
+      if (IsUpgrading(current->second)) {
         state->note = "its UpgradeConfig was removed, but the upgrade is in progress: it is kept until it ends";
         continue;
       }
@@ -245,7 +231,7 @@ void UpgradeOperator::SyncSource() {
       continue;
     }
     if (current != configs_.end() && current->second.spec == wanted->second) continue;
-    if (current != configs_.end() && Upgrading(current->second)) {
+    if (current != configs_.end() && IsUpgrading(current->second)) {
       state->note = "a changed UpgradeConfig waits: the upgrade in progress is not replaced";
       continue;
     }
@@ -266,34 +252,16 @@ void UpgradeOperator::SyncSource() {
 
 std::string UpgradeOperator::Hold(const UpgradeConfig& config) {
   // Under mu_ (called from ReconcileCluster's pass, which holds no lock: see there).
-  auto reason = store_->GetFlag("pause.reason");
-  auto version = store_->GetFlag("pause.version");
-  if (reason.ok() && *reason && (!version.ok() || !*version || (*version)->empty() || **version == config.spec.desired.version)) {
-    return "the fleet is paused: " + **reason;
+  FleetPause pause;
+  if (auto reason = store_->GetFlag("pause.reason"); reason.ok() && *reason) {
+    pause.reason = **reason;
+    // A version that cannot be read holds every upgrade, as a pause without one does.
+    if (auto version = store_->GetFlag("pause.version"); version.ok() && *version) pause.version = **version;
   }
-  int upgrading = 0;
-  for (const auto& [name, c] : configs_) {
-    if (name != config.cluster && Upgrading(c)) ++upgrading;
-  }
-  if (config_.max_parallel > 0 && upgrading >= config_.max_parallel) {
-    return fmt::format("the fleet allows {} upgrade(s) at once and {} are running", config_.max_parallel, upgrading);
-  }
-  if (!config_.waves.empty()) {
-    auto wave_of = [&](const std::string& cluster) {
-      const auto& labels = clusters_.at(cluster)->cluster.labels;
-      auto it = labels.find(config_.wave_label);
-      if (it == labels.end()) return config_.waves.size();
-      auto pos = std::find(config_.waves.begin(), config_.waves.end(), it->second);
-      return static_cast<size_t>(pos - config_.waves.begin());
-    };
-    const size_t mine = wave_of(config.cluster);
-    for (const auto& [name, c] : configs_) {
-      if (name == config.cluster || Finished(c)) continue;
-      const size_t theirs = wave_of(name);
-      if (theirs < mine) return fmt::format("wave {} goes first (cluster {})", config_.waves[theirs], name);
-    }
-  }
-  return "";
+  return FleetHold(config, config_, pause, configs_, [this](const std::string& cluster) -> const std::map<std::string, std::string>* {
+    auto it = clusters_.find(cluster);
+    return it == clusters_.end() ? nullptr : &it->second->cluster.labels;
+  });
 }
 
 void UpgradeOperator::ReconcileCluster(ClusterState& state) {
@@ -333,7 +301,7 @@ std::map<std::string, int> UpgradeOperator::FailedPerVersion() {
   std::lock_guard lock(mu_);
   std::map<std::string, int> failed;
   for (const auto& [name, c] : configs_) {
-    const UpgradeHistory* h = Newest(c);
+    const UpgradeHistory* h = NewestHistory(c);
     if (h && h->phase == Phase::kFailed) ++failed[h->version];
   }
   return failed;
@@ -429,7 +397,7 @@ JsonValue UpgradeOperator::FleetStatus() {
   int upgrading = 0;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [name, c] : configs_) upgrading += Upgrading(c) ? 1 : 0;
+    for (const auto& [name, c] : configs_) upgrading += IsUpgrading(c) ? 1 : 0;
   }
   JsonValue out = JsonValue::Object();
   out.Set("paused", JsonValue::Bool(reason.ok() && reason->has_value()));
