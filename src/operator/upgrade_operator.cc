@@ -128,8 +128,8 @@ Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions o
 UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet,
                                  std::unique_ptr<StateStore> store)
     : options_(std::move(options)), config_(std::move(config)), store_(std::move(store)) {
-  started_steady_ = std::chrono::steady_clock::now();
-  started_at_ = options_.testing_now.value_or(std::chrono::system_clock::now());
+  started_steady_ = options_.clock->Steady();
+  started_at_ = options_.testing_now.value_or(options_.clock->Now());
   std::vector<std::unique_ptr<Notifier>> notifiers;
   for (const auto& w : config_.webhooks) {
     notifiers.push_back(std::make_unique<WebhookNotifier>(WebhookSettings{w.url, w.token_file, "", w.headers, std::chrono::seconds(10)}));
@@ -141,15 +141,15 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
   notifications_ = std::make_unique<NotificationCenter>(*store_, metrics_, std::move(notifiers));
   for (auto& c : fleet) {
     auto state = std::make_unique<ClusterState>();
-    state->ports = MakePorts(c, config_);
+    state->ports = options_.make_ports ? options_.make_ports(c, config_) : MakePorts(c, config_);
     state->cluster = c;
     clusters_[c.name] = std::move(state);
   }
 }
 
 TimePoint UpgradeOperator::Now() const {
-  if (!options_.testing_now && options_.time_scale == 1.0) return std::chrono::system_clock::now();
-  const auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_steady_).count() * options_.time_scale;
+  if (!options_.testing_now && options_.time_scale == 1.0) return options_.clock->Now();
+  const auto elapsed = std::chrono::duration<double>(options_.clock->Steady() - started_steady_).count() * options_.time_scale;
   return started_at_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(elapsed));
 }
 
@@ -193,7 +193,7 @@ UpgradeOperator::SourceRead UpgradeOperator::ReadPolicies() {
 void UpgradeOperator::SyncSource() {
   SourceRead read;
   if (policies_) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = options_.clock->Steady();
     if (next_policy_sync_ && now < *next_policy_sync_) {
       read = last_policies_;
     } else {
@@ -270,7 +270,7 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
     std::lock_guard lock(mu_);
     config = configs_.at(state.cluster.name);
   }
-  PassContext pass{config_, *notifications_, metrics_, Now(), std::chrono::system_clock::now(), options_.time_scale, options_.interval,
+  PassContext pass{config_, *notifications_, metrics_, Now(), options_.clock->Now(), options_.time_scale, options_.interval,
                    [this](const UpgradeConfig& c) {
                      std::lock_guard lock(mu_);
                      return Hold(c);
@@ -293,7 +293,7 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   state.last_error = result.error.ok() ? "" : result.error.message();
   state.note = result.note;
   ++state.passes;
-  state.due = std::chrono::steady_clock::now() + RealDelay(next);
+  state.due = options_.clock->Steady() + RealDelay(next);
   configs_[config.cluster] = std::move(config);
 }
 
@@ -334,7 +334,7 @@ void UpgradeOperator::RunOnce() {
   std::vector<ClusterState*> due;
   {
     std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = options_.clock->Steady();
     for (auto& [name, state] : clusters_) {
       if (configs_.count(name) && state->due <= now) due.push_back(state.get());
     }
@@ -348,11 +348,12 @@ void UpgradeOperator::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     RunOnce();
     std::unique_lock lock(mu_);
-    auto next = std::chrono::steady_clock::now() + std::chrono::seconds(1);  // the source is re-read at least every second
+    const auto now = options_.clock->Steady();
+    auto next = now + std::chrono::seconds(1);  // the source is re-read at least every second
     for (const auto& [name, state] : clusters_) {
       if (configs_.count(name)) next = std::min(next, state->due);
     }
-    wake_.wait_until(lock, stop, next, [&] { return woken_; });
+    wake_.wait_for(lock, stop, std::max(next - now, env::Clock::SteadyTime::duration::zero()), [&] { return woken_; });
     woken_ = false;
   }
 }

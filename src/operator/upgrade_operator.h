@@ -12,8 +12,11 @@
 // changed spec replaces it, except while its upgrade is commanded (the change waits, and
 // the config says why: §10.6 #2); a config that disappears is deleted, with the same guard.
 //
-// Clock: real time, or `testing_now` advancing at `time_scale` operator seconds per real
-// second, so that hours of schedule run in seconds.
+// Clock: `clock` (real by default; tests pass an env::ManualClock and call RunOnce()
+// after each Advance), or `testing_now` advancing at `time_scale` operator seconds per
+// clock second, so that hours of schedule run in seconds. Passes are due, and back off,
+// on the clock's steady time. `make_ports` builds each cluster's ports (HTTP to its
+// agent, Prometheus, Alertmanager by default; tests give fakes).
 //
 // Metrics: the reference's gauges, plus `upgradeoperator_reconciles_total{upgradeconfig_name}`
 // (ours), the passes each cluster has had, so that a test or an administrator can tell
@@ -25,6 +28,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "agent/json_value.h"
+#include "env/clock.h"
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
@@ -44,17 +49,7 @@
 
 namespace cincinnati::upgrade {
 
-struct OperatorOptions {
-  std::string config_path;  // empty: defaults
-  std::string fleet_path;   // required
-  std::string state_dir;    // required: state.db lives here
-  std::string configs_dir;  // overrides configManager.localConfigDir
-  std::chrono::seconds interval{60};  // operator time between passes while New or Upgrading
-  double time_scale = 1.0;
-  std::optional<TimePoint> testing_now;
-};
-
-// What the ports of one cluster are made of; tests may swap them.
+// What the ports of one cluster are made of; tests give fakes (OperatorOptions::make_ports).
 struct ClusterPortSet {
   std::unique_ptr<UpdateAgent> agent;
   std::unique_ptr<AlertSource> alerts;
@@ -63,6 +58,18 @@ struct ClusterPortSet {
   std::unique_ptr<GraphClient> graph;
   std::unique_ptr<HookRunner> hooks;
   ClusterPorts view() const { return {agent.get(), alerts.get(), windows.get(), resolver.get(), graph.get(), hooks.get()}; }
+};
+
+struct OperatorOptions {
+  std::string config_path;  // empty: defaults
+  std::string fleet_path;   // required
+  std::string state_dir;    // required: state.db lives here
+  std::string configs_dir;  // overrides configManager.localConfigDir
+  std::chrono::seconds interval{60};  // operator time between passes while New or Upgrading
+  double time_scale = 1.0;
+  std::optional<TimePoint> testing_now;
+  env::Clock* clock = &env::RealClock();
+  std::function<ClusterPortSet(const FleetCluster&, const OperatorConfig&)> make_ports;  // empty: HTTP
 };
 
 class UpgradeOperator {
@@ -95,7 +102,7 @@ class UpgradeOperator {
   struct ClusterState {
     FleetCluster cluster;
     ClusterPortSet ports;
-    std::chrono::steady_clock::time_point due{};
+    env::Clock::SteadyTime due{};
     std::chrono::seconds backoff{0};
     std::string note;
     std::string last_error;
@@ -115,7 +122,7 @@ class UpgradeOperator {
   std::unique_ptr<StateStore> store_;
   GaugeTable metrics_;
   std::unique_ptr<NotificationCenter> notifications_;
-  std::chrono::steady_clock::time_point started_steady_;
+  env::Clock::SteadyTime started_steady_;
   TimePoint started_at_;
 
   std::mutex mu_;  // guards configs_ and the notes of clusters_
@@ -125,7 +132,7 @@ class UpgradeOperator {
   std::map<std::string, std::unique_ptr<ClusterState>> clusters_;
   std::unique_ptr<PolicyService> policies_;  // source OCM
   PolicyIndex policy_index_;
-  std::optional<std::chrono::steady_clock::time_point> next_policy_sync_;
+  std::optional<env::Clock::SteadyTime> next_policy_sync_;
   SourceRead last_policies_;
   std::map<std::string, std::string> file_clusters_;  // LOCAL source: file -> the cluster it named last
 };
