@@ -11,7 +11,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 runs="${1:?usage: $0 N [ctest arguments]}"
 shift
-case "$runs" in '' | *[!0-9]*) echo "stress.sh: N must be a number, not '$runs'" >&2; exit 2 ;; esac
+case "$runs" in '' | *[!0-9]* | 0) echo "stress.sh: N must be a number of runs (1 or more), not '$runs'" >&2; exit 2 ;; esac
 jobs="$(nproc 2>/dev/null || echo 2)"
 plain="${CINCINNATI_BUILD_DIR:-$root/build}"
 asan="${CINCINNATI_ASAN_BUILD_DIR:-$root/build-asan}"
@@ -20,13 +20,19 @@ asan="${CINCINNATI_ASAN_BUILD_DIR:-$root/build-asan}"
 builds=("$plain")
 if [ "${CINCINNATI_QUICK:-0}" != 1 ]; then
   # Builds build-asan/ and runs nothing (a pattern no test has).
-  "$root/scripts/sanitize.sh" asan -R '^$' >/dev/null
+  mkdir -p "$asan/stress"
+  if ! "$root/scripts/sanitize.sh" asan -R '^$' >"$asan/stress/build.log" 2>&1; then
+    tail -40 "$asan/stress/build.log" >&2
+    echo "stress.sh: the ASan build failed (log: $asan/stress/build.log)" >&2
+    exit 1
+  fi
   builds+=("$asan")
 fi
 
 burners=()
 stop_burners() { for p in "${burners[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap stop_burners EXIT
+trap 'exit 130' INT TERM
 for _ in 1 2; do
   (while :; do :; done) &
   burners+=("$!")
@@ -38,6 +44,8 @@ for build in "${builds[@]}"; do
   mkdir -p "$build/stress"
   for i in $(seq 1 "$runs"); do
     log="$build/stress/run-$i.log"
+    failed_list="$build/Testing/Temporary/LastTestsFailed.log"
+    rm -f "$failed_list"  # ctest leaves the last run's list when all pass
     rc=0
     if [ "$build" = "$asan" ]; then
       "$root/scripts/sanitize.sh" asan "$@" >"$log" 2>&1 || rc=$?
@@ -46,13 +54,16 @@ for build in "${builds[@]}"; do
     fi
     summary="$(grep -E '^[0-9]+% tests passed' "$log" || echo "no summary (ctest exit $rc)")"
     echo "stress: $mode run $i/$runs: $summary" >&2
-    if [ "$rc" -ne 0 ] && [ -f "$build/Testing/Temporary/LastTestsFailed.log" ]; then
+    if [ "$rc" -eq 0 ]; then
+      rm -f "$log"
+    elif [ -s "$failed_list" ]; then
       while IFS=: read -r _ name; do
         key="$mode $name"
         failures["$key"]=$(( ${failures["$key"]:-0} + 1 ))
-      done < "$build/Testing/Temporary/LastTestsFailed.log"
-    elif [ "$rc" -eq 0 ]; then
-      rm -f "$log"
+      done < "$failed_list"
+    else  # failed before or besides any test: counted as such
+      key="$mode (run exited $rc without a failed test; see $log)"
+      failures["$key"]=$(( ${failures["$key"]:-0} + 1 ))
     fi
   done
 done

@@ -280,7 +280,7 @@ TEST(RemoteClusterDirectoryTest, CachesFailsFastAndRecovers) {
   clock.Advance(std::chrono::milliseconds(399));
   EXPECT_TRUE(directory.Quick("11111111-2222-3333-4444-555555555555"));
   clock.Advance(std::chrono::milliseconds(1));
-  EXPECT_FALSE(directory.Quick("11111111-2222-3333-4444-555555555555"));  // asked again
+  EXPECT_FALSE(directory.Quick("11111111-2222-3333-4444-555555555555"));  // the back-off is over: look it up
 
   // Slow: the lookup gives up after the timeout (the server would answer 404 in 1.5 s).
   server.set_mode(testing::LookupServer::Mode::kSlow);

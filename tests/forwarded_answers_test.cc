@@ -234,10 +234,10 @@ TEST_F(ForwardedAnswersTest, OverTheFetchBudgetAnIdGetsTheGeneralAnswer) {
   EXPECT_EQ(Body(Get("channel=b&id=1", "channel=b")), "error:failed_upstream_fetch");
   EXPECT_EQ(CountOf("throttled"), 2);
   EXPECT_EQ(upstream_.calls, 1);
-  clock_.Advance(std::chrono::milliseconds(999));  // not quite a token yet
+  clock_.Advance(std::chrono::milliseconds(900));  // not a token yet
   EXPECT_EQ(Body(Get("channel=a&id=1", "channel=a")), "answer to channel=a");
   EXPECT_EQ(upstream_.calls, 1);
-  clock_.Advance(std::chrono::milliseconds(1));  // a token again
+  clock_.Advance(std::chrono::milliseconds(200));  // a token again
   EXPECT_EQ(Body(Get("channel=a&id=1", "channel=a")), "answer to channel=a&id=1");
   EXPECT_EQ(upstream_.calls, 2);
 }

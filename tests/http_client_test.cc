@@ -215,12 +215,12 @@ TEST(HttpClientTest, StopCancelsARequestInFlight) {
   int port = server
                  .ListenAsync("127.0.0.1", 0,
                               [&](const server::Request&, std::function<void(server::Response)> done) {
-                                arrived = true;
                                 answers.emplace_back([&, done] {
                                   std::unique_lock<std::mutex> lock(mu);
                                   released_cv.wait_for(lock, std::chrono::seconds(60), [&] { return released; });
                                   done(server::Response::Text(200, "late"));
                                 });
+                                arrived = true;  // after the emplace: the test reads `answers` later
                               })
                  .value();
   server.Start();

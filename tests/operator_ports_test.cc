@@ -98,7 +98,6 @@ class OperatorPortsTest : public ::testing::Test {
 
 TEST_F(OperatorPortsTest, AnUpgradeGoesThroughEveryStepOnceAndEachSideEffectHappensOnce) {
   ASSERT_TRUE(PassUntil(Phase::kUpgrading));
-  ASSERT_TRUE(PassUntil(Phase::kUpgrading, 3));
   EXPECT_EQ(agent_.snapshot.desired_update.version, "4.1.1");
   // The control plane's window: a silence for its alerts and one for the critical ones.
   ASSERT_EQ(windows_.Active(), 2);
@@ -143,7 +142,7 @@ TEST_F(OperatorPortsTest, AnUnreachableAgentIsAnErrorThatChangesNothing) {
 
 TEST_F(OperatorPortsTest, ACommandTheAgentRefusesIsRetriedUntilItIsTaken) {
   agent_.refuse_commands = true;
-  PassUntil(Phase::kUpgrading);
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
   for (int i = 0; i < 3; ++i) {
     PassResult r = Pass();
     EXPECT_FALSE(r.error.ok());
@@ -161,7 +160,7 @@ TEST_F(OperatorPortsTest, ACommandTheAgentRefusesIsRetriedUntilItIsTaken) {
 TEST_F(OperatorPortsTest, ACriticalAlertHoldsTheStartUntilItClears) {
   settings_.pre_health_check_gate = true;
   alerts_.firing = {{"KubeAPIDown", "critical", "openshift-kube-apiserver", {}}};
-  PassUntil(Phase::kUpgrading);
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
   for (int i = 0; i < 4; ++i) Pass();
   EXPECT_EQ(Current(), Phase::kUpgrading);
   EXPECT_EQ(Condition("ClusterHealthyBeforeUpgrade"), "False");
@@ -182,7 +181,7 @@ TEST_F(OperatorPortsTest, ACriticalAlertHoldsTheStartUntilItClears) {
 TEST_F(OperatorPortsTest, PrometheusDownIsNotHealthy) {
   settings_.pre_health_check_gate = true;
   alerts_.down = true;
-  PassUntil(Phase::kUpgrading);
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
   for (int i = 0; i < 3; ++i) Pass();
   EXPECT_GT(alerts_.queries, 3);
   EXPECT_EQ(Condition("ClusterHealthyBeforeUpgrade"), "False");
@@ -195,7 +194,7 @@ TEST_F(OperatorPortsTest, PrometheusDownIsNotHealthy) {
 
 TEST_F(OperatorPortsTest, AlertmanagerDownStopsBeforeTheCommandAndTheWindowIsMadeOnce) {
   windows_.down = true;
-  PassUntil(Phase::kUpgrading);
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
   for (int i = 0; i < 3; ++i) {
     PassResult r = Pass();
     EXPECT_FALSE(r.error.ok());
@@ -221,7 +220,7 @@ TEST_F(OperatorPortsTest, AlertmanagerDownStopsBeforeTheCommandAndTheWindowIsMad
 
 TEST_F(OperatorPortsTest, AWebhookThatFailsIsRetriedAndEachEventIsSentOnce) {
   webhook_down_ = true;
-  PassUntil(Phase::kUpgrading);
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
   for (int i = 0; i < 3; ++i) {
     PassResult r = Pass();
     EXPECT_FALSE(r.error.ok());
@@ -241,7 +240,7 @@ TEST_F(OperatorPortsTest, AWebhookThatFailsIsRetriedAndEachEventIsSentOnce) {
 
 TEST_F(OperatorPortsTest, TheFleetHoldKeepsAClusterPendingAndSaysWhy) {
   hold_ = "the fleet is paused: 2 upgrade(s) to 4.1.1 failed";
-  PassUntil(Phase::kPending);
+  ASSERT_TRUE(PassUntil(Phase::kPending));
   for (int i = 0; i < 5; ++i) {
     PassResult r = Pass();
     EXPECT_TRUE(r.error.ok());
@@ -258,10 +257,10 @@ TEST_F(OperatorPortsTest, TheFleetHoldKeepsAClusterPendingAndSaysWhy) {
 
 TEST_F(OperatorPortsTest, ItWaitsForUpgradeAtAndFailsOnceTheWindowHasPassed) {
   config_.spec.upgrade_at = "2026-01-01T13:00:00Z";
-  PassUntil(Phase::kPending);
+  ASSERT_TRUE(PassUntil(Phase::kPending));
   PassResult r = Pass();
   EXPECT_EQ(Current(), Phase::kPending);
-  EXPECT_LE(r.requeue, minutes(60));
+  EXPECT_EQ(r.requeue, seconds(300));  // at most the resync period, not a busy loop
   EXPECT_NE(r.note.find("scheduled for 2026-01-01T13:00:00Z"), std::string::npos) << r.note;
   // Past upgradeAt + the upgrade window (120 minutes) without a start: Failed, said once.
   now_ = *ParseTime("2026-01-01T15:01:00Z");
@@ -278,7 +277,7 @@ TEST_F(OperatorPortsTest, ACapacityHookIsRunUntilItSaysDone) {
   config_.spec.capacity_reservation = true;
   settings_.capacity_hook = "reserve-capacity";
   hooks_.exit_code = 1;  // not yet
-  PassUntil(Phase::kUpgrading);
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
   for (int i = 0; i < 3; ++i) Pass();
   EXPECT_EQ(Condition("ComputeCapacityReserved"), "False");
   EXPECT_EQ(agent_.commands, 0);
@@ -295,7 +294,7 @@ TEST_F(OperatorPortsTest, AFailingCapacityHookIsAnErrorNamingItsExitAndOutput) {
   config_.spec.capacity_reservation = true;
   settings_.capacity_hook = "reserve-capacity";
   hooks_.exit_code = 7;
-  PassUntil(Phase::kUpgrading);
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
   PassResult r = Pass();
   EXPECT_FALSE(r.error.ok());
   EXPECT_NE(r.error.message().find("exit 7"), std::string::npos) << r.error.message();

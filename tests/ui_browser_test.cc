@@ -195,6 +195,12 @@ TEST_F(UiBrowserTest, PickAChannelClickAReleaseAndDrawAPath) {
 class UiBrowserThousandTest : public UiBrowserTest {
  protected:
   void SetUp() override {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // A scale check: the drawing takes about 11 s in the plain build and about two minutes
+    // under the sanitizers, past any fixed wait on a busy machine. The sanitizers check the
+    // same page code on the smaller channels of UiBrowserTest.
+    GTEST_SKIP() << "the 1,000-release page is checked in the plain build only";
+#endif
     WriteThousandReleases(data_.path());
     Start(data_.path(), "300");
   }

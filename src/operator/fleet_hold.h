@@ -3,13 +3,14 @@
 // administrator as the cluster's note and `waiting-for` annotation).
 //
 // In this order:
-//  - a pause (fleet.failureThreshold reached, or an administrator's): for every target
-//    when it names no version, else only for upgrades to that version;
+//  - a pause (fleet.failureThreshold reached, or an administrator's; a pause has a
+//    non-empty reason): for every target when it names no version, else only for
+//    upgrades to that version;
 //  - fleet.maxParallel: at most that many clusters Upgrading at once (0: no cap); the
 //    cluster asking is not counted;
 //  - fleet.waves: a cluster waits while any cluster of an earlier wave (by the label
 //    fleet.waveLabel) has a config that has not finished (Upgraded or Failed); a cluster
-//    without the label goes last.
+//    without the label, or whose label names no wave, goes last.
 // Never throws.
 #pragma once
 

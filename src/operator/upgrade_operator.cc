@@ -254,7 +254,7 @@ std::string UpgradeOperator::Hold(const UpgradeConfig& config) {
   // Under mu_ (called from ReconcileCluster's pass, which holds no lock: see there).
   FleetPause pause;
   if (auto reason = store_->GetFlag("pause.reason"); reason.ok() && *reason) {
-    pause.reason = **reason;
+    pause.reason = (*reason)->empty() ? "(no reason given)" : **reason;
     // A version that cannot be read holds every upgrade, as a pause without one does.
     if (auto version = store_->GetFlag("pause.version"); version.ok() && *version) pause.version = **version;
   }
