@@ -209,7 +209,8 @@ TEST(HttpClientTest, StopCancelsARequestInFlight) {
   std::mutex mu;
   std::condition_variable released_cv;
   bool released = false;
-  std::atomic<bool> arrived{false};
+  std::promise<void> arrived;
+  std::atomic<bool> signalled{false};
   server::HttpServer server(server::ServerLimits{.threads = 1});
   std::vector<std::thread> answers;
   int port = server
@@ -220,14 +221,15 @@ TEST(HttpClientTest, StopCancelsARequestInFlight) {
                                   released_cv.wait_for(lock, std::chrono::seconds(60), [&] { return released; });
                                   done(server::Response::Text(200, "late"));
                                 });
-                                arrived = true;  // after the emplace: the test reads `answers` later
+                                // After the emplace: the test reads `answers` later.
+                                if (!signalled.exchange(true)) arrived.set_value();
                               })
                  .value();
   server.Start();
   std::stop_source stop;
   auto start = std::chrono::steady_clock::now();
   std::thread stopper([&] {  // once the request is in flight
-    for (int i = 0; i < 1000 && !arrived; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    arrived.get_future().wait_for(std::chrono::seconds(30));
     stop.request_stop();
   });
   auto r = http::Request("http://127.0.0.1:" + std::to_string(port) + "/slow",

@@ -106,7 +106,7 @@ class HttpServerTest : public ::testing::Test {
     server_ = std::make_unique<HttpServer>(limits);
     auto port = server_->ListenAsync("127.0.0.1", 0, [this](const Request& r, std::function<void(Response)> done) {
       if (r.path == "/slow") {
-        slow_arrived_ = true;
+        if (!slow_signalled_.exchange(true)) slow_arrived_.set_value();
         std::thread([done] {
           std::this_thread::sleep_for(std::chrono::milliseconds(400));
           done(Response::Text(200, "slow"));
@@ -122,7 +122,8 @@ class HttpServerTest : public ::testing::Test {
   std::string Url(const std::string& path) { return "http://127.0.0.1:" + std::to_string(port_) + path; }
   std::unique_ptr<HttpServer> server_;
   uint16_t port_ = 0;
-  std::atomic<bool> slow_arrived_{false};
+  std::promise<void> slow_arrived_;
+  std::atomic<bool> slow_signalled_{false};
 };
 
 TEST_F(HttpServerTest, AnswersAndBoundsTheRequestHead) {
@@ -163,8 +164,8 @@ TEST_F(HttpServerTest, ASlowAnswerIsSentWhateverTheWriteTimeout) {
 TEST_F(HttpServerTest, ShutdownFinishesInFlightRequests) {
   Start();
   auto slow = std::async(std::launch::async, [this] { return http::Get(Url("/slow")); });
-  for (int i = 0; i < 1000 && !slow_arrived_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(slow_arrived_);  // in flight now
+  // In flight once the handler has it.
+  ASSERT_EQ(slow_arrived_.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
   auto begin = std::chrono::steady_clock::now();
   server_->Shutdown(std::chrono::seconds(5));
   EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(4));

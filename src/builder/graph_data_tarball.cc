@@ -1,13 +1,13 @@
 #include "builder/graph_data_tarball.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "builder/graph_data_image_source.h"
 #include "core/metadata_keys.h"
 #include "core/sha256.h"
+#include "env/file_system.h"
 #include "registry/layer.h"
 
 namespace cincinnati {
@@ -28,19 +28,10 @@ Result<std::string> WriteGraphDataTarball(const std::string& data_dir, const std
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> files, GraphDataLayerEntries(data_dir, allowlist));
   CINCINNATI_ASSIGN_OR_RETURN(registry::Layer tarball, registry::MakeLayer(files));
   fs::path tar = fs::path(output_directory) / "graph-data.tar.gz";
-  {
-    std::ofstream out(tar.string() + ".tmp", std::ios::binary | std::ios::trunc);
-    out << tarball.gzip;
-    if (!out.flush()) {
-      out.close();
-      std::error_code ignored;
-      fs::remove(tar.string() + ".tmp", ignored);  // a partial file would only hold on to the space
-      return Status::IoError(fmt::format("cannot write {} (disk full?)", tar.string()));
-    }
+  // Durable and checked to the end; a failure leaves the last good file (and no partial one).
+  if (Status s = env::WriteFileDurably(tar, tarball.gzip); !s.ok()) {
+    return Status::IoError(fmt::format("cannot write {}: {}", tar.string(), s.message()));
   }
-  std::error_code ec;
-  fs::rename(tar.string() + ".tmp", tar, ec);
-  if (ec) return Status::IoError(fmt::format("cannot write {}: {}", tar.string(), ec.message()));
   return tar.string();
 }
 

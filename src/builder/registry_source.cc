@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -12,6 +11,7 @@
 #include "builder/release_check.h"
 #include "core/guard.h"
 #include "core/json_writer.h"
+#include "env/file_system.h"
 #include "registry/credentials.h"
 #include "registry/release_image.h"
 
@@ -51,19 +51,12 @@ void RegistryReleaseSource::SaveToDisk(const std::string& digest, const CachedIm
   if (settings_.cache_directory.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(settings_.cache_directory, ec);
-  std::string path = CacheFile(settings_.cache_directory, digest);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << "{\"arch\":" << JsonString(image.arch) << ",\"release\":"
-        << (image.metadata ? registry::ReleaseMetadataJson(*image.metadata) : "null") << "}";
-    if (!out.flush()) {
-      diagnostics.Warn(settings_.cache_directory, "cannot write the release cache (disk full?); continuing without it");
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
+  const std::string entry = "{\"arch\":" + JsonString(image.arch) + ",\"release\":" +
+                            (image.metadata ? registry::ReleaseMetadataJson(*image.metadata) : "null") + "}";
+  // A reader sees the old file or the new one; a failure leaves no partial file.
+  if (Status s = env::WriteFileDurably(CacheFile(settings_.cache_directory, digest), entry); !s.ok()) {
+    diagnostics.Warn(settings_.cache_directory, "cannot write the release cache (" + s.message() + "); continuing without it");
   }
-  std::filesystem::rename(tmp, path, ec);  // atomic: a reader sees the old file or the new one
 }
 
 Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) const {

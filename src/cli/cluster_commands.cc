@@ -1,12 +1,12 @@
 // `cincinnati clusters`: manage the embedded cluster directory (a SQLite file) that a
 // policy engine reads with --cluster-directory.path.
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "env/file_system.h"
 #include "graph-data/file_reader.h"
 #include "directory/cluster_database.h"
 
@@ -65,9 +65,9 @@ Status Run(const std::string& action, const ClusterArgs& a) {
     if (a.output.empty() || a.output == "-") {
       std::cout << text;
     } else {
-      std::ofstream out(a.output, std::ios::binary);
-      out << text;
-      if (!out.good()) return Status::IoError(fmt::format("cannot write {}", a.output));
+      if (Status s = env::WriteFileDurably(a.output, text); !s.ok()) {
+        return Status::IoError(fmt::format("cannot write {}: {}", a.output, s.message()));
+      }
       std::cerr << fmt::format("exported {} clusters to {}\n", records.size(), a.output);
     }
   } else if (action == "import") {

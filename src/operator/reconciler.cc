@@ -68,7 +68,11 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
   const Labels labels = {{"upgradeconfig_name", config.cluster}};
   if (!valid.valid || valid.is_error) {
     pass.metrics.Set("upgradeoperator_upgradeconfig_validation_failed", labels, 1);
-    (void)pass.notifications.Notify(config, event::kValidationFailed, pass.now, valid.message);
+    // A failed send is unclaimed in the ledger and counted (upgrade_notification_failed):
+    // the next pass sends it again. Said here too, so that a full disk is not silent.
+    if (Status sent = pass.notifications.Notify(config, event::kValidationFailed, pass.now, valid.message); !sent.ok()) {
+      spdlog::warn("cluster {}: the validation_failed notification: {}", config.cluster, sent.message());
+    }
     result.note = valid.message;
     if (valid.is_error) {
       result.error = Status::InvalidArgument(valid.message);
@@ -137,7 +141,8 @@ PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassC
         auto current = CurrentVersion(*agent);
         Status health = CheckClusterHealth(ports.alerts, *agent, pass.settings, pass.metrics,
                                            {config.cluster, "New", current.ok() ? *current : "unknown"});
-        if (!health.ok()) (void)pass.notifications.Notify(config, event::kPreHealthCheck, pass.now, health.message());
+        Status sent = health.ok() ? Status::OK() : pass.notifications.Notify(config, event::kPreHealthCheck, pass.now, health.message());
+        if (!sent.ok()) spdlog::warn("cluster {}: the pre_health_check notification: {}", config.cluster, sent.message());
       }
       history.phase = Phase::kPending;
       PassResult result;

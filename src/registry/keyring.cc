@@ -117,6 +117,7 @@ Keyring::~Keyring() {
   std::error_code ec;
   // Importing keys may have started an agent for this home; stop it before removing it.
   if (fs::exists(fs::path(home_) / "S.gpg-agent", ec)) {
+    // Best effort: an agent that does not stop dies with its home, removed just below.
     (void)std::system(("gpgconf --homedir '" + home_ + "' --kill all >/dev/null 2>&1").c_str());
   }
   fs::remove_all(home_, ec);
