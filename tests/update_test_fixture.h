@@ -140,8 +140,19 @@ class UpdateTest : public ::testing::Test {
     agent_urls_.push_back(agent->url(""));
     return agent;
   }
-  JsonValue Cv(ServiceProcess& agent) { return Json(Get(agent.url(kCv)).body); }
-  JsonValue Operator(ServiceProcess& agent, const std::string& name) { return Json(Get(agent.url(kOperators + name)).body); }
+  // A read of the agent's API. During a hand-over no process answers for a moment (the
+  // old one has stopped, the new one not yet started): a reader tries again, as `oc`
+  // would, rather than taking the refused connection for an empty document.
+  JsonValue Read(ServiceProcess& agent, const std::string& path) {
+    http::Result got;
+    WaitFor([&] {
+      got = Get(agent.url(path));
+      return got.status != 0 && got.status != 503;
+    }, 20s);
+    return Json(got.body);
+  }
+  JsonValue Cv(ServiceProcess& agent) { return Read(agent, kCv); }
+  JsonValue Operator(ServiceProcess& agent, const std::string& name) { return Read(agent, kOperators + name); }
   std::string DesiredOf(ServiceProcess& agent, const std::string& name) {
     const JsonValue o = Operator(agent, name);
     const JsonValue* metadata = o.Find("metadata");
