@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "core/graph_json.h"
+#include "core/graph_records.h"
+#include "core/internal_metadata.h"
 #include "test_util.h"
 
 namespace cincinnati {
@@ -31,6 +33,14 @@ TEST(CliTest, GraphBuildPrintsTheGraphBuilderGraph) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(g->edge_count(), 559u);
   EXPECT_EQ(g->node_count(), 132u);
+  // Exactly the graph builder's document (the conformance test compares it with the
+  // reference's): the builder's records of what it removed are not in it.
+  auto built = testing::BuildLocal(kFixture / "graph-gb-raw.json", kFixture / "cincinnati-graph-data");
+  ASSERT_TRUE(built.ok());
+  ASSERT_TRUE(HasExplanationKeys(*built));
+  EXPECT_EQ(r.out, WriteServedGraphJson(*built) + "\n");
+  EXPECT_EQ(r.out.find("io.openshift.upgrades.graph.removed."), std::string::npos);
+  EXPECT_EQ(r.out.find("io.openshift.upgrades.graph.blocked.by"), std::string::npos);
 }
 
 TEST(CliTest, GraphBuildFailsOnDisallowedErrorNamingTheFile) {
@@ -66,6 +76,14 @@ TEST(CliTest, GraphFilterFromFileAndStdin) {
   auto view = ReadGraphJson(file.out);
   ASSERT_TRUE(view.ok());
   EXPECT_GT(view->node_count(), 5u);
+  // A graph that carries a builder's records inline (an older graph builder's) is
+  // filtered as a policy engine serves it: without them.
+  auto built_graph = testing::BuildLocal(kFixture / "graph-gb-raw.json", kFixture / "cincinnati-graph-data");
+  ASSERT_TRUE(built_graph.ok());
+  testing::WriteFile(tmp / "inline.json", WriteGraphJson(*built_graph));
+  ProcessResult inline_records = Cincinnati("graph filter --channel stable-4.3 --arch amd64 " + (tmp / "inline.json").string());
+  ASSERT_EQ(inline_records.exit_code, 0) << inline_records.err;
+  EXPECT_EQ(inline_records.out, file.out);
   for (const Node& n : view->nodes()) {
     EXPECT_EQ(n.version.find('+'), std::string::npos) << n.version;
     EXPECT_NE(n.metadata.at("io.openshift.upgrades.graph.release.channels").find("stable-4.3"), std::string::npos);

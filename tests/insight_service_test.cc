@@ -4,7 +4,10 @@
 // `path` / `explain` commands against a running service.
 #include <gtest/gtest.h>
 
+#include "core/graph_records.h"
+#include "core/sha256.h"
 #include "directory/cluster_database.h"
+#include "server/http_server.h"
 #include "service_util.h"
 #include "test_util.h"
 
@@ -130,12 +133,28 @@ TEST(InsightUpstreamTest, TheBuildersRecordsCrossHttpAndStayOutOfAnswers) {
   ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", builder.url("/graph"),
                                           "--upstream.cincinnati.cache_ttl_secs", "1"});
   ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; })) << engine.log();
-  // The graph builder serves its records to policy engines...
-  EXPECT_NE(Get(builder.url("/graph")).body.find("io.openshift.upgrades.graph.blocked.by"), std::string::npos);
-  // ...which explain with them and never pass them on.
-  auto e = Get(engine.url("/v1/explain?channel=stable-4.13&version=4.12.3&to=4.13.1"));
+  // The graph builder's graph is the reference's document: no records in it...
+  auto graph = Get(builder.url("/graph"));
+  ASSERT_EQ(graph.status, 200);
+  EXPECT_EQ(graph.body.find("io.openshift.upgrades.graph.blocked.by"), std::string::npos);
+  EXPECT_EQ(graph.body.find("io.openshift.upgrades.graph.removed"), std::string::npos);
+  // ...they are a document of their own, on the same URL, for that graph's bytes...
+  auto records = Get(builder.url("/graph"), {"Accept: application/vnd.cincinnati.graph-records+json"});
+  ASSERT_EQ(records.status, 200) << records.body;
+  EXPECT_EQ(records.headers["Content-Type"], "application/vnd.cincinnati.graph-records+json");
+  EXPECT_EQ(records.headers["Vary"], "Accept, Accept-Encoding");
+  auto read = ReadGraphRecordsJson(records.body);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->graph_sha256, Sha256Hex(graph.body));
+  EXPECT_NE(records.body.find("blocked-edges/4.13.1.yaml"), std::string::npos) << records.body;
+  // ...which the policy engine reads: it explains as `serve` does, and never passes them on.
+  const std::string query = "/v1/explain?channel=stable-4.13&version=4.12.3";
+  auto e = Get(engine.url(query));
   ASSERT_EQ(e.status, 200) << e.body;
-  EXPECT_NE(e.body.find(R"("kind":"blocked")"), std::string::npos) << e.body;
+  EXPECT_NE(e.body.find(R"("file":"blocked-edges/4.13.1.yaml")"), std::string::npos) << e.body;
+  auto local = testing::RunCincinnati("explain --releases " + (kExample / "releases").string() + " --graph-data " +
+                                      (kExample / "graph-data").string() + " --channel stable-4.13 --version 4.12.3 --json");
+  EXPECT_EQ(e.body + "\n", local.out);
   EXPECT_EQ(Get(engine.url("/v1/graph?channel=stable-4.13")).body.find("blocked.by"), std::string::npos);
   // A policy engine that forwards to another one says where to ask.
   ServiceProcess front("policy-engine", {"--upstream.cincinnati.url", engine.url("/graph"),
@@ -144,6 +163,80 @@ TEST(InsightUpstreamTest, TheBuildersRecordsCrossHttpAndStayOutOfAnswers) {
   auto forwarded = Get(front.url("/v1/path?channel=stable-4.13&from=4.12.3&to=4.13.2"));
   EXPECT_EQ(forwarded.status, 500);
   EXPECT_NE(forwarded.body.find("ask that one"), std::string::npos) << forwarded.body;
+}
+
+// A graph builder that keeps no records (the reference's answers their media type with
+// 406), or whose records are of another graph for a while (it refreshed between the two
+// requests): the policy engine serves the graph at once and explains with the step
+// alone; it asks again while the records do not match, takes them once they do, and
+// asks a graph builder without records once per graph, not at every fetch.
+TEST(InsightUpstreamTest, RecordsMissingOrOfAnotherGraphNeverHoldTheGraphBack) {
+  auto built = testing::BuildLocal(kExample / "releases", kExample / "graph-data");
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  GraphRecords records;
+  const std::string document = WriteServedGraphJson(*built, &records);
+  GraphRecords of_another = records;
+  of_another.graph_sha256 = Sha256Hex("the graph after the next refresh");
+  enum Mode { kStale, kMatching, kNone };
+  std::atomic<int> mode{kStale}, graph_requests{0}, record_requests{0};
+  server::ServerLimits limits;
+  limits.threads = 2;
+  server::HttpServer builder(limits);
+  auto port = builder.Listen("127.0.0.1", 0, [&](const server::Request& r) {
+    const std::string* accept = r.Header("Accept");
+    if (!accept || *accept != kGraphRecordsMediaType) {
+      ++graph_requests;
+      return server::Response::Text(200, document, "application/json");
+    }
+    ++record_requests;
+    if (mode == kNone) {
+      return server::Response::Text(406, R"({"kind":"invalid_content_type","value":"invalid Content-Type requested"})",
+                                    "application/json");
+    }
+    return server::Response::Text(200, WriteGraphRecordsJson(mode == kStale ? of_another : records),
+                                  std::string(kGraphRecordsMediaType));
+  });
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  builder.Start();
+  const std::string upstream = "http://127.0.0.1:" + std::to_string(*port) + "/graph";
+  const std::string query = "/v1/explain?channel=stable-4.13&version=4.12.3&to=4.13.1";
+  const std::string cause = R"("file":"blocked-edges/4.13.1.yaml")";
+
+  auto engine = std::make_unique<ServiceProcess>(
+      "policy-engine", std::vector<std::string>{"--upstream.cincinnati.url", upstream,
+                                                "--upstream.cincinnati.cache_ttl_secs", "1"});
+  ASSERT_TRUE(WaitFor([&] { return Get(engine->url("/readyz", "status")).status == 200; })) << engine->log();
+  auto e = Get(engine->url(query));
+  ASSERT_EQ(e.status, 200) << e.body;
+  EXPECT_NE(e.body.find(R"("verdict":"not_offered")"), std::string::npos) << e.body;
+  EXPECT_EQ(e.body.find(cause), std::string::npos) << e.body;
+  // Asked again at the next fetches of the same graph, and taken once they match.
+  ASSERT_TRUE(WaitFor([&] { return record_requests >= 3; })) << engine->log();
+  mode = kMatching;
+  ASSERT_TRUE(WaitFor([&] { return Get(engine->url(query)).body.find(cause) != std::string::npos; })) << engine->log();
+  const int asked = record_requests;
+  const int fetched = graph_requests;
+  ASSERT_TRUE(WaitFor([&] { return graph_requests >= fetched + 2; })) << engine->log();
+  EXPECT_EQ(record_requests, asked);
+  EXPECT_EQ(Get(engine->url("/v1/graph?channel=stable-4.13")).body.find("blocked.by"), std::string::npos);
+  EXPECT_EQ(engine->Stop(), 0) << engine->log();
+
+  // A graph builder without records: asked once for this graph, and said once.
+  mode = kNone;
+  record_requests = 0;
+  engine = std::make_unique<ServiceProcess>(
+      "policy-engine", std::vector<std::string>{"--upstream.cincinnati.url", upstream,
+                                                "--upstream.cincinnati.cache_ttl_secs", "1"});
+  ASSERT_TRUE(WaitFor([&] { return Get(engine->url("/readyz", "status")).status == 200; })) << engine->log();
+  const int before = graph_requests;
+  ASSERT_TRUE(WaitFor([&] { return graph_requests >= before + 2; })) << engine->log();
+  EXPECT_EQ(record_requests, 1);
+  e = Get(engine->url(query));
+  EXPECT_NE(e.body.find(R"("verdict":"not_offered")"), std::string::npos) << e.body;
+  EXPECT_EQ(e.body.find(cause), std::string::npos) << e.body;
+  EXPECT_EQ(engine->Stop(), 0);
+  EXPECT_NE(engine->log().find("keeps no records of removed edges"), std::string::npos) << engine->log();
+  builder.Shutdown(std::chrono::milliseconds(2000));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "builder/release_sources.h"
 #include "core/graph_check.h"
 #include "core/graph_json.h"
+#include "core/graph_records.h"
 #include "core/hotfix_rule.h"
 #include "core/internal_metadata.h"
 #include "policy/arch_filter.h"
@@ -234,6 +235,59 @@ TEST(ExplanationKeysTest, BlockRecordsAndRemovedEdgesRoundTripAndRefuseJunk) {
   Graph stripped = StripExplanationKeys(g);
   EXPECT_FALSE(HasExplanationKeys(stripped));
   EXPECT_EQ(stripped.node(0).metadata, (Metadata{{"url", "u"}}));
+}
+
+}  // namespace
+}  // namespace cincinnati
+
+namespace cincinnati {
+namespace {
+
+// The records travel apart from the graph (core/graph_records.h): taken out whole,
+// written, read back, tied to one graph by its hash, and merged back by version.
+TEST(GraphRecordsTest, RecordsLeaveTheGraphAndComeBackByVersion) {
+  Graph g;
+  ASSERT_TRUE(g.AddNode(Node::Concrete("4.1.0", "p0", {{"url", "u"}})).ok());
+  ASSERT_TRUE(g.AddNode(Node::Concrete("4.1.1", "p1",
+                                       {{"io.openshift.upgrades.graph.blocked.by", "u:blocked-edges/4.1.1.yaml=4[.]1[.]0"},
+                                        {"io.openshift.upgrades.graph.removed.previous", "4.1.0=previous.remove_regex"},
+                                        {"io.openshift.upgrades.graph.release.channels", "stable-4.1"}}))
+                  .ok());
+  const Graph original = g;
+  GraphRecords records = TakeGraphRecords(g);
+  EXPECT_FALSE(HasExplanationKeys(g));
+  EXPECT_EQ(g.node(1).metadata, (Metadata{{"io.openshift.upgrades.graph.release.channels", "stable-4.1"}}));
+  ASSERT_EQ(records.nodes.size(), 1u);
+  records.graph_sha256 = std::string(64, 'a');
+  const std::string text = WriteGraphRecordsJson(records);
+  auto read = ReadGraphRecordsJson(text);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->graph_sha256, records.graph_sha256);
+  EXPECT_EQ(read->nodes, records.nodes);
+  EXPECT_EQ(MergeGraphRecords(g, *read), 0u);
+  EXPECT_EQ(WriteGraphJson(g), WriteGraphJson(original));
+  // A record of a release the graph does not have is skipped, and said.
+  read->nodes["9.9.9"] = read->nodes.begin()->second;
+  EXPECT_EQ(MergeGraphRecords(g, *read), 1u);
+}
+
+TEST(GraphRecordsTest, TheReaderRefusesWhatIsNotRecords) {
+  const std::string hash(64, '0');
+  for (const std::string& junk : std::vector<std::string>{
+           "", "[]", "{}", R"({"nodes":{}})", R"({"graph":"x","nodes":{}})",
+           R"({"graph":")" + hash + R"(","nodes":[]})",
+           R"({"graph":")" + hash + R"(","nodes":{},"extra":1})",
+           // only explanation keys, and only values that decode
+           R"({"graph":")" + hash + R"(","nodes":{"4.1.0":{"url":"u"}}})",
+           R"({"graph":")" + hash + R"(","nodes":{"4.1.0":{"io.openshift.upgrades.graph.blocked.by":"nonsense"}}})",
+           R"({"graph":")" + hash + R"(","nodes":{"4.1.0":{"io.openshift.upgrades.graph.removed.next":1}}})",
+           R"({"graph":")" + hash + R"(","nodes":{"4.1.0":{},"4.1.0":{}}})"}) {
+    auto read = ReadGraphRecordsJson(junk);
+    ASSERT_FALSE(read.ok()) << junk;
+    EXPECT_EQ(read.status().message().rfind("graph records: ", 0), 0u) << read.status().message();
+  }
+  EXPECT_TRUE(ReadGraphRecordsJson(R"({"graph":")" + hash + R"(","nodes":{}})").ok());
+  EXPECT_FALSE(ReadGraphRecordsJson(std::string(kMaxGraphRecordsBytes + 1, ' ')).ok());
 }
 
 }  // namespace

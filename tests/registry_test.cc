@@ -10,6 +10,7 @@
 #include "builder/pipeline.h"
 #include "builder/registry_source.h"
 #include "core/graph_json.h"
+#include "core/graph_records.h"
 #include "registry/release_image.h"
 #include "gpg_util.h"
 #include "registry/layer.h"
@@ -355,7 +356,7 @@ TEST(GraphDataImageTest, SignedImageEndToEnd) {
   // The same graph as from the directory itself.
   auto expected = testing::BuildLocal(example / "releases", example / "graph-data");
   ASSERT_TRUE(expected.ok());
-  EXPECT_EQ(testing::Get(builder.url("/graph")).body, WriteGraphJson(*expected));
+  EXPECT_EQ(testing::Get(builder.url("/graph")).body, WriteServedGraphJson(*expected));
 
   auto tarball = testing::Get(builder.url("/graph-data", "public"));
   ASSERT_EQ(tarball.status, 200) << tarball.body;
@@ -409,7 +410,7 @@ TEST(GraphDataImageTest, EmptyBlockedEdgesDirectorySurvivesPush) {
       << builder.log();
   auto expected = testing::BuildLocal(example / "releases", work / "gd");
   ASSERT_TRUE(expected.ok()) << expected.status().message();
-  EXPECT_EQ(testing::Get(builder.url("/graph")).body, WriteGraphJson(*expected));
+  EXPECT_EQ(testing::Get(builder.url("/graph")).body, WriteServedGraphJson(*expected));
 
   auto tarball = testing::Get(builder.url("/graph-data", "public"));
   ASSERT_EQ(tarball.status, 200) << tarball.body;

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/error_document.h"
 #include "core/graph_json.h"
+#include "core/graph_records.h"
 #include "core/strings.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/time_format.h"
@@ -124,7 +125,7 @@ int RunBuild(const BuildArgs& args) {
     std::cerr << "error: " << graph.status().message() << '\n';
     return 1;
   }
-  std::cout << WriteGraphJson(*graph) << '\n';
+  std::cout << WriteServedGraphJson(*graph) << '\n';  // what the graph builder serves
   return 0;
 }
 
@@ -157,6 +158,7 @@ int RunFilter(const FilterArgs& args) {
   TransformChain chain;
   chain.push_back(std::make_unique<policy::ChannelFilter>());
   chain.push_back(std::make_unique<policy::ArchFilter>());
+  TakeGraphRecords(*graph);  // a policy engine never passes a graph builder's records on
   auto view = RunChain(chain, std::move(graph).value(), context);
   if (!view.ok()) {
     ErrorDocument doc = ErrorDocument::FromStatus(view.status());

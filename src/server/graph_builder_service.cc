@@ -13,6 +13,7 @@
 #include "core/graph_check.h"
 #include "core/guard.h"
 #include "core/graph_json.h"
+#include "core/graph_records.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
 #include "server/content_negotiation.h"
@@ -40,6 +41,15 @@ void LogNew(const Diagnostics& diagnostics, std::set<std::string>& last_warnings
   }
   last_warnings = std::move(warnings);
   last_notes = std::move(notes);
+}
+
+// The reference's negotiation takes one media type, no list: so does this.
+bool NamesMediaType(const std::string* accept, std::string_view type) {
+  if (accept == nullptr) return false;
+  std::string_view value = TrimWhitespace(*accept);
+  return value.size() == type.size() &&
+         std::equal(value.begin(), value.end(), type.begin(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
 }  // namespace
@@ -153,7 +163,12 @@ bool GraphBuilderService::RefreshOnce() {
     last_error_.clear();
   }
   auto snapshot = std::make_shared<GraphSnapshot>();
-  snapshot->json = std::make_shared<const View>(WriteGraphJson(*graph));
+  // The served document is the reference's: the records of what was removed travel
+  // apart (core/graph_records.h); the in-process graph keeps them for explanations.
+  GraphRecords records;
+  std::string document = WriteServedGraphJson(*graph, &records);
+  snapshot->json = std::make_shared<const View>(std::move(document));
+  snapshot->records = std::make_shared<const View>(WriteGraphRecordsJson(records));
   snapshot->graph = std::make_shared<const Graph>(std::move(graph).value());
   if (auto it = context.parameters.find(kSecondaryMetadataTarParam); it != context.parameters.end()) {
     std::ifstream in(it->second, std::ios::binary);
@@ -209,7 +224,10 @@ Response GraphBuilderService::HandleMain(const Request& request) {
   }
   if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
   (path == options_.path_prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
-  if (!NegotiateContentType(request.Header("Accept"), {std::string(kApplicationJson)})) {
+  // Our policy engine asks for the records by name; anyone else gets the reference's
+  // negotiation (a reference graph builder answers the records' type with 406).
+  const bool records = NamesMediaType(request.Header("Accept"), kGraphRecordsMediaType);
+  if (!records && !NegotiateContentType(request.Header("Accept"), {std::string(kApplicationJson)})) {
     return ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_);
   }
   if (auto missing = MissingParameters(request.query, options_.mandatory_client_parameters)) {
@@ -217,7 +235,10 @@ Response GraphBuilderService::HandleMain(const Request& request) {
   }
   auto snapshot = Latest();
   if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream
-  return ViewResponse(*snapshot->json, request, "application/json");
+  Response r = records ? ViewResponse(*snapshot->records, request, std::string(kGraphRecordsMediaType))
+                       : ViewResponse(*snapshot->json, request, "application/json");
+  r.headers["Vary"] = "Accept, Accept-Encoding";  // one URL, two documents
+  return r;
 }
 
 Response GraphBuilderService::HandlePublic(const Request& request) {

@@ -1,4 +1,4 @@
-// GraphBuilderService: the graph builder daemon (spec §2.1, §3.1).
+// GraphBuilderService: the graph builder daemon (the reference's cincinnati/src/bin/graph-builder).
 //
 // A background thread runs the transform chain from an empty graph, the first time at
 // once and then `pause` after the previous run ended. A good result is serialized and
@@ -15,7 +15,8 @@
 // service starts outlives Stop().
 //
 // Routes: main `{prefix}/graph` and `{prefix}/v1/graph` (application/json only; empty
-// 200 body before the first graph), public `{prefix}/graph-data`, status `/liveness`,
+// 200 body before the first graph; to an Accept that names kGraphRecordsMediaType, the
+// records of what was removed, core/graph_records.h, which never enter the graph), public `{prefix}/graph-data`, status `/liveness`,
 // `/readiness`, `/metrics`. Metric names are the reference's (prefix cincinnati_gb_).
 #pragma once
 
@@ -42,7 +43,8 @@ namespace cincinnati::server {
 
 struct GraphSnapshot {
   std::shared_ptr<const Graph> graph;
-  std::shared_ptr<const View> json;  // the graph builder's document
+  std::shared_ptr<const View> json;     // the graph builder's document, as the reference's
+  std::shared_ptr<const View> records;  // what the builder removed (core/graph_records.h)
   uint64_t generation = 0;
   // graph-data.tar.gz as the sources left it at this refresh, read once; null if none.
   std::shared_ptr<const std::string> graph_data_tar;

@@ -209,7 +209,15 @@ void PolicyEngineService::FetchShared() {
       spdlog::info("policy engine: upstream {} serves a graph again; serving it", options_.upstream_url);
     }
     upstream_body_hash_ = answer.body_hash;
+    AttachRecords(*answer.graph, answer.body_hash);
     SetGraph(std::make_shared<const Graph>(std::move(*answer.graph)));  // before the state: answers are ready
+  } else if (outcome == FetchOutcome::kUnchanged && records_retry_ && ServesSharedGraph(next)) {
+    // The records failed to arrive or were of the builder's next graph: asked again
+    // (they only change explanations, never an answer to a client).
+    if (auto current = insight_graph_.load()) {
+      Graph graph = *current;
+      if (AttachRecords(graph, upstream_body_hash_)) SetGraph(std::make_shared<const Graph>(std::move(graph)));
+    }
   }
   if (next != state) {
     spdlog::debug("policy engine: upstream {} -> {}", UpstreamStateName(state), UpstreamStateName(next));
@@ -221,6 +229,36 @@ void PolicyEngineService::FetchShared() {
     views_.store(nullptr);  // the shared graph is not served any more
     upstream_body_hash_.clear();
   }
+}
+
+bool PolicyEngineService::AttachRecords(Graph& graph, const std::string& body_hash) {
+  records_retry_ = false;
+  if (HasExplanationKeys(graph)) return true;  // an older graph builder's graph carries them inline
+  auto fetched = FetchGraphRecords(options_.upstream_url, {.timeout = options_.upstream_timeout,
+                                                           .max_body_bytes = options_.max_upstream_body_bytes,
+                                                           .stop = shutdown_.get_token()});
+  std::string note;
+  bool attached = false;
+  records_retry_ = !fetched.ok() || (*fetched && (*fetched)->graph_sha256 != body_hash);
+  if (!fetched.ok()) {
+    note = fmt::format("its records of removed edges cannot be read ({}): explanations name the step only until "
+                       "the next fetch",
+                       fetched.status().message());
+  } else if (!*fetched) {
+    note = "it keeps no records of removed edges (a reference graph builder): explanations name the step only";
+  } else if ((*fetched)->graph_sha256 != body_hash) {
+    note = "its records of removed edges are of another graph (it refreshed meanwhile): asked again at the next fetch";
+  } else {
+    if (size_t skipped = MergeGraphRecords(graph, **fetched)) {
+      spdlog::warn("policy engine: {} records of the graph builder name releases its graph does not have", skipped);
+    }
+    attached = true;
+  }
+  if (note != records_note_) {
+    if (!note.empty()) spdlog::info("policy engine: upstream {}: {}", options_.upstream_url, note);
+    records_note_ = note;
+  }
+  return attached;
 }
 
 std::optional<std::string> PolicyEngineService::LookupFor(const Parameters& params,

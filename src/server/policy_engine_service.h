@@ -102,6 +102,9 @@ class PolicyEngineService {
   struct Pool;
   // One fetch of the upstream URL, and the state transition it makes.
   void FetchShared();
+  // Puts the graph builder's records on `graph` when the upstream has them for exactly
+  // these bytes; sets records_retry_.
+  bool AttachRecords(Graph& graph, const std::string& body_hash);
   // The answer, or nullopt when it comes later through `respond` (from another thread).
   std::optional<Response> Route(const Request& request, const Respond& respond);
   std::optional<Response> ServeShared(const Request& request, const std::string& content_type, Parameters params,
@@ -175,6 +178,11 @@ class PolicyEngineService {
   std::optional<ErrorDocument> upstream_error_;  // the last failed fetch, under mu_
   std::string last_internal_error_;              // under mu_: logged once per cause
   std::string upstream_body_hash_;               // fetch thread only
+  // Fetch thread only: whether the builder's records (explanations of what was removed)
+  // are to be asked for again while the graph stays the same (they failed to arrive, or
+  // were of the builder's next graph), and what was last said of them (logged once).
+  bool records_retry_ = false;
+  std::string records_note_;
 
   std::stop_source shutdown_;  // requested by Stop(): fetches in flight give up
   std::unique_ptr<Pool> pool_;

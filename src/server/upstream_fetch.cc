@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/graph_check.h"
 #include "core/graph_json.h"
 #include "core/sha256.h"
@@ -54,6 +56,23 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
   if (!graph.ok()) return fail(ErrorDocument::Of("failed_json_in", graph.status().message()));
   out.graph = std::move(graph).value();
   return out;
+}
+
+Result<std::optional<GraphRecords>> FetchGraphRecords(const std::string& url, const UpstreamFetchOptions& options) {
+  http::Result r = http::Get(url, {.headers = {"Accept: " + std::string(kGraphRecordsMediaType)},
+                                  .timeout = options.timeout,
+                                  .max_body_bytes = std::min(options.max_body_bytes, kMaxGraphRecordsBytes),
+                                  .max_body_name = "upstream.cincinnati.max_body_bytes",
+                                  .stop = options.stop});
+  if (!r.error.empty()) return Status::IoError(fmt::format("graph records from {}: {}", url, r.error));
+  if (r.status >= 400 && r.status < 500) return std::optional<GraphRecords>();
+  if (r.status != 200) return Status::IoError(fmt::format("graph records from {}: HTTP {}", url, r.status));
+  const std::string* type = r.Header("Content-Type");
+  if (type == nullptr || type->find(kGraphRecordsMediaType) == std::string::npos) {
+    return std::optional<GraphRecords>();  // an upstream that ignores Accept answered with its graph
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(GraphRecords records, ReadGraphRecordsJson(r.body));
+  return std::optional<GraphRecords>(std::move(records));
 }
 
 }  // namespace cincinnati::server

@@ -18,6 +18,8 @@
 
 #include "core/error_document.h"
 #include "core/graph.h"
+#include "core/graph_records.h"
+#include "core/status.h"
 #include "server/metrics.h"
 #include "server/upstream_state.h"
 
@@ -43,5 +45,12 @@ struct UpstreamFetchOptions {
 };
 
 UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions& options);
+
+// The graph builder's records of what it removed (core/graph_records.h), asked for on
+// the graph's own URL by their media type. nullopt when the upstream keeps none (a
+// reference graph builder answers 406, a policy engine 406 or its own error); an error
+// when the answer cannot be read. Not counted in the options' counters: the graph's
+// fetch is the one that tells the upstream's health.
+Result<std::optional<GraphRecords>> FetchGraphRecords(const std::string& url, const UpstreamFetchOptions& options);
 
 }  // namespace cincinnati::server
