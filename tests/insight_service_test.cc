@@ -155,6 +155,11 @@ TEST(InsightUpstreamTest, TheBuildersRecordsCrossHttpAndStayOutOfAnswers) {
   auto local = testing::RunCincinnati("explain --releases " + (kExample / "releases").string() + " --graph-data " +
                                       (kExample / "graph-data").string() + " --channel stable-4.13 --version 4.12.3 --json");
   EXPECT_EQ(e.body + "\n", local.out);
+  auto path = Get(engine.url("/v1/path?channel=stable-4.13&from=4.12.3&to=4.13.2"));
+  auto local_path = testing::RunCincinnati("path --releases " + (kExample / "releases").string() + " --graph-data " +
+                                           (kExample / "graph-data").string() +
+                                           " --channel stable-4.13 --from 4.12.3 --to 4.13.2 --json");
+  EXPECT_EQ(path.body + "\n", local_path.out);
   EXPECT_EQ(Get(engine.url("/v1/graph?channel=stable-4.13")).body.find("blocked.by"), std::string::npos);
   // A policy engine that forwards to another one says where to ask.
   ServiceProcess front("policy-engine", {"--upstream.cincinnati.url", engine.url("/graph"),
