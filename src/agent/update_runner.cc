@@ -1,5 +1,7 @@
 #include "agent/update_runner.h"
 
+#include "agent/update_phases.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -19,6 +21,19 @@
 
 namespace cincinnati::agent {
 namespace {
+
+// Every phase change goes through here, checked against the table of update_phases.h.
+bool MovePhase(UpdateProgress& progress, UpdatePhase to, ClusterVersion& cv, const std::string& now) {
+  if (UpdatePhaseMoveAllowed(progress.phase, to)) {
+    progress.phase = to;
+    return true;
+  }
+  const std::string message = fmt::format("The update cannot move from {} to {}: not an allowed move (a bug in the agent)",
+                                          UpdatePhaseName(progress.phase), UpdatePhaseName(to));
+  spdlog::error("{}", message);
+  cv.SetCondition({"Failing", "True", "UpdatePhaseInvalid", message, now});
+  return false;
+}
 
 namespace fs = std::filesystem;
 constexpr char kProgressKind[] = "agentstate";
@@ -138,8 +153,7 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   } else if (!target && !applying) {
     if (progress_.phase == UpdatePhase::kCompleted && cv.status.desired.image == progress_.image) Complete(cv, result);
     if (progress_.phase != UpdatePhase::kIdle && progress_.phase != UpdatePhase::kCompleted) {
-      progress_.phase = UpdatePhase::kIdle;  // the request went away
-      Commit(cv, result);
+      if (MovePhase(progress_, UpdatePhase::kIdle, cv, Now())) Commit(cv, result);  // the request went away
     }
     return result;
   } else if (target && force != progress_.force && progress_.phase == UpdatePhase::kFailed) {
@@ -148,7 +162,7 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   if (progress_.phase == UpdatePhase::kFailed) {
     if (UnixSeconds(clock_()) < progress_.retry_at) return result;
     // A retry starts over: what the failed attempt found or let through is not kept.
-    progress_.phase = UpdatePhase::kVerifying;
+    if (!MovePhase(progress_, UpdatePhase::kVerifying, cv, Now())) return result;
     progress_.failed_reason.clear();
     progress_.failed_message.clear();
     progress_.retry_at = 0;
@@ -188,7 +202,7 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
     // the old one applied its own manifests before handing over.
     ++progress_.next_group;
     progress_.group_started = Now();
-    progress_.phase = UpdatePhase::kApplying;
+    if (!MovePhase(progress_, UpdatePhase::kApplying, cv, Now())) return result;
     progress_.hand_over_id.clear();
     progress_.hand_over_attempts = 0;
     if (!Commit(cv, result)) return result;
@@ -208,8 +222,8 @@ void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std
     std::error_code ec;
     fs::remove_all(progress_.payload_dir, ec);  // a refused payload is not kept
   }
+  if (!MovePhase(progress_, UpdatePhase::kFailed, cv, Now())) return;
   progress_.payload_dir.clear();
-  progress_.phase = UpdatePhase::kFailed;
   progress_.failed_reason = reason;
   progress_.failed_message = message;
   progress_.retry_at = UnixSeconds(clock_()) + options_.retry_after.count();
@@ -309,8 +323,7 @@ bool UpdateRunner::Verify(ClusterVersion& cv, UpdateStepResult& result) {
     }
     AddRisk(progress_.accepted_risks, why);
   }
-  progress_.phase = UpdatePhase::kDownloading;
-  return Commit(cv, result);
+  return MovePhase(progress_, UpdatePhase::kDownloading, cv, Now()) && Commit(cv, result);
 }
 
 bool UpdateRunner::Download(ClusterVersion& cv, UpdateStepResult& result) {
@@ -324,8 +337,7 @@ bool UpdateRunner::Download(ClusterVersion& cv, UpdateStepResult& result) {
   }
   progress_.payload_dir = *dir;
   whole_dir_ = *dir;  // read back and checked by the download
-  progress_.phase = UpdatePhase::kLoading;
-  return Commit(cv, result);
+  return MovePhase(progress_, UpdatePhase::kLoading, cv, Now()) && Commit(cv, result);
 }
 
 Result<std::string> UpdateRunner::Pull(const std::string& image) {
@@ -380,8 +392,9 @@ bool UpdateRunner::PayloadStillWhole(ClusterVersion& cv, UpdateStepResult& resul
   // The download fetches it again (and replaces this one once the new one is whole).
   spdlog::warn("the payload of {} at {} is not what was downloaded ({}): downloading it again", progress_.image,
                progress_.payload_dir, whole.message());
-  progress_.phase = UpdatePhase::kDownloading;
-  if (Commit(cv, result)) result.busy = true;  // download again at the next step
+  if (MovePhase(progress_, UpdatePhase::kDownloading, cv, Now()) && Commit(cv, result)) {
+    result.busy = true;  // download again at the next step
+  }
   return false;
 }
 
@@ -416,7 +429,7 @@ bool UpdateRunner::LoadPayload(ClusterVersion& cv, UpdateStepResult& result) {
                    fmt::format("Payload loaded version=\"{}\" image=\"{}\" architecture=\"{}\"", payload_version,
                                progress_.image, arch != metadata.end() ? arch->second : "amd64"),
                    Now()});
-  progress_.phase = UpdatePhase::kApplying;
+  if (!MovePhase(progress_, UpdatePhase::kApplying, cv, Now())) return false;
   progress_.next_group = 0;
   progress_.group_started = Now();
   return Commit(cv, result);
@@ -514,7 +527,7 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
 }
 
 bool UpdateRunner::HandOver(ClusterVersion& cv, const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result) {
-  progress_.phase = UpdatePhase::kHandingOver;
+  if (!MovePhase(progress_, UpdatePhase::kHandingOver, cv, Now())) return false;
   progress_.hand_over_id = NewHandOverId();
   ++progress_.hand_over_attempts;
   if (!Commit(cv, result)) return false;  // no hand-over the new agent could not resume
@@ -553,7 +566,7 @@ bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
     // of an update its progress has not finished.
     const std::string left = progress_.running_payload_dir != progress_.payload_dir ? progress_.running_payload_dir : "";
     progress_.running_payload_dir = progress_.payload_dir;
-    progress_.phase = UpdatePhase::kCompleted;
+    if (!MovePhase(progress_, UpdatePhase::kCompleted, cv, Now())) return false;
     progress_.failed_reason.clear();
     progress_.failed_message.clear();
     progress_.retry_at = 0;

@@ -1,0 +1,67 @@
+// The table of the update's phase moves (agent/update_phases.h): exactly the moves the
+// runner makes, every phase reachable, and no way to Completed but through Applying.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "agent/update_phases.h"
+
+namespace cincinnati::agent {
+namespace {
+
+using P = UpdatePhase;
+const std::vector<P> kAll = {P::kIdle,     P::kVerifying,   P::kDownloading, P::kLoading,
+                             P::kApplying, P::kHandingOver, P::kCompleted,   P::kFailed};
+
+TEST(UpdatePhasesTest, OnlyTheMovesTheRunnerMakesAreAllowed) {
+  const std::map<P, std::set<P>> allowed_from = {
+      {P::kVerifying, {P::kIdle, P::kVerifying, P::kDownloading, P::kLoading, P::kApplying, P::kHandingOver,
+                       P::kCompleted, P::kFailed}},
+      {P::kDownloading, {P::kVerifying, P::kLoading, P::kApplying, P::kHandingOver}},
+      {P::kLoading, {P::kDownloading}},
+      {P::kApplying, {P::kLoading, P::kHandingOver}},
+      {P::kHandingOver, {P::kApplying, P::kHandingOver}},
+      {P::kCompleted, {P::kApplying}},
+      {P::kFailed, {P::kVerifying, P::kDownloading, P::kLoading}},
+      {P::kIdle, {P::kVerifying, P::kDownloading, P::kLoading, P::kFailed}},
+  };
+  for (P from : kAll) {
+    for (P to : kAll) {
+      EXPECT_EQ(UpdatePhaseMoveAllowed(from, to), allowed_from.at(to).count(from) == 1)
+          << UpdatePhaseName(from) << " -> " << UpdatePhaseName(to);
+    }
+  }
+}
+
+TEST(UpdatePhasesTest, EveryPhaseIsReachedAndCompletedOnlyThroughApplying) {
+  // From Idle, following allowed moves, every phase is reached.
+  std::set<P> seen = {P::kIdle};
+  std::vector<P> todo = {P::kIdle};
+  while (!todo.empty()) {
+    P from = todo.back();
+    todo.pop_back();
+    for (P to : kAll) {
+      if (UpdatePhaseMoveAllowed(from, to) && seen.insert(to).second) todo.push_back(to);
+    }
+  }
+  EXPECT_EQ(seen.size(), kAll.size());
+  // An update is never Completed, nor Applying, without having been Loading (verified
+  // and downloaded): remove Loading and neither can be reached from Idle.
+  seen = {P::kIdle};
+  todo = {P::kIdle};
+  while (!todo.empty()) {
+    P from = todo.back();
+    todo.pop_back();
+    for (P to : kAll) {
+      if (to != P::kLoading && UpdatePhaseMoveAllowed(from, to) && seen.insert(to).second) todo.push_back(to);
+    }
+  }
+  EXPECT_EQ(seen.count(P::kApplying), 0u);
+  EXPECT_EQ(seen.count(P::kCompleted), 0u);
+  EXPECT_FALSE(UpdatePhaseMoveAllowed(P::kApplying, P::kFailed));  // a component's trouble waits, never fails
+}
+
+}  // namespace
+}  // namespace cincinnati::agent
