@@ -1,23 +1,25 @@
-// Agent: one cluster's update agent, the cluster-version operator's role (the loop of
-// reference C1): it owns the ClusterVersion, polls the update service, lists available
-// and conditional updates, optionally picks the newest one, waits for a desired update
-// that differs from the running release, and carries it out (UpdateRunner: verify,
-// download, check, apply, wait for the components).
+// Agent: one cluster's update agent, the cluster-version operator's role (the CVO's
+// pkg/cvo sync loop): it owns the ClusterVersion, polls the update service, lists
+// available and conditional updates, optionally picks the newest one, waits for a
+// desired update that differs from the running release, and carries it out
+// (UpdateRunner: verify, download, check, apply, wait for the components).
 //
-// The loop is an explicit state machine whose state is persisted with the
-// ClusterVersion in the object store:
-//   Retrieving        -> (desired update set and valid)   -> UpdateRequested
-//   Retrieving        -> (desired update invalid)         -> Invalid
-//   Invalid           -> (spec fixed)                     -> Retrieving / UpdateRequested
-//   UpdateRequested   -> (the payload is accepted)        -> Updating
-//   UpdateRequested   -> (refused, or desired cleared)    -> Retrieving (retried later)
-//   Updating          -> (every component done)           -> Retrieving
+// LoopState is what the update loop is doing, derived at the start of every pass from
+// the ClusterVersion's spec and the runner's progress (Transition), as the CVO derives
+// its state from the objects each sync; it is never read to decide anything, and is
+// written with the ClusterVersion (an annotation) only so that a person can read it:
+//   Retrieving        no valid desired update that differs from the running release
+//   Invalid           the desired update is invalid (condition Invalid says why)
+//   UpdateRequested   a valid desired update: the runner steps it
+//   Updating          the runner says the update is under way (its result)
+// What persists and decides is the runner's UpdateProgress, whose phases move only
+// along the table of update_phases.h.
 // Two loops run apart (Run), so that neither waits on the other's network:
 //   - retrievals: poll the update service (the retriever decides whether that means the
 //     network), evaluate risks, compute Upgradeable from the components, and write
 //     RetrievedUpdates, the update lists and Upgradeable;
-//   - updates: move along the transitions above, step the update (update_progress.h has
-//     its own persisted phases) and write Available, Failing, Progressing,
+//   - updates: derive the LoopState, step the update (update_progress.h has its own
+//     persisted phases) and write Available, Failing, Progressing,
 //     ReleaseAccepted, Invalid, the history and status.desired.
 // Each loop owns its conditions, and computes them on a copy that replaces the old
 // ones at once, so a reader never sees a condition flap between two passes. A fetch is
