@@ -1,0 +1,67 @@
+// The upgrade operator end to end for a fleet (the fixture: operator_e2e_fixture.h): the
+// cap on parallel upgrades, waves, and a pause after failures.
+#include <gtest/gtest.h>
+
+#include "operator_e2e_fixture.h"
+
+namespace cincinnati::upgrade::e2e {
+namespace {
+
+// A fleet of three with a cap of one upgrade at a time and waves canary, main: no two
+// clusters upgrade at once and the canary goes first.
+TEST_F(OperatorE2ETest, TheFleetCapAndWavesOrderTheUpgrades) {
+  for (const auto& [name, wave] : std::vector<std::pair<std::string, std::string>>{{"main-a", "main"}, {"canary", "canary"}, {"main-b", "main"}}) {
+    AddCluster(name).wave = wave;
+  }
+  for (auto& c : clusters_) WaitUntilOffered(*c);
+  for (auto& c : clusters_) WriteUpgradeConfig(c->name, "4.1.1", std::chrono::system_clock::now());
+  StartOperator("fleet: {maxParallel: 1, waveLabel: wave, waves: [canary, main]}\n");
+  std::vector<std::string> order;
+  int most_at_once = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    JsonValue list = Json(Get(operator_->url(kConfigs)).body);
+    int upgrading = 0, upgraded = 0;
+    for (const auto& item : At(list, {"items"}).items()) {
+      const std::string name = At(item, {"metadata", "labels", "cluster"}).text();
+      const JsonValue& history = At(item, {"status", "history"});
+      const std::string phase = history.is_array() && !history.items().empty() ? At(history.items()[0], {"phase"}).text() : "";
+      if (phase == "Upgrading" || phase == "Upgraded") {
+        if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+      }
+      upgrading += phase == "Upgrading";
+      upgraded += phase == "Upgraded";
+    }
+    most_at_once = std::max(most_at_once, upgrading);
+    return upgraded == 3;
+  }, 150s)) << agent::WriteJson(Json(Get(operator_->url(kConfigs)).body), 2) << operator_->log();
+  EXPECT_EQ(most_at_once, 1);
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[0], "canary");
+}
+
+// Two failed upgrades to one version pause the rest of the fleet's upgrades to it, until
+// an administrator resumes.
+TEST_F(OperatorE2ETest, TwoFailuresPauseTheRestUntilResumed) {
+  for (const char* name : {"late-1", "late-2", "on-time"}) AddCluster(name);
+  for (auto& c : clusters_) WaitUntilOffered(*c);
+  WriteUpgradeConfig("late-1", "4.1.1", std::chrono::system_clock::now() - 3h);
+  WriteUpgradeConfig("late-2", "4.1.1", std::chrono::system_clock::now() - 3h);
+  StartOperator("fleet: {failureThreshold: 2}\n");
+  ASSERT_TRUE(WaitFor([&] { return Phase("late-1") == "Failed" && Phase("late-2") == "Failed"; })) << operator_->log();
+  ASSERT_TRUE(WaitFor([&] { return At(Json(Get(operator_->url("/apis/upgrade.cincinnati.openshift.io/v1/fleet")).body), {"paused"}).bool_value(); }))
+      << operator_->log();
+  WriteUpgradeConfig("on-time", "4.1.1", std::chrono::system_clock::now());
+  ASSERT_TRUE(WaitFor([&] {
+    const JsonValue config = Config("on-time");
+    return At(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"}).text().find("the fleet is paused") == 0;
+  })) << agent::WriteJson(Config("on-time"), 2);
+  WaitForPasses("on-time", 2);
+  EXPECT_EQ(Phase("on-time"), "Pending");
+  auto resumed = testing::RunCincinnati("upgrades resume --operator " + operator_->url(""));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("not paused"), std::string::npos) << resumed.out;
+  ASSERT_TRUE(WaitFor([&] { return Phase("on-time") == "Upgraded"; }, 90s)) << agent::WriteJson(Config("on-time"), 2) << operator_->log();
+}
+
+}  // namespace
+}  // namespace cincinnati::upgrade::e2e
