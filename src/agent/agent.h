@@ -4,16 +4,14 @@
 // desired update that differs from the running release, and carries it out
 // (UpdateRunner: verify, download, check, apply, wait for the components).
 //
-// LoopState is what the update loop is doing, derived at the start of every pass from
-// the ClusterVersion's spec and the runner's progress (Transition), as the CVO derives
-// its state from the objects each sync; it is never read to decide anything, and is
-// written with the ClusterVersion (an annotation) only so that a person can read it:
-//   Retrieving        no valid desired update that differs from the running release
-//   Invalid           the desired update is invalid (condition Invalid says why)
-//   UpdateRequested   a valid desired update: the runner steps it
-//   Updating          the runner says the update is under way (its result)
+// LoopState is derived each pass from the spec and the runner's result (Transition), as
+// the CVO derives its state each sync; never read to decide, it is written with the
+// ClusterVersion (an annotation) for people: Retrieving (no valid desired update that
+// differs from the running release), Invalid (condition Invalid says why),
+// UpdateRequested (the runner steps it), Updating (the runner says it is under way).
 // What persists and decides is the runner's UpdateProgress, whose phases move only
 // along the table of update_phases.h.
+//
 // Two loops run apart (Run), so that neither waits on the other's network:
 //   - retrievals: poll the update service (the retriever decides whether that means the
 //     network), evaluate risks, compute Upgradeable from the components, and write

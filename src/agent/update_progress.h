@@ -5,10 +5,8 @@
 //   Idle -> Verifying -> Downloading -> Loading -> Applying -> Completed
 //                 \            \           \-> Failed (retried after a while, or on a new target)
 //   Applying -> HandingOver -> Applying   (the agent's own manifests first, then re-exec)
-// The whole table of moves, which the update runner checks at every change, is in
-// update_phases.h.
-//
-// Plain value with JSON conversion; FromJson is total (a bad document is an error).
+// The whole table of moves, checked at every change, is in update_phases.h. Plain value
+// with JSON conversion; FromJson is total (a bad document is an error).
 #pragma once
 
 #include <cstdint>

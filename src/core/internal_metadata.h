@@ -16,9 +16,8 @@
 //                    edge-add-remove removed; cause is the suffix of the key that removed it
 //   removed.next     "<version>,..."                                 successors removed by node-remove
 //                    (release.remove)
-// The last three exist for explanations (why an edge is not offered); they never leave
-// the graph builder in its graph, but in a document of their own (core/graph_records.h),
-// and the policy engine keeps them out of every answer to a client (StripExplanationKeys).
+// The last three exist for explanations; they leave the graph builder apart from its graph
+// (core/graph_records.h), and a policy engine never answers with them (StripExplanationKeys).
 // The graph builder reserves these keys: a release's own metadata may not set them
 // (builder/release_check.h), and a graph whose values do not decode is never served
 // (CheckServable names the node and the key). Decoders never throw; an error names the
