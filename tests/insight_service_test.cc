@@ -4,6 +4,13 @@
 // `path` / `explain` commands against a running service.
 #include <gtest/gtest.h>
 
+#include <mutex>
+
+#include <atomic>
+
+#include <functional>
+#include <future>
+
 #include "core/graph_records.h"
 #include "core/sha256.h"
 #include "directory/cluster_database.h"
@@ -156,6 +163,7 @@ TEST(InsightUpstreamTest, TheBuildersRecordsCrossHttpAndStayOutOfAnswers) {
                                       (kExample / "graph-data").string() + " --channel stable-4.13 --version 4.12.3 --json");
   EXPECT_EQ(e.body + "\n", local.out);
   auto path = Get(engine.url("/v1/path?channel=stable-4.13&from=4.12.3&to=4.13.2"));
+  ASSERT_EQ(path.status, 200) << path.body;
   auto local_path = testing::RunCincinnati("path --releases " + (kExample / "releases").string() + " --graph-data " +
                                            (kExample / "graph-data").string() +
                                            " --channel stable-4.13 --from 4.12.3 --to 4.13.2 --json");
@@ -170,78 +178,166 @@ TEST(InsightUpstreamTest, TheBuildersRecordsCrossHttpAndStayOutOfAnswers) {
   EXPECT_NE(forwarded.body.find("ask that one"), std::string::npos) << forwarded.body;
 }
 
-// A graph builder that keeps no records (the reference's answers their media type with
-// 406), or whose records are of another graph for a while (it refreshed between the two
-// requests): the policy engine serves the graph at once and explains with the step
-// alone; it asks again while the records do not match, takes them once they do, and
-// asks a graph builder without records once per graph, not at every fetch.
-TEST(InsightUpstreamTest, RecordsMissingOrOfAnotherGraphNeverHoldTheGraphBack) {
-  auto built = testing::BuildLocal(kExample / "releases", kExample / "graph-data");
-  ASSERT_TRUE(built.ok()) << built.status().message();
-  GraphRecords records;
-  const std::string document = WriteServedGraphJson(*built, &records);
-  GraphRecords of_another = records;
-  of_another.graph_sha256 = Sha256Hex("the graph after the next refresh");
-  enum Mode { kStale, kMatching, kNone };
-  std::atomic<int> mode{kStale}, graph_requests{0}, record_requests{0};
-  server::ServerLimits limits;
-  limits.threads = 2;
-  server::HttpServer builder(limits);
-  auto port = builder.Listen("127.0.0.1", 0, [&](const server::Request& r) {
+// A fake graph builder on 127.0.0.1 that serves the example's graph document and
+// answers requests for its records as the test says.
+class RecordsBuilder {
+ public:
+  enum Mode { kEmpty, kStale, kMatching, kNone, kHeld };
+
+  explicit RecordsBuilder(const std::function<void(Graph&)>& edit = nullptr) {
+    auto built = testing::BuildLocal(kExample / "releases", kExample / "graph-data");
+    EXPECT_TRUE(built.ok()) << built.status().message();
+    if (built.ok() && edit) edit(*built);
+    if (built.ok()) document_ = WriteServedGraphJson(*built, &records_);
+    of_another_ = records_;
+    of_another_.graph_sha256 = Sha256Hex("the graph after the next refresh");
+    server::ServerLimits limits;
+    limits.threads = 2;
+    server_ = std::make_unique<server::HttpServer>(limits);
+    auto port = server_->Listen("127.0.0.1", 0, [this](const server::Request& r) { return Answer(r); });
+    EXPECT_TRUE(port.ok()) << port.status().message();
+    port_ = port.ok() ? *port : 0;
+    server_->Start();
+  }
+  ~RecordsBuilder() {
+    Release();
+    server_->Shutdown(std::chrono::milliseconds(2000));
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/graph"; }
+  void set_mode(Mode m) { mode_ = m; }
+  void Release() { released_.set_value_once(); }
+  std::atomic<int> graph_requests{0}, record_requests{0}, records_in_flight{0};
+
+ private:
+  struct Latch {  // set once, waited on by held requests
+    std::promise<void> promise;
+    std::shared_future<void> future = promise.get_future().share();
+    std::once_flag once;
+    void set_value_once() { std::call_once(once, [&] { promise.set_value(); }); }
+  };
+  server::Response Answer(const server::Request& r) {
     const std::string* accept = r.Header("Accept");
     if (!accept || *accept != kGraphRecordsMediaType) {
       ++graph_requests;
-      return server::Response::Text(200, document, "application/json");
+      return server::Response::Text(200, document_, "application/json");
     }
     ++record_requests;
-    if (mode == kNone) {
-      return server::Response::Text(406, R"({"kind":"invalid_content_type","value":"invalid Content-Type requested"})",
-                                    "application/json");
+    switch (mode_.load()) {
+      case kEmpty:  // what a graph builder before its first graph used to answer
+        return server::Response::Text(200, "", "application/json");
+      case kNone:
+        return server::Response::Text(406, R"({"kind":"invalid_content_type","value":"invalid Content-Type requested"})",
+                                      "application/json");
+      case kHeld:
+        ++records_in_flight;
+        released_.future.wait_for(std::chrono::seconds(20));
+        --records_in_flight;
+        [[fallthrough]];
+      case kMatching:
+        return server::Response::Text(200, WriteGraphRecordsJson(records_), std::string(kGraphRecordsMediaType));
+      case kStale:
+        break;
     }
-    return server::Response::Text(200, WriteGraphRecordsJson(mode == kStale ? of_another : records),
-                                  std::string(kGraphRecordsMediaType));
-  });
-  ASSERT_TRUE(port.ok()) << port.status().message();
-  builder.Start();
-  const std::string upstream = "http://127.0.0.1:" + std::to_string(*port) + "/graph";
-  const std::string query = "/v1/explain?channel=stable-4.13&version=4.12.3&to=4.13.1";
-  const std::string cause = R"("file":"blocked-edges/4.13.1.yaml")";
+    return server::Response::Text(200, WriteGraphRecordsJson(of_another_), std::string(kGraphRecordsMediaType));
+  }
 
+  std::string document_;
+  GraphRecords records_, of_another_;
+  std::atomic<Mode> mode_{kEmpty};
+  Latch released_;
+  std::unique_ptr<server::HttpServer> server_;
+  uint16_t port_ = 0;
+};
+
+std::unique_ptr<ServiceProcess> EngineOn(const std::string& upstream) {
   auto engine = std::make_unique<ServiceProcess>(
       "policy-engine", std::vector<std::string>{"--upstream.cincinnati.url", upstream,
                                                 "--upstream.cincinnati.cache_ttl_secs", "1"});
-  ASSERT_TRUE(WaitFor([&] { return Get(engine->url("/readyz", "status")).status == 200; })) << engine->log();
-  auto e = Get(engine->url(query));
+  EXPECT_TRUE(WaitFor([&] { return Get(engine->url("/readyz", "status")).status == 200; })) << engine->log();
+  return engine;
+}
+
+const std::string kExplainQuery = "/v1/explain?channel=stable-4.13&version=4.12.3&to=4.13.1";
+const std::string kCause = R"("file":"blocked-edges/4.13.1.yaml")";
+
+// Records that failed to arrive (an empty answer) or are of another graph (the builder
+// refreshed between the two requests) leave the graph served and explained with the
+// step alone; they are asked for again while the graph stays the same, and taken once
+// they match; then no more requests for them.
+TEST(InsightUpstreamTest, RecordsMissingOrOfAnotherGraphAreAskedAgainUntilTheyMatch) {
+  RecordsBuilder builder;
+  auto engine = EngineOn(builder.url());
+  auto e = Get(engine->url(kExplainQuery));
   ASSERT_EQ(e.status, 200) << e.body;
   EXPECT_NE(e.body.find(R"("verdict":"not_offered")"), std::string::npos) << e.body;
-  EXPECT_EQ(e.body.find(cause), std::string::npos) << e.body;
-  // Asked again at the next fetches of the same graph, and taken once they match.
-  ASSERT_TRUE(WaitFor([&] { return record_requests >= 3; })) << engine->log();
-  mode = kMatching;
-  ASSERT_TRUE(WaitFor([&] { return Get(engine->url(query)).body.find(cause) != std::string::npos; })) << engine->log();
-  const int asked = record_requests;
-  const int fetched = graph_requests;
-  ASSERT_TRUE(WaitFor([&] { return graph_requests >= fetched + 2; })) << engine->log();
-  EXPECT_EQ(record_requests, asked);
+  EXPECT_EQ(e.body.find(kCause), std::string::npos) << e.body;
+  ASSERT_TRUE(WaitFor([&] { return builder.record_requests >= 2; })) << engine->log();
+  builder.set_mode(RecordsBuilder::kStale);
+  const int stale_from = builder.record_requests;
+  ASSERT_TRUE(WaitFor([&] { return builder.record_requests > stale_from; })) << engine->log();
+  EXPECT_EQ(Get(engine->url(kExplainQuery)).body.find(kCause), std::string::npos);
+  builder.set_mode(RecordsBuilder::kMatching);
+  ASSERT_TRUE(WaitFor([&] { return Get(engine->url(kExplainQuery)).body.find(kCause) != std::string::npos; }))
+      << engine->log();
+  const int asked = builder.record_requests;
+  const int fetched = builder.graph_requests;
+  ASSERT_TRUE(WaitFor([&] { return builder.graph_requests >= fetched + 2; })) << engine->log();
+  EXPECT_EQ(builder.record_requests, asked);
   EXPECT_EQ(Get(engine->url("/v1/graph?channel=stable-4.13")).body.find("blocked.by"), std::string::npos);
   EXPECT_EQ(engine->Stop(), 0) << engine->log();
+  EXPECT_NE(engine->log().find("of another graph"), std::string::npos) << engine->log();
+}
 
-  // A graph builder without records: asked once for this graph, and said once.
-  mode = kNone;
-  record_requests = 0;
-  engine = std::make_unique<ServiceProcess>(
-      "policy-engine", std::vector<std::string>{"--upstream.cincinnati.url", upstream,
-                                                "--upstream.cincinnati.cache_ttl_secs", "1"});
-  ASSERT_TRUE(WaitFor([&] { return Get(engine->url("/readyz", "status")).status == 200; })) << engine->log();
-  const int before = graph_requests;
-  ASSERT_TRUE(WaitFor([&] { return graph_requests >= before + 2; })) << engine->log();
-  EXPECT_EQ(record_requests, 1);
-  e = Get(engine->url(query));
+// A graph builder without records (the reference's answers their media type with 406):
+// asked once for this graph, said once, and explanations name the step alone.
+TEST(InsightUpstreamTest, ABuilderWithoutRecordsIsAskedOncePerGraph) {
+  RecordsBuilder builder;
+  builder.set_mode(RecordsBuilder::kNone);
+  auto engine = EngineOn(builder.url());
+  const int before = builder.graph_requests;
+  ASSERT_TRUE(WaitFor([&] { return builder.graph_requests >= before + 2; })) << engine->log();
+  EXPECT_EQ(builder.record_requests, 1);
+  auto e = Get(engine->url(kExplainQuery));
   EXPECT_NE(e.body.find(R"("verdict":"not_offered")"), std::string::npos) << e.body;
-  EXPECT_EQ(e.body.find(cause), std::string::npos) << e.body;
+  EXPECT_EQ(e.body.find(kCause), std::string::npos) << e.body;
   EXPECT_EQ(engine->Stop(), 0);
   EXPECT_NE(engine->log().find("keeps no records of removed edges"), std::string::npos) << engine->log();
-  builder.Shutdown(std::chrono::milliseconds(2000));
+}
+
+// The graph's answers never wait on the records: the engine is ready and answers while
+// the request for them is still held by the builder.
+TEST(InsightUpstreamTest, ASlowRecordsAnswerNeverHoldsTheGraphBack) {
+  RecordsBuilder builder;
+  builder.set_mode(RecordsBuilder::kHeld);
+  auto engine = EngineOn(builder.url());
+  EXPECT_EQ(Get(engine->url("/v1/graph?channel=stable-4.13")).status, 200);
+  EXPECT_EQ(builder.records_in_flight, 1);  // still held
+  builder.Release();
+  ASSERT_TRUE(WaitFor([&] { return Get(engine->url(kExplainQuery)).body.find(kCause) != std::string::npos; }))
+      << engine->log();
+  EXPECT_EQ(engine->Stop(), 0) << engine->log();
+}
+
+// node-remove in a policy engine's chain drops the release but writes no record into
+// the answers it serves.
+TEST(InsightUpstreamTest, NodeRemoveInAPolicyChainWritesNoRecordIntoAnswers) {
+  testing::TempDir dir;
+  RecordsBuilder builder([](Graph& g) {
+    auto removed = g.Find("4.13.0+amd64");
+    ASSERT_TRUE(removed);
+    g.mutable_metadata(*removed)["io.openshift.upgrades.graph.release.remove"] = "true";
+  });
+  builder.set_mode(RecordsBuilder::kNone);
+  testing::WriteFile(dir / "pe.toml", "[[policy]]\nname = \"cincinnati-graph-fetch\"\nupstream = \"" + builder.url() +
+                                          "\"\n[[policy]]\nname = \"node-remove\"\n[[policy]]\nname = \"channel-filter\"\n"
+                                          "[[policy]]\nname = \"arch-filter\"\n");
+  ServiceProcess engine("policy-engine", {"-c", (dir / "pe.toml").string()});
+  ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; })) << engine.log();
+  auto answer = Get(engine.url("/v1/graph?channel=stable-4.13"));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_NE(answer.body.find(R"("version":"4.12.3")"), std::string::npos) << answer.body;
+  EXPECT_EQ(answer.body.find(R"("version":"4.13.0")"), std::string::npos) << answer.body;  // removed
+  EXPECT_EQ(answer.body.find("removed.next"), std::string::npos) << answer.body;
 }
 
 }  // namespace

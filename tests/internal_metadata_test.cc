@@ -14,6 +14,8 @@
 #include "policy/channel_target.h"
 #include "policy/hotfix_filter.h"
 #include "policy/phased_rollout.h"
+#include "core/sha256.h"
+#include "server/graph_builder_service.h"
 #include "server/view_cache.h"
 #include "test_util.h"
 
@@ -273,21 +275,126 @@ TEST(GraphRecordsTest, RecordsLeaveTheGraphAndComeBackByVersion) {
 
 TEST(GraphRecordsTest, TheReaderRefusesWhatIsNotRecords) {
   const std::string hash(64, '0');
-  for (const std::string& junk : std::vector<std::string>{
-           "", "[]", "{}", R"({"nodes":{}})", R"({"graph":"x","nodes":{}})",
-           R"({"graph":")" + hash + R"(","nodes":[]})",
-           R"({"graph":")" + hash + R"(","nodes":{},"extra":1})",
-           // only explanation keys, and only values that decode
-           R"({"graph":")" + hash + R"(","nodes":{"4.1.0":{"url":"u"}}})",
-           R"({"graph":")" + hash + R"(","nodes":{"4.1.0":{"io.openshift.upgrades.graph.blocked.by":"nonsense"}}})",
-           R"({"graph":")" + hash + R"(","nodes":{"4.1.0":{"io.openshift.upgrades.graph.removed.next":1}}})",
-           R"({"graph":")" + hash + R"(","nodes":{"4.1.0":{},"4.1.0":{}}})"}) {
+  const std::string head = R"({"graph":")" + hash + R"(","nodes":)";
+  const std::string blocked = R"("io.openshift.upgrades.graph.blocked.by":"u:f.yaml=x")";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "invalid JSON"},
+      {"[]", "expected an object"},
+      {R"({"nodes":{}})", "graph: required"},
+      {R"({"graph":")" + hash + R"("})", "nodes: required"},
+      {R"({"graph":"x","nodes":{}})", "graph: expected a SHA-256"},
+      {head + "[]}", "nodes: expected an object"},
+      {head + R"({},"extra":1})", "unknown key \"extra\""},
+      {head + R"({},"graph":")" + hash + R"("})", "graph: given twice"},
+      {head + R"({},"nodes":{}})", "nodes: given twice"},
+      {head + R"({"4.1.0":{"url":"u"}}})", "\"url\" is not an explanation key"},
+      {head + R"({"4.1.0":{"io.openshift.upgrades.graph.blocked.by":"nonsense"}}})", "blocked.by"},
+      {head + R"({"4.1.0":{"io.openshift.upgrades.graph.removed.next":1}}})", "expected a string"},
+      {head + R"({"4.1.0":{}}})", "no record"},
+      {head + R"({"4.1.0":{)" + blocked + "," + blocked + "}}}", "is given twice"},
+      {head + R"({"4.1.0":{)" + blocked + R"(},"4.1.0":{)" + blocked + "}}}", "is listed twice"},
+      {head + R"({")" + std::string(300, 'v') + R"(":{)" + blocked + "}}}", "over 256 bytes"},
+  };
+  for (const auto& [junk, reason] : cases) {
     auto read = ReadGraphRecordsJson(junk);
     ASSERT_FALSE(read.ok()) << junk;
     EXPECT_EQ(read.status().message().rfind("graph records: ", 0), 0u) << read.status().message();
+    EXPECT_NE(read.status().message().find(reason), std::string::npos) << read.status().message();
   }
-  EXPECT_TRUE(ReadGraphRecordsJson(R"({"graph":")" + hash + R"(","nodes":{}})").ok());
-  EXPECT_FALSE(ReadGraphRecordsJson(std::string(kMaxGraphRecordsBytes + 1, ' ')).ok());
+  EXPECT_TRUE(ReadGraphRecordsJson(head + "{}}").ok());
+  // At most as many nodes as the graph has; untrusted text in messages is cut.
+  const std::string two = head + R"({"4.1.0":{)" + blocked + R"(},"4.1.1":{)" + blocked + "}}}";
+  EXPECT_TRUE(ReadGraphRecordsJson(two, 2).ok());
+  EXPECT_NE(ReadGraphRecordsJson(two, 1).status().message().find("more than 1"), std::string::npos);
+  auto long_key = ReadGraphRecordsJson(head + R"({"4.1.0":{")" + std::string(5000, 'k') + R"(":"v"}}})");
+  ASSERT_FALSE(long_key.ok());
+  EXPECT_LT(long_key.status().message().size(), 300u);
+  // A valid document one byte over the cap is refused for its size.
+  std::string big = head + "{}}";
+  big.insert(1, kMaxGraphRecordsBytes + 1 - big.size(), ' ');
+  auto too_big = ReadGraphRecordsJson(big);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.status().message().find("over the limit"), std::string::npos) << too_big.status().message();
+  big.erase(1, 1);
+  EXPECT_TRUE(ReadGraphRecordsJson(big).ok());
+}
+
+// The records of every prefix the builder's steps write with leave the graph.
+TEST(GraphRecordsTest, RecordsOfAnotherPrefixLeaveTheGraphToo) {
+  Graph g;
+  ASSERT_TRUE(g.AddNode(Node::Concrete("4.1.1", "p1", {{"example.com.removed.next", "4.1.2"}, {"url", "u"}})).ok());
+  EXPECT_NE(WriteServedGraphJson(g).find("example.com.removed.next"), std::string::npos);
+  GraphRecords records;
+  const std::string served = WriteServedGraphJson(g, &records, {"io.openshift.upgrades.graph", "example.com"});
+  EXPECT_EQ(served.find("removed.next"), std::string::npos) << served;
+  ASSERT_EQ(records.nodes.size(), 1u);
+  EXPECT_TRUE(ReadGraphRecordsJson(WriteGraphRecordsJson(records), 1, {"example.com"}).ok());
+  EXPECT_FALSE(ReadGraphRecordsJson(WriteGraphRecordsJson(records), 1).ok());  // not a default-prefix key
+}
+
+}  // namespace
+}  // namespace cincinnati
+
+namespace cincinnati {
+namespace {
+
+// A chain step that makes one fixed graph.
+class FixedGraph : public GraphTransform {
+ public:
+  explicit FixedGraph(Graph graph) : graph_(std::move(graph)) {}
+  std::string_view name() const override { return "fixed-graph"; }
+  Result<Graph> Apply(Graph, TransformContext&) const override { return graph_; }
+
+ private:
+  Graph graph_;
+};
+
+server::Response Ask(server::GraphBuilderService& service, const char* accept) {
+  server::Request r;
+  r.method = "GET";
+  r.path = r.target = "/graph";
+  if (accept) r.headers["Accept"] = accept;
+  return service.HandleMain(r);
+}
+
+// The graph builder's one URL, two documents: the reference's graph to every Accept the
+// reference negotiates, the records to their media type only; 503 for the records
+// before the first graph (asked again), and every answer varies on Accept.
+TEST(GraphRecordsTest, TheBuilderServesTheGraphAndItsRecordsApart) {
+  Graph g;
+  ASSERT_TRUE(g.AddNode(Node::Concrete("4.1.0", "p0", {{"io.openshift.upgrades.graph.release.channels", "a"}})).ok());
+  ASSERT_TRUE(g.AddNode(Node::Concrete("4.1.1", "p1",
+                                       {{"io.openshift.upgrades.graph.release.channels", "a"},
+                                        {"io.openshift.upgrades.graph.removed.previous", "4.1.0=previous.remove"}}))
+                  .ok());
+  TransformChain chain;
+  chain.push_back(std::make_unique<FixedGraph>(g));
+  server::GraphBuilderService service(std::move(chain), {}, "test");
+  const char* records_type = "application/vnd.cincinnati.graph-records+json";
+  server::Response early = Ask(service, records_type);
+  EXPECT_EQ(early.status, 503);
+  EXPECT_EQ(early.headers["Vary"], "Accept, Accept-Encoding");
+  EXPECT_EQ(Ask(service, "application/json").status, 200);
+
+  ASSERT_TRUE(service.RefreshOnce());
+  for (const char* accept : {static_cast<const char*>(nullptr), "application/json", "*/*", "application/*"}) {
+    server::Response graph = Ask(service, accept);
+    ASSERT_EQ(graph.status, 200) << (accept ? accept : "no Accept");
+    EXPECT_EQ(*graph.body, WriteServedGraphJson(g)) << (accept ? accept : "no Accept");
+    EXPECT_EQ(graph.body->find("removed.previous"), std::string::npos);
+    EXPECT_EQ(graph.headers["Vary"], "Accept, Accept-Encoding");
+  }
+  server::Response records = Ask(service, records_type);
+  ASSERT_EQ(records.status, 200);
+  EXPECT_EQ(records.headers["Content-Type"], records_type);
+  auto read = ReadGraphRecordsJson(*records.body, g.node_count());
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->graph_sha256, Sha256Hex(*Ask(service, "application/json").body));
+  EXPECT_EQ(read->nodes.at("4.1.1").at("io.openshift.upgrades.graph.removed.previous"), "4.1.0=previous.remove");
+  // The in-process graph (a policy engine in the same process) keeps them.
+  EXPECT_TRUE(HasExplanationKeys(*service.Latest()->graph));
+  // A list of types is not the records' type: the reference's negotiation refuses it.
+  EXPECT_EQ(Ask(service, "application/vnd.cincinnati.graph-records+json, application/json").status, 406);
 }
 
 }  // namespace

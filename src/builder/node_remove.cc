@@ -15,6 +15,7 @@ Result<Graph> NodeRemove::Apply(Graph graph, TransformContext& context) const {
   for (NodeIndex i = 0; i < graph.node_count(); ++i) {
     if (!removed(i)) continue;
     context.diagnostics.Info(graph.node(i).version, "removed by " + key);
+    if (!keep_records_) continue;
     std::vector<NodeIndex> predecessors = graph.predecessors(i);
     for (NodeIndex p : predecessors) {
       std::string& list = graph.mutable_metadata(p)[removed_key];

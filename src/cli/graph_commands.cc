@@ -125,7 +125,7 @@ int RunBuild(const BuildArgs& args) {
     std::cerr << "error: " << graph.status().message() << '\n';
     return 1;
   }
-  std::cout << WriteServedGraphJson(*graph) << '\n';  // what the graph builder serves
+  std::cout << WriteServedGraphJson(*graph, nullptr, {args.key_prefix}) << '\n';  // what the graph builder serves
   return 0;
 }
 

@@ -186,9 +186,10 @@ const std::map<std::string, Plugin>& Plugins() {
         }}},
       {"node-remove",
        {std::nullopt, {"key_prefix"},
-        [](const Reader& r, const PluginEnvironment&) -> Step {
-          return std::unique_ptr<GraphTransform>(
-              std::make_unique<NodeRemove>(r.Get("key_prefix", std::string(kDefaultKeyPrefix))));
+        [](const Reader& r, const PluginEnvironment& e) -> Step {
+          // In a policy engine the records would be served to clients with its answers.
+          return std::unique_ptr<GraphTransform>(std::make_unique<NodeRemove>(
+              r.Get("key_prefix", std::string(kDefaultKeyPrefix)), e.role == PluginRole::kGraphBuilder));
         }}},
       {"channel-filter",
        {kPolicy, {"key_prefix", "key_suffix"},
@@ -243,7 +244,9 @@ Result<std::unique_ptr<GraphTransform>> MakeTransform(const PluginTable& table, 
   }
   Reader reader(table, plugin.settings);
   CINCINNATI_RETURN_IF_ERROR(reader.Check());
-  return plugin.make(reader, environment);
+  PluginEnvironment with_role = environment;
+  with_role.role = role;
+  return plugin.make(reader, with_role);
 }
 
 }  // namespace cincinnati::cli

@@ -29,6 +29,7 @@ struct UpstreamSettings {
 struct PluginEnvironment {
   policy::Clock clock = policy::SystemClock();  // phased-rollout
   UpstreamSettings* upstream = nullptr;         // cincinnati-graph-fetch (policy engine)
+  PluginRole role = PluginRole::kGraphBuilder;  // set by MakeTransform
 };
 
 // The step a table makes; nullptr for a table that configures the service instead of

@@ -471,6 +471,10 @@ Status Run(Invocation& inv) {
     CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, BuilderChain(s));
     server::GraphBuilderOptions o;
     o.path_prefix = prefix;
+    // Every prefix the chain's steps write with: their records never enter the graph.
+    for (const PluginTable& t : s.plugins("plugin_settings")) {
+      if (auto it = t.settings.find("key_prefix"); it != t.settings.end()) o.record_prefixes.push_back(it->second);
+    }
     o.mandatory_client_parameters = mandatory;
     if (gb) o.signatures_dir = signatures_dir;
     CINCINNATI_ASSIGN_OR_RETURN(o.pause, Secs(s, "service.pause_secs", 300));

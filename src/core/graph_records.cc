@@ -13,11 +13,21 @@ namespace {
 
 Status Bad(std::string what) { return Status::InvalidArgument("graph records: " + std::move(what)); }
 
-bool IsExplanationKey(std::string_view key, std::string_view prefix) {
-  for (std::string_view suffix : kExplanationSuffixes) {
-    if (key.size() == prefix.size() + 1 + suffix.size() && key.starts_with(prefix) && key[prefix.size()] == '.' &&
-        key.ends_with(suffix)) {
-      return true;
+constexpr size_t kMaxQuoted = 100;
+constexpr size_t kMaxVersionBytes = 256;
+
+// Untrusted text in a message: quoted, escaped, cut.
+std::string Quote(std::string_view text) {
+  return text.size() <= kMaxQuoted ? JsonString(text) : JsonString(text.substr(0, kMaxQuoted)) + "...";
+}
+
+bool IsExplanationKey(std::string_view key, const RecordPrefixes& prefixes) {
+  for (const std::string& prefix : prefixes) {
+    for (std::string_view suffix : kExplanationSuffixes) {
+      if (key.size() == prefix.size() + 1 + suffix.size() && key.starts_with(prefix) && key[prefix.size()] == '.' &&
+          key.ends_with(suffix)) {
+        return true;
+      }
     }
   }
   return false;
@@ -31,15 +41,38 @@ bool IsSha256Hex(std::string_view s) {
   return true;
 }
 
+Result<Metadata> ReadNodeRecords(std::string_view version, simdjson::dom::element keys, const RecordPrefixes& prefixes) {
+  simdjson::dom::object entries;
+  if (keys.get_object().get(entries)) return Bad(fmt::format("nodes.{}: expected an object", Quote(version)));
+  Metadata metadata;
+  for (auto [name, text] : entries) {
+    std::string_view sv;
+    if (!IsExplanationKey(name, prefixes)) {
+      return Bad(fmt::format("nodes.{}: {} is not an explanation key", Quote(version), Quote(name)));
+    }
+    if (text.get_string().get(sv)) return Bad(fmt::format("nodes.{}.{}: expected a string", Quote(version), Quote(name)));
+    if (!metadata.emplace(std::string(name), std::string(sv)).second) {
+      return Bad(fmt::format("nodes.{}: {} is given twice", Quote(version), Quote(name)));
+    }
+  }
+  if (metadata.empty()) return Bad(fmt::format("nodes.{}: no record", Quote(version)));
+  for (const std::string& prefix : prefixes) {
+    if (Status st = CheckInternalMetadata(metadata, prefix); !st.ok()) {
+      return Bad(fmt::format("nodes.{}: {}", Quote(version), st.message()));
+    }
+  }
+  return metadata;
+}
+
 }  // namespace
 
-GraphRecords TakeGraphRecords(Graph& graph, std::string_view prefix) {
+GraphRecords TakeGraphRecords(Graph& graph, const RecordPrefixes& prefixes) {
   GraphRecords records;
   for (NodeIndex i = 0; i < graph.node_count(); ++i) {
     Metadata& metadata = graph.mutable_metadata(i);
     Metadata taken;
     for (auto it = metadata.begin(); it != metadata.end();) {
-      if (IsExplanationKey(it->first, prefix)) {
+      if (IsExplanationKey(it->first, prefixes)) {
         taken.insert(metadata.extract(it++));
       } else {
         ++it;
@@ -74,7 +107,7 @@ std::string WriteGraphRecordsJson(const GraphRecords& records) {
   return out;
 }
 
-Result<GraphRecords> ReadGraphRecordsJson(std::string_view json, std::string_view prefix) {
+Result<GraphRecords> ReadGraphRecordsJson(std::string_view json, size_t max_nodes, const RecordPrefixes& prefixes) {
   if (json.size() > kMaxGraphRecordsBytes) {
     return Bad(fmt::format("the document is {} bytes, over the limit of {}", json.size(), kMaxGraphRecordsBytes));
   }
@@ -90,32 +123,27 @@ Result<GraphRecords> ReadGraphRecordsJson(std::string_view json, std::string_vie
   for (auto [key, value] : top) {
     if (key == "graph") {
       std::string_view hash;
+      if (have_graph) return Bad("graph: given twice");
       if (value.get_string().get(hash) || !IsSha256Hex(hash)) return Bad("graph: expected a SHA-256 in hex");
       records.graph_sha256 = std::string(hash);
       have_graph = true;
     } else if (key == "nodes") {
       simdjson::dom::object nodes;
+      if (have_nodes) return Bad("nodes: given twice");
       if (value.get_object().get(nodes)) return Bad("nodes: expected an object");
       for (auto [version, keys] : nodes) {
-        simdjson::dom::object entries;
-        if (keys.get_object().get(entries)) return Bad(fmt::format("nodes.{}: expected an object", version));
-        Metadata metadata;
-        for (auto [name, text] : entries) {
-          std::string_view sv;
-          if (!IsExplanationKey(name, prefix)) return Bad(fmt::format("nodes.{}: {} is not an explanation key", version, name));
-          if (text.get_string().get(sv)) return Bad(fmt::format("nodes.{}.{}: expected a string", version, name));
-          metadata.emplace(std::string(name), std::string(sv));
+        if (version.empty() || version.size() > kMaxVersionBytes) {
+          return Bad(fmt::format("nodes: the version {} is empty or over {} bytes", Quote(version), kMaxVersionBytes));
         }
-        if (Status st = CheckInternalMetadata(metadata, prefix); !st.ok()) {
-          return Bad(fmt::format("nodes.{}: {}", version, st.message()));
-        }
+        if (records.nodes.size() >= max_nodes) return Bad(fmt::format("nodes: more than {}", max_nodes));
+        CINCINNATI_ASSIGN_OR_RETURN(Metadata metadata, ReadNodeRecords(version, keys, prefixes));
         if (!records.nodes.emplace(std::string(version), std::move(metadata)).second) {
-          return Bad(fmt::format("nodes: {} is listed twice", version));
+          return Bad(fmt::format("nodes: {} is listed twice", Quote(version)));
         }
       }
       have_nodes = true;
     } else {
-      return Bad(fmt::format("unknown key '{}'", key));
+      return Bad(fmt::format("unknown key {}", Quote(key)));
     }
   }
   if (!have_graph) return Bad("graph: required");
@@ -123,8 +151,8 @@ Result<GraphRecords> ReadGraphRecordsJson(std::string_view json, std::string_vie
   return records;
 }
 
-std::string WriteServedGraphJson(Graph& graph, GraphRecords* records) {
-  GraphRecords taken = TakeGraphRecords(graph);
+std::string WriteServedGraphJson(Graph& graph, GraphRecords* records, const RecordPrefixes& prefixes) {
+  GraphRecords taken = TakeGraphRecords(graph, prefixes);
   std::string document = WriteGraphJson(graph);
   MergeGraphRecords(graph, taken);
   if (records) {

@@ -15,15 +15,19 @@
 // `graph` ties the records to one graph: a policy engine merges them only into the
 // graph whose bytes hash to it (the builder may refresh between the two requests).
 //
-// Reading is total: a body over the cap, bad JSON, another top-level key, a key that
-// is not an explanation key or a value that does not decode is an error naming it.
-// Memory: the parsed document plus the records, both linear in the body's size.
+// Reading is total: a body over the cap, bad JSON, another top-level key, a key given
+// twice, a key that is not an explanation key, a value that does not decode, an empty
+// node, a version over 256 bytes or more nodes than `max_nodes` is an error naming it
+// (untrusted text in messages is quoted and cut at 100 bytes). Memory: the parser's
+// (about 15 times the body, as for the graph itself) plus the records, linear in it.
 // Pure functions, thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/graph.h"
 #include "core/metadata_keys.h"
@@ -40,17 +44,24 @@ struct GraphRecords {
   bool empty() const { return nodes.empty(); }
 };
 
+// The key prefixes whose explanation keys are records: every prefix a graph builder's
+// steps write with (their `key_prefix` settings), the default one included.
+using RecordPrefixes = std::vector<std::string>;
+inline RecordPrefixes DefaultRecordPrefixes() { return {std::string(kDefaultKeyPrefix)}; }
+
 // Moves the explanation keys out of `graph` into the records (graph_sha256 is left
 // for the caller, who serializes the graph).
-GraphRecords TakeGraphRecords(Graph& graph, std::string_view prefix = kDefaultKeyPrefix);
+GraphRecords TakeGraphRecords(Graph& graph, const RecordPrefixes& prefixes = DefaultRecordPrefixes());
 
 std::string WriteGraphRecordsJson(const GraphRecords& records);
-Result<GraphRecords> ReadGraphRecordsJson(std::string_view json, std::string_view prefix = kDefaultKeyPrefix);
+Result<GraphRecords> ReadGraphRecordsJson(std::string_view json, size_t max_nodes = SIZE_MAX,
+                                          const RecordPrefixes& prefixes = DefaultRecordPrefixes());
 
 // The document the graph builder serves for `graph`, which `graph build` prints too: the
 // reference's graph document, without the records. They come out in `records` (with
 // graph_sha256 set) when it is given; `graph` is as it was on return.
-std::string WriteServedGraphJson(Graph& graph, GraphRecords* records = nullptr);
+std::string WriteServedGraphJson(Graph& graph, GraphRecords* records = nullptr,
+                                 const RecordPrefixes& prefixes = DefaultRecordPrefixes());
 
 // Puts the records back on the nodes of `graph` with the same version; records of a
 // version the graph does not have are skipped (counted in the result).

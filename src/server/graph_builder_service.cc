@@ -166,7 +166,7 @@ bool GraphBuilderService::RefreshOnce() {
   // The served document is the reference's: the records of what was removed travel
   // apart (core/graph_records.h); the in-process graph keeps them for explanations.
   GraphRecords records;
-  std::string document = WriteServedGraphJson(*graph, &records);
+  std::string document = WriteServedGraphJson(*graph, &records, options_.record_prefixes);
   snapshot->json = std::make_shared<const View>(std::move(document));
   snapshot->records = std::make_shared<const View>(WriteGraphRecordsJson(records));
   snapshot->graph = std::make_shared<const Graph>(std::move(graph).value());
@@ -222,12 +222,19 @@ Response GraphBuilderService::HandleMain(const Request& request) {
   if (path != options_.path_prefix + "/graph" && path != options_.path_prefix + "/v1/graph") {
     return Response::Empty(404);
   }
-  if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
-  (path == options_.path_prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
   // Our policy engine asks for the records by name; anyone else gets the reference's
-  // negotiation (a reference graph builder answers the records' type with 406).
+  // negotiation (a reference graph builder answers the records' type with 406). One URL,
+  // two documents: every answer varies on Accept.
   const bool records = NamesMediaType(request.Header("Accept"), kGraphRecordsMediaType);
-  if (!records && !NegotiateContentType(request.Header("Accept"), {std::string(kApplicationJson)})) {
+  Response r = records ? RecordsResponse(request) : GraphResponse(request);
+  r.headers["Vary"] = "Accept, Accept-Encoding";
+  return r;
+}
+
+Response GraphBuilderService::GraphResponse(const Request& request) {
+  if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
+  (request.path == options_.path_prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
+  if (!NegotiateContentType(request.Header("Accept"), {std::string(kApplicationJson)})) {
     return ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_);
   }
   if (auto missing = MissingParameters(request.query, options_.mandatory_client_parameters)) {
@@ -235,10 +242,16 @@ Response GraphBuilderService::HandleMain(const Request& request) {
   }
   auto snapshot = Latest();
   if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream
-  Response r = records ? ViewResponse(*snapshot->records, request, std::string(kGraphRecordsMediaType))
-                       : ViewResponse(*snapshot->json, request, "application/json");
-  r.headers["Vary"] = "Accept, Accept-Encoding";  // one URL, two documents
-  return r;
+  return ViewResponse(*snapshot->json, request, "application/json");
+}
+
+// Not counted with the graph's requests and errors (the reference's metrics count what
+// clients ask); before the first graph 503, so that a policy engine asks again.
+Response GraphBuilderService::RecordsResponse(const Request& request) {
+  if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
+  auto snapshot = Latest();
+  if (!snapshot) return Response::Text(503, "no graph yet", "text/plain");
+  return ViewResponse(*snapshot->records, request, std::string(kGraphRecordsMediaType));
 }
 
 Response GraphBuilderService::HandlePublic(const Request& request) {

@@ -16,7 +16,7 @@
 //
 // Routes: main `{prefix}/graph` and `{prefix}/v1/graph` (application/json only; empty
 // 200 body before the first graph; to an Accept that names kGraphRecordsMediaType, the
-// records of what was removed, core/graph_records.h, which never enter the graph), public `{prefix}/graph-data`, status `/liveness`,
+// records of what was removed, core/graph_records.h, or 503 before the first graph), public `{prefix}/graph-data`, status `/liveness`,
 // `/readiness`, `/metrics`. Metric names are the reference's (prefix cincinnati_gb_).
 #pragma once
 
@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/graph_records.h"
 #include "core/transform.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
@@ -56,6 +57,7 @@ struct GraphBuilderOptions {
   std::optional<std::chrono::milliseconds> scrape_timeout;
   std::vector<std::string> mandatory_client_parameters;
   std::string signatures_dir;  // served on the public listener when set (signature_files.h)
+  RecordPrefixes record_prefixes = DefaultRecordPrefixes();  // the chain's key prefixes
 };
 
 class GraphBuilderService {
@@ -80,6 +82,8 @@ class GraphBuilderService {
 
  private:
   Result<Graph> RunChainWithTimeout(TransformContext& context);
+  Response GraphResponse(const Request& request);
+  Response RecordsResponse(const Request& request);
 
   std::shared_ptr<const TransformChain> chain_;
   GraphBuilderOptions options_;

@@ -209,14 +209,17 @@ void PolicyEngineService::FetchShared() {
       spdlog::info("policy engine: upstream {} serves a graph again; serving it", options_.upstream_url);
     }
     upstream_body_hash_ = answer.body_hash;
-    AttachRecords(*answer.graph, answer.body_hash);
-    SetGraph(std::make_shared<const Graph>(std::move(*answer.graph)));  // before the state: answers are ready
+    auto graph = std::make_shared<const Graph>(std::move(*answer.graph));
+    SetGraph(graph);  // before the state: answers are ready, whatever the records do
+    records_backoff_ = records_skip_ = 0;
+    AttachRecords(*graph);
   } else if (outcome == FetchOutcome::kUnchanged && records_retry_ && ServesSharedGraph(next)) {
-    // The records failed to arrive or were of the builder's next graph: asked again
-    // (they only change explanations, never an answer to a client).
-    if (auto current = insight_graph_.load()) {
-      Graph graph = *current;
-      if (AttachRecords(graph, upstream_body_hash_)) SetGraph(std::make_shared<const Graph>(std::move(graph)));
+    // The records failed to arrive or were of the builder's next graph: asked again, less
+    // and less often (they only change explanations, never an answer to a client).
+    if (records_skip_ > 0) {
+      --records_skip_;
+    } else if (auto current = insight_graph_.load()) {
+      AttachRecords(*current);
     }
   }
   if (next != state) {
@@ -231,34 +234,41 @@ void PolicyEngineService::FetchShared() {
   }
 }
 
-bool PolicyEngineService::AttachRecords(Graph& graph, const std::string& body_hash) {
+void PolicyEngineService::AttachRecords(const Graph& graph) {
   records_retry_ = false;
-  if (HasExplanationKeys(graph)) return true;  // an older graph builder's graph carries them inline
-  auto fetched = FetchGraphRecords(options_.upstream_url, {.timeout = options_.upstream_timeout,
-                                                           .max_body_bytes = options_.max_upstream_body_bytes,
-                                                           .stop = shutdown_.get_token()});
+  if (HasExplanationKeys(graph)) return;  // an older graph builder's graph carries them inline
+  auto fetched = FetchGraphRecords(options_.upstream_url, graph.node_count(),
+                                   {.timeout = options_.upstream_timeout,
+                                    .max_body_bytes = options_.max_upstream_body_bytes,
+                                    .stop = shutdown_.get_token()});
   std::string note;
-  bool attached = false;
-  records_retry_ = !fetched.ok() || (*fetched && (*fetched)->graph_sha256 != body_hash);
   if (!fetched.ok()) {
     note = fmt::format("its records of removed edges cannot be read ({}): explanations name the step only until "
-                       "the next fetch",
+                       "they can",
                        fetched.status().message());
+    records_retry_ = true;
   } else if (!*fetched) {
     note = "it keeps no records of removed edges (a reference graph builder): explanations name the step only";
-  } else if ((*fetched)->graph_sha256 != body_hash) {
-    note = "its records of removed edges are of another graph (it refreshed meanwhile): asked again at the next fetch";
+  } else if ((*fetched)->graph_sha256 != upstream_body_hash_) {
+    note = "its records of removed edges are of another graph (it refreshed meanwhile): asked again";
+    records_retry_ = true;
   } else {
-    if (size_t skipped = MergeGraphRecords(graph, **fetched)) {
+    Graph merged = graph;
+    if (size_t skipped = MergeGraphRecords(merged, **fetched)) {
       spdlog::warn("policy engine: {} records of the graph builder name releases its graph does not have", skipped);
     }
-    attached = true;
+    insight_graph_.store(std::make_shared<const Graph>(std::move(merged)));  // explanations only
+  }
+  if (records_retry_) {
+    // Skip 0, 1, 2, 4, ... fetches before the next try, up to about five minutes of them.
+    const int64_t ttl = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(options_.cache_ttl).count());
+    records_skip_ = records_backoff_;
+    records_backoff_ = std::min<int64_t>(std::max<int64_t>(1, 300 / ttl), std::max<int64_t>(1, records_backoff_ * 2));
   }
   if (note != records_note_) {
     if (!note.empty()) spdlog::info("policy engine: upstream {}: {}", options_.upstream_url, note);
     records_note_ = note;
   }
-  return attached;
 }
 
 std::optional<std::string> PolicyEngineService::LookupFor(const Parameters& params,

@@ -102,9 +102,10 @@ class PolicyEngineService {
   struct Pool;
   // One fetch of the upstream URL, and the state transition it makes.
   void FetchShared();
-  // Puts the graph builder's records on `graph` when the upstream has them for exactly
-  // these bytes; sets records_retry_.
-  bool AttachRecords(Graph& graph, const std::string& body_hash);
+  // Asks the graph builder for its records of the graph served (`graph`, the bytes of
+  // upstream_body_hash_) and, when they are of exactly those bytes, makes them the graph
+  // that explanations read; sets records_retry_. The graph's answers never wait on it.
+  void AttachRecords(const Graph& graph);
   // The answer, or nullopt when it comes later through `respond` (from another thread).
   std::optional<Response> Route(const Request& request, const Respond& respond);
   std::optional<Response> ServeShared(const Request& request, const std::string& content_type, Parameters params,
@@ -180,8 +181,10 @@ class PolicyEngineService {
   std::string upstream_body_hash_;               // fetch thread only
   // Fetch thread only: whether the builder's records (explanations of what was removed)
   // are to be asked for again while the graph stays the same (they failed to arrive, or
-  // were of the builder's next graph), and what was last said of them (logged once).
+  // were of the builder's next graph), after how many more fetches, and what was last
+  // said of them (logged once).
   bool records_retry_ = false;
+  int64_t records_skip_ = 0, records_backoff_ = 0;
   std::string records_note_;
 
   std::stop_source shutdown_;  // requested by Stop(): fetches in flight give up

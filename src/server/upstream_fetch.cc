@@ -58,20 +58,25 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
   return out;
 }
 
-Result<std::optional<GraphRecords>> FetchGraphRecords(const std::string& url, const UpstreamFetchOptions& options) {
+Result<std::optional<GraphRecords>> FetchGraphRecords(const std::string& url, size_t max_nodes,
+                                                      const UpstreamFetchOptions& options) {
   http::Result r = http::Get(url, {.headers = {"Accept: " + std::string(kGraphRecordsMediaType)},
                                   .timeout = options.timeout,
                                   .max_body_bytes = std::min(options.max_body_bytes, kMaxGraphRecordsBytes),
                                   .max_body_name = "upstream.cincinnati.max_body_bytes",
                                   .stop = options.stop});
   if (!r.error.empty()) return Status::IoError(fmt::format("graph records from {}: {}", url, r.error));
-  if (r.status >= 400 && r.status < 500) return std::optional<GraphRecords>();
+  // A graph builder that keeps none says so: the reference's refuses the media type (406);
+  // 404 and 415 are read the same way. Anything else (a 5xx, 429, a builder without a
+  // graph yet) is asked again.
+  if (r.status == 404 || r.status == 406 || r.status == 415) return std::optional<GraphRecords>();
   if (r.status != 200) return Status::IoError(fmt::format("graph records from {}: HTTP {}", url, r.status));
   const std::string* type = r.Header("Content-Type");
   if (type == nullptr || type->find(kGraphRecordsMediaType) == std::string::npos) {
+    if (r.body.empty()) return Status::IoError(fmt::format("graph records from {}: an empty answer", url));
     return std::optional<GraphRecords>();  // an upstream that ignores Accept answered with its graph
   }
-  CINCINNATI_ASSIGN_OR_RETURN(GraphRecords records, ReadGraphRecordsJson(r.body));
+  CINCINNATI_ASSIGN_OR_RETURN(GraphRecords records, ReadGraphRecordsJson(r.body, max_nodes));
   return std::optional<GraphRecords>(std::move(records));
 }
 

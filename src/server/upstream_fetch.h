@@ -47,10 +47,12 @@ struct UpstreamFetchOptions {
 UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions& options);
 
 // The graph builder's records of what it removed (core/graph_records.h), asked for on
-// the graph's own URL by their media type. nullopt when the upstream keeps none (a
-// reference graph builder answers 406, a policy engine 406 or its own error); an error
-// when the answer cannot be read. Not counted in the options' counters: the graph's
-// fetch is the one that tells the upstream's health.
-Result<std::optional<GraphRecords>> FetchGraphRecords(const std::string& url, const UpstreamFetchOptions& options);
+// the graph's own URL by their media type, for a graph of at most `max_nodes` nodes.
+// nullopt when the upstream keeps none (406 from a reference graph builder, 404, 415, or
+// a graph where the records were asked for); an error for anything to ask again (no
+// answer, another status, an empty body, a document that cannot be read). Not counted
+// in the options' counters: the graph's fetch is the one that tells the upstream's health.
+Result<std::optional<GraphRecords>> FetchGraphRecords(const std::string& url, size_t max_nodes,
+                                                      const UpstreamFetchOptions& options);
 
 }  // namespace cincinnati::server
