@@ -14,7 +14,6 @@ namespace {
 Status Bad(std::string what) { return Status::InvalidArgument("graph records: " + std::move(what)); }
 
 constexpr size_t kMaxQuoted = 100;
-constexpr size_t kMaxVersionBytes = 256;
 
 // Untrusted text in a message: quoted, escaped, cut.
 std::string Quote(std::string_view text) {
@@ -132,9 +131,7 @@ Result<GraphRecords> ReadGraphRecordsJson(std::string_view json, size_t max_node
       if (have_nodes) return Bad("nodes: given twice");
       if (value.get_object().get(nodes)) return Bad("nodes: expected an object");
       for (auto [version, keys] : nodes) {
-        if (version.empty() || version.size() > kMaxVersionBytes) {
-          return Bad(fmt::format("nodes: the version {} is empty or over {} bytes", Quote(version), kMaxVersionBytes));
-        }
+        if (version.empty()) return Bad("nodes: an empty version");
         if (records.nodes.size() >= max_nodes) return Bad(fmt::format("nodes: more than {}", max_nodes));
         CINCINNATI_ASSIGN_OR_RETURN(Metadata metadata, ReadNodeRecords(version, keys, prefixes));
         if (!records.nodes.emplace(std::string(version), std::move(metadata)).second) {

@@ -17,9 +17,9 @@
 //
 // Reading is total: a body over the cap, bad JSON, another top-level key, a key given
 // twice, a key that is not an explanation key, a value that does not decode, an empty
-// node, a version over 256 bytes or more nodes than `max_nodes` is an error naming it
-// (untrusted text in messages is quoted and cut at 100 bytes). Memory: the parser's
-// (about 15 times the body, as for the graph itself) plus the records, linear in it.
+// node or version, or more nodes than `max_nodes` is an error naming it (untrusted text
+// in messages is quoted and cut at 100 bytes). Memory: the parser's (about 15 times the
+// body, as for the graph itself) plus the records, linear in it.
 // Pure functions, thread-safe.
 #pragma once
 
