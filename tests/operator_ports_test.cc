@@ -128,6 +128,25 @@ TEST_F(OperatorPortsTest, AnUpgradeGoesThroughEveryStepOnceAndEachSideEffectHapp
   EXPECT_EQ(sent_.size(), notifications);
 }
 
+// kill -9 after the agent was commanded and before the operator saved it: the stored
+// config still says Pending, and the cluster may already run the target. The upgrade
+// goes on to Upgraded (validation would refuse "desired matches current" forever),
+// without a second command, and each event is sent once.
+TEST_F(OperatorPortsTest, ACommandNotYetSavedWhenTheOperatorDiedIsTakenUpAgain) {
+  ASSERT_TRUE(PassUntil(Phase::kPending));
+  const UpgradeConfig saved = config_;
+  ASSERT_TRUE(PassUntil(Phase::kUpgrading));
+  ASSERT_EQ(agent_.commands, 1);
+  config_ = saved;  // what the store held when the operator died
+  agent_.Progress();  // the agent went on and finished meanwhile
+  agent_.Complete();
+  ASSERT_TRUE(PassUntil(Phase::kUpgraded, 5));
+  EXPECT_EQ(agent_.commands, 1);
+  for (std::string_view e : {event::kStarted, event::kControlPlaneStarted, event::kCompleted}) {
+    EXPECT_EQ(Sent(e), 1) << e;
+  }
+}
+
 TEST_F(OperatorPortsTest, AnUnreachableAgentIsAnErrorThatChangesNothing) {
   agent_.reachable = false;
   const UpgradeConfig before = config_;

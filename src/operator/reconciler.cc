@@ -62,6 +62,17 @@ PassResult RunUpgrader(UpgradeConfig& config, UpgradeHistory& history, const Age
 
 PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSnapshot& agent, const ClusterPorts& ports,
                    PassContext& pass) {
+  // Commanded already: the operator died between the command and saving its state (or
+  // someone else told the agent). Validation would now refuse a target the cluster may
+  // already run; the upgrade goes on where it stands, its guarded steps skipping what is
+  // done, as the managed-upgrade operator does for an upgrade that has commenced.
+  if (auto commenced = HasUpgradeCommenced(config, agent); commenced.ok() && *commenced) {
+    history.phase = Phase::kUpgrading;
+    if (history.start_time.empty()) history.start_time = FormatTime(pass.now);
+    spdlog::info("cluster {}: the upgrade to {} has commenced already: going on with it", config.cluster,
+                 config.spec.desired.version);
+    return RunUpgrader(config, history, agent, ports, pass);
+  }
   PassResult result;
   const std::string version_before = config.spec.desired.version;
   ValidationResult valid = ValidateDesired(config, agent, {ports.resolver, ports.graph, pass.settings.cincinnati_check});
