@@ -3,6 +3,8 @@
 // file:// directories.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <atomic>
 #include <mutex>
 
@@ -163,6 +165,8 @@ TEST(KeyringTest, VerifiesOnlySignedMessagesOfItsKeys) {
   flipped[flipped.size() - 20] ^= 0x01;
   EXPECT_FALSE((*keyring)->Verify(flipped).ok());
   EXPECT_FALSE((*keyring)->Verify("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nhello\n").ok());
+  // No gpg-agent was started for it (one would outlive a process killed -9).
+  EXPECT_NE(std::system("pgrep -f 'gpg-agent --homedir .*cincinnati-keyrin[g]-' >/dev/null"), 0);
 
   auto empty = Keyring::Open("empty", {"not a key"});
   ASSERT_FALSE(empty.ok());

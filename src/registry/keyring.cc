@@ -84,6 +84,10 @@ Result<std::unique_ptr<Keyring>> Keyring::Open(std::string name, const std::vect
   std::string pattern = (fs::temp_directory_path() / "cincinnati-keyring-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) return Status::IoError(fmt::format("keyring {}: cannot create a GnuPG home", name));
   std::unique_ptr<Keyring> keyring(new Keyring(std::move(name), pattern));
+  // Public keys and signatures need no gpg-agent: none is started, so none can outlive
+  // this keyring (a process killed -9 could not stop it, and it is a daemon of its own).
+  CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably((fs::path(keyring->home_) / "gpg.conf").string(), "no-autostart\n")
+                                 .WithContext(fmt::format("keyring {}", keyring->name_)));
   CINCINNATI_ASSIGN_OR_RETURN(Context c, NewContext(keyring->home_));
   for (const std::string& blob : key_blobs) {
     Data d;
