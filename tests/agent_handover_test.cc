@@ -1,6 +1,9 @@
 // Updates under hand-over, kill -9 and a full disk, end to end on real parts (the
 // fixture of update_test_fixture.h): the agent always hands over to a new process,
 // resumes whatever moment it is killed at, and never completes a wrong update.
+#include <poll.h>
+#include <sys/syscall.h>
+
 #include "update_test_fixture.h"
 
 namespace cincinnati::agent {
@@ -217,15 +220,26 @@ std::vector<pid_t> ProcessesWithArgument(const std::string& arg) {
   return pids;
 }
 
+// Waits until `pid` has exited (a zombie counts), at most `limit`: a pidfd becomes
+// readable at that moment, so this is an event, not a poll.
+void WaitForExit(pid_t pid, std::chrono::milliseconds limit) {
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return;  // gone already
+  pollfd event{fd, POLLIN, 0};
+  ::poll(&event, 1, static_cast<int>(limit.count()));
+  ::close(fd);
+}
+
 // kill -9 of every agent on `state_dir` until none is left (an agent killed while
 // handing over may already have forked its successor).
 void KillAgentsOn(const std::string& state_dir) {
-  for (int tries = 0; tries < 50; ++tries) {
+  for (int tries = 0; tries < 10; ++tries) {
     const std::vector<pid_t> pids = ProcessesWithArgument(state_dir);
     if (pids.empty()) return;
     for (pid_t pid : pids) ::kill(pid, SIGKILL);
-    // A killed child of the test stays a zombie (with an empty cmdline) until reaped.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // Waits for each to exit (a killed child of the test then stays a zombie, with an
+    // empty cmdline, until reaped); the scan again finds a successor forked meanwhile.
+    for (pid_t pid : pids) WaitForExit(pid, std::chrono::seconds(5));
   }
   ADD_FAILURE() << "agents on " << state_dir << " survive kill -9";
 }

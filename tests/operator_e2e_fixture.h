@@ -17,6 +17,7 @@
 
 #include "agent/json_value.h"
 #include "gpg_util.h"
+#include "cluster_version_util.h"
 #include "registry_util.h"
 #include "server/http_server.h"
 #include "service_util.h"
@@ -26,6 +27,8 @@ namespace cincinnati::upgrade::e2e {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using agent::JsonValue;
+using testing::At;
+using testing::Json;
 using testing::ChildProcess;
 using testing::Get;
 using testing::ServiceProcess;
@@ -34,21 +37,6 @@ using testing::WaitFor;
 using testing::WriteFile;
 
 inline constexpr char kConfigs[] = "/apis/upgrade.managed.openshift.io/v1alpha1/upgradeconfigs";
-
-inline JsonValue Json(const std::string& text) {
-  auto v = agent::ParseJson(text);
-  return v.ok() ? *v : JsonValue();
-}
-
-inline const JsonValue& At(const JsonValue& v, std::initializer_list<std::string_view> path) {
-  static const JsonValue kNull;
-  const JsonValue* at = &v;
-  for (auto key : path) {
-    at = at->Find(key);
-    if (!at) return kNull;
-  }
-  return *at;
-}
 
 inline std::string Rfc3339(std::chrono::system_clock::time_point t) {
   const std::time_t s = std::chrono::system_clock::to_time_t(t);

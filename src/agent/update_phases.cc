@@ -1,5 +1,8 @@
 #include "agent/update_phases.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 namespace cincinnati::agent {
 
 bool UpdatePhaseMoveAllowed(UpdatePhase from, UpdatePhase to) {
@@ -22,6 +25,18 @@ bool UpdatePhaseMoveAllowed(UpdatePhase from, UpdatePhase to) {
     case P::kIdle:
       return from == P::kVerifying || from == P::kDownloading || from == P::kLoading || from == P::kFailed;
   }
+  return false;
+}
+
+bool MoveUpdatePhase(UpdateProgress& progress, UpdatePhase to, ClusterVersion& cv, const std::string& now) {
+  if (UpdatePhaseMoveAllowed(progress.phase, to)) {
+    progress.phase = to;
+    return true;
+  }
+  const std::string message = fmt::format("The update cannot move from {} to {}: not an allowed move (a bug in the agent)",
+                                          UpdatePhaseName(progress.phase), UpdatePhaseName(to));
+  spdlog::error("{}", message);
+  cv.SetCondition({"Failing", "True", "UpdatePhaseInvalid", message, now});
   return false;
 }
 

@@ -11,13 +11,21 @@
 //   Verifying | Downloading | Loading | Failed -> Idle            the request went away
 //   any -> Verifying                                              a new target starts over
 //
-// Pure functions, thread-safe.
+// UpdatePhaseMoveAllowed is pure; both are thread-safe.
 #pragma once
 
+#include <string>
+
+#include "agent/cluster_version.h"
 #include "agent/update_progress.h"
 
 namespace cincinnati::agent {
 
 bool UpdatePhaseMoveAllowed(UpdatePhase from, UpdatePhase to);
+
+// Every phase change of the runner goes through here: `progress` moves to `to` when the
+// table allows it; otherwise it stays, the refusal is logged and said in `cv`'s Failing
+// condition (UpdatePhaseInvalid, at `now`), and the result is false.
+bool MoveUpdatePhase(UpdateProgress& progress, UpdatePhase to, ClusterVersion& cv, const std::string& now);
 
 }  // namespace cincinnati::agent

@@ -118,12 +118,8 @@ Result<std::unique_ptr<Keyring>> Keyring::FromDirectory(std::string name, const 
 }
 
 Keyring::~Keyring() {
+  // No gpg-agent runs for this home (its gpg.conf says no-autostart): removing it is all.
   std::error_code ec;
-  // Importing keys may have started an agent for this home; stop it before removing it.
-  // Always asked: its socket may live under /run/user rather than in the home, and an
-  // agent left running outlives the test or command that started it. Best effort: there
-  // is nothing more to do if it does not stop.
-  (void)std::system(("gpgconf --homedir '" + home_ + "' --kill all >/dev/null 2>&1").c_str());
   fs::remove_all(home_, ec);
 }
 

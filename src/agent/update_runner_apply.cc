@@ -1,0 +1,202 @@
+// UpdateRunner, applying: the history entry of the update, the plan's groups in order
+// with the components' progress, the hand-over to the new release's agent, and the
+// completion (update_runner.h has the contract; update_runner.cc the phases before).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <random>
+
+#include "agent/update_phases.h"
+#include "agent/update_runner.h"
+#include "core/metadata_keys.h"
+#include "core/strings.h"
+#include "graph-data/time_format.h"
+
+namespace cincinnati::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The CVO keeps 100 entries too (it ranks which to drop); here the newest 99 and the
+// initial one stay.
+constexpr size_t kMaxHistory = 100;
+
+// 128 random bits, in hex: names one hand-over.
+std::string NewHandOverId() {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += fmt::format("{:08x}", rd());
+  return out;
+}
+
+}  // namespace
+
+void UpdateRunner::EnsureStarted(ClusterVersion& cv) {
+  auto& history = cv.status.history;
+  if (history.empty() || history.front().image != progress_.image) {
+    history.insert(history.begin(), UpdateHistoryEntry{"Partial", progress_.started, "", progress_.version,
+                                                       progress_.image, progress_.verified, progress_.accepted_risks});
+    if (history.size() > kMaxHistory) history.erase(history.begin() + (kMaxHistory - 1), history.end() - 1);
+  }
+}
+
+bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
+  if (!PayloadStillWhole(cv, result)) return false;
+  auto loaded = Payload(progress_.payload_dir);
+  if (!loaded.ok()) {
+    cv.SetCondition({"Failing", "True", "UpdatePayloadIntegrity", loaded.status().message(), Now()});
+    result.busy = true;
+    return false;
+  }
+  const auto& plan = (*loaded)->plan;
+  const int64_t total = static_cast<int64_t>(plan.size());
+  auto count = [&] {  // manifests of the groups done, and of the others
+    int64_t applied = 0, pending = 0;
+    for (int64_t g = 0; g < total; ++g) {
+      for (const auto& [component, indexes] : plan[static_cast<size_t>(g)].components) {
+        (g < progress_.next_group ? applied : pending) += static_cast<int64_t>(indexes.size());
+      }
+    }
+    std::lock_guard lock(snapshot_mu_);
+    snapshot_.applied = applied, snapshot_.pending = pending;
+  };
+  count();
+  while (progress_.next_group < total) {
+    const ApplyGroup& group = plan[static_cast<size_t>(progress_.next_group)];
+    std::vector<std::string> waiting, degraded;
+    for (const auto& [component, indexes] : group.components) {
+      for (size_t i : indexes) {
+        const Manifest& m = (*loaded)->manifests[i];
+        auto level = components_.Apply(m, progress_.version);
+        if (!level.ok()) {
+          cv.SetCondition({"Failing", "True", "ApplyFailed", level.status().message(), Now()});
+          result.busy = true;
+          return false;
+        }
+        if (level->done) continue;
+        (level->degraded ? degraded : waiting).push_back(m.name);
+        break;  // a component's manifests go in order
+      }
+    }
+    if (waiting.empty() && degraded.empty()) {
+      // The agent's own run level 00 (its Deployment): later manifests of its component
+      // (a verification ConfigMap at 90...) are applied by the new agent like any other.
+      const bool self = group.run_level == "00" &&
+                        std::all_of(group.components.begin(), group.components.end(),
+                                    [](const auto& c) { return c.first == kSelfComponent; });
+      if (self && options_.hand_over) {
+        HandOver(cv, **loaded, group, result);
+        return false;
+      }
+      ++progress_.next_group;
+      progress_.group_started = Now();
+      if (!Commit(cv, result)) return false;
+      count();
+      continue;
+    }
+    const int64_t percent = total ? progress_.next_group * 100 / total : 100;
+    std::vector<std::string> slow = degraded;
+    slow.insert(slow.end(), waiting.begin(), waiting.end());
+    cv.SetCondition({"Progressing", "True", "",
+                     fmt::format("Working towards {}: {} of {} done ({}% complete), waiting on {}", progress_.version,
+                                 progress_.next_group, total, percent, fmt::join(slow, ", ")),
+                     Now()});
+    auto started = graphdata::ParseDateTime(progress_.group_started);
+    const bool late = started.ok() && std::chrono::duration_cast<std::chrono::seconds>(clock_().time_since_epoch()).count() - *started > options_.component_timeout.count();
+    if (!degraded.empty()) {
+      cv.SetCondition({"Failing", "True", "ClusterOperatorDegraded",
+                       fmt::format("Cluster operator {} is degraded", fmt::join(degraded, ", ")), Now()});
+    } else if (late) {
+      cv.SetCondition({"Failing", "True", "ClusterOperatorNotAvailable",
+                       fmt::format("Cluster operator {} has not yet reported success after {} s", fmt::join(waiting, ", "),
+                                   options_.component_timeout.count()),
+                       Now()});
+    } else {
+      cv.SetCondition({"Failing", "False", "", "", Now()});
+    }
+    result.busy = true;
+    return false;
+  }
+  return true;
+}
+
+bool UpdateRunner::HandOver(ClusterVersion& cv, const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result) {
+  if (!MoveUpdatePhase(progress_, UpdatePhase::kHandingOver, cv, Now())) return false;
+  progress_.hand_over_id = NewHandOverId();
+  ++progress_.hand_over_attempts;
+  if (!Commit(cv, result)) return false;  // no hand-over the new agent could not resume
+  handing_over_ = true;
+  result.hand_over_to = HandOverBinary(loaded, group);
+  result.hand_over_id = progress_.hand_over_id;
+  cv.SetCondition({"Progressing", "True", "",
+                   fmt::format("Working towards {}: handing over to the new release's agent", progress_.version), Now()});
+  return true;
+}
+
+std::string UpdateRunner::HandOverBinary(const Loaded& loaded, const ApplyGroup& group) const {
+  // The payload's agent Deployment may name the binary (its first container's command);
+  // a path that is not an executable file here means the same binary.
+  for (const auto& [component, indexes] : group.components) {
+    for (size_t i : indexes) {
+      const Manifest& m = loaded.manifests[i];
+      if (m.kind != "Deployment") continue;
+      const JsonValue* spec = m.object.Find("spec");
+      const JsonValue* tmpl = spec ? spec->Find("template") : nullptr;
+      const JsonValue* pod = tmpl ? tmpl->Find("spec") : nullptr;
+      const JsonValue* containers = pod ? pod->Find("containers") : nullptr;
+      if (!containers || !containers->is_array() || containers->items().empty()) continue;
+      const JsonValue* command = containers->items()[0].Find("command");
+      if (!command || !command->is_array() || command->items().empty() || !command->items()[0].is_string()) continue;
+      const std::string& path = command->items()[0].text();
+      if (!path.empty() && path[0] == '/' && ::access(path.c_str(), X_OK) == 0) return path;
+    }
+  }
+  return "";
+}
+
+bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
+  if (progress_.phase != UpdatePhase::kCompleted) {
+    // Saved before the history says so: a restart never finds Completed in the history
+    // of an update its progress has not finished.
+    const std::string left = progress_.running_payload_dir != progress_.payload_dir ? progress_.running_payload_dir : "";
+    progress_.running_payload_dir = progress_.payload_dir;
+    if (!MoveUpdatePhase(progress_, UpdatePhase::kCompleted, cv, Now())) return false;
+    progress_.failed_reason.clear();
+    progress_.failed_message.clear();
+    progress_.retry_at = 0;
+    if (!Commit(cv, result)) return false;
+    if (!left.empty()) {
+      std::error_code ec;
+      fs::remove_all(left, ec);  // the release we left
+    }
+  }
+  const std::string now = Now();
+  auto& history = cv.status.history;
+  if (!history.empty() && history.front().image == progress_.image && history.front().state != "Completed") {
+    history.front().state = "Completed";
+    history.front().completion_time = now;
+  }
+  if (cv.status.desired.image != progress_.image) {
+    Release release;
+    release.version = progress_.version;
+    release.image = progress_.image;
+    if (loaded_) {
+      const auto& metadata = loaded_->info.metadata.metadata;
+      if (auto it = metadata.find("url"); it != metadata.end()) release.url = it->second;
+      if (auto it = metadata.find(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix)); it != metadata.end()) {
+        for (std::string_view c : Split(it->second, ',')) {
+          if (!c.empty()) release.channels.emplace_back(c);
+        }
+        std::sort(release.channels.begin(), release.channels.end());
+      }
+    }
+    cv.status.desired = release;
+  }
+  cv.SetCondition({"Available", "True", "", "Done applying " + progress_.version, now});
+  cv.SetCondition({"Failing", "False", "", "", now});
+  cv.SetCondition({"Progressing", "False", "", "Cluster version is " + progress_.version, now});
+  return true;
+}
+
+}  // namespace cincinnati::agent
