@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang 14, ASan + UBSan) into build-fuzz/ and runs each
+# Builds the libFuzzer targets (clang 14, ASan + UBSan; the hardened build of
+# scripts/hardened-build.sh, build-fuzz/, which also holds the sanitized suite) and runs each
 # for a given time, starting from a corpus of the committed seeds, the crashes already
 # found (fuzz/regressions) and the upstream fixtures and examples.
 #
@@ -11,18 +12,10 @@
 # printed and written to build-fuzz/fuzz-summary.txt.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="${CINCINNATI_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+build="${CINCINNATI_HARDENED_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-60}"
 shift || true
-jobs="$(nproc 2>/dev/null || echo 2)"
-"$root/scripts/deps.sh"
-
-if [ ! -f "$build/build.ninja" ]; then
-  CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCINCINNATI_FUZZ=ON \
-    -DCINCINNATI_SANITIZE="address,undefined,fuzzer-no-link" >/dev/null
-fi
-cmake --build "$build" --parallel "$jobs" --target fuzz_all
+"$root/scripts/hardened-build.sh" fuzz_all
 
 fixtures="$root/../shared/fixtures"
 seed_dirs() {  # target -> directories and files that seed it

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite on a busy machine: N runs of every test, plain (build/) and under
-# ASan + UBSan (build-asan/), with two CPU-burning processes alongside, then a list of
+# ASan + UBSan (the hardened build, build-fuzz/), with two CPU-burning processes alongside, then a list of
 # every test that failed at least once and how often. Exit status 1 if any did.
 #
 #   scripts/stress.sh N [ctest arguments]     (also: scripts/test.sh --stress N ...)
@@ -14,12 +14,12 @@ shift
 case "$runs" in '' | *[!0-9]* | 0) echo "stress.sh: N must be a number of runs (1 or more), not '$runs'" >&2; exit 2 ;; esac
 jobs="$(nproc 2>/dev/null || echo 2)"
 plain="${CINCINNATI_BUILD_DIR:-$root/build}"
-asan="${CINCINNATI_ASAN_BUILD_DIR:-$root/build-asan}"
+asan="${CINCINNATI_HARDENED_BUILD_DIR:-$root/build-fuzz}"
 
 "$root/scripts/build.sh"
 builds=("$plain")
 if [ "${CINCINNATI_QUICK:-0}" != 1 ]; then
-  # Builds build-asan/ and runs nothing (a pattern no test has).
+  # Builds the hardened build and runs nothing (a pattern no test has).
   mkdir -p "$asan/stress"
   if ! "$root/scripts/sanitize.sh" asan -R '^$' >"$asan/stress/build.log" 2>&1; then
     tail -40 "$asan/stress/build.log" >&2

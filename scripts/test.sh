@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything once, and runs every test through CTest;
-# then the hardening runs: the whole suite again under AddressSanitizer +
-# UndefinedBehaviorSanitizer (scripts/sanitize.sh asan, build-asan/) and every fuzz
-# target briefly over its committed corpus (scripts/fuzz.sh, clang, build-fuzz/).
+# then the hardening runs, from one clang build (scripts/hardened-build.sh, build-fuzz/):
+# the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (scripts/sanitize.sh asan) and every fuzz target briefly over its committed corpus
+# (scripts/fuzz.sh).
 #   scripts/test.sh                 everything (what CI runs)
 #   scripts/test.sh -R Hotfix       only the matching tests, plain build, no hardening
 #   CINCINNATI_QUICK=1 scripts/test.sh   the plain suite only

@@ -12,15 +12,15 @@ namespace {
 using namespace update_test;
 
 // Every update hands over: the agent applies its own manifests, then re-executes itself
-// and the new process goes on from the state directory on the same port. A hundred
-// updates in a row (20 under the sanitizers), the first half with no component connected (the update then waits
-// on them, and the next request starts another one), the second half with components
-// that complete each update: every time a new process answers, and nothing is left
-// listening in its way.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kHandOvers = 20;  // the sanitizers look for memory errors in each, not for a rare race
+// and the new process goes on from the state directory on the same port. Forty updates
+// in a row (ten under the sanitizers; `scripts/test.sh --stress N` repeats them), the
+// first half with no component connected (the update then waits on them, and the next
+// request starts another one), the second half with components that complete each
+// update: every time a new process answers, and nothing is left listening in its way.
+#ifdef CINCINNATI_SANITIZED
+constexpr int kHandOvers = 10;  // the sanitizers look for memory errors in each, not for a rare race
 #else
-constexpr int kHandOvers = 100;
+constexpr int kHandOvers = 40;
 #endif
 
 TEST_F(UpdateTest, TheHandOverAlwaysHandsOver) {

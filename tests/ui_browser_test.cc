@@ -195,7 +195,7 @@ TEST_F(UiBrowserTest, PickAChannelClickAReleaseAndDrawAPath) {
 class UiBrowserThousandTest : public UiBrowserTest {
  protected:
   void SetUp() override {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#ifdef CINCINNATI_SANITIZED
     // A scale check: the drawing takes about 11 s in the plain build and about two minutes
     // under the sanitizers, past any fixed wait on a busy machine. The sanitizers check the
     // same page code on the smaller channels of UiBrowserTest.
