@@ -78,7 +78,7 @@ void BM_AgentPoll_Golden47(benchmark::State& state) {
   settings.poll_interval = std::chrono::milliseconds(0);  // every run fetches
   agent::UpdateRetriever retriever(
       fetcher, [](const std::vector<agent::MatchingRule>&) -> Result<bool> { return false; },
-      [] { return std::chrono::system_clock::now(); }, settings);
+      env::RealClock(), settings);
   agent::GraphRequestInputs inputs{"http://127.0.0.1:" + std::to_string(*port) + "/graph",
                                    "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a", "amd64", BusiestVersion(), "stable-4.7"};
   size_t available = 0;

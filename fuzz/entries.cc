@@ -272,8 +272,8 @@ int AgentAnswer(const uint8_t* data, size_t size) {
       default: return Status::Internal("evaluation failed: " + std::string(Text(data, std::min<size_t>(size, 2000))));
     }
   };
-  const auto now = std::chrono::system_clock::time_point(std::chrono::hours(500000));
-  agent::UpdateRetriever retriever(fetcher, match, [&] { return now; });
+  env::ManualClock clock(std::chrono::system_clock::time_point(std::chrono::hours(500000)));
+  agent::UpdateRetriever retriever(fetcher, match, clock);
   // The cluster runs the answer's first release (when it has one), so that fixtures and
   // mutations alike offer updates.
   std::string current = "4.1.0";

@@ -72,7 +72,7 @@ constexpr char kGraph[] = R"({"version":1,"nodes":[
               "matchingRules":[{"type":"PromQL","promql":{"promql":"ingress_risk"}}]}]}]})";
 
 struct RetrieverFixture : ::testing::Test {
-  std::chrono::system_clock::time_point now = std::chrono::system_clock::time_point{} + 480000h;
+  env::ManualClock clock{std::chrono::system_clock::time_point{} + 480000h};
   std::atomic<int> exposed{0};  // the PromQL answer: 1 exposed, 0 not, -1 error
   ScriptedUpstream upstream;
   HttpGraphFetcher fetcher{{}, 10s};
@@ -81,7 +81,7 @@ struct RetrieverFixture : ::testing::Test {
                               if (exposed < 0) return Status::Internal("prometheus is unreachable");
                               return exposed == 1;
                             },
-                            [this] { return now; }};
+                            clock};
   GraphRequestInputs inputs{upstream.url(), kClusterId, "amd64", "4.12.3", "stable-4.13"};
 
   void SetUp() override { upstream.Answer(200, kGraph); }
@@ -116,7 +116,7 @@ TEST_F(RetrieverFixture, ListsUpdatesAndFollowsTheRisk) {
 
   // Not exposed any more: no fetch inside the poll interval, the risk is re-evaluated,
   // 4.13.2 joins the available updates (newest first).
-  now += 1min;
+  clock.Advance(1min);
   exposed = 0;
   got = retriever.Run(inputs);
   EXPECT_FALSE(got.fetched);
@@ -127,7 +127,7 @@ TEST_F(RetrieverFixture, ListsUpdatesAndFollowsTheRisk) {
   EXPECT_NE(got.conditional[0].conditions[0].last_transition_time, exposed_since);
 
   // An evaluation failure: Unknown, not available, and the loop should come back soon.
-  now += 1min;
+  clock.Advance(1min);
   exposed = -1;
   got = retriever.Run(inputs);
   EXPECT_EQ(got.conditional[0].conditions[0].status, "Unknown");
@@ -135,12 +135,12 @@ TEST_F(RetrieverFixture, ListsUpdatesAndFollowsTheRisk) {
   EXPECT_TRUE(got.risks_pending);
   EXPECT_EQ(Versions(got.available), (std::vector<std::string>{"4.12.4"}));
   const std::string unknown_since = got.conditional[0].conditions[0].last_transition_time;
-  now += 10s;
+  clock.Advance(10s);
   got = retriever.Run(inputs);
   EXPECT_EQ(got.conditional[0].conditions[0].last_transition_time, unknown_since) << "unchanged status keeps its time";
 
   // After the poll interval, a fetch.
-  now += 3min;
+  clock.Advance(3min);
   got = retriever.Run(inputs);
   EXPECT_TRUE(got.fetched);
   EXPECT_EQ(upstream.requests(), 2);
@@ -162,7 +162,7 @@ TEST_F(RetrieverFixture, TransientFailuresKeepTheListsAndSayWhy) {
   };
   for (const auto& c : cases) {
     upstream.Answer(c.status, c.body);
-    now += 4min;
+    clock.Advance(4min);
     RetrievedUpdates got = retriever.Run(inputs);
     EXPECT_TRUE(got.fetched);
     EXPECT_EQ(got.retrieved.status, "False");
@@ -172,7 +172,7 @@ TEST_F(RetrieverFixture, TransientFailuresKeepTheListsAndSayWhy) {
   }
   // The version is no longer in the channel: not transient, the lists go.
   upstream.Answer(200, R"({"nodes":[{"version":"4.11.0","payload":"a"}],"edges":[]})");
-  now += 4min;
+  clock.Advance(4min);
   RetrievedUpdates got = retriever.Run(inputs);
   EXPECT_EQ(got.retrieved.reason, "VersionNotFound");
   EXPECT_EQ(got.retrieved.message,
@@ -182,16 +182,16 @@ TEST_F(RetrieverFixture, TransientFailuresKeepTheListsAndSayWhy) {
 
   // Back to a good answer, then the upstream goes away: RemoteFailed, lists kept.
   upstream.Answer(200, kGraph);
-  now += 4min;
+  clock.Advance(4min);
   ASSERT_EQ(retriever.Run(inputs).retrieved.status, "True");
   upstream.Down();
-  now += 4min;
+  clock.Advance(4min);
   got = retriever.Run(inputs);
   EXPECT_EQ(got.retrieved.reason, "RemoteFailed");
   EXPECT_EQ(got.retrieved.message.rfind("Unable to retrieve available updates: ", 0), 0u);
   EXPECT_EQ(got.available.size(), 2u);
   // A day without success: the lists are dropped at the next failure.
-  now += 25h;
+  clock.Advance(25h);
   got = retriever.Run(inputs);
   EXPECT_EQ(got.retrieved.reason, "RemoteFailed");
   EXPECT_TRUE(got.available.empty());
@@ -200,7 +200,7 @@ TEST_F(RetrieverFixture, TransientFailuresKeepTheListsAndSayWhy) {
 TEST_F(RetrieverFixture, AChannelChangeFetchesAtOnceAndAFailureClears) {
   exposed = 0;
   ASSERT_EQ(retriever.Run(inputs).retrieved.status, "True");
-  now += 5s;
+  clock.Advance(5s);
   inputs.channel = "fast-4.13";
   upstream.Answer(500, "");
   RetrievedUpdates got = retriever.Run(inputs);
@@ -233,7 +233,7 @@ TEST_F(RetrieverFixture, LocalChecksNeedNoNetwork) {
     EXPECT_EQ(got.retrieved.status, "False");
     EXPECT_EQ(got.retrieved.reason, c.reason);
     EXPECT_EQ(got.retrieved.message.find("Unable to retrieve"), std::string::npos) << got.retrieved.message;
-    now += 1s;
+    clock.Advance(1s);
   }
   EXPECT_EQ(upstream.requests(), 0);
 
@@ -263,7 +263,7 @@ TEST(RetrieverServeTest, OurServeOffersWhatItsGraphSays) {
         for (const auto& r : rules) queries.push_back(r.promql.value_or(""));
         return exposed;
       },
-      [] { return std::chrono::system_clock::now(); });
+      env::RealClock());
   GraphRequestInputs in{serve.url("/api/upgrades_info/graph"), kClusterId, "amd64", "4.12.3", "stable-4.13"};
   RetrievedUpdates got = retriever.Run(in);
   ASSERT_EQ(got.retrieved.status, "True") << got.retrieved.message;

@@ -28,9 +28,9 @@ class TableEvaluator : public RuleEvaluator {
 MatchingRule PromQL(std::string query) { return {"PromQL", std::move(query)}; }
 
 struct CacheFixture : ::testing::Test {
-  TimePoint now = TimePoint{} + 1000h;
+  env::ManualClock clock{TimePoint{} + 1000h};
   TableEvaluator inner;
-  CachedRuleEvaluator cache{inner, [this] { return now; }};
+  CachedRuleEvaluator cache{inner, clock};
 };
 
 TEST_F(CacheFixture, OneQueryPerSecondAndFreshResultsFromTheCache) {
@@ -39,23 +39,23 @@ TEST_F(CacheFixture, OneQueryPerSecondAndFreshResultsFromTheCache) {
   ASSERT_TRUE(a.ok());
   EXPECT_TRUE(*a);
   // Within a second: nothing new is asked; a rule without a result is throttled.
-  now += 500ms;
+  clock.Advance(500ms);
   auto b = cache.Match(PromQL("b"));
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.status().message().find("evaluation is throttled until"), std::string::npos) << b.status().message();
   EXPECT_TRUE(*cache.Match(PromQL("a")));
   EXPECT_EQ(inner.asked, (std::vector<std::string>{"a"}));
   // Later, b (requested and never evaluated) gets its query.
-  now += 2s;
+  clock.Advance(2s);
   b = cache.Match(PromQL("b"));
   ASSERT_TRUE(b.ok());
   EXPECT_FALSE(*b);
   // a's result is fresh for an hour: answered from the cache even after the throttle.
-  now += 10min;
+  clock.Advance(10min);
   inner.answers["a"] = false;
   EXPECT_TRUE(*cache.Match(PromQL("a")));
   EXPECT_EQ(inner.asked, (std::vector<std::string>{"a", "b"}));
-  now += 1h;
+  clock.Advance(1h);
   EXPECT_FALSE(*cache.Match(PromQL("a")));
   EXPECT_EQ(inner.asked.size(), 3u);
 }
@@ -64,18 +64,18 @@ TEST_F(CacheFixture, TheQuerySpendsItselfOnTheMostStaleRequestedRule) {
   inner.answers = {{"a", true}, {"b", true}, {"c", true}};
   ASSERT_TRUE(cache.Match(PromQL("a")).ok());
   // c is asked first, then b: queued, not evaluated.
-  now += 100ms;
+  clock.Advance(100ms);
   EXPECT_FALSE(cache.Match(PromQL("c")).ok());
-  now += 100ms;
+  clock.Advance(100ms);
   EXPECT_FALSE(cache.Match(PromQL("b")).ok());
-  now += 2s;
+  clock.Advance(2s);
   // The caller asks for b, but c has waited longer: c is evaluated, b is throttled.
   auto b = cache.Match(PromQL("b"));
   EXPECT_FALSE(b.ok());
   EXPECT_EQ(b.status().message(), "evaluation is throttled");
   EXPECT_EQ(inner.asked.back(), "c");
   EXPECT_TRUE(cache.HasResult(PromQL("c")));
-  now += 2s;
+  clock.Advance(2s);
   EXPECT_TRUE(cache.Match(PromQL("b")).ok());
   EXPECT_EQ(inner.asked, (std::vector<std::string>{"a", "c", "b"}));
 }
@@ -84,10 +84,10 @@ TEST_F(CacheFixture, ErrorsAreCachedAndUnusedEntriesExpire) {
   auto missing = cache.Match(PromQL("nope"));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "no such query");
-  now += 2s;
+  clock.Advance(2s);
   EXPECT_EQ(cache.Match(PromQL("nope")).status().message(), "no such query");  // from the cache
   EXPECT_EQ(inner.asked.size(), 1u);
-  now += 25h;
+  clock.Advance(25h);
   inner.answers["nope"] = true;
   EXPECT_TRUE(*cache.Match(PromQL("nope")));  // expired, evaluated again
   EXPECT_EQ(inner.asked.size(), 2u);

@@ -116,7 +116,7 @@ class UiBrowserTest : public ::testing::Test {
   }
   void TearDown() override {
     browser_.reset();
-    if (serve_) EXPECT_EQ(serve_->Stop(), 0) << serve_->log();
+    if (serve_) { EXPECT_EQ(serve_->Stop(), 0) << serve_->log(); }
   }
   std::unique_ptr<ServiceProcess> serve_;
   std::unique_ptr<WebDriver> browser_;

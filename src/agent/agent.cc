@@ -93,8 +93,8 @@ std::string_view LoopStateName(LoopState state) {
   return "Retrieving";
 }
 
-Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock)
-    : store_(std::move(store)), options_(std::move(options)), clock_(std::move(clock)) {
+Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Clock& clock)
+    : store_(std::move(store)), options_(std::move(options)), clock_(clock) {
   if (options_.arch.empty()) options_.arch = MachineArch();
   if (options_.poll_interval.count() <= 0) options_.poll_interval = DrawPollInterval();
   static NoPrometheus no_prometheus;
@@ -121,7 +121,7 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clo
 
 std::string Agent::Now() const {
   return graphdata::FormatDateTime(
-      std::chrono::duration_cast<std::chrono::seconds>(clock_().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count());
 }
 
 // Whether a failed read says something about the file's content (over a size limit,
@@ -196,8 +196,8 @@ Status Agent::LoadState() {
   return Status::OK();
 }
 
-Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock) {
-  std::unique_ptr<Agent> agent(new Agent(std::move(store), std::move(options), std::move(clock)));
+Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Clock& clock) {
+  std::unique_ptr<Agent> agent(new Agent(std::move(store), std::move(options), clock));
   std::lock_guard lock(agent->mu_);
   Status loaded = agent->LoadState();
   if (loaded.ok()) {
@@ -362,9 +362,9 @@ Status Agent::RetrievalPass() {
   // resync); pending ones are retried after a second.
   next_retrieval_ = retriever_->NextFetch();
   if (!cv_.status.conditional_updates.empty()) {
-    next_retrieval_ = std::min(next_retrieval_, clock_() + options_.risk_cache.min_for_condition);
+    next_retrieval_ = std::min(next_retrieval_, clock_.Now() + options_.risk_cache.min_for_condition);
   }
-  if (got.risks_pending) next_retrieval_ = std::min(next_retrieval_, clock_() + std::chrono::seconds(1));
+  if (got.risks_pending) next_retrieval_ = std::min(next_retrieval_, clock_.Now() + std::chrono::seconds(1));
   Status saved = Save();
   ready_ = saved.ok();
   return saved;
@@ -433,7 +433,7 @@ Status Agent::UpdatePass() {
     }
   }
   if (step) state_ = result.updating ? LoopState::kUpdating : LoopState::kRetrieving;
-  const auto now = clock_();
+  const auto now = clock_.Now();
   next_update_ = now + kIdleUpdateCheck;
   if (const UpdateProgress& p = runner_->progress(); p.phase == UpdatePhase::kFailed && p.retry_at > 0) {
     next_update_ = std::min(next_update_, std::chrono::system_clock::time_point(std::chrono::seconds(p.retry_at)));
@@ -470,7 +470,7 @@ void Agent::RunRetrievals(std::stop_token stop) {
     }
     ++retrieval_passes_;
     std::unique_lock lock(mu_);
-    const auto wait = std::max(next_retrieval_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(200)));
+    const auto wait = std::max(next_retrieval_ - clock_.Now(), std::chrono::system_clock::duration(std::chrono::milliseconds(200)));
     wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),
                    [&] { return retrieval_woken_; });
     retrieval_woken_ = false;
@@ -484,7 +484,7 @@ void Agent::RunUpdates(std::stop_token stop) {
     }
     ++update_passes_;
     std::unique_lock lock(mu_);
-    const auto wait = std::max(next_update_ - clock_(), std::chrono::system_clock::duration(std::chrono::milliseconds(50)));
+    const auto wait = std::max(next_update_ - clock_.Now(), std::chrono::system_clock::duration(std::chrono::milliseconds(50)));
     wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),
                    [&] { return update_woken_; });
     update_woken_ = false;

@@ -53,6 +53,7 @@
 #include "agent/storage_health.h"
 #include "agent/update_retriever.h"
 #include "agent/update_runner.h"
+#include "env/clock.h"
 
 namespace cincinnati::agent {
 
@@ -82,11 +83,11 @@ struct AgentOptions {
 
 class Agent {
  public:
-  using Clock = std::function<std::chrono::system_clock::time_point()>;
-
   // Opens the state in `store`, creating it from the installed release when empty.
+  // `clock` (which must outlive the agent) times polls, retries, risk evaluations and
+  // every time the agent writes; tests pass an env::ManualClock and drive RunPass().
   static Result<std::unique_ptr<Agent>> Open(std::shared_ptr<ObjectStore> store, AgentOptions options,
-                                             Clock clock = [] { return std::chrono::system_clock::now(); });
+                                             env::Clock& clock = env::RealClock());
 
   // One retrieval and one update step, persisted (tests drive the agent with it).
   Status RunPass();
@@ -120,7 +121,7 @@ class Agent {
   const StorageHealth& storage() const { return storage_; }
 
  private:
-  Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, Clock clock);
+  Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Clock& clock);
   Status Save();  // under mu_
   void FitForStore(size_t size);  // under mu_: the ClusterVersion is `size` bytes, too large
   std::string Now() const;
@@ -136,7 +137,7 @@ class Agent {
 
   std::shared_ptr<ObjectStore> store_;
   AgentOptions options_;
-  Clock clock_;
+  env::Clock& clock_;
   std::stop_source shutdown_;  // cancels network work in flight
   StorageHealth storage_;
   std::unique_ptr<PrometheusEvaluator> prometheus_;

@@ -60,8 +60,8 @@ std::string RuleJson(const MatchingRule& rule) {
   return out;
 }
 
-CachedRuleEvaluator::CachedRuleEvaluator(RuleEvaluator& inner, Clock clock, RuleCacheSettings settings)
-    : inner_(inner), clock_(std::move(clock)), settings_(settings) {}
+CachedRuleEvaluator::CachedRuleEvaluator(RuleEvaluator& inner, env::Clock& clock, RuleCacheSettings settings)
+    : inner_(inner), clock_(clock), settings_(settings) {}
 
 bool CachedRuleEvaluator::HasResult(const MatchingRule& rule) const {
   std::lock_guard lock(mu_);
@@ -93,7 +93,7 @@ std::map<std::string, CachedRuleEvaluator::Entry>::iterator CachedRuleEvaluator:
 Result<bool> CachedRuleEvaluator::Match(const MatchingRule& rule) {
   std::lock_guard lock(mu_);
   const std::string key = RuleJson(rule);
-  const TimePoint now = clock_();
+  const TimePoint now = clock_.Now();
   // Every request, answered or not, counts as an access (after the decision below).
   struct Touch {
     CachedRuleEvaluator& self;
@@ -130,7 +130,7 @@ Result<bool> CachedRuleEvaluator::Match(const MatchingRule& rule) {
     return e->result;
   }
   Result<bool> result = inner_.Match(target);
-  last_match_ = clock_();
+  last_match_ = clock_.Now();
   auto [it, added] = entries_.try_emplace(target_key);
   if (added) it->second.rule = target;
   it->second.when = last_match_;

@@ -29,6 +29,7 @@
 
 #include "agent/update_graph.h"
 #include "core/status.h"
+#include "env/clock.h"
 
 namespace cincinnati::agent {
 
@@ -47,10 +48,9 @@ struct RuleCacheSettings {
 class CachedRuleEvaluator : public RuleEvaluator {
  public:
   using TimePoint = std::chrono::system_clock::time_point;
-  using Clock = std::function<TimePoint()>;
 
-  // `inner` must outlive this object.
-  CachedRuleEvaluator(RuleEvaluator& inner, Clock clock, RuleCacheSettings settings = {});
+  // `inner` and `clock` must outlive this object.
+  CachedRuleEvaluator(RuleEvaluator& inner, env::Clock& clock, RuleCacheSettings settings = {});
   Result<bool> Match(const MatchingRule& rule) override;
 
   // Whether a rule has an evaluated result in the cache (for deciding to come back soon).
@@ -68,7 +68,7 @@ class CachedRuleEvaluator : public RuleEvaluator {
   std::map<std::string, Entry>::iterator MostStale();
 
   RuleEvaluator& inner_;
-  Clock clock_;
+  env::Clock& clock_;
   RuleCacheSettings settings_;
   mutable std::mutex mu_;
   TimePoint last_match_{};

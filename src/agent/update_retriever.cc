@@ -59,8 +59,8 @@ GraphAnswer HttpGraphFetcher::Fetch(const std::string& url) {
   return answer;
 }
 
-UpdateRetriever::UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, Clock clock, RetrieverSettings settings)
-    : fetcher_(fetcher), match_(std::move(match)), clock_(std::move(clock)), settings_(settings) {}
+UpdateRetriever::UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, env::Clock& clock, RetrieverSettings settings)
+    : fetcher_(fetcher), match_(std::move(match)), clock_(clock), settings_(settings) {}
 
 void UpdateRetriever::Seed(const std::vector<ConditionalUpdateStatus>& previous) {
   for (const auto& update : previous) {
@@ -82,7 +82,7 @@ std::chrono::system_clock::time_point UpdateRetriever::NextFetch() const {
 }
 
 RetrievedUpdates UpdateRetriever::Run(const GraphRequestInputs& inputs, bool desired_multi, bool current_multi) {
-  const auto now = clock_();
+  const auto now = clock_.Now();
   fetched_ = false;
   if (!last_inputs_ || ConfigChanged(inputs)) {
     last_sync_or_change_ = now;
@@ -98,7 +98,7 @@ RetrievedUpdates UpdateRetriever::Run(const GraphRequestInputs& inputs, bool des
 
 void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi, bool current_multi,
                             bool keep_on_failure) {
-  const auto now = clock_();
+  const auto now = clock_.Now();
   last_attempt_ = now;
   fetched_ = true;
   auto set_retrieved = [&](std::string status, std::string why, std::string message) {
@@ -141,7 +141,7 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
 }
 
 RetrievedUpdates UpdateRetriever::Evaluate() {
-  const auto now = clock_();
+  const auto now = clock_.Now();
   RetrievedUpdates out;
   out.retrieved = retrieved_;
   out.fetched = fetched_;

@@ -28,6 +28,7 @@
 #include "agent/available_updates.h"
 #include "agent/graph_request.h"
 #include "agent/risks.h"
+#include "env/clock.h"
 
 namespace cincinnati::agent {
 
@@ -101,8 +102,8 @@ struct RetrieverSettings {
 
 class UpdateRetriever {
  public:
-  using Clock = std::function<std::chrono::system_clock::time_point()>;
-  UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, Clock clock, RetrieverSettings settings = {});
+  // `clock` (outliving the retriever) times polls and dates conditions.
+  UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, env::Clock& clock, RetrieverSettings settings = {});
 
   // Seeds Recommended conditions from a persisted status, so that their
   // lastTransitionTime survives a restart.
@@ -124,7 +125,7 @@ class UpdateRetriever {
 
   GraphFetcher& fetcher_;
   RiskMatcher match_;
-  Clock clock_;
+  env::Clock& clock_;
   RetrieverSettings settings_;
 
   std::optional<GraphRequestInputs> last_inputs_;

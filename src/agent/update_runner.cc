@@ -40,16 +40,16 @@ int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-UpdateRunner::UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, Clock clock,
+UpdateRunner::UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, env::Clock& clock,
                            std::stop_token stop, StorageHealth* storage)
     : store_(store),
       components_(components),
       options_(std::move(options)),
-      clock_(std::move(clock)),
+      clock_(clock),
       stop_(std::move(stop)),
       storage_(storage) {}
 
-std::string UpdateRunner::Now() const { return graphdata::FormatDateTime(UnixSeconds(clock_())); }
+std::string UpdateRunner::Now() const { return graphdata::FormatDateTime(UnixSeconds(clock_.Now())); }
 
 Status UpdateRunner::Load() {
   CINCINNATI_ASSIGN_OR_RETURN(auto stored, store_.Get(kProgressKind, kProgressName));
@@ -136,7 +136,7 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
     if (!Start(cv, target, force, result)) return result;  // force added (or removed): try again at once
   }
   if (progress_.phase == UpdatePhase::kFailed) {
-    if (UnixSeconds(clock_()) < progress_.retry_at) return result;
+    if (UnixSeconds(clock_.Now()) < progress_.retry_at) return result;
     // A retry starts over: what the failed attempt found or let through is not kept.
     if (!MoveUpdatePhase(progress_, UpdatePhase::kVerifying, cv, Now())) return result;
     progress_.failed_reason.clear();
@@ -202,7 +202,7 @@ void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std
   progress_.payload_dir.clear();
   progress_.failed_reason = reason;
   progress_.failed_message = message;
-  progress_.retry_at = UnixSeconds(clock_()) + options_.retry_after.count();
+  progress_.retry_at = UnixSeconds(clock_.Now()) + options_.retry_after.count();
   loaded_.reset();
   // A failure kept only in memory is harmless (a restart tries the target again), but
   // the disk's state is said.

@@ -51,6 +51,7 @@
 #include "agent/release_verifier.h"
 #include "agent/storage_health.h"
 #include "agent/update_progress.h"
+#include "env/clock.h"
 #include "env/file_system.h"
 
 namespace cincinnati::agent {
@@ -91,10 +92,9 @@ struct UpdateStepResult {
 
 class UpdateRunner {
  public:
-  using Clock = std::function<std::chrono::system_clock::time_point()>;
-  // `stop` cancels network work in flight (verification, downloads) within about a
+  // `clock` (outliving the runner) dates the history and times retries; `stop` cancels network work in flight (verification, downloads) within about a
   // second; `storage` (optional) hears of every write's outcome.
-  UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, Clock clock,
+  UpdateRunner(ObjectStore& store, ComponentObjects& components, UpdateOptions options, env::Clock& clock,
                std::stop_token stop = {}, StorageHealth* storage = nullptr);
 
   Status Load();  // reads the persisted progress
@@ -141,7 +141,7 @@ class UpdateRunner {
   ObjectStore& store_;
   ComponentObjects& components_;
   UpdateOptions options_;
-  Clock clock_;
+  env::Clock& clock_;
   std::stop_token stop_;
   StorageHealth* storage_;
   UpdateProgress progress_;

@@ -103,7 +103,7 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
                                  progress_.next_group, total, percent, fmt::join(slow, ", ")),
                      Now()});
     auto started = graphdata::ParseDateTime(progress_.group_started);
-    const bool late = started.ok() && std::chrono::duration_cast<std::chrono::seconds>(clock_().time_since_epoch()).count() - *started > options_.component_timeout.count();
+    const bool late = started.ok() && std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count() - *started > options_.component_timeout.count();
     if (!degraded.empty()) {
       cv.SetCondition({"Failing", "True", "ClusterOperatorDegraded",
                        fmt::format("Cluster operator {} is degraded", fmt::join(degraded, ", ")), Now()});
