@@ -37,7 +37,7 @@ const std::string& GoldenAnswer() {
 
 // The version with the most outgoing edges in the answer.
 std::string BusiestVersion() {
-  auto graph = agent::ParseUpdateGraph(GoldenAnswer());
+  auto graph = graph_client::ParseUpdateGraph(GoldenAnswer());
   std::vector<size_t> out(graph->nodes.size());
   for (const auto& [from, to] : graph->edges) ++out[from];
   size_t best = std::max_element(out.begin(), out.end()) - out.begin();
@@ -55,8 +55,8 @@ void BM_AgentParseCompute_Golden47(benchmark::State& state) {
   const Version current = *Version::Parse(version);
   size_t offered = 0;
   for (auto _ : state) {
-    auto graph = agent::ParseUpdateGraph(GoldenAnswer());
-    auto updates = agent::ComputeAvailableUpdates(*graph, {current, false, false}, "stable-4.7");
+    auto graph = graph_client::ParseUpdateGraph(GoldenAnswer());
+    auto updates = graph_client::ComputeAvailableUpdates(*graph, {current, false, false}, "stable-4.7");
     offered = updates.updates.recommended.size() + updates.updates.conditional.size();
     benchmark::DoNotOptimize(updates);
   }
@@ -77,9 +77,9 @@ void BM_AgentPoll_Golden47(benchmark::State& state) {
   agent::RetrieverSettings settings;
   settings.poll_interval = std::chrono::milliseconds(0);  // every run fetches
   agent::UpdateRetriever retriever(
-      fetcher, [](const std::vector<agent::MatchingRule>&) -> Result<bool> { return false; },
+      fetcher, [](const std::vector<graph_client::MatchingRule>&) -> Result<bool> { return false; },
       env::RealClock(), settings);
-  agent::GraphRequestInputs inputs{"http://127.0.0.1:" + std::to_string(*port) + "/graph",
+  graph_client::GraphRequestInputs inputs{"http://127.0.0.1:" + std::to_string(*port) + "/graph",
                                    "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a", "amd64", BusiestVersion(), "stable-4.7"};
   size_t available = 0;
   for (auto _ : state) {
@@ -128,9 +128,9 @@ const char* kHostileNames[] = {"duplicate_edges", "risks_200k", "message_40MiB",
 
 // Reads the answer as the agent does; what it keeps, or the failure's message.
 std::string ReadAsTheAgent(const std::string& answer) {
-  auto graph = agent::ParseUpdateGraph(answer);
+  auto graph = graph_client::ParseUpdateGraph(answer);
   if (!graph.ok()) return "refused: " + graph.status().message().substr(0, 80);
-  auto updates = agent::ComputeAvailableUpdates(*graph, {*Version::Parse("4.1.0"), false, false}, "stable-4.1");
+  auto updates = graph_client::ComputeAvailableUpdates(*graph, {*Version::Parse("4.1.0"), false, false}, "stable-4.1");
   if (!updates.ok()) return "refused: " + updates.failure.message.substr(0, 80);
   return std::to_string(updates.updates.recommended.size() + updates.updates.conditional.size()) + " update(s) kept";
 }

@@ -32,7 +32,7 @@ namespace cincinnati::bench {
 namespace {
 
 namespace fs = std::filesystem;
-using agent::JsonValue;
+using kube::JsonValue;
 
 int FreePort() {
   static int next = 20000 + (::getpid() % 20000);
@@ -140,7 +140,7 @@ void InstantComponents(agent::Agent& a) {
     const JsonValue* ann = md ? md->Find("annotations") : nullptr;
     const JsonValue* want = ann ? ann->Find(agent::kDesiredVersionAnnotation) : nullptr;
     if (!want) continue;
-    auto patch = agent::ParseJson(R"({"status":{"versions":[{"name":"operator","version":")" + want->text() +
+    auto patch = kube::ParseJson(R"({"status":{"versions":[{"name":"operator","version":")" + want->text() +
                                   R"("}],"conditions":[{"type":"Available","status":"True"}]}})");
     (void)a.PatchComponentStatus(md->Find("name")->text(), *patch);
   }
@@ -163,7 +163,7 @@ void BM_UpdateToCompleted_200Manifests(benchmark::State& state) {
     auto a = agent::Agent::Open(std::make_shared<agent::FileObjectStore>(state_dir), options);
     if (!a.ok()) return state.SkipWithError(a.status().message().c_str());
     (void)(*a)->RunPass();  // the first poll (its upstream is down: RetrievedUpdates False)
-    auto request = agent::ParseJson(R"({"spec":{"desiredUpdate":{"image":")" + s.target + R"(","version":"4.1.1"}}})");
+    auto request = kube::ParseJson(R"({"spec":{"desiredUpdate":{"image":")" + s.target + R"(","version":"4.1.1"}}})");
     const auto start = std::chrono::steady_clock::now();
     (void)(*a)->PatchClusterVersion(*request);
     bool done = false;

@@ -9,41 +9,41 @@
 #include <string>
 #include <string_view>
 
-#include "agent/available_updates.h"
 #include "agent/cluster_version.h"
-#include "agent/json_value.h"
-#include "agent/promql.h"
 #include "agent/object_store.h"
-#include "agent/update_graph.h"
+#include "agent/promql.h"
 #include "agent/update_retriever.h"
 #include "builder/edge_add_remove.h"
 #include "core/diagnostics.h"
 #include "core/graph_check.h"
 #include "core/graph_json.h"
 #include "core/graph_records.h"
-#include "core/sha256.h"
 #include "core/hotfix_rule.h"
 #include "core/internal_metadata.h"
 #include "core/release_metadata.h"
 #include "core/semver.h"
+#include "core/sha256.h"
+#include "directory/cluster_database.h"
 #include "graph-data/documents.h"
 #include "graph-data/graph_data.h"
 #include "graph-data/hotfix.h"
 #include "graph-data/managing_file.h"
 #include "graph-data/time_format.h"
 #include "graph-data/yaml_scalar.h"
-#include "directory/cluster_database.h"
+#include "graph_client/available_updates.h"
+#include "graph_client/update_graph.h"
+#include "kube/json_value.h"
+#include "operator/agent_client.h"
+#include "operator/alertmanager.h"
+#include "operator/operator_config.h"
+#include "operator/prometheus_alerts.h"
+#include "operator/upgrade_config.h"
 #include "registry/credentials.h"
 #include "registry/layer.h"
 #include "registry/manifest.h"
 #include "registry/reference.h"
 #include "server/content_negotiation.h"
 #include "server/query.h"
-#include "operator/agent_client.h"
-#include "operator/alertmanager.h"
-#include "operator/operator_config.h"
-#include "operator/prometheus_alerts.h"
-#include "operator/upgrade_config.h"
 
 // Allocation counters, defined by the libFuzzer targets (target.cc) and absent from the
 // regression test: the live bytes, the peak since the last reset, and the reset.
@@ -206,7 +206,7 @@ int ClusterDirectory(const uint8_t* data, size_t size) {
 // for each node taken as the current version (C5); the same bytes as a Prometheus answer.
 int AgentGraph(const uint8_t* data, size_t size) {
   (void)agent::ReadInstantQueryAnswer(Text(data, size));
-  auto graph = agent::ParseUpdateGraph(Text(data, size));
+  auto graph = graph_client::ParseUpdateGraph(Text(data, size));
   if (!graph.ok()) return 0;
   // The CVO lists an update once per edge (a duplicated edge twice), so edges bound it;
   // a multi-arch migration adds the running version's own multi payload.
@@ -216,7 +216,7 @@ int AgentGraph(const uint8_t* data, size_t size) {
   for (const auto& node : graph->nodes) {
     if (++tried > 8) break;
     for (bool multi : {false, true}) {
-      auto updates = agent::ComputeAvailableUpdates(*graph, {node.version, multi, !multi}, "stable");
+      auto updates = graph_client::ComputeAvailableUpdates(*graph, {node.version, multi, !multi}, "stable");
       if (!updates.ok()) continue;
       FUZZ_CHECK(updates.updates.recommended.size() <= graph->edges.size() + 1, "no more updates than edges (+ a migration)");
       FUZZ_CHECK(updates.updates.conditional.size() <= conditional_edges, "no more conditional updates than conditional edges");
@@ -229,14 +229,14 @@ int AgentGraph(const uint8_t* data, size_t size) {
 // equal value; a merge patch applies to anything; a ClusterVersion that reads writes
 // back to one that reads again.
 int AgentJson(const uint8_t* data, size_t size) {
-  auto value = agent::ParseJson(Text(data, size));
+  auto value = kube::ParseJson(Text(data, size));
   if (!value.ok()) return 0;
-  auto again = agent::ParseJson(agent::WriteJson(*value));
+  auto again = kube::ParseJson(kube::WriteJson(*value));
   FUZZ_CHECK(again.ok(), "written JSON parses");
   FUZZ_CHECK(*again == *value, "JSON round-trips");
-  (void)agent::MergePatch(*value, *value);
-  (void)agent::MergePatch(agent::JsonValue::Object(), *value);
-  if (const agent::JsonValue* spec = value->Find("spec")) (void)agent::SpecFromJson(*spec);
+  (void)kube::MergePatch(*value, *value);
+  (void)kube::MergePatch(kube::JsonValue::Object(), *value);
+  if (const kube::JsonValue* spec = value->Find("spec")) (void)agent::SpecFromJson(*spec);
   auto cv = agent::FromJson(*value);
   if (!cv.ok()) return 0;
   auto reread = agent::FromJson(agent::ToJson(*cv));
@@ -263,7 +263,7 @@ int AgentAnswer(const uint8_t* data, size_t size) {
   const long long before = cincinnati_fuzz_allocated_bytes ? cincinnati_fuzz_reset_peak() : 0;
   Fetcher fetcher{std::string(Text(data, size))};
   int evaluations = 0;
-  auto match = [&](const std::vector<agent::MatchingRule>& rules) -> Result<bool> {
+  auto match = [&](const std::vector<graph_client::MatchingRule>& rules) -> Result<bool> {
     // Alternate verdicts and failures, so every Recommended shape is kept and persisted.
     if (rules.empty()) return false;
     switch (evaluations++ % 3) {
@@ -277,13 +277,13 @@ int AgentAnswer(const uint8_t* data, size_t size) {
   // The cluster runs the answer's first release (when it has one), so that fixtures and
   // mutations alike offer updates.
   std::string current = "4.1.0";
-  if (auto graph = agent::ParseUpdateGraph(Text(data, size)); graph.ok() && !graph->nodes.empty()) {
+  if (auto graph = graph_client::ParseUpdateGraph(Text(data, size)); graph.ok() && !graph->nodes.empty()) {
     current = graph->nodes.front().version.ToString();
   }
-  agent::GraphRequestInputs inputs{"http://updates.example.com/graph", "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a", "amd64",
+  graph_client::GraphRequestInputs inputs{"http://updates.example.com/graph", "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a", "amd64",
                                    current, "stable-4.1"};
   agent::RetrievedUpdates got = retriever.Run(inputs);
-  const agent::KeptLimits limits;
+  const graph_client::KeptLimits limits;
   FUZZ_CHECK(got.available.size() + got.conditional.size() <= limits.max_updates, "no more updates than the limit");
 
   agent::ClusterVersion cv;
@@ -293,9 +293,9 @@ int AgentAnswer(const uint8_t* data, size_t size) {
   cv.status.available_updates = got.available;
   cv.status.conditional_updates = got.conditional;
   cv.SetCondition(got.retrieved);
-  const std::string persisted = agent::WriteJson(agent::ToJson(cv), 2) + "\n";
+  const std::string persisted = kube::WriteJson(agent::ToJson(cv), 2) + "\n";
   FUZZ_CHECK(persisted.size() <= agent::kMaxObjectBytes, "the state fits the store");
-  auto text = agent::ParseJson(persisted, agent::kMaxObjectBytes);
+  auto text = kube::ParseJson(persisted, agent::kMaxObjectBytes);
   FUZZ_CHECK(text.ok(), "the persisted state parses");
   auto back = agent::FromJson(*text);
   FUZZ_CHECK(back.ok(), "the persisted state reads back");

@@ -8,11 +8,14 @@
 #include <fstream>
 #include <iostream>
 
-#include "agent/json_value.h"
 #include "cluster_version_util.h"
+#include "kube/json_value.h"
 #include "service_util.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
+using kube::WriteJson;
 namespace {
 
 namespace fs = std::filesystem;

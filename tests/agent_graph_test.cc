@@ -10,13 +10,13 @@
 #include <set>
 #include <sstream>
 
-#include "agent/available_updates.h"
-#include "agent/graph_request.h"
-#include "agent/update_graph.h"
 #include "core/graph_json.h"
+#include "graph_client/available_updates.h"
+#include "graph_client/graph_request.h"
+#include "graph_client/update_graph.h"
 #include "test_util.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::graph_client {
 namespace {
 
 namespace fs = std::filesystem;
@@ -423,4 +423,4 @@ TEST(AgentGraphRequestTest, ClusterIdsForTheApiAreVersion4) {
 }
 
 }  // namespace
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::graph_client

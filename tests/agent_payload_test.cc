@@ -11,12 +11,15 @@
 #include "fault_proxy.h"
 #include "full_disk.h"
 #include "gpg_util.h"
+#include "kube/yaml_json.h"
 #include "registry/reference.h"
 #include "registry_util.h"
 #include "server/http_server.h"
 #include "test_util.h"
 
 namespace cincinnati::agent {
+
+using kube::WriteJson;
 namespace {
 
 namespace fs = std::filesystem;
@@ -32,13 +35,13 @@ std::string Operator(const std::string& name, const std::string& extra_annotatio
 }
 
 TEST(ManifestYamlTest, ScalarsReadAsTheCoreSchemaSays) {
-  auto v = YamlToJson("a: 1\nb: -2.5\nc: true\nd: ~\ne: \"1\"\nf: 0x1f\ng: text\nh: [1, 'x']\ni: 1e3\nj: .inf\n", "test");
+  auto v = kube::YamlToJson("a: 1\nb: -2.5\nc: true\nd: ~\ne: \"1\"\nf: 0x1f\ng: text\nh: [1, 'x']\ni: 1e3\nj: .inf\n", "test");
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_EQ(WriteJson(*v), R"({"a":1,"b":-2.5,"c":true,"d":null,"e":"1","f":31,"g":"text","h":[1,"x"],"i":1000,"j":".inf"})");
-  auto bad = YamlToJson("a: [1\n", "file.yaml");
+  auto bad = kube::YamlToJson("a: [1\n", "file.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("file.yaml"), std::string::npos) << bad.status().message();
-  EXPECT_FALSE(YamlToJson("a: 1\na: 2\n", "dup").ok());
+  EXPECT_FALSE(kube::YamlToJson("a: 1\na: 2\n", "dup").ok());
 }
 
 class PayloadDir : public ::testing::Test {
@@ -101,7 +104,7 @@ TEST_F(PayloadDir, LoadsInOrderTemplatesAndNamesTheFile) {
 TEST_F(PayloadDir, InclusionFollowsTheAnnotations) {
   Manifest m;
   auto with = [&](const std::string& annotations) {
-    m.object = YamlToJson("kind: X\nmetadata:\n  name: x\n  annotations:\n" + annotations, "t").value();
+    m.object = kube::YamlToJson("kind: X\nmetadata:\n  name: x\n  annotations:\n" + annotations, "t").value();
     return ExclusionReason(m, Context());
   };
   EXPECT_EQ(with(std::string("    ") + kInclude + ": \"true\"\n"), std::nullopt);
@@ -114,7 +117,7 @@ TEST_F(PayloadDir, InclusionFollowsTheAnnotations) {
   EXPECT_EQ(with(included + "    release.openshift.io/major-version: 3,4\n"), std::nullopt);
   ManifestContext hosted = Context();
   hosted.exclude_id = "internal-openshift-hosted";
-  m.object = YamlToJson("kind: X\nmetadata:\n  name: x\n  annotations:\n" + included +
+  m.object = kube::YamlToJson("kind: X\nmetadata:\n  name: x\n  annotations:\n" + included +
                             "    exclude.release.openshift.io/internal-openshift-hosted: \"true\"\n",
                         "t")
                  .value();

@@ -12,12 +12,16 @@
 #include <random>
 #include <thread>
 
-#include "agent/json_value.h"
 #include "gpg_util.h"
+#include "kube/json_value.h"
 #include "registry_util.h"
 #include "service_util.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
+using kube::ParseJson;
+using kube::WriteJson;
 namespace {
 
 namespace fs = std::filesystem;

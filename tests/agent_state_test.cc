@@ -5,12 +5,16 @@
 #include "agent/agent.h"
 #include "agent/cluster_version.h"
 #include "agent/component_objects.h"
-#include "agent/state_salvage.h"
-#include "agent/json_value.h"
 #include "agent/object_store.h"
+#include "agent/state_salvage.h"
+#include "kube/json_value.h"
 #include "test_util.h"
 
 namespace cincinnati::agent {
+
+using kube::MergePatch;
+using kube::ParseJson;
+using kube::WriteJson;
 namespace {
 
 namespace fs = std::filesystem;

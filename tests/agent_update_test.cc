@@ -6,6 +6,8 @@
 #include "update_test_fixture.h"
 
 namespace cincinnati::agent {
+
+using kube::WriteJson;
 namespace {
 
 using namespace update_test;

@@ -9,17 +9,19 @@
 #include <mutex>
 
 #include "agent/release_verifier.h"
-#include "core/json_writer.h"
 #include "agent/signature_store.h"
+#include "core/json_writer.h"
 #include "gpg_util.h"
-#include "registry_util.h"
 #include "registry/keyring.h"
 #include "registry/signature.h"
+#include "registry_util.h"
 #include "server/http_server.h"
 #include "service_util.h"
 #include "test_util.h"
 
 namespace cincinnati::agent {
+
+using kube::ParseJson;
 namespace {
 
 namespace fs = std::filesystem;

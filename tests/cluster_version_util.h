@@ -7,19 +7,19 @@
 #include <string>
 #include <string_view>
 
-#include "agent/json_value.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::testing {
 
-inline agent::JsonValue Json(const std::string& text) {
-  auto v = agent::ParseJson(text, size_t{64} << 20);
-  return v.ok() ? *v : agent::JsonValue();
+inline kube::JsonValue Json(const std::string& text) {
+  auto v = kube::ParseJson(text, size_t{64} << 20);
+  return v.ok() ? *v : kube::JsonValue();
 }
 
 // The value at `path`, or null.
-inline const agent::JsonValue& At(const agent::JsonValue& v, std::initializer_list<std::string_view> path) {
-  static const agent::JsonValue kNull;
-  const agent::JsonValue* at = &v;
+inline const kube::JsonValue& At(const kube::JsonValue& v, std::initializer_list<std::string_view> path) {
+  static const kube::JsonValue kNull;
+  const kube::JsonValue* at = &v;
   for (std::string_view key : path) {
     at = at->Find(key);
     if (!at) return kNull;
@@ -28,8 +28,8 @@ inline const agent::JsonValue& At(const agent::JsonValue& v, std::initializer_li
 }
 
 // The ClusterVersion's condition of `type`, or nullptr.
-inline const agent::JsonValue* ConditionOf(const agent::JsonValue& cv, std::string_view type) {
-  const agent::JsonValue& list = At(cv, {"status", "conditions"});
+inline const kube::JsonValue* ConditionOf(const kube::JsonValue& cv, std::string_view type) {
+  const kube::JsonValue& list = At(cv, {"status", "conditions"});
   if (!list.is_array()) return nullptr;
   for (const auto& c : list.items()) {
     if (c.Find("type") && c.Find("type")->text() == type) return &c;
@@ -38,8 +38,8 @@ inline const agent::JsonValue* ConditionOf(const agent::JsonValue& cv, std::stri
 }
 
 // A field of that condition ("" when absent).
-inline std::string ConditionText(const agent::JsonValue& cv, std::string_view type, const char* field) {
-  const agent::JsonValue* c = ConditionOf(cv, type);
+inline std::string ConditionText(const kube::JsonValue& cv, std::string_view type, const char* field) {
+  const kube::JsonValue* c = ConditionOf(cv, type);
   return c && c->Find(field) ? c->Find(field)->text() : "";
 }
 

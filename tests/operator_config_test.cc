@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "operator/operator_api.h"
 #include "operator/operator_config.h"
 #include "operator/state_store.h"
 #include "operator/upgrade_config.h"
-#include "operator/operator_api.h"
 #include "operator/upgrade_operator.h"
 #include "service_util.h"
 #include "test_util.h"
@@ -66,7 +66,7 @@ TEST(UpgradeConfigTest, TheReferenceExampleReadsAndWritesBackTheSame) {
   auto again = UpgradeConfigFromJson(ToJson(*config), "round trip");
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(*again, *config);
-  const std::string json = agent::WriteJson(ToJson(*config));
+  const std::string json = kube::WriteJson(ToJson(*config));
   EXPECT_NE(json.find(R"("PDBForceDrainTimeout":60)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("apiVersion":"upgrade.managed.openshift.io/v1alpha1")"), std::string::npos) << json;
 }

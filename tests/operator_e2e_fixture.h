@@ -15,9 +15,9 @@
 #include <random>
 #include <thread>
 
-#include "agent/json_value.h"
-#include "gpg_util.h"
 #include "cluster_version_util.h"
+#include "gpg_util.h"
+#include "kube/json_value.h"
 #include "registry_util.h"
 #include "server/http_server.h"
 #include "service_util.h"
@@ -26,7 +26,7 @@ namespace cincinnati::upgrade::e2e {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using agent::JsonValue;
+using kube::JsonValue;
 using testing::At;
 using testing::Json;
 using testing::ChildProcess;
@@ -137,7 +137,7 @@ class PolicyServiceStandIn {
       return server::Response::Text(200, R"({"items":[{"id":"p-1","version":")" + version_ + R"(","next_run":")" + next_run_ + R"("}]})");
     }
     if (r.path == policy && r.method == "GET") {
-      return server::Response::Text(200, agent::WriteJson(JsonValue::Object({{"value", JsonValue::String(state_)},
+      return server::Response::Text(200, kube::WriteJson(JsonValue::Object({{"value", JsonValue::String(state_)},
                                                                                {"description", JsonValue::String(description_)}})));
     }
     if (r.path == policy && r.method == "PATCH") {

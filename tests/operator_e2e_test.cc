@@ -21,11 +21,11 @@ TEST_F(OperatorE2ETest, AScheduledUpgradeWaitsForItsTimeAndForTheAlertToClear) {
 
   ASSERT_TRUE(WaitFor([&] {
     return ConditionMessage("prod-1", "ClusterHealthyBeforeUpgrade") == "critical alert(s) firing: TestCriticalAlert";
-  }, 30s)) << agent::WriteJson(Config("prod-1"), 2) << operator_->log();
+  }, 30s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   EXPECT_GE(std::chrono::system_clock::now(), at);
   EXPECT_EQ(Phase("prod-1"), "Upgrading");
   JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
-  EXPECT_TRUE(At(cv, {"spec", "desiredUpdate"}).is_null()) << agent::WriteJson(cv, 2);
+  EXPECT_TRUE(At(cv, {"spec", "desiredUpdate"}).is_null()) << kube::WriteJson(cv, 2);
   EXPECT_EQ(Metric(R"(upgradeoperator_healthcheck_failed{upgradeconfig_name="prod-1",state="Upgrading",version="4.1.0",reason="critical_alerts_firing"})"), 1);
   EXPECT_EQ(receiver_.Count("prod-1", "control_plane_started"), 0);
 
@@ -37,7 +37,7 @@ TEST_F(OperatorE2ETest, AScheduledUpgradeWaitsForItsTimeAndForTheAlertToClear) {
                     At(s, {"status", "state"}).text() == "active";
     }
     return Phase("prod-1") == "Upgraded";
-  }, 90s)) << agent::WriteJson(Config("prod-1"), 2) << operator_->log();
+  }, 90s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   EXPECT_TRUE(saw_window) << "the control plane's silence was never seen active";
 
   const JsonValue config = Config("prod-1");
@@ -46,7 +46,7 @@ TEST_F(OperatorE2ETest, AScheduledUpgradeWaitsForItsTimeAndForTheAlertToClear) {
   EXPECT_EQ(At(entry, {"precedingVersion"}).text(), "4.1.0");
   EXPECT_FALSE(At(entry, {"completeTime"}).text().empty());
   const auto& conditions = At(entry, {"conditions"}).items();
-  ASSERT_EQ(conditions.size(), std::size(kOsdConditions)) << agent::WriteJson(entry, 2);
+  ASSERT_EQ(conditions.size(), std::size(kOsdConditions)) << kube::WriteJson(entry, 2);
   for (size_t i = 0; i < conditions.size(); ++i) {
     // Newest-added first: the last step's condition leads.
     EXPECT_EQ(At(conditions[i], {"type"}).text(), kOsdConditions[std::size(kOsdConditions) - 1 - i]);
@@ -110,7 +110,7 @@ TEST_F(OperatorE2ETest, ATargetNotOfferedOrOlderFailsValidation) {
     const JsonValue config = Config("prod-1");
     return At(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"}).text() ==
            "downgrades to desired version 4.0.9 from 4.1.0 are unsupported";
-  })) << agent::WriteJson(Config("prod-1"), 2);
+  })) << kube::WriteJson(Config("prod-1"), 2);
   EXPECT_EQ(Metric(metric), 1);
   JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
   EXPECT_TRUE(At(cv, {"spec", "desiredUpdate"}).is_null());
@@ -123,7 +123,7 @@ TEST_F(OperatorE2ETest, AStartWindowBreachFailsTheUpgradeAndNotifiesOnce) {
   WaitUntilOffered(c);
   WriteUpgradeConfig("prod-1", "4.1.1", std::chrono::system_clock::now() - 3h);
   StartOperator();
-  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Failed"; })) << agent::WriteJson(Config("prod-1"), 2) << operator_->log();
+  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Failed"; })) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   EXPECT_EQ(Metric(R"(upgradeoperator_upgrade_window_breached{upgradeconfig_name="prod-1"})"), 1);
   RestartOperatorAndWaitForAPass("prod-1");
   EXPECT_EQ(receiver_.Count("prod-1", "failed"), 1);
@@ -148,7 +148,7 @@ TEST_F(OperatorE2ETest, KillNineAtAnyStepRepeatsNoSideEffect) {
     operator_->Kill();
     StartOperator();
   }
-  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 90s)) << agent::WriteJson(Config("prod-1"), 2) << operator_->log();
+  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 90s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   EXPECT_GE(kills, 2) << "the upgrade ended before the operator was killed a few times";
   RestartOperatorAndWaitForAPass("prod-1");
   for (const char* event : kOnceEach) EXPECT_LE(receiver_.Count("prod-1", event), 1) << event;
@@ -157,7 +157,7 @@ TEST_F(OperatorE2ETest, KillNineAtAnyStepRepeatsNoSideEffect) {
   for (const auto& s : Silences()) control_plane += At(s, {"comment"}).text() == "Silence for OSD control plane upgrade to version 4.1.1";
   EXPECT_EQ(control_plane, 1);
   JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
-  EXPECT_EQ(At(cv, {"status", "history"}).items().size(), 2u) << agent::WriteJson(cv, 2);
+  EXPECT_EQ(At(cv, {"status", "history"}).items().size(), 2u) << kube::WriteJson(cv, 2);
 }
 
 // The operator's clock can start anywhere and run faster than real time: an upgrade
@@ -170,7 +170,7 @@ TEST_F(OperatorE2ETest, ATimeScaleRunsHoursOfScheduleInSeconds) {
   StartOperator("", {"--testing.now", Rfc3339(start), "--testing.time-scale", "1200"});
   ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Pending"; })) << operator_->log();
   const auto real_start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 60s)) << agent::WriteJson(Config("prod-1"), 2) << operator_->log();
+  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 60s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   EXPECT_LT(std::chrono::steady_clock::now() - real_start, 40s);
   const JsonValue config = Config("prod-1");
   const std::string started = At(At(config, {"status", "history"}).items()[0], {"startTime"}).text();
@@ -194,7 +194,7 @@ TEST_F(OperatorE2ETest, ARemotePolicyDrivesTheUpgradeAndHearsHowItWent) {
   EXPECT_EQ(At(config, {"spec", "desired", "channel"}).text(), "stable-4.1");
   EXPECT_EQ(At(config, {"spec", "PDBForceDrainTimeout"}).text(), "30");
   EXPECT_TRUE(At(config, {"spec", "capacityReservation"}).bool_value());
-  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 60s)) << agent::WriteJson(Config("prod-1"), 2) << operator_->log();
+  ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 60s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   // Started; then a skipped capacity step (no hook) reads as delayed; then completed.
   ASSERT_TRUE(WaitFor([&] { return !ocm.states().empty() && ocm.states().back() == "completed"; })) << operator_->log();
   EXPECT_EQ(ocm.states(), (std::vector<std::string>{"started", "delayed", "completed"}));

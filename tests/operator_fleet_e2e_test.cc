@@ -33,7 +33,7 @@ TEST_F(OperatorE2ETest, TheFleetCapAndWavesOrderTheUpgrades) {
     }
     most_at_once = std::max(most_at_once, upgrading);
     return upgraded == 3;
-  }, 150s)) << agent::WriteJson(Json(Get(operator_->url(kConfigs)).body), 2) << operator_->log();
+  }, 150s)) << kube::WriteJson(Json(Get(operator_->url(kConfigs)).body), 2) << operator_->log();
   EXPECT_EQ(most_at_once, 1);
   ASSERT_EQ(order.size(), 3u);
   EXPECT_EQ(order[0], "canary");
@@ -54,13 +54,13 @@ TEST_F(OperatorE2ETest, TwoFailuresPauseTheRestUntilResumed) {
   ASSERT_TRUE(WaitFor([&] {
     const JsonValue config = Config("on-time");
     return At(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"}).text().find("the fleet is paused") == 0;
-  })) << agent::WriteJson(Config("on-time"), 2);
+  })) << kube::WriteJson(Config("on-time"), 2);
   WaitForPasses("on-time", 2);
   EXPECT_EQ(Phase("on-time"), "Pending");
   auto resumed = testing::RunCincinnati("upgrades resume --operator " + operator_->url(""));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("not paused"), std::string::npos) << resumed.out;
-  ASSERT_TRUE(WaitFor([&] { return Phase("on-time") == "Upgraded"; }, 90s)) << agent::WriteJson(Config("on-time"), 2) << operator_->log();
+  ASSERT_TRUE(WaitFor([&] { return Phase("on-time") == "Upgraded"; }, 90s)) << kube::WriteJson(Config("on-time"), 2) << operator_->log();
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ class OperatorScheduleTest : public ::testing::Test {
   std::string Phase(const std::string& cluster) {
     auto config = operator_->Get(cluster);
     if (!config) return "";
-    const agent::JsonValue* history = config->Find("status") ? config->Find("status")->Find("history") : nullptr;
+    const kube::JsonValue* history = config->Find("status") ? config->Find("status")->Find("history") : nullptr;
     return history && history->is_array() && !history->items().empty() ? history->items()[0].Find("phase")->text() : "";
   }
   bool Commanded(const std::string& cluster) { return agents_.at(cluster)->snapshot.desired_update.version == "4.1.1"; }

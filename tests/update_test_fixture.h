@@ -19,13 +19,16 @@
 #include <random>
 #include <thread>
 
-#include "agent/json_value.h"
 #include "cluster_version_util.h"
 #include "gpg_util.h"
+#include "kube/json_value.h"
 #include "registry_util.h"
 #include "service_util.h"
 
 namespace cincinnati::agent::update_test {
+
+using kube::JsonValue;
+using kube::WriteJson;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;

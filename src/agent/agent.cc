@@ -10,13 +10,16 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/desired_update.h"
-#include "agent/graph_request.h"
 #include "agent/state_salvage.h"
 #include "core/guard.h"
 #include "core/strings.h"
 #include "graph-data/time_format.h"
+#include "graph_client/graph_request.h"
 
 namespace cincinnati::agent {
+
+using kube::MergePatch;
+using kube::WriteJson;
 namespace {
 
 constexpr char kKind[] = "clusterversions";

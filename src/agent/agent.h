@@ -54,8 +54,11 @@
 #include "agent/update_retriever.h"
 #include "agent/update_runner.h"
 #include "env/clock.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
 
 enum class LoopState { kRetrieving, kInvalid, kUpdateRequested, kUpdating };
 std::string_view LoopStateName(LoopState state);

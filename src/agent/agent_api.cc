@@ -6,8 +6,12 @@
 
 #include "core/json_writer.h"
 #include "kube/api_access.h"
+#include "kube/status_document.h"
 
 namespace cincinnati::agent {
+
+using kube::ParseJson;
+using kube::WriteJson;
 namespace {
 
 constexpr std::string_view kGroupPath = "/apis/config.openshift.io/v1/";
@@ -23,7 +27,7 @@ server::Response Json(int code, std::string body) {
 
 server::Response Error(int code, std::string_view reason, std::string_view message, std::string_view kind = "",
                        std::string_view name = "", std::string_view field = "", std::string_view cause = "") {
-  return Json(code, StatusDocument(code, reason, message, kind, name, field, cause));
+  return Json(code, kube::StatusDocument(code, reason, message, kind, name, field, cause));
 }
 
 // "spec.clusterID: Invalid value ..." -> the field before the first ": ".
@@ -144,37 +148,6 @@ server::Response ObjectsRoute(Agent& agent, const server::Request& request, std:
 }
 
 }  // namespace
-
-std::string StatusDocument(int code, std::string_view reason, std::string_view message, std::string_view kind,
-                           std::string_view name, std::string_view field, std::string_view cause) {
-  std::string out = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
-  AppendJsonString(out, message);
-  out += ",\"reason\":";
-  AppendJsonString(out, reason);
-  if (!kind.empty()) {
-    out += ",\"details\":{\"name\":";
-    AppendJsonString(out, name);
-    out += ",\"group\":\"config.openshift.io\",\"kind\":";
-    AppendJsonString(out, kind);
-    if (!field.empty()) {
-      out += ",\"causes\":[{\"reason\":\"FieldValueInvalid\",\"message\":";
-      AppendJsonString(out, cause.empty() ? message : cause);
-      out += ",\"field\":";
-      AppendJsonString(out, field);
-      out += "}]";
-    }
-    out += '}';
-  }
-  out += fmt::format(",\"code\":{}}}", code);
-  return out;
-}
-
-server::Response ServerErrorResponse(int status, std::string_view message) {
-  const std::string_view reason = status == 413   ? "RequestEntityTooLarge"
-                                  : status == 431 ? "RequestHeaderFieldsTooLarge"
-                                                  : "BadRequest";
-  return Json(status, StatusDocument(status, reason, message));
-}
 
 server::Response HandleAgentApi(Agent& agent, const server::Request& request, const std::string& token) {
   const std::string& path = request.path;

@@ -5,7 +5,7 @@
 //   PUT   /apis/config.openshift.io/v1/clusteroperators/NAME        (create or replace)
 //   PATCH /apis/config.openshift.io/v1/clusteroperators/NAME/status (JSON merge patch of status)
 //   GET   /metrics, /healthz, /readyz
-// Errors are Kubernetes `Status` documents (reason NotFound, Invalid with the field in
+// Errors are Kubernetes `Status` documents (kube/status_document.h; reason NotFound, Invalid with the field in
 // details.causes, BadRequest, Unauthorized, MethodNotAllowed, UnsupportedMediaType).
 // With a non-empty `token`, every request but /healthz and /readyz needs
 // "Authorization: Bearer <token>". Thread-safe (the Agent is); never throws.
@@ -19,14 +19,5 @@
 namespace cincinnati::agent {
 
 server::Response HandleAgentApi(Agent& agent, const server::Request& request, const std::string& token);
-
-// A Kubernetes Status document for an error.
-// With `field`, details.causes names it, with `cause` as its message.
-std::string StatusDocument(int code, std::string_view reason, std::string_view message, std::string_view kind = "",
-                           std::string_view name = "", std::string_view field = "", std::string_view cause = "");
-
-// The answers the HTTP server gives itself (400, 413, 431) as Status documents
-// (server::HttpServer::SetErrorResponse).
-server::Response ServerErrorResponse(int status, std::string_view message);
 
 }  // namespace cincinnati::agent

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "agent/graph_request.h"
+#include "graph_client/graph_request.h"
 
 namespace cincinnati::agent {
 namespace {

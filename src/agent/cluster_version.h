@@ -21,11 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "agent/available_updates.h"
-#include "agent/json_value.h"
+#include "agent/graph_client_names.h"
 #include "agent/update_retriever.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
 
 struct DesiredUpdate {
   std::string version;

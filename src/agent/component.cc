@@ -12,6 +12,9 @@
 #include "http/client.h"
 
 namespace cincinnati::agent {
+
+using kube::ParseJson;
+using kube::WriteJson;
 namespace {
 
 std::string Now() {
@@ -108,7 +111,12 @@ Status Component::PatchStatus(const JsonValue& status) {
 
 Status Component::RollOut(const JsonValue& object, const std::string& version, std::stop_token stop) {
   const std::string current = ReportedVersion(object);
-  spdlog::info("{}: rolling out {} (from {})", options_.name, version, current.empty() ? "nothing" : current);
+  if (version == started_) {
+    spdlog::info("{}: reporting the rollout of {} again (the agent did not hear of it)", options_.name, version);
+  } else {
+    spdlog::info("{}: rolling out {} (from {})", options_.name, version, current.empty() ? "nothing" : current);
+    started_ = version;
+  }
   CINCINNATI_RETURN_IF_ERROR(PatchStatus(StatusOf(current, true, false, "Rolling out " + version)));
   if (options_.fail) {
     return PatchStatus(StatusOf(current, false, true, fmt::format("Rolling out {} failed (told to fail)", version)));

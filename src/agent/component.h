@@ -20,10 +20,12 @@
 #include <stop_token>
 #include <string>
 
-#include "agent/json_value.h"
 #include "core/status.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
 
 inline constexpr char kRolloutCommandAnnotation[] = "component.cincinnati.openshift.io/rollout-command";
 inline constexpr char kRolloutSecondsAnnotation[] = "component.cincinnati.openshift.io/rollout-seconds";
@@ -55,6 +57,9 @@ class Component {
   std::string Url() const;
 
   ComponentOptions options_;
+  // The version whose rollout began here last: when the report that it began was lost
+  // (the agent was away), the rollout goes on and is reported again, not begun again.
+  std::string started_;
   // The version rolled out here last: when reporting it failed (the agent was away),
   // it is reported again, not rolled out again.
   std::string finished_;

@@ -5,6 +5,9 @@
 #include <algorithm>
 
 namespace cincinnati::agent {
+
+using kube::MergePatch;
+using kube::WriteJson;
 namespace {
 
 std::string Lower(std::string s) {

@@ -29,11 +29,13 @@
 #include <string>
 #include <vector>
 
-#include "agent/json_value.h"
 #include "agent/manifests.h"
 #include "agent/object_store.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
 
 inline constexpr char kComponentKind[] = "clusteroperators";
 inline constexpr char kObjectKind[] = "objects";

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "agent/available_updates.h"
+#include "agent/graph_client_names.h"
 #include "core/status.h"
 
 namespace cincinnati::agent {

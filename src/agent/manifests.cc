@@ -4,80 +4,20 @@
 #include <re2/re2.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <filesystem>
 
 #include "core/strings.h"
 #include "env/file_system.h"
 #include "graph-data/file_reader.h"
-#include "graph-data/yaml_document.h"
+#include "kube/yaml_json.h"
 
 namespace cincinnati::agent {
+
+using kube::WriteJson;
 namespace {
 
 namespace fs = std::filesystem;
 constexpr size_t kMaxManifestBytes = size_t{8} << 20;
-constexpr int kMaxDepth = 64;
-
-// A plain scalar as the YAML 1.2 core schema reads it.
-JsonValue PlainScalar(const std::string& text) {
-  static const RE2 kNull("null|Null|NULL|~|");
-  static const RE2 kTrue("true|True|TRUE");
-  static const RE2 kFalse("false|False|FALSE");
-  static const RE2 kDecimal("[-+]?[0-9]+");
-  static const RE2 kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-  if (RE2::FullMatch(text, kNull)) return JsonValue();
-  if (RE2::FullMatch(text, kTrue)) return JsonValue::Bool(true);
-  if (RE2::FullMatch(text, kFalse)) return JsonValue::Bool(false);
-  if (RE2::FullMatch(text, kDecimal)) {
-    int64_t n = 0;
-    const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
-    auto [end, ec] = std::from_chars(begin, text.data() + text.size(), n);
-    if (ec == std::errc() && end == text.data() + text.size()) return JsonValue::Integer(n);
-  }
-  if (RE2::FullMatch(text, kFloat)) {
-    double d = std::strtod(text.c_str(), nullptr);
-    if (std::isfinite(d)) return JsonValue::Number(fmt::format("{}", d));
-  }
-  for (const char* prefix : {"0x", "0o"}) {
-    if (text.rfind(prefix, 0) == 0 && text.size() > 2) {
-      int64_t n = 0;
-      auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), n, prefix[1] == 'x' ? 16 : 8);
-      if (ec == std::errc() && end == text.data() + text.size()) return JsonValue::Integer(n);
-    }
-  }
-  return JsonValue::String(text);
-}
-
-Result<JsonValue> NodeToJson(const YAML::Node& node, const std::string& what, int depth) {
-  if (depth > kMaxDepth) return Status::InvalidArgument(what + ": nested too deeply");
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return JsonValue();
-    case YAML::NodeType::Scalar:
-      return node.Tag() == "?" ? PlainScalar(node.Scalar()) : JsonValue::String(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      std::vector<JsonValue> items;
-      for (const auto& item : node) {
-        CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(item, what, depth + 1));
-        items.push_back(std::move(v));
-      }
-      return JsonValue::Array(std::move(items));
-    }
-    case YAML::NodeType::Map: {
-      JsonValue::Members members;
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar()) return Status::InvalidArgument(what + ": a mapping key that is not a scalar");
-        CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(kv.second, what, depth + 1));
-        members.emplace_back(kv.first.Scalar(), std::move(v));
-      }
-      return JsonValue::Object(std::move(members));
-    }
-  }
-  return JsonValue();
-}
 
 // Go-template actions the CVO's payloads use; anything else is refused.
 Result<std::string> RenderTemplate(const std::string& text, const ManifestContext& context, const std::string& file) {
@@ -133,12 +73,6 @@ std::string Manifest::Describe() const {
   return fmt::format("{} {}{} ({}#{})", kind, ns.empty() ? "" : ns + "/", name, file, document);
 }
 
-Result<JsonValue> YamlToJson(const std::string& yaml_text, const std::string& what) {
-  auto node = graphdata::ParseStrictYaml(yaml_text);
-  if (!node.ok()) return node.status().WithContext(what);
-  return NodeToJson(*node, what, 0);
-}
-
 Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, const ManifestContext& context) {
   static const RE2 kRunLevel(R"(0000_(\d+)_([a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*?)_.*)");
   std::vector<Manifest> out;
@@ -159,13 +93,12 @@ Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, cons
       if (sub == "manifests") {
         CINCINNATI_ASSIGN_OR_RETURN(text, RenderTemplate(text, context, file));
       }
-      auto documents = graphdata::ParseStrictYamlDocuments(text);
-      if (!documents.ok()) return documents.status().WithContext(file);
+      CINCINNATI_ASSIGN_OR_RETURN(std::vector<JsonValue> documents, kube::YamlDocumentsToJson(text, file));
       std::string run_level, component;
       RE2::FullMatch(name, kRunLevel, &run_level, &component);
-      for (size_t i = 0; i < documents->size(); ++i) {
+      for (size_t i = 0; i < documents.size(); ++i) {
         const std::string what = fmt::format("{}#{}", file, i);
-        CINCINNATI_ASSIGN_OR_RETURN(JsonValue object, NodeToJson((*documents)[i], what, 0));
+        JsonValue object = std::move(documents[i]);
         if (object.is_null()) continue;  // an empty document
         Manifest m{file, i, std::move(object), "", "", "", "", run_level, component};
         if (!m.object.is_object()) return Status::InvalidArgument(what + ": a manifest must be an object");

@@ -28,10 +28,12 @@
 #include <string>
 #include <vector>
 
-#include "agent/json_value.h"
 #include "core/status.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
 
 inline constexpr std::string_view kDefaultClusterProfile = "self-managed-high-availability";
 inline constexpr std::string_view kSelfComponent = "cluster-version-operator";
@@ -55,10 +57,6 @@ struct ManifestContext {
   std::map<std::string, std::string> images;  // image-references: name -> pull spec
   uint64_t major_version = 0;                 // the payload's
 };
-
-// JSON of a YAML node (plain scalars resolved as the YAML 1.2 core schema does: null,
-// booleans, numbers; quoted ones stay strings).
-Result<JsonValue> YamlToJson(const std::string& yaml_text, const std::string& what);
 
 // Every manifest of the payload unpacked at `payload_dir`, included or not.
 Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, const ManifestContext& context);

@@ -10,6 +10,9 @@
 #include <cstring>
 
 namespace cincinnati::agent {
+
+using kube::ParseJson;
+using kube::WriteJson;
 namespace {
 
 namespace fs = std::filesystem;

@@ -24,11 +24,13 @@
 #include <string>
 #include <vector>
 
-#include "agent/json_value.h"
 #include "core/status.h"
 #include "env/file_system.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
 
 inline constexpr size_t kMaxObjectBytes = size_t{16} << 20;
 

@@ -15,10 +15,14 @@
 #include "agent/release_verifier.h"
 #include "core/sha256.h"
 #include "graph-data/file_reader.h"
+#include "kube/yaml_json.h"
 #include "registry/layer.h"
 #include "registry/release_image.h"
 
 namespace cincinnati::agent {
+
+using kube::ParseJson;
+using kube::WriteJson;
 namespace {
 
 namespace fs = std::filesystem;
@@ -233,7 +237,7 @@ Result<PayloadInfo> ReadPayload(const std::string& dir) {
   const std::string references = "release-manifests/image-references";
   if (!fs::is_regular_file(root / references, ec)) return Status::InvalidArgument("the payload has no " + references);
   CINCINNATI_ASSIGN_OR_RETURN(std::string references_text, env::ReadFile(root / references, kMaxPayloadDocumentBytes));
-  CINCINNATI_ASSIGN_OR_RETURN(JsonValue stream, YamlToJson(references_text, references));
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue stream, kube::YamlToJson(references_text, references));
   const JsonValue* kind = stream.Find("kind");
   if (!kind || !kind->is_string() || kind->text() != "ImageStream") {
     return Status::InvalidArgument(references + ": kind must be ImageStream");

@@ -31,11 +31,13 @@
 #include <string>
 #include <vector>
 
-#include "agent/json_value.h"
 #include "core/status.h"
+#include "kube/json_value.h"
 #include "registry/keyring.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
 
 inline constexpr std::string_view kVerificationConfigMapAnnotation = "release.openshift.io/verification-config-map";
 

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/update_graph.h"
+#include "agent/graph_client_names.h"
 #include "core/status.h"
 #include "env/clock.h"
 

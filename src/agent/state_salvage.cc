@@ -7,6 +7,8 @@
 #include <map>
 
 namespace cincinnati::agent {
+
+using kube::ParseJson;
 namespace {
 
 namespace od = simdjson::ondemand;

@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <string>
 
-#include "agent/json_value.h"
 #include "core/status.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::agent {
+
+using kube::JsonValue;
 
 enum class UpdatePhase { kIdle, kVerifying, kDownloading, kLoading, kApplying, kHandingOver, kCompleted, kFailed };
 std::string_view UpdatePhaseName(UpdatePhase phase);

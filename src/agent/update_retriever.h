@@ -25,8 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/available_updates.h"
-#include "agent/graph_request.h"
+#include "agent/graph_client_names.h"
 #include "agent/risks.h"
 #include "env/clock.h"
 

@@ -5,11 +5,11 @@
 #include <iostream>
 
 #include "agent/adm_upgrade.h"
-#include "agent/json_value.h"
 #include "commands.h"
 #include "core/strings.h"
 #include "http/client.h"
 #include "kube/api_access.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::cli {
 namespace {
@@ -38,7 +38,7 @@ std::vector<std::string> Headers(const AdmArgs& a) {
 
 // The message of a Kubernetes Status answer, else the body.
 std::string ApiMessage(const http::Result& r) {
-  auto doc = agent::ParseJson(r.body);
+  auto doc = kube::ParseJson(r.body);
   if (doc.ok() && doc->Find("message") && doc->Find("message")->is_string()) return doc->Find("message")->text();
   return fmt::format("HTTP {}: {}", r.status, std::string(TrimWhitespace(r.body)));
 }
@@ -58,7 +58,7 @@ Result<agent::ClusterVersion> FetchClusterVersion(const AdmArgs& a) {
                             "fetch the current version");
   }
   if (r.status != 200) return Status::IoError(ApiMessage(r));
-  auto doc = agent::ParseJson(r.body);
+  auto doc = kube::ParseJson(r.body);
   if (!doc.ok()) return doc.status().WithContext("the agent's ClusterVersion");
   return agent::FromJson(*doc);
 }

@@ -23,6 +23,7 @@
 #include "core/strings.h"
 #include "env/file_system.h"
 #include "kube/api_access.h"
+#include "kube/status_document.h"
 #include "server/http_server.h"
 
 namespace cincinnati::cli {
@@ -201,7 +202,7 @@ Status RunAgent(const AgentArgs& a) {
   limits.max_body_bytes = size_t{1} << 20;
   limits.threads = 2;
   server::HttpServer http(limits);
-  http.SetErrorResponse(agent::ServerErrorResponse);
+  http.SetErrorResponse(kube::ServerErrorResponse);
   http.CatchSignals();
   CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, a.port, [&](const server::Request& r) {
                                 return agent::HandleAgentApi(*agent, r, token);

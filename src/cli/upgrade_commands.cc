@@ -9,10 +9,10 @@
 
 #include "cli/commands.h"
 #include "core/strings.h"
-#include "agent/agent_api.h"
 #include "env/file_system.h"
 #include "http/client.h"
 #include "kube/api_access.h"
+#include "kube/status_document.h"
 #include "operator/operator_api.h"
 #include "operator/scheduler.h"
 #include "operator/upgrade_operator.h"
@@ -21,7 +21,7 @@
 namespace cincinnati::cli {
 namespace {
 
-using agent::JsonValue;
+using kube::JsonValue;
 
 struct OperatorArgs {
   std::string config, fleet, state_dir, configs, address = "127.0.0.1", token_file, ports_file, testing_now;
@@ -57,7 +57,7 @@ Status RunOperator(const OperatorArgs& a) {
   server::ServerLimits limits;
   limits.threads = 2;
   server::HttpServer http(limits);
-  http.SetErrorResponse(agent::ServerErrorResponse);
+  http.SetErrorResponse(kube::ServerErrorResponse);
   http.CatchSignals();
   CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, static_cast<uint16_t>(a.port), [&](const server::Request& r) {
                                 return upgrade::HandleOperatorApi(*op, r, token);
@@ -94,7 +94,7 @@ Result<JsonValue> Call(const ClientArgs& a, const std::string& method, const std
   }
   http::Result got = http::Request(a.url + path, options);
   if (!got.error.empty()) return Status::IoError(got.error);
-  auto json = agent::ParseJson(got.body);
+  auto json = kube::ParseJson(got.body);
   if (!got.ok()) {
     const JsonValue* message = json.ok() ? json->Find("message") : nullptr;
     return Status::IoError(fmt::format("{}: HTTP {}{}", a.url + path, got.status, message ? ": " + message->text() : ""));
@@ -189,7 +189,7 @@ void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
   list->callback([a, &exit_code] {
     exit_code = Report(Call(*a, "GET", std::string(upgrade::kConfigsPath)), [&](const JsonValue& v) {
       if (a->json) {
-        std::cout << agent::WriteJson(v, 2) << '\n';
+        std::cout << kube::WriteJson(v, 2) << '\n';
       } else {
         PrintList(v);
       }
@@ -203,7 +203,7 @@ void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
   status->callback([a, &exit_code] {
     exit_code = Report(Call(*a, "GET", std::string(upgrade::kConfigsPath) + "/" + a->cluster), [&](const JsonValue& v) {
       if (a->json) {
-        std::cout << agent::WriteJson(v, 2) << '\n';
+        std::cout << kube::WriteJson(v, 2) << '\n';
       } else {
         PrintStatus(v);
       }
@@ -219,7 +219,7 @@ void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
   pause->add_option("--reason", a->reason, "Why (shown in every held cluster's status)");
   pause->callback([a, &exit_code, print_fleet] {
     JsonValue body = JsonValue::Object({{"reason", JsonValue::String(a->reason)}});
-    exit_code = Report(Call(*a, "POST", std::string(upgrade::kFleetPath) + "/pause", agent::WriteJson(body)), print_fleet);
+    exit_code = Report(Call(*a, "POST", std::string(upgrade::kFleetPath) + "/pause", kube::WriteJson(body)), print_fleet);
   });
   CLI::App* resume = upgrades->add_subcommand("resume", "Let held upgrades start again (failures so far are acknowledged)");
   AddClientOptions(resume, a);

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "agent/json_value.h"
+#include "kube/json_value.h"
 #include "operator/http_call.h"
 
 namespace cincinnati::upgrade {
 namespace {
 
-using agent::JsonValue;
+using kube::JsonValue;
 
 constexpr std::string_view kClusterVersion = "/apis/config.openshift.io/v1/clusterversions/version";
 constexpr std::string_view kOperators = "/apis/config.openshift.io/v1/clusteroperators";
@@ -143,10 +143,10 @@ Status ReadOperators(const JsonValue& list, AgentSnapshot& s) {
 
 Result<AgentSnapshot> ReadAgentSnapshot(std::string_view cluster_version_json, std::string_view operators_json) {
   AgentSnapshot s;
-  auto cv = agent::ParseJson(cluster_version_json);
+  auto cv = kube::ParseJson(cluster_version_json);
   if (!cv.ok()) return cv.status().WithContext("the ClusterVersion");
   CINCINNATI_RETURN_IF_ERROR(ReadClusterVersion(*cv, s).WithContext("the ClusterVersion"));
-  auto operators = agent::ParseJson(operators_json);
+  auto operators = kube::ParseJson(operators_json);
   if (!operators.ok()) return operators.status().WithContext("the ClusterOperatorList");
   if (!operators->is_object()) return Status::InvalidArgument("the ClusterOperatorList is not an object");
   CINCINNATI_RETURN_IF_ERROR(ReadOperators(*operators, s).WithContext("the ClusterOperatorList"));
@@ -171,14 +171,14 @@ Result<AgentSnapshot> HttpUpdateAgent::Snapshot() {
 
 Status HttpUpdateAgent::SetChannel(const std::string& channel) {
   JsonValue patch = JsonValue::Object({{"spec", JsonValue::Object({{"channel", JsonValue::String(channel)}})}});
-  return Call(endpoint_, "PATCH", kClusterVersion, agent::WriteJson(patch)).status();
+  return Call(endpoint_, "PATCH", kClusterVersion, kube::WriteJson(patch)).status();
 }
 
 Status HttpUpdateAgent::SetDesiredUpdate(const std::string& version, const std::string& image) {
   auto text = [](const std::string& v) { return v.empty() ? JsonValue() : JsonValue::String(v); };
   JsonValue desired = JsonValue::Object({{"version", text(version)}, {"image", text(image)}});
   JsonValue patch = JsonValue::Object({{"spec", JsonValue::Object({{"desiredUpdate", std::move(desired)}})}});
-  return Call(endpoint_, "PATCH", kClusterVersion, agent::WriteJson(patch)).status();
+  return Call(endpoint_, "PATCH", kClusterVersion, kube::WriteJson(patch)).status();
 }
 
 }  // namespace cincinnati::upgrade

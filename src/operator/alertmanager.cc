@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "agent/json_value.h"
+#include "kube/json_value.h"
 #include "operator/http_call.h"
 #include "operator/scheduler.h"
 
 namespace cincinnati::upgrade {
 
-using agent::JsonValue;
+using kube::JsonValue;
 
 namespace {
 
@@ -27,7 +27,7 @@ std::string Normalize(const std::string& time) {
 }  // namespace
 
 Result<std::vector<Silence>> ReadSilences(std::string_view body) {
-  auto doc = agent::ParseJson(body);
+  auto doc = kube::ParseJson(body);
   if (!doc.ok()) return Status::InvalidArgument("the silences answer is not JSON: " + doc.status().message());
   if (!doc->is_array()) return Status::InvalidArgument("the silences answer is not a list");
   std::vector<Silence> out;
@@ -97,8 +97,8 @@ Result<std::string> AlertmanagerWindows::Create(const Silence& silence) {
                                       {"comment", JsonValue::String(silence.comment)}});
   HttpPeer peer{settings_.token_file, settings_.ca_path, settings_.timeout, {}};
   const std::string url = Base(settings_.url) + "/api/v2/silences";
-  CINCINNATI_ASSIGN_OR_RETURN(std::string answer, CallPeer(peer, "POST", url, agent::WriteJson(body)));
-  auto doc = agent::ParseJson(answer);
+  CINCINNATI_ASSIGN_OR_RETURN(std::string answer, CallPeer(peer, "POST", url, kube::WriteJson(body)));
+  auto doc = kube::ParseJson(answer);
   const JsonValue* id = doc.ok() && doc->is_object() ? doc->Find("silenceID") : nullptr;
   if (!id || !id->is_string() || id->text().empty()) return Status::IoError(fmt::format("POST {}: the answer has no silenceID", url));
   return id->text();

@@ -2,20 +2,20 @@
 
 #include <fmt/format.h>
 
-#include "agent/json_value.h"
 #include "core/strings.h"
-#include "kube/api_access.h"
 #include "http/client.h"
+#include "kube/api_access.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::upgrade {
 namespace {
 
 // What an error answer says: "message" (Kubernetes), "error" (Prometheus), else the text.
 std::string ErrorText(const std::string& body) {
-  auto json = agent::ParseJson(body);
+  auto json = kube::ParseJson(body);
   if (json.ok() && json->is_object()) {
     for (const char* key : {"message", "error"}) {
-      const agent::JsonValue* v = json->Find(key);
+      const kube::JsonValue* v = json->Find(key);
       if (v && v->is_string()) return v->text();
     }
   }

@@ -2,18 +2,18 @@
 
 #include <fmt/format.h>
 
-#include "agent/agent_api.h"
 #include "kube/api_access.h"
+#include "kube/status_document.h"
 
 namespace cincinnati::upgrade {
 namespace {
 
 server::Response Json(int status, const JsonValue& value) {
-  return server::Response::Text(status, agent::WriteJson(value, 2) + "\n", "application/json");
+  return server::Response::Text(status, kube::WriteJson(value, 2) + "\n", "application/json");
 }
 
 server::Response Error(int code, std::string_view reason, const std::string& message) {
-  return server::Response::Text(code, agent::StatusDocument(code, reason, message), "application/json");
+  return server::Response::Text(code, kube::StatusDocument(code, reason, message), "application/json");
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ server::Response HandleOperatorApi(UpgradeOperator& op, const server::Request& r
     if (path.ends_with("/pause")) {
       std::string reason;
       if (!request.body.empty()) {
-        auto body = agent::ParseJson(request.body);
+        auto body = kube::ParseJson(request.body);
         const JsonValue* r = body.ok() ? body->Find("reason") : nullptr;
         if (!body.ok() || (r && !r->is_string())) return Error(400, "BadRequest", "the body must be {\"reason\": \"...\"}");
         if (r) reason = r->text();

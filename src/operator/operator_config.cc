@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <set>
 
-#include "agent/manifests.h"
 #include "env/file_system.h"
 #include "graph-data/file_reader.h"
+#include "kube/yaml_json.h"
 
 namespace cincinnati::upgrade {
 namespace {
@@ -200,7 +200,7 @@ Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
 Result<OperatorConfig> ParseOperatorConfig(const std::string& yaml, const std::string& what) {
   OperatorConfig config;
   if (yaml.find_first_not_of(" \t\r\n") == std::string::npos) return config;
-  CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, agent::YamlToJson(yaml, what));
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, kube::YamlToJson(yaml, what));
   if (doc.is_null()) return config;
   if (Status s = ReadConfig(doc, config); !s.ok()) return s.WithContext(what);
   return config;
@@ -212,7 +212,7 @@ Result<OperatorConfig> LoadOperatorConfig(const std::string& path) {
 }
 
 Result<std::vector<FleetCluster>> ParseFleet(const std::string& yaml, const std::string& what) {
-  CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, agent::YamlToJson(yaml, what));
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, kube::YamlToJson(yaml, what));
   auto in = [&](std::string message) { return Status::InvalidArgument(std::move(message)).WithContext(what); };
   Section top(&doc, "");
   if (!doc.is_object()) return in("the fleet file must be a mapping with a `clusters` list");

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "agent/json_value.h"
+#include "kube/json_value.h"
 #include "operator/notifications.h"
 #include "operator/scheduler.h"
 #include "operator/validation.h"
@@ -13,7 +13,7 @@
 namespace cincinnati::upgrade {
 namespace {
 
-using agent::JsonValue;
+using kube::JsonValue;
 
 std::string Text(const JsonValue* object, std::string_view key) {
   const JsonValue* v = object && object->is_object() ? object->Find(key) : nullptr;
@@ -21,7 +21,7 @@ std::string Text(const JsonValue* object, std::string_view key) {
 }
 
 Result<JsonValue> Document(const std::string& body, const std::string& url) {
-  auto doc = agent::ParseJson(body);
+  auto doc = kube::ParseJson(body);
   if (!doc.ok() || !doc->is_object()) return Status::InvalidArgument(fmt::format("{}: the answer is not a JSON object", url));
   return doc;
 }
@@ -102,7 +102,7 @@ Status PolicyService::SetState(const std::string& cluster_id, const std::string&
                                const std::string& description) {
   const std::string url = ClusterUrl(cluster_id) + "/upgrade_policies/" + policy_id + "/state";
   JsonValue body = JsonValue::Object({{"value", JsonValue::String(value)}, {"description", JsonValue::String(description)}});
-  return CallPeer(peer_, "PATCH", url, agent::WriteJson(body)).status();
+  return CallPeer(peer_, "PATCH", url, kube::WriteJson(body)).status();
 }
 
 std::optional<UpgradePolicy> ActionablePolicy(const std::vector<UpgradePolicy>& policies) {

@@ -1,7 +1,8 @@
 // PrometheusAlerts: the AlertSource port over a real Prometheus: the instant query
-// ALERTS{alertstate="firing",severity="critical"} at {url}/api/v1/query, with the same
-// settings as the agent's risk evaluation (bearer token file, CA directory, timeout).
-// Each series of the answer is one firing alert (alertname, severity, namespace labels).
+// ALERTS{alertstate="firing",severity="critical"} through the client the agent's risk
+// evaluation uses (prometheus/instant_query.h: bearer token file, CA directory,
+// timeout). Each series of the answer is one firing alert (alertname, severity,
+// namespace labels).
 //
 // Thread-safe (no mutable state); never throws; an unreachable Prometheus, an HTTP
 // error, an API error or an answer of the wrong type is an error naming the URL.
@@ -9,18 +10,18 @@
 
 #include <string_view>
 
-#include "agent/promql.h"
 #include "operator/ports.h"
+#include "prometheus/instant_query.h"
 
 namespace cincinnati::upgrade {
 
 class PrometheusAlerts : public AlertSource {
  public:
-  explicit PrometheusAlerts(agent::PrometheusSettings settings) : settings_(std::move(settings)) {}
+  explicit PrometheusAlerts(prometheus::Settings settings) : settings_(std::move(settings)) {}
   Result<std::vector<FiringAlert>> FiringCriticalAlerts() override;
 
  private:
-  agent::PrometheusSettings settings_;
+  prometheus::Settings settings_;
 };
 
 // The alerts of a /api/v1/query answer whose result is a vector (exposed for tests).

@@ -77,7 +77,7 @@ Result<std::vector<UpgradeConfig>> StateStore::LoadConfigs() {
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT cluster, document FROM configs ORDER BY cluster", {}));
   std::vector<UpgradeConfig> out;
   for (const auto& row : rows) {
-    auto json = agent::ParseJson(row[1]);
+    auto json = kube::ParseJson(row[1]);
     if (!json.ok()) return json.status().WithContext(fmt::format("{}: cluster {}", path_, row[0]));
     CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, UpgradeConfigFromJson(*json, fmt::format("{}: cluster {}", path_, row[0])));
     config.cluster = row[0];
@@ -90,7 +90,7 @@ Result<std::optional<UpgradeConfig>> StateStore::GetConfig(const std::string& cl
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT document FROM configs WHERE cluster = ?", {cluster}));
   if (rows.empty()) return std::optional<UpgradeConfig>();
-  CINCINNATI_ASSIGN_OR_RETURN(JsonValue json, agent::ParseJson(rows[0][0]));
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue json, kube::ParseJson(rows[0][0]));
   CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, UpgradeConfigFromJson(json, fmt::format("{}: cluster {}", path_, cluster)));
   config.cluster = cluster;
   return std::optional<UpgradeConfig>(std::move(config));
@@ -99,7 +99,7 @@ Result<std::optional<UpgradeConfig>> StateStore::GetConfig(const std::string& cl
 Status StateStore::PutConfig(const UpgradeConfig& config) {
   std::lock_guard lock(mu_);
   return Exec("INSERT INTO configs (cluster, document) VALUES (?, ?) ON CONFLICT(cluster) DO UPDATE SET document = excluded.document",
-              {config.cluster, agent::WriteJson(ToJson(config))});
+              {config.cluster, kube::WriteJson(ToJson(config))});
 }
 
 Status StateStore::DeleteConfig(const std::string& cluster) {

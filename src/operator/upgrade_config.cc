@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "agent/manifests.h"
+#include "kube/yaml_json.h"
 
 namespace cincinnati::upgrade {
 namespace {
@@ -240,7 +240,7 @@ Result<UpgradeConfig> UpgradeConfigFromJson(const JsonValue& document, std::stri
 }
 
 Result<UpgradeConfig> ParseUpgradeConfigYaml(const std::string& text, std::string_view what) {
-  CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, agent::YamlToJson(text, std::string(what)));
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, kube::YamlToJson(text, std::string(what)));
   return UpgradeConfigFromJson(document, what);
 }
 

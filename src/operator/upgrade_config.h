@@ -15,12 +15,12 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/json_value.h"
 #include "core/status.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::upgrade {
 
-using agent::JsonValue;
+using kube::JsonValue;
 
 inline constexpr std::string_view kApiVersion = "upgrade.managed.openshift.io/v1alpha1";
 inline constexpr std::string_view kKind = "UpgradeConfig";

@@ -8,7 +8,6 @@
 #include <filesystem>
 
 #include "env/file_system.h"
-#include "server/metrics.h"
 #include "operator/agent_client.h"
 #include "operator/alertmanager.h"
 #include "operator/fleet_hold.h"
@@ -17,10 +16,11 @@
 #include "operator/release_resolver.h"
 #include "operator/validation.h"
 #include "operator/webhook_notifier.h"
+#include "server/metrics.h"
 
 namespace cincinnati::upgrade {
 namespace fs = std::filesystem;
-using agent::JsonValue;
+using kube::JsonValue;
 
 namespace {
 
@@ -30,7 +30,7 @@ ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& conf
   ClusterPortSet ports;
   ports.agent = std::make_unique<HttpUpdateAgent>(AgentEndpoint{cluster.agent_url, cluster.token_file, "", std::chrono::seconds(10)});
   if (!config.prometheus.url.empty()) {
-    agent::PrometheusSettings p;
+    prometheus::Settings p;
     p.url = config.prometheus.url;
     p.token_file = config.prometheus.token_file;
     p.ca_path = config.prometheus.ca_dir;

@@ -37,8 +37,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/json_value.h"
 #include "env/clock.h"
+#include "kube/json_value.h"
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
@@ -91,9 +91,9 @@ class UpgradeOperator {
   void Wake();
 
   TimePoint Now() const;
-  agent::JsonValue List();
-  std::optional<agent::JsonValue> Get(const std::string& cluster);
-  agent::JsonValue FleetStatus();
+  kube::JsonValue List();
+  std::optional<kube::JsonValue> Get(const std::string& cluster);
+  kube::JsonValue FleetStatus();
   Status Pause(const std::string& reason);
   Status Resume();
   std::string Metrics();

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "agent/available_updates.h"
-#include "agent/graph_request.h"
-#include "agent/update_graph.h"
 #include "core/semver.h"
+#include "graph_client/available_updates.h"
+#include "graph_client/graph_request.h"
+#include "graph_client/update_graph.h"
 #include "http/client.h"
 #include "operator/scheduler.h"
 
@@ -174,13 +174,13 @@ Result<std::vector<std::string>> HttpGraphClient::Targets(const AgentSnapshot& a
   if (id.size() != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-') {
     return Status::InvalidArgument(fmt::format("cluster ID {} is not a UUID", agent.cluster_id));
   }
-  agent::GraphRequestInputs inputs;
-  inputs.upstream = agent.upstream.empty() ? std::string(agent::kDefaultUpstream) : agent.upstream;
+  graph_client::GraphRequestInputs inputs;
+  inputs.upstream = agent.upstream.empty() ? std::string(graph_client::kDefaultUpstream) : agent.upstream;
   inputs.cluster_id = agent.cluster_id;
   inputs.arch = arch_.empty() ? "amd64" : arch_;
   inputs.version = version;
   inputs.channel = channel;
-  agent::GraphRequest request = agent::PrepareGraphRequest(inputs);
+  graph_client::GraphRequest request = graph_client::PrepareGraphRequest(inputs);
   if (!request.ok()) return Status::InvalidArgument(request.failure.message);
   http::GetOptions options;
   options.headers = {"Accept: application/json"};
@@ -189,9 +189,9 @@ Result<std::vector<std::string>> HttpGraphClient::Targets(const AgentSnapshot& a
   if (!got.ok()) {
     return Status::IoError(got.error.empty() ? fmt::format("{}: HTTP {}", request.url, got.status) : got.error);
   }
-  CINCINNATI_ASSIGN_OR_RETURN(agent::UpdateGraph graph, agent::ParseUpdateGraph(got.body));
-  agent::UpdatesQuery query{request.version, false, false};
-  agent::UpdatesOrFailure updates = agent::ComputeAvailableUpdates(graph, query, channel);
+  CINCINNATI_ASSIGN_OR_RETURN(graph_client::UpdateGraph graph, graph_client::ParseUpdateGraph(got.body));
+  graph_client::UpdatesQuery query{request.version, false, false};
+  graph_client::UpdatesOrFailure updates = graph_client::ComputeAvailableUpdates(graph, query, channel);
   if (!updates.ok()) return Status::InvalidArgument(updates.failure.message);
   std::vector<std::string> out;
   for (const auto& r : updates.updates.recommended) out.push_back(r.version);

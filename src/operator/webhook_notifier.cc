@@ -1,14 +1,14 @@
 #include "operator/webhook_notifier.h"
 
-#include "agent/json_value.h"
+#include "kube/json_value.h"
 #include "operator/http_call.h"
 
 namespace cincinnati::upgrade {
 
-using agent::JsonValue;
+using kube::JsonValue;
 
 std::string NotificationJson(const Notification& n) {
-  return agent::WriteJson(JsonValue::Object({{"kind", JsonValue::String("UpgradeNotification")},
+  return kube::WriteJson(JsonValue::Object({{"kind", JsonValue::String("UpgradeNotification")},
                                              {"id", JsonValue::String(n.id)},
                                              {"cluster", JsonValue::String(n.cluster)},
                                              {"event", JsonValue::String(n.event)},

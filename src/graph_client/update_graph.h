@@ -13,9 +13,10 @@
 // Any violation is an error naming the element (nodes[3].version, edges[7], ...): the
 // caller reports it as RetrievedUpdates=False, reason ResponseInvalid.
 //
-// An answer is untrusted, so what it may make the agent hold is bounded (AnswerLimits):
-// an answer with more nodes, edges, conditional edges, risks or rules than the limits
-// is refused as a whole, naming the limit, before any of that part is kept. Of each
+// An answer is untrusted, so what it may make a client (the agent, the operator's
+// validation) hold is bounded (AnswerLimits): an answer with more nodes, edges,
+// conditional edges, risks or rules than the limits is refused as a whole, naming the
+// limit, before any of that part is kept. Of each
 // node's metadata only the keys the CVO interprets are kept (url, the architecture and
 // the channels); the rest is read and dropped. Reading takes up to about 13 bytes of
 // memory per byte of the densest answers (simdjson's DOM reserves its structural index
@@ -36,7 +37,7 @@
 #include "core/semver.h"
 #include "core/status.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::graph_client {
 
 struct UpdateNode {
   std::string version_text;  // as the answer spelled it
@@ -87,4 +88,4 @@ struct AnswerLimits {
 
 Result<UpdateGraph> ParseUpdateGraph(std::string_view json, const AnswerLimits& limits = {});
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::graph_client

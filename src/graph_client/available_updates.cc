@@ -1,4 +1,4 @@
-#include "agent/available_updates.h"
+#include "graph_client/available_updates.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "core/metadata_keys.h"
 #include "core/strings.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::graph_client {
 namespace {
 
 namespace reason = retrieval_reason;
@@ -331,4 +331,4 @@ UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const Updates
   return out;
 }
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::graph_client

@@ -1,4 +1,4 @@
-#include "agent/update_graph.h"
+#include "graph_client/update_graph.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -8,7 +8,7 @@
 
 #include "core/metadata_keys.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::graph_client {
 namespace {
 
 using simdjson::dom::array;
@@ -235,4 +235,4 @@ Result<UpdateGraph> ParseUpdateGraph(std::string_view json, const AnswerLimits& 
   return graph;
 }
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::graph_client

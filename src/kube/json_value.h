@@ -1,5 +1,6 @@
-// JsonValue: a small mutable JSON tree for the agent's API objects, and JSON merge
-// patch (RFC 7386) over it.
+// JsonValue: a small mutable JSON tree for the Kubernetes-style API objects of the
+// agent and the operator (and the documents their peers answer), and JSON merge patch
+// (RFC 7386) over it.
 //
 // Objects keep their keys in insertion order (what the API writes is stable and reads
 // like Kubernetes' output); a key appears once. Integers keep their exact text; other
@@ -18,7 +19,7 @@
 
 #include "core/status.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::kube {
 
 class JsonValue {
  public:
@@ -72,4 +73,4 @@ std::string WriteJson(const JsonValue& value, int indent = 0);
 // recursively; a patch that is not an object replaces the target.
 JsonValue MergePatch(const JsonValue& target, const JsonValue& patch);
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::kube

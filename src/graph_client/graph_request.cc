@@ -1,4 +1,4 @@
-#include "agent/graph_request.h"
+#include "graph_client/graph_request.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "server/query.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::graph_client {
 namespace {
 
 namespace reason = retrieval_reason;
@@ -99,4 +99,4 @@ GraphRequest PrepareGraphRequest(const GraphRequestInputs& in) {
   return out;
 }
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::graph_client

@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "agent/available_updates.h"
+#include "graph_client/available_updates.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::graph_client {
 
 inline constexpr std::string_view kDefaultUpstream = "https://api.openshift.com/api/upgrades_info/v1/graph";
 inline constexpr std::string_view kGraphAccept = "application/json";
@@ -47,4 +47,4 @@ bool IsUuidV4(std::string_view text);
 // "ClusterVersionOperator/<version>": the User-Agent of a graph request.
 std::string GraphUserAgent();
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::graph_client

@@ -1,4 +1,4 @@
-#include "agent/json_value.h"
+#include "kube/json_value.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -7,7 +7,7 @@
 
 #include "core/json_writer.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::kube {
 namespace {
 
 constexpr size_t kMaxDepth = 64;
@@ -208,4 +208,4 @@ JsonValue MergePatch(const JsonValue& target, const JsonValue& patch) {
   return result;
 }
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::kube

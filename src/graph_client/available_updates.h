@@ -29,9 +29,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/update_graph.h"
+#include "graph_client/update_graph.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::graph_client {
 
 // The reasons of the RetrievedUpdates condition (reference C8), in the CVO's spelling.
 namespace retrieval_reason {
@@ -112,4 +112,4 @@ Result<Release> ReleaseFromNode(const UpdateNode& node);
 // host, valid %XX escapes outside the query, a scheme of letters, digits, '+', '-', '.'.
 bool LooksLikeUrl(std::string_view text);
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::graph_client
