@@ -46,4 +46,4 @@ else
 fi
 cd "$build"
 # Sanitized processes are slower; the service tests' own bounded waits allow for it.
-ctest --output-on-failure --parallel "$jobs" "${tests[@]}" "$@"
+ctest --output-on-failure --parallel "${CINCINNATI_TEST_JOBS:-$((jobs + 1))}" "${tests[@]}" "$@"

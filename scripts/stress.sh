@@ -50,7 +50,7 @@ for build in "${builds[@]}"; do
     if [ "$build" = "$asan" ]; then
       "$root/scripts/sanitize.sh" asan "$@" >"$log" 2>&1 || rc=$?
     else
-      (cd "$build" && ctest --output-on-failure --parallel "$jobs" "$@") >"$log" 2>&1 || rc=$?
+      (cd "$build" && ctest --output-on-failure --parallel "$((jobs + 1))" "$@") >"$log" 2>&1 || rc=$?
     fi
     summary="$(grep -E '^[0-9]+% tests passed' "$log" || echo "no summary (ctest exit $rc)")"
     echo "stress: $mode run $i/$runs: $summary" >&2
