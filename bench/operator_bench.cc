@@ -78,7 +78,12 @@ void BM_OperatorPass_MidUpgrade(benchmark::State& state) {
   config.SetHistory({"4.1.1", "4.1.0", upgrade::Phase::kUpgrading, {}, "2026-11-25T00:00:00Z", "", "", ""});
   std::string waiting;
   for (auto _ : state) {
-    upgrade::PassContext pass{settings, notifications, metrics, std::chrono::system_clock::now(), std::chrono::system_clock::now()};
+    upgrade::PassContext pass{.settings = settings,
+                              .notifications = notifications,
+                              .metrics = metrics,
+                              .now = std::chrono::system_clock::now(),
+                              .wall_now = std::chrono::system_clock::now(),
+                              .hold = {}};
     upgrade::PassResult result = upgrade::ReconcileOnce(config, ports, pass);
     if (!result.error.ok()) state.SkipWithError(result.error.message().c_str());
     waiting = result.note;

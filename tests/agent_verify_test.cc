@@ -377,7 +377,7 @@ TEST(SignatureFilesTest, OurServicesAreSignatureStores) {
   testing::ServiceProcess gb("graph-builder", gb_args);
   ASSERT_TRUE(gb.running()) << gb.log();
 
-  for (const std::string base : {serve.url("/api/upgrades_info/signatures"), gb.url("/signatures", "public")}) {
+  for (const std::string& base : {serve.url("/api/upgrades_info/signatures"), gb.url("/signatures", "public")}) {
     auto got = testing::Get(base + "/sha256=" + std::string(64, 'a') + "/signature-1");
     EXPECT_EQ(got.status, 200) << base;
     EXPECT_EQ(got.body, testing::ReadFile(file));

@@ -275,6 +275,81 @@ TEST_F(ExplainCausesTest, AChannelTargetCutsOffReleasesOffItsPaths) {
             Verdict::kOffered);
 }
 
+// A channel filter under another name, as a deployment could register it.
+class RenamedChannelFilter : public policy::ChannelFilter {
+ public:
+  using ChannelFilter::ChannelFilter;
+  std::string_view name() const override { return "stable-channels"; }
+};
+
+// A step of someone's own that drops 1.1.1 and says nothing about why.
+class DropRelease : public GraphTransform {
+ public:
+  explicit DropRelease(std::string version) : version_(std::move(version)) {}
+  std::string_view name() const override { return "drop-release"; }
+  Result<Graph> Apply(Graph graph, TransformContext&) const override {
+    return graph.Retain([&](NodeIndex i) { return graph.node(i).version != version_; });
+  }
+
+ private:
+  std::string version_;
+};
+
+// The same step, explaining itself.
+class DropReleaseExplained : public DropRelease {
+ public:
+  using DropRelease::DropRelease;
+  StepReason ExplainLoss(const StepLoss& loss) const override {
+    return {"withdrawn", loss.from_version + " was withdrawn by the site"};
+  }
+};
+
+TEST_F(ExplainCausesTest, EachStepExplainsItselfWhateverItsName) {
+  Parameters stable{{"channel", "stable-1"}};
+  TransformChain chain;
+  chain.push_back(std::make_unique<RenamedChannelFilter>());
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  auto channel = ExplainOne(chain, graph_, stable, "1.1.0", "1.2.0").edges.at(0);
+  const insight::Reason* r = FindReason(channel, "not_in_channel");
+  ASSERT_NE(r, nullptr) << Reasons(channel);
+  EXPECT_EQ(r->step, "stable-channels");
+  EXPECT_EQ(r->message, "1.2.0 is not in channel stable-1 (it is in fast-1)");
+
+  // A step that does not explain itself is named; one that does is quoted.
+  chain.push_back(std::make_unique<DropRelease>("1.1.1"));
+  auto dropped = ExplainOne(chain, graph_, stable, "1.1.0", "1.1.1").edges.at(0);
+  r = FindReason(dropped, "removed_by_step");
+  ASSERT_NE(r, nullptr) << Reasons(dropped);
+  EXPECT_EQ(r->step, "drop-release");
+  EXPECT_EQ(r->message, "1.1.1 is removed by the policy step drop-release");
+  chain.back() = std::make_unique<DropReleaseExplained>("1.1.1");
+  dropped = ExplainOne(chain, graph_, stable, "1.1.0", "1.1.1").edges.at(0);
+  r = FindReason(dropped, "withdrawn");
+  ASSERT_NE(r, nullptr) << Reasons(dropped);
+  EXPECT_EQ(r->message, "1.1.1 was withdrawn by the site");
+}
+
+TEST_F(ExplainCausesTest, AStepWithAnotherKeyPrefixReadsItsOwnKeys) {
+  // The channels under example.com's prefix, read by a channel filter configured for it.
+  Graph graph = graph_;
+  const std::string ours = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
+  const std::string theirs = PrefixedKey("com.example.upgrades", kChannelsSuffix);
+  for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+    Metadata& m = graph.mutable_metadata(i);
+    auto it = m.find(ours);
+    if (it == m.end()) continue;
+    m[theirs] = it->second;
+    m.erase(ours);
+  }
+  TransformChain chain;
+  chain.push_back(std::make_unique<policy::ChannelFilter>("com.example.upgrades"));
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  auto e = ExplainOne(chain, graph, {{"channel", "stable-1"}}, "1.1.0", "1.2.0").edges.at(0);
+  const insight::Reason* r = FindReason(e, "not_in_channel");
+  ASSERT_NE(r, nullptr) << Reasons(e);
+  EXPECT_EQ(r->message, "1.2.0 is not in channel stable-1 (it is in fast-1)");
+}
+
 TEST(ExplainPhasedTest, APhasedEdgeSaysWhenThisClusterSeesIt) {
   Graph graph = Build(testing::Examples() / "phased");
   // One day into 4.4.3's two-day patch window in stable-4.4.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <fmt/format.h>
+
 #include "core/guard.h"
 
 namespace cincinnati {
@@ -45,6 +47,12 @@ Result<Graph> RunStepsOn(const TransformChain& chain, size_t first, size_t last,
   auto head = Guarded(chain[first]->name(), [&] { return chain[first]->ApplyTo(graph, context); });
   if (!head.ok()) return StepError(*chain[first], head.status());
   return RunFrom(chain, first + 1, std::move(head).value(), context, last);
+}
+
+StepReason GraphTransform::ExplainLoss(const StepLoss& loss) const {
+  if (!loss.to) return {"removed_by_step", fmt::format("{} is removed by the policy step {}", loss.from_version, name())};
+  return {"removed_by_step",
+          fmt::format("{} -> {} is removed by the policy step {}", loss.from_version, loss.to_version, name())};
 }
 
 }  // namespace cincinnati

@@ -8,6 +8,7 @@
 // a step becomes an Internal error of that step (core/guard.h).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,6 +52,31 @@ struct TransformContext {
   std::stop_token stop;
 };
 
+// A release or an edge that a cluster's view lost at one step, as explanations
+// (insight/explain.h) ask that step about it: the graphs just before and after the
+// step, the release lost (`from` alone) or the edge lost (`from` and `to`) as indices
+// into `before`, their versions as the cluster names them (without "+arch"), and the
+// context the step ran with (the cluster's parameters, "version" among them, and its
+// entitlements).
+struct StepLoss {
+  const Graph& before;
+  const Graph& after;
+  NodeIndex from;
+  std::optional<NodeIndex> to;
+  std::string from_version, to_version;
+  const TransformContext& context;
+};
+
+// Why a step took it out: a stable kind for machines (not_in_channel, phased, ...) and
+// one sentence for people; steps that delay rather than refuse also say when.
+struct StepReason {
+  std::string kind;
+  std::string message;
+  std::optional<int64_t> visible_from;  // Unix seconds: when this cluster sees it
+  std::optional<double> share_now;      // fraction of clusters that see it now
+  std::optional<int64_t> complete_at;   // Unix seconds: when every cluster sees it
+};
+
 class GraphTransform {
  public:
   virtual ~GraphTransform() = default;
@@ -81,6 +107,11 @@ class GraphTransform {
   virtual std::optional<std::string> AnswerKey(const void* prepared, const TransformContext& context) const {
     return std::nullopt;
   }
+
+  // Why this step removed `loss` from the cluster's view, in its own words. Each step
+  // explains itself, so a new or renamed step is never misread as another; the default
+  // names the step ("removed_by_step").
+  virtual StepReason ExplainLoss(const StepLoss& loss) const;
 };
 
 using TransformChain = std::vector<std::unique_ptr<GraphTransform>>;

@@ -1,7 +1,6 @@
 #include "insight/explain.h"
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <set>
 
@@ -9,18 +8,13 @@
 #include <fmt/ranges.h>
 
 #include "core/guard.h"
-#include "core/hotfix_rule.h"
 #include "core/internal_metadata.h"
 #include "core/semver.h"
 #include "core/strings.h"
-#include "graph-data/time_format.h"
 #include "insight/builder_records.h"
-#include "policy/phased_rollout.h"
 
 namespace cincinnati::insight {
 namespace {
-
-const std::string kPrefix(kDefaultKeyPrefix);
 
 // The graph before the chain (stage 0) and after each of its steps.
 class Stages {
@@ -84,18 +78,11 @@ Reason Because(std::string kind, std::string message = {}, std::string step = {}
   return r;
 }
 
-std::string Time(int64_t t) { return graphdata::FormatDateTime(t); }
-
-std::string Channels(const Graph& g, NodeIndex i) {
-  auto it = g.node(i).metadata.find(PrefixedKey(kPrefix, kChannelsSuffix));
-  return it == g.node(i).metadata.end() || it->second.empty() ? "no channel" : it->second;
-}
-
 class Explainer {
  public:
-  Explainer(const Stages& stages, const BuilderRecords& records, const ExplainRequest& request, std::string channel,
-            std::string arch)
-      : stages_(stages), records_(records), request_(request), channel_(std::move(channel)), arch_(std::move(arch)) {}
+  Explainer(const Stages& stages, const BuilderRecords& records, const ExplainRequest& request,
+            const TransformContext& context, std::string arch)
+      : stages_(stages), records_(records), request_(request), context_(context), arch_(std::move(arch)) {}
 
   EdgeExplanation Edge(const std::string& to) const {
     const std::string& from = request_.version;
@@ -126,10 +113,10 @@ class Explainer {
     if (previous.from && previous.to && !previous.edge && !previous.conditional) out.reasons.push_back(NoEdge(from, to));
     for (size_t i = 1; i < stages_.size(); ++i) {
       EdgeState now = StateIn(stages_.at(i), from, to, arch_);
-      if (previous.from && !now.from) out.reasons.push_back(LostRelease(i, *previous.from));
-      if (previous.to && !now.to) out.reasons.push_back(LostRelease(i, *previous.to));
+      if (previous.from && !now.from) out.reasons.push_back(LostAt(i, *previous.from, std::nullopt));
+      if (previous.to && !now.to) out.reasons.push_back(LostAt(i, *previous.to, std::nullopt));
       if (now.from && now.to && (previous.edge || previous.conditional) && !now.edge && !now.conditional) {
-        out.reasons.push_back(LostEdge(i, *previous.from, *previous.to));
+        out.reasons.push_back(LostAt(i, *previous.from, *previous.to));
       }
       previous = std::move(now);
     }
@@ -163,123 +150,30 @@ class Explainer {
                                          from, to, to, from, from));
   }
 
-  Reason LostRelease(size_t stage, NodeIndex node) const {
+  // The step that made `stage` says why it took the release (`to` empty) or the edge out.
+  Reason LostAt(size_t stage, NodeIndex from, std::optional<NodeIndex> to) const {
     const GraphTransform& step = stages_.step(stage);
     const Graph& before = stages_.at(stage - 1);
-    const std::string version = ViewVersion(before.node(node).version, arch_);
-    Reason r = Because("", "", std::string(step.name()));
-    if (step.name() == "channel-filter") {
-      r.kind = "not_in_channel";
-      r.message = fmt::format("{} is not in channel {} (it is in {})", version, channel_, Channels(before, node));
-    } else if (step.name() == "arch-filter") {
-      r.kind = "not_for_arch";
-      r.message = fmt::format("{} is not built for arch {}", version, arch_);
-    } else if (step.name() == "hotfix-filter") {
-      r.kind = "hotfix";
-      r.message = fmt::format("{} is a hotfix ({}) that this cluster may not see{}", version, HotfixNames(before, node),
-                              request_.parameters.count("id") ? "" : ": a request without an id never sees hotfixes");
-    } else if (step.name() == "phased-rollout") {
-      r.kind = "not_started";
-      r.visible_from = StartIn(before, node);
-      r.message = r.visible_from ? fmt::format("{} enters channel {} at {}", version, channel_, Time(*r.visible_from))
-                                 : fmt::format("{} has not entered channel {} yet", version, channel_);
-    } else if (step.name() == "channel-target") {
-      r.kind = "channel_target";
-      r.message = fmt::format("{} is off every path from {} to the channel's target{}", version, request_.version,
-                              TargetOf(stages_.at(stage)));
-    } else {
-      r.kind = "removed_by_step";
-      r.message = fmt::format("{} is removed by the policy step {}", version, step.name());
-    }
+    StepLoss loss{before,
+                  stages_.at(stage),
+                  from,
+                  to,
+                  ViewVersion(before.node(from).version, arch_),
+                  to ? ViewVersion(before.node(*to).version, arch_) : std::string(),
+                  context_};
+    StepReason why = step.ExplainLoss(loss);
+    Reason r = Because(std::move(why.kind), std::move(why.message), std::string(step.name()));
+    r.visible_from = why.visible_from;
+    r.share_now = why.share_now;
+    r.complete_at = why.complete_at;
     return r;
-  }
-
-  Reason LostEdge(size_t stage, NodeIndex from, NodeIndex to) const {
-    const GraphTransform& step = stages_.step(stage);
-    const Graph& before = stages_.at(stage - 1);
-    const std::string a = ViewVersion(before.node(from).version, arch_);
-    const std::string b = ViewVersion(before.node(to).version, arch_);
-    Reason r = Because("", "", std::string(step.name()));
-    if (step.name() == "phased-rollout") return Phased(step, before, from, to, std::move(r));
-    if (step.name() == "channel-target") {
-      r.kind = "channel_target";
-      r.message = fmt::format("{} -> {} leads away from the channel's target{}", a, b, TargetOf(stages_.at(stage)));
-      return r;
-    }
-    r.kind = "removed_by_step";
-    r.message = fmt::format("{} -> {} is removed by the policy step {}", a, b, step.name());
-    return r;
-  }
-
-  Reason Phased(const GraphTransform& step, const Graph& before, NodeIndex from, NodeIndex to, Reason r) const {
-    const auto* phased = dynamic_cast<const policy::PhasedRollout*>(&step);
-    const int64_t now = phased ? phased->Now() : 0;
-    auto id = request_.parameters.find("id");
-    auto timings = policy::EdgeTimings(before, channel_, id == request_.parameters.end() ? "" : id->second,
-                                       phased ? phased->key_prefix() : kPrefix);
-    const std::string& a = before.node(from).version;
-    const std::string& b = before.node(to).version;
-    r.kind = "phased";
-    if (!timings.ok()) {
-      r.message = fmt::format("{} -> {} is not visible yet: {}", a, b, timings.status().message());
-      return r;
-    }
-    for (const policy::EdgeTiming& t : *timings) {
-      if (t.from != a || t.to != b) continue;
-      r.visible_from = t.appears;
-      if (t.window <= 0) {
-        r.message = fmt::format("{} -> {} appears at {}, when both releases are in channel {}", a, b, Time(t.appears), channel_);
-        return r;
-      }
-      const int64_t begin = t.appears - static_cast<int64_t>(std::ceil(t.position * static_cast<double>(t.window)));
-      policy::RolloutWindow window{channel_, a, b, begin, t.window};
-      r.share_now = window.Fraction(now);
-      r.complete_at = begin + t.window;
-      r.message = fmt::format(
-          "{} -> {} is rolling out in phases: this cluster sees it from {}{}; {:.1f}% of clusters see it now; every "
-          "cluster from {}",
-          a, b, Time(t.appears), id == request_.parameters.end() ? " (no id: the end of the window)" : "",
-          *r.share_now * 100, Time(*r.complete_at));
-      return r;
-    }
-    r.message = fmt::format("{} -> {} is not visible yet", a, b);
-    return r;
-  }
-
-  std::optional<int64_t> StartIn(const Graph& g, NodeIndex node) const {
-    auto it = g.node(node).metadata.find(PrefixedKey(kPrefix, kPhasedStartSuffix));
-    if (it == g.node(node).metadata.end()) return std::nullopt;
-    auto starts = DecodePhasedStarts(it->second);
-    if (!starts.ok()) return std::nullopt;
-    for (const ChannelStart& s : *starts) {
-      if (s.channel == channel_) return s.start;
-    }
-    return std::nullopt;
-  }
-
-  static std::string HotfixNames(const Graph& g, NodeIndex node) {
-    auto it = g.node(node).metadata.find(PrefixedKey(kPrefix, kHotfixRulesSuffix));
-    if (it == g.node(node).metadata.end()) return "for other customers";
-    auto rules = DecodeHotfixRules(it->second);
-    if (!rules.ok()) return "for other customers";
-    std::vector<std::string> names;
-    for (const HotfixRule& rule : *rules) names.push_back(rule.name);
-    return fmt::format("{}, for other customers", fmt::join(names, ", "));
-  }
-
-  // " 4.13.3": the one release without successors of a target view.
-  std::string TargetOf(const Graph& view) const {
-    std::optional<std::string> target;
-    for (NodeIndex i = 0; i < view.node_count(); ++i) {
-      if (view.successors(i).empty() && !view.predecessors(i).empty()) target = view.node(i).version;
-    }
-    return target ? " " + ViewVersion(*target, arch_) : "";
   }
 
   const Stages& stages_;
   const BuilderRecords& records_;
   const ExplainRequest& request_;
-  std::string channel_, arch_;
+  const TransformContext& context_;  // what the chain ran with
+  std::string arch_;
 };
 
 std::string Param(const Parameters& p, std::string_view name, std::string fallback) {
@@ -345,7 +239,7 @@ Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_gr
   out.arch = Param(request.parameters, "arch", "amd64");
   out.version = request.version;
   BuilderRecords records(builder_graph, out.arch);
-  Explainer explainer(stages, records, request, out.channel, out.arch);
+  Explainer explainer(stages, records, request, context, out.arch);
   std::vector<std::string> targets = request.to ? std::vector<std::string>{*request.to}
                                                 : Candidates(chain, stages, request.version, out.arch);
   for (const std::string& to : targets) out.edges.push_back(explainer.Edge(to));

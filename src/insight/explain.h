@@ -2,12 +2,12 @@
 //
 // The policy chain runs on the graph builder's graph one step at a time, with the
 // cluster's parameters (channel, arch, id, version) and entitlements, exactly as for
-// its answer. For the edge version -> to the first step after which the release or
-// the edge is gone names the cause (channel-filter: not in the channel; arch-filter:
-// not built for the arch; hotfix-filter: a hotfix for other customers; phased-rollout:
-// not started yet, or phased with this cluster's instant and the share of clusters that
-// see it now; channel-target: off the paths to the channel's target; any other step:
-// removed by that step). An edge the builder graph never had is explained by the
+// its answer. For the edge version -> to, the first step after which the release or
+// the edge is gone says why, through GraphTransform::ExplainLoss (channel-filter: not in
+// the channel; arch-filter: not built for the arch; hotfix-filter: a hotfix for other
+// customers; phased-rollout: not started yet, or phased with this cluster's instant and
+// the share of clusters that see it now; channel-target: off the paths to the channel's
+// target; a step that does not explain itself: removed by that step, named). An edge the builder graph never had is explained by the
 // builder's records (builder_records.h): blocked by which blocked-edges file, removed
 // by which metadata key, a release removed by release.remove, or an update that the
 // release metadata never declared. Because the verdict is read off the same steps that

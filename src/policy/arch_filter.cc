@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "core/semver.h"
 #include "core/strings.h"
 #include "policy/params.h"
@@ -51,6 +53,13 @@ Result<Graph> ArchFilter::ApplyTo(const Graph& graph, TransformContext& context)
     }
   }
   return out;
+}
+
+StepReason ArchFilter::ExplainLoss(const StepLoss& loss) const {
+  if (loss.to) return GraphTransform::ExplainLoss(loss);  // it removes releases, never an edge alone
+  auto arch = loss.context.parameters.find(kArchParam);
+  return {"not_for_arch", fmt::format("{} is not built for arch {}", loss.from_version,
+                                      arch == loss.context.parameters.end() ? default_arch_ : arch->second)};
 }
 
 }  // namespace cincinnati::policy

@@ -25,6 +25,8 @@ class ArchFilter : public GraphTransform {
   Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
   std::optional<std::vector<std::string>> cache_key_parameters() const override { return std::vector<std::string>{"arch"}; }
+  // not_for_arch.
+  StepReason ExplainLoss(const StepLoss& loss) const override;
 
  private:
   std::string key_;

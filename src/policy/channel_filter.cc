@@ -1,5 +1,7 @@
 #include "policy/channel_filter.h"
 
+#include <fmt/format.h>
+
 #include "core/strings.h"
 #include "policy/params.h"
 
@@ -14,6 +16,17 @@ Result<Graph> ChannelFilter::ApplyTo(const Graph& graph, TransformContext& conte
     auto it = n.metadata.find(key_);
     return it != n.metadata.end() && ListContains(it->second, channel);
   });
+}
+
+StepReason ChannelFilter::ExplainLoss(const StepLoss& loss) const {
+  if (loss.to) return GraphTransform::ExplainLoss(loss);  // it removes releases, never an edge alone
+  auto channel = loss.context.parameters.find(kChannelParam);
+  const Metadata& metadata = loss.before.node(loss.from).metadata;
+  auto it = metadata.find(key_);
+  return {"not_in_channel",
+          fmt::format("{} is not in channel {} (it is in {})", loss.from_version,
+                      channel == loss.context.parameters.end() ? "" : channel->second,
+                      it == metadata.end() || it->second.empty() ? "no channel" : it->second)};
 }
 
 }  // namespace cincinnati::policy

@@ -21,6 +21,8 @@ class ChannelFilter : public GraphTransform {
   Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
   std::optional<std::vector<std::string>> cache_key_parameters() const override { return std::vector<std::string>{"channel"}; }
+  // not_in_channel, naming the channels the release is in.
+  StepReason ExplainLoss(const StepLoss& loss) const override;
 
  private:
   std::string key_;

@@ -3,6 +3,8 @@
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/semver.h"
 #include "core/strings.h"
 
@@ -67,6 +69,23 @@ Result<Graph> ChannelTarget::ApplyTo(const Graph& graph, TransformContext& conte
   // Every kept node lies on a path from the cluster's version to the target, so every
   // edge among them does too.
   return strip(graph.Retain([&](NodeIndex i) { return reachable ? forward[i] && backward[i] : i == *from; }));
+}
+
+StepReason ChannelTarget::ExplainLoss(const StepLoss& loss) const {
+  // " 4.13.3": the one release of the target view without successors.
+  std::string target;
+  for (NodeIndex i = 0; i < loss.after.node_count(); ++i) {
+    if (loss.after.successors(i).empty() && !loss.after.predecessors(i).empty()) {
+      target = " " + loss.after.node(i).version;
+    }
+  }
+  if (loss.to) {
+    return {"channel_target", fmt::format("{} -> {} leads away from the channel's target{}", loss.from_version,
+                                          loss.to_version, target)};
+  }
+  auto version = loss.context.parameters.find("version");
+  return {"channel_target", fmt::format("{} is off every path from {} to the channel's target{}", loss.from_version,
+                                        version == loss.context.parameters.end() ? "" : version->second, target)};
 }
 
 }  // namespace cincinnati::policy

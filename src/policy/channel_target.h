@@ -34,6 +34,9 @@ class ChannelTarget : public GraphTransform {
     return channel != parameters.end() && parameters.count("version") && Enabled(channel->second);
   }
 
+  // channel_target, naming the target.
+  StepReason ExplainLoss(const StepLoss& loss) const override;
+
  private:
   bool Enabled(const std::string& channel) const { return channels_.count("*") || channels_.count(channel); }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/strings.h"
 
@@ -68,6 +69,22 @@ std::vector<std::string> HotfixIndex::Entitled(const ClusterInfo& cluster, std::
     if (rule.InChannel(channel) && rule.AppliesTo(cluster)) names.push_back(rule.name);
   }
   return names;
+}
+
+StepReason HotfixFilter::ExplainLoss(const StepLoss& loss) const {
+  if (loss.to) return GraphTransform::ExplainLoss(loss);  // it removes releases, never an edge alone
+  std::string names = "for other customers";
+  const Metadata& metadata = loss.before.node(loss.from).metadata;
+  if (auto it = metadata.find(rules_key_); it != metadata.end()) {
+    if (auto rules = DecodeHotfixRules(it->second); rules.ok()) {
+      std::vector<std::string> list;
+      for (const HotfixRule& rule : *rules) list.push_back(rule.name);
+      names = fmt::format("{}, for other customers", fmt::join(list, ", "));
+    }
+  }
+  return {"hotfix", fmt::format("{} is a hotfix ({}) that this cluster may not see{}", loss.from_version, names,
+                                loss.context.parameters.count("id") ? ""
+                                                                    : ": a request without an id never sees hotfixes")};
 }
 
 }  // namespace cincinnati::policy

@@ -28,6 +28,8 @@ class HotfixFilter : public GraphTransform {
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
   std::optional<std::vector<std::string>> cache_key_parameters() const override;
   bool reads_entitlements() const override { return true; }
+  // hotfix, naming the hotfixes the release belongs to.
+  StepReason ExplainLoss(const StepLoss& loss) const override;
 
  private:
   std::string rules_key_;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/date_time.h"
 #include "core/internal_metadata.h"
 #include "core/semver.h"
 #include "core/sha256.h"
@@ -286,6 +287,56 @@ Result<Graph> PhasedRollout::ApplyTo(const Graph& graph, TransformContext& conte
     out.mutable_metadata(i).erase(rollouts_key_);
   }
   return out;
+}
+
+StepReason PhasedRollout::ExplainLoss(const StepLoss& loss) const {
+  const Parameters& parameters = loss.context.parameters;
+  auto channel_param = parameters.find(kChannelParam);
+  const std::string channel = channel_param == parameters.end() ? "" : channel_param->second;
+  if (!loss.to) {
+    StepReason r{"not_started", fmt::format("{} has not entered channel {} yet", loss.from_version, channel)};
+    const Metadata& metadata = loss.before.node(loss.from).metadata;
+    if (auto it = metadata.find(start_key_); it != metadata.end()) {
+      if (auto starts = DecodePhasedStarts(it->second); starts.ok()) {
+        for (const ChannelStart& s : *starts) {
+          if (s.channel != channel) continue;
+          r.visible_from = s.start;
+          r.message = fmt::format("{} enters channel {} at {}", loss.from_version, channel, FormatUnixSeconds(s.start));
+        }
+      }
+    }
+    return r;
+  }
+  const std::string& a = loss.from_version;
+  const std::string& b = loss.to_version;
+  StepReason r{"phased", fmt::format("{} -> {} is not visible yet", a, b)};
+  auto id = parameters.find("id");
+  auto timings = EdgeTimings(loss.before, channel, id == parameters.end() ? "" : id->second, key_prefix_);
+  if (!timings.ok()) {
+    r.message = fmt::format("{} -> {} is not visible yet: {}", a, b, timings.status().message());
+    return r;
+  }
+  const std::string& from = loss.before.node(loss.from).version;
+  const std::string& to = loss.before.node(*loss.to).version;
+  for (const EdgeTiming& t : *timings) {
+    if (t.from != from || t.to != to) continue;
+    r.visible_from = t.appears;
+    if (t.window <= 0) {
+      r.message = fmt::format("{} -> {} appears at {}, when both releases are in channel {}", a, b, FormatUnixSeconds(t.appears), channel);
+      return r;
+    }
+    const int64_t begin = t.appears - static_cast<int64_t>(std::ceil(t.position * static_cast<double>(t.window)));
+    RolloutWindow window{channel, from, to, begin, t.window};
+    r.share_now = window.Fraction(Now());
+    r.complete_at = begin + t.window;
+    r.message = fmt::format(
+        "{} -> {} is rolling out in phases: this cluster sees it from {}{}; {:.1f}% of clusters see it now; every "
+        "cluster from {}",
+        a, b, FormatUnixSeconds(t.appears), id == parameters.end() ? " (no id: the end of the window)" : "", *r.share_now * 100,
+        FormatUnixSeconds(*r.complete_at));
+    return r;
+  }
+  return r;
 }
 
 }  // namespace cincinnati::policy

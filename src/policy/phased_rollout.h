@@ -70,7 +70,11 @@ class PhasedRollout : public GraphTransform {
   // that set, computed from a per-view plan in microseconds.
   std::shared_ptr<const void> Prepare(const Graph& input, const TransformContext& context) const override;
   std::optional<std::string> AnswerKey(const void* prepared, const TransformContext& context) const override;
-  // The instant its answers are computed for (explanations use the same one).
+  // not_started (a release before its start in the channel) or phased (an edge this
+  // cluster sees later: when, the share of clusters that see it now, and when all do),
+  // at the instant the answers are computed for.
+  StepReason ExplainLoss(const StepLoss& loss) const override;
+  // The instant its answers are computed for.
   int64_t Now() const { return now_(); }
   const std::string& key_prefix() const { return key_prefix_; }
 
