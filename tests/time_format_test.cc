@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace cincinnati::graphdata {
 namespace {
 
@@ -31,6 +33,16 @@ TEST(DateTimeTest, Rfc3339AndTheSeedForm) {
   EXPECT_EQ(ParseDateTime("2024-02-29T12:00:00Z").value(), 1709208000);
   EXPECT_EQ(FormatDateTime(1589241600), "2020-05-12T00:00:00Z");
   EXPECT_EQ(FormatDateTime(1709208000), "2024-02-29T12:00:00Z");
+  // Total: the ends of RFC 3339's years, and instants it cannot write.
+  EXPECT_EQ(FormatDateTime(-62167219200), "0000-01-01T00:00:00Z");
+  EXPECT_EQ(FormatDateTime(-1), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(FormatDateTime(253402300799), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(FormatDateTime(253402300800), "unix time 253402300800");
+  EXPECT_EQ(FormatDateTime(INT64_MIN), "unix time -9223372036854775808");
+  EXPECT_EQ(FormatDateTime(INT64_MAX), "unix time 9223372036854775807");
+  for (int64_t t = -86400 * 800; t < 86400 * 800; t += 86400 * 7 + 3607) {
+    EXPECT_EQ(ParseDateTime(FormatDateTime(t)).value(), t) << t;
+  }
   for (const char* bad : {"2020-05-12", "2020-05-12T00:00", "2020-13-01T00:00Z", "2023-02-29T00:00Z",
                           "2020-05-12T24:00Z", "2020-05-12T00:00Zx", "12/05/2020 00:00Z"}) {
     auto t = ParseDateTime(bad);
