@@ -19,10 +19,20 @@ struct sqlite3;
 
 namespace cincinnati::upgrade {
 
-class StateStore {
+// Named values that survive a restart (the flags table): what fleet_pause.h keeps its
+// pause in, and what its tests replace with a store that fails.
+class FlagStore {
+ public:
+  virtual ~FlagStore() = default;
+  virtual Result<std::optional<std::string>> GetFlag(const std::string& key) = 0;
+  virtual Status SetFlag(const std::string& key, const std::string& value) = 0;
+  virtual Status ClearFlag(const std::string& key) = 0;
+};
+
+class StateStore : public FlagStore {
  public:
   static Result<std::unique_ptr<StateStore>> Open(const std::string& path);
-  ~StateStore();
+  ~StateStore() override;
 
   Result<std::vector<UpgradeConfig>> LoadConfigs();
   Result<std::optional<UpgradeConfig>> GetConfig(const std::string& cluster);
@@ -40,9 +50,9 @@ class StateStore {
   };
   Result<std::vector<LedgerEntry>> Ledger(const std::string& cluster);
 
-  Result<std::optional<std::string>> GetFlag(const std::string& key);
-  Status SetFlag(const std::string& key, const std::string& value);
-  Status ClearFlag(const std::string& key);
+  Result<std::optional<std::string>> GetFlag(const std::string& key) override;
+  Status SetFlag(const std::string& key, const std::string& value) override;
+  Status ClearFlag(const std::string& key) override;
   Result<std::vector<std::pair<std::string, std::string>>> Flags(const std::string& prefix);
 
  private:

@@ -1,16 +1,16 @@
 // UpgradeOperator: the managed-upgrade operator's role for a fleet. It keeps one
-// UpgradeConfig per cluster of the fleet file, read from the policy source (LOCAL: a
-// directory of UpgradeConfig YAML files, one per cluster, re-read every second; OCM: an
-// upgrade-policy service asked every configManager.watchInterval, policy_service.h),
-// reconciles each on its own schedule (reconciler.h), persists every pass (state_store.h),
-// and holds upgrades back for the fleet: at most `fleet.maxParallel` clusters upgrading at
-// once, waves in the order of `fleet.waves` (by the cluster label `fleet.waveLabel`), and
-// a pause once `fleet.failureThreshold` upgrades to one version failed (resumed by an
-// administrator).
+// UpgradeConfig per cluster of the fleet file, read from its source (config_source.h:
+// LOCAL files or an OCM upgrade-policy service), reconciles each on its own schedule
+// (reconciler.h), persists every pass (state_store.h), and holds upgrades back for the
+// fleet (fleet_hold.h): at most `fleet.maxParallel` clusters upgrading at once, waves in
+// the order of `fleet.waves` (by the cluster label `fleet.waveLabel`), and a pause
+// (fleet_pause.h) once `fleet.failureThreshold` upgrades to one version failed, until an
+// administrator resumes.
 //
-// Source rules (reference §9): a config that appears is created with an empty status; a
-// changed spec replaces it, except while its upgrade is commanded (the change waits, and
-// the config says why: §10.6 #2); a config that disappears is deleted, with the same guard.
+// Source rules, as the managed-upgrade operator's: a config that appears is created with
+// an empty status; a changed spec replaces it, except while its upgrade is commanded (the
+// change waits, and the cluster's note says why); a config that disappears is deleted,
+// with the same guard.
 //
 // Clock: `clock` (real by default; tests pass an env::ManualClock and call RunOnce()
 // after each Advance), or `testing_now` advancing at `time_scale` operator seconds per
@@ -18,9 +18,7 @@
 // on the clock's steady time. `make_ports` builds each cluster's ports (HTTP to its
 // agent, Prometheus, Alertmanager by default; tests give fakes).
 //
-// Metrics: the reference's gauges, plus `upgradeoperator_reconciles_total{upgradeconfig_name}`
-// (ours), the passes each cluster has had, so that a test or an administrator can tell
-// "nothing happened" from "nothing ran".
+// What the API shows (List, Get, FleetStatus, Metrics) is shaped by operator_view.h.
 //
 // Thread-safety: Run() on one thread; List/Get/Pause/Resume/Metrics from any thread.
 // Never throws.
@@ -39,6 +37,8 @@
 
 #include "env/clock.h"
 #include "kube/json_value.h"
+#include "operator/config_source.h"
+#include "operator/fleet_pause.h"
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
@@ -74,15 +74,6 @@ struct OperatorOptions {
 
 class UpgradeOperator {
  public:
-  // What a policy source asks for.
-  struct SourceRead {
-    std::map<std::string, UpgradeConfigSpec> specs;  // cluster -> spec
-    std::vector<std::string> unreadable;             // clusters left as they are ("*": all)
-    // A file could not be read and nobody knows which cluster it is for (its labels
-    // name it, and it has not been read since the operator started): nothing is deleted.
-    bool keep_unlisted = false;
-  };
-
   static Result<std::unique_ptr<UpgradeOperator>> Open(OperatorOptions options);
 
   void Run(std::stop_token stop);
@@ -110,9 +101,8 @@ class UpgradeOperator {
   };
   UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet, std::unique_ptr<StateStore> store);
   void SyncSource();
-  SourceRead ReadPolicies();  // the OCM source, one cluster after the other
   void ReconcileCluster(ClusterState& state);
-  std::string Hold(const UpgradeConfig& config);
+  std::string Hold(const UpgradeConfig& config);  // under mu_
   void CheckFailureThreshold();
   std::map<std::string, int> FailedPerVersion();  // failed upgrades by target version
   std::chrono::steady_clock::duration RealDelay(std::chrono::seconds operator_time) const;
@@ -120,6 +110,7 @@ class UpgradeOperator {
   OperatorOptions options_;
   OperatorConfig config_;
   std::unique_ptr<StateStore> store_;
+  FleetPauses pauses_;
   GaugeTable metrics_;
   std::unique_ptr<NotificationCenter> notifications_;
   env::Clock::SteadyTime started_steady_;
@@ -132,9 +123,7 @@ class UpgradeOperator {
   std::map<std::string, std::unique_ptr<ClusterState>> clusters_;
   std::unique_ptr<PolicyService> policies_;  // source OCM
   PolicyIndex policy_index_;
-  std::optional<env::Clock::SteadyTime> next_policy_sync_;
-  SourceRead last_policies_;
-  std::map<std::string, std::string> file_clusters_;  // LOCAL source: file -> the cluster it named last
+  std::unique_ptr<ConfigSource> source_;
 };
 
 }  // namespace cincinnati::upgrade

@@ -1,0 +1,101 @@
+#include "operator/config_source.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "env/file_system.h"
+#include "operator/operator_config.h"
+
+namespace cincinnati::upgrade {
+namespace fs = std::filesystem;
+
+bool SourceRead::Unreadable(const std::string& cluster) const {
+  return std::find(unreadable.begin(), unreadable.end(), cluster) != unreadable.end() ||
+         std::find(unreadable.begin(), unreadable.end(), "*") != unreadable.end();
+}
+
+SourceRead LocalConfigSource::Read() {
+  SourceRead out;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string ext = it->path().extension().string();
+    if (ext == ".yaml" || ext == ".yml" || ext == ".json") files.push_back(it->path());
+  }
+  if (ec) {
+    spdlog::error("upgrade configs {}: {} (every cluster's config stays as it is)", dir_, ec.message());
+    out.unreadable.push_back("*");
+    return out;
+  }
+  std::sort(files.begin(), files.end());
+  std::map<std::string, std::string> seen;  // file -> cluster, this read
+  for (const auto& file : files) {
+    const std::string stem = file.stem().string();
+    auto text = env::ReadFile(file, kMaxUpgradeConfigFileBytes);
+    auto config = text.ok() ? ParseUpgradeConfigYaml(*text, file.string()) : Result<UpgradeConfig>(text.status());
+    if (!config.ok()) {
+      spdlog::error("{} (the cluster's previous config stays)", config.status().message());
+      out.unreadable.push_back(stem);
+      if (auto known = file_clusters_.find(file.string()); known != file_clusters_.end()) {
+        out.unreadable.push_back(known->second);
+        seen[file.string()] = known->second;
+      } else {
+        out.keep_unlisted = true;
+      }
+      continue;
+    }
+    const std::string cluster = config->cluster.empty() ? stem : config->cluster;
+    seen[file.string()] = cluster;
+    if (!out.specs.emplace(cluster, config->spec).second) {
+      spdlog::error("{}: a second config for cluster {} is ignored", file.string(), cluster);
+    }
+  }
+  file_clusters_ = std::move(seen);
+  return out;
+}
+
+SourceRead OcmConfigSource::Read() {
+  const auto now = clock_.Steady();
+  if (next_ && now < *next_) {
+    SourceRead again = last_;
+    again.refreshed = false;
+    return again;
+  }
+  last_ = ReadNow();
+  next_ = now + interval_;
+  return last_;
+}
+
+SourceRead OcmConfigSource::ReadNow() {
+  SourceRead out;
+  for (const std::string& name : clusters_) {
+    auto fail = [&](const Status& s) {
+      spdlog::warn("cluster {}: the upgrade-policy service: {} (its config stays as it is)", name, s.message());
+      out.unreadable.push_back(name);
+    };
+    auto id = cluster_id_(name);
+    if (!id.ok()) {
+      fail(id.status());
+      continue;
+    }
+    auto remote = service_.FindCluster(*id);
+    if (!remote.ok()) {
+      fail(remote.status());
+      continue;
+    }
+    auto policies = service_.Policies(remote->id);
+    if (!policies.ok()) {
+      fail(policies.status());
+      continue;
+    }
+    auto policy = ActionablePolicy(*policies);
+    if (!policy) continue;  // nothing to do: an existing config goes
+    index_.Set(name, remote->id, policy->id);
+    out.specs[name] = SpecFromPolicy(*remote, *policy, type_);
+  }
+  return out;
+}
+
+}  // namespace cincinnati::upgrade

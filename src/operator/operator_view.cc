@@ -1,0 +1,119 @@
+#include "operator/operator_view.h"
+
+#include <fmt/format.h>
+
+#include "operator/operator_metrics.h"
+#include "server/metrics.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+using kube::JsonValue;
+
+// The collector's suffix of each step's condition (none for the steps without one), as
+// the managed-upgrade operator's metrics collector names them.
+const std::map<std::string, std::string>& ConditionSuffixes() {
+  static const std::map<std::string, std::string> kSuffixes = {
+      {"StartedNotificationSent", "notification_start_timestamp"},
+      {"ClusterHealthyBeforeUpgrade", "health_check_timestamp"},
+      {"ExternalDependenciesAvailable", "external_dep_check_timestamp"},
+      {"ComputeCapacityReserved", "capacity_added_timestamp"},
+      {"ControlPlaneMaintenanceWindowCreated", "control_plane_maint_start_timestamp"},
+      {"UpgradeCommenced", "control_plane_upgrade_start_timestamp"},
+      {"ControlPlaneUpgraded", "control_plane_completion_timestamp"},
+      {"ControlPlaneMaintenanceWindowRemoved", "control_plane_maint_removed_timestamp"},
+      {"WorkersMaintenanceWindowCreated", "workers_maint_start_timestamp"},
+      {"WorkerNodesUpgraded", "workers_upgraded_timestamp"},
+      {"ComputeCapacityRemoved", "capacity_removed_timestamp"},
+      {"WorkersMaintenanceWindowRemoved", "workers_maint_removed_timestamp"},
+      {"ClusterHealthyAfterUpgrade", "post_upgrade_healthcheck_timestamp"},
+      {"CompletedNotificationSent", "notification_complete_timestamp"},
+  };
+  return kSuffixes;
+}
+
+double UnixTime(const std::string& text) {
+  auto t = ParseTime(text);
+  return t.ok() ? static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count()) : 0;
+}
+
+}  // namespace
+
+JsonValue UpgradeConfigList(const std::map<std::string, UpgradeConfig>& configs,
+                            const std::map<std::string, std::string>& waiting_for) {
+  std::vector<JsonValue> items;
+  for (const auto& [name, c] : configs) {
+    JsonValue item = ToJson(c);
+    auto note = waiting_for.find(name);
+    if (note != waiting_for.end() && !note->second.empty()) {
+      JsonValue metadata = *item.Find("metadata");
+      metadata.Set("annotations", JsonValue::Object({{kWaitingForAnnotation, JsonValue::String(note->second)}}));
+      item.Set("metadata", std::move(metadata));
+    }
+    items.push_back(std::move(item));
+  }
+  return JsonValue::Object({{"apiVersion", JsonValue::String(std::string(kApiVersion))},
+                            {"kind", JsonValue::String("UpgradeConfigList")},
+                            {"items", JsonValue::Array(std::move(items))}});
+}
+
+std::optional<JsonValue> FindUpgradeConfig(const JsonValue& list, const std::string& cluster) {
+  const JsonValue* items = list.is_object() ? list.Find("items") : nullptr;
+  if (!items || !items->is_array()) return std::nullopt;
+  for (const auto& item : items->items()) {
+    const JsonValue* metadata = item.is_object() ? item.Find("metadata") : nullptr;
+    const JsonValue* labels = metadata && metadata->is_object() ? metadata->Find("labels") : nullptr;
+    const JsonValue* name = labels && labels->is_object() ? labels->Find("cluster") : nullptr;
+    if (name && name->is_string() && name->text() == cluster) return item;
+  }
+  return std::nullopt;
+}
+
+JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, int max_parallel, TimePoint now) {
+  JsonValue out = JsonValue::Object();
+  if (!pause.ok()) {
+    out.Set("paused", JsonValue::Bool(true));
+    out.Set("reason", JsonValue::String("the fleet's pause cannot be read: " + pause.status().message()));
+  } else {
+    out.Set("paused", JsonValue::Bool(!pause->reason.empty()));
+    if (!pause->reason.empty()) out.Set("reason", JsonValue::String(pause->reason));
+    if (!pause->reason.empty() && !pause->version.empty()) out.Set("version", JsonValue::String(pause->version));
+  }
+  out.Set("upgrading", JsonValue::Integer(upgrading));
+  out.Set("maxParallel", JsonValue::Integer(max_parallel));
+  out.Set("now", JsonValue::String(FormatTime(now)));
+  return out;
+}
+
+std::string CollectorMetrics(const std::map<std::string, UpgradeConfig>& configs,
+                             const std::map<std::string, uint64_t>& passes) {
+  GaugeTable collected;
+  for (const auto& [name, c] : configs) {
+    const UpgradeHistory* h = c.FindHistory(c.spec.desired.version);
+    if (!h) continue;  // nothing is emitted without a history entry
+    const Labels base = {{"upgradeconfig_name", name}, {"version", h->preceding_version}, {"desired_version", c.spec.desired.version}};
+    Labels with_phase = base;
+    with_phase.push_back({"phase", std::string(PhaseName(h->phase))});
+    collected.Set("managed_upgrade_upgrade_scheduled", with_phase, UnixTime(c.spec.upgrade_at));
+    collected.Set("managed_upgrade_upgrade_pdb_timeout_minutes", base, c.spec.pdb_force_drain_timeout);
+    if (!h->start_time.empty()) collected.Set("managed_upgrade_upgrade_start_timestamp", with_phase, UnixTime(h->start_time));
+    if (!h->complete_time.empty()) collected.Set("managed_upgrade_upgrade_complete_timestamp", with_phase, UnixTime(h->complete_time));
+    for (const auto& condition : h->conditions) {
+      auto suffix = ConditionSuffixes().find(condition.type);
+      if (suffix == ConditionSuffixes().end()) continue;
+      Labels labels = base;
+      labels.push_back({"condition", condition.status});
+      collected.Set("managed_upgrade_condition_" + suffix->second, labels,
+                    UnixTime(condition.status == "True" ? condition.complete_time : condition.start_time));
+    }
+  }
+  std::string out = collected.Render();
+  out += "# HELP upgradeoperator_reconciles_total Reconcile passes of each cluster's UpgradeConfig\n"
+         "# TYPE upgradeoperator_reconciles_total counter\n";
+  for (const auto& [name, count] : passes) {
+    out += fmt::format("upgradeoperator_reconciles_total{{upgradeconfig_name=\"{}\"}} {}\n", server::EscapeLabel(name), count);
+  }
+  return out;
+}
+
+}  // namespace cincinnati::upgrade
