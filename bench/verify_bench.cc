@@ -1,4 +1,4 @@
-// Release signature verification (reference C10) with a fresh ed25519 key made by the
+// Release signature verification (as the CVO does it) with a fresh ed25519 key made by the
 // real gpg in a temporary home:
 //   BM_VerifySignature: one signature: the OpenPGP check (GnuPG via GPGME) and the strict
 //     decoding of its payload; what each signature of a store costs

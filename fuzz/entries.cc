@@ -202,8 +202,8 @@ int ClusterDirectory(const uint8_t* data, size_t size) {
   return 0;
 }
 
-// An update service's answer as the agent reads it (C4), and what it computes from it
-// for each node taken as the current version (C5); the same bytes as a Prometheus answer.
+// An update service's answer as the agent reads it, and what it computes from it for each
+// node taken as the current version (its updates); the same bytes as a Prometheus answer.
 int AgentGraph(const uint8_t* data, size_t size) {
   (void)agent::ReadInstantQueryAnswer(Text(data, size));
   auto graph = graph_client::ParseUpdateGraph(Text(data, size));

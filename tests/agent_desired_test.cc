@@ -1,5 +1,5 @@
-// spec.desiredUpdate checked and resolved as the cluster-version operator does (C9),
-// and Upgradeable from the components (C12).
+// spec.desiredUpdate checked and resolved as the cluster-version operator does, and
+// Upgradeable from the components.
 #include <gtest/gtest.h>
 
 #include "agent/desired_update.h"

@@ -1,4 +1,4 @@
-// The agent's reading of update graphs (reference C3-C5), on the upstream golden
+// The agent's reading of update graphs (as the CVO reads them), on the upstream golden
 // answers and on hand-made ones.
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Release payloads (reference C11, C13): YAML manifests as JSON, templating, inclusion,
+// Release payloads, read as the CVO reads them: YAML manifests as JSON, templating, inclusion,
 // the update order, and payloads pulled by digest from a real registry (through a
 // proxy that corrupts blobs, and a server that answers with another manifest).
 #include <gtest/gtest.h>

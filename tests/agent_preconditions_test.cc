@@ -1,4 +1,4 @@
-// Preconditions of an update (reference C12), with the cluster-version operator's reasons
+// Preconditions of an update, with the cluster-version operator's reasons
 // and messages, and our own `previous` check.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The agent's available-updates worker (reference C7, C8) over real HTTP: our `serve`
+// The agent's available-updates worker (when it asks, what it reports) over real HTTP: our `serve`
 // on the bundled 4.x example, and a scripted upstream on 127.0.0.1 whose answers the
 // test switches (500, invalid JSON, a graph without the current version, down).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Risk evaluation (reference C6): the PromQL cache's throttling and fairness, the
+// Risk evaluation, as the CVO does it: the PromQL cache's throttling and fairness, the
 // condition registry, and the Recommended condition.
 #include <gtest/gtest.h>
 

@@ -155,7 +155,7 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
     ASSERT_EQ(Send("PATCH", agent->url(kCv), R"({"spec":{"desiredUpdate":null}})").status, 200);
   }
 
-  // Force does not override a version mismatch (C11).
+  // Force does not override a version mismatch (nor does it in the CVO).
   const std::string mismatched = Push("4.1.6", "4.1.0");
   Sign(mismatched);
   Request(*agent, mismatched, "4.1.7", /*force=*/true);

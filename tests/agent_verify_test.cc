@@ -1,4 +1,4 @@
-// Release signature verification (reference C10) with fresh GnuPG keys, our own signer,
+// Release signature verification, as the CVO does it, with fresh GnuPG keys, our own signer,
 // the upstream fixture signature, and signature stores over real HTTP on 127.0.0.1 and
 // file:// directories.
 #include <gtest/gtest.h>

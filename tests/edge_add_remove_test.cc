@@ -25,7 +25,8 @@ Graph Apply(Graph g, EdgeAddRemoveSettings settings = {}) {
 
 using Edges = std::vector<std::string>;
 
-// The reference's label-order vectors (spec §10.4), nodes "i.0.0".
+// The reference's label-order vectors (the unit tests of openshift/cincinnati:
+// cincinnati/src/plugins/internal/edge_add_remove.rs), nodes "i.0.0".
 TEST(EdgeAddRemoveTest, PreviousRemoveList) {
   Graph g = NumberedGraph(3);
   ASSERT_TRUE(g.AddEdges({{0, 1}, {0, 2}, {1, 2}}).ok());

@@ -10,7 +10,7 @@ namespace {
 
 using testing::NumberedGraph;
 
-// The reference's serialization vectors (cincinnati/src/lib.rs tests, spec §10.4).
+// The reference's serialization vectors (openshift/cincinnati: cincinnati/src/lib.rs tests).
 constexpr char kNodes[] =
     R"("nodes":[{"version":"1.0.0","payload":"image/1.0.0","metadata":{}},)"
     R"({"version":"2.0.0","payload":"image/2.0.0","metadata":{}},)"

@@ -16,7 +16,7 @@ namespace {
 
 using testing::TempDir;
 
-// The reference's fully populated example (upgrade-operator.md §1.6), trimmed.
+// A fully populated OSD UpgradeConfig as the reference writes one, trimmed.
 constexpr char kExample[] = R"(apiVersion: upgrade.managed.openshift.io/v1alpha1
 kind: UpgradeConfig
 metadata: {name: managed-upgrade-config, namespace: openshift-managed-upgrade-operator}

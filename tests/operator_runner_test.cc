@@ -1,6 +1,5 @@
-// The step runner's outcomes (reference upgrade-operator.md §3.2), the step lists of the
-// OSD and ARO upgraders (§3.3, §3.4), notification texts and the upgrade-policy state
-// transitions (§8.3).
+// The step runner's outcomes, the step lists of the OSD and ARO upgraders, notification
+// texts and the upgrade-policy state transitions, as the managed-upgrade-operator has them.
 #include <gtest/gtest.h>
 
 #include "operator/notifications.h"

@@ -1,5 +1,6 @@
-// Validation of the desired release (reference upgrade-operator.md §5, every row), the
-// scheduler (§4), and the helpers every step shares (§1.5, §3.2, §9.3).
+// Validation of the desired release (every rule of the MUO's validation), the
+// scheduler, and the helpers every step shares (current and preceding version,
+// commenced, channel inference).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -72,6 +73,11 @@ TEST(ValidationTest, EveryRuleOfTheTableWithTheReferenceMessages) {
   };
   UpgradeConfig bad_time = Config("4.13.6");
   bad_time.spec.upgrade_at = "tomorrow";
+  // Case names start with the number of the MUO's validation rule they exercise, in its
+  // order: 1 upgradeAt is RFC 3339; 2 image mode (2b: a full pull spec by digest); 3 an
+  // image or a channel + version is given; 4 the version is SemVer; 5 it is above the
+  // current one; 6 a channel change is offered by the update service; 7 in the same
+  // channel, the agent offers it.
   std::vector<Case> cases = {
       {"1 upgradeAt", bad_time, false, false, true, "Failed to parse upgradeAt:tomorrow during validation"},
       {"2 image", Config("", "", "quay.io/openshift-release-dev/ocp-release@sha256:abc"), true, true, false, ""},
@@ -107,7 +113,7 @@ TEST(ValidationTest, EveryRuleOfTheTableWithTheReferenceMessages) {
   }
   EXPECT_EQ(graph.asked_version, "4.13.5");  // asked from the current version
 
-  // 2a: the image says which version it is; the spec and the New entry follow.
+  // Image mode: the image says which version it is; the spec and the New entry follow.
   UpgradeConfig by_image = Config("4.13.0", "", "quay.io/openshift-release-dev/ocp-release@sha256:abc");
   by_image.SetHistory({"4.13.0", "4.13.5", Phase::kNew, {}, "", "", "", ""});
   EXPECT_TRUE(ValidateDesired(by_image, agent, ports).valid);

@@ -28,7 +28,8 @@ std::vector<std::string> Versions(const Graph& g) {
   return out;
 }
 
-// Spec §10.4 channel filter vector.
+// The reference's channel filter vector (the unit tests of openshift/cincinnati:
+// cincinnati/src/plugins/internal/channel_filter.rs).
 Graph ChannelGraph() {
   Graph g;
   const char* lists[] = {"a, c", "a, c", "b, c", "b, c"};
@@ -73,7 +74,8 @@ TEST(ChannelFilterTest, ValidatesTheChannelParameter) {
             "invalid client parameters: channel 'invalid_channel' does not match regex '^[0-9a-z\\-\\.]+$'");
 }
 
-// Spec §10.4 arch filter vector.
+// The reference's arch filter vector (the unit test of openshift/cincinnati:
+// cincinnati/src/plugins/internal/arch_filter.rs).
 TEST(ArchFilterTest, KeepsOneArchAndStripsIt) {
   Graph g;
   for (const char* v : {"0.0.0+amd64", "1.0.0+amd64", "2.0.0+arm64", "3.0.0+arm64"}) {
@@ -105,7 +107,7 @@ TEST(ArchFilterTest, NonSemverVersionIsArchVersionError) {
   EXPECT_EQ(doc.value, "failed to process version: not-semver");
 }
 
-// The worked example of spec §12: graph builder output through both filters.
+// A small worked example: graph builder output through both filters.
 constexpr char kWorkedExample[] = R"({"nodes":[
   {"version":"4.1.0+amd64","payload":"a","metadata":{"io.openshift.upgrades.graph.release.arch":"amd64","io.openshift.upgrades.graph.release.channels":"fast-4.2"}},
   {"version":"4.1.1+amd64","payload":"b","metadata":{"io.openshift.upgrades.graph.release.arch":"amd64","io.openshift.upgrades.graph.release.channels":"fast-4.2,stable-4.2"}},

@@ -1,5 +1,5 @@
 // A real Prometheus scrapes both services; its metadata API must report every metric
-// name of the reference (spec §2.5) with the right type.
+// name of the reference's services with the right type.
 #include <gtest/gtest.h>
 
 #include <simdjson.h>

@@ -22,7 +22,8 @@ Release R(const char* version, const char* arch, const char* digest, std::vector
   return MakeRelease(doc, arch, digest, std::string("quay.io/ocp@") + digest);
 }
 
-// The worked example of spec §12 (registry part).
+// A small worked example (registry part): three amd64 releases, and an s390x one whose
+// previous release is absent.
 TEST(RawGraphTest, BuildsNodesEdgesAndPlaceholders) {
   auto g = BuildRawGraph({R("4.1.0", "amd64", "sha256:aaaa"), R("4.1.1", "amd64", "sha256:bbbb", {"4.1.0"}),
                           R("4.2.0", "amd64", "sha256:cccc", {"4.1.0", "4.1.1"}),

@@ -55,7 +55,7 @@ TEST(ManifestParseTest, ImageManifestListAndTags) {
   EXPECT_FALSE(ParseTokenResponse(R"({"token":5})").ok());
 }
 
-// The reference's registry URL table (spec §3.3, §10.4): hosts x schemes x ports x paths.
+// The reference's registry URL parsing table (from its unit tests): hosts x schemes x ports x paths.
 TEST(RepositoryLocationTest, ReferenceTable) {
   for (const char* host : {"127.0.0.1", "localhost", "quay.io", "sat-r220-02.lab.eng.rdu2.redhat.com"}) {
     for (const char* scheme : {"", "http://", "https://"}) {

@@ -1,4 +1,4 @@
-// The agent's /metrics, with the cluster-version operator's metric names (reference C14).
+// The agent's /metrics, with the cluster-version operator's metric names and labels.
 #include <fmt/format.h>
 
 #include "agent/agent.h"

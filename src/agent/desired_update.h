@@ -1,5 +1,5 @@
 // DesiredUpdate: what the administrator asks for in spec.desiredUpdate, checked and
-// resolved the way the cluster-version operator does (reference C9, C12).
+// resolved the way the cluster-version operator does.
 //
 //   - DesiredUpdateErrors: the spec's field errors that make ClusterVersion Invalid:
 //     a version without an image must name exactly one available update (or a version
@@ -8,7 +8,7 @@
 //     (or history entry) of that version. By image: the image as given, its version
 //     from the available or conditional updates when listed there, else the spec's.
 //     Whether the target is recommended (available, or a conditional update whose
-//     Recommended is True) and, if not, why: the CVO only warns (C12), `oc adm upgrade`
+//     Recommended is True) and, if not, why: the CVO only warns, `oc adm upgrade`
 //     refuses unless told otherwise.
 //   - UpgradeableCondition: Upgradeable=False from the components whose own
 //     Upgradeable condition is False, with the operator's reasons and messages; none

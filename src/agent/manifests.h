@@ -1,4 +1,4 @@
-// The manifests of a release payload (reference C11, C13): reading them, deciding which
+// The manifests of a release payload: reading them, deciding which
 // apply to this cluster, and the order the agent applies them in.
 //
 // Loading: `manifests/` then `release-manifests/`, each in lexical file order, `.yaml`,

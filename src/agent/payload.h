@@ -1,4 +1,4 @@
-// Release payloads on disk (reference C11): pulling one by digest from its registry
+// Release payloads on disk: pulling one by digest from its registry
 // into the agent's state directory, and reading what it says about itself.
 //
 // Download: the manifest is fetched by digest and must hash to it; every layer blob must

@@ -1,4 +1,4 @@
-// Preconditions of an update (reference C12), run on every newly loaded payload in the
+// Preconditions of an update, run on every newly loaded payload in the
 // cluster-version operator's order and with its words:
 //   ClusterVersionRollback      target < current only back to the previous z-stream release
 //   ClusterVersionGiantHop      no major increase (4 -> 5.0 excepted), at most one minor

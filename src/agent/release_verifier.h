@@ -1,5 +1,5 @@
 // ReleaseVerifier: decides whether a release image digest is signed by every trusted
-// keyring (reference C10), before anything of the release is used.
+// keyring, as the CVO does, before anything of the release is used.
 //
 // Configuration comes from the running release's verification ConfigMap (a manifest
 // annotated `release.openshift.io/verification-config-map`: `verifier-public-key-<id>`

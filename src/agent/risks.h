@@ -1,4 +1,4 @@
-// Risks: whether a conditional update applies to this cluster (reference C6).
+// Risks: whether a conditional update applies to this cluster, as the CVO evaluates them.
 //
 //   - RuleEvaluator answers one matching rule: match, no match, or an error.
 //   - CachedRuleEvaluator wraps the PromQL evaluator the way the cluster-version
@@ -8,8 +8,9 @@
 //     requested rule that is due, not necessarily the caller's (a caller without a
 //     cached answer then gets "evaluation is throttled"). Unlike the operator's code,
 //     whose own rule is queried again on every call more than a second apart, a rule's
-//     fresh result is answered from the cache, as the reference (C6) describes. Thread-safe (one mutex, held during the
-//     wrapped call so that queries never overlap).
+//     fresh result is answered from the cache, as the documented MinForCondition intends
+//     (openshift/cluster-version-operator: pkg/clusterconditions/cache/cache.go).
+//     Thread-safe (one mutex, held during the wrapped call so that queries never overlap).
 //   - MatchRules is the condition registry: rules in order, unknown types skipped, the
 //     first rule that evaluates without error decides; if every rule errs, the errors
 //     together are the result.

@@ -1,4 +1,4 @@
-// Signature stores: where release signatures are looked up, by digest (reference C10).
+// Signature stores: where release signatures are looked up, by digest, as the CVO does.
 //
 // The layout is the simple-signing "lookaside" variant without repository name:
 // `<base>/<algo>=<hex>/signature-<n>`, n = 1, 2, ... Stores are HTTP(S) URLs or

@@ -1,10 +1,10 @@
-// UpdateRetriever: steps 1-3 of the agent's loop, the available-updates worker of the
-// cluster-version operator (reference C3-C8): decides whether to ask the update
-// service, asks it, reads the answer, evaluates the risks of conditional updates, and
-// yields what ClusterVersion's status shows (availableUpdates, conditionalUpdates with
-// their Recommended condition, the RetrievedUpdates condition).
+// UpdateRetriever: steps 1-3 of the CVO's update loop (openshift/cincinnati:
+// docs/design/openshift.md), the CVO's available-updates worker: decides whether to ask
+// the update service, asks it, reads the answer, evaluates the risks of conditional
+// updates, and yields what ClusterVersion's status shows (availableUpdates,
+// conditionalUpdates with their Recommended condition, the RetrievedUpdates condition).
 //
-// When it asks (C7): on the first run; at once when the upstream, channel, arch or
+// When it asks: on the first run; at once when the upstream, channel, arch or
 // current version changed, or 24 h after the last success or change (a failure then
 // clears the lists); otherwise once the poll interval has passed since the last
 // attempt (a RemoteFailed, ResponseFailed or ResponseInvalid failure then keeps the
@@ -56,7 +56,7 @@ struct RetrievedUpdates {
   bool risks_pending = false;          // some Recommended is Unknown: run again soon (1 s)
 };
 
-// The graph request on the wire (C3): GET with Accept and User-Agent, no credentials.
+// The graph request on the wire: GET with Accept and User-Agent, no credentials.
 struct GraphAnswer {
   long status = 0;          // 0: no answer (transport error in `error`)
   std::string status_line;  // e.g. "500 Internal Server Error"

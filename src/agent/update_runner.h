@@ -1,7 +1,7 @@
-// UpdateRunner: steps 6-11 of the agent's loop for a requested release (reference
-// C10-C13): verify the signature, download the payload, check its layout, version and
-// the preconditions, then apply its manifests group by group until every component
-// reports the new version.
+// UpdateRunner: steps 6-11 of the CVO's update loop (openshift/cincinnati:
+// docs/design/openshift.md) for a requested release: verify the signature, download
+// the payload, check its layout, version and the preconditions, then apply its
+// manifests group by group until every component reports the new version.
 //
 // Each Step() moves the persisted UpdateProgress (update_progress.h) as far as it can
 // and writes the ClusterVersion status that says so:

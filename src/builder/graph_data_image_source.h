@@ -1,5 +1,4 @@
-// "dkrv2-secondary-metadata-scrape": graph-data shipped as a container image
-// (spec §3.6.1 b).
+// "dkrv2-secondary-metadata-scrape": graph-data shipped as a container image.
 //
 // Each run reads the image's manifest. With `verify_signature`, it looks for
 // signature-1 .. signature-9 of the digest in the signature store (an http(s) base URL

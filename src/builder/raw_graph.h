@@ -1,4 +1,4 @@
-// Raw graph construction: releases in, the graph builder's graph out (spec §3.4).
+// Raw graph construction: releases in, the graph builder's graph out.
 //
 // Every release becomes a concrete node (version with its architecture as build
 // metadata). Then, per release, each `previous` entry P (with the release's build)
@@ -27,7 +27,7 @@ struct Release {
   std::vector<Version> next;
 };
 
-// Applies what the scraper does to a parsed document (§3.3 f): the manifest digest and
+// Applies what the scraper does to a parsed document once read: the manifest digest and
 // arch go into metadata, the version's build metadata becomes exactly the arch.
 Release MakeRelease(ReleaseMetadata document, std::string_view arch, std::string_view digest,
                     std::string payload, std::string_view manifestref_key = kManifestRefKey);

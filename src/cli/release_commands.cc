@@ -76,7 +76,7 @@ Result<std::vector<registry::LayerEntry>> FilesUnder(const std::string& dir, con
   return out;
 }
 
-// The verification ConfigMap (reference C10): one keyring per key file, the stores.
+// The verification ConfigMap, as the CVO reads it: one keyring per key file, the stores.
 Result<registry::LayerEntry> VerificationConfigMap(const std::string& keys_dir, const std::vector<std::string>& stores) {
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> keys, FilesUnder(keys_dir, "--verification-keys"));
   if (keys.empty()) return Status::InvalidArgument(fmt::format("--verification-keys {}: no key file", keys_dir));

@@ -1,5 +1,5 @@
 // `cincinnati graph-builder`, `cincinnati policy-engine` and `cincinnati serve`: the
-// HTTP services, configured with the reference's flags and TOML settings (spec §8).
+// HTTP services, configured with the reference's command-line flags and TOML settings.
 #include <unistd.h>
 
 #include <algorithm>

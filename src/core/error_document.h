@@ -1,7 +1,8 @@
 // ErrorDocument: the reference's error body {"kind": ..., "value": ...}.
 //
 // kind is one of the reference's error kinds; value is the kind's fixed prefix
-// followed by the detail; each kind has its HTTP status (spec §1.3). FromStatus maps
+// followed by the detail; each kind has its HTTP status (as in openshift/cincinnati:
+// commons/src/errors.rs). FromStatus maps
 // library errors to kinds.
 #pragma once
 

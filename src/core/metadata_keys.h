@@ -1,4 +1,4 @@
-// Metadata keys and run-parameter names shared with the reference (§5 of the spec).
+// Metadata keys and run-parameter names shared with the reference (openshift/cincinnati).
 #pragma once
 
 #include <string>

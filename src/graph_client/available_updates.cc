@@ -19,7 +19,7 @@ namespace reason = retrieval_reason;
 
 bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
-// Step 6 of C5: only registered, well-formed rules stay.
+// Pruning of risks: only registered, well-formed rules stay.
 bool RuleIsUsable(const MatchingRule& rule) {
   if (rule.type == "Always") return !rule.promql.has_value();
   if (rule.type == "PromQL") return rule.promql.has_value() && !rule.promql->empty();

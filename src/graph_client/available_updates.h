@@ -1,5 +1,5 @@
 // AvailableUpdates: what a cluster at one version is offered by an update graph, by the
-// cluster-version operator's rules (reference C4 node metadata, C5):
+// cluster-version operator's rules (how it reads node metadata and computes updates):
 //   - the current node is the first whose version equals the current one (SemVer
 //     equality, build metadata ignored); none is VersionNotFound;
 //   - recommended updates are the targets of the current node's edges (one hop);
@@ -33,7 +33,7 @@
 
 namespace cincinnati::graph_client {
 
-// The reasons of the RetrievedUpdates condition (reference C8), in the CVO's spelling.
+// The reasons of the RetrievedUpdates condition, in the CVO's spelling.
 namespace retrieval_reason {
 inline constexpr std::string_view kNoUpstream = "NoUpstream";
 inline constexpr std::string_view kInvalidURI = "InvalidURI";
@@ -105,7 +105,7 @@ struct UpdatesOrFailure {
 UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const UpdatesQuery& query,
                                          std::string_view channel, const KeptLimits& limits = {});
 
-// The node's metadata read into a Release (the C4 rules above).
+// The node's metadata read into a Release (url, architecture "multi" only, channels).
 Result<Release> ReleaseFromNode(const UpdateNode& node);
 
 // Whether Go's url.Parse would accept `text`: no control characters or spaces in the

@@ -1,5 +1,5 @@
 // GraphRequest: the checks the cluster-version operator makes before it asks for a
-// graph, and the request URL it then uses (reference C3, C8).
+// graph, and the request URL it then uses.
 //
 // The checks run in the CVO's order and stop at the first failure: NoUpstream,
 // InvalidURI, InvalidID, NoArchitecture, NoCurrentVersion, NoChannel,

@@ -1,6 +1,6 @@
 // UpdateGraph: an update service's answer as the cluster-version operator reads it
-// (reference C4), which is more lenient than the graph builder's reader in some ways
-// and stricter in others:
+// (its pkg/cincinnati), which is more lenient than the graph builder's reader in some
+// ways and stricter in others:
 //   - top-level and object keys match case-insensitively (Go's encoding/json), an exact
 //     match winning; unknown keys (such as the policy engine's "version": 1) are ignored;
 //   - "nodes": [{version, payload, metadata}], every version strict SemVer, metadata an
@@ -50,7 +50,7 @@ struct UpdateNode {
 };
 
 // Unlike core/graph.h's rule, which holds only what a graph builder may emit, this one
-// keeps whatever an upstream sent, so that pruning (C5) can see unknown types.
+// keeps whatever an upstream sent, so that pruning of risks can see unknown types.
 struct MatchingRule {
   std::string type;                   // "Always", "PromQL" or anything the answer says
   std::optional<std::string> promql;  // present when the rule had a "promql" member

@@ -1,6 +1,6 @@
-// Health checks of a cluster before and after its upgrade (reference upgrade-operator.md
-// §6.1, §6.2): critical alerts firing in the platform's namespaces (minus the ignore
-// lists) and components that are Degraded or not Available. Each check writes
+// Health checks of a cluster before and after its upgrade, as the MUO's: critical alerts
+// firing in the platform's namespaces (minus the ignore lists) and components that are
+// Degraded or not Available. Each check writes
 // upgradeoperator_healthcheck_failed{upgradeconfig_name,state,version,reason}.
 //
 // Pure functions over the ports; never throw.
@@ -15,8 +15,8 @@
 
 namespace cincinnati::upgrade {
 
-// Alert names (sorted, unique) that count against `cluster` (§6.1's namespace filter,
-// the ignore lists, and the cluster label when one is configured).
+// Alert names (sorted, unique) that count against `cluster` (namespaces ^openshift.*,
+// ^kube-.* or ^default$, the ignore lists, and the cluster label when one is configured).
 std::vector<std::string> CountedCriticalAlerts(const std::vector<FiringAlert>& alerts, const OperatorConfig& config,
                                                const std::string& cluster);
 // Components with Degraded=True or Available=False.

@@ -1,4 +1,4 @@
-// Maintenance windows of an upgrade (reference upgrade-operator.md §3.5): Alertmanager
+// Maintenance windows of an upgrade (as the MUO makes them): Alertmanager
 // silences created by "managed-upgrade-operator" for the control plane (default
 // matchers, plus the ignored critical alerts) and the workers (re-sized as machines
 // finish), found again by their comment, so that creating one is idempotent across

@@ -1,4 +1,4 @@
-// Notifications (reference upgrade-operator.md §8.3): the events an upgrade sends, their
+// Notifications (the MUO's event manager and notifier): the events an upgrade sends, their
 // descriptions, the at-most-once ledger, and the upgrade-policy state machine a remote
 // policy service is told about.
 //

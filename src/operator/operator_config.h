@@ -1,5 +1,5 @@
 // OperatorConfig: the upgrade operator's settings file (YAML), the managed-upgrade
-// operator's `config.yaml` keys verbatim (reference upgrade-operator.md §2) plus our own
+// operator's `config.yaml` keys verbatim plus our own
 // sections for what the MUO takes from the cluster (Prometheus, Alertmanager, webhooks,
 // hooks, the fleet). Unlike the MUO, absent keys take the documented defaults (the values
 // of the MUO's own deployment), and unknown keys are errors (a typo must not silently

@@ -1,4 +1,4 @@
-// GaugeTable: the upgrade operator's gauges (reference upgrade-operator.md §8.1, names
+// GaugeTable: the upgrade operator's gauges (the MUO's operator gauges, names
 // verbatim), each a family of labelled values that can be set, and removed again (the
 // reference's "ephemeral" metrics disappear when a config goes away). Rendered in the
 // Prometheus text format. Thread-safe (one mutex); never throws.

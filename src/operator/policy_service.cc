@@ -148,7 +148,7 @@ Status PolicyStateNotifier::Send(const Notification& n) {
   if (!ids) return Status::OK();  // not from a policy
   CINCINNATI_ASSIGN_OR_RETURN(UpgradePolicy current, service_.State(ids->first, ids->second));
   std::string from = current.state;
-  // "delayed" read back with a description without "retry" was a skip (§8.3).
+  // "delayed" read back with a description without "retry" was a skip (as the MUO reads it).
   if (from == "delayed" && current.description.find("retry") == std::string::npos) from = "skipped";
   if (!PolicyTransitionAllowed(from, target)) return Status::OK();
   return service_.SetState(ids->first, ids->second, target, n.description);

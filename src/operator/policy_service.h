@@ -1,4 +1,4 @@
-// The remote policy source (reference upgrade-operator.md §9.3): an upgrade-policy
+// The remote policy source (the MUO's OCM provider): an upgrade-policy
 // service with the paths of OpenShift Cluster Manager (OCM), so that the operator can
 // be driven by OCM or by anything that speaks its API:
 //   GET   {base}/api/clusters_mgmt/v1/clusters?search=external_id = '<clusterID>'&size=1
@@ -6,7 +6,7 @@
 //   GET   {base}/api/clusters_mgmt/v1/clusters/<id>/upgrade_policies/<pid>/state
 //   PATCH {base}/api/clusters_mgmt/v1/clusters/<id>/upgrade_policies/<pid>/state  {value, description}
 // A bearer token is read from a file on every call. Every policy is considered (the
-// reference reads only the first page of one, §10.6 #6).
+// reference reads only the first page of one).
 //
 // PolicyStateNotifier tells the service how an upgrade goes (started, delayed,
 // completed, failed) as a Notifier, moving a policy only along the reference's allowed
@@ -59,7 +59,7 @@ class PolicyService {
 // The policy to act on: the earliest next_run among those that are not pending,
 // completed or cancelled and name a version; nullopt when there is none.
 std::optional<UpgradePolicy> ActionablePolicy(const std::vector<UpgradePolicy>& policies);
-// §9.3's mapping of a policy to a spec: channel <group>-<major>.<minor> (an EUS group
+// The OCM provider's mapping of a policy to a spec: channel <group>-<major>.<minor> (an EUS group
 // rounds an odd minor up), upgradeAt = next_run, PDBForceDrainTimeout = the cluster's
 // node drain grace period, capacityReservation true.
 UpgradeConfigSpec SpecFromPolicy(const RemoteCluster& cluster, const UpgradePolicy& policy, UpgradeType type);

@@ -1,4 +1,4 @@
-// The upgrade operator's view of the outside world (reference upgrade-operator.md §10.1):
+// The upgrade operator's view of the outside world (what the MUO takes from the cluster):
 // one small interface per dependency, so that the steps are pure functions of their
 // inputs and tests can use real parts (our agent, Prometheus, Alertmanager, a webhook
 // receiver) or swap one. Each call is one bounded network exchange; none throws; an
@@ -85,7 +85,7 @@ struct FiringAlert {
 class AlertSource {
  public:
   virtual ~AlertSource() = default;
-  // Firing alerts with severity "critical" (the filtering of §6.1 is done by the caller).
+  // Firing alerts with severity "critical" (the caller filters by namespace and ignore lists).
   virtual Result<std::vector<FiringAlert>> FiringCriticalAlerts() = 0;
 };
 
@@ -156,7 +156,7 @@ class ReleaseResolver {
 
 namespace cincinnati::upgrade {
 
-// ---- the update service (the reference's Cincinnati query of §5 rule 6) ----
+// ---- the update service (the MUO's Cincinnati query when a channel change is validated) ----
 class GraphClient {
  public:
   virtual ~GraphClient() = default;

@@ -94,7 +94,7 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
   }
   pass.metrics.Set("upgradeoperator_upgradeconfig_validation_failed", labels, 0);
   if (config.spec.desired.version != version_before) {
-    result.requeue = std::chrono::seconds(0);  // rule 2a renamed the entry: go on with it
+    result.requeue = std::chrono::seconds(0);  // the image's version renamed the entry: go on with it
     result.note = "the desired version was read from the image";
     return result;
   }
@@ -113,7 +113,7 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
     return result;
   }
   if (decision->breached) {
-    // Honoured (§10.6 #1): a start this late would land outside its maintenance slot.
+    // Honoured (the MUO ignores it): a start this late would land outside its maintenance slot.
     StepContext steps = MakeStepContext(config, history, agent, ports, pass);
     std::string error;
     history.phase = RunFailurePath(steps, &error);

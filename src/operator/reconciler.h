@@ -1,8 +1,8 @@
-// One reconcile pass of one cluster's UpgradeConfig (reference upgrade-operator.md §3.1):
+// One reconcile pass of one cluster's UpgradeConfig (the MUO's UpgradeConfig controller):
 // the phase machine
 //   New -> Pending                       (an early health notice when the start is far)
 //   Pending -> (valid, upgradeAt reached, fleet allows) -> Upgrading
-//   Pending -> (upgradeAt + window passed)  -> Failed   (we honour `breached`, §10.6 #1)
+//   Pending -> (upgradeAt + window passed)  -> Failed   (we honour `breached`; the MUO does not)
 //   Upgrading -> (steps all done) -> Upgraded;  (OSD, not commanded within the window) -> Failed
 // with the steps of steps.h. The caller persists the config after every pass and
 // requeues after `requeue` (operator time); an error asks for backoff.

@@ -1,7 +1,7 @@
-// Time in the upgrade operator: RFC 3339 text <-> clock time, and the scheduler of
-// reference upgrade-operator.md §4: an upgrade is ready at or after `upgradeAt`;
-// `breached` when now is past upgradeAt + the upgrade window (we honour it, §10.6 #1:
-// an upgrade that could not start in its window does not start hours later).
+// Time in the upgrade operator: RFC 3339 text <-> clock time, and the MUO's scheduler:
+// an upgrade is ready at or after `upgradeAt`; `breached` when now is past upgradeAt +
+// the upgrade window (we honour it, the MUO does not: an upgrade that could not start in
+// its window does not start hours later).
 //
 // Pure functions; never throw.
 #pragma once
@@ -25,7 +25,7 @@ struct ScheduleDecision {
   std::chrono::seconds time_until{0};  // until upgradeAt (0 when ready)
 };
 
-// Errors (the text of §5 rule 1) when `upgrade_at` is not RFC 3339.
+// Errors ("Failed to parse upgradeAt:<s> during validation") when `upgrade_at` is not RFC 3339.
 Result<ScheduleDecision> Schedule(std::string_view upgrade_at, TimePoint now, std::chrono::minutes window);
 
 }  // namespace cincinnati::upgrade

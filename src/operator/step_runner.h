@@ -1,7 +1,7 @@
-// The step runner of reference upgrade-operator.md §3.2: an upgrade is an ordered list of
-// idempotent steps, each returning done, not done or an error. Every pass starts from the
-// first step; a done step lets the runner go on, anything else stops the pass. Each step
-// owns one condition of the history entry, written as §1.5 says ("<T> has started",
+// The step runner, as the MUO's: an upgrade is an ordered list of idempotent steps, each
+// returning done, not done or an error. Every pass starts from the first step; a done
+// step lets the runner go on, anything else stops the pass. Each step owns one condition
+// of the history entry, written with the MUO's texts ("<T> has started",
 // "<T> still in progress", the error text, "<T> is completed").
 //
 // Steps never block: a step that has to wait returns "not done" and is asked again on the
@@ -39,7 +39,7 @@ struct RunOutcome {
   std::string step;                 // the step the pass stopped at (empty when all done)
 };
 
-// Writes the condition of a step's outcome (§1.5).
+// Writes the condition of a step's outcome (the texts above).
 void RecordStep(UpgradeHistory& history, const std::string& condition, const StepResult& result, const std::string& now);
 void RecordStepStarted(UpgradeHistory& history, const std::string& condition, const std::string& now);
 

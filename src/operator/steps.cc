@@ -26,7 +26,7 @@ std::chrono::seconds RealLength(const StepContext& c, std::chrono::minutes lengt
 }
 const std::string& Version(const StepContext& c) { return c.config.spec.desired.version; }
 
-// The reference's timestamp gauges, recorded once per version (§10.6 #3).
+// The reference's timestamp gauges, recorded once per version (it rewrites them each pass).
 void TimestampOnce(StepContext& c, const std::string& metric) {
   const Labels labels = {{"_id", c.agent.cluster_id.empty() ? "unknown" : c.agent.cluster_id},
                          {"upgradeconfig_name", c.config.cluster},
@@ -186,7 +186,7 @@ R CreateControlPlaneMaintWindow(StepContext& c) {
   return s.ok() ? R::Done() : R::Error(s.message());
 }
 
-// EnsureDesiredConfig of §3.3: the agent is told where to go, once it offers the release.
+// The MUO's EnsureDesiredConfig: the agent is told where to go, once it offers the release.
 R CommandAgent(StepContext& c) {
   const Desired& d = c.config.spec.desired;
   if (!d.image.empty()) {

@@ -1,10 +1,10 @@
-// The steps of an upgrade (reference upgrade-operator.md §3.3-§3.6): the OSD list of 17
+// The steps of an upgrade (the MUO's OSD and ARO upgraders): the OSD list of 17
 // and the ARO list of 14, by the reference's names and condition types, each an
 // idempotent function of a StepContext (the config, the agent's snapshot taken at the
 // start of the pass, the ports, the clock). Steps that only make sense before the update
 // is commanded are done at once when it has commenced.
 //
-// Where we differ from the reference (its §10.6): UpgradeDelayedCheck has its own
+// Where we differ from the reference (its known quirks): UpgradeDelayedCheck has its own
 // condition type; the timestamps of steps 1, 8, 9 and 12 are recorded once; capacity and
 // drain are hook commands (the Kubernetes parts are not built); PostUpgradeProcedures
 // (FedRAMP file integrity) is Kubernetes-only and always done.
@@ -44,11 +44,11 @@ std::vector<UpgradeStep> OsdSteps();
 std::vector<UpgradeStep> AroSteps();
 const std::vector<UpgradeStep>& StepsFor(UpgradeType type);
 
-// The OSD start-window gate (§3.3): not commenced, started, and past startTime +
-// upgradeWindow.timeOut.
+// The OSD start-window gate, checked before the steps on every pass: not commenced,
+// started, and past startTime + upgradeWindow.timeOut.
 bool StartWindowExpired(const StepContext& context);
-// The failure path (§3.6): returns the phase to store (kFailed, or kUpgrading when a part
-// of it failed and must be retried).
+// The failure path of a breached OSD start window: returns the phase to store (kFailed,
+// or kUpgrading when a part of it failed and must be retried).
 Phase RunFailurePath(StepContext& context, std::string* error);
 
 }  // namespace cincinnati::upgrade

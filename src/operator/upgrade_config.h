@@ -1,6 +1,6 @@
 // UpgradeConfig: the managed-upgrade operator's `upgrade.managed.openshift.io/v1alpha1`
-// object for one cluster (reference upgrade-operator.md §1), its JSON/YAML form with the
-// schema's field names verbatim, and the bookkeeping rules of §1.5 (conditions are
+// object for one cluster, its JSON/YAML form with the schema's field names verbatim,
+// and the MUO's bookkeeping rules (conditions are
 // prepended when new and replaced in place otherwise; history is keyed by version,
 // newest first).
 //
@@ -41,7 +41,7 @@ struct Desired {
 
 struct UpgradeConfigSpec {
   UpgradeType type = UpgradeType::kOSD;
-  std::string upgrade_at;               // RFC 3339; validated at Pending (§5 rule 1), not at parse
+  std::string upgrade_at;               // RFC 3339; validated in phase Pending, not at parse
   int32_t pdb_force_drain_timeout = 0;  // minutes, >= 0
   Desired desired;
   bool capacity_reservation = false;
@@ -72,8 +72,8 @@ struct UpgradeHistory {
   bool operator==(const UpgradeHistory&) const = default;
 
   const UpgradeCondition* FindCondition(std::string_view type) const;
-  // §1.5: absent ⇒ prepended; present ⇒ replaced in place, lastTransitionTime kept when the
-  // status is unchanged; lastProbeTime always `now`.
+  // As in the MUO: absent ⇒ prepended; present ⇒ replaced in place, lastTransitionTime
+  // kept when the status is unchanged; lastProbeTime always `now`.
   void SetCondition(UpgradeCondition condition, const std::string& now);
 };
 

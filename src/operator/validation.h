@@ -1,8 +1,8 @@
-// Validation of an UpgradeConfig's desired release (reference upgrade-operator.md §5),
+// Validation of an UpgradeConfig's desired release (the MUO's pkg/validation rules),
 // run in phase Pending on every pass, with the reference's messages verbatim; and the
-// helpers every step shares: the cluster's current version (§1.5), whether the update
-// has been commanded ("commenced", §3.2), whether it completed, and channel inference
-// (§9.3: <group>-<major>.<minor>, an EUS channel rounds an odd minor up).
+// helpers every step shares: the cluster's current version, whether the update has been
+// commanded ("commenced"), whether it completed, and channel inference
+// (<group>-<major>.<minor>, an EUS channel rounds an odd minor up).
 //
 // Pure functions of their inputs (the ports are called, never stored); never throw.
 #pragma once
@@ -24,12 +24,12 @@ struct ValidationResult {
 };
 
 struct ValidationPorts {
-  ReleaseResolver* resolver = nullptr;  // image mode (rule 2); null: image mode is an error
-  GraphClient* graph = nullptr;         // rule 6 when `cincinnati_check`
+  ReleaseResolver* resolver = nullptr;  // image mode (version read from the image); null: an error
+  GraphClient* graph = nullptr;         // checks a channel change against the graph when `cincinnati_check`
   bool cincinnati_check = false;        // validation.cincinnati
 };
 
-// May rewrite config.spec.desired.version from the image (rule 2a) and rename the New
+// May rewrite config.spec.desired.version from the image (image mode) and rename the New
 // history entry accordingly.
 ValidationResult ValidateDesired(UpgradeConfig& config, const AgentSnapshot& agent, const ValidationPorts& ports);
 
@@ -46,10 +46,12 @@ bool HasUpgradeCompleted(const UpgradeConfig& config, const AgentSnapshot& agent
 // empty or unrecognised current channel gives group "stable".
 std::string InferChannel(std::string_view current_channel, std::string_view desired_version);
 
-// §1.5 precedingVersion of a new history entry.
+// precedingVersion of a new history entry: when the agent already targets the desired
+// version, the first (newest) other Completed version of its history, else its desired
+// version.
 std::string PrecedingVersion(const UpgradeConfig& config, const AgentSnapshot& agent);
 
-// Parses an image pull spec the way the MUO's check does (rule 2b): registry,
+// Parses an image pull spec the way the MUO's check does (image mode): registry,
 // repository, name and digest must all be there. An http:// or https:// prefix is
 // allowed (our registries on 127.0.0.1).
 Status CheckImagePullSpec(std::string_view image);

@@ -1,4 +1,5 @@
-// Client parameter validation shared by the policy transforms (spec §2.4, §4.3, §4.4).
+// Client parameter validation shared by the policy transforms (`channel` must match
+// ^[0-9a-z\-\.]+$, `arch` ^[0-9a-z]+$, default amd64; other parameters are ignored).
 #pragma once
 
 #include <string>

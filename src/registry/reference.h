@@ -1,4 +1,4 @@
-// Where a repository lives, parsed as the reference does (spec §3.3): the string
+// Where a repository lives, parsed as the reference's registry scrape does: the string
 // "<registry>/<repository>" is read as a URL. Without a scheme it is a secure (https)
 // registry; "https://" is secure; "http://" is a plain-HTTP registry. Payload pull
 // specs never carry the scheme ("localhost:5000/ns/repo@sha256:..."): the reference

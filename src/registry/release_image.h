@@ -1,5 +1,5 @@
 // Release images in a registry: what `cincinnati release new` pushes and what the
-// graph builder's registry scrape reads (spec §3.3).
+// graph builder's registry scrape ("release-scrape-dockerv2") reads.
 //
 // Reading: the manifest's digest identifies the release. An image manifest's
 // architecture comes from its config blob; a manifest list with one entry has that

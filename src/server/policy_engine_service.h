@@ -1,4 +1,5 @@
-// PolicyEngineService: the policy engine daemon (spec §2.2–§2.4, §4).
+// PolicyEngineService: the policy engine daemon (upstream's policy-engine: routes,
+// content negotiation, query parameters, plugin chain).
 //
 // Its upstream is a state machine (server/upstream_state.h):
 //  * in-process: a graph handed over with SetGraph() (`cincinnati serve`);
