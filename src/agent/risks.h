@@ -8,9 +8,8 @@
 //     requested rule that is due, not necessarily the caller's (a caller without a
 //     cached answer then gets "evaluation is throttled"). Unlike the operator's code,
 //     whose own rule is queried again on every call more than a second apart, a rule's
-//     fresh result is answered from the cache, as the documented MinForCondition intends
-//     (openshift/cluster-version-operator: pkg/clusterconditions/cache/cache.go).
-//     Thread-safe (one mutex, held during the wrapped call so that queries never overlap).
+//     fresh result is answered from the cache, as the CVO's pkg/clusterconditions/cache/cache.go
+//     intends (MinForCondition). Thread-safe (one mutex, held during the wrapped call so that queries never overlap).
 //   - MatchRules is the condition registry: rules in order, unknown types skipped, the
 //     first rule that evaluates without error decides; if every rule errs, the errors
 //     together are the result.

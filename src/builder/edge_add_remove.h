@@ -1,5 +1,4 @@
-// "edge-add-remove" (openshift/cincinnati: cincinnati/src/plugins/internal/edge_add_remove.rs):
-// turns edge metadata into edges, and risk templates
+// "edge-add-remove" (openshift/cincinnati: cincinnati/src/plugins/internal/edge_add_remove.rs): turns edge metadata into edges, and risk templates
 // into conditional edges.
 //
 // Keys on a node X (prefix P), comma-separated version lists with items trimmed:

@@ -1,4 +1,5 @@
-// "dkrv2-secondary-metadata-scrape": graph-data shipped as a container image.
+// "dkrv2-secondary-metadata-scrape": graph-data shipped as a container image
+// (openshift/cincinnati: cincinnati/src/plugins/internal/graph_builder/dkrv2_openshift_secondary_metadata_scraper/).
 //
 // Each run reads the image's manifest. With `verify_signature`, it looks for
 // signature-1 .. signature-9 of the digest in the signature store (an http(s) base URL

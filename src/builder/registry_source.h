@@ -1,5 +1,4 @@
-// "release-scrape-dockerv2": releases from a container registry (openshift/cincinnati:
-// cincinnati/src/plugins/internal/graph_builder/release_scrape_dockerv2/).
+// "release-scrape-dockerv2": releases from a container registry (openshift/cincinnati: cincinnati/src/plugins/internal/graph_builder/release_scrape_dockerv2/).
 //
 // Lists the repository's tags, reads each tag's image with at most
 // `fetch_concurrency` in flight, and builds the raw graph. Per the reference's failure

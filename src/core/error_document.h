@@ -1,8 +1,7 @@
 // ErrorDocument: the reference's error body {"kind": ..., "value": ...}.
 //
 // kind is one of the reference's error kinds; value is the kind's fixed prefix
-// followed by the detail; each kind has its HTTP status (as in openshift/cincinnati:
-// commons/src/errors.rs). FromStatus maps
+// followed by the detail; each kind has its HTTP status (openshift/cincinnati: commons/src/errors.rs). FromStatus maps
 // library errors to kinds.
 #pragma once
 

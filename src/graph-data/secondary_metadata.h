@@ -1,5 +1,4 @@
-// Applying graph-data to a graph (upstream's "openshift-secondary-metadata-parse"
-// plugin), in the reference's order:
+// Applying graph-data to a graph (upstream's "openshift-secondary-metadata-parse" plugin), in the reference's order:
 //  1. raw/metadata.json: for every concrete node semver-equal to the entry (build
 //     ignored, so all arches), append ",value" to an existing key or set it;
 //  2. unconditional blocked edges: set `<prefix>.previous.remove_regex` = from on the

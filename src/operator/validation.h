@@ -46,9 +46,7 @@ bool HasUpgradeCompleted(const UpgradeConfig& config, const AgentSnapshot& agent
 // empty or unrecognised current channel gives group "stable".
 std::string InferChannel(std::string_view current_channel, std::string_view desired_version);
 
-// precedingVersion of a new history entry: when the agent already targets the desired
-// version, the first (newest) other Completed version of its history, else its desired
-// version.
+// precedingVersion of a new history entry: when the agent already targets the desired version, the newest other Completed version of its history, else its desired version.
 std::string PrecedingVersion(const UpgradeConfig& config, const AgentSnapshot& agent);
 
 // Parses an image pull spec the way the MUO's check does (image mode): registry,

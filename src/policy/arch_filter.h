@@ -1,5 +1,4 @@
-// "arch-filter" (openshift/cincinnati: cincinnati/src/plugins/internal/arch_filter.rs):
-// keeps the concrete nodes whose
+// "arch-filter" (openshift/cincinnati: cincinnati/src/plugins/internal/arch_filter.rs): keeps the concrete nodes whose
 // `<prefix>.release.arch` list contains the `arch` parameter (default "amd64"),
 // deletes that key from every node, and strips the arch from versions
 // ("4.7.4+amd64" -> "4.7.4"), in nodes and conditional edges alike.

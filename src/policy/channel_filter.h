@@ -1,5 +1,4 @@
-// "channel-filter" (openshift/cincinnati: cincinnati/src/plugins/internal/channel_filter.rs):
-// keeps the concrete nodes whose
+// "channel-filter" (openshift/cincinnati: cincinnati/src/plugins/internal/channel_filter.rs): keeps the concrete nodes whose
 // `<prefix>.release.channels` list (comma-separated, items trimmed) contains the
 // `channel` parameter exactly, their edges, and the conditional edges between them.
 // A missing channel is MissingParams, a malformed one InvalidParams; an unknown but

@@ -1,5 +1,4 @@
-// Client parameter validation shared by the policy transforms (`channel` must match
-// ^[0-9a-z\-\.]+$, `arch` ^[0-9a-z]+$, default amd64; other parameters are ignored).
+// Client parameter validation shared by the policy transforms (`channel` must match ^[0-9a-z\-\.]+$, `arch` ^[0-9a-z]+$).
 #pragma once
 
 #include <string>

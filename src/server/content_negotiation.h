@@ -1,5 +1,4 @@
-// The reference's content negotiation (shared by its graph builder and policy engine),
-// which is not RFC 7231:
+// The reference's content negotiation (its graph builder's and policy engine's), not RFC 7231:
 //  * no Accept header -> application/vnd.redhat.cincinnati.v1+json;
 //  * the header must equal exactly one of "*", "*/*", the default, an offered type or
 //    "<top>/*" of an offered type (no lists, no q-values), else it is not acceptable;

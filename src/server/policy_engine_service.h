@@ -1,5 +1,4 @@
-// PolicyEngineService: the policy engine daemon (upstream's policy-engine: routes,
-// content negotiation, query parameters, plugin chain).
+// PolicyEngineService: the policy engine daemon (upstream's policy-engine: routes, negotiation, parameters, chain).
 //
 // Its upstream is a state machine (server/upstream_state.h):
 //  * in-process: a graph handed over with SetGraph() (`cincinnati serve`);
