@@ -310,6 +310,9 @@ TEST(InsightUpstreamTest, ASlowRecordsAnswerNeverHoldsTheGraphBack) {
   RecordsBuilder builder;
   builder.set_mode(RecordsBuilder::kHeld);
   auto engine = EngineOn(builder.url());
+  // The engine asks for the records after it serves the graph: wait until the builder
+  // holds that request, then the graph must still be answered.
+  ASSERT_TRUE(WaitFor([&] { return builder.records_in_flight == 1; })) << engine->log();
   EXPECT_EQ(Get(engine->url("/v1/graph?channel=stable-4.13")).status, 200);
   EXPECT_EQ(builder.records_in_flight, 1);  // still held
   builder.Release();
