@@ -14,6 +14,19 @@ shift
 case "$runs" in '' | *[!0-9]* | 0) echo "stress.sh: N must be a number of runs (1 or more), not '$runs'" >&2; exit 2 ;; esac
 jobs="$(nproc 2>/dev/null || echo 2)"
 plain="${CINCINNATI_BUILD_DIR:-$root/build}"
+
+# A verdict is only worth something for a known tree: say which commit is tested, and
+# refuse uncommitted changes (CINCINNATI_STRESS_DIRTY=1 runs them anyway, and says so).
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+  tested="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+  if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && [ "${CINCINNATI_STRESS_DIRTY:-0}" != 1 ]; then
+    echo "stress.sh: the tree has uncommitted changes; commit them (or set CINCINNATI_STRESS_DIRTY=1)" >&2
+    exit 2
+  fi
+else
+  tested="not a git checkout"
+fi
+echo "stress: testing $tested" >&2
 asan="${CINCINNATI_HARDENED_BUILD_DIR:-$root/build-fuzz}"
 
 "$root/scripts/build.sh"
@@ -69,9 +82,9 @@ for build in "${builds[@]}"; do
 done
 
 if [ ${#failures[@]} -eq 0 ]; then
-  echo "stress: every test passed all $runs run(s) in: ${builds[*]##*/}" >&2
+  echo "stress: every test passed all $runs run(s) in: ${builds[*]##*/} ($tested)" >&2
   exit 0
 fi
-echo "stress: tests that failed at least once (of $runs run(s) each):" >&2
+echo "stress: tests that failed at least once (of $runs run(s) each, $tested):" >&2
 for key in "${!failures[@]}"; do printf '  %s  %d/%d\n' "$key" "${failures[$key]}" "$runs"; done | sort >&2
 exit 1
