@@ -40,33 +40,51 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 summary="$build/fuzz-summary.txt"
 printf '%-18s %10s %8s %8s %6s\n' target executions exec/s coverage crash > "$summary"
-status=0
-for t in "${targets[@]}"; do
-  corpus="$build/corpus/$t"
-  artifacts="$build/artifacts/$t"
+
+# One target: its corpus, seeds and dictionary; writes its row to $build/fuzz-$t.row
+# and returns non-zero when it found something.
+fuzz_one() {
+  local t="$1" corpus="$build/corpus/$1" artifacts="$build/artifacts/$1" log="$build/fuzz-$1.log" rc=0
   mkdir -p "$corpus" "$artifacts"
   # The seeds join the working corpus (copied: libFuzzer writes into the first dir).
   while read -r src; do
     if [ -d "$src" ]; then find "$src" -type f -exec cp -n {} "$corpus/" \; ; elif [ -f "$src" ]; then
       cp -n "$src" "$corpus/$(echo "$src" | sha1sum | cut -c1-12)-$(basename "$src")"; fi
   done < <(seed_dirs "$t")
-  dict=()
+  local dict=()
   [ -f "$root/fuzz/dicts/$t.dict" ] && dict=(-dict="$root/fuzz/dicts/$t.dict")
-  log="$build/fuzz-$t.log"
-  rc=0
   "$build/fuzz/fuzz_$t" "$corpus" "${dict[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
+  local execs speed cov crash=no
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
-  crash=no
+  [ "$rc" -ne 0 ] && crash=YES
+  printf '%-18s %10s %8s %8s %6s\n' "$t" "${execs:-?}" "${speed:-?}" "${cov:-?}" "$crash" > "$build/fuzz-$t.row"
+  return "$rc"
+}
+
+# One target per core at a time (each is one single-threaded process); rows and
+# findings are reported in the targets' order whatever order they end in.
+jobs="${CINCINNATI_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+declare -A pid_of
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+  fuzz_one "$t" & pid_of[$t]=$!
+  running=$((running + 1))
+done
+status=0
+for t in "${targets[@]}"; do
+  rc=0
+  wait "${pid_of[$t]}" || rc=$?
   if [ "$rc" -ne 0 ]; then
-    crash=YES
     status=1
-    echo "fuzz_$t failed (exit $rc); input in $artifacts, log $log:" >&2
-    grep -m1 -A25 -E 'ERROR: |runtime error|property violated|deadly signal' "$log" >&2 || tail -30 "$log" >&2
+    echo "fuzz_$t failed (exit $rc); input in $build/artifacts/$t, log $build/fuzz-$t.log:" >&2
+    grep -m1 -A25 -E 'ERROR: |runtime error|property violated|deadly signal' "$build/fuzz-$t.log" >&2 ||
+      tail -30 "$build/fuzz-$t.log" >&2
   fi
-  printf '%-18s %10s %8s %8s %6s\n' "$t" "${execs:-?}" "${speed:-?}" "${cov:-?}" "$crash" | tee -a "$summary"
+  tee -a "$summary" < "$build/fuzz-$t.row"
 done
 echo "summary: $summary"
 exit "$status"

@@ -16,6 +16,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/diagnostics.h"
@@ -70,6 +71,8 @@ struct StepLoss {
 // Why a step took it out: a stable kind for machines (not_in_channel, phased, ...) and
 // one sentence for people; steps that delay rather than refuse also say when.
 struct StepReason {
+  StepReason() = default;
+  StepReason(std::string kind, std::string message) : kind(std::move(kind)), message(std::move(message)) {}
   std::string kind;
   std::string message;
   std::optional<int64_t> visible_from;  // Unix seconds: when this cluster sees it
