@@ -8,7 +8,6 @@
 #include <fmt/ranges.h>
 
 #include "core/guard.h"
-#include "core/internal_metadata.h"
 #include "core/semver.h"
 #include "core/strings.h"
 #include "insight/builder_records.h"

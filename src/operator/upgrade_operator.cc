@@ -294,14 +294,15 @@ Status UpgradeOperator::Resume() {
 }
 
 std::string UpgradeOperator::Metrics() {
-  std::map<std::string, UpgradeConfig> configs;
   std::map<std::string, uint64_t> passes;
+  std::string collected;
   {
+    // Rendered under the lock rather than from a copy of every config, at each scrape.
     std::lock_guard lock(mu_);
-    configs = configs_;
     for (const auto& [name, state] : clusters_) passes[name] = state->passes;
+    collected = CollectorMetrics(configs_, passes);
   }
-  return metrics_.Render() + CollectorMetrics(configs, passes);
+  return metrics_.Render() + collected;
 }
 
 }  // namespace cincinnati::upgrade
