@@ -138,6 +138,27 @@ TEST(ClusterVersionTest, BadSpecsNameTheField) {
   EXPECT_TRUE(SpecFromJson(Json("{" + id + R"(,"desiredUpdate":{"architecture":"Multi"}})")).ok());
 }
 
+TEST(ClusterVersionTest, APeersDocumentIsReadByTypesAndItsUnknownFieldsAreIgnored) {
+  // What a newer agent might serve: fields this one does not know, a cluster id it would
+  // refuse in its own state. The operator reads it as a Kubernetes client would.
+  const std::string document = R"({"spec":{"clusterID":"not-a-uuid","channel":"stable-4.13","capabilities":{}},
+    "status":{"history":[{"state":"Completed","version":"4.12.3","image":"i","startedTime":"t","acceptedRisks":"",
+    "verified":false,"completionMode":"x"}],"capabilities":{},"desired":{"version":"4.12.3","image":"i"}}})";
+  EXPECT_FALSE(FromJson(Json(document)).ok());  // the agent's own state is read strictly
+  auto peer = FromJson(Json(document), config_api::ReadAs::kPeer);
+  ASSERT_TRUE(peer.ok()) << peer.status().ToString();
+  EXPECT_EQ(peer->spec.channel, "stable-4.13");
+  EXPECT_EQ(peer->status.history.at(0).version, "4.12.3");
+  // Types still count, named by their path; a missing spec is an empty one.
+  auto wrong = FromJson(Json(R"({"spec":{"channel":5}})"), config_api::ReadAs::kPeer);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().message(), "spec.channel: must be a string");
+  auto history = FromJson(Json(R"({"status":{"history":[{"version":1}]}})"), config_api::ReadAs::kPeer);
+  ASSERT_FALSE(history.ok());
+  EXPECT_EQ(history.status().message(), "status.history[0].version: must be a string");
+  EXPECT_TRUE(FromJson(Json(R"({"status":{}})"), config_api::ReadAs::kPeer).ok());
+}
+
 TEST(ObjectStoreTest, PutGetListSurviveAndNamesStayInside) {
   testing::TempDir dir;
   {

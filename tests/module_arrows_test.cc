@@ -51,7 +51,7 @@ const std::set<std::string> kHttpServer = {"server/http_types.h", "server/query.
                                            "server/response_head.h"};
 
 TEST(ModuleArrowsTest, TheClientHalfIncludesNothingOfTheServiceHalf) {
-  for (const char* dir : {"agent", "operator", "kube", "graph_client", "prometheus", "env"}) {
+  for (const char* dir : {"agent", "operator", "kube", "graph_client", "config_api", "prometheus", "env"}) {
     for (const auto& [file, includes] : IncludesOf(dir)) {
       for (const std::string& include : includes) {
         EXPECT_FALSE(StartsWithAny(include, kServiceHalf)) << file << " includes " << include;
@@ -64,7 +64,7 @@ TEST(ModuleArrowsTest, TheClientHalfIncludesNothingOfTheServiceHalf) {
 }
 
 TEST(ModuleArrowsTest, TheOperatorAndTheSharedModulesIncludeNothingOfTheAgent) {
-  for (const char* dir : {"operator", "kube", "graph_client", "prometheus", "env"}) {
+  for (const char* dir : {"operator", "kube", "graph_client", "config_api", "prometheus", "env"}) {
     for (const auto& [file, includes] : IncludesOf(dir)) {
       for (const std::string& include : includes) {
         EXPECT_NE(include.rfind("agent/", 0), 0u) << file << " includes " << include;
@@ -103,6 +103,7 @@ TEST(ModuleArrowsTest, TheAgentAndTheOperatorLinkOnlyWhatTheyUse) {
     // What they do use is there (the list is not empty by mistake).
     EXPECT_TRUE(deps.count("cincinnati_http_server")) << library;
     EXPECT_TRUE(deps.count("cincinnati_graph_client")) << library;
+    EXPECT_TRUE(deps.count("cincinnati_config_api")) << library;
     for (const char* absent : {"cincinnati_builder", "cincinnati_server", "cincinnati_policy", "cincinnati_insight",
                                "cincinnati_ui", "cincinnati_cluster_directory", "LIBGVC", "LIBGIT2", "libgvc", "libgit2"}) {
       EXPECT_FALSE(Links(deps, absent)) << library << " links " << absent;

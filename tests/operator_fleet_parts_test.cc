@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "config_api/cluster_version.h"
+#include "operator/agent_client.h"
 #include "operator/config_source.h"
 #include "operator/fleet_pause.h"
 #include "operator/operator_view.h"
@@ -168,6 +170,43 @@ TEST(LocalConfigSourceTest, AnUnreadableFileKeepsItsClusterAndAnUnknownOneKeepsE
   // A directory that cannot be listed leaves everything.
   LocalConfigSource missing((dir.path() / "missing").string());
   EXPECT_TRUE(missing.Read().Unreadable("any-cluster"));
+}
+
+// The operator reads the agent's ClusterVersion with the model the agent writes it with.
+TEST(AgentSnapshotTest, TheOperatorReadsWhatTheAgentWrites) {
+  config_api::ClusterVersion cv;
+  cv.spec.cluster_id = "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a";
+  cv.spec.channel = "stable-4.13";
+  cv.spec.desired_update = config_api::DesiredUpdate{"4.13.1", "quay.io/x@sha256:1", false, ""};
+  cv.status.desired = {"4.13.0", "quay.io/x@sha256:0", "", {}, false};
+  cv.status.history = {{"Partial", "2026-01-01T12:00:00Z", "", "4.13.1", "quay.io/x@sha256:1", false, ""},
+                       {"Completed", "2025-12-01T12:00:00Z", "2025-12-01T13:00:00Z", "4.13.0", "quay.io/x@sha256:0", true, ""}};
+  cv.status.available_updates = {{"4.13.2", "quay.io/x@sha256:2", "", {}, false}};
+  config_api::ConditionalUpdateStatus risky;
+  risky.release = {"4.14.0", "quay.io/x@sha256:3", "", {}, false};
+  cv.status.conditional_updates = {risky};
+  cv.SetCondition({"Failing", "True", "ClusterOperatorDegraded", "etcd is degraded", "2026-01-01T12:05:00Z"});
+  cv.SetCondition({"Progressing", "True", "", "Working towards 4.13.1", "2026-01-01T12:00:00Z"});
+  auto snapshot = ReadAgentSnapshot(kube::WriteJson(config_api::ToJson(cv)), R"({"items":[]})");
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().message();
+  EXPECT_EQ(snapshot->cluster_id, cv.spec.cluster_id);
+  EXPECT_EQ(snapshot->channel, "stable-4.13");
+  EXPECT_EQ(snapshot->desired_update.version, "4.13.1");
+  EXPECT_EQ(snapshot->status_desired.image, "quay.io/x@sha256:0");
+  ASSERT_EQ(snapshot->history.size(), 2u);
+  EXPECT_EQ(snapshot->history[1].completion_time, "2025-12-01T13:00:00Z");
+  ASSERT_EQ(snapshot->available_updates.size(), 1u);
+  EXPECT_EQ(snapshot->available_updates[0].version, "4.13.2");
+  ASSERT_EQ(snapshot->conditional_updates.size(), 1u);
+  EXPECT_EQ(snapshot->conditional_updates[0].version, "4.14.0");
+  EXPECT_EQ(snapshot->failing.reason, "ClusterOperatorDegraded");
+  EXPECT_EQ(snapshot->progressing.message, "Working towards 4.13.1");
+  EXPECT_EQ(snapshot->upgradeable.status, "");  // absent
+  // A wrong type is an error naming the document and the field.
+  auto bad = ReadAgentSnapshot(R"({"status":{"desired":{"version":4}}})", R"({"items":[]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("status.desired.version: must be a string"), std::string::npos)
+      << bad.status().message();
 }
 
 }  // namespace

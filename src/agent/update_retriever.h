@@ -27,25 +27,14 @@
 
 #include "agent/graph_client_names.h"
 #include "agent/risks.h"
+#include "config_api/cluster_version.h"
 #include "env/clock.h"
 
 namespace cincinnati::agent {
 
-// One condition in Kubernetes' shape.
-struct Condition {
-  std::string type;
-  std::string status;  // "True", "False", "Unknown"
-  std::string reason;
-  std::string message;
-  std::string last_transition_time;  // RFC 3339
-  bool operator==(const Condition&) const = default;
-};
-
-struct ConditionalUpdateStatus {
-  Release release;
-  std::vector<Risk> risks;
-  std::vector<Condition> conditions;  // [Recommended]
-};
+// Conditions and conditional updates as ClusterVersion's status shows them.
+using config_api::Condition;
+using config_api::ConditionalUpdateStatus;
 
 struct RetrievedUpdates {
   std::vector<Release> available;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "config_api/cluster_version.h"
 #include "kube/json_value.h"
 #include "operator/http_call.h"
 
@@ -29,13 +30,6 @@ Result<const JsonValue*> List(const JsonValue* parent, std::string_view key, con
   return v;
 }
 
-Status Release(const JsonValue* object, const std::string& path, AgentRelease& out) {
-  if (!object || object->is_null()) return Status::OK();
-  if (!object->is_object()) return Status::InvalidArgument(path + ": not an object");
-  CINCINNATI_RETURN_IF_ERROR(Str(*object, "version", path, out.version));
-  return Str(*object, "image", path, out.image);
-}
-
 // The {status, reason, message} of the condition `type` in a conditions list.
 Result<AgentCondition> Condition(const JsonValue* conditions, std::string_view type, const std::string& path) {
   AgentCondition out;
@@ -55,58 +49,35 @@ Result<AgentCondition> Condition(const JsonValue* conditions, std::string_view t
   return out;
 }
 
-Status ReadClusterVersion(const JsonValue& cv, AgentSnapshot& s) {
-  if (!cv.is_object()) return Status::InvalidArgument("the ClusterVersion is not an object");
-  const JsonValue* spec = cv.Find("spec");
-  if (spec && !spec->is_null()) {
-    if (!spec->is_object()) return Status::InvalidArgument("spec: not an object");
-    CINCINNATI_RETURN_IF_ERROR(Str(*spec, "clusterID", "spec", s.cluster_id));
-    CINCINNATI_RETURN_IF_ERROR(Str(*spec, "channel", "spec", s.channel));
-    CINCINNATI_RETURN_IF_ERROR(Str(*spec, "upstream", "spec", s.upstream));
-    CINCINNATI_RETURN_IF_ERROR(Release(spec->Find("desiredUpdate"), "spec.desiredUpdate", s.desired_update));
+AgentRelease FromRelease(const config_api::Release& r) { return {r.version, r.image}; }
+
+AgentCondition FindCondition(const config_api::ClusterVersion& cv, std::string_view type) {
+  for (const config_api::Condition& c : cv.status.conditions) {
+    if (c.type == type) return {c.status, c.reason, c.message};
   }
-  const JsonValue* status = cv.Find("status");
-  if (!status || status->is_null()) return Status::OK();
-  if (!status->is_object()) return Status::InvalidArgument("status: not an object");
-  CINCINNATI_RETURN_IF_ERROR(Release(status->Find("desired"), "status.desired", s.status_desired));
-  CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* history, List(status, "history", "status"));
-  if (history) {
-    for (size_t i = 0; i < history->items().size(); ++i) {
-      const JsonValue& h = history->items()[i];
-      const std::string at = fmt::format("status.history[{}]", i);
-      if (!h.is_object()) return Status::InvalidArgument(at + ": not an object");
-      AgentHistoryEntry e;
-      CINCINNATI_RETURN_IF_ERROR(Str(h, "state", at, e.state));
-      CINCINNATI_RETURN_IF_ERROR(Str(h, "version", at, e.version));
-      CINCINNATI_RETURN_IF_ERROR(Str(h, "image", at, e.image));
-      CINCINNATI_RETURN_IF_ERROR(Str(h, "startedTime", at, e.started_time));
-      CINCINNATI_RETURN_IF_ERROR(Str(h, "completionTime", at, e.completion_time));
-      s.history.push_back(std::move(e));
-    }
+  return {};
+}
+
+// What the operator needs of the agent's ClusterVersion, read as a peer's document
+// (config_api/cluster_version.h: types checked, unknown fields ignored).
+Status ReadClusterVersion(const JsonValue& document, AgentSnapshot& s) {
+  if (!document.is_object()) return Status::InvalidArgument("the ClusterVersion is not an object");
+  CINCINNATI_ASSIGN_OR_RETURN(config_api::ClusterVersion cv, config_api::FromJson(document, config_api::ReadAs::kPeer));
+  s.cluster_id = cv.spec.cluster_id;
+  s.channel = cv.spec.channel;
+  s.upstream = cv.spec.upstream;
+  if (cv.spec.desired_update) s.desired_update = {cv.spec.desired_update->version, cv.spec.desired_update->image};
+  s.status_desired = FromRelease(cv.status.desired);
+  for (const config_api::UpdateHistoryEntry& h : cv.status.history) {
+    s.history.push_back({h.state, h.version, h.image, h.started_time, h.completion_time});
   }
-  CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* available, List(status, "availableUpdates", "status"));
-  if (available) {
-    for (size_t i = 0; i < available->items().size(); ++i) {
-      AgentRelease r;
-      CINCINNATI_RETURN_IF_ERROR(Release(&available->items()[i], fmt::format("status.availableUpdates[{}]", i), r));
-      s.available_updates.push_back(std::move(r));
-    }
+  for (const config_api::Release& r : cv.status.available_updates) s.available_updates.push_back(FromRelease(r));
+  for (const config_api::ConditionalUpdateStatus& u : cv.status.conditional_updates) {
+    s.conditional_updates.push_back(FromRelease(u.release));
   }
-  CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* conditional, List(status, "conditionalUpdates", "status"));
-  if (conditional) {
-    for (size_t i = 0; i < conditional->items().size(); ++i) {
-      const JsonValue& u = conditional->items()[i];
-      const std::string at = fmt::format("status.conditionalUpdates[{}]", i);
-      if (!u.is_object()) return Status::InvalidArgument(at + ": not an object");
-      AgentRelease r;
-      CINCINNATI_RETURN_IF_ERROR(Release(u.Find("release"), at + ".release", r));
-      s.conditional_updates.push_back(std::move(r));
-    }
-  }
-  CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* conditions, List(status, "conditions", "status"));
-  CINCINNATI_ASSIGN_OR_RETURN(s.upgradeable, Condition(conditions, "Upgradeable", "status.conditions"));
-  CINCINNATI_ASSIGN_OR_RETURN(s.failing, Condition(conditions, "Failing", "status.conditions"));
-  CINCINNATI_ASSIGN_OR_RETURN(s.progressing, Condition(conditions, "Progressing", "status.conditions"));
+  s.upgradeable = FindCondition(cv, "Upgradeable");
+  s.failing = FindCondition(cv, "Failing");
+  s.progressing = FindCondition(cv, "Progressing");
   return Status::OK();
 }
 

@@ -1,13 +1,18 @@
-#include "agent/cluster_version.h"
+#include "config_api/cluster_version.h"
 
 #include <fmt/format.h>
 
 #include <set>
 
+#include "core/semver.h"
 #include "graph_client/graph_request.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::config_api {
 namespace {
+
+using graph_client::IsUuidV4;
+using graph_client::LooksLikeUrl;
+using graph_client::MatchingRule;
 
 using Members = JsonValue::Members;
 
@@ -15,7 +20,9 @@ using Members = JsonValue::Members;
 // and which keys were read, so that unknown ones can be refused.
 class Fields {
  public:
-  Fields(const JsonValue* object, std::string path) : object_(object), path_(std::move(path)) {
+  // `strict_items`: items of arrays read through Array() refuse unknown members.
+  Fields(const JsonValue* object, std::string path, bool strict_items = true)
+      : object_(object), path_(std::move(path)), strict_items_(strict_items) {
     if (object_ && !object_->is_null() && !object_->is_object()) Fail("", "must be an object");
   }
   std::string String(std::string_view key) {
@@ -45,9 +52,9 @@ class Fields {
     if (!v || v->is_null()) return out;
     if (!v->is_array()) return Fail(key, "must be an array"), out;
     for (size_t i = 0; i < v->items().size() && status_.ok(); ++i) {
-      Fields item(&v->items()[i], fmt::format("{}[{}]", Path(key), i));
+      Fields item(&v->items()[i], fmt::format("{}[{}]", Path(key), i), strict_items_);
       out.push_back(read(item));
-      item.Finish(true);
+      item.Finish(strict_items_);
       if (!item.status_.ok()) status_ = item.status_;
     }
     return out;
@@ -77,6 +84,7 @@ class Fields {
  private:
   const JsonValue* object_;
   std::string path_;
+  bool strict_items_;
   Status status_;
   std::set<std::string> seen_;
 };
@@ -244,33 +252,25 @@ JsonValue ToJson(const ClusterVersion& cv) {
                             {"status", std::move(status)}});
 }
 
-Result<ClusterVersionSpec> SpecFromJson(const JsonValue& value) {
-  Fields f(&value, "spec");
-  ClusterVersionSpec spec;
-  spec.cluster_id = f.String("clusterID");
-  spec.channel = f.String("channel");
-  spec.upstream = f.String("upstream");
-  if (const JsonValue* desired = f.Get("desiredUpdate"); desired && !desired->is_null()) {
-    Fields d(desired, "spec.desiredUpdate");
-    DesiredUpdate update;
-    update.version = d.String("version");
-    update.image = d.String("image");
-    update.force = d.Bool("force");
-    update.architecture = d.String("architecture");
-    f.Adopt(d.Finish(true));
-    if (f.status().ok() && !update.architecture.empty() && update.architecture != "Multi") {
-      f.Fail("desiredUpdate.architecture", "Unsupported value: \"" + update.architecture + "\": supported values: \"Multi\"");
+namespace {
+
+// Refuses values the agent cannot act on (a spec it is given or keeps).
+Status ValidateSpec(const ClusterVersionSpec& spec) {
+  if (spec.desired_update) {
+    const DesiredUpdate& update = *spec.desired_update;
+    if (!update.architecture.empty() && update.architecture != "Multi") {
+      return Status::InvalidArgument("spec.desiredUpdate.architecture: Unsupported value: \"" + update.architecture +
+                                     "\": supported values: \"Multi\"");
     }
-    if (f.status().ok() && update.version.empty() && update.image.empty() && update.architecture.empty()) {
-      f.Fail("desiredUpdate", "Invalid value: at least one of version, image or architecture must be set");
+    if (update.version.empty() && update.image.empty() && update.architecture.empty()) {
+      return Status::InvalidArgument(
+          "spec.desiredUpdate: Invalid value: at least one of version, image or architecture must be set");
     }
-    if (f.status().ok() && !update.version.empty() && !Version::Parse(update.version).ok()) {
-      f.Fail("desiredUpdate.version", "Invalid value: \"" + update.version + "\": not a semantic version");
+    if (!update.version.empty() && !Version::Parse(update.version).ok()) {
+      return Status::InvalidArgument("spec.desiredUpdate.version: Invalid value: \"" + update.version +
+                                     "\": not a semantic version");
     }
-    spec.desired_update = std::move(update);
   }
-  spec.signature_stores = f.Array<SignatureStore>("signatureStores", [](Fields& s) { return SignatureStore{s.String("url")}; });
-  CINCINNATI_RETURN_IF_ERROR(f.Finish(true));
   if (!IsUuidV4(spec.cluster_id)) {
     return Status::InvalidArgument("spec.clusterID: Invalid value: \"" + spec.cluster_id +
                                    "\": must be an RFC 4122 version 4 UUID in lower case");
@@ -286,10 +286,38 @@ Result<ClusterVersionSpec> SpecFromJson(const JsonValue& value) {
           fmt::format("spec.signatureStores[{}].url: Invalid value: \"{}\": must be an http, https or file URL", i, url));
     }
   }
+  return Status::OK();
+}
+
+// With `strict`, unknown fields and invalid values are errors (a spec the agent takes);
+// without, only the types of the fields read are checked (a spec another process keeps).
+Result<ClusterVersionSpec> ReadSpec(const JsonValue& value, bool strict) {
+  Fields f(&value, "spec", strict);
+  ClusterVersionSpec spec;
+  spec.cluster_id = f.String("clusterID");
+  spec.channel = f.String("channel");
+  spec.upstream = f.String("upstream");
+  if (const JsonValue* desired = f.Get("desiredUpdate"); desired && !desired->is_null()) {
+    Fields d(desired, "spec.desiredUpdate");
+    DesiredUpdate update;
+    update.version = d.String("version");
+    update.image = d.String("image");
+    update.force = d.Bool("force");
+    update.architecture = d.String("architecture");
+    f.Adopt(d.Finish(strict));
+    spec.desired_update = std::move(update);
+  }
+  spec.signature_stores = f.Array<SignatureStore>("signatureStores", [](Fields& s) { return SignatureStore{s.String("url")}; });
+  CINCINNATI_RETURN_IF_ERROR(f.Finish(strict));
+  if (strict) CINCINNATI_RETURN_IF_ERROR(ValidateSpec(spec));
   return spec;
 }
 
-Result<ClusterVersion> FromJson(const JsonValue& document) {
+}  // namespace
+
+Result<ClusterVersionSpec> SpecFromJson(const JsonValue& value) { return ReadSpec(value, true); }
+
+Result<ClusterVersion> FromJson(const JsonValue& document, ReadAs read_as) {
   Fields top(&document, "");
   ClusterVersion cv;
   Fields metadata(top.Get("metadata"), "metadata");
@@ -299,10 +327,14 @@ Result<ClusterVersion> FromJson(const JsonValue& document) {
   cv.uid = metadata.String("uid");
   CINCINNATI_RETURN_IF_ERROR(metadata.Finish(false));
   const JsonValue* spec = top.Get("spec");
-  if (!spec) return Status::InvalidArgument("spec: missing");
-  CINCINNATI_ASSIGN_OR_RETURN(cv.spec, SpecFromJson(*spec));
+  if (read_as == ReadAs::kOwnState) {
+    if (!spec) return Status::InvalidArgument("spec: missing");
+    CINCINNATI_ASSIGN_OR_RETURN(cv.spec, ReadSpec(*spec, true));
+  } else if (spec) {
+    CINCINNATI_ASSIGN_OR_RETURN(cv.spec, ReadSpec(*spec, false));
+  }
 
-  Fields s(top.Get("status"), "status");
+  Fields s(top.Get("status"), "status", read_as == ReadAs::kOwnState);
   if (const JsonValue* desired = s.Get("desired")) {
     Fields d(desired, "status.desired");
     cv.status.desired = ReadRelease(d);
@@ -337,4 +369,4 @@ Result<ClusterVersion> FromJson(const JsonValue& document) {
   return cv;
 }
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::config_api
