@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "agent/update_retriever.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 
 namespace cincinnati::bench {
 namespace {
@@ -66,11 +66,11 @@ void BM_AgentParseCompute_Golden47(benchmark::State& state) {
 BENCHMARK(BM_AgentParseCompute_Golden47)->Unit(benchmark::kMicrosecond);
 
 void BM_AgentPoll_Golden47(benchmark::State& state) {
-  server::ServerLimits limits;
+  http_server::ServerLimits limits;
   limits.threads = 1;
-  server::HttpServer http(limits);
-  auto port = http.Listen("127.0.0.1", 0, [](const server::Request&) {
-    return server::Response::Text(200, GoldenAnswer(), "application/json");
+  http_server::HttpServer http(limits);
+  auto port = http.Listen("127.0.0.1", 0, [](const http_server::Request&) {
+    return http_server::Response::Text(200, GoldenAnswer(), "application/json");
   });
   http.Start();
   agent::HttpGraphFetcher fetcher;

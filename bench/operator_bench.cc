@@ -14,7 +14,7 @@
 #include "operator/agent_client.h"
 #include "operator/reconciler.h"
 #include "operator/state_store.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 
 namespace cincinnati::bench {
 namespace {
@@ -56,11 +56,11 @@ BENCHMARK(BM_OperatorReadSnapshot)->Unit(benchmark::kMicrosecond);
 void BM_OperatorPass_MidUpgrade(benchmark::State& state) {
   spdlog::set_level(spdlog::level::warn);
   const std::string cv = ClusterVersionJson(), operators = OperatorsJson();
-  server::ServerLimits limits;
+  http_server::ServerLimits limits;
   limits.threads = 1;
-  server::HttpServer http(limits);
-  auto port = http.Listen("127.0.0.1", 0, [&](const server::Request& r) {
-    return server::Response::Text(200, r.path.find("clusteroperators") != std::string::npos ? operators : cv, "application/json");
+  http_server::HttpServer http(limits);
+  auto port = http.Listen("127.0.0.1", 0, [&](const http_server::Request& r) {
+    return http_server::Response::Text(200, r.path.find("clusteroperators") != std::string::npos ? operators : cv, "application/json");
   });
   http.Start();
   const fs::path dir = fs::temp_directory_path() / fmt::format("operator-bench-{}", ::getpid());

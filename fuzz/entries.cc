@@ -42,8 +42,8 @@
 #include "registry/layer.h"
 #include "registry/manifest.h"
 #include "registry/reference.h"
-#include "server/content_negotiation.h"
-#include "server/query.h"
+#include "http_server/content_negotiation.h"
+#include "http_server/query.h"
 
 // Allocation counters, defined by the libFuzzer targets (target.cc) and absent from the
 // regression test: the live bytes, the peak since the last reset, and the reset.
@@ -160,12 +160,12 @@ int TimeFormat(const uint8_t* data, size_t size) {
 
 int HttpQuery(const uint8_t* data, size_t size) {
   std::string_view text = Text(data, size);
-  (void)server::ParseQuery(text);
-  (void)server::QueryHasKey(text, "channel");
-  if (auto decoded = server::PercentDecode(text); decoded.ok()) FUZZ_CHECK(decoded->size() <= text.size(), "decoding shrinks");
+  (void)http_server::ParseQuery(text);
+  (void)http_server::QueryHasKey(text, "channel");
+  if (auto decoded = http_server::PercentDecode(text); decoded.ok()) FUZZ_CHECK(decoded->size() <= text.size(), "decoding shrinks");
   std::string header(text);
-  (void)server::NegotiateContentType(&header, {"application/json", "application/vnd.redhat.cincinnati.v1+json"});
-  (void)server::AcceptsGzip(&header);
+  (void)http_server::NegotiateContentType(&header, {"application/json", "application/vnd.redhat.cincinnati.v1+json"});
+  (void)http_server::AcceptsGzip(&header);
   return 0;
 }
 

@@ -14,7 +14,7 @@
 #include "kube/yaml_json.h"
 #include "registry/reference.h"
 #include "registry_util.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 #include "test_util.h"
 
 namespace cincinnati::agent {
@@ -168,10 +168,10 @@ TEST(PlanUpdateTest, RunLevelsInOrderComponentsTogetherJobsAlone) {
 class LyingRegistry {
  public:
   explicit LyingRegistry(std::string manifest) : manifest_(std::move(manifest)) {
-    server_ = std::make_unique<server::HttpServer>(server::ServerLimits{.threads = 1});
-    port_ = *server_->Listen("127.0.0.1", 0, [this](const server::Request& r) {
-      if (r.path == "/v2/") return server::Response::Text(200, "{}", "application/json");
-      return server::Response::Text(200, manifest_, "application/vnd.docker.distribution.manifest.v2+json");
+    server_ = std::make_unique<http_server::HttpServer>(http_server::ServerLimits{.threads = 1});
+    port_ = *server_->Listen("127.0.0.1", 0, [this](const http_server::Request& r) {
+      if (r.path == "/v2/") return http_server::Response::Text(200, "{}", "application/json");
+      return http_server::Response::Text(200, manifest_, "application/vnd.docker.distribution.manifest.v2+json");
     });
     server_->Start();
   }
@@ -180,7 +180,7 @@ class LyingRegistry {
 
  private:
   std::string manifest_;
-  std::unique_ptr<server::HttpServer> server_;
+  std::unique_ptr<http_server::HttpServer> server_;
   int port_ = 0;
 };
 

@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "agent/update_retriever.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 #include "service_util.h"
 
 namespace cincinnati::agent {
@@ -24,10 +24,10 @@ constexpr char kClusterId[] = "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a";
 class ScriptedUpstream {
  public:
   ScriptedUpstream() {
-    server::ServerLimits limits;
+    http_server::ServerLimits limits;
     limits.threads = 1;
-    server_ = std::make_unique<server::HttpServer>(limits);
-    port_ = *server_->Listen("127.0.0.1", 0, [this](const server::Request& r) {
+    server_ = std::make_unique<http_server::HttpServer>(limits);
+    port_ = *server_->Listen("127.0.0.1", 0, [this](const http_server::Request& r) {
       std::lock_guard lock(mu_);
       ++requests_;
       last_target_ = r.target;
@@ -35,7 +35,7 @@ class ScriptedUpstream {
       const std::string* accept = r.Header("Accept");
       last_user_agent_ = agent ? *agent : "";
       last_accept_ = accept ? *accept : "";
-      return server::Response::Text(status_, body_, "application/json");
+      return http_server::Response::Text(status_, body_, "application/json");
     });
     server_->Start();
   }
@@ -55,7 +55,7 @@ class ScriptedUpstream {
   std::string last_accept() { std::lock_guard lock(mu_); return last_accept_; }
 
  private:
-  std::unique_ptr<server::HttpServer> server_;
+  std::unique_ptr<http_server::HttpServer> server_;
   int port_ = 0;
   std::mutex mu_;
   int status_ = 200, requests_ = 0;

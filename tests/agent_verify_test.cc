@@ -15,7 +15,7 @@
 #include "registry/keyring.h"
 #include "registry/signature.h"
 #include "registry_util.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 #include "service_util.h"
 #include "test_util.h"
 
@@ -49,19 +49,19 @@ std::string Sign(const Signer& signer, const std::string& payload) {
 class HttpStore {
  public:
   HttpStore() {
-    server_ = std::make_unique<server::HttpServer>(server::ServerLimits{.threads = 2});
-    port_ = *server_->Listen("127.0.0.1", 0, [this](const server::Request& r) {
+    server_ = std::make_unique<http_server::HttpServer>(http_server::ServerLimits{.threads = 2});
+    port_ = *server_->Listen("127.0.0.1", 0, [this](const http_server::Request& r) {
       std::string path = r.target.substr(0, r.target.find('?'));
       {
         std::lock_guard lock(mu_);
         seen_.push_back(path);
       }
       if (fail_status_ != 0 && path.find("signature-" + std::to_string(fail_index_.load())) != std::string::npos) {
-        return server::Response::Text(fail_status_, "broken\n");
+        return http_server::Response::Text(fail_status_, "broken\n");
       }
       fs::path file = dir_.path() / path.substr(1);
-      if (!fs::is_regular_file(file)) return server::Response::Text(404, "not found\n");
-      return server::Response::Text(200, testing::ReadFile(file), "application/octet-stream");
+      if (!fs::is_regular_file(file)) return http_server::Response::Text(404, "not found\n");
+      return http_server::Response::Text(200, testing::ReadFile(file), "application/octet-stream");
     });
     server_->Start();
   }
@@ -80,7 +80,7 @@ class HttpStore {
 
  private:
   TempDir dir_;
-  std::unique_ptr<server::HttpServer> server_;
+  std::unique_ptr<http_server::HttpServer> server_;
   int port_ = 0;
   std::mutex mu_;
   std::vector<std::string> seen_;

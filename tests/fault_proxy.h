@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "http/client.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 
 namespace cincinnati::testing {
 
@@ -52,10 +52,10 @@ class FaultProxy {
       std::lock_guard<std::mutex> lock(mu_);
       down_ = false;
     }
-    server_ = std::make_unique<server::HttpServer>(server::ServerLimits{.threads = 2});
+    server_ = std::make_unique<http_server::HttpServer>(http_server::ServerLimits{.threads = 2});
     port_ = server_
                 ->ListenAsync("127.0.0.1", static_cast<uint16_t>(port),
-                              [this](const server::Request& r, std::function<void(server::Response)> done) {
+                              [this](const http_server::Request& r, std::function<void(http_server::Response)> done) {
                                 std::lock_guard<std::mutex> lock(mu_);
                                 queue_.push_back({r, std::move(done)});
                                 wake_.notify_all();
@@ -98,8 +98,8 @@ class FaultProxy {
  private:
   static constexpr int kWorkers = 8;
   struct Job {
-    server::Request request;
-    std::function<void(server::Response)> done;
+    http_server::Request request;
+    std::function<void(http_server::Response)> done;
   };
 
   void Work() {
@@ -122,13 +122,13 @@ class FaultProxy {
     wake_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return down_ || quit_; });
   }
 
-  static server::Response Redirect(int status, const std::string& location) {
-    server::Response out = server::Response::Empty(status);
+  static http_server::Response Redirect(int status, const std::string& location) {
+    http_server::Response out = http_server::Response::Empty(status);
     out.headers["Location"] = location;
     return out;
   }
 
-  server::Response Forward(const server::Request& r) {
+  http_server::Response Forward(const http_server::Request& r) {
     const std::string* auth = r.Header("Authorization");
     const std::string* host = r.Header("Host");
     std::string redirect_base;
@@ -143,7 +143,7 @@ class FaultProxy {
     std::string target = storage ? r.target.substr(8) : r.target;
     bool tags = r.path.find("/tags/list") != std::string::npos;
     bool blob = r.path.find("/blobs/sha256:") != std::string::npos && r.method == "GET";
-    if (tags && fail_tags) return server::Response::Text(500, "injected failure");
+    if (tags && fail_tags) return http_server::Response::Text(500, "injected failure");
     if (tags && stall_tags_ms > 0) Stall(stall_tags_ms.load());
     if (blob && !storage && auth && redirect_status != 0) return Redirect(redirect_status, redirect_base + "/storage" + target);
 
@@ -154,7 +154,7 @@ class FaultProxy {
     }
     if (storage && !storage_authorization_.empty()) o.headers.push_back("Authorization: " + storage_authorization_);
     http::Result up = http::Request(upstream_ + target, o);
-    server::Response out;
+    http_server::Response out;
     out.status = up.error.empty() ? static_cast<int>(up.status) : 502;
     for (const char* h : {"Content-Type", "Docker-Content-Digest", "Link", "Location", "WWW-Authenticate"}) {
       if (const std::string* v = up.Header(h)) out.headers[h] = *v;
@@ -179,7 +179,7 @@ class FaultProxy {
   std::string redirect_base_;
   std::vector<Seen> seen_;
   std::vector<std::thread> workers_;
-  std::unique_ptr<server::HttpServer> server_;
+  std::unique_ptr<http_server::HttpServer> server_;
   int port_ = 0;
 };
 

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "http/client.h"
-#include "server/gzip.h"
-#include "server/http_server.h"
+#include "http_server/gzip.h"
+#include "http_server/http_server.h"
 #include "service_util.h"
 
 namespace cincinnati {
@@ -24,12 +24,12 @@ class RecordingServer {
   struct Seen {
     std::string method, target, host, authorization;
   };
-  using Route = std::function<server::Response(const server::Request&)>;
+  using Route = std::function<http_server::Response(const http_server::Request&)>;
 
   explicit RecordingServer(Route route) : route_(std::move(route)) {
     port_ = server_
                 .Listen("127.0.0.1", 0,
-                        [this](const server::Request& r) {
+                        [this](const http_server::Request& r) {
                           {
                             std::lock_guard<std::mutex> lock(mu_);
                             const std::string* auth = r.Header("Authorization");
@@ -53,14 +53,14 @@ class RecordingServer {
 
  private:
   Route route_;
-  server::HttpServer server_{server::ServerLimits{.threads = 2}};
+  http_server::HttpServer server_{http_server::ServerLimits{.threads = 2}};
   int port_ = 0;
   mutable std::mutex mu_;
   std::vector<Seen> seen_;
 };
 
-server::Response Redirect(int status, const std::string& location) {
-  server::Response r = server::Response::Empty(status);
+http_server::Response Redirect(int status, const std::string& location) {
+  http_server::Response r = http_server::Response::Empty(status);
   r.headers["Location"] = location;
   return r;
 }
@@ -73,14 +73,14 @@ const RecordingServer::Seen* Find(const std::vector<RecordingServer::Seen>& seen
 }
 
 TEST(HttpClientTest, RedirectsKeepAuthorizationOnTheirOrigin) {
-  RecordingServer storage([](const server::Request&) { return server::Response::Text(200, "from storage"); });
+  RecordingServer storage([](const http_server::Request&) { return http_server::Response::Text(200, "from storage"); });
   std::string storage_url = storage.url();
   std::atomic<int> registry_port{0};  // known once the server listens
-  RecordingServer registry([&](const server::Request& r) {
+  RecordingServer registry([&](const http_server::Request& r) {
     if (r.path == "/to-storage") return Redirect(302, storage_url + "/blob");
     if (r.path == "/to-other-name") return Redirect(307, "http://localhost:" + std::to_string(registry_port.load()) + "/blob");
     if (r.path == "/relative") return Redirect(301, "/blob");
-    return server::Response::Text(200, "from registry");
+    return http_server::Response::Text(200, "from registry");
   });
   registry_port = registry.port();
   const std::vector<std::string> headers = {"Authorization: Bearer secret", "Accept: text/plain"};
@@ -120,10 +120,10 @@ TEST(HttpClientTest, RedirectsKeepAuthorizationOnTheirOrigin) {
 }
 
 TEST(HttpClientTest, SeeOtherContinuesWithGet) {
-  RecordingServer server([](const server::Request& r) {
+  RecordingServer server([](const http_server::Request& r) {
     if (r.path == "/post") return Redirect(303, "/result");
     if (r.path == "/put") return Redirect(307, "/result");
-    return server::Response::Text(200, r.method);
+    return http_server::Response::Text(200, r.method);
   });
   auto r = http::Request(server.url() + "/post", {.method = "POST", .body = "x"});
   ASSERT_TRUE(r.ok()) << r.error;
@@ -134,13 +134,13 @@ TEST(HttpClientTest, SeeOtherContinuesWithGet) {
 }
 
 TEST(HttpClientTest, LoopsAndLongChainsFailNamingTheUrl) {
-  RecordingServer server([](const server::Request& r) {
+  RecordingServer server([](const http_server::Request& r) {
     if (r.path == "/loop") return Redirect(302, "/loop");
     if (r.path == "/a") return Redirect(302, "/b");
     if (r.path == "/b") return Redirect(307, "/a");
     if (r.path.rfind("/chain/", 0) == 0) return Redirect(302, "/chain/" + std::to_string(std::stoi(r.path.substr(7)) + 1));
     if (r.path == "/file") return Redirect(302, "file:///etc/passwd");
-    return server::Response::Text(200, "end");
+    return http_server::Response::Text(200, "end");
   });
   auto loop = http::Request(server.url() + "/loop");
   EXPECT_EQ(loop.error_kind, ErrorKind::kRedirects);
@@ -166,11 +166,11 @@ TEST(HttpClientTest, LoopsAndLongChainsFailNamingTheUrl) {
 
 TEST(HttpClientTest, BodiesOverTheirLimitFailNamingUrlAndLimit) {
   const std::string big(100 * 1024, 'b');
-  const std::string compressed = server::GzipCompress(big);
+  const std::string compressed = http_server::GzipCompress(big);
   ASSERT_LT(compressed.size(), 1000u);
-  RecordingServer server([&](const server::Request& r) {
+  RecordingServer server([&](const http_server::Request& r) {
     if (r.path == "/redirect") return Redirect(302, "/big");
-    server::Response out = server::Response::Text(200, r.path == "/gzip" ? compressed : big);
+    http_server::Response out = http_server::Response::Text(200, r.path == "/gzip" ? compressed : big);
     if (r.path == "/gzip") out.headers["Content-Encoding"] = "gzip";
     return out;
   });
@@ -187,7 +187,7 @@ TEST(HttpClientTest, BodiesOverTheirLimitFailNamingUrlAndLimit) {
 }
 
 TEST(HttpClientTest, ConnectionsAreReusedPerThread) {
-  RecordingServer server([](const server::Request&) { return server::Response::Text(200, "ok"); });
+  RecordingServer server([](const http_server::Request&) { return http_server::Response::Text(200, "ok"); });
   auto first = http::Request(server.url() + "/1");
   ASSERT_TRUE(first.ok()) << first.error;
   auto second = http::Request(server.url() + "/2");
@@ -196,8 +196,8 @@ TEST(HttpClientTest, ConnectionsAreReusedPerThread) {
   long other_thread = std::async(std::launch::async, [&] { return http::Request(server.url() + "/3").new_connections; }).get();
   EXPECT_EQ(other_thread, 1);  // a thread's handle is its own
   // A redirect to the same origin reuses the connection as well.
-  RecordingServer redirecting([](const server::Request& r) {
-    return r.path == "/r" ? Redirect(302, "/ok") : server::Response::Text(200, "ok");
+  RecordingServer redirecting([](const http_server::Request& r) {
+    return r.path == "/r" ? Redirect(302, "/ok") : http_server::Response::Text(200, "ok");
   });
   auto hop = http::Request(redirecting.url() + "/r");
   ASSERT_TRUE(hop.ok()) << hop.error;
@@ -211,15 +211,15 @@ TEST(HttpClientTest, StopCancelsARequestInFlight) {
   bool released = false;
   std::promise<void> arrived;
   std::atomic<bool> signalled{false};
-  server::HttpServer server(server::ServerLimits{.threads = 1});
+  http_server::HttpServer server(http_server::ServerLimits{.threads = 1});
   std::vector<std::thread> answers;
   int port = server
                  .ListenAsync("127.0.0.1", 0,
-                              [&](const server::Request&, std::function<void(server::Response)> done) {
+                              [&](const http_server::Request&, std::function<void(http_server::Response)> done) {
                                 answers.emplace_back([&, done] {
                                   std::unique_lock<std::mutex> lock(mu);
                                   released_cv.wait_for(lock, std::chrono::seconds(60), [&] { return released; });
-                                  done(server::Response::Text(200, "late"));
+                                  done(http_server::Response::Text(200, "late"));
                                 });
                                 // After the emplace: the test reads `answers` later.
                                 if (!signalled.exchange(true)) arrived.set_value();

@@ -14,7 +14,7 @@
 #include "core/graph_records.h"
 #include "core/sha256.h"
 #include "directory/cluster_database.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 #include "service_util.h"
 #include "test_util.h"
 
@@ -191,10 +191,10 @@ class RecordsBuilder {
     if (built.ok()) document_ = WriteServedGraphJson(*built, &records_);
     of_another_ = records_;
     of_another_.graph_sha256 = Sha256Hex("the graph after the next refresh");
-    server::ServerLimits limits;
+    http_server::ServerLimits limits;
     limits.threads = 2;
-    server_ = std::make_unique<server::HttpServer>(limits);
-    auto port = server_->Listen("127.0.0.1", 0, [this](const server::Request& r) { return Answer(r); });
+    server_ = std::make_unique<http_server::HttpServer>(limits);
+    auto port = server_->Listen("127.0.0.1", 0, [this](const http_server::Request& r) { return Answer(r); });
     EXPECT_TRUE(port.ok()) << port.status().message();
     port_ = port.ok() ? *port : 0;
     server_->Start();
@@ -215,18 +215,18 @@ class RecordsBuilder {
     std::once_flag once;
     void set_value_once() { std::call_once(once, [&] { promise.set_value(); }); }
   };
-  server::Response Answer(const server::Request& r) {
+  http_server::Response Answer(const http_server::Request& r) {
     const std::string* accept = r.Header("Accept");
     if (!accept || *accept != kGraphRecordsMediaType) {
       ++graph_requests;
-      return server::Response::Text(200, document_, "application/json");
+      return http_server::Response::Text(200, document_, "application/json");
     }
     ++record_requests;
     switch (mode_.load()) {
       case kEmpty:  // what a graph builder before its first graph used to answer
-        return server::Response::Text(200, "", "application/json");
+        return http_server::Response::Text(200, "", "application/json");
       case kNone:
-        return server::Response::Text(406, R"({"kind":"invalid_content_type","value":"invalid Content-Type requested"})",
+        return http_server::Response::Text(406, R"({"kind":"invalid_content_type","value":"invalid Content-Type requested"})",
                                       "application/json");
       case kHeld:
         ++records_in_flight;
@@ -234,18 +234,18 @@ class RecordsBuilder {
         --records_in_flight;
         [[fallthrough]];
       case kMatching:
-        return server::Response::Text(200, WriteGraphRecordsJson(records_), std::string(kGraphRecordsMediaType));
+        return http_server::Response::Text(200, WriteGraphRecordsJson(records_), std::string(kGraphRecordsMediaType));
       case kStale:
         break;
     }
-    return server::Response::Text(200, WriteGraphRecordsJson(of_another_), std::string(kGraphRecordsMediaType));
+    return http_server::Response::Text(200, WriteGraphRecordsJson(of_another_), std::string(kGraphRecordsMediaType));
   }
 
   std::string document_;
   GraphRecords records_, of_another_;
   std::atomic<Mode> mode_{kEmpty};
   Latch released_;
-  std::unique_ptr<server::HttpServer> server_;
+  std::unique_ptr<http_server::HttpServer> server_;
   uint16_t port_ = 0;
 };
 

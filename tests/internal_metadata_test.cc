@@ -349,8 +349,8 @@ class FixedGraph : public GraphTransform {
   Graph graph_;
 };
 
-server::Response Ask(server::GraphBuilderService& service, const char* accept) {
-  server::Request r;
+http_server::Response Ask(server::GraphBuilderService& service, const char* accept) {
+  http_server::Request r;
   r.method = "GET";
   r.path = r.target = "/graph";
   if (accept) r.headers["Accept"] = accept;
@@ -371,20 +371,20 @@ TEST(GraphRecordsTest, TheBuilderServesTheGraphAndItsRecordsApart) {
   chain.push_back(std::make_unique<FixedGraph>(g));
   server::GraphBuilderService service(std::move(chain), {}, "test");
   const char* records_type = "application/vnd.cincinnati.graph-records+json";
-  server::Response early = Ask(service, records_type);
+  http_server::Response early = Ask(service, records_type);
   EXPECT_EQ(early.status, 503);
   EXPECT_EQ(early.headers["Vary"], "Accept, Accept-Encoding");
   EXPECT_EQ(Ask(service, "application/json").status, 200);
 
   ASSERT_TRUE(service.RefreshOnce());
   for (const char* accept : {static_cast<const char*>(nullptr), "application/json", "*/*", "application/*"}) {
-    server::Response graph = Ask(service, accept);
+    http_server::Response graph = Ask(service, accept);
     ASSERT_EQ(graph.status, 200) << (accept ? accept : "no Accept");
     EXPECT_EQ(*graph.body, WriteServedGraphJson(g)) << (accept ? accept : "no Accept");
     EXPECT_EQ(graph.body->find("removed.previous"), std::string::npos);
     EXPECT_EQ(graph.headers["Vary"], "Accept, Accept-Encoding");
   }
-  server::Response records = Ask(service, records_type);
+  http_server::Response records = Ask(service, records_type);
   ASSERT_EQ(records.status, 200);
   EXPECT_EQ(records.headers["Content-Type"], records_type);
   auto read = ReadGraphRecordsJson(*records.body, g.node_count());

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 
 namespace cincinnati::testing {
 
@@ -20,19 +20,19 @@ class LookupServer {
   enum class Mode { kAnswer, kSlow, kError };
 
   explicit LookupServer(std::map<std::string, std::string> clusters) : clusters_(std::move(clusters)) {
-    server::ServerLimits limits;
+    http_server::ServerLimits limits;
     limits.threads = 2;
-    server_ = std::make_unique<server::HttpServer>(limits);
-    port_ = *server_->ListenAsync("127.0.0.1", 0, [this](const server::Request& r, std::function<void(server::Response)> done) {
+    server_ = std::make_unique<http_server::HttpServer>(limits);
+    port_ = *server_->ListenAsync("127.0.0.1", 0, [this](const http_server::Request& r, std::function<void(http_server::Response)> done) {
       ++requests_;
       const std::string prefix = "/clusters/";
-      server::Response answer = server::Response::Empty(404);
+      http_server::Response answer = http_server::Response::Empty(404);
       if (mode_ == Mode::kError) {
-        answer = server::Response::Text(500, "directory is broken", "text/plain");
+        answer = http_server::Response::Text(500, "directory is broken", "text/plain");
       } else if (r.path.rfind(prefix, 0) == 0) {
         std::lock_guard<std::mutex> lock(mu_);
         if (auto it = clusters_.find(r.path.substr(prefix.size())); it != clusters_.end()) {
-          answer = server::Response::Text(200, it->second, "application/json");
+          answer = http_server::Response::Text(200, it->second, "application/json");
         }
       }
       if (mode_ != Mode::kSlow) return done(std::move(answer));
@@ -71,7 +71,7 @@ class LookupServer {
   std::vector<std::thread> slow_;
   std::atomic<Mode> mode_{Mode::kAnswer};
   std::atomic<int> requests_{0};
-  std::unique_ptr<server::HttpServer> server_;
+  std::unique_ptr<http_server::HttpServer> server_;
   uint16_t port_ = 0;
 };
 

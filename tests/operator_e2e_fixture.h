@@ -19,7 +19,7 @@
 #include "gpg_util.h"
 #include "kube/json_value.h"
 #include "registry_util.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 #include "service_util.h"
 
 namespace cincinnati::upgrade::e2e {
@@ -52,8 +52,8 @@ inline std::string Rfc3339(std::chrono::system_clock::time_point t) {
 class MetricExporter {
  public:
   MetricExporter() {
-    auto port = server_.Listen("127.0.0.1", 0, [this](const server::Request&) {
-      return server::Response::Text(200, "# TYPE test_alert_trigger gauge\ntest_alert_trigger " + std::to_string(value_.load()) + "\n");
+    auto port = server_.Listen("127.0.0.1", 0, [this](const http_server::Request&) {
+      return http_server::Response::Text(200, "# TYPE test_alert_trigger gauge\ntest_alert_trigger " + std::to_string(value_.load()) + "\n");
     });
     port_ = port.ok() ? *port : 0;
     server_.Start();
@@ -63,7 +63,7 @@ class MetricExporter {
   std::string host_port() const { return "127.0.0.1:" + std::to_string(port_); }
 
  private:
-  server::HttpServer server_;
+  http_server::HttpServer server_;
   std::atomic<int> value_{0};
   uint16_t port_ = 0;
 };
@@ -72,10 +72,10 @@ class MetricExporter {
 class WebhookReceiver {
  public:
   WebhookReceiver() {
-    auto port = server_.Listen("127.0.0.1", 0, [this](const server::Request& r) {
+    auto port = server_.Listen("127.0.0.1", 0, [this](const http_server::Request& r) {
       std::lock_guard lock(mu_);
       bodies_.push_back(Json(r.body));
-      return server::Response::Text(200, "ok\n");
+      return http_server::Response::Text(200, "ok\n");
     });
     port_ = port.ok() ? *port : 0;
     server_.Start();
@@ -99,7 +99,7 @@ class WebhookReceiver {
   }
 
  private:
-  server::HttpServer server_;
+  http_server::HttpServer server_;
   std::mutex mu_;
   std::vector<JsonValue> bodies_;
   uint16_t port_ = 0;
@@ -112,7 +112,7 @@ class PolicyServiceStandIn {
  public:
   PolicyServiceStandIn(std::string external_id, std::string version, std::string next_run)
       : external_id_(std::move(external_id)), version_(std::move(version)), next_run_(std::move(next_run)) {
-    auto port = server_.Listen("127.0.0.1", 0, [this](const server::Request& r) { return Answer(r); });
+    auto port = server_.Listen("127.0.0.1", 0, [this](const http_server::Request& r) { return Answer(r); });
     port_ = port.ok() ? *port : 0;
     server_.Start();
   }
@@ -124,20 +124,20 @@ class PolicyServiceStandIn {
   }
 
  private:
-  server::Response Answer(const server::Request& r) {
+  http_server::Response Answer(const http_server::Request& r) {
     std::lock_guard lock(mu_);
     const std::string clusters = "/api/clusters_mgmt/v1/clusters";
     const std::string policy = clusters + "/c-1/upgrade_policies/p-1/state";
     if (r.path == clusters) {
       const bool match = r.target.find(external_id_) != std::string::npos;
-      return server::Response::Text(200, match ? R"({"items":[{"id":"c-1","version":{"channel_group":"stable"},"node_drain_grace_period":{"value":30,"unit":"minutes"}}]})"
+      return http_server::Response::Text(200, match ? R"({"items":[{"id":"c-1","version":{"channel_group":"stable"},"node_drain_grace_period":{"value":30,"unit":"minutes"}}]})"
                                                : R"({"items":[]})");
     }
     if (r.path == clusters + "/c-1/upgrade_policies") {
-      return server::Response::Text(200, R"({"items":[{"id":"p-1","version":")" + version_ + R"(","next_run":")" + next_run_ + R"("}]})");
+      return http_server::Response::Text(200, R"({"items":[{"id":"p-1","version":")" + version_ + R"(","next_run":")" + next_run_ + R"("}]})");
     }
     if (r.path == policy && r.method == "GET") {
-      return server::Response::Text(200, kube::WriteJson(JsonValue::Object({{"value", JsonValue::String(state_)},
+      return http_server::Response::Text(200, kube::WriteJson(JsonValue::Object({{"value", JsonValue::String(state_)},
                                                                                {"description", JsonValue::String(description_)}})));
     }
     if (r.path == policy && r.method == "PATCH") {
@@ -145,12 +145,12 @@ class PolicyServiceStandIn {
       state_ = At(body, {"value"}).text();
       description_ = At(body, {"description"}).text();
       states_.push_back(state_);
-      return server::Response::Text(200, r.body);
+      return http_server::Response::Text(200, r.body);
     }
-    return server::Response::Text(404, R"({"kind":"Error","reason":"not found"})");
+    return http_server::Response::Text(404, R"({"kind":"Error","reason":"not found"})");
   }
 
-  server::HttpServer server_;
+  http_server::HttpServer server_;
   std::mutex mu_;
   std::string external_id_, version_, next_run_, state_ = "scheduled", description_;
   std::vector<std::string> states_;

@@ -6,11 +6,11 @@
 
 #include <boost/asio.hpp>
 
-#include "server/content_negotiation.h"
+#include "http_server/content_negotiation.h"
 #include "http/client.h"
-#include "server/http_server.h"
-#include "server/metrics.h"
-#include "server/query.h"
+#include "http_server/http_server.h"
+#include "http_server/metrics.h"
+#include "http_server/query.h"
 #include "server/responses.h"
 
 namespace cincinnati::server {

@@ -119,8 +119,12 @@ TEST(HotfixServiceTest, PolicyEngineBehindGraphBuilderAnswersLikeServe) {
   auto g = ReadGraphJson(acme);
   ASSERT_TRUE(g.ok());
   for (NodeIndex i = 0; i < g->node_count(); ++i) {
-    if (g->successors(i).empty()) EXPECT_EQ(g->node(i).version, "4.13.2");
-    if (g->predecessors(i).empty()) EXPECT_EQ(g->node(i).version, "4.12.3");
+    if (g->successors(i).empty()) {
+      EXPECT_EQ(g->node(i).version, "4.13.2");
+    }
+    if (g->predecessors(i).empty()) {
+      EXPECT_EQ(g->node(i).version, "4.12.3");
+    }
   }
   EXPECT_EQ(Get(serve.url(Query(kGlobex))).body.find(kHotfix), std::string::npos);
   std::string metrics = Get(serve.url("/metrics", "status")).body;

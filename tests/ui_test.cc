@@ -145,7 +145,10 @@ TEST(GraphRenderTest, ABigViewIsPinnedToAVersionGridWithEveryEdge) {
   EXPECT_EQ(ui::ViewDot(small).find("layout=nop2"), std::string::npos);  // dot lays small views out
 
   const Graph big = DenseGraph(3, 40, 12);  // 120 releases, 1,362 edges: dot would take minutes
-  const std::string dot = ui::ViewDot(big, {.title = "big", .path = {"4.1.0", "4.1.12"}});
+  ui::DotOptions options;
+  options.title = "big";
+  options.path = {"4.1.0", "4.1.12"};
+  const std::string dot = ui::ViewDot(big, options);
   EXPECT_NE(dot.find("layout=nop2"), std::string::npos);
   EXPECT_EQ(testing::Count(dot, "pos=\""), big.node_count() + big.edge_count());
   // Rows per minor: 4.2.0 starts the second row of 25 (4.1.25..39 wrap to a row of their own).

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/graph_json.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 #include "service_util.h"
 
 namespace cincinnati {
@@ -24,18 +24,18 @@ class FakeUpstream {
   FakeUpstream() { Start(0); }
   ~FakeUpstream() { Stop(); }
   void Start(uint16_t port) {
-    server_ = std::make_unique<server::HttpServer>(server::ServerLimits{.threads = 2});
-    port_ = *server_->ListenAsync("127.0.0.1", port, [this](const server::Request&, std::function<void(server::Response)> done) {
+    server_ = std::make_unique<http_server::HttpServer>(http_server::ServerLimits{.threads = 2});
+    port_ = *server_->ListenAsync("127.0.0.1", port, [this](const http_server::Request&, std::function<void(http_server::Response)> done) {
       std::string body;
       {
         std::lock_guard<std::mutex> lock(mu_);
         body = body_;
       }
       int delay = delay_ms_.load();
-      if (delay == 0) return done(server::Response::Text(200, body, "application/json"));
+      if (delay == 0) return done(http_server::Response::Text(200, body, "application/json"));
       std::thread([done, body, delay] {
         std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-        done(server::Response::Text(200, body, "application/json"));
+        done(http_server::Response::Text(200, body, "application/json"));
       }).detach();
     });
     server_->Start();
@@ -55,7 +55,7 @@ class FakeUpstream {
  private:
   std::mutex mu_;
   std::string body_;
-  std::unique_ptr<server::HttpServer> server_;
+  std::unique_ptr<http_server::HttpServer> server_;
   uint16_t port_ = 0;
 };
 

@@ -21,11 +21,11 @@ constexpr std::string_view kOperators = "/apis/config.openshift.io/v1/clusterope
 constexpr std::string_view kObjects = "/apis/agent.cincinnati.openshift.io/v1/objects";
 constexpr std::string_view kUpdateProgress = "/apis/agent.cincinnati.openshift.io/v1/updateprogress";
 
-server::Response Json(int code, std::string body) {
-  return server::Response::Text(code, std::move(body) + "\n", "application/json");
+http_server::Response Json(int code, std::string body) {
+  return http_server::Response::Text(code, std::move(body) + "\n", "application/json");
 }
 
-server::Response Error(int code, std::string_view reason, std::string_view message, std::string_view kind = "",
+http_server::Response Error(int code, std::string_view reason, std::string_view message, std::string_view kind = "",
                        std::string_view name = "", std::string_view field = "", std::string_view cause = "") {
   return Json(code, kube::StatusDocument(code, reason, message, kind, name, field, cause));
 }
@@ -37,7 +37,7 @@ std::string FieldOf(const std::string& message) {
   return field.find(' ') == std::string::npos ? field : "";
 }
 
-server::Response FromStatus(const Status& status, std::string_view kind, std::string_view name) {
+http_server::Response FromStatus(const Status& status, std::string_view kind, std::string_view name) {
   switch (status.code()) {
     case Status::Code::kNotFound:
       return Error(404, "NotFound", status.message(), kind, name);
@@ -54,7 +54,7 @@ server::Response FromStatus(const Status& status, std::string_view kind, std::st
   }
 }
 
-bool IsMergePatch(const server::Request& request) {
+bool IsMergePatch(const http_server::Request& request) {
   const std::string* type = request.Header("Content-Type");
   if (!type) return true;  // curl -d without a type: take it as a merge patch
   std::string_view t = *type;
@@ -62,13 +62,13 @@ bool IsMergePatch(const server::Request& request) {
   return t == "application/merge-patch+json" || t == "application/json" || t == "application/x-www-form-urlencoded";
 }
 
-Result<JsonValue> Body(const server::Request& request) {
+Result<JsonValue> Body(const http_server::Request& request) {
   auto body = ParseJson(request.body, size_t{1} << 20);
   if (!body.ok()) return Status::Internal("the request body is not valid JSON: " + body.status().message());
   return body;
 }
 
-server::Response ClusterVersionRoute(Agent& agent, const server::Request& request) {
+http_server::Response ClusterVersionRoute(Agent& agent, const http_server::Request& request) {
   if (request.method == "GET" || request.method == "HEAD") return Json(200, WriteJson(agent.ClusterVersionJson(), 2));
   if (request.method != "PATCH") {
     return Error(405, "MethodNotAllowed", fmt::format("the server does not allow this method on the requested resource: {}", request.method),
@@ -84,7 +84,7 @@ server::Response ClusterVersionRoute(Agent& agent, const server::Request& reques
   return Json(200, WriteJson(*updated, 2));
 }
 
-server::Response OperatorsRoute(Agent& agent, const server::Request& request, std::string_view rest) {
+http_server::Response OperatorsRoute(Agent& agent, const http_server::Request& request, std::string_view rest) {
   if (rest.empty()) {
     if (request.method != "GET") return Error(405, "MethodNotAllowed", "only GET is allowed on the collection", "clusteroperators");
     auto items = agent.ListComponents();
@@ -126,7 +126,7 @@ server::Response OperatorsRoute(Agent& agent, const server::Request& request, st
                "clusteroperators", name);
 }
 
-server::Response ObjectsRoute(Agent& agent, const server::Request& request, std::string_view rest) {
+http_server::Response ObjectsRoute(Agent& agent, const http_server::Request& request, std::string_view rest) {
   if (request.method != "GET" && request.method != "HEAD") {
     return Error(405, "MethodNotAllowed", "objects are read-only: payloads write them", "objects");
   }
@@ -149,14 +149,14 @@ server::Response ObjectsRoute(Agent& agent, const server::Request& request, std:
 
 }  // namespace
 
-server::Response HandleAgentApi(Agent& agent, const server::Request& request, const std::string& token) {
+http_server::Response HandleAgentApi(Agent& agent, const http_server::Request& request, const std::string& token) {
   const std::string& path = request.path;
-  if (path == "/healthz") return server::Response::Text(200, "ok\n");
-  if (path == "/readyz") return agent.ready() ? server::Response::Text(200, "ok\n") : server::Response::Text(503, "not ready\n");
+  if (path == "/healthz") return http_server::Response::Text(200, "ok\n");
+  if (path == "/readyz") return agent.ready() ? http_server::Response::Text(200, "ok\n") : http_server::Response::Text(503, "not ready\n");
   if (!token.empty() && !kube::BearerTokenMatches(request.Header("Authorization"), token)) {
     return Error(401, "Unauthorized", "Unauthorized");
   }
-  if (path == "/metrics") return server::Response::Text(200, agent.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+  if (path == "/metrics") return http_server::Response::Text(200, agent.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
   if (path == kClusterVersion) return ClusterVersionRoute(agent, request);
   if (path.rfind(kOperators, 0) == 0 && (path.size() == kOperators.size() || path[kOperators.size()] == '/')) {
     return OperatorsRoute(agent, request, std::string_view(path).substr(kOperators.size()));

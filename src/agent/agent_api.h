@@ -14,10 +14,10 @@
 #include <string>
 
 #include "agent/agent.h"
-#include "server/http_types.h"
+#include "http_server/http_types.h"
 
 namespace cincinnati::agent {
 
-server::Response HandleAgentApi(Agent& agent, const server::Request& request, const std::string& token);
+http_server::Response HandleAgentApi(Agent& agent, const http_server::Request& request, const std::string& token);
 
 }  // namespace cincinnati::agent

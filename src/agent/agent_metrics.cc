@@ -3,7 +3,7 @@
 
 #include "agent/agent.h"
 #include "graph-data/time_format.h"
-#include "server/metrics.h"
+#include "http_server/metrics.h"
 
 namespace cincinnati::agent {
 namespace {
@@ -25,7 +25,7 @@ std::string CompletedVersion(const std::vector<UpdateHistoryEntry>& history, siz
 }  // namespace
 
 std::string Agent::Metrics() {
-  server::Registry registry("");
+  http_server::Registry registry("");
   auto& version = registry.AddGauge("cluster_version",
                                     "Reports the version of the cluster in terms of seconds since the epoch. Type "
                                     "'current' is the version being applied, 'desired' the requested one while it is not "

@@ -24,7 +24,7 @@
 #include "env/file_system.h"
 #include "kube/api_access.h"
 #include "kube/status_document.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 
 namespace cincinnati::cli {
 namespace {
@@ -198,13 +198,13 @@ Status RunAgent(const AgentArgs& a) {
   auto store = std::make_shared<agent::FileObjectStore>(a.state_dir);
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent, agent::Agent::Open(store, options));
 
-  server::ServerLimits limits;
+  http_server::ServerLimits limits;
   limits.max_body_bytes = size_t{1} << 20;
   limits.threads = 2;
-  server::HttpServer http(limits);
+  http_server::HttpServer http(limits);
   http.SetErrorResponse(kube::ServerErrorResponse);
   http.CatchSignals();
-  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, a.port, [&](const server::Request& r) {
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, a.port, [&](const http_server::Request& r) {
                                 return agent::HandleAgentApi(*agent, r, token);
                               }));
   if (!a.ports_file.empty()) {

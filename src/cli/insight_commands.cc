@@ -13,7 +13,7 @@
 #include "http/client.h"
 #include "insight/queries.h"
 #include "policy/default_chain.h"
-#include "server/query.h"
+#include "http_server/query.h"
 #include "env/file_system.h"
 #include "ui/graph_render.h"
 
@@ -54,7 +54,7 @@ Parameters QueryOf(const InsightArgs& a) {
 int Remote(const InsightArgs& a) {
   std::string url = a.url;
   while (!url.empty() && url.back() == '/') url.pop_back();
-  url += (a.path ? "/v1/path?" : "/v1/explain?") + server::EncodeQuery(QueryOf(a));
+  url += (a.path ? "/v1/path?" : "/v1/explain?") + http_server::EncodeQuery(QueryOf(a));
   http::GetOptions options;
   options.headers = {a.json ? "Accept: application/json" : "Accept: text/plain"};
   http::Result r = http::Get(url, options);

@@ -29,7 +29,7 @@
 #include "env/file_system.h"
 #include "graph-data/time_format.h"
 #include "server/graph_builder_service.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 #include "server/policy_engine_service.h"
 #include "server/responses.h"
 
@@ -41,7 +41,7 @@ namespace cincinnati::cli {
 namespace {
 
 using server::GraphBuilderService;
-using server::HttpServer;
+using http_server::HttpServer;
 using server::PolicyEngineService;
 
 enum class Role { kGraphBuilder, kPolicyEngine, kServe };
@@ -423,8 +423,8 @@ Status UpstreamOptions(const Settings& s, server::PolicyEngineOptions& o) {
   return Status::OK();
 }
 
-Result<server::ServerLimits> Limits(const Settings& s) {
-  server::ServerLimits limits;
+Result<http_server::ServerLimits> Limits(const Settings& s) {
+  http_server::ServerLimits limits;
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t backlog, s.Unsigned("service.backlog", 1024));
   limits.backlog = static_cast<int>(std::min<uint64_t>(backlog, 65535));
   if (s.Has("service.max_connections")) {
@@ -505,7 +505,7 @@ Status Run(Invocation& inv) {
     engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
   }
 
-  CINCINNATI_ASSIGN_OR_RETURN(server::ServerLimits limits, Limits(s));
+  CINCINNATI_ASSIGN_OR_RETURN(http_server::ServerLimits limits, Limits(s));
   HttpServer http(limits);
   http.CatchSignals();
   std::string ports;
@@ -521,11 +521,11 @@ Status Run(Invocation& inv) {
     CINCINNATI_ASSIGN_OR_RETURN(port, http.ListenAsync(address, port, [&](const auto& r, auto respond) {
                                   engine->HandleMain(r, std::move(respond));
                                 }));
-    CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const server::Request& r) {
+    CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const http_server::Request& r) {
                                   if (builder && r.path == "/metrics") {
                                     engine->UpdateRolloutMetric();
-                                    return server::Response::Text(
-                                        200, server::RenderAll({&builder->metrics(), &engine->metrics()}),
+                                    return http_server::Response::Text(
+                                        200, http_server::RenderAll({&builder->metrics(), &engine->metrics()}),
                                         server::kMetricsContentType);
                                   }
                                   if (builder && (r.path == "/liveness" || r.path == "/readiness")) {

@@ -16,7 +16,7 @@
 #include "operator/operator_api.h"
 #include "operator/scheduler.h"
 #include "operator/upgrade_operator.h"
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 
 namespace cincinnati::cli {
 namespace {
@@ -54,12 +54,12 @@ Status RunOperator(const OperatorArgs& a) {
   // Anyone who reaches the API can pause or resume the fleet's rollouts.
   CINCINNATI_RETURN_IF_ERROR(kube::RequireTokenOffLoopback("--listen", a.address, !token.empty()));
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<upgrade::UpgradeOperator> op, upgrade::UpgradeOperator::Open(options));
-  server::ServerLimits limits;
+  http_server::ServerLimits limits;
   limits.threads = 2;
-  server::HttpServer http(limits);
+  http_server::HttpServer http(limits);
   http.SetErrorResponse(kube::ServerErrorResponse);
   http.CatchSignals();
-  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, static_cast<uint16_t>(a.port), [&](const server::Request& r) {
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, static_cast<uint16_t>(a.port), [&](const http_server::Request& r) {
                                 return upgrade::HandleOperatorApi(*op, r, token);
                               }));
   if (!a.ports_file.empty()) {

@@ -4,7 +4,7 @@
 
 #include <cctype>
 
-#include "server/query.h"
+#include "http_server/query.h"
 
 namespace cincinnati::graph_client {
 namespace {
@@ -81,7 +81,7 @@ GraphRequest PrepareGraphRequest(const GraphRequestInputs& in) {
   size_t question = base.find('?');
   Parameters params;
   if (question != std::string::npos) {
-    auto existing = server::ParseQuery(std::string_view(base).substr(question + 1));
+    auto existing = http_server::ParseQuery(std::string_view(base).substr(question + 1));
     if (!existing.ok()) {
       return Failure(reason::kInvalidRequest, "invalid query in the update service URL: " + existing.status().message());
     }
@@ -94,7 +94,7 @@ GraphRequest PrepareGraphRequest(const GraphRequestInputs& in) {
   params["version"] = version->ToString();
 
   GraphRequest out;
-  out.url = base + "?" + server::EncodeQuery(params);
+  out.url = base + "?" + http_server::EncodeQuery(params);
   out.version = std::move(version).value();
   return out;
 }

@@ -30,11 +30,11 @@ std::string StatusDocument(int code, std::string_view reason, std::string_view m
   return out;
 }
 
-server::Response ServerErrorResponse(int status, std::string_view message) {
+http_server::Response ServerErrorResponse(int status, std::string_view message) {
   const std::string_view reason = status == 413   ? "RequestEntityTooLarge"
                                   : status == 431 ? "RequestHeaderFieldsTooLarge"
                                                   : "BadRequest";
-  return server::Response::Text(status, StatusDocument(status, reason, message) + "\n", "application/json");
+  return http_server::Response::Text(status, StatusDocument(status, reason, message) + "\n", "application/json");
 }
 
 }  // namespace cincinnati::kube

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/http_types.h"
+#include "http_server/http_types.h"
 
 namespace cincinnati::kube {
 
@@ -20,7 +20,7 @@ std::string StatusDocument(int code, std::string_view reason, std::string_view m
                            std::string_view name = "", std::string_view field = "", std::string_view cause = "");
 
 // The answers the HTTP server gives itself (400, 413, 431) as Status documents
-// (server::HttpServer::SetErrorResponse).
-server::Response ServerErrorResponse(int status, std::string_view message);
+// (http_server::HttpServer::SetErrorResponse).
+http_server::Response ServerErrorResponse(int status, std::string_view message);
 
 }  // namespace cincinnati::kube

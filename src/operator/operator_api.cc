@@ -8,24 +8,24 @@
 namespace cincinnati::upgrade {
 namespace {
 
-server::Response Json(int status, const JsonValue& value) {
-  return server::Response::Text(status, kube::WriteJson(value, 2) + "\n", "application/json");
+http_server::Response Json(int status, const JsonValue& value) {
+  return http_server::Response::Text(status, kube::WriteJson(value, 2) + "\n", "application/json");
 }
 
-server::Response Error(int code, std::string_view reason, const std::string& message) {
-  return server::Response::Text(code, kube::StatusDocument(code, reason, message), "application/json");
+http_server::Response Error(int code, std::string_view reason, const std::string& message) {
+  return http_server::Response::Text(code, kube::StatusDocument(code, reason, message), "application/json");
 }
 
 }  // namespace
 
-server::Response HandleOperatorApi(UpgradeOperator& op, const server::Request& request, const std::string& token) {
+http_server::Response HandleOperatorApi(UpgradeOperator& op, const http_server::Request& request, const std::string& token) {
   const std::string& path = request.path;
-  if (path == "/healthz" || path == "/readyz") return server::Response::Text(200, "ok\n");
+  if (path == "/healthz" || path == "/readyz") return http_server::Response::Text(200, "ok\n");
   if (!token.empty() && !kube::BearerTokenMatches(request.Header("Authorization"), token)) {
     return Error(401, "Unauthorized", "Unauthorized");
   }
   const bool read = request.method == "GET" || request.method == "HEAD";
-  if (path == "/metrics") return server::Response::Text(200, op.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+  if (path == "/metrics") return http_server::Response::Text(200, op.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
   if (path == kConfigsPath) {
     if (!read) return Error(405, "MethodNotAllowed", "UpgradeConfigs come from the policy source; only GET is allowed");
     return Json(200, op.List());

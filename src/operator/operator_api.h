@@ -10,13 +10,13 @@
 #include <string>
 
 #include "operator/upgrade_operator.h"
-#include "server/http_types.h"
+#include "http_server/http_types.h"
 
 namespace cincinnati::upgrade {
 
 inline constexpr std::string_view kConfigsPath = "/apis/upgrade.managed.openshift.io/v1alpha1/upgradeconfigs";
 inline constexpr std::string_view kFleetPath = "/apis/upgrade.cincinnati.openshift.io/v1/fleet";
 
-server::Response HandleOperatorApi(UpgradeOperator& op, const server::Request& request, const std::string& token);
+http_server::Response HandleOperatorApi(UpgradeOperator& op, const http_server::Request& request, const std::string& token);
 
 }  // namespace cincinnati::upgrade

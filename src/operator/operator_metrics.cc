@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "server/metrics.h"
+#include "http_server/metrics.h"
 
 namespace cincinnati::upgrade {
 namespace {
@@ -56,11 +56,11 @@ std::string GaugeTable::Render() const {
       if (!labels.empty()) {
         out += '{';
         for (size_t i = 0; i < labels.size(); ++i) {
-          out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, server::EscapeLabel(labels[i].second));
+          out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, http_server::EscapeLabel(labels[i].second));
         }
         out += '}';
       }
-      out += " " + server::FormatValue(value) + "\n";
+      out += " " + http_server::FormatValue(value) + "\n";
     }
   }
   return out;

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "operator/operator_metrics.h"
-#include "server/metrics.h"
+#include "http_server/metrics.h"
 
 namespace cincinnati::upgrade {
 namespace {
@@ -111,7 +111,7 @@ std::string CollectorMetrics(const std::map<std::string, UpgradeConfig>& configs
   out += "# HELP upgradeoperator_reconciles_total Reconcile passes of each cluster's UpgradeConfig\n"
          "# TYPE upgradeoperator_reconciles_total counter\n";
   for (const auto& [name, count] : passes) {
-    out += fmt::format("upgradeoperator_reconciles_total{{upgradeconfig_name=\"{}\"}} {}\n", server::EscapeLabel(name), count);
+    out += fmt::format("upgradeoperator_reconciles_total{{upgradeconfig_name=\"{}\"}} {}\n", http_server::EscapeLabel(name), count);
   }
   return out;
 }

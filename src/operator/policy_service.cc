@@ -8,7 +8,7 @@
 #include "operator/notifications.h"
 #include "operator/scheduler.h"
 #include "operator/validation.h"
-#include "server/query.h"
+#include "http_server/query.h"
 
 namespace cincinnati::upgrade {
 namespace {
@@ -48,7 +48,7 @@ Result<RemoteCluster> PolicyService::FindCluster(const std::string& external_id)
   std::string base = base_;
   while (!base.empty() && base.back() == '/') base.pop_back();
   const std::string url = base + "/api/clusters_mgmt/v1/clusters?" +
-                          server::EncodeQuery({{"search", fmt::format("external_id = '{}'", external_id)}, {"size", "1"}});
+                          http_server::EncodeQuery({{"search", fmt::format("external_id = '{}'", external_id)}, {"size", "1"}});
   CINCINNATI_ASSIGN_OR_RETURN(std::string body, CallPeer(peer_, "GET", url));
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, Document(body, url));
   CINCINNATI_ASSIGN_OR_RETURN(const std::vector<JsonValue>* items, Items(doc, url));

@@ -5,7 +5,7 @@
 
 #include "http/client.h"
 #include "kube/api_access.h"
-#include "server/query.h"
+#include "http_server/query.h"
 
 namespace cincinnati::prometheus {
 namespace {
@@ -75,7 +75,7 @@ Result<std::vector<Sample>> ReadInstantVector(std::string_view body) {
 Result<std::vector<Sample>> InstantQuery(const Settings& settings, std::string_view query) {
   std::string base = settings.url;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  const std::string url = base + "/api/v1/query?" + server::EncodeQuery({{"query", std::string(query)}});
+  const std::string url = base + "/api/v1/query?" + http_server::EncodeQuery({{"query", std::string(query)}});
 
   http::RequestOptions options;
   options.timeout = settings.timeout;

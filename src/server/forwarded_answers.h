@@ -32,7 +32,8 @@
 #include "core/error_document.h"
 #include "core/transform.h"
 #include "env/clock.h"
-#include "server/metrics.h"
+#include "http_server/metrics.h"
+#include "server/http_names.h"
 #include "server/view_cache.h"
 
 namespace boost::asio {

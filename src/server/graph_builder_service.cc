@@ -16,7 +16,8 @@
 #include "core/graph_records.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
-#include "server/content_negotiation.h"
+#include "http_server/content_negotiation.h"
+#include "server/http_names.h"
 #include "server/responses.h"
 
 namespace cincinnati::server {

@@ -4,7 +4,8 @@
 
 #include "insight/queries.h"
 #include "server/policy_engine_service.h"
-#include "server/query.h"
+#include "http_server/query.h"
+#include "server/http_names.h"
 #include "server/responses.h"
 
 namespace cincinnati::server {

@@ -14,10 +14,11 @@
 #include "core/metadata_keys.h"
 #include "core/strings.h"
 #include "policy/phased_rollout.h"
-#include "server/content_negotiation.h"
+#include "http_server/content_negotiation.h"
 #include "server/openapi.h"
 #include "server/policy_engine_pool.h"
-#include "server/query.h"
+#include "http_server/query.h"
+#include "server/http_names.h"
 #include "server/responses.h"
 #include "server/upstream_fetch.h"
 

@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include "core/strings.h"
-#include "server/content_negotiation.h"
-#include "server/query.h"
+#include "http_server/content_negotiation.h"
+#include "http_server/query.h"
+#include "server/http_names.h"
 
 namespace cincinnati::server {
 namespace {

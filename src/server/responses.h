@@ -8,8 +8,9 @@
 
 #include "core/error_document.h"
 #include "core/transform.h"
-#include "server/http_types.h"
-#include "server/metrics.h"
+#include "http_server/http_types.h"
+#include "http_server/metrics.h"
+#include "server/http_names.h"
 #include "server/view_cache.h"
 
 namespace cincinnati::server {

@@ -17,8 +17,9 @@
 #include <optional>
 #include <string>
 
-#include "server/http_types.h"
-#include "server/metrics.h"
+#include "http_server/http_types.h"
+#include "http_server/metrics.h"
+#include "server/http_names.h"
 
 namespace cincinnati::server {
 

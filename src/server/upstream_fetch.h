@@ -20,7 +20,8 @@
 #include "core/graph.h"
 #include "core/graph_records.h"
 #include "core/status.h"
-#include "server/metrics.h"
+#include "http_server/metrics.h"
+#include "server/http_names.h"
 #include "server/upstream_state.h"
 
 namespace cincinnati::server {

@@ -6,7 +6,8 @@
 #include "core/graph_json.h"
 #include "core/sha256.h"
 #include "core/strings.h"
-#include "server/gzip.h"
+#include "http_server/gzip.h"
+#include "server/http_names.h"
 
 namespace cincinnati::server {
 

@@ -25,7 +25,8 @@
 
 #include "core/graph.h"
 #include "core/transform.h"
-#include "server/http_types.h"
+#include "http_server/http_types.h"
+#include "server/http_names.h"
 
 namespace cincinnati::server {
 

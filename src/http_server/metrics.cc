@@ -1,10 +1,10 @@
-#include "server/metrics.h"
+#include "http_server/metrics.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 std::string FormatValue(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   if (std::isnan(v)) return "NaN";
@@ -130,4 +130,4 @@ std::string RenderAll(const std::vector<const Registry*>& registries) {
   return out;
 }
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 std::string GzipCompress(std::string_view data, int level = 6);
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

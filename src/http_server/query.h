@@ -8,9 +8,9 @@
 #include <string_view>
 
 #include "core/status.h"
-#include "core/transform.h"
+#include "core/parameters.h"
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 Result<Parameters> ParseQuery(std::string_view query);
 
@@ -23,4 +23,4 @@ Result<std::string> PercentDecode(std::string_view text);
 // what ParseQuery reads back to the same parameters.
 std::string EncodeQuery(const Parameters& params);
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

@@ -1,10 +1,10 @@
-#include "server/query.h"
+#include "http_server/query.h"
 
 #include <fmt/format.h>
 
 #include "core/strings.h"
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 namespace {
 
 int HexValue(char c) {
@@ -91,4 +91,4 @@ bool QueryHasKey(std::string_view query, std::string_view key) {
   return false;
 }
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

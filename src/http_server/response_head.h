@@ -11,11 +11,11 @@
 #include <cstddef>
 #include <string>
 
-#include "server/http_types.h"
+#include "http_server/http_types.h"
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 void AppendResponseHead(std::string& out, const Response& response, unsigned version, size_t content_length,
                         bool keep_alive);
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

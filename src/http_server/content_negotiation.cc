@@ -1,8 +1,8 @@
-#include "server/content_negotiation.h"
+#include "http_server/content_negotiation.h"
 
 #include "core/strings.h"
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 std::optional<std::string> NegotiateContentType(const std::string* accept, const std::vector<std::string>& offered,
                                                 std::string_view default_type) {
@@ -36,4 +36,4 @@ bool AcceptsGzip(const std::string* accept_encoding) {
   return false;
 }
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

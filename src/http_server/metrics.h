@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 // A sample value and a label value as the text exposition format writes them.
 std::string FormatValue(double v);
@@ -109,4 +109,4 @@ class Registry {
 // Renders several registries as one scrape body.
 std::string RenderAll(const std::vector<const Registry*>& registries);
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

@@ -1,10 +1,10 @@
-#include "server/http_types.h"
+#include "http_server/http_types.h"
 
 #include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 const std::string* Request::Header(std::string_view name) const {
   auto it = headers.find(std::string(name));
@@ -42,4 +42,4 @@ Response Response::Empty(int status) {
   return r;
 }
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

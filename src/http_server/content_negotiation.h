@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 inline constexpr std::string_view kCincinnatiV1 = "application/vnd.redhat.cincinnati.v1+json";
 inline constexpr std::string_view kApplicationJson = "application/json";
@@ -23,4 +23,4 @@ std::optional<std::string> NegotiateContentType(const std::string* accept, const
 // Whether Accept-Encoding allows gzip (token "gzip" or "*" without q=0).
 bool AcceptsGzip(const std::string* accept_encoding);
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

@@ -1,10 +1,10 @@
-#include "server/response_head.h"
+#include "http_server/response_head.h"
 
 #include <boost/beast/http/status.hpp>
 
 #include <charconv>
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 namespace {
 
 void AppendSafe(std::string& out, std::string_view text) {
@@ -47,4 +47,4 @@ void AppendResponseHead(std::string& out, const Response& response, unsigned ver
   out += "\r\n";
 }
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

@@ -1,4 +1,4 @@
-#include "server/http_server.h"
+#include "http_server/http_server.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -19,9 +19,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "server/response_head.h"
+#include "http_server/response_head.h"
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -478,4 +478,4 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
 
 size_t HttpServer::open_connections() const { return impl_->connections.load(); }
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

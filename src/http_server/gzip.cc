@@ -1,10 +1,10 @@
-#include "server/gzip.h"
+#include "http_server/gzip.h"
 
 #include <zlib.h>
 
 #include <stdexcept>
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 std::string GzipCompress(std::string_view data, int level) {
   z_stream zs{};
@@ -25,4 +25,4 @@ std::string GzipCompress(std::string_view data, int level) {
   return out;
 }
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

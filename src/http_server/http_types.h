@@ -11,7 +11,7 @@
 
 #include "http/client.h"
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 using Headers = http::Headers;  // case-insensitive names
 
@@ -52,4 +52,4 @@ struct Response {
   static Response Empty(int status);
 };
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

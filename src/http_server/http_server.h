@@ -17,9 +17,9 @@
 #include <string>
 
 #include "core/status.h"
-#include "server/http_types.h"
+#include "http_server/http_types.h"
 
-namespace cincinnati::server {
+namespace cincinnati::http_server {
 
 struct ServerLimits {
   size_t max_head_bytes = 16 * 1024;
@@ -70,4 +70,4 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace cincinnati::server
+}  // namespace cincinnati::http_server

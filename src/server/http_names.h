@@ -1,0 +1,41 @@
+// The HTTP server library (http_server/) in the services' words: the services answer
+// Requests with Responses, so their code says `Response`, not `http_server::Response`.
+#pragma once
+
+#include "http_server/content_negotiation.h"
+#include "http_server/gzip.h"
+#include "http_server/http_server.h"
+#include "http_server/http_types.h"
+#include "http_server/metrics.h"
+#include "http_server/query.h"
+
+namespace cincinnati::server {
+
+using http_server::AcceptsGzip;
+using http_server::AsyncHandler;
+using http_server::Counter;
+using http_server::EncodeQuery;
+using http_server::EscapeLabel;
+using http_server::Family;
+using http_server::FileBody;
+using http_server::FormatValue;
+using http_server::Gauge;
+using http_server::GzipCompress;
+using http_server::Handler;
+using http_server::Headers;
+using http_server::Histogram;
+using http_server::HttpServer;
+using http_server::kApplicationJson;
+using http_server::kCincinnatiV1;
+using http_server::MetricType;
+using http_server::NegotiateContentType;
+using http_server::ParseQuery;
+using http_server::PercentDecode;
+using http_server::QueryHasKey;
+using http_server::Registry;
+using http_server::RenderAll;
+using http_server::Request;
+using http_server::Response;
+using http_server::ServerLimits;
+
+}  // namespace cincinnati::server
