@@ -58,7 +58,7 @@ TEST(FuzzRegressionTest, CrashesFoundByFuzzingStayFixed) {
   for (const auto& e : fuzz::Entries()) replayed += Replay(e.entry, kFuzz / "regressions" / e.name);
   // Every directory under regressions/ names an entry (a typo would skip its inputs).
   for (const auto& d : fs::directory_iterator(kFuzz / "regressions")) {
-    if (d.is_directory()) EXPECT_NE(Find(d.path().filename().string()), nullptr) << d.path();
+    if (d.is_directory()) { EXPECT_NE(Find(d.path().filename().string()), nullptr) << d.path(); }
   }
   EXPECT_GT(replayed, 0u);
 }

@@ -27,6 +27,7 @@ struct OperatorArgs {
   std::string config, fleet, state_dir, configs, address = "127.0.0.1", token_file, ports_file, testing_now;
   int port = 8383;
   double interval_seconds = 60, time_scale = 1;
+  int workers = 32, call_threads = 64, agent_timeout_seconds = 10;
   int verbosity = 0;
 };
 
@@ -38,6 +39,9 @@ Status RunOperator(const OperatorArgs& a) {
   options.fleet_path = a.fleet;
   options.state_dir = a.state_dir;
   options.configs_dir = a.configs;
+  options.workers = a.workers;
+  options.call_threads = a.call_threads;
+  options.agent_timeout = std::chrono::seconds(a.agent_timeout_seconds);
   if (a.interval_seconds < 0.01) return Status::InvalidArgument("--interval: must be at least 0.01 seconds");
   options.interval = std::chrono::seconds(std::max<int64_t>(1, static_cast<int64_t>(a.interval_seconds)));
   if (a.time_scale <= 0) return Status::InvalidArgument("--testing.time-scale: must be greater than 0");
@@ -251,6 +255,19 @@ void RegisterUpgradeCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("--token-file", a->token_file, "Bearer token every API request must carry")->type_name("PATH");
   cmd->add_option("--interval", a->interval_seconds, "Seconds (operator time) between passes of an upgrade in progress")
       ->type_name("SECONDS")
+      ->capture_default_str();
+  cmd->add_option("--workers", a->workers, "Clusters reconciled at once (each pass waits only on its cluster's agent)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--call-threads", a->call_threads,
+                  "Hooks, dependency probes, webhooks, Prometheus and Alertmanager calls running at once, outside the passes")
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--agent-timeout", a->agent_timeout_seconds, "Seconds one call to a cluster's agent may take")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(1, 600))
       ->capture_default_str();
   cmd->add_option("--testing.now", a->testing_now, "Start the operator's clock at this time (RFC 3339)")->type_name("TIME");
   cmd->add_option("--testing.time-scale", a->time_scale, "Operator seconds per real second (e.g. 60: an hour a minute)")

@@ -1,8 +1,10 @@
 #include "operator/config_source.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "env/file_system.h"
@@ -31,12 +33,32 @@ SourceRead LocalConfigSource::Read() {
   }
   std::sort(files.begin(), files.end());
   std::map<std::string, std::string> seen;  // file -> cluster, this read
+  std::map<std::string, Parsed> parsed;
   for (const auto& file : files) {
     const std::string stem = file.stem().string();
-    auto text = env::ReadFile(file, kMaxUpgradeConfigFileBytes);
-    auto config = text.ok() ? ParseUpgradeConfigYaml(*text, file.string()) : Result<UpgradeConfig>(text.status());
+    struct stat st{};
+    Parsed now;
+    if (::stat(file.c_str(), &st) == 0) {
+      now.inode = st.st_ino;
+      now.size = static_cast<uint64_t>(st.st_size);
+      now.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+      now.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+    }
+    auto before = parsed_.find(file.string());
+    if (before != parsed_.end() && before->second.settled && now.inode != 0 && before->second.inode == now.inode &&
+        before->second.size == now.size && before->second.mtime_ns == now.mtime_ns && before->second.ctime_ns == now.ctime_ns) {
+      now.config = before->second.config;
+      now.settled = true;
+    } else {
+      const int64_t read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      now.settled = read_ns - std::max(now.mtime_ns, now.ctime_ns) > 2'000'000'000LL;
+      auto text = env::ReadFile(file, kMaxUpgradeConfigFileBytes);
+      now.config = std::make_shared<const Result<UpgradeConfig>>(text.ok() ? ParseUpgradeConfigYaml(*text, file.string())
+                                                                            : Result<UpgradeConfig>(text.status()));
+      if (!now.config->ok()) spdlog::error("{} (the cluster's previous config stays)", now.config->status().message());
+    }
+    const Result<UpgradeConfig>& config = *parsed.emplace(file.string(), std::move(now)).first->second.config;
     if (!config.ok()) {
-      spdlog::error("{} (the cluster's previous config stays)", config.status().message());
       out.unreadable.push_back(stem);
       if (auto known = file_clusters_.find(file.string()); known != file_clusters_.end()) {
         out.unreadable.push_back(known->second);
@@ -53,6 +75,7 @@ SourceRead LocalConfigSource::Read() {
     }
   }
   file_clusters_ = std::move(seen);
+  parsed_ = std::move(parsed);
   return out;
 }
 

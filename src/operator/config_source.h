@@ -9,8 +9,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,8 +52,19 @@ class LocalConfigSource final : public ConfigSource {
   SourceRead Read() override;
 
  private:
+  // A file is parsed again only when its inode, size, mtime or ctime changed: a fleet's
+  // thousands of files are read every second. A file changed less than 2 s before it was
+  // parsed is parsed again next time (as git treats "racy" files): two writes within one
+  // tick of the file system's clock leave the same times.
+  struct Parsed {
+    uint64_t inode = 0, size = 0;
+    int64_t mtime_ns = 0, ctime_ns = 0;
+    bool settled = false;  // its times were 2 s old when it was parsed
+    std::shared_ptr<const Result<UpgradeConfig>> config;  // shared: a read copies no config
+  };
   std::string dir_;
   std::map<std::string, std::string> file_clusters_;  // file -> the cluster it named last
+  std::map<std::string, Parsed> parsed_;              // file -> what it held at that stat
 };
 
 // OCM: for each fleet cluster, its id (from its agent), its remote cluster and policies;

@@ -95,6 +95,17 @@ bool PolicyTransitionAllowed(std::string_view from, std::string_view to) {
   return it != kAllowed.end() && std::find(it->second.begin(), it->second.end(), to) != it->second.end();
 }
 
+Result<bool> NotificationCenter::Sent(const UpgradeConfig& config, std::string_view ev) {
+  const std::string version = config.spec.desired.version;
+  const size_t receivers = std::max<size_t>(notifiers_.size(), 1);
+  for (size_t i = 0; i < receivers; ++i) {
+    const std::string key = i == 0 ? std::string(ev) : fmt::format("{}#{}", ev, i);
+    CINCINNATI_ASSIGN_OR_RETURN(bool claimed, store_.Claimed(config.cluster, version, key));
+    if (!claimed) return false;
+  }
+  return true;
+}
+
 Status NotificationCenter::Notify(const UpgradeConfig& config, std::string_view ev, TimePoint now, std::string_view detail) {
   const std::string version = config.spec.desired.version;
   const std::string name(ev);

@@ -58,6 +58,10 @@ class NotificationCenter {
 
   // OK when sent now or already sent before; an error (to retry) when a send failed.
   Status Notify(const UpgradeConfig& config, std::string_view event, TimePoint now, std::string_view detail = "");
+  // Whether a send leaves this process (webhooks, a policy service), and whether every
+  // receiver has this event already (the ledger, read locally: no receiver is asked).
+  bool Remote() const { return !notifiers_.empty(); }
+  Result<bool> Sent(const UpgradeConfig& config, std::string_view event);
 
  private:
   StateStore& store_;

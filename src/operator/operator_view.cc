@@ -116,4 +116,23 @@ std::string CollectorMetrics(const std::map<std::string, UpgradeConfig>& configs
   return out;
 }
 
+std::string PassMetrics(const std::map<std::string, UpgradeConfig>& configs, const std::map<std::string, PassStats>& passes) {
+  GaugeTable out;
+  std::map<std::string, int> per_phase = {{"New", 0}, {"Pending", 0}, {"Upgrading", 0}, {"Upgraded", 0}, {"Failed", 0}};
+  for (const auto& [name, c] : configs) {
+    const UpgradeHistory* h = NewestHistory(c);
+    ++per_phase[h ? std::string(PhaseName(h->phase)) : "New"];
+  }
+  for (const auto& [phase, count] : per_phase) out.Set("upgradeoperator_clusters", {{"phase", phase}}, count);
+  int in_flight = 0;
+  for (const auto& [name, stats] : passes) {
+    in_flight += stats.in_flight ? 1 : 0;
+    if (stats.last_reconciled <= 0) continue;
+    out.Set("upgradeoperator_pass_duration_seconds", {{"upgradeconfig_name", name}}, stats.last_pass_seconds);
+    out.Set("upgradeoperator_last_reconcile_timestamp_seconds", {{"upgradeconfig_name", name}}, stats.last_reconciled);
+  }
+  out.Set("upgradeoperator_passes_in_flight", {}, in_flight);
+  return out.Render();
+}
+
 }  // namespace cincinnati::upgrade

@@ -39,4 +39,16 @@ kube::JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgradi
 std::string CollectorMetrics(const std::map<std::string, UpgradeConfig>& configs,
                              const std::map<std::string, uint64_t>& passes);
 
+// How the operator keeps up (ours): per cluster, its last pass's duration
+// (upgradeoperator_pass_duration_seconds) and when it ended
+// (upgradeoperator_last_reconcile_timestamp_seconds), the clusters per phase
+// (upgradeoperator_clusters{phase}: the newest history entry's, "New" without one), and
+// the passes queued or running (upgradeoperator_passes_in_flight).
+struct PassStats {
+  double last_pass_seconds = 0;
+  double last_reconciled = 0;  // Unix seconds; 0: no pass yet (not shown)
+  bool in_flight = false;
+};
+std::string PassMetrics(const std::map<std::string, UpgradeConfig>& configs, const std::map<std::string, PassStats>& passes);
+
 }  // namespace cincinnati::upgrade

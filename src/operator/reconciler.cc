@@ -30,7 +30,7 @@ UpgradeHistory& EnsureHistory(UpgradeConfig& config, const AgentSnapshot& agent,
 StepContext MakeStepContext(UpgradeConfig& config, UpgradeHistory& history, const AgentSnapshot& agent, const ClusterPorts& ports,
                             PassContext& pass) {
   return StepContext{config, history, pass.settings, agent, *ports.agent, ports.alerts, ports.windows, pass.notifications,
-                     ports.hooks, pass.metrics, pass.now, pass.wall_now, pass.time_scale};
+                     ports.hooks, pass.metrics, pass.now, pass.wall_now, pass.time_scale, *ports.calls};
 }
 
 PassResult RunUpgrader(UpgradeConfig& config, UpgradeHistory& history, const AgentSnapshot& agent, const ClusterPorts& ports,
@@ -40,10 +40,10 @@ PassResult RunUpgrader(UpgradeConfig& config, UpgradeHistory& history, const Age
   StepContext steps = MakeStepContext(config, history, agent, ports, pass);
   const std::string now = FormatTime(pass.now);
   if (StartWindowExpired(steps)) {
-    std::string error;
-    history.phase = RunFailurePath(steps, &error);
+    std::string error, waiting;
+    history.phase = RunFailurePath(steps, &error, &waiting);
     if (!error.empty()) result.error = Status::IoError(error);
-    result.note = history.phase == Phase::kFailed ? "the upgrade was not commanded within its window" : error;
+    result.note = history.phase == Phase::kFailed ? "the upgrade was not commanded within its window" : error.empty() ? waiting : error;
     return result;
   }
   RunOutcome outcome = RunSteps(StepsFor(config.spec.type), steps, history, now);
@@ -58,6 +58,17 @@ PassResult RunUpgrader(UpgradeConfig& config, UpgradeHistory& history, const Age
     result.error = Status::IoError(fmt::format("{}: {}", outcome.step, outcome.error));
   }
   return result;
+}
+
+// A notification that no step waits for: sent outside the pass, a failure logged (the
+// ledger has no claim then, and the next pass sends it again).
+void NotifyAside(const UpgradeConfig& config, std::string_view ev, const std::string& detail, const ClusterPorts& ports, PassContext& pass) {
+  ports.calls->Await(fmt::format("notify {}", ev), [center = &pass.notifications, config, name = std::string(ev), detail, now = pass.now] {
+    if (Status sent = center->Notify(config, name, now, detail); !sent.ok()) {
+      spdlog::warn("cluster {}: the {} notification: {}", config.cluster, name, sent.message());
+    }
+    return StepResult::Done();
+  });
 }
 
 PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSnapshot& agent, const ClusterPorts& ports,
@@ -81,9 +92,7 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
     pass.metrics.Set("upgradeoperator_upgradeconfig_validation_failed", labels, 1);
     // A failed send is unclaimed in the ledger and counted (upgrade_notification_failed):
     // the next pass sends it again. Said here too, so that a full disk is not silent.
-    if (Status sent = pass.notifications.Notify(config, event::kValidationFailed, pass.now, valid.message); !sent.ok()) {
-      spdlog::warn("cluster {}: the validation_failed notification: {}", config.cluster, sent.message());
-    }
+    NotifyAside(config, event::kValidationFailed, valid.message, ports, pass);
     result.note = valid.message;
     if (valid.is_error) {
       result.error = Status::InvalidArgument(valid.message);
@@ -115,8 +124,8 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
   if (decision->breached) {
     // Honoured (the MUO ignores it): a start this late would land outside its maintenance slot.
     StepContext steps = MakeStepContext(config, history, agent, ports, pass);
-    std::string error;
-    history.phase = RunFailurePath(steps, &error);
+    std::string error, waiting;
+    history.phase = RunFailurePath(steps, &error, &waiting);
     if (!error.empty()) result.error = Status::IoError(error);
     result.note = "upgradeAt + the upgrade window passed before the upgrade could start";
     return result;
@@ -134,9 +143,7 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
   return RunUpgrader(config, history, agent, ports, pass);
 }
 
-}  // namespace
-
-PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassContext& pass) {
+PassResult Reconcile(UpgradeConfig& config, const ClusterPorts& ports, PassContext& pass) {
   auto agent = ports.agent->Snapshot();
   if (!agent.ok()) {
     PassResult result;
@@ -149,11 +156,16 @@ PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassC
     case Phase::kNew: {
       auto at = ParseTime(config.spec.upgrade_at);
       if (pass.settings.pre_health_check_gate && at.ok() && *at - pass.now > std::chrono::hours(2)) {
+        // An early notice: the pass goes on to Pending without waiting for Prometheus.
         auto current = CurrentVersion(*agent);
-        Status health = CheckClusterHealth(ports.alerts, *agent, pass.settings, pass.metrics,
-                                           {config.cluster, "New", current.ok() ? *current : "unknown"});
-        Status sent = health.ok() ? Status::OK() : pass.notifications.Notify(config, event::kPreHealthCheck, pass.now, health.message());
-        if (!sent.ok()) spdlog::warn("cluster {}: the pre_health_check notification: {}", config.cluster, sent.message());
+        const HealthLabels labels{config.cluster, "New", current.ok() ? *current : "unknown"};
+        ports.calls->Await("health early", [alerts = ports.alerts, agent = *agent, settings = &pass.settings, metrics = &pass.metrics,
+                                            center = &pass.notifications, config, labels, now = pass.now] {
+          Status health = CheckClusterHealth(alerts, agent, *settings, *metrics, labels);
+          Status sent = health.ok() ? Status::OK() : center->Notify(config, event::kPreHealthCheck, now, health.message());
+          if (!sent.ok()) spdlog::warn("cluster {}: the pre_health_check notification: {}", config.cluster, sent.message());
+          return StepResult::Done();
+        });
       }
       history.phase = Phase::kPending;
       PassResult result;
@@ -172,6 +184,18 @@ PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassC
     }
   }
   return {};
+}
+
+}  // namespace
+
+PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassContext& pass) {
+  PendingCalls inline_calls;
+  ClusterPorts with_calls = ports;
+  if (!with_calls.calls) with_calls.calls = &inline_calls;
+  with_calls.calls->BeginPass();
+  PassResult result = Reconcile(config, with_calls, pass);
+  with_calls.calls->EndPass();
+  return result;
 }
 
 }  // namespace cincinnati::upgrade

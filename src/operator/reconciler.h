@@ -7,7 +7,9 @@
 // with the steps of steps.h. The caller persists the config after every pass and
 // requeues after `requeue` (operator time); an error asks for backoff.
 //
-// Pure over its inputs (ports, clock); never throws; not thread-safe for one config.
+// Pure over its inputs (ports, clock); waits on no peer but the cluster's agent (the
+// other calls run outside the pass: pending_calls.h); never throws; not thread-safe for
+// one config.
 #pragma once
 
 #include <chrono>
@@ -17,6 +19,7 @@
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
+#include "operator/pending_calls.h"
 #include "operator/ports.h"
 #include "operator/upgrade_config.h"
 #include "operator/validation.h"
@@ -30,6 +33,7 @@ struct ClusterPorts {
   ReleaseResolver* resolver = nullptr;
   GraphClient* graph = nullptr;
   HookRunner* hooks = nullptr;
+  PendingCalls* calls = nullptr;  // the cluster's calls outside its passes; null: every call runs inline
 };
 
 struct PassContext {

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "core/semver.h"
 #include "http/client.h"
@@ -52,9 +51,27 @@ R UnlessCommenced(StepContext& c, F&& step) {
   return step();
 }
 
+// A slow call of a step, run outside the pass (pending_calls.h): nullopt while it runs.
+std::optional<R> Outside(StepContext& c, const std::string& key, std::function<R()> call) {
+  return c.calls.Await(key, std::move(call));
+}
+
+// A notification sent before (the ledger says so) is done at once; one to send goes to
+// the webhooks outside the pass, so that a hanging receiver holds no pass.
 R Notify(StepContext& c, std::string_view ev, std::string_view detail = "") {
-  Status s = c.notifications.Notify(c.config, ev, c.now, detail);
-  return s.ok() ? R::Done() : R::Error(s.message());
+  if (!c.notifications.Remote()) {
+    Status s = c.notifications.Notify(c.config, ev, c.now, detail);
+    return s.ok() ? R::Done() : R::Error(s.message());
+  }
+  if (auto sent = c.notifications.Sent(c.config, ev); sent.ok() && *sent) return R::Done();
+  NotificationCenter* center = &c.notifications;
+  auto got = Outside(c, fmt::format("notify {}", ev),
+                     [center, config = c.config, name = std::string(ev), now = c.now, text = std::string(detail)] {
+                       Status s = center->Notify(config, name, now, text);
+                       return s.ok() ? R::Done() : R::Error(s.message());
+                     });
+  if (!got) return R::NotDone(fmt::format("sending the {} notification", ev));
+  return *got;
 }
 
 HealthLabels LabelsFor(const StepContext& c) {
@@ -74,10 +91,39 @@ std::map<std::string, std::string> HookEnv(const StepContext& c, const std::stri
 // A hook's exit code as a step's answer: 0 done, 1 not done yet, anything else an error.
 R RunHook(StepContext& c, const std::string& command, const std::string& step) {
   if (!c.hooks) return R::Error(fmt::format("the {} hook is configured but hooks cannot run here", step));
-  HookResult got = c.hooks->Run(command, HookEnv(c, step), std::chrono::seconds(c.settings.hook_timeout_seconds));
-  if (got.exit_code == 0) return R::Done();
-  if (got.exit_code == 1) return R::NotDone(fmt::format("the {} hook is not done yet", step));
-  return R::Error(fmt::format("the {} hook failed (exit {}): {}", step, got.exit_code, got.output));
+  auto got = Outside(c, "hook " + step,
+                     [hooks = c.hooks, command, env = HookEnv(c, step), step,
+                      timeout = std::chrono::seconds(c.settings.hook_timeout_seconds)] {
+                       HookResult run = hooks->Run(command, env, timeout);
+                       if (run.exit_code == 0) return R::Done();
+                       if (run.exit_code == 1) return R::NotDone(fmt::format("the {} hook is not done yet", step));
+                       return R::Error(fmt::format("the {} hook failed (exit {}): {}", step, run.exit_code, run.output));
+                     });
+  if (!got) return R::NotDone(fmt::format("the {} hook is running", step));
+  return *got;
+}
+
+// The health checks (Prometheus's alerts, the components), outside the pass: nullopt
+// while Prometheus is asked, else OK or what is unhealthy.
+std::optional<Status> ClusterHealth(StepContext& c, const std::string& key) {
+  if (!c.alerts) return CheckClusterHealth(nullptr, c.agent, c.settings, c.metrics, LabelsFor(c));  // the components only: no call
+  auto got = Outside(c, key, [alerts = c.alerts, agent = c.agent, settings = &c.settings, metrics = &c.metrics, labels = LabelsFor(c)] {
+    Status health = CheckClusterHealth(alerts, agent, *settings, *metrics, labels);
+    return health.ok() ? R::Done() : R::Error(health.message());
+  });
+  if (!got) return std::nullopt;
+  return got->outcome == StepOutcome::kDone ? Status::OK() : Status::IoError(got->message);
+}
+
+// An Alertmanager call outside the pass, as a step's answer.
+R WindowCall(StepContext& c, const std::string& key, std::function<Status(MaintenanceWindows&)> call) {
+  if (!c.windows) return R::Done();
+  auto got = Outside(c, key, [windows = c.windows, call = std::move(call)] {
+    Status s = call(*windows);
+    return s.ok() ? R::Done() : R::Error(s.message());
+  });
+  if (!got) return R::NotDone("waiting for Alertmanager");
+  return *got;
 }
 
 R SendStartedNotification(StepContext& c) {
@@ -125,7 +171,9 @@ R IsUpgradeable(StepContext& c) {
 
 R PreUpgradeHealthCheck(StepContext& c) {
   return UnlessCommenced(c, [&] {
-    Status health = CheckClusterHealth(c.alerts, c.agent, c.settings, c.metrics, LabelsFor(c));
+    std::optional<Status> checked = ClusterHealth(c, "health before");
+    if (!checked) return R::NotDone("checking the cluster's health");
+    const Status& health = *checked;
     if (health.ok()) return R::Done();
     if (!c.settings.pre_health_check_gate) return R::Error(health.message());
     R sent = Notify(c, event::kHealthCheck, health.message());
@@ -134,29 +182,47 @@ R PreUpgradeHealthCheck(StepContext& c) {
   });
 }
 
-Status ProbeDependency(const std::string& url, std::chrono::seconds timeout) {
-  std::chrono::milliseconds pause(1000);
-  std::string last;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    if (attempt > 0) {
-      std::this_thread::sleep_for(pause);
-      pause *= 2;
-    }
-    http::GetOptions options;
-    options.timeout = timeout;
-    http::Result got = http::Get(url, options);
-    if (got.status > 0 && got.status < 400) return Status::OK();
-    if (got.status >= 400 && got.status < 500) return Status::IoError(fmt::format("{} answered HTTP {}", url, got.status));
-    last = got.status ? fmt::format("{} answered HTTP {}", url, got.status) : got.error;
+// One attempt: done, an error that is final (HTTP 4xx: "final" in its message), or one to retry.
+R ProbeOnce(const std::string& url, std::chrono::seconds timeout) {
+  http::GetOptions options;
+  options.timeout = timeout;
+  http::Result got = http::Get(url, options);
+  if (got.status > 0 && got.status < 400) return R::Done();
+  if (got.status >= 400 && got.status < 500) return R::NotDone(fmt::format("{} answered HTTP {}", url, got.status));
+  return R::Error(got.status ? fmt::format("{} answered HTTP {}", url, got.status) : got.error);
+}
+
+// Up to 3 attempts per URL, 1 s then 2 s apart (operator time), as the MUO's probe; the
+// pauses are scheduled retries (pending_calls.h), never a sleep.
+R ProbeDependency(StepContext& c, const std::string& url) {
+  const std::string key = "dependency " + url;
+  if (auto not_before = c.calls.NotBefore(key); not_before && c.now < *not_before) {
+    return R::NotDone(fmt::format("{} is tried again at {}", url, FormatTime(*not_before)));
   }
-  return Status::IoError(last);
+  auto got = Outside(c, key, [url, timeout = std::chrono::seconds(c.settings.dependency_timeout_seconds)] { return ProbeOnce(url, timeout); });
+  if (!got) return R::NotDone("probing " + url);
+  if (got->outcome == StepOutcome::kDone) {
+    c.calls.Forget(key);
+    return R::Done();
+  }
+  if (got->outcome == StepOutcome::kNotDone) {  // a 4xx answer: no retry
+    c.calls.Forget(key);
+    return R::Error(got->message);
+  }
+  const int failures = c.calls.RetryAfter(key, c.now + std::chrono::seconds(1 << std::min(c.calls.Failures(key), 4)));
+  if (failures >= 3) {
+    c.calls.Forget(key);
+    return R::Error(got->message);
+  }
+  return R::NotDone(fmt::format("{} (attempt {} of 3)", got->message, failures));
 }
 
 R ExternalDependencyAvailabilityCheck(StepContext& c) {
   return UnlessCommenced(c, [&] {
     for (const auto& url : c.settings.dependency_urls) {
-      Status s = ProbeDependency(url, std::chrono::seconds(c.settings.dependency_timeout_seconds));
-      if (!s.ok()) return R::Error("external dependency unavailable: " + s.message());
+      R probed = ProbeDependency(c, url);
+      if (probed.outcome == StepOutcome::kError) return R::Error("external dependency unavailable: " + probed.message);
+      if (probed.outcome == StepOutcome::kNotDone) return R::NotDone("external dependency: " + probed.message);
     }
     return R::Done();
   });
@@ -180,10 +246,11 @@ R EnsureExtraUpgradeWorkers(StepContext& c) {
 }
 
 R CreateControlPlaneMaintWindow(StepContext& c) {
-  if (!c.windows) return R::Done();
-  Status s = EnsureControlPlaneWindow(*c.windows, c.settings, {c.config.cluster, Version(c)}, c.wall_now,
-                                      RealLength(c, std::chrono::minutes(c.settings.control_plane_minutes)));
-  return s.ok() ? R::Done() : R::Error(s.message());
+  return WindowCall(c, "window control plane",
+                    [settings = &c.settings, target = WindowTarget{c.config.cluster, Version(c)}, now = c.wall_now,
+                     length = RealLength(c, std::chrono::minutes(c.settings.control_plane_minutes))](MaintenanceWindows& windows) {
+                      return EnsureControlPlaneWindow(windows, *settings, target, now, length);
+                    });
 }
 
 // The MUO's EnsureDesiredConfig: the agent is told where to go, once it offers the release.
@@ -248,11 +315,13 @@ R ControlPlaneUpgraded(StepContext& c) {
   return R::NotDone(c.agent.progressing.message);
 }
 
-R RemoveControlPlaneMaintWindow(StepContext& c) {
-  if (!c.windows) return R::Done();
-  Status s = RemoveWindows(*c.windows, c.settings, {c.config.cluster, Version(c)}, "OSD control plane");
-  return s.ok() ? R::Done() : R::Error(s.message());
+R RemoveWindowsOf(StepContext& c, std::string_view kind) {
+  return WindowCall(c, fmt::format("remove {}", kind),
+                    [settings = &c.settings, target = WindowTarget{c.config.cluster, Version(c)}, kind = std::string(kind)](
+                        MaintenanceWindows& windows) { return RemoveWindows(windows, *settings, target, kind); });
 }
+
+R RemoveControlPlaneMaintWindow(StepContext& c) { return RemoveWindowsOf(c, "OSD control plane"); }
 
 R CreateWorkerMaintWindow(StepContext& c) {
   const WorkerPool& pool = c.agent.worker_pool;
@@ -260,8 +329,12 @@ R CreateWorkerMaintWindow(StepContext& c) {
   if (!pool.updating() || pending < 1 || !c.windows) return R::Done();
   const int per_node = std::max(c.config.spec.pdb_force_drain_timeout, c.settings.node_drain_timeout_minutes);
   const std::chrono::minutes length(pending * per_node + pending * c.settings.expected_node_drain_minutes);
-  Status s = EnsureWorkerWindow(*c.windows, c.settings, {c.config.cluster, Version(c)}, pending, RealLength(c, length), c.wall_now);
-  return s.ok() ? R::Done() : R::Error(s.message());
+  // Keyed by the machines pending: a resize is a new call.
+  return WindowCall(c, fmt::format("window workers {}", pending),
+                    [settings = &c.settings, target = WindowTarget{c.config.cluster, Version(c)}, pending, length = RealLength(c, length),
+                     now = c.wall_now](MaintenanceWindows& windows) {
+                      return EnsureWorkerWindow(windows, *settings, target, pending, length, now);
+                    });
 }
 
 R AllWorkersUpgraded(StepContext& c) {
@@ -269,8 +342,12 @@ R AllWorkersUpgraded(StepContext& c) {
   if (pool.updating()) {
     if (c.history.worker_start_time.empty()) c.history.worker_start_time = Now(c);
     if (c.windows) {
-      auto active = MaintenanceActive(*c.windows, c.settings, {c.config.cluster, Version(c)});
-      if (active.ok()) SetGauge(c, "upgradeoperator_worker_timeout", *active ? 0 : 1, true);
+      auto active = Outside(c, "window active", [windows = c.windows, settings = &c.settings, target = WindowTarget{c.config.cluster, Version(c)}] {
+        auto is = MaintenanceActive(*windows, *settings, target);
+        if (!is.ok()) return R::Error(is.status().message());
+        return R{StepOutcome::kDone, *is ? "active" : ""};
+      });
+      if (active && active->outcome == StepOutcome::kDone) SetGauge(c, "upgradeoperator_worker_timeout", active->message.empty() ? 1 : 0, true);
     }
     if (!c.settings.drain_hook.empty()) {
       R drained = RunHook(c, c.settings.drain_hook, "drain");
@@ -294,15 +371,12 @@ R RemoveExtraScaledNodes(StepContext& c) {
   return RunHook(c, c.settings.capacity_removal_hook, "capacityRemoval");
 }
 
-R RemoveMaintWindow(StepContext& c) {
-  if (!c.windows) return R::Done();
-  Status s = RemoveWindows(*c.windows, c.settings, {c.config.cluster, Version(c)}, "OSD worker node");
-  return s.ok() ? R::Done() : R::Error(s.message());
-}
+R RemoveMaintWindow(StepContext& c) { return RemoveWindowsOf(c, "OSD worker node"); }
 
 R PostUpgradeHealthCheck(StepContext& c) {
-  Status health = CheckClusterHealth(c.alerts, c.agent, c.settings, c.metrics, LabelsFor(c));
-  return health.ok() ? R::Done() : R::Error(health.message());
+  std::optional<Status> health = ClusterHealth(c, "health after");
+  if (!health) return R::NotDone("checking the cluster's health");
+  return health->ok() ? R::Done() : R::Error(health->message());
 }
 
 R PostUpgradeProcedures(StepContext&) { return R::Done(); }
@@ -361,12 +435,16 @@ bool StartWindowExpired(const StepContext& c) {
   return started.ok() && c.now > *started + std::chrono::minutes(c.settings.upgrade_window_minutes);
 }
 
-Phase RunFailurePath(StepContext& c, std::string* error) {
+Phase RunFailurePath(StepContext& c, std::string* error, std::string* waiting) {
   const std::string now = Now(c);
   UpgradeCondition failed{"FailedUpgrade", "False", "Upgrade failed", "FailedUpgrade notification sent", now, "", "", ""};
   if (!c.history.FindCondition("FailedUpgrade")) c.history.SetCondition(failed, now);
   if (c.config.spec.capacity_reservation && !c.settings.capacity_removal_hook.empty()) {
     R removed = RunHook(c, c.settings.capacity_removal_hook, "capacityRemoval");
+    if (removed.outcome == StepOutcome::kNotDone && waiting) {  // running, or not done yet: no back-off
+      *waiting = removed.message;
+      return c.history.phase;
+    }
     if (removed.outcome != StepOutcome::kDone) {
       *error = removed.message.empty() ? "capacity is still being removed" : removed.message;
       RecordStep(c.history, "FailedUpgrade", R::Error(*error), now);
@@ -374,6 +452,10 @@ Phase RunFailurePath(StepContext& c, std::string* error) {
     }
   }
   R sent = Notify(c, event::kFailed);
+  if (sent.outcome == StepOutcome::kNotDone) {  // on its way: not an error, no back-off
+    if (waiting) *waiting = sent.message;
+    return c.history.phase;
+  }
   if (sent.outcome == StepOutcome::kError) {
     *error = sent.message;
     RecordStep(c.history, "FailedUpgrade", sent, now);

@@ -2,7 +2,9 @@
 // and the ARO list of 14, by the reference's names and condition types, each an
 // idempotent function of a StepContext (the config, the agent's snapshot taken at the
 // start of the pass, the ports, the clock). Steps that only make sense before the update
-// is commanded are done at once when it has commenced.
+// is commanded are done at once when it has commenced. No step waits on a peer other
+// than the cluster's agent: every other call runs outside the pass (pending_calls.h),
+// the step answering "not done yet" until it has finished.
 //
 // Where we differ from the reference (its known quirks): UpgradeDelayedCheck has its own
 // condition type; the timestamps of steps 1, 8, 9 and 12 are recorded once; capacity and
@@ -16,6 +18,7 @@
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
+#include "operator/pending_calls.h"
 #include "operator/ports.h"
 #include "operator/step_runner.h"
 #include "operator/upgrade_config.h"
@@ -36,6 +39,7 @@ struct StepContext {
   TimePoint now;             // the operator's clock (scaled in demonstrations)
   TimePoint wall_now;        // real time, for Alertmanager
   double time_scale = 1.0;   // operator seconds per real second
+  PendingCalls& calls;       // hooks, probes, webhooks, Prometheus, Alertmanager: outside the pass
 };
 
 using UpgradeStep = Step<StepContext>;
@@ -48,7 +52,8 @@ const std::vector<UpgradeStep>& StepsFor(UpgradeType type);
 // started, and past startTime + upgradeWindow.timeOut.
 bool StartWindowExpired(const StepContext& context);
 // The failure path of a breached OSD start window: returns the phase to store (kFailed,
-// or kUpgrading when a part of it failed and must be retried).
-Phase RunFailurePath(StepContext& context, std::string* error);
+// or the current one when a part of it failed, `error`, and must be retried, or still
+// runs outside the pass, `waiting`).
+Phase RunFailurePath(StepContext& context, std::string* error, std::string* waiting = nullptr);
 
 }  // namespace cincinnati::upgrade

@@ -22,9 +22,9 @@ using kube::JsonValue;
 
 namespace {
 
-ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& config) {
+ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& config, std::chrono::seconds agent_timeout) {
   ClusterPortSet ports;
-  ports.agent = std::make_unique<HttpUpdateAgent>(AgentEndpoint{cluster.agent_url, cluster.token_file, "", std::chrono::seconds(10)});
+  ports.agent = std::make_unique<HttpUpdateAgent>(AgentEndpoint{cluster.agent_url, cluster.token_file, "", agent_timeout});
   if (!config.prometheus.url.empty()) {
     prometheus::Settings p;
     p.url = config.prometheus.url;
@@ -58,6 +58,8 @@ Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions o
     return Status::InvalidArgument("no UpgradeConfig directory: give --configs DIR or configManager.localConfigDir");
   }
   if (options.fleet_path.empty()) return Status::InvalidArgument("--fleet FILE is required (the clusters to manage)");
+  if (options.workers < 1 || options.call_threads < 1) return Status::InvalidArgument("--workers and --call-threads: at least 1");
+  if (options.agent_timeout.count() < 1) return Status::InvalidArgument("--agent-timeout: at least 1 second");
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<FleetCluster> fleet, LoadFleet(options.fleet_path));
   std::error_code ec;
   fs::create_directories(options.state_dir, ec);
@@ -85,12 +87,17 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
     notifiers.push_back(std::make_unique<PolicyStateNotifier>(*policies_, policy_index_));
   }
   notifications_ = std::make_unique<NotificationCenter>(*store_, metrics_, std::move(notifiers));
+  call_runner_ = std::make_unique<CallRunner>(options_.call_threads);
+  pass_pool_ = std::make_unique<CallRunner>(options_.workers);
   std::vector<std::string> names;
   for (auto& c : fleet) {
     auto state = std::make_unique<ClusterState>();
-    state->ports = options_.make_ports ? options_.make_ports(c, config_) : MakePorts(c, config_);
+    state->ports = options_.make_ports ? options_.make_ports(c, config_) : MakePorts(c, config_, options_.agent_timeout);
+    ClusterState* raw = state.get();
+    state->calls = std::make_unique<PendingCalls>(call_runner_.get(), [this, raw] { CallEnded(*raw); });
     state->cluster = c;
     names.push_back(c.name);
+    SetDue(*state, {});  // a first pass at once
     clusters_[c.name] = std::move(state);
   }
   if (policies_) {
@@ -104,6 +111,12 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
   } else {
     source_ = std::make_unique<LocalConfigSource>(config_.local_config_dir);
   }
+}
+
+UpgradeOperator::~UpgradeOperator() {
+  // Passes first (they start calls), then the calls: both use everything else.
+  pass_pool_.reset();
+  call_runner_.reset();
 }
 
 TimePoint UpgradeOperator::Now() const {
@@ -129,7 +142,8 @@ void UpgradeOperator::SyncSource() {
     if (!clusters_.count(name)) spdlog::warn("an UpgradeConfig names cluster {}, which is not in the fleet file", name);
   }
   for (auto& [name, state] : clusters_) {
-    if (read.Unreadable(name)) continue;
+    // A cluster in a pass is left alone: the pass writes its config back when it ends.
+    if (read.Unreadable(name) || state->in_flight) continue;
     auto wanted = read.specs.find(name);
     auto current = configs_.find(name);
     if (wanted == read.specs.end()) {
@@ -162,13 +176,18 @@ void UpgradeOperator::SyncSource() {
     spdlog::info("cluster {}: UpgradeConfig for {} at {}", name, fresh.spec.desired.version.empty() ? fresh.spec.desired.image : fresh.spec.desired.version,
                  fresh.spec.upgrade_at);
     configs_[name] = std::move(fresh);
-    state->due = {};
+    SetDue(*state, {});
     state->backoff = std::chrono::seconds(0);
   }
 }
 
 std::string UpgradeOperator::Hold(const UpgradeConfig& config) {
   // Under mu_ (called from ReconcileCluster's pass, which holds no lock: see there).
+  if (config_.failure_threshold > 0) {
+    // Failures that ended in passes running now count before anyone else starts.
+    auto paused = pauses_.PauseOnFailures(FailedPerVersionLocked(), config_.failure_threshold);
+    if (paused.ok() && *paused) spdlog::warn("pausing the fleet's upgrades to {}: {}", (*paused)->version, (*paused)->reason);
+  }
   auto pause = pauses_.Current();
   if (!pause.ok()) return "the fleet's pause cannot be read (upgrades wait): " + pause.status().message();
   return FleetHold(config, config_, *pause, configs_, [this](const std::string& cluster) -> const std::map<std::string, std::string>* {
@@ -177,7 +196,28 @@ std::string UpgradeOperator::Hold(const UpgradeConfig& config) {
   });
 }
 
+std::string UpgradeOperator::Admit(const UpgradeConfig& config) {
+  std::string why = Hold(config);
+  if (!why.empty()) return why;
+  // Counts as upgrading from now on for every other cluster's hold, before its pass ends.
+  auto shared_it = configs_.find(config.cluster);
+  if (shared_it == configs_.end()) return "its UpgradeConfig was removed";  // not while in a pass: SyncSource waits
+  UpgradeConfig& shared = shared_it->second;
+  UpgradeHistory entry;
+  if (const UpgradeHistory* h = NewestHistory(config)) entry = *h;
+  entry.phase = Phase::kUpgrading;
+  shared.SetHistory(std::move(entry));
+  return "";
+}
+
 void UpgradeOperator::ReconcileCluster(ClusterState& state) {
+  if (stopping_) {  // queued before Run() was stopped: nothing more is started
+    std::lock_guard lock(mu_);
+    state.in_flight = false;
+    if (--in_flight_ == 0) idle_.notify_all();
+    return;
+  }
+  const auto started = std::chrono::steady_clock::now();
   UpgradeConfig config;
   {
     std::lock_guard lock(mu_);
@@ -186,14 +226,19 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   PassContext pass{config_, *notifications_, metrics_, Now(), options_.clock->Now(), options_.time_scale, options_.interval,
                    [this](const UpgradeConfig& c) {
                      std::lock_guard lock(mu_);
-                     return Hold(c);
+                     return Admit(c);
                    }};
   const UpgradeConfig before = config;
-  PassResult result = ReconcileOnce(config, state.ports.view(), pass);
+  ClusterPorts ports = state.ports.view();
+  ports.calls = state.calls.get();
+  PassResult result = ReconcileOnce(config, ports, pass);
   if (!(config == before)) {
     if (Status s = store_->PutConfig(config); !s.ok()) spdlog::error("cluster {}: saving its state: {}", config.cluster, s.message());
   }
   std::chrono::seconds next = result.requeue;
+  if (auto retry = state.calls->SoonestRetry(); retry && *retry > pass.now) {
+    next = std::min(next, std::chrono::ceil<std::chrono::seconds>(*retry - pass.now));
+  }
   if (!result.error.ok()) {
     const auto base = std::max(options_.interval, std::chrono::seconds(1));
     state.backoff = state.backoff.count() == 0 ? base : std::min(state.backoff * 2, std::min(base * 5, std::chrono::seconds(300)));
@@ -206,12 +251,60 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   state.last_error = result.error.ok() ? "" : result.error.message();
   state.note = result.note;
   ++state.passes;
-  state.due = options_.clock->Steady() + RealDelay(next);
+  state.last_pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  state.last_reconciled = options_.clock->Now();
+  state.in_flight = false;
+  SetDue(state, state.rerun ? options_.clock->Steady() : options_.clock->Steady() + RealDelay(next));
+  state.rerun = false;
   configs_[config.cluster] = std::move(config);
+  --in_flight_;
+  passes_ended_ = true;
+  woken_ = true;
+  wake_.notify_all();
+  if (in_flight_ == 0) idle_.notify_all();
+}
+
+void UpgradeOperator::CallEnded(ClusterState& state) {
+  std::lock_guard lock(mu_);
+  if (state.in_flight) {
+    state.rerun = true;
+  } else {
+    SetDue(state, options_.clock->Steady());
+  }
+  woken_ = true;
+  wake_.notify_all();
+}
+
+void UpgradeOperator::SetDue(ClusterState& state, env::Clock::SteadyTime due) {
+  if (state.queued) due_queue_.erase({state.due, &state});
+  state.due = due;
+  state.queued = !state.in_flight;
+  if (state.queued) due_queue_.insert({due, &state});
+}
+
+size_t UpgradeOperator::DispatchDue() {
+  const auto now = options_.clock->Steady();
+  size_t dispatched = 0;
+  while (!due_queue_.empty() && due_queue_.begin()->first <= now) {
+    ClusterState* state = due_queue_.begin()->second;
+    due_queue_.erase(due_queue_.begin());
+    state->queued = false;
+    // Without a config it waits out of the queue: SyncSource queues it when one comes.
+    if (!configs_.count(state->cluster.name)) continue;
+    state->in_flight = true;
+    ++in_flight_;
+    ++dispatched;
+    pass_pool_->Post([this, state] { ReconcileCluster(*state); });
+  }
+  return dispatched;
 }
 
 std::map<std::string, int> UpgradeOperator::FailedPerVersion() {
   std::lock_guard lock(mu_);
+  return FailedPerVersionLocked();
+}
+
+std::map<std::string, int> UpgradeOperator::FailedPerVersionLocked() {
   std::map<std::string, int> failed;
   for (const auto& [name, c] : configs_) {
     const UpgradeHistory* h = NewestHistory(c);
@@ -232,37 +325,51 @@ void UpgradeOperator::CheckFailureThreshold() {
 }
 
 void UpgradeOperator::RunOnce() {
+  stopping_ = false;
   SyncSource();
-  std::vector<ClusterState*> due;
   {
-    std::lock_guard lock(mu_);
-    const auto now = options_.clock->Steady();
-    for (auto& [name, state] : clusters_) {
-      if (configs_.count(name) && state->due <= now) due.push_back(state.get());
-    }
+    std::unique_lock lock(mu_);
+    DispatchDue();
+    idle_.wait(lock, [&] { return in_flight_ == 0; });
   }
-  // One cluster after the other, so that the fleet's holds see each start at once.
-  for (ClusterState* state : due) ReconcileCluster(*state);
   CheckFailureThreshold();
 }
 
 void UpgradeOperator::Run(std::stop_token stop) {
+  stopping_ = false;
+  auto next_sync = options_.clock->Steady();
   while (!stop.stop_requested()) {
-    RunOnce();
-    std::unique_lock lock(mu_);
-    const auto now = options_.clock->Steady();
-    auto next = now + std::chrono::seconds(1);  // the source is re-read at least every second
-    for (const auto& [name, state] : clusters_) {
-      if (configs_.count(name)) next = std::min(next, state->due);
+    if (options_.clock->Steady() >= next_sync) {
+      SyncSource();  // at least every second, and at once when woken from outside
+      next_sync = options_.clock->Steady() + std::chrono::seconds(1);
     }
+    bool check_failures = false;
+    std::unique_lock lock(mu_);
+    DispatchDue();
+    std::swap(check_failures, passes_ended_);
+    if (check_failures) {
+      lock.unlock();
+      CheckFailureThreshold();
+      lock.lock();
+    }
+    const auto now = options_.clock->Steady();
+    const auto next = due_queue_.empty() ? next_sync : std::min(next_sync, due_queue_.begin()->first);
     wake_.wait_for(lock, stop, std::max(next - now, env::Clock::SteadyTime::duration::zero()), [&] { return woken_; });
+    if (sync_requested_) next_sync = options_.clock->Steady();
     woken_ = false;
+    sync_requested_ = false;
   }
+  // Passes still running end before Run returns (they hold the cluster's state); queued
+  // ones are dropped.
+  stopping_ = true;
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [&] { return in_flight_ == 0; });
 }
 
 void UpgradeOperator::Wake() {
   std::lock_guard lock(mu_);
   woken_ = true;
+  sync_requested_ = true;
   wake_.notify_all();
 }
 
@@ -293,14 +400,29 @@ Status UpgradeOperator::Resume() {
   return Status::OK();
 }
 
+std::map<std::string, int> UpgradeOperator::ClustersPerPhase() {
+  std::lock_guard lock(mu_);
+  std::map<std::string, int> out;
+  for (const auto& [name, c] : configs_) {
+    const UpgradeHistory* h = NewestHistory(c);
+    ++out[h ? std::string(PhaseName(h->phase)) : "New"];
+  }
+  return out;
+}
+
 std::string UpgradeOperator::Metrics() {
   std::map<std::string, uint64_t> passes;
+  std::map<std::string, PassStats> stats;
   std::string collected;
   {
     // Rendered under the lock rather than from a copy of every config, at each scrape.
     std::lock_guard lock(mu_);
-    for (const auto& [name, state] : clusters_) passes[name] = state->passes;
-    collected = CollectorMetrics(configs_, passes);
+    for (const auto& [name, state] : clusters_) {
+      passes[name] = state->passes;
+      const double reconciled = state->passes == 0 ? 0 : std::chrono::duration<double>(state->last_reconciled.time_since_epoch()).count();
+      stats[name] = {state->last_pass_seconds, reconciled, state->in_flight};
+    }
+    collected = CollectorMetrics(configs_, passes) + PassMetrics(configs_, stats);
   }
   return metrics_.Render() + collected;
 }

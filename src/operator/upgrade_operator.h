@@ -7,6 +7,16 @@
 // (fleet_pause.h) once `fleet.failureThreshold` upgrades to one version failed, until an
 // administrator resumes.
 //
+// Concurrency: passes run on a bounded pool of `workers` threads, each due cluster's
+// pass as one task, oldest due first; a cluster is never in two passes at once (its
+// pass is dispatched again only after the last one ended). A pass waits only on its own
+// agent (bounded by `agent_timeout`); hooks, probes, webhooks, Prometheus and
+// Alertmanager run outside it on `call_threads` more threads (pending_calls.h), and the
+// cluster is requeued as soon as one of its calls ends. So a hanging peer holds one
+// thread for its time limit and delays no other cluster, unless more than `workers`
+// agents hang at once. The fleet's holds stay exact: a cluster is admitted to start
+// under the operator's lock, and counts as upgrading from that moment.
+//
 // Source rules, as the managed-upgrade operator's: a config that appears is created with
 // an empty status; a changed spec replaces it, except while its upgrade is commanded (the
 // change waits, and the cluster's note says why); a config that disappears is deleted,
@@ -24,6 +34,7 @@
 // Never throws.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -31,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -42,6 +54,7 @@
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
+#include "operator/pending_calls.h"
 #include "operator/policy_service.h"
 #include "operator/ports.h"
 #include "operator/reconciler.h"
@@ -70,14 +83,19 @@ struct OperatorOptions {
   std::optional<TimePoint> testing_now;
   env::Clock* clock = &env::RealClock();
   std::function<ClusterPortSet(const FleetCluster&, const OperatorConfig&)> make_ports;  // empty: HTTP
+  int workers = 32;                                // passes at once
+  int call_threads = 64;                           // calls outside the passes at once
+  std::chrono::seconds agent_timeout{10};          // one call to a cluster's agent
 };
 
 class UpgradeOperator {
  public:
   static Result<std::unique_ptr<UpgradeOperator>> Open(OperatorOptions options);
 
+  ~UpgradeOperator();
   void Run(std::stop_token stop);
-  // One round: re-read the source, reconcile every due cluster. Exposed for tests.
+  // One round: re-read the source, reconcile every due cluster (in parallel) and return
+  // when their passes have ended. Exposed for tests.
   void RunOnce();
   void Wake();
 
@@ -88,23 +106,37 @@ class UpgradeOperator {
   Status Pause(const std::string& reason);
   Status Resume();
   std::string Metrics();
+  // Configs per phase of their newest history entry ("New" without one): cheap to ask often.
+  std::map<std::string, int> ClustersPerPhase();
 
  private:
   struct ClusterState {
     FleetCluster cluster;
     ClusterPortSet ports;
+    std::unique_ptr<PendingCalls> calls;
     env::Clock::SteadyTime due{};
     std::chrono::seconds backoff{0};
     std::string note;
     std::string last_error;
     uint64_t passes = 0;
+    bool in_flight = false;  // a pass is queued or running
+    bool queued = false;     // in due_queue_ at `due`
+    bool rerun = false;      // a call ended during the pass: run again at once
+    double last_pass_seconds = 0;
+    TimePoint last_reconciled{};
   };
   UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet, std::unique_ptr<StateStore> store);
   void SyncSource();
+  // Marks the due clusters in flight and queues their passes, oldest due first (under mu_).
+  size_t DispatchDue();
+  void SetDue(ClusterState& state, env::Clock::SteadyTime due);  // under mu_
   void ReconcileCluster(ClusterState& state);
+  void CallEnded(ClusterState& state);
   std::string Hold(const UpgradeConfig& config);  // under mu_
+  std::string Admit(const UpgradeConfig& config);  // under mu_: Hold, and counts it as upgrading when it may start
   void CheckFailureThreshold();
   std::map<std::string, int> FailedPerVersion();  // failed upgrades by target version
+  std::map<std::string, int> FailedPerVersionLocked();
   std::chrono::steady_clock::duration RealDelay(std::chrono::seconds operator_time) const;
 
   OperatorOptions options_;
@@ -124,6 +156,17 @@ class UpgradeOperator {
   std::unique_ptr<PolicyService> policies_;  // source OCM
   PolicyIndex policy_index_;
   std::unique_ptr<ConfigSource> source_;
+  size_t in_flight_ = 0;         // passes queued or running (under mu_)
+  // Clusters not in a pass, by the time their next one is due (under mu_): no scan of
+  // the fleet at each wake-up.
+  std::set<std::pair<env::Clock::SteadyTime, ClusterState*>> due_queue_;
+  bool passes_ended_ = false;    // since the failure threshold was last checked (under mu_)
+  bool sync_requested_ = false;  // Wake(): re-read the source now (under mu_)
+  std::atomic<bool> stopping_{false};  // Run() was stopped: queued passes are dropped
+  std::condition_variable_any idle_;  // in_flight_ reached 0
+  // Last, so that they stop first: their threads use everything above.
+  std::unique_ptr<CallRunner> call_runner_;
+  std::unique_ptr<CallRunner> pass_pool_;
 };
 
 }  // namespace cincinnati::upgrade

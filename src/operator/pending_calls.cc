@@ -1,0 +1,130 @@
+#include "operator/pending_calls.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <exception>
+
+namespace cincinnati::upgrade {
+namespace {
+
+StepResult RunGuarded(const std::function<StepResult()>& call) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    return StepResult::Error(std::string("the call failed: ") + e.what());
+  } catch (...) {
+    return StepResult::Error("the call failed");
+  }
+}
+
+}  // namespace
+
+struct CallRunner::Pool {
+  explicit Pool(int threads) : pool(static_cast<size_t>(threads > 0 ? threads : 1)) {}
+  boost::asio::thread_pool pool;
+};
+
+CallRunner::CallRunner(int threads) : pool_(std::make_unique<Pool>(threads)) {}
+
+CallRunner::~CallRunner() {
+  pool_->pool.stop();
+  pool_->pool.join();
+}
+
+void CallRunner::Post(std::function<void()> work) { boost::asio::post(pool_->pool, std::move(work)); }
+
+PendingCalls::PendingCalls(CallRunner* runner, std::function<void()> on_finished)
+    : runner_(runner), on_finished_(std::move(on_finished)) {}
+
+std::optional<StepResult> PendingCalls::Await(const std::string& key, std::function<StepResult()> call) {
+  if (!runner_) return RunGuarded(call);
+  std::shared_ptr<Call> started;
+  {
+    std::lock_guard lock(mu_);
+    auto it = calls_.find(key);
+    if (it != calls_.end()) {
+      Call& existing = *it->second;
+      if (!existing.finished) {
+        waited_ = true;
+        return std::nullopt;
+      }
+      if (existing.result.outcome == StepOutcome::kDone) return existing.result;
+      StepResult result = std::move(existing.result);
+      calls_.erase(it);
+      return result;
+    }
+    waited_ = true;
+    started = std::make_shared<Call>();
+    calls_[key] = started;
+  }
+  runner_->Post([this, started, call = std::move(call)] {
+    StepResult result = RunGuarded(call);
+    {
+      std::lock_guard lock(mu_);
+      started->result = std::move(result);
+      started->finished = true;
+    }
+    if (on_finished_) on_finished_();
+  });
+  return std::nullopt;
+}
+
+bool PendingCalls::Running(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = calls_.find(key);
+  return it != calls_.end() && !it->second->finished;
+}
+
+int PendingCalls::Running() const {
+  std::lock_guard lock(mu_);
+  int running = 0;
+  for (const auto& [key, call] : calls_) running += call->finished ? 0 : 1;
+  return running;
+}
+
+int PendingCalls::RetryAfter(const std::string& key, TimePoint not_before) {
+  std::lock_guard lock(mu_);
+  Retry& retry = retries_[key];
+  retry.not_before = not_before;
+  return ++retry.failures;
+}
+
+int PendingCalls::Failures(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = retries_.find(key);
+  return it == retries_.end() ? 0 : it->second.failures;
+}
+
+std::optional<PendingCalls::TimePoint> PendingCalls::NotBefore(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = retries_.find(key);
+  if (it == retries_.end()) return std::nullopt;
+  return it->second.not_before;
+}
+
+void PendingCalls::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  retries_.erase(key);
+}
+
+std::optional<PendingCalls::TimePoint> PendingCalls::SoonestRetry() const {
+  std::lock_guard lock(mu_);
+  std::optional<TimePoint> soonest;
+  for (const auto& [key, retry] : retries_) {
+    if (!soonest || retry.not_before < *soonest) soonest = retry.not_before;
+  }
+  return soonest;
+}
+
+void PendingCalls::BeginPass() {
+  std::lock_guard lock(mu_);
+  waited_ = false;
+}
+
+void PendingCalls::EndPass() {
+  std::lock_guard lock(mu_);
+  if (waited_) return;
+  std::erase_if(calls_, [](const auto& entry) { return entry.second->finished; });
+}
+
+}  // namespace cincinnati::upgrade
