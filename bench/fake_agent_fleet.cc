@@ -5,7 +5,9 @@
 // with 68 more updates, like a real channel) and its ClusterOperators (30 components),
 // the agent's paths. A PATCH of spec.desiredUpdate is the command: the cluster then
 // reports 4.1.1 Completed (the operator's completion path runs too) and the time of
-// the first command is kept. GET /stats answers "commanded <n> last_ms <ms since start>".
+// the first command is kept. A watch of the ClusterVersion (?watch=true&resourceVersion=N,
+// as our agent's) is answered at once when the object changed since N, else empty at its
+// timeout. GET /stats answers "commanded <n> last_ms <ms since start>".
 //
 // Answers wait on one timer thread, not a thread each, so 10,000 clusters polled at once
 // cost no more threads than one. Runs until SIGTERM.
@@ -97,13 +99,13 @@ std::string ClusterVersion(int cluster, bool commanded, const std::string& updat
       commanded ? R"({"state":"Completed","version":"4.1.1","image":"quay.io/ocp/release@sha256:411","startedTime":"2026-11-25T00:00:00Z","completionTime":"2026-11-25T00:01:00Z","verified":true},)"
                 : "";
   return fmt::format(
-      R"({{"apiVersion":"config.openshift.io/v1","kind":"ClusterVersion","metadata":{{"name":"version"}},
+      R"({{"apiVersion":"config.openshift.io/v1","kind":"ClusterVersion","metadata":{{"name":"version","resourceVersion":"{}"}},
 "spec":{{"clusterID":"{}","channel":"stable-4.1","upstream":"http://127.0.0.1:1/graph"{}}},
 "status":{{"desired":{{"version":"{}","image":"quay.io/ocp/release@sha256:{}"}},
 "history":[{}{{"state":"Completed","version":"4.1.0","image":"quay.io/ocp/release@sha256:410","startedTime":"2026-11-01T00:00:00Z","completionTime":"2026-11-01T00:30:00Z","verified":false}}],
 "availableUpdates":[{}],"conditionalUpdates":[],
 "conditions":[{{"type":"Available","status":"True"}},{{"type":"Progressing","status":"False"}},{{"type":"Failing","status":"False"}},{{"type":"Upgradeable","status":"True"}}]}}}})",
-      id, commanded ? R"(,"desiredUpdate":{"version":"4.1.1"})" : "", at, commanded ? "411" : "410", history, commanded ? "" : updates);
+      commanded ? 2 : 1, id, commanded ? R"(,"desiredUpdate":{"version":"4.1.1"})" : "", at, commanded ? "411" : "410", history, commanded ? "" : updates);
 }
 
 std::string Operators() {
@@ -171,6 +173,19 @@ int main(int argc, char** argv) {
           last_command_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
         }
         answer = hs::Response::Text(200, ClusterVersion(cluster, commanded[cluster], updates), "application/json");
+      } else if (rest == "/apis/config.openshift.io/v1/clusterversions/version" && r.query.find("watch=true") != std::string::npos) {
+        // A watch: the object changes only when commanded (resourceVersion 1, then 2).
+        const std::string current = commanded[cluster] ? "resourceVersion=2" : "resourceVersion=1";
+        if (r.query.find(current) != std::string::npos) {
+          int timeout = 60;
+          if (size_t t = r.query.find("timeoutSeconds="); t != std::string::npos) timeout = std::atoi(r.query.c_str() + t + 15);
+          delay.At(Clock::now() + std::chrono::seconds(timeout), [done = std::move(done)]() mutable {
+            done(hs::Response::Text(200, "", "application/json"));
+          });
+          return;
+        }
+        answer = hs::Response::Text(200, R"({"type":"MODIFIED","object":)" + ClusterVersion(cluster, commanded[cluster], updates) + "}\n",
+                                    "application/json");
       } else if (rest == "/apis/config.openshift.io/v1/clusterversions/version") {
         answer = hs::Response::Text(200, ClusterVersion(cluster, commanded[cluster], updates), "application/json");
       } else if (rest == "/apis/config.openshift.io/v1/clusteroperators") {

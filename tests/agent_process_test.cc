@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -263,6 +264,38 @@ TEST_F(AgentProcessTest, ApiChangesTheSpecAndAChannelChangeFetchesAtOnce) {
   EXPECT_EQ(refused.Find("status")->Find("history")->items().size(), 1u) << "nothing was applied";
   EXPECT_EQ(refused.Find("status")->Find("desired")->Find("version")->text(), "4.12.3");
   EXPECT_EQ(Get(agent->url("/apis/config.openshift.io/v1/clusteroperators/nope")).status, 404);
+}
+
+// A watch of the ClusterVersion waits until the object changes (here a PATCH of the
+// channel) and answers with the new object, as one Kubernetes watch event; bad
+// parameters are a 400 Status. The agent's own saves may come first: the watch is asked
+// again from each version it hears of, until it hears of the channel.
+TEST_F(AgentProcessTest, AWatchAnswersWithTheNextVersionOfTheClusterVersion) {
+  auto agent = StartAgent();
+  JsonValue cv = ClusterVersion(*agent);
+  std::string rv = cv.Find("metadata")->Find("resourceVersion")->text();
+  auto watch = [&](const std::string& from) {
+    http::RequestOptions options;
+    options.timeout = 120s;
+    return http::Request(agent->url(std::string(kCv) + "?watch=true&resourceVersion=" + from + "&timeoutSeconds=60"), options);
+  };
+  auto waiting = std::async(std::launch::async, watch, rv);
+  ASSERT_EQ(Patch(agent->url(kCv), R"({"spec":{"channel":"candidate-4.13"}})").status, 200);
+  for (int events = 0; events < 50; ++events) {
+    http::Result got = waiting.get();
+    ASSERT_EQ(got.status, 200) << got.error;
+    JsonValue event = Json(got.body);
+    ASSERT_EQ(event.Find("type")->text(), "MODIFIED") << got.body;
+    const JsonValue& object = *event.Find("object");
+    const std::string next = object.Find("metadata")->Find("resourceVersion")->text();
+    EXPECT_NE(next, rv);
+    if (object.Find("spec")->Find("channel")->text() == "candidate-4.13") break;
+    rv = next;
+    waiting = std::async(std::launch::async, watch, rv);
+  }
+  EXPECT_EQ(Get(agent->url(std::string(kCv) + "?watch=true&timeoutSeconds=0")).status, 400);
+  EXPECT_EQ(Get(agent->url(std::string(kCv) + "?watch=true&resourceVersion=x")).status, 400);
+  EXPECT_EQ(Json(Get(agent->url(std::string(kCv) + "?watch=false")).body).Find("kind")->text(), "ClusterVersion");
 }
 
 TEST_F(AgentProcessTest, AdmUpgradeTalksToTheAgentAsOcDoes) {

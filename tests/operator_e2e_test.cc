@@ -3,6 +3,7 @@
 // time scale, and a remote policy.
 #include <gtest/gtest.h>
 
+#include "operator/scheduler.h"
 #include "operator_e2e_fixture.h"
 
 namespace cincinnati::upgrade::e2e {
@@ -178,6 +179,37 @@ TEST_F(OperatorE2ETest, ATimeScaleRunsHoursOfScheduleInSeconds) {
   const std::string started = At(At(config, {"status", "history"}).items()[0], {"startTime"}).text();
   EXPECT_GE(started, Rfc3339(start + 1h)) << started;   // not before upgradeAt ...
   EXPECT_LT(started, Rfc3339(start + 2h)) << started;   // ... and in operator time, not today
+}
+
+// While the control plane updates, the operator watches the agent: it sees the
+// agent's history say Completed at once, although its next pass is an hour away. The
+// delay is measured between the two parties' own records (the agent's completionTime,
+// the operator's condition), whole seconds both.
+TEST_F(OperatorE2ETest, AFinishedControlPlaneIsNoticedAtOnceNotAnIntervalLater) {
+  Cluster& c = AddCluster("prod-1");
+  WaitUntilOffered(c);
+  WriteUpgradeConfig("prod-1", "4.1.1", std::chrono::system_clock::now() - 1min);
+  StartOperator("", {"--interval", "3600"});
+  auto condition = [&]() -> JsonValue {
+    const JsonValue config = Config("prod-1");
+    const JsonValue& history = At(config, {"status", "history"});
+    if (!history.is_array() || history.items().empty()) return JsonValue();
+    for (const auto& item : At(history.items()[0], {"conditions"}).items()) {
+      if (At(item, {"type"}).text() == "ControlPlaneUpgraded" && At(item, {"status"}).text() == "True") return item;
+    }
+    return JsonValue();
+  };
+  ASSERT_TRUE(WaitFor([&] { return !condition().is_null(); }, 120s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
+  const JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
+  const JsonValue& newest = At(cv, {"status", "history"}).items()[0];
+  ASSERT_EQ(At(newest, {"state"}).text(), "Completed");
+  auto completed = ParseTime(At(newest, {"completionTime"}).text());
+  auto noticed = ParseTime(At(condition(), {"completeTime"}).text());
+  ASSERT_TRUE(completed.ok() && noticed.ok());
+  const auto delay = std::chrono::duration_cast<std::chrono::seconds>(*noticed - *completed);
+  std::cerr << "control plane Completed at " << At(newest, {"completionTime"}).text() << ", noticed " << delay.count() << " s later\n";
+  EXPECT_LE(delay, 60s);  // an hour without the watch
+  EXPECT_EQ(receiver_.Count("prod-1", "control_plane_finished"), 1);
 }
 
 // The remote policy source: the operator finds the cluster by its ID, makes its config

@@ -265,6 +265,7 @@ Status Agent::Save() {
     return s;
   }
   last_saved_ = std::move(text);
+  if (on_saved_) on_saved_(cv_.resource_version);
   return s;
 }
 
@@ -503,6 +504,16 @@ void Agent::Run(std::stop_token stop) {
 JsonValue Agent::ClusterVersionJson() {
   std::lock_guard lock(mu_);
   return ToJson(cv_);
+}
+
+void Agent::OnSaved(std::function<void(int64_t resource_version)> observer) {
+  std::lock_guard lock(mu_);
+  on_saved_ = std::move(observer);
+}
+
+int64_t Agent::resource_version() {
+  std::lock_guard lock(mu_);
+  return cv_.resource_version;
 }
 
 Result<JsonValue> Agent::PatchClusterVersion(const JsonValue& patch) {

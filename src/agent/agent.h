@@ -102,6 +102,11 @@ class Agent {
   void Wake();  // a spec or component changed: both loops look again at once
 
   JsonValue ClusterVersionJson();
+  // Called with the new metadata.resourceVersion each time the ClusterVersion is saved
+  // changed, under the agent's lock: the observer must only record and signal (watches).
+  // Set once, before the API serves.
+  void OnSaved(std::function<void(int64_t resource_version)> observer);
+  int64_t resource_version();
   // JSON merge patch of the whole object; only spec changes are kept (status and
   // metadata belong to the agent, as in Kubernetes). Returns the updated object, or a
   // field error.
@@ -159,6 +164,7 @@ class Agent {
   bool ready_ = false;
   ClusterVersion cv_;
   std::string last_saved_;  // what the store holds, resourceVersion aside
+  std::function<void(int64_t)> on_saved_;
   LoopState state_ = LoopState::kRetrieving;
   std::chrono::system_clock::time_point next_retrieval_{}, next_update_{};
 };

@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "core/json_writer.h"
+#include "http_server/query.h"
 #include "kube/api_access.h"
 #include "kube/status_document.h"
 
@@ -173,6 +176,41 @@ http_server::Response HandleAgentApi(Agent& agent, const http_server::Request& r
     return Error(404, "NotFound", "clusterversions.config.openshift.io: only \"version\" exists", "clusterversions");
   }
   return Error(404, "NotFound", "the server could not find the requested resource");
+}
+
+void ServeAgentApi(Agent& agent, ClusterVersionWatches& watches, const http_server::Request& request, const std::string& token,
+                   std::function<void(http_server::Response)> respond) {
+  const bool authorized = token.empty() || kube::BearerTokenMatches(request.Header("Authorization"), token);
+  if (request.path != kClusterVersion || request.method != "GET" || !authorized) {
+    respond(HandleAgentApi(agent, request, token));
+    return;
+  }
+  auto params = http_server::ParseQuery(request.query);
+  auto watch = params.ok() ? params->find("watch") : Parameters::const_iterator{};
+  if (!params.ok() || watch == params->end() || (watch->second != "true" && watch->second != "1")) {
+    respond(HandleAgentApi(agent, request, token));
+    return;
+  }
+  std::optional<int64_t> seen;
+  if (auto rv = params->find("resourceVersion"); rv != params->end() && !rv->second.empty()) {
+    int64_t n = -1;
+    auto [end, ec] = std::from_chars(rv->second.data(), rv->second.data() + rv->second.size(), n);
+    if (ec != std::errc() || end != rv->second.data() + rv->second.size() || n < 0) {
+      respond(Error(400, "BadRequest", fmt::format("resourceVersion: \"{}\" is not a resource version", rv->second), "clusterversions", "version"));
+      return;
+    }
+    seen = n;
+  }
+  int64_t timeout = 60;
+  if (auto t = params->find("timeoutSeconds"); t != params->end()) {
+    auto [end, ec] = std::from_chars(t->second.data(), t->second.data() + t->second.size(), timeout);
+    if (ec != std::errc() || end != t->second.data() + t->second.size() || timeout < 1 || timeout > 300) {
+      respond(Error(400, "BadRequest", fmt::format("timeoutSeconds: \"{}\" must be a whole number from 1 to 300", t->second), "clusterversions",
+                    "version"));
+      return;
+    }
+  }
+  watches.Wait(seen, std::chrono::seconds(timeout), std::move(respond));
 }
 
 }  // namespace cincinnati::agent

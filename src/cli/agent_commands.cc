@@ -204,8 +204,10 @@ Status RunAgent(const AgentArgs& a) {
   http_server::HttpServer http(limits);
   http.SetErrorResponse(kube::ServerErrorResponse);
   http.CatchSignals();
-  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.Listen(a.address, a.port, [&](const http_server::Request& r) {
-                                return agent::HandleAgentApi(*agent, r, token);
+  agent::ClusterVersionWatches watches([&] { return agent->ClusterVersionJson(); }, agent->resource_version());
+  agent->OnSaved([&](int64_t resource_version) { watches.Changed(resource_version); });
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.ListenAsync(a.address, a.port, [&](const http_server::Request& r, auto respond) {
+                                agent::ServeAgentApi(*agent, watches, r, token, std::move(respond));
                               }));
   if (!a.ports_file.empty()) {
     CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(a.ports_file, fmt::format("main={}\nstatus={}\n", port, port)));
@@ -215,10 +217,11 @@ Status RunAgent(const AgentArgs& a) {
   std::cerr << fmt::format("cincinnati agent: API on http://{}/apis/config.openshift.io/v1/clusterversions/version, "
                            "state in {}\n",
                            kube::HostPort(a.address, port), a.state_dir);
-  http.WaitForSignal();
+  http.WaitForSignal(std::chrono::seconds(10), [&] { watches.EndAll(); });  // a waiting watch holds no shutdown
   loop.request_stop();
   agent->Wake();
   loop.join();
+  agent->OnSaved(nullptr);  // the watches end with this scope
   std::lock_guard hand_over_lock(hand_over_mu);
   if (hand_over_to) {
     // The port is free again (the server shut down and closed it) and the state

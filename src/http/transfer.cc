@@ -181,6 +181,8 @@ void Configure(CURL* curl, const Hop& hop, const RequestOptions& options, HopBuf
 
 }  // namespace
 
+const std::string& CaBundleFor(const std::string& dir) { return CaBundle(dir); }
+
 HopResult PerformHop(const Hop& hop, const RequestOptions& options) {
   HopResult out;
   HandleLease lease;  // declared before the buffers: reset after they are gone, never used in between

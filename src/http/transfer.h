@@ -32,4 +32,8 @@ struct HopResult {
 // Uses options' accept_gzip, ca_path, max_body_bytes, max_body_name and stop.
 HopResult PerformHop(const Hop& hop, const RequestOptions& options);
 
+// The system's certificate bundle plus the certificates under `dir` (RequestOptions::
+// ca_path), read once per directory and kept for the process's life.
+const std::string& CaBundleFor(const std::string& dir);
+
 }  // namespace cincinnati::http::internal

@@ -433,10 +433,11 @@ void HttpServer::CatchSignals() {
   impl_->signals = std::make_unique<asio::signal_set>(*impl_->signals_ioc, SIGINT, SIGTERM);
 }
 
-void HttpServer::WaitForSignal(std::chrono::milliseconds grace) {
+void HttpServer::WaitForSignal(std::chrono::milliseconds grace, std::function<void()> before_shutdown) {
   CatchSignals();
   impl_->signals->async_wait([](beast::error_code, int signal) { spdlog::info("signal {} received, shutting down", signal); });
   impl_->signals_ioc->run();
+  if (before_shutdown) before_shutdown();
   Shutdown(grace);
 }
 

@@ -59,8 +59,9 @@ class HttpServer {
   // the port answers still shuts down gracefully.
   void CatchSignals();
   // Blocks until SIGTERM or SIGINT (caught here if CatchSignals was not called), then
+  // calls `before_shutdown` (to end requests that would wait, such as watches) and
   // shuts down gracefully.
-  void WaitForSignal(std::chrono::milliseconds grace = std::chrono::seconds(10));
+  void WaitForSignal(std::chrono::milliseconds grace = std::chrono::seconds(10), std::function<void()> before_shutdown = {});
   void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(10));
   size_t open_connections() const;
 

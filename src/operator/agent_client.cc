@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config_api/cluster_version.h"
+#include "kube/api_access.h"
 #include "kube/json_value.h"
 #include "operator/http_call.h"
 
@@ -63,6 +64,7 @@ AgentCondition FindCondition(const config_api::ClusterVersion& cv, std::string_v
 Status ReadClusterVersion(const JsonValue& document, AgentSnapshot& s) {
   if (!document.is_object()) return Status::InvalidArgument("the ClusterVersion is not an object");
   CINCINNATI_ASSIGN_OR_RETURN(config_api::ClusterVersion cv, config_api::FromJson(document, config_api::ReadAs::kPeer));
+  s.resource_version = cv.resource_version;
   s.cluster_id = cv.spec.cluster_id;
   s.channel = cv.spec.channel;
   s.upstream = cv.spec.upstream;
@@ -138,6 +140,32 @@ Result<AgentSnapshot> HttpUpdateAgent::Snapshot() {
   auto snapshot = ReadAgentSnapshot(cv, operators);
   if (!snapshot.ok()) return snapshot.status().WithContext(endpoint_.url);
   return snapshot;
+}
+
+bool HttpUpdateAgent::Watch(int64_t seen, std::chrono::seconds timeout, std::function<void(bool changed)> done) {
+  if (!endpoint_.watches || seen < 0) return false;
+  http::LongPolls::Poll poll;
+  poll.url = fmt::format("{}{}?watch=true&resourceVersion={}&timeoutSeconds={}", endpoint_.url, kClusterVersion, seen, timeout.count());
+  poll.ca_path = endpoint_.ca_path;
+  poll.timeout = timeout + std::chrono::seconds(10);  // the agent answers at `timeout`
+  if (!endpoint_.token_file.empty()) {
+    auto token = kube::ReadTokenFile(endpoint_.token_file, "the token file");
+    if (!token.ok()) return false;
+    poll.headers.push_back("Authorization: Bearer " + *token);
+  }
+  endpoint_.watches->Start(std::move(poll), [seen, done = std::move(done)](http::Result got) {
+    bool changed = false;
+    if (got.ok() && !got.body.empty()) {
+      auto event = kube::ParseJson(got.body, size_t{16} << 20);
+      const JsonValue* object = event.ok() && event->is_object() && event->Find("type") ? event->Find("object") : nullptr;
+      if (object && object->is_object()) {
+        auto cv = config_api::FromJson(*object, config_api::ReadAs::kPeer);
+        changed = cv.ok() && cv->resource_version != seen;
+      }
+    }
+    done(changed);
+  });
+  return true;
 }
 
 Status HttpUpdateAgent::SetChannel(const std::string& channel) {

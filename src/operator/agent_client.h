@@ -9,12 +9,16 @@
 // one named "machine-config" wins when several do.
 //
 // Thread-safe (no mutable state); never throws; errors name the agent's URL.
+//
+// Watch() uses the agent's watch of its ClusterVersion (one event, then the watch ends)
+// so that an operator hears of a change at once without polling.
 #pragma once
 
 #include <chrono>
 #include <string>
 #include <string_view>
 
+#include "http/long_polls.h"
 #include "operator/ports.h"
 
 namespace cincinnati::upgrade {
@@ -24,6 +28,7 @@ struct AgentEndpoint {
   std::string token_file;  // empty: no Authorization header
   std::string ca_path;     // extra CA certificates (directory), empty: system roots
   std::chrono::milliseconds timeout{10000};
+  http::LongPolls* watches = nullptr;  // where Watch() waits; null: no watch
 };
 
 class HttpUpdateAgent : public UpdateAgent {
@@ -32,6 +37,10 @@ class HttpUpdateAgent : public UpdateAgent {
   Result<AgentSnapshot> Snapshot() override;
   Status SetChannel(const std::string& channel) override;
   Status SetDesiredUpdate(const std::string& version, const std::string& image) override;
+  // GET .../clusterversions/version?watch=true&resourceVersion=N&timeoutSeconds=T on
+  // `watches` (agent_api.h); an answer that is not a watch event (an agent without
+  // watches answers the plain object) is no change.
+  bool Watch(int64_t seen, std::chrono::seconds timeout, std::function<void(bool changed)> done) override;
 
  private:
   AgentEndpoint endpoint_;

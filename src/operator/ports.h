@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -51,6 +52,7 @@ struct WorkerPool {
   bool updating() const { return found && machine_count != updated_machine_count; }
 };
 struct AgentSnapshot {
+  int64_t resource_version = -1;  // metadata.resourceVersion (-1: not read)
   std::string cluster_id;
   std::string channel;
   std::string upstream;
@@ -73,6 +75,11 @@ class UpdateAgent {
   virtual Status SetChannel(const std::string& channel) = 0;
   // merge-patch of spec.desiredUpdate: {version, image} (an empty one is written as null).
   virtual Status SetDesiredUpdate(const std::string& version, const std::string& image) = 0;
+  // Watches the ClusterVersion outside any pass: `done(true)` once its resourceVersion
+  // is not `seen`, `done(false)` when the watch ended without a change (its timeout, an
+  // error, an agent that cannot watch). Returns false, and never calls `done`, when the
+  // port cannot watch at all (then the operator polls at its interval).
+  virtual bool Watch(int64_t seen, std::chrono::seconds timeout, std::function<void(bool changed)> done) { return false; }
 };
 
 // ---- alerts (Prometheus ALERTS) ----

@@ -54,6 +54,8 @@ PassResult RunUpgrader(UpgradeConfig& config, UpgradeHistory& history, const Age
     return result;
   }
   result.note = outcome.step;
+  result.waits_on_agent = outcome.error.empty() && outcome.step == "ControlPlaneUpgraded";
+  result.agent_resource_version = agent.resource_version;
   if (!outcome.error.empty()) {
     result.error = Status::IoError(fmt::format("{}: {}", outcome.step, outcome.error));
   }

@@ -52,6 +52,10 @@ struct PassResult {
   std::chrono::seconds requeue{300};
   Status error = Status::OK();
   std::string note;  // what the pass is waiting for (the step, the fleet, the time)
+  // The pass waits for the agent's ClusterVersion to change (its control plane is
+  // updating): the operator may watch it from `agent_resource_version` on.
+  bool waits_on_agent = false;
+  int64_t agent_resource_version = -1;
 };
 
 PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassContext& context);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "http/long_polls.h"
 #include "operator/agent_client.h"
 #include "operator/alertmanager.h"
 #include "operator/fleet_hold.h"
@@ -22,9 +23,10 @@ using kube::JsonValue;
 
 namespace {
 
-ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& config, std::chrono::seconds agent_timeout) {
+ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& config, std::chrono::seconds agent_timeout,
+                         http::LongPolls* watches) {
   ClusterPortSet ports;
-  ports.agent = std::make_unique<HttpUpdateAgent>(AgentEndpoint{cluster.agent_url, cluster.token_file, "", agent_timeout});
+  ports.agent = std::make_unique<HttpUpdateAgent>(AgentEndpoint{cluster.agent_url, cluster.token_file, "", agent_timeout, watches});
   if (!config.prometheus.url.empty()) {
     prometheus::Settings p;
     p.url = config.prometheus.url;
@@ -88,11 +90,12 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
   }
   notifications_ = std::make_unique<NotificationCenter>(*store_, metrics_, std::move(notifiers));
   call_runner_ = std::make_unique<CallRunner>(options_.call_threads);
+  agent_watches_ = std::make_unique<http::LongPolls>();
   pass_pool_ = std::make_unique<CallRunner>(options_.workers);
   std::vector<std::string> names;
   for (auto& c : fleet) {
     auto state = std::make_unique<ClusterState>();
-    state->ports = options_.make_ports ? options_.make_ports(c, config_) : MakePorts(c, config_, options_.agent_timeout);
+    state->ports = options_.make_ports ? options_.make_ports(c, config_) : MakePorts(c, config_, options_.agent_timeout, agent_watches_.get());
     ClusterState* raw = state.get();
     state->calls = std::make_unique<PendingCalls>(call_runner_.get(), [this, raw] { CallEnded(*raw); });
     state->cluster = c;
@@ -114,8 +117,10 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
 }
 
 UpgradeOperator::~UpgradeOperator() {
-  // Passes first (they start calls), then the calls: both use everything else.
+  // Passes first (they start calls and watches), then the watches and calls: all use
+  // everything else.
   pass_pool_.reset();
+  agent_watches_.reset();
   call_runner_.reset();
 }
 
@@ -235,6 +240,7 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   if (!(config == before)) {
     if (Status s = store_->PutConfig(config); !s.ok()) spdlog::error("cluster {}: saving its state: {}", config.cluster, s.message());
   }
+  if (result.waits_on_agent) WatchAgent(state, result.agent_resource_version);
   std::chrono::seconds next = result.requeue;
   if (auto retry = state.calls->SoonestRetry(); retry && *retry > pass.now) {
     next = std::min(next, std::chrono::ceil<std::chrono::seconds>(*retry - pass.now));
@@ -262,6 +268,28 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   woken_ = true;
   wake_.notify_all();
   if (in_flight_ == 0) idle_.notify_all();
+}
+
+void UpgradeOperator::WatchAgent(ClusterState& state, int64_t seen) {
+  {
+    std::lock_guard lock(mu_);
+    if (state.watching) return;
+    state.watching = true;
+  }
+  // Up to one interval: when it ends without a change the regular pass is due anyway.
+  const auto real = std::chrono::ceil<std::chrono::seconds>(RealDelay(options_.interval));
+  const auto timeout = std::clamp(real, std::chrono::seconds(1), std::chrono::seconds(300));
+  const bool started = state.ports.agent->Watch(seen, timeout, [this, &state](bool changed) {
+    {
+      std::lock_guard lock(mu_);
+      state.watching = false;
+    }
+    if (changed) CallEnded(state);  // the agent moved: its next pass at once
+  });
+  if (!started) {
+    std::lock_guard lock(mu_);
+    state.watching = false;
+  }
 }
 
 void UpgradeOperator::CallEnded(ClusterState& state) {

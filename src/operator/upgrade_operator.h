@@ -17,6 +17,10 @@
 // agents hang at once. The fleet's holds stay exact: a cluster is admitted to start
 // under the operator's lock, and counts as upgrading from that moment.
 //
+// Prompt progress: while a cluster's control plane updates, the operator watches its
+// agent's ClusterVersion (agent_client.h; thousands of watches on one thread) and runs
+// the cluster's next pass as soon as it changes, rather than an interval later.
+//
 // Source rules, as the managed-upgrade operator's: a config that appears is created with
 // an empty status; a changed spec replaces it, except while its upgrade is commanded (the
 // change waits, and the cluster's note says why); a config that disappears is deleted,
@@ -59,6 +63,10 @@
 #include "operator/ports.h"
 #include "operator/reconciler.h"
 #include "operator/state_store.h"
+
+namespace cincinnati::http {
+class LongPolls;
+}
 
 namespace cincinnati::upgrade {
 
@@ -122,6 +130,7 @@ class UpgradeOperator {
     bool in_flight = false;  // a pass is queued or running
     bool queued = false;     // in due_queue_ at `due`
     bool rerun = false;      // a call ended during the pass: run again at once
+    bool watching = false;   // a watch of its agent is open
     double last_pass_seconds = 0;
     TimePoint last_reconciled{};
   };
@@ -132,6 +141,8 @@ class UpgradeOperator {
   void SetDue(ClusterState& state, env::Clock::SteadyTime due);  // under mu_
   void ReconcileCluster(ClusterState& state);
   void CallEnded(ClusterState& state);
+  // Opens a watch of the cluster's agent (one at a time) that requeues it on a change.
+  void WatchAgent(ClusterState& state, int64_t seen);
   std::string Hold(const UpgradeConfig& config);  // under mu_
   std::string Admit(const UpgradeConfig& config);  // under mu_: Hold, and counts it as upgrading when it may start
   void CheckFailureThreshold();
@@ -166,6 +177,7 @@ class UpgradeOperator {
   std::condition_variable_any idle_;  // in_flight_ reached 0
   // Last, so that they stop first: their threads use everything above.
   std::unique_ptr<CallRunner> call_runner_;
+  std::unique_ptr<http::LongPolls> agent_watches_;  // the agents' watches, on one thread
   std::unique_ptr<CallRunner> pass_pool_;
 };
 
