@@ -301,7 +301,7 @@ TEST(PendingCallsTest, ACallRunsOnceOutsideAndItsResultLivesAsLongAsTheChainOfPa
   EXPECT_EQ(started, 3);
 }
 
-TEST(PendingCallsTest, AnErrorIsReadOnceAndAThrowingCallIsAnError) {
+TEST(PendingCallsTest, AnErrorLastsUntilTheChainEndsAndAThrowingCallIsAnError) {
   CallRunner runner(1);
   std::mutex mu;
   std::condition_variable ended;
@@ -314,10 +314,12 @@ TEST(PendingCallsTest, AnErrorIsReadOnceAndAThrowingCallIsAnError) {
   calls.BeginPass();
   EXPECT_FALSE(calls.Await("hook", [] { return StepResult::Error("exit 2"); }));
   EXPECT_FALSE(calls.Await("throws", []() -> StepResult { throw std::runtime_error("boom"); }));
+  calls.EndPass();  // it waited: the results will be kept
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(ended.wait_for(lock, 60s, [&] { return finished == 2; }));
   }
+  calls.BeginPass();
   auto error = calls.Await("hook", [] { return StepResult::Done(); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->outcome, StepOutcome::kError);
@@ -325,8 +327,67 @@ TEST(PendingCallsTest, AnErrorIsReadOnceAndAThrowingCallIsAnError) {
   ASSERT_TRUE(thrown);
   EXPECT_EQ(thrown->outcome, StepOutcome::kError);
   EXPECT_NE(thrown->message.find("boom"), std::string::npos);
-  EXPECT_FALSE(calls.Await("hook", [] { return StepResult::Done(); }));  // read once: a new call
+  EXPECT_TRUE(calls.Await("hook", [] { return StepResult::Done(); }));  // while passes chain: the same answer
+  calls.EndPass();  // a pass that waited on nothing: results dropped
+  calls.BeginPass();
+  EXPECT_FALSE(calls.Await("hook", [] { return StepResult::Done(); }));  // a new call
   calls.EndPass();
+}
+
+// One step that waits on two calls (AllWorkersUpgraded: Alertmanager and the drain
+// hook) settles whatever order they end in: an answer read while the other call still
+// runs is kept until the chain ends, not asked again (which would go on forever).
+TEST(PendingCallsTest, TwoCallsOfOneStepSettleWhateverOrderTheyEndIn) {
+  CallRunner runner(2);
+  std::promise<void> release_w, release_d;
+  std::shared_future<void> gate_w = release_w.get_future().share(), gate_d = release_d.get_future().share();
+  std::mutex mu;
+  std::condition_variable ended;
+  int finished = 0, started_w = 0, started_d = 0;
+  PendingCalls calls(&runner, [&] {
+    std::lock_guard lock(mu);
+    ++finished;
+    ended.notify_all();
+  });
+  auto w = [&] {
+    {
+      std::lock_guard lock(mu);
+      ++started_w;
+    }
+    gate_w.wait();
+    return StepResult::Error("alertmanager: connection refused");
+  };
+  auto d = [&] {
+    {
+      std::lock_guard lock(mu);
+      ++started_d;
+    }
+    gate_d.wait();
+    return StepResult::NotDone("the drain hook is not done yet");
+  };
+  auto wait_finished = [&](int n) {
+    std::unique_lock lock(mu);
+    return ended.wait_for(lock, 60s, [&] { return finished == n; });
+  };
+  calls.BeginPass();
+  EXPECT_FALSE(calls.Await("window active", w));
+  EXPECT_FALSE(calls.Await("hook drain", d));
+  calls.EndPass();
+  release_w.set_value();
+  ASSERT_TRUE(wait_finished(1));
+  calls.BeginPass();  // the window's answer; the hook still runs
+  EXPECT_TRUE(calls.Await("window active", w));
+  EXPECT_FALSE(calls.Await("hook drain", d));
+  calls.EndPass();
+  release_d.set_value();
+  ASSERT_TRUE(wait_finished(2));
+  calls.BeginPass();  // both answers, no new call: this pass ends the chain
+  EXPECT_TRUE(calls.Await("window active", w));
+  EXPECT_TRUE(calls.Await("hook drain", d));
+  calls.EndPass();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(started_w, 1);
+  EXPECT_EQ(started_d, 1);
 }
 
 TEST(PendingCallsTest, WithoutARunnerACallRunsInline) {
@@ -338,7 +399,7 @@ TEST(PendingCallsTest, WithoutARunnerACallRunsInline) {
   EXPECT_EQ(calls.RetryAfter("x", {}), 2);
   calls.Forget("x");
   EXPECT_EQ(calls.Failures("x"), 0);
-  EXPECT_FALSE(calls.SoonestRetry());
+  EXPECT_FALSE(calls.SoonestRetry({}));
 }
 
 }  // namespace

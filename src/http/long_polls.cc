@@ -107,6 +107,7 @@ struct LongPolls::Impl {
       std::lock_guard lock(mu);
       stopping = true;
     }
+    idle.notify_all();
     if (multi) curl_multi_wakeup(multi);
     thread.join();
     if (multi) curl_multi_cleanup(multi);
@@ -117,6 +118,7 @@ struct LongPolls::Impl {
   const size_t max_body_bytes;
   CURLM* multi = nullptr;
   mutable std::mutex mu;
+  std::condition_variable idle;                   // without a multi handle only
   std::list<std::unique_ptr<Transfer>> incoming;  // started, not yet added (under mu)
   std::list<std::unique_ptr<Transfer>> active;    // the polling thread's only
   size_t running = 0;                             // under mu
@@ -182,7 +184,12 @@ void LongPolls::Impl::Loop() {
       }
     }
     if (stop) return;
-    if (multi) curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    if (multi) {
+      curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    } else {  // no multi handle: every poll fails at once; wait for the next one
+      std::unique_lock lock(mu);
+      idle.wait(lock, [&] { return stopping || !incoming.empty(); });
+    }
   }
 }
 
@@ -197,9 +204,20 @@ void LongPolls::Start(Poll poll, std::function<void(Result)> done) {
   t->limit = impl_->max_body_bytes;
   {
     std::lock_guard lock(impl_->mu);
-    ++impl_->running;
-    impl_->incoming.push_back(std::move(t));
+    if (!impl_->stopping) {
+      ++impl_->running;
+      impl_->incoming.push_back(std::move(t));
+    }
   }
+  if (t) {  // stopping: never started
+    Result cancelled;
+    cancelled.url = t->poll.url;
+    cancelled.error_kind = ErrorKind::kCancelled;
+    cancelled.error = fmt::format("request for url ({}) cancelled", t->poll.url);
+    t->done(std::move(cancelled));
+    return;
+  }
+  impl_->idle.notify_all();
   if (impl_->multi) curl_multi_wakeup(impl_->multi);
 }
 

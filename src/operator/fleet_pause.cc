@@ -14,6 +14,11 @@ constexpr char kAcknowledged[] = "pause.acknowledged.";
 }  // namespace
 
 Result<FleetPause> FleetPauses::Current() const {
+  std::lock_guard lock(mu_);
+  return CurrentLocked();
+}
+
+Result<FleetPause> FleetPauses::CurrentLocked() const {
   CINCINNATI_ASSIGN_OR_RETURN(std::optional<std::string> reason, flags_.GetFlag(kReason));
   FleetPause pause;
   if (!reason) return pause;
@@ -29,10 +34,12 @@ Status FleetPauses::Set(const FleetPause& pause) {
 }
 
 Status FleetPauses::Pause(const std::string& reason) {
+  std::lock_guard lock(mu_);
   return Set({reason.empty() ? "paused by an administrator" : reason, ""});
 }
 
 Status FleetPauses::Resume(const std::map<std::string, int>& failed) {
+  std::lock_guard lock(mu_);
   for (const auto& [version, count] : failed) {
     CINCINNATI_RETURN_IF_ERROR(flags_.SetFlag(kAcknowledged + version, std::to_string(count)));
   }
@@ -42,7 +49,8 @@ Status FleetPauses::Resume(const std::map<std::string, int>& failed) {
 
 Result<std::optional<FleetPause>> FleetPauses::PauseOnFailures(const std::map<std::string, int>& failed, int threshold) {
   if (threshold <= 0) return std::optional<FleetPause>();
-  CINCINNATI_ASSIGN_OR_RETURN(FleetPause current, Current());
+  std::lock_guard lock(mu_);
+  CINCINNATI_ASSIGN_OR_RETURN(FleetPause current, CurrentLocked());
   if (!current.reason.empty()) return std::optional<FleetPause>();
   for (const auto& [version, count] : failed) {
     CINCINNATI_ASSIGN_OR_RETURN(std::optional<std::string> acknowledged, flags_.GetFlag(kAcknowledged + version));

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -41,6 +42,10 @@ class FleetPauses {
 
  private:
   Status Set(const FleetPause& pause);
+  Result<FleetPause> CurrentLocked() const;
+  // One change at a time: an administrator's pause racing a pause on failures must not
+  // end up as a pause of one version.
+  mutable std::mutex mu_;
   FlagStore& flags_;
 };
 

@@ -48,10 +48,7 @@ std::optional<StepResult> PendingCalls::Await(const std::string& key, std::funct
         waited_ = true;
         return std::nullopt;
       }
-      if (existing.result.outcome == StepOutcome::kDone) return existing.result;
-      StepResult result = std::move(existing.result);
-      calls_.erase(it);
-      return result;
+      return existing.result;
     }
     waited_ = true;
     started = std::make_shared<Call>();
@@ -107,11 +104,11 @@ void PendingCalls::Forget(const std::string& key) {
   retries_.erase(key);
 }
 
-std::optional<PendingCalls::TimePoint> PendingCalls::SoonestRetry() const {
+std::optional<PendingCalls::TimePoint> PendingCalls::SoonestRetry(TimePoint after) const {
   std::lock_guard lock(mu_);
   std::optional<TimePoint> soonest;
   for (const auto& [key, retry] : retries_) {
-    if (!soonest || retry.not_before < *soonest) soonest = retry.not_before;
+    if (retry.not_before > after && (!soonest || retry.not_before < *soonest)) soonest = retry.not_before;
   }
   return soonest;
 }

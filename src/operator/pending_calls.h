@@ -6,14 +6,14 @@
 // A step asks Await(key, call):
 //  - no call under `key` yet: the call starts on the runner and Await returns nullopt
 //    (the step answers "not done yet"); a running call is never started twice;
-//  - finished: its result. A Done result is returned to every ask, any other result
-//    once (the next ask starts a new call).
+//  - finished: its result, to every ask.
 // Results live as long as the passes chained by calls: a pass that waited on a call
 // (an ask returned nullopt) keeps every result for the next one, since every pass
-// starts again at the first step and a chain of steps that each wait on a call must
-// not start them over one by one. A pass that waited on no call drops every finished
-// result: the next pass, an interval later, asks its peers afresh (as the MUO's
-// reconcile does), and an old hook answer is never taken for a new one.
+// starts again at the first step, and a chain of steps that each wait on a call (or
+// one step that waits on two) must not start them over one by one, forever. A pass
+// that waited on no call drops every finished result: the next pass, an interval
+// later, asks its peers afresh (as the MUO's reconcile does), and an old hook answer
+// is never taken for a new one.
 // When a call finishes, `on_finished` runs (the operator requeues the cluster at once),
 // so a pass that waits on a call ends as soon as it can.
 //
@@ -73,7 +73,7 @@ class PendingCalls {
   int Failures(const std::string& key) const;
   std::optional<TimePoint> NotBefore(const std::string& key) const;
   void Forget(const std::string& key);
-  std::optional<TimePoint> SoonestRetry() const;
+  std::optional<TimePoint> SoonestRetry(TimePoint after) const;  // the soonest retry later than `after`
 
   // Around each pass of the cluster.
   void BeginPass();

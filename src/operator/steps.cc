@@ -177,7 +177,7 @@ R PreUpgradeHealthCheck(StepContext& c) {
     if (health.ok()) return R::Done();
     if (!c.settings.pre_health_check_gate) return R::Error(health.message());
     R sent = Notify(c, event::kHealthCheck, health.message());
-    if (sent.outcome == StepOutcome::kError) return sent;
+    if (sent.outcome != StepOutcome::kDone) return sent;  // on its way, or failed
     return R::NotDone(health.message());
   });
 }
@@ -284,7 +284,7 @@ R CommenceUpgrade(StepContext& c) {
   SetGauge(c, "upgradeoperator_upgrade_window_breached", 0);
   return UnlessCommenced(c, [&] {
     R sent = Notify(c, event::kControlPlaneStarted);
-    if (sent.outcome == StepOutcome::kError) return sent;
+    if (sent.outcome != StepOutcome::kDone) return sent;  // on its way, or failed
     R r = CommandAgent(c);
     if (r.outcome == StepOutcome::kDone) TimestampOnce(c, "upgradeoperator_controlplane_upgrade_started_timestamp");
     return r;
@@ -294,7 +294,7 @@ R CommenceUpgrade(StepContext& c) {
 R ControlPlaneUpgraded(StepContext& c) {
   if (HasUpgradeCompleted(c.config, c.agent)) {
     R sent = Notify(c, event::kControlPlaneFinished);
-    if (sent.outcome == StepOutcome::kError) return sent;
+    if (sent.outcome != StepOutcome::kDone) return sent;  // on its way, or failed
     SetGauge(c, "upgradeoperator_controlplane_timeout", 0, true);
     TimestampOnce(c, "upgradeoperator_controlplane_upgrade_completed_timestamp");
     TimestampOnce(c, "upgradeoperator_workernode_upgrade_started_timestamp");
@@ -356,7 +356,7 @@ R AllWorkersUpgraded(StepContext& c) {
     return R::NotDone(fmt::format("{} of {} machines updated", pool.updated_machine_count, pool.machine_count));
   }
   R sent = Notify(c, event::kWorkersFinished);
-  if (sent.outcome == StepOutcome::kError) return sent;
+  if (sent.outcome != StepOutcome::kDone) return sent;  // on its way, or failed
   if (pool.found && c.history.worker_complete_time.empty()) {
     if (c.history.worker_start_time.empty()) c.history.worker_start_time = Now(c);
     c.history.worker_complete_time = Now(c);

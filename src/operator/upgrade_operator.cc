@@ -23,6 +23,8 @@ using kube::JsonValue;
 
 namespace {
 
+constexpr std::chrono::seconds kMaxWatch{300};  // the agent's longest watch
+
 ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& config, std::chrono::seconds agent_timeout,
                          http::LongPolls* watches) {
   ClusterPortSet ports;
@@ -90,7 +92,7 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
   }
   notifications_ = std::make_unique<NotificationCenter>(*store_, metrics_, std::move(notifiers));
   call_runner_ = std::make_unique<CallRunner>(options_.call_threads);
-  agent_watches_ = std::make_unique<http::LongPolls>();
+  agent_watches_ = std::make_unique<http::LongPolls>(size_t{4} << 20);  // a watch event: one ClusterVersion
   pass_pool_ = std::make_unique<CallRunner>(options_.workers);
   std::vector<std::string> names;
   for (auto& c : fleet) {
@@ -105,8 +107,19 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
   }
   if (policies_) {
     // The map of clusters never changes after Open: its ports outlive the source.
-    auto cluster_id = [this](const std::string& name) -> Result<std::string> {
+    // A cluster's id never changes: its agent is asked once (the source reads on the
+    // operator's loop, where a hanging agent would hold every dispatch).
+    auto known = std::make_shared<std::pair<std::mutex, std::map<std::string, std::string>>>();
+    auto cluster_id = [this, known](const std::string& name) -> Result<std::string> {
+      {
+        std::lock_guard lock(known->first);
+        if (auto it = known->second.find(name); it != known->second.end()) return it->second;
+      }
       CINCINNATI_ASSIGN_OR_RETURN(AgentSnapshot agent, clusters_.at(name)->ports.agent->Snapshot());
+      if (!agent.cluster_id.empty()) {
+        std::lock_guard lock(known->first);
+        known->second[name] = agent.cluster_id;
+      }
       return agent.cluster_id;
     };
     source_ = std::make_unique<OcmConfigSource>(*policies_, policy_index_, config_.upgrade_type, std::move(names), cluster_id,
@@ -219,6 +232,7 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   if (stopping_) {  // queued before Run() was stopped: nothing more is started
     std::lock_guard lock(mu_);
     state.in_flight = false;
+    SetDue(state, state.due);  // back in the queue for a later Run()
     if (--in_flight_ == 0) idle_.notify_all();
     return;
   }
@@ -242,7 +256,7 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   }
   if (result.waits_on_agent) WatchAgent(state, result.agent_resource_version);
   std::chrono::seconds next = result.requeue;
-  if (auto retry = state.calls->SoonestRetry(); retry && *retry > pass.now) {
+  if (auto retry = state.calls->SoonestRetry(pass.now)) {
     next = std::min(next, std::chrono::ceil<std::chrono::seconds>(*retry - pass.now));
   }
   if (!result.error.ok()) {
@@ -260,7 +274,10 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   state.last_pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   state.last_reconciled = options_.clock->Now();
   state.in_flight = false;
-  SetDue(state, state.rerun ? options_.clock->Steady() : options_.clock->Steady() + RealDelay(next));
+  auto due = state.rerun ? options_.clock->Steady() : options_.clock->Steady() + RealDelay(next);
+  // A watch lasts at most kMaxWatch: the pass after it opens the next one.
+  if (result.waits_on_agent) due = std::min(due, options_.clock->Steady() + kMaxWatch);
+  SetDue(state, due);
   state.rerun = false;
   configs_[config.cluster] = std::move(config);
   --in_flight_;
@@ -278,7 +295,7 @@ void UpgradeOperator::WatchAgent(ClusterState& state, int64_t seen) {
   }
   // Up to one interval: when it ends without a change the regular pass is due anyway.
   const auto real = std::chrono::ceil<std::chrono::seconds>(RealDelay(options_.interval));
-  const auto timeout = std::clamp(real, std::chrono::seconds(1), std::chrono::seconds(300));
+  const auto timeout = std::clamp(real, std::chrono::seconds(1), kMaxWatch);
   const bool started = state.ports.agent->Watch(seen, timeout, [this, &state](bool changed) {
     {
       std::lock_guard lock(mu_);
