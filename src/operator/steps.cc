@@ -63,9 +63,15 @@ R Notify(StepContext& c, std::string_view ev, std::string_view detail = "") {
     Status s = c.notifications.Notify(c.config, ev, c.now, detail);
     return s.ok() ? R::Done() : R::Error(s.message());
   }
-  if (auto sent = c.notifications.Sent(c.config, ev); sent.ok() && *sent) return R::Done();
+  // A claim in the ledger is a send only once the call that made it has ended: a step
+  // done while the webhook is still being called could end the upgrade, and a stop then
+  // would lose the notification.
+  const std::string key = fmt::format("notify {}", ev);
+  if (!c.calls.Running(key)) {
+    if (auto sent = c.notifications.Sent(c.config, ev); sent.ok() && *sent) return R::Done();
+  }
   NotificationCenter* center = &c.notifications;
-  auto got = Outside(c, fmt::format("notify {}", ev),
+  auto got = Outside(c, key,
                      [center, config = c.config, name = std::string(ev), now = c.now, text = std::string(detail)] {
                        Status s = center->Notify(config, name, now, text);
                        return s.ok() ? R::Done() : R::Error(s.message());
