@@ -81,7 +81,6 @@ class HoldingPeer {
         held_.push_back(std::move(done));
         return;
       }
-      ++answered_;
       lock.unlock();
       done(http_server::Response::Text(200, "ok\n"));
     });
@@ -113,7 +112,6 @@ class HoldingPeer {
   std::mutex mu_;
   std::vector<std::function<void(http_server::Response)>> held_;
   bool released_ = false;
-  int answered_ = 0;
   uint16_t port_ = 0;
 };
 

@@ -116,14 +116,18 @@ std::string CollectorMetrics(const std::map<std::string, UpgradeConfig>& configs
   return out;
 }
 
-std::string PassMetrics(const std::map<std::string, UpgradeConfig>& configs, const std::map<std::string, PassStats>& passes) {
-  GaugeTable out;
+std::map<std::string, int> ClustersPerPhase(const std::map<std::string, UpgradeConfig>& configs) {
   std::map<std::string, int> per_phase = {{"New", 0}, {"Pending", 0}, {"Upgrading", 0}, {"Upgraded", 0}, {"Failed", 0}};
   for (const auto& [name, c] : configs) {
     const UpgradeHistory* h = NewestHistory(c);
     ++per_phase[h ? std::string(PhaseName(h->phase)) : "New"];
   }
-  for (const auto& [phase, count] : per_phase) out.Set("upgradeoperator_clusters", {{"phase", phase}}, count);
+  return per_phase;
+}
+
+std::string PassMetrics(const std::map<std::string, UpgradeConfig>& configs, const std::map<std::string, PassStats>& passes) {
+  GaugeTable out;
+  for (const auto& [phase, count] : ClustersPerPhase(configs)) out.Set("upgradeoperator_clusters", {{"phase", phase}}, count);
   int in_flight = 0;
   for (const auto& [name, stats] : passes) {
     in_flight += stats.in_flight ? 1 : 0;

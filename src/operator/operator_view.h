@@ -50,5 +50,7 @@ struct PassStats {
   bool in_flight = false;
 };
 std::string PassMetrics(const std::map<std::string, UpgradeConfig>& configs, const std::map<std::string, PassStats>& passes);
+// Configs per phase of their newest history entry ("New" without one; every phase listed).
+std::map<std::string, int> ClustersPerPhase(const std::map<std::string, UpgradeConfig>& configs);
 
 }  // namespace cincinnati::upgrade

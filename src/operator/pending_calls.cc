@@ -72,13 +72,6 @@ bool PendingCalls::Running(const std::string& key) const {
   return it != calls_.end() && !it->second->finished;
 }
 
-int PendingCalls::Running() const {
-  std::lock_guard lock(mu_);
-  int running = 0;
-  for (const auto& [key, call] : calls_) running += call->finished ? 0 : 1;
-  return running;
-}
-
 int PendingCalls::RetryAfter(const std::string& key, TimePoint not_before) {
   std::lock_guard lock(mu_);
   Retry& retry = retries_[key];

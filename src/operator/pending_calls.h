@@ -66,7 +66,6 @@ class PendingCalls {
 
   std::optional<StepResult> Await(const std::string& key, std::function<StepResult()> call);
   bool Running(const std::string& key) const;
-  int Running() const;  // calls of this cluster in flight
 
   // Retry bookkeeping (operator time): failures counted per key until Forget(key).
   int RetryAfter(const std::string& key, TimePoint not_before);  // returns the failures so far

@@ -447,12 +447,7 @@ Status UpgradeOperator::Resume() {
 
 std::map<std::string, int> UpgradeOperator::ClustersPerPhase() {
   std::lock_guard lock(mu_);
-  std::map<std::string, int> out;
-  for (const auto& [name, c] : configs_) {
-    const UpgradeHistory* h = NewestHistory(c);
-    ++out[h ? std::string(PhaseName(h->phase)) : "New"];
-  }
-  return out;
+  return upgrade::ClustersPerPhase(configs_);
 }
 
 std::string UpgradeOperator::Metrics() {
