@@ -133,7 +133,9 @@ Status NotificationCenter::Notify(const UpgradeConfig& config, std::string_view 
     if (!fresh) continue;
     Status sent = notifiers_[i]->Send(n);
     if (sent.ok()) {
-      spdlog::info("notification {} sent: {}", n.id, n.description);
+      // With several receivers (webhooks, OCM's service log and policy state) each logs its own line.
+      const std::string to = notifiers_.size() > 1 ? fmt::format(" to receiver {} of {}", i + 1, notifiers_.size()) : "";
+      spdlog::info("notification {} sent{}: {}", n.id, to, n.description);
       continue;
     }
     if (Status unclaimed = store_.Unclaim(config.cluster, version, key); !unclaimed.ok()) {
