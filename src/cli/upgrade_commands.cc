@@ -14,6 +14,7 @@
 #include "kube/api_access.h"
 #include "kube/status_document.h"
 #include "operator/operator_api.h"
+#include "operator/postgres_state.h"
 #include "operator/scheduler.h"
 #include "operator/upgrade_operator.h"
 #include "http_server/http_server.h"
@@ -24,7 +25,7 @@ namespace {
 using kube::JsonValue;
 
 struct OperatorArgs {
-  std::string config, fleet, state_dir, configs, address = "127.0.0.1", token_file, ports_file, testing_now;
+  std::string config, fleet, state_dir, postgres, replica, configs, address = "127.0.0.1", token_file, ports_file, testing_now;
   int port = 8383;
   double interval_seconds = 60, time_scale = 1;
   int workers = 32, call_threads = 64, agent_timeout_seconds = 10;
@@ -38,6 +39,8 @@ Status RunOperator(const OperatorArgs& a) {
   options.config_path = a.config;
   options.fleet_path = a.fleet;
   options.state_dir = a.state_dir;
+  options.postgres_url = a.postgres;
+  options.replica_name = a.replica;
   options.configs_dir = a.configs;
   options.workers = a.workers;
   options.call_threads = a.call_threads;
@@ -72,7 +75,8 @@ Status RunOperator(const OperatorArgs& a) {
   std::jthread loop([&](std::stop_token stop) { op->Run(stop); });
   http.Start();
   std::cerr << fmt::format("cincinnati upgrade-operator: API and metrics on http://{}{}, state in {}\n",
-                           kube::HostPort(a.address, port), upgrade::kConfigsPath, a.state_dir);
+                           kube::HostPort(a.address, port), upgrade::kConfigsPath,
+                           a.postgres.empty() ? a.state_dir : upgrade::RedactPostgresUrl(a.postgres));
   http.WaitForSignal();
   loop.request_stop();
   op->Wake();
@@ -247,9 +251,19 @@ void RegisterUpgradeCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("--configs", a->configs, "Directory of UpgradeConfig YAML files, one per cluster (the LOCAL policy source)")
       ->type_name("DIR");
   cmd->add_option("--config", a->config, "The operator's settings (the reference's config.yaml keys, plus ours)")->type_name("FILE");
-  cmd->add_option("--state-dir", a->state_dir, "Directory of the operator's state (state.db; kept across restarts)")
-      ->type_name("PATH")
-      ->required();
+  auto* state_dir = cmd->add_option("--state-dir", a->state_dir,
+                                    "Directory of the operator's state (state.db; kept across restarts). A second operator on "
+                                    "the same directory stands by until the first one stops")
+                         ->type_name("PATH");
+  auto* postgres = cmd->add_option("--state.postgres", a->postgres,
+                                   "Keep the state in PostgreSQL instead (a libpq URL, e.g. postgresql://operator@db/fleet; "
+                                   "the password in ~/.pgpass or PGPASSWORD): replicas on one database elect a leader, the "
+                                   "others serve the read API and take over within seconds when it goes")
+                       ->type_name("URL");
+  state_dir->excludes(postgres);
+  postgres->excludes(state_dir);
+  cmd->add_option("--replica-name", a->replica, "This replica's name in logs and in a standby's answers (default: host:pid)")
+      ->type_name("NAME");
   cmd->add_option("--listen", a->address, "API and metrics address: an IP address or localhost (non-loopback needs --token-file)")->type_name("ADDRESS")->capture_default_str();
   cmd->add_option("--port", a->port, "API and metrics port (0: any free port)")->type_name("PORT")->capture_default_str();
   cmd->add_option("--token-file", a->token_file, "Bearer token every API request must carry")->type_name("PATH");
@@ -276,7 +290,9 @@ void RegisterUpgradeCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("--testing.ports_file", a->ports_file, "Write the bound port to this file (for tests)")->type_name("PATH");
   cmd->add_flag("-v,--verbose", a->verbosity, "More logging");
   cmd->callback([a, &exit_code] {
-    Status s = RunOperator(*a);
+    Status s = a->state_dir.empty() && a->postgres.empty()
+                   ? Status::InvalidArgument("--state-dir DIR or --state.postgres URL is required (where the operator keeps its state)")
+                   : RunOperator(*a);
     if (!s.ok()) {
       std::cerr << "error: " << s.message() << '\n';
       exit_code = 1;

@@ -61,6 +61,8 @@ http_server::Response HandleOperatorApi(UpgradeOperator& op, const http_server::
     } else {
       s = op.Resume();
     }
+    // A standby refuses: the leader's name is in the message.
+    if (s.code() == Status::Code::kConflict) return Error(503, "ServiceUnavailable", s.message());
     if (!s.ok()) return Error(500, "InternalError", s.message());
     return Json(200, op.FleetStatus());
   }

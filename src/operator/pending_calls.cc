@@ -33,8 +33,8 @@ CallRunner::~CallRunner() {
 
 void CallRunner::Post(std::function<void()> work) { boost::asio::post(pool_->pool, std::move(work)); }
 
-PendingCalls::PendingCalls(CallRunner* runner, std::function<void()> on_finished)
-    : runner_(runner), on_finished_(std::move(on_finished)) {}
+PendingCalls::PendingCalls(CallRunner* runner, std::function<void()> on_finished, std::function<bool()> may_start)
+    : runner_(runner), on_finished_(std::move(on_finished)), may_start_(std::move(may_start)) {}
 
 std::optional<StepResult> PendingCalls::Await(const std::string& key, std::function<StepResult()> call) {
   if (!runner_) return RunGuarded(call);
@@ -55,7 +55,7 @@ std::optional<StepResult> PendingCalls::Await(const std::string& key, std::funct
     calls_[key] = started;
   }
   runner_->Post([this, started, call = std::move(call)] {
-    StepResult result = RunGuarded(call);
+    StepResult result = !may_start_ || may_start_() ? RunGuarded(call) : StepResult::NotDone("this replica does not lead");
     {
       std::lock_guard lock(mu_);
       started->result = std::move(result);
@@ -109,6 +109,12 @@ std::optional<PendingCalls::TimePoint> PendingCalls::SoonestRetry(TimePoint afte
 void PendingCalls::BeginPass() {
   std::lock_guard lock(mu_);
   waited_ = false;
+}
+
+void PendingCalls::Reset() {
+  std::lock_guard lock(mu_);
+  calls_.clear();
+  retries_.clear();
 }
 
 void PendingCalls::EndPass() {

@@ -21,6 +21,11 @@
 // RetryAfter(key, time) and asks NotBefore(key) on later passes; SoonestRetry() tells
 // the operator how soon to run the cluster's next pass.
 //
+// A gate (`may_start`, optional) is asked on the runner's thread just before a call
+// starts: when it says no (a replica that no longer leads), the call does not run and
+// its result is "not done". Reset() drops every result and retry (a new leadership term
+// asks its peers afresh); calls that run finish into nothing but still requeue.
+//
 // Without a runner (ReconcileOnce driven directly by tests and benchmarks) a call runs
 // inside Await and its result is returned at once: the steps behave as when every call
 // is instant. A call that throws is an error result (no exception leaves the runner).
@@ -62,7 +67,8 @@ class PendingCalls {
   using TimePoint = std::chrono::system_clock::time_point;
 
   // `runner` null: calls run inline. `on_finished` is called on the runner's thread.
-  explicit PendingCalls(CallRunner* runner = nullptr, std::function<void()> on_finished = {});
+  explicit PendingCalls(CallRunner* runner = nullptr, std::function<void()> on_finished = {},
+                        std::function<bool()> may_start = {});
 
   std::optional<StepResult> Await(const std::string& key, std::function<StepResult()> call);
   bool Running(const std::string& key) const;
@@ -77,6 +83,7 @@ class PendingCalls {
   // Around each pass of the cluster.
   void BeginPass();
   void EndPass();
+  void Reset();
 
  private:
   struct Call {
@@ -89,6 +96,7 @@ class PendingCalls {
   };
   CallRunner* runner_;
   std::function<void()> on_finished_;
+  std::function<bool()> may_start_;
   mutable std::mutex mu_;
   bool waited_ = false;  // an ask of this pass returned nullopt
   std::map<std::string, std::shared_ptr<Call>> calls_;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <mutex>
+
 namespace cincinnati::upgrade {
 namespace {
 
@@ -20,6 +22,33 @@ struct Statement {
   ~Statement() { sqlite3_finalize(stmt); }
 };
 
+class SqliteStateStore final : public StateStore {
+ public:
+  SqliteStateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  ~SqliteStateStore() override { sqlite3_close(db_); }
+
+  Result<std::vector<UpgradeConfig>> LoadConfigs() override;
+  Result<std::optional<UpgradeConfig>> GetConfig(const std::string& cluster) override;
+  Status PutConfig(const UpgradeConfig& config) override;
+  Status DeleteConfig(const std::string& cluster) override;
+  Result<bool> Claim(const std::string& cluster, const std::string& version, const std::string& event, const std::string& now) override;
+  Status Unclaim(const std::string& cluster, const std::string& version, const std::string& event) override;
+  Result<bool> Claimed(const std::string& cluster, const std::string& version, const std::string& event) override;
+  Result<std::vector<LedgerEntry>> Ledger(const std::string& cluster) override;
+  Result<std::optional<std::string>> GetFlag(const std::string& key) override;
+  Status SetFlag(const std::string& key, const std::string& value) override;
+  Status ClearFlag(const std::string& key) override;
+  Result<std::vector<std::pair<std::string, std::string>>> Flags(const std::string& prefix) override;
+
+ private:
+  Status Exec(const std::string& sql, const std::vector<std::string>& args);
+  Result<std::vector<std::vector<std::string>>> Query(const std::string& sql, const std::vector<std::string>& args);
+
+  std::mutex mu_;
+  sqlite3* db_;
+  std::string path_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) {
@@ -30,7 +59,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) {
     return error;
   }
   sqlite3_busy_timeout(db, 5000);
-  std::unique_ptr<StateStore> store(new StateStore(db, path));
+  auto store = std::make_unique<SqliteStateStore>(db, path);
   for (const char* sql : kSchema) {
     char* message = nullptr;
     if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
@@ -39,12 +68,10 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) {
       return error;
     }
   }
-  return store;
+  return std::unique_ptr<StateStore>(std::move(store));
 }
 
-StateStore::~StateStore() { sqlite3_close(db_); }
-
-Result<std::vector<std::vector<std::string>>> StateStore::Query(const std::string& sql, const std::vector<std::string>& args) {
+Result<std::vector<std::vector<std::string>>> SqliteStateStore::Query(const std::string& sql, const std::vector<std::string>& args) {
   Statement s;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
     return Status::IoError(fmt::format("{}: {}", path_, sqlite3_errmsg(db_)));
@@ -67,12 +94,12 @@ Result<std::vector<std::vector<std::string>>> StateStore::Query(const std::strin
   return rows;
 }
 
-Status StateStore::Exec(const std::string& sql, const std::vector<std::string>& args) {
+Status SqliteStateStore::Exec(const std::string& sql, const std::vector<std::string>& args) {
   auto rows = Query(sql, args);
   return rows.ok() ? Status::OK() : rows.status();
 }
 
-Result<std::vector<UpgradeConfig>> StateStore::LoadConfigs() {
+Result<std::vector<UpgradeConfig>> SqliteStateStore::LoadConfigs() {
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT cluster, document FROM configs ORDER BY cluster", {}));
   std::vector<UpgradeConfig> out;
@@ -86,7 +113,7 @@ Result<std::vector<UpgradeConfig>> StateStore::LoadConfigs() {
   return out;
 }
 
-Result<std::optional<UpgradeConfig>> StateStore::GetConfig(const std::string& cluster) {
+Result<std::optional<UpgradeConfig>> SqliteStateStore::GetConfig(const std::string& cluster) {
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT document FROM configs WHERE cluster = ?", {cluster}));
   if (rows.empty()) return std::optional<UpgradeConfig>();
@@ -96,37 +123,37 @@ Result<std::optional<UpgradeConfig>> StateStore::GetConfig(const std::string& cl
   return std::optional<UpgradeConfig>(std::move(config));
 }
 
-Status StateStore::PutConfig(const UpgradeConfig& config) {
+Status SqliteStateStore::PutConfig(const UpgradeConfig& config) {
   std::lock_guard lock(mu_);
   return Exec("INSERT INTO configs (cluster, document) VALUES (?, ?) ON CONFLICT(cluster) DO UPDATE SET document = excluded.document",
               {config.cluster, kube::WriteJson(ToJson(config))});
 }
 
-Status StateStore::DeleteConfig(const std::string& cluster) {
+Status SqliteStateStore::DeleteConfig(const std::string& cluster) {
   std::lock_guard lock(mu_);
   return Exec("DELETE FROM configs WHERE cluster = ?", {cluster});
 }
 
-Result<bool> StateStore::Claim(const std::string& cluster, const std::string& version, const std::string& event, const std::string& now) {
+Result<bool> SqliteStateStore::Claim(const std::string& cluster, const std::string& version, const std::string& event, const std::string& now) {
   std::lock_guard lock(mu_);
   CINCINNATI_RETURN_IF_ERROR(Exec("INSERT OR IGNORE INTO notifications (cluster, version, event, sent_at) VALUES (?, ?, ?, ?)",
                                   {cluster, version, event, now}));
   return sqlite3_changes(db_) == 1;
 }
 
-Status StateStore::Unclaim(const std::string& cluster, const std::string& version, const std::string& event) {
+Status SqliteStateStore::Unclaim(const std::string& cluster, const std::string& version, const std::string& event) {
   std::lock_guard lock(mu_);
   return Exec("DELETE FROM notifications WHERE cluster = ? AND version = ? AND event = ?", {cluster, version, event});
 }
 
-Result<bool> StateStore::Claimed(const std::string& cluster, const std::string& version, const std::string& event) {
+Result<bool> SqliteStateStore::Claimed(const std::string& cluster, const std::string& version, const std::string& event) {
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT 1 FROM notifications WHERE cluster = ? AND version = ? AND event = ?",
                                                {cluster, version, event}));
   return !rows.empty();
 }
 
-Result<std::vector<StateStore::LedgerEntry>> StateStore::Ledger(const std::string& cluster) {
+Result<std::vector<StateStore::LedgerEntry>> SqliteStateStore::Ledger(const std::string& cluster) {
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT cluster, version, event, sent_at FROM notifications WHERE cluster = ? "
                                                "ORDER BY sent_at, event", {cluster}));
@@ -135,24 +162,24 @@ Result<std::vector<StateStore::LedgerEntry>> StateStore::Ledger(const std::strin
   return out;
 }
 
-Result<std::optional<std::string>> StateStore::GetFlag(const std::string& key) {
+Result<std::optional<std::string>> SqliteStateStore::GetFlag(const std::string& key) {
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT value FROM flags WHERE key = ?", {key}));
   if (rows.empty()) return std::optional<std::string>();
   return std::optional<std::string>(rows[0][0]);
 }
 
-Status StateStore::SetFlag(const std::string& key, const std::string& value) {
+Status SqliteStateStore::SetFlag(const std::string& key, const std::string& value) {
   std::lock_guard lock(mu_);
   return Exec("INSERT INTO flags (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", {key, value});
 }
 
-Status StateStore::ClearFlag(const std::string& key) {
+Status SqliteStateStore::ClearFlag(const std::string& key) {
   std::lock_guard lock(mu_);
   return Exec("DELETE FROM flags WHERE key = ?", {key});
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> StateStore::Flags(const std::string& prefix) {
+Result<std::vector<std::pair<std::string, std::string>>> SqliteStateStore::Flags(const std::string& prefix) {
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT key, value FROM flags WHERE substr(key, 1, length(?)) = ? ORDER BY key",
                                                {prefix, prefix}));

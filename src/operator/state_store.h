@@ -1,21 +1,22 @@
-// StateStore: the upgrade operator's durable state, an embedded SQLite file (WAL,
-// synchronous=FULL: a committed write survives kill -9 and power loss):
+// StateStore: the upgrade operator's durable state, three tables:
 //   configs(cluster PRIMARY KEY, document)            each cluster's UpgradeConfig, spec and status (JSON)
 //   notifications(cluster, version, event, sent_at)   the ledger: a notification is sent at most once
 //   flags(key PRIMARY KEY, value)                      fleet controls (pause) and step markers
-// Thread-safe (one connection behind a mutex); never throws; errors name the file.
+// Two implementations: an embedded SQLite file (Open below; WAL, synchronous=FULL: a
+// committed write survives kill -9 and power loss), and PostgreSQL (postgres_state.h),
+// shared by replicas of which one leads. A write by a replica that does not lead is
+// refused with a Conflict status (fencing, see leadership.h), so a replica that lost
+// its leadership cannot change what the new leader acts on.
+// Thread-safe; never throws; errors name the file or the database.
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "operator/upgrade_config.h"
-
-struct sqlite3;
 
 namespace cincinnati::upgrade {
 
@@ -31,38 +32,28 @@ class FlagStore {
 
 class StateStore : public FlagStore {
  public:
+  // The SQLite file at `path` (created when missing).
   static Result<std::unique_ptr<StateStore>> Open(const std::string& path);
-  ~StateStore() override;
+  ~StateStore() override = default;
 
-  Result<std::vector<UpgradeConfig>> LoadConfigs();
-  Result<std::optional<UpgradeConfig>> GetConfig(const std::string& cluster);
-  Status PutConfig(const UpgradeConfig& config);  // keyed by config.cluster
-  Status DeleteConfig(const std::string& cluster);
+  virtual Result<std::vector<UpgradeConfig>> LoadConfigs() = 0;
+  virtual Result<std::optional<UpgradeConfig>> GetConfig(const std::string& cluster) = 0;
+  virtual Status PutConfig(const UpgradeConfig& config) = 0;  // keyed by config.cluster
+  virtual Status DeleteConfig(const std::string& cluster) = 0;
 
   // The ledger. Claim records (cluster, version, event) and returns true when it was not
   // there (the caller sends, then keeps the claim; on a failed send it calls Unclaim so
   // the next pass retries). A claim survives a crash: at most once, as the reference.
-  Result<bool> Claim(const std::string& cluster, const std::string& version, const std::string& event, const std::string& now);
-  Status Unclaim(const std::string& cluster, const std::string& version, const std::string& event);
-  Result<bool> Claimed(const std::string& cluster, const std::string& version, const std::string& event);
+  virtual Result<bool> Claim(const std::string& cluster, const std::string& version, const std::string& event,
+                             const std::string& now) = 0;
+  virtual Status Unclaim(const std::string& cluster, const std::string& version, const std::string& event) = 0;
+  virtual Result<bool> Claimed(const std::string& cluster, const std::string& version, const std::string& event) = 0;
   struct LedgerEntry {
     std::string cluster, version, event, sent_at;
   };
-  Result<std::vector<LedgerEntry>> Ledger(const std::string& cluster);
+  virtual Result<std::vector<LedgerEntry>> Ledger(const std::string& cluster) = 0;
 
-  Result<std::optional<std::string>> GetFlag(const std::string& key) override;
-  Status SetFlag(const std::string& key, const std::string& value) override;
-  Status ClearFlag(const std::string& key) override;
-  Result<std::vector<std::pair<std::string, std::string>>> Flags(const std::string& prefix);
-
- private:
-  StateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  Status Exec(const std::string& sql, const std::vector<std::string>& args);
-  Result<std::vector<std::vector<std::string>>> Query(const std::string& sql, const std::vector<std::string>& args);
-
-  std::mutex mu_;
-  sqlite3* db_;
-  std::string path_;
+  virtual Result<std::vector<std::pair<std::string, std::string>>> Flags(const std::string& prefix) = 0;
 };
 
 }  // namespace cincinnati::upgrade

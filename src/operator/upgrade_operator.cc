@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "http/long_polls.h"
 #include "operator/agent_client.h"
@@ -12,6 +13,7 @@
 #include "operator/fleet_hold.h"
 #include "operator/hook_runner.h"
 #include "operator/operator_view.h"
+#include "operator/postgres_state.h"
 #include "operator/prometheus_alerts.h"
 #include "operator/release_resolver.h"
 #include "operator/validation.h"
@@ -47,6 +49,29 @@ ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& conf
   return ports;
 }
 
+// The agent as a pass sees it: it commands only while this replica leads, checked just
+// before each command, so that a pass still running on a deposed leader commands nothing.
+class LeaderOnlyAgent final : public UpdateAgent {
+ public:
+  LeaderOnlyAgent(UpdateAgent& agent, const UpgradeOperator& op) : agent_(agent), op_(op) {}
+  Result<AgentSnapshot> Snapshot() override { return agent_.Snapshot(); }
+  Status SetChannel(const std::string& channel) override {
+    if (!op_.Leading()) return Status::Conflict("this replica does not lead: no command");
+    return agent_.SetChannel(channel);
+  }
+  Status SetDesiredUpdate(const std::string& version, const std::string& image) override {
+    if (!op_.Leading()) return Status::Conflict("this replica does not lead: no command");
+    return agent_.SetDesiredUpdate(version, image);
+  }
+  bool Watch(int64_t seen, std::chrono::seconds timeout, std::function<void(bool changed)> done) override {
+    return agent_.Watch(seen, timeout, std::move(done));
+  }
+
+ private:
+  UpdateAgent& agent_;
+  const UpgradeOperator& op_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions options) {
@@ -65,11 +90,23 @@ Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions o
   if (options.workers < 1 || options.call_threads < 1) return Status::InvalidArgument("--workers and --call-threads: at least 1");
   if (options.agent_timeout.count() < 1) return Status::InvalidArgument("--agent-timeout: at least 1 second");
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<FleetCluster> fleet, LoadFleet(options.fleet_path));
-  std::error_code ec;
-  fs::create_directories(options.state_dir, ec);
-  if (ec) return Status::IoError(fmt::format("--state-dir {}: {}", options.state_dir, ec.message()));
-  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<StateStore> store, StateStore::Open((fs::path(options.state_dir) / "state.db").string()));
-  std::unique_ptr<UpgradeOperator> op(new UpgradeOperator(std::move(options), std::move(config), std::move(fleet), std::move(store)));
+  if (options.replica_name.empty()) options.replica_name = DefaultReplicaName();
+  std::unique_ptr<StateStore> store;
+  std::unique_ptr<Leadership> leadership;
+  if (!options.postgres_url.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(PostgresState shared, OpenPostgresState(options.postgres_url, options.replica_name));
+    store = std::move(shared.store);
+    leadership = std::move(shared.leadership);
+  } else {
+    if (options.state_dir.empty()) return Status::InvalidArgument("--state-dir DIR or --state.postgres URL is required");
+    std::error_code ec;
+    fs::create_directories(options.state_dir, ec);
+    if (ec) return Status::IoError(fmt::format("--state-dir {}: {}", options.state_dir, ec.message()));
+    CINCINNATI_ASSIGN_OR_RETURN(store, StateStore::Open((fs::path(options.state_dir) / "state.db").string()));
+    CINCINNATI_ASSIGN_OR_RETURN(leadership, LockFileLeadership((fs::path(options.state_dir) / "operator.lock").string(), options.replica_name));
+  }
+  std::unique_ptr<UpgradeOperator> op(
+      new UpgradeOperator(std::move(options), std::move(config), std::move(fleet), std::move(store), std::move(leadership)));
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<UpgradeConfig> saved, op->store_->LoadConfigs());
   for (auto& c : saved) {
     if (op->clusters_.count(c.cluster)) op->configs_[c.cluster] = std::move(c);
@@ -78,8 +115,13 @@ Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions o
 }
 
 UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet,
-                                 std::unique_ptr<StateStore> store)
-    : options_(std::move(options)), config_(std::move(config)), store_(std::move(store)), pauses_(*store_) {
+                                 std::unique_ptr<StateStore> store, std::unique_ptr<Leadership> leadership)
+    : options_(std::move(options)),
+      config_(std::move(config)),
+      store_(std::move(store)),
+      leadership_(std::move(leadership)),
+      pauses_(*store_) {
+  SetLeaderMetric(false);
   started_steady_ = options_.clock->Steady();
   started_at_ = options_.testing_now.value_or(options_.clock->Now());
   std::vector<std::unique_ptr<Notifier>> notifiers;
@@ -99,7 +141,7 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
     auto state = std::make_unique<ClusterState>();
     state->ports = options_.make_ports ? options_.make_ports(c, config_) : MakePorts(c, config_, options_.agent_timeout, agent_watches_.get());
     ClusterState* raw = state.get();
-    state->calls = std::make_unique<PendingCalls>(call_runner_.get(), [this, raw] { CallEnded(*raw); });
+    state->calls = std::make_unique<PendingCalls>(call_runner_.get(), [this, raw] { CallEnded(*raw); }, [this] { return Leading(); });
     state->cluster = c;
     names.push_back(c.name);
     SetDue(*state, {});  // a first pass at once
@@ -229,7 +271,7 @@ std::string UpgradeOperator::Admit(const UpgradeConfig& config) {
 }
 
 void UpgradeOperator::ReconcileCluster(ClusterState& state) {
-  if (stopping_) {  // queued before Run() was stopped: nothing more is started
+  if (stopping_ || !Leading()) {  // queued before Run() stopped or leadership went: nothing more is started
     std::lock_guard lock(mu_);
     state.in_flight = false;
     SetDue(state, state.due);  // back in the queue for a later Run()
@@ -240,7 +282,13 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   UpgradeConfig config;
   {
     std::lock_guard lock(mu_);
-    config = configs_.at(state.cluster.name);
+    auto it = configs_.find(state.cluster.name);
+    if (it == configs_.end()) {  // gone since it was dispatched: nothing to do
+      state.in_flight = false;
+      if (--in_flight_ == 0) idle_.notify_all();
+      return;
+    }
+    config = it->second;
   }
   PassContext pass{config_, *notifications_, metrics_, Now(), options_.clock->Now(), options_.time_scale, options_.interval,
                    [this](const UpgradeConfig& c) {
@@ -249,10 +297,14 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
                    }};
   const UpgradeConfig before = config;
   ClusterPorts ports = state.ports.view();
+  LeaderOnlyAgent agent(*ports.agent, *this);
+  ports.agent = &agent;
   ports.calls = state.calls.get();
   PassResult result = ReconcileOnce(config, ports, pass);
   if (!(config == before)) {
-    if (Status s = store_->PutConfig(config); !s.ok()) spdlog::error("cluster {}: saving its state: {}", config.cluster, s.message());
+    Status saved = store_->PutConfig(config);
+    if (!saved.ok()) spdlog::error("cluster {}: saving its state: {}", config.cluster, saved.message());
+    if (saved.code() == Status::Code::kConflict) StepDown(saved.message());  // another replica leads
   }
   if (result.waits_on_agent) WatchAgent(state, result.agent_resource_version);
   std::chrono::seconds next = result.requeue;
@@ -329,6 +381,7 @@ void UpgradeOperator::SetDue(ClusterState& state, env::Clock::SteadyTime due) {
 
 size_t UpgradeOperator::DispatchDue() {
   const auto now = options_.clock->Steady();
+  if (!Leading() || now < acting_from_) return 0;
   size_t dispatched = 0;
   while (!due_queue_.empty() && due_queue_.begin()->first <= now) {
     ClusterState* state = due_queue_.begin()->second;
@@ -371,6 +424,8 @@ void UpgradeOperator::CheckFailureThreshold() {
 
 void UpgradeOperator::RunOnce() {
   stopping_ = false;
+  Elect();
+  if (!Leading()) return;
   SyncSource();
   {
     std::unique_lock lock(mu_);
@@ -382,15 +437,26 @@ void UpgradeOperator::RunOnce() {
 
 void UpgradeOperator::Run(std::stop_token stop) {
   stopping_ = false;
+  // Elections on their own thread: a slow source or a busy loop never delays a renewal.
+  std::jthread elector([this](std::stop_token st) {
+    std::mutex m;
+    std::condition_variable_any tick;
+    while (!st.stop_requested()) {
+      Elect();
+      std::unique_lock l(m);
+      tick.wait_for(l, st, kElectionPeriod, [] { return false; });
+    }
+  });
   auto next_sync = options_.clock->Steady();
   while (!stop.stop_requested()) {
-    if (options_.clock->Steady() >= next_sync) {
+    const bool leading = Leading();
+    if (leading && options_.clock->Steady() >= next_sync) {
       SyncSource();  // at least every second, and at once when woken from outside
       next_sync = options_.clock->Steady() + std::chrono::seconds(1);
     }
     bool check_failures = false;
     std::unique_lock lock(mu_);
-    DispatchDue();
+    if (leading) DispatchDue();
     std::swap(check_failures, passes_ended_);
     if (check_failures) {
       lock.unlock();
@@ -398,7 +464,9 @@ void UpgradeOperator::Run(std::stop_token stop) {
       lock.lock();
     }
     const auto now = options_.clock->Steady();
-    const auto next = due_queue_.empty() ? next_sync : std::min(next_sync, due_queue_.begin()->first);
+    auto next = due_queue_.empty() ? next_sync : std::min(next_sync, due_queue_.begin()->first);
+    if (!leading) next = now + kElectionPeriod;  // TakeOver wakes it at once
+    next = std::max(next, acting_from_);
     wake_.wait_for(lock, stop, std::max(next - now, env::Clock::SteadyTime::duration::zero()), [&] { return woken_; });
     if (sync_requested_) next_sync = options_.clock->Steady();
     woken_ = false;
@@ -406,9 +474,17 @@ void UpgradeOperator::Run(std::stop_token stop) {
   }
   // Passes still running end before Run returns (they hold the cluster's state); queued
   // ones are dropped.
-  stopping_ = true;
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [&] { return in_flight_ == 0; });
+  // The elector keeps renewing while they end: a leader that stops still leads until then.
+  {
+    std::unique_lock lock(mu_);
+    stopping_ = true;
+    idle_.wait(lock, [&] { return in_flight_ == 0; });
+  }
+  elector.request_stop();
+  elector.join();
+  // Handed over now rather than when the lease ends (the next leader still waits out the
+  // calls this one may have started).
+  if (leading_.exchange(false)) leadership_->Release();
 }
 
 void UpgradeOperator::Wake() {
@@ -437,9 +513,13 @@ JsonValue UpgradeOperator::FleetStatus() {
   return FleetStatusDocument(pause, upgrading, config_.max_parallel, Now());
 }
 
-Status UpgradeOperator::Pause(const std::string& reason) { return pauses_.Pause(reason); }
+Status UpgradeOperator::Pause(const std::string& reason) {
+  CINCINNATI_RETURN_IF_ERROR(RequireLeader());
+  return pauses_.Pause(reason);
+}
 
 Status UpgradeOperator::Resume() {
+  CINCINNATI_RETURN_IF_ERROR(RequireLeader());
   CINCINNATI_RETURN_IF_ERROR(pauses_.Resume(FailedPerVersion()));
   Wake();
   return Status::OK();

@@ -32,6 +32,18 @@
 // on the clock's steady time. `make_ports` builds each cluster's ports (HTTP to its
 // agent, Prometheus, Alertmanager by default; tests give fakes).
 //
+// Replicas (leadership.h): only the leader reconciles, reads the source and changes the
+// state. A standby re-reads the configs from the store every second, so that its read API
+// answers as the leader's does (a pause or resume there is refused with a Conflict that
+// names the leader), and tries to lead every second. A replica that takes over reads the
+// whole state after its epoch is taken, forgets every call result of an earlier term,
+// waits out its predecessor's grace, then passes every cluster at once. A replica that
+// loses leadership, or cannot renew it within its lease less the margin, starts no pass,
+// no agent command and no call more (a gate on each, checked just before it starts), and
+// the store refuses its writes. A clean stop keeps renewing until its passes ended. With
+// SQLite the lock is a file lock in --state-dir; with --state.postgres, a PostgreSQL
+// session lock (postgres_state.h).
+//
 // What the API shows (List, Get, FleetStatus, Metrics) is shaped by operator_view.h.
 //
 // Thread-safety: Run() on one thread; List/Get/Pause/Resume/Metrics from any thread.
@@ -55,6 +67,7 @@
 #include "kube/json_value.h"
 #include "operator/config_source.h"
 #include "operator/fleet_pause.h"
+#include "operator/leadership.h"
 #include "operator/notifications.h"
 #include "operator/operator_config.h"
 #include "operator/operator_metrics.h"
@@ -84,7 +97,9 @@ struct ClusterPortSet {
 struct OperatorOptions {
   std::string config_path;  // empty: defaults
   std::string fleet_path;   // required
-  std::string state_dir;    // required: state.db lives here
+  std::string state_dir;    // required without postgres_url: state.db and operator.lock live here
+  std::string postgres_url;  // the state in PostgreSQL, shared by replicas (empty: SQLite in state_dir)
+  std::string replica_name;  // this replica in logs and a standby's answers (empty: host:pid)
   std::string configs_dir;  // overrides configManager.localConfigDir
   std::chrono::seconds interval{60};  // operator time between passes while New or Upgrading
   double time_scale = 1.0;
@@ -116,6 +131,7 @@ class UpgradeOperator {
   std::string Metrics();
   // Configs per phase of their newest history entry ("New" without one): cheap to ask often.
   std::map<std::string, int> ClustersPerPhase();
+  bool Leading() const;  // leads, and renewed its leadership recently enough to act
 
  private:
   struct ClusterState {
@@ -134,7 +150,16 @@ class UpgradeOperator {
     double last_pass_seconds = 0;
     TimePoint last_reconciled{};
   };
-  UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet, std::unique_ptr<StateStore> store);
+  UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet, std::unique_ptr<StateStore> store,
+                  std::unique_ptr<Leadership> leadership);
+  // One election round (each second): the leader renews, a standby tries to lead, or
+  // re-reads the configs for its read API.
+  void Elect();
+  void TakeOver(env::Clock::SteadyTime asked);
+  void StepDown(const std::string& why);
+  void RefreshStandby();
+  void SetLeaderMetric(bool leading);
+  Status RequireLeader();  // a Conflict naming the leader on a standby
   void SyncSource();
   // Marks the due clusters in flight and queues their passes, oldest due first (under mu_).
   size_t DispatchDue();
@@ -153,6 +178,11 @@ class UpgradeOperator {
   OperatorOptions options_;
   OperatorConfig config_;
   std::unique_ptr<StateStore> store_;
+  std::unique_ptr<Leadership> leadership_;
+  std::atomic<bool> leading_{false};
+  std::atomic<env::Clock::SteadyTime::rep> renewed_{0};  // the last renewal, on the clock's steady time
+  std::string standby_leader_;  // the leader a standby last logged (election thread only)
+  env::Clock::SteadyTime acting_from_{};  // no pass before (the predecessor's grace; under mu_)
   FleetPauses pauses_;
   GaugeTable metrics_;
   std::unique_ptr<NotificationCenter> notifications_;

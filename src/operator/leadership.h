@@ -1,0 +1,62 @@
+// Leadership: which replica of the upgrade operator acts. Replicas that share one state
+// store elect one leader; the others are standbys that serve the read API from the store
+// and take over when the leader goes.
+//
+// Contract, for the operator that drives it (once a second, on one thread):
+//  - TryAcquire(): leads if nobody does and returns true. From then on the store accepts
+//    this replica's writes under a new epoch (a fencing token that only grows) and
+//    refuses the writes of every earlier leader, so the state must be read after it: a
+//    write the old leader committed before is seen, one it tries after is refused.
+//  - Renew(): the leader's heartbeat. An error means leadership is lost or cannot be
+//    confirmed: the replica steps down at once (its writes are refused anyway).
+//  - Release(): gives leadership up (a clean stop), so that a standby takes over at its
+//    next try rather than after the lease.
+//  - Leader(): who leads as far as this replica knows ("" unknown), for answers and logs.
+//  - lease(): how long after the start of its last successful Renew (or TryAcquire) a
+//    leader may start a side effect; the operator stops 2 s before (kLeaseMargin).
+//  - PredecessorGrace(): after TryAcquire succeeded, how long the previous leader may
+//    still act: the rest of its lease from its last renewal, plus the margin, plus the
+//    longest call it may have started (kLongestCall); zero when there was none, or when
+//    it cannot act any more (a process lock is only ever freed by its process ending).
+//    The new leader starts no pass before that, so two replicas never act at once, a
+//    leader cut off from the database included; a kill -9 costs the same wait.
+// Implementations: LockFileLeadership below (one host: the SQLite default) and the
+// PostgreSQL session lock (postgres_state.h). Never throws.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+
+namespace cincinnati::upgrade {
+
+// How often the operator renews, or tries to take, leadership.
+inline constexpr std::chrono::seconds kElectionPeriod{1};
+// A leader starts no side effect in the last seconds of its lease.
+inline constexpr std::chrono::seconds kLeaseMargin{2};
+// The longest a call to a peer runs once started (the HTTP ports' time limit; hooks are
+// longer and must be idempotent, as the managed-upgrade operator's are).
+inline constexpr std::chrono::seconds kLongestCall{10};
+
+class Leadership {
+ public:
+  virtual ~Leadership() = default;
+  virtual Result<bool> TryAcquire() = 0;
+  virtual Status Renew() = 0;
+  virtual void Release() = 0;
+  virtual std::string Leader() = 0;
+  virtual std::chrono::seconds lease() const = 0;
+  virtual std::chrono::milliseconds PredecessorGrace() = 0;
+};
+
+// One leader per state directory: an exclusive flock on `lock_path`, which the kernel
+// releases when the process dies however it dies. A second operator started on the same
+// directory stands by instead of acting twice on the same clusters.
+Result<std::unique_ptr<Leadership>> LockFileLeadership(const std::string& lock_path, std::string holder);
+
+// "host:pid": a replica's default name.
+std::string DefaultReplicaName();
+
+}  // namespace cincinnati::upgrade

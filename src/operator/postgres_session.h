@@ -1,0 +1,47 @@
+// PostgresSession: one connection to PostgreSQL, opened on first use and again after
+// a failure, with statements in and rows of text out. libpqxx stays behind this header
+// (its include path and exceptions reach nothing else): every error is a Status that
+// names the session, a lost connection included.
+//
+// `setup` runs once on each new connection (SET statement_timeout, ...). Parameters are
+// text, bound as $1, $2, ...; a NULL column reads as "". Not thread-safe: one caller at
+// a time (its owners hold a mutex).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace cincinnati::upgrade {
+
+struct PgResult {
+  std::vector<std::vector<std::string>> rows;
+  size_t affected = 0;  // rows an INSERT, UPDATE or DELETE changed
+};
+
+class PostgresSession {
+ public:
+  PostgresSession(std::string conninfo, std::string setup, std::string name);
+  ~PostgresSession();
+  PostgresSession(const PostgresSession&) = delete;
+  PostgresSession& operator=(const PostgresSession&) = delete;
+
+  // One statement, committed on its own.
+  Result<PgResult> Exec(const std::string& sql, const std::vector<std::string>& params = {});
+  // Statements in one transaction: all committed, or none.
+  Status Transaction(const std::vector<std::pair<std::string, std::vector<std::string>>>& statements);
+  // Ends the connection (and with it the session's locks); the next call opens one.
+  void Close();
+  // Whether a connection is open (a failed call closes it): a session lock is held only
+  // as long as the connection that took it.
+  bool connected() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cincinnati::upgrade

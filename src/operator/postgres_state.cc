@@ -1,0 +1,349 @@
+#include "operator/postgres_state.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <mutex>
+
+#include "operator/postgres_session.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+// Advisory locks are keyed by one 64-bit number, the same in every replica: "CinLead1"
+// and "CinSchem" in ASCII.
+constexpr int64_t kLeaderLockKey = 0x43696e4c65616431;
+constexpr int64_t kSchemaLockKey = 0x43696e536368656d;
+
+constexpr const char* kSchema[] = {
+    "CREATE TABLE IF NOT EXISTS configs (cluster TEXT PRIMARY KEY, document TEXT NOT NULL)",
+    ("CREATE TABLE IF NOT EXISTS notifications (cluster TEXT NOT NULL, version TEXT NOT NULL, event TEXT NOT NULL, "
+     "sent_at TEXT NOT NULL, PRIMARY KEY (cluster, version, event))"),
+    "CREATE TABLE IF NOT EXISTS flags (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ("CREATE TABLE IF NOT EXISTS leader (id INT PRIMARY KEY CHECK (id = 1), epoch BIGINT NOT NULL, holder TEXT NOT NULL, "
+     "since TIMESTAMPTZ, renewed_at TIMESTAMPTZ)"),
+    "INSERT INTO leader (id, epoch, holder) VALUES (1, 0, '') ON CONFLICT (id) DO NOTHING",
+};
+
+// Every fenced write starts with this: the row exists only while $1 is the epoch, and
+// FOR SHARE holds the next leader's bump until the write commits.
+constexpr const char* kFence = "WITH fence AS (SELECT 1 FROM leader WHERE id = 1 AND epoch = $1 FOR SHARE) ";
+
+// Client-side limits, added unless the URL sets them: no call waits long on a dead peer.
+std::string WithDefaults(const std::string& url) {
+  static const std::pair<const char*, const char*> kDefaults[] = {
+      {"connect_timeout", "5"},   {"keepalives_idle", "5"},     {"keepalives_interval", "2"},
+      {"keepalives_count", "2"},  {"tcp_user_timeout", "5000"}, {"application_name", "cincinnati-upgrade-operator"}};
+  const bool uri = url.starts_with("postgres://") || url.starts_with("postgresql://");
+  std::string out = url;
+  for (const auto& [key, value] : kDefaults) {
+    if (url.find(std::string(key) + "=") != std::string::npos) continue;
+    if (uri) {
+      out += fmt::format("{}{}={}", out.find('?') == std::string::npos ? '?' : '&', key, value);
+    } else {
+      out += fmt::format(" {}={}", key, value);
+    }
+  }
+  return out;
+}
+
+// A bigint column as text; -1 when it is not one (never, from the leader row).
+int64_t Int64(const std::string& text) {
+  int64_t value = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() ? value : -1;
+}
+
+// What the leadership and the store share: the epoch this replica leads under.
+struct Fence {
+  std::atomic<int64_t> epoch{-1};  // -1: not leading; no write is accepted
+  std::mutex mu;
+  std::string leader;  // the holder last read from the leader row
+};
+
+class PostgresStore final : public StateStore {
+ public:
+  PostgresStore(const std::string& conninfo, std::string name, std::string holder, std::shared_ptr<Fence> fence)
+      : session_(conninfo, "SET statement_timeout = 10000", name),
+        name_(std::move(name)),
+        holder_(std::move(holder)),
+        fence_(std::move(fence)) {}
+
+  using Rows = std::vector<std::vector<std::string>>;
+
+  Result<std::vector<UpgradeConfig>> LoadConfigs() override {
+    CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT cluster, document FROM configs ORDER BY cluster", {}));
+    std::vector<UpgradeConfig> out;
+    for (const auto& row : rows) {
+      CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, Decode(row[0], row[1]));
+      out.push_back(std::move(config));
+    }
+    return out;
+  }
+  Result<std::optional<UpgradeConfig>> GetConfig(const std::string& cluster) override {
+    CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT document FROM configs WHERE cluster = $1", {cluster}));
+    if (rows.empty()) return std::optional<UpgradeConfig>();
+    CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, Decode(cluster, rows[0][0]));
+    return std::optional<UpgradeConfig>(std::move(config));
+  }
+  Status PutConfig(const UpgradeConfig& config) override {
+    auto changed = Write("INSERT INTO configs (cluster, document) SELECT $2, $3 FROM fence "
+                         "ON CONFLICT (cluster) DO UPDATE SET document = excluded.document",
+                         {config.cluster, kube::WriteJson(ToJson(config))});
+    return RequireChange(changed);
+  }
+  Status DeleteConfig(const std::string& cluster) override {
+    return Changed(Write("DELETE FROM configs WHERE cluster = $2 AND EXISTS (SELECT 1 FROM fence)", {cluster})).status();
+  }
+  Result<bool> Claim(const std::string& cluster, const std::string& version, const std::string& event, const std::string& now) override {
+    return Changed(Write("INSERT INTO notifications (cluster, version, event, sent_at) SELECT $2, $3, $4, $5 FROM fence "
+                         "ON CONFLICT DO NOTHING",
+                         {cluster, version, event, now}));
+  }
+  Status Unclaim(const std::string& cluster, const std::string& version, const std::string& event) override {
+    return Changed(Write("DELETE FROM notifications WHERE cluster = $2 AND version = $3 AND event = $4 AND EXISTS (SELECT 1 FROM fence)",
+                         {cluster, version, event}))
+        .status();
+  }
+  Result<bool> Claimed(const std::string& cluster, const std::string& version, const std::string& event) override {
+    CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT 1 FROM notifications WHERE cluster = $1 AND version = $2 AND event = $3",
+                                                        {cluster, version, event}));
+    return !rows.empty();
+  }
+  Result<std::vector<LedgerEntry>> Ledger(const std::string& cluster) override {
+    CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT cluster, version, event, sent_at FROM notifications WHERE cluster = $1 "
+                                                        "ORDER BY sent_at, event",
+                                                        {cluster}));
+    std::vector<LedgerEntry> out;
+    for (const auto& r : rows) out.push_back({r[0], r[1], r[2], r[3]});
+    return out;
+  }
+  Result<std::optional<std::string>> GetFlag(const std::string& key) override {
+    CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT value FROM flags WHERE key = $1", {key}));
+    if (rows.empty()) return std::optional<std::string>();
+    return std::optional<std::string>(rows[0][0]);
+  }
+  Status SetFlag(const std::string& key, const std::string& value) override {
+    return RequireChange(Write("INSERT INTO flags (key, value) SELECT $2, $3 FROM fence "
+                               "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                               {key, value}));
+  }
+  Status ClearFlag(const std::string& key) override {
+    return Changed(Write("DELETE FROM flags WHERE key = $2 AND EXISTS (SELECT 1 FROM fence)", {key})).status();
+  }
+  Result<std::vector<std::pair<std::string, std::string>>> Flags(const std::string& prefix) override {
+    CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT key, value FROM flags WHERE left(key, length($1)) = $1 ORDER BY key", {prefix}));
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& r : rows) out.emplace_back(r[0], r[1]);
+    return out;
+  }
+
+ private:
+  Result<UpgradeConfig> Decode(const std::string& cluster, const std::string& document) {
+    const std::string where = fmt::format("{}: cluster {}", name_, cluster);
+    auto json = kube::ParseJson(document);
+    if (!json.ok()) return json.status().WithContext(where);
+    CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, UpgradeConfigFromJson(*json, where));
+    config.cluster = cluster;
+    return config;
+  }
+
+  Result<Rows> Read(const std::string& sql, const std::vector<std::string>& args) {
+    std::lock_guard lock(mu_);
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult r, session_.Exec(sql, args));
+    return std::move(r.rows);
+  }
+
+  // The rows a fenced statement changed, or nullopt when the fence stopped it. `args`
+  // are $2 on; $1 is the epoch.
+  struct Outcome {
+    size_t rows = 0;
+    bool fenced = false;
+  };
+  Result<Outcome> Write(const std::string& sql, std::vector<std::string> args) {
+    const int64_t epoch = fence_->epoch.load();
+    if (epoch < 0) return Fenced();
+    args.insert(args.begin(), std::to_string(epoch));
+    std::lock_guard lock(mu_);
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult written, session_.Exec(std::string(kFence) + sql, args));
+    Outcome out;
+    out.rows = written.affected;
+    if (out.rows == 0) {
+      CINCINNATI_ASSIGN_OR_RETURN(PgResult leads, session_.Exec("SELECT 1 FROM leader WHERE id = 1 AND epoch = $1", {args[0]}));
+      out.fenced = leads.rows.empty();
+    }
+    if (out.fenced) return Fenced();
+    return out;
+  }
+  static Result<bool> Changed(const Result<Outcome>& outcome) {
+    if (!outcome.ok()) return outcome.status();
+    return outcome->rows > 0;
+  }
+  static Status RequireChange(const Result<Outcome>& outcome) { return outcome.status(); }
+  Status Fenced() {
+    std::lock_guard lock(fence_->mu);
+    const bool known = !fence_->leader.empty() && fence_->leader != holder_;
+    return Status::Conflict(fmt::format("{}: this replica does not lead{}", name_, known ? " (the leader is " + fence_->leader + ")" : ""));
+  }
+
+  std::mutex mu_;  // one statement at a time on the session
+  PostgresSession session_;
+  std::string name_, holder_;
+  std::shared_ptr<Fence> fence_;
+};
+
+class PostgresLeadership final : public Leadership {
+ public:
+  PostgresLeadership(const std::string& conninfo, std::string name, std::string holder, std::chrono::seconds lease,
+                     std::shared_ptr<Fence> fence)
+      : session_(conninfo, fmt::format("SET statement_timeout = 5000; SET idle_session_timeout = {}", lease.count() * 1000), name),
+        holder_(std::move(holder)),
+        lease_(lease),
+        fence_(std::move(fence)) {}
+
+  Result<bool> TryAcquire() override {
+    std::lock_guard lock(mu_);
+    if (fence_->epoch >= 0) return true;
+    bool acquired = false;
+    int64_t epoch = -1;
+    std::string leader;
+    Status s = [&]() -> Status {
+      CINCINNATI_ASSIGN_OR_RETURN(PgResult lock, session_.Exec("SELECT pg_try_advisory_lock($1)", {std::to_string(kLeaderLockKey)}));
+      acquired = !lock.rows.empty() && lock.rows[0][0] == "t";
+      if (acquired) {
+        // How long ago the last leader renewed (milliseconds; "" if nobody ever led).
+        CINCINNATI_ASSIGN_OR_RETURN(PgResult last, session_.Exec("SELECT floor(extract(epoch FROM now() - renewed_at) * 1000)::bigint "
+                                                                "FROM leader WHERE id = 1"));
+        const int64_t age = last.rows.empty() || last.rows[0][0].empty() ? -1 : Int64(last.rows[0][0]);
+        CINCINNATI_ASSIGN_OR_RETURN(PgResult bumped, session_.Exec("UPDATE leader SET epoch = epoch + 1, holder = $1, since = now(), "
+                                                                  "renewed_at = now() WHERE id = 1 RETURNING epoch", {holder_}));
+        if (bumped.rows.empty()) return Status::Internal("the leader row is missing");
+        epoch = Int64(bumped.rows[0][0]);
+        if (epoch < 0) return Status::Internal("the leader row has no epoch");
+        leader = holder_;
+        const auto acts_for = std::chrono::milliseconds(lease_ - kLeaseMargin + kLongestCall);
+        grace_ = age < 0 ? std::chrono::milliseconds(0) : std::max(std::chrono::milliseconds(0), acts_for - std::chrono::milliseconds(age));
+      } else {
+        CINCINNATI_ASSIGN_OR_RETURN(PgResult row, session_.Exec("SELECT holder FROM leader WHERE id = 1"));
+        if (!row.rows.empty()) leader = row.rows[0][0];
+      }
+      return Status::OK();
+    }();
+    if (!s.ok()) {
+      session_.Close();  // whatever it held goes with it
+      return s;
+    }
+    {
+      std::lock_guard fence_lock(fence_->mu);
+      fence_->leader = leader;
+    }
+    fence_->epoch = epoch;
+    return acquired;
+  }
+
+  Status Renew() override {
+    std::lock_guard lock(mu_);
+    const int64_t epoch = fence_->epoch.load();
+    if (epoch < 0) return Status::Conflict("not the leader");
+    std::string holder;
+    int64_t current = -1;
+    Status s = [&]() -> Status {
+      // The lock lives only as long as the connection that took it: never a new one.
+      if (!session_.connected()) return Status::IoError("the session that held the leadership lock is gone");
+      CINCINNATI_ASSIGN_OR_RETURN(PgResult renewed, session_.Exec("UPDATE leader SET renewed_at = now() WHERE id = 1 AND epoch = $1",
+                                                                 {std::to_string(epoch)}));
+      if (renewed.affected == 1) {
+        current = epoch;
+        return Status::OK();
+      }
+      CINCINNATI_ASSIGN_OR_RETURN(PgResult row, session_.Exec("SELECT epoch, holder FROM leader WHERE id = 1"));
+      if (row.rows.empty()) return Status::Internal("the leader row is missing");
+      current = Int64(row.rows[0][0]);
+      holder = row.rows[0][1];
+      return Status::OK();
+    }();
+    if (s.ok() && current == epoch) return Status::OK();
+    // Lost, or not confirmed: give it up for good (closing the session frees the lock).
+    fence_->epoch = -1;
+    session_.Close();
+    if (!s.ok()) return s;
+    std::lock_guard fence_lock(fence_->mu);
+    fence_->leader = holder;
+    return Status::Conflict(fmt::format("{} leads now (epoch {})", holder, current));
+  }
+
+  void Release() override {
+    std::lock_guard lock(mu_);
+    fence_->epoch = -1;
+    session_.Close();  // ends the session: the lock goes with it
+  }
+
+  std::string Leader() override {
+    std::lock_guard lock(fence_->mu);
+    return fence_->leader;
+  }
+  std::chrono::seconds lease() const override { return lease_; }
+  std::chrono::milliseconds PredecessorGrace() override {
+    std::lock_guard lock(mu_);
+    return grace_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::chrono::milliseconds grace_{0};
+  PostgresSession session_;
+  std::string holder_;
+  std::chrono::seconds lease_;
+  std::shared_ptr<Fence> fence_;
+};
+
+Status CreateSchema(const std::string& conninfo, const std::string& name) {
+  PostgresSession setup(conninfo, "SET statement_timeout = 30000", name);
+  // The lease is idle_session_timeout, new in PostgreSQL 14.
+  CINCINNATI_ASSIGN_OR_RETURN(PgResult version, setup.Exec("SELECT current_setting('server_version_num')::int"));
+  if (version.rows.empty() || Int64(version.rows[0][0]) < 140000) {
+    return Status::InvalidArgument(fmt::format("{}: PostgreSQL 14 or later is needed (the leadership lease is its "
+                                               "idle_session_timeout); this server is {}",
+                                               name, version.rows.empty() ? "unknown" : version.rows[0][0]));
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> statements = {
+      {"SELECT pg_advisory_xact_lock($1)", {std::to_string(kSchemaLockKey)}}};
+  for (const char* sql : kSchema) statements.push_back({sql, {}});
+  return setup.Transaction(statements);
+}
+
+}  // namespace
+
+std::string RedactPostgresUrl(const std::string& url) {
+  std::string out = url;
+  // URI form: scheme://user:password@host
+  if (auto scheme = out.find("://"); scheme != std::string::npos) {
+    const size_t at = out.find('@', scheme + 3);
+    const size_t colon = out.find(':', scheme + 3);
+    if (at != std::string::npos && colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+  }
+  // password=... as a keyword or a query parameter
+  for (size_t pos = out.find("password="); pos != std::string::npos; pos = out.find("password=", pos + 1)) {
+    const size_t start = pos + 9;
+    const size_t end = out.find_first_of(" &", start);
+    out.replace(start, (end == std::string::npos ? out.size() : end) - start, "***");
+  }
+  return out;
+}
+
+Result<PostgresState> OpenPostgresState(const std::string& url, const std::string& holder, std::chrono::seconds lease) {
+  if (lease.count() < 2) return Status::InvalidArgument("the leadership lease must be at least 2 seconds");
+  const std::string conninfo = WithDefaults(url);
+  const std::string name = "PostgreSQL " + RedactPostgresUrl(url);
+  CINCINNATI_RETURN_IF_ERROR(CreateSchema(conninfo, name));
+  auto fence = std::make_shared<Fence>();
+  PostgresState state;
+  state.store = std::make_unique<PostgresStore>(conninfo, name, holder, fence);
+  state.leadership = std::make_unique<PostgresLeadership>(conninfo, name, holder, lease, fence);
+  return state;
+}
+
+}  // namespace cincinnati::upgrade

@@ -1,0 +1,124 @@
+// UpgradeOperator's part in leadership (upgrade_operator.h, "Replicas"): electing,
+// taking over, stepping down, and a standby's view of the state.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "operator/upgrade_operator.h"
+
+namespace cincinnati::upgrade {
+namespace {
+
+// controller-runtime's name and labels for the same fact, so that existing dashboards
+// and alerts on a leader-elected operator read it.
+constexpr const char* kLeaderMetric = "leader_election_master_status";
+const Labels kLeaderLabels = {{"name", "upgrade-operator"}};
+
+}  // namespace
+
+void UpgradeOperator::SetLeaderMetric(bool leading) { metrics_.Set(kLeaderMetric, kLeaderLabels, leading ? 1 : 0); }
+
+bool UpgradeOperator::Leading() const {
+  if (!leading_) return false;
+  const auto lease = leadership_->lease();
+  if (lease.count() == 0) return true;  // a lock nobody can take away
+  const auto renewed = env::Clock::SteadyTime(env::Clock::SteadyTime::duration(renewed_.load()));
+  return options_.clock->Steady() - renewed < lease - kLeaseMargin;
+}
+
+Status UpgradeOperator::RequireLeader() {
+  if (Leading()) return Status::OK();
+  const std::string leader = leadership_->Leader();
+  return Status::Conflict(fmt::format("this replica ({}) stands by{}: pause and resume on the leader", options_.replica_name,
+                                      leader.empty() ? "" : "; the leader is " + leader));
+}
+
+void UpgradeOperator::Elect() {
+  // The lease runs from before the request: the server may have counted it from any
+  // moment of the round trip.
+  const auto asked = options_.clock->Steady();
+  if (leading_) {
+    Status renewed = leadership_->Renew();
+    if (renewed.ok()) {
+      renewed_ = asked.time_since_epoch().count();
+      return;
+    }
+    StepDown(renewed.message());
+    return;
+  }
+  {
+    // Passes of a term that ended finish first: none may write over the next term's
+    // state. A replica that stops takes no leadership.
+    std::lock_guard lock(mu_);
+    if (in_flight_ > 0 || stopping_) return;
+  }
+  auto acquired = leadership_->TryAcquire();
+  if (acquired.ok() && *acquired) {
+    TakeOver(asked);
+    return;
+  }
+  if (!acquired.ok()) {
+    spdlog::warn("cannot try to lead: {}", acquired.status().message());
+  } else if (const std::string leader = leadership_->Leader(); leader != standby_leader_) {
+    spdlog::info("standing by: {} leads", leader.empty() ? "another replica" : leader);
+    standby_leader_ = leader;
+  }
+  RefreshStandby();
+}
+
+void UpgradeOperator::TakeOver(env::Clock::SteadyTime asked) {
+  // Read after the epoch was taken: every write of the last leader is in, and it can
+  // make no more.
+  auto saved = store_->LoadConfigs();
+  if (!saved.ok()) {
+    spdlog::error("cannot lead without the state: {}", saved.status().message());
+    leadership_->Release();
+    return;
+  }
+  std::lock_guard lock(mu_);
+  configs_.clear();
+  for (auto& c : *saved) {
+    if (clusters_.count(c.cluster)) configs_[c.cluster] = std::move(c);
+  }
+  const auto now = options_.clock->Steady();
+  const auto grace = leadership_->PredecessorGrace();
+  acting_from_ = now + grace;
+  for (auto& [name, state] : clusters_) {
+    state->backoff = std::chrono::seconds(0);
+    state->note.clear();
+    state->last_error.clear();
+    state->calls->Reset();  // an earlier term's answers are not this term's
+    SetDue(*state, acting_from_);  // every cluster at once: the last leader's schedule is not known
+  }
+  renewed_ = asked.time_since_epoch().count();
+  leading_ = true;
+  standby_leader_.clear();
+  SetLeaderMetric(true);
+  spdlog::info("leading as {}: the state of {} clusters read; acting in {} ms (the last leader's lease and longest call)",
+               options_.replica_name, configs_.size(), grace.count());
+  woken_ = true;
+  sync_requested_ = true;
+  wake_.notify_all();
+}
+
+void UpgradeOperator::StepDown(const std::string& why) {
+  if (!leading_.exchange(false)) return;
+  leadership_->Release();
+  SetLeaderMetric(false);
+  spdlog::warn("no longer leading ({}): no pass starts until this replica leads again", why);
+  std::lock_guard lock(mu_);
+  woken_ = true;
+  wake_.notify_all();
+}
+
+void UpgradeOperator::RefreshStandby() {
+  auto saved = store_->LoadConfigs();
+  if (!saved.ok()) return;  // the last view stays; the leader's API answers anyway
+  std::lock_guard lock(mu_);
+  std::map<std::string, UpgradeConfig> fresh;
+  for (auto& c : *saved) {
+    if (clusters_.count(c.cluster)) fresh[c.cluster] = std::move(c);
+  }
+  configs_ = std::move(fresh);
+}
+
+}  // namespace cincinnati::upgrade
