@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
+#include <vector>
 #include <mutex>
 
 #include "operator/postgres_session.h"
@@ -67,7 +69,7 @@ struct Fence {
 class PostgresStore final : public StateStore {
  public:
   PostgresStore(const std::string& conninfo, std::string name, std::string holder, std::shared_ptr<Fence> fence)
-      : session_(conninfo, "SET statement_timeout = 10000", name),
+      : sessions_(MakeSessions(conninfo, name)),
         name_(std::move(name)),
         holder_(std::move(holder)),
         fence_(std::move(fence)) {}
@@ -152,8 +154,8 @@ class PostgresStore final : public StateStore {
   }
 
   Result<Rows> Read(const std::string& sql, const std::vector<std::string>& args) {
-    std::lock_guard lock(mu_);
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult r, session_.Exec(sql, args));
+    Borrowed session(*this);
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult r, session->Exec(sql, args));
     return std::move(r.rows);
   }
 
@@ -167,12 +169,12 @@ class PostgresStore final : public StateStore {
     const int64_t epoch = fence_->epoch.load();
     if (epoch < 0) return Fenced();
     args.insert(args.begin(), std::to_string(epoch));
-    std::lock_guard lock(mu_);
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult written, session_.Exec(std::string(kFence) + sql, args));
+    Borrowed session(*this);
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult written, session->Exec(std::string(kFence) + sql, args));
     Outcome out;
     out.rows = written.affected;
     if (out.rows == 0) {
-      CINCINNATI_ASSIGN_OR_RETURN(PgResult leads, session_.Exec("SELECT 1 FROM leader WHERE id = 1 AND epoch = $1", {args[0]}));
+      CINCINNATI_ASSIGN_OR_RETURN(PgResult leads, session->Exec("SELECT 1 FROM leader WHERE id = 1 AND epoch = $1", {args[0]}));
       out.fenced = leads.rows.empty();
     }
     if (out.fenced) return Fenced();
@@ -189,8 +191,46 @@ class PostgresStore final : public StateStore {
     return Status::Conflict(fmt::format("{}: this replica does not lead{}", name_, known ? " (the leader is " + fence_->leader + ")" : ""));
   }
 
-  std::mutex mu_;  // one statement at a time on the session
-  PostgresSession session_;
+  // A few connections, so that passes on many threads write at once (and the server
+  // commits them together) rather than one after the other; one statement at a time on
+  // each.
+  static constexpr size_t kSessions = 8;
+  static std::vector<std::unique_ptr<PostgresSession>> MakeSessions(const std::string& conninfo, const std::string& name) {
+    std::vector<std::unique_ptr<PostgresSession>> out;
+    for (size_t i = 0; i < kSessions; ++i) out.push_back(std::make_unique<PostgresSession>(conninfo, "SET statement_timeout = 10000", name));
+    return out;
+  }
+  class Borrowed {
+   public:
+    explicit Borrowed(PostgresStore& store) : store_(store) {
+      std::unique_lock lock(store_.mu_);
+      store_.free_.wait(lock, [&] { return !store_.idle_.empty(); });
+      session_ = store_.idle_.back();
+      store_.idle_.pop_back();
+    }
+    ~Borrowed() {
+      {
+        std::lock_guard lock(store_.mu_);
+        store_.idle_.push_back(session_);
+      }
+      store_.free_.notify_one();
+    }
+    PostgresSession* operator->() const { return session_; }
+
+   private:
+    PostgresStore& store_;
+    PostgresSession* session_ = nullptr;
+  };
+
+  std::vector<std::unique_ptr<PostgresSession>> sessions_;
+  std::mutex mu_;
+  std::condition_variable free_;
+  std::vector<PostgresSession*> idle_ = Idle(sessions_);
+  static std::vector<PostgresSession*> Idle(const std::vector<std::unique_ptr<PostgresSession>>& sessions) {
+    std::vector<PostgresSession*> out;
+    for (const auto& s : sessions) out.push_back(s.get());
+    return out;
+  }
   std::string name_, holder_;
   std::shared_ptr<Fence> fence_;
 };
