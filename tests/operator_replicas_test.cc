@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -157,17 +158,20 @@ class OperatorReplicasTest : public ::testing::Test {
     }
     testing::WriteFile(dir_.path() / "fleet.yaml", fleet);
   }
-  std::unique_ptr<UpgradeOperator> Replica(const std::string& name) {
+  // A replica on the manual clock whose agents are agents_ (or, with `agent`, on the
+  // real clock with the agents it makes).
+  std::unique_ptr<UpgradeOperator> Replica(const std::string& name,
+                                           std::function<std::unique_ptr<UpdateAgent>(const std::string& replica)> agent = {}) {
     OperatorOptions options;
     options.fleet_path = (dir_.path() / "fleet.yaml").string();
     options.postgres_url = pg_.url();
     options.replica_name = name;
     options.configs_dir = (dir_.path() / "configs").string();
     options.interval = 1s;
-    options.clock = &clock_;
-    options.make_ports = [this](const FleetCluster& cluster, const OperatorConfig&) {
+    if (!agent) options.clock = &clock_;
+    options.make_ports = [this, name, agent](const FleetCluster& cluster, const OperatorConfig&) {
       ClusterPortSet ports;
-      ports.agent = std::make_unique<SharedAgent>(agents_[cluster.name]);
+      ports.agent = agent ? agent(name) : std::make_unique<SharedAgent>(agents_[cluster.name]);
       return ports;
     };
     auto op = UpgradeOperator::Open(options);
@@ -307,20 +311,7 @@ TEST_F(OperatorReplicasTest, ANewLeaderWaitsOutTheCommandsOfTheOneBefore) {
                          "\"\n  PDBForceDrainTimeout: 60\n  desired:\n    version: \"4.1.1\"\n    channel: stable-4.1\n");
   Contested shared;
   auto open = [&](const std::string& name) {
-    OperatorOptions options;
-    options.fleet_path = (dir_.path() / "fleet.yaml").string();
-    options.postgres_url = pg_.url();
-    options.replica_name = name;
-    options.configs_dir = (dir_.path() / "configs").string();
-    options.interval = 1s;
-    options.make_ports = [&shared, name](const FleetCluster&, const OperatorConfig&) {
-      ClusterPortSet ports;
-      ports.agent = std::make_unique<ContestedAgent>(shared, name);
-      return ports;
-    };
-    auto op = UpgradeOperator::Open(options);
-    EXPECT_TRUE(op.ok()) << op.status().message();
-    return op.ok() ? std::move(*op) : nullptr;
+    return Replica(name, [&shared](const std::string& replica) { return std::make_unique<ContestedAgent>(shared, replica); });
   };
   auto a = open("replica-a");
   ASSERT_TRUE(a);
