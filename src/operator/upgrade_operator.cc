@@ -495,6 +495,7 @@ void UpgradeOperator::Wake() {
 }
 
 JsonValue UpgradeOperator::List() {
+  RefreshStandby();
   std::lock_guard lock(mu_);
   std::map<std::string, std::string> waiting_for;
   for (const auto& [name, state] : clusters_) waiting_for[name] = state->last_error.empty() ? state->note : state->last_error;
@@ -504,6 +505,7 @@ JsonValue UpgradeOperator::List() {
 std::optional<JsonValue> UpgradeOperator::Get(const std::string& cluster) { return FindUpgradeConfig(List(), cluster); }
 
 JsonValue UpgradeOperator::FleetStatus() {
+  RefreshStandby();
   auto pause = pauses_.Current();
   int upgrading = 0;
   {
@@ -526,11 +528,13 @@ Status UpgradeOperator::Resume() {
 }
 
 std::map<std::string, int> UpgradeOperator::ClustersPerPhase() {
+  RefreshStandby();
   std::lock_guard lock(mu_);
   return upgrade::ClustersPerPhase(configs_);
 }
 
 std::string UpgradeOperator::Metrics() {
+  RefreshStandby();
   std::map<std::string, uint64_t> passes;
   std::map<std::string, PassStats> stats;
   std::string collected;

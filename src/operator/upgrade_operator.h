@@ -33,8 +33,8 @@
 // agent, Prometheus, Alertmanager by default; tests give fakes).
 //
 // Replicas (leadership.h): only the leader reconciles, reads the source and changes the
-// state. A standby re-reads the configs from the store every second, so that its read API
-// answers as the leader's does (a pause or resume there is refused with a Conflict that
+// state. A standby re-reads the configs from the store when asked (at most once a
+// second), so that its read API answers as the leader's does (a pause or resume there is refused with a Conflict that
 // names the leader), and tries to lead every second. A replica that takes over reads the
 // whole state after its epoch is taken, forgets every call result of an earlier term,
 // waits out its predecessor's grace, then passes every cluster at once. A replica that
@@ -152,12 +152,11 @@ class UpgradeOperator {
   };
   UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet, std::unique_ptr<StateStore> store,
                   std::unique_ptr<Leadership> leadership);
-  // One election round (each second): the leader renews, a standby tries to lead, or
-  // re-reads the configs for its read API.
+  // One election round (each second): the leader renews, a standby tries to lead.
   void Elect();
   void TakeOver(env::Clock::SteadyTime asked);
   void StepDown(const std::string& why);
-  void RefreshStandby();
+  void RefreshStandby();  // a standby re-reads the configs for its read API (not under mu_)
   void SetLeaderMetric(bool leading);
   Status RequireLeader();  // a Conflict naming the leader on a standby
   void SyncSource();
@@ -183,6 +182,7 @@ class UpgradeOperator {
   std::atomic<env::Clock::SteadyTime::rep> renewed_{0};  // the last renewal, on the clock's steady time
   std::string standby_leader_;  // the leader a standby last logged (election thread only)
   env::Clock::SteadyTime acting_from_{};  // no pass before (the predecessor's grace; under mu_)
+  env::Clock::SteadyTime standby_read_{};  // a standby's last read of the configs (under mu_)
   FleetPauses pauses_;
   GaugeTable metrics_;
   std::unique_ptr<NotificationCenter> notifications_;
