@@ -79,7 +79,9 @@ void UpgradeOperator::TakeOver(env::Clock::SteadyTime asked) {
     if (clusters_.count(c.cluster)) configs_[c.cluster] = std::move(c);
   }
   const auto now = options_.clock->Steady();
-  const auto grace = leadership_->PredecessorGrace();
+  auto grace = leadership_->PredecessorGrace();
+  // Its agent calls may be longer than the HTTP ports' (replicas share their settings).
+  if (grace.count() > 0 && options_.agent_timeout > kLongestCall) grace += options_.agent_timeout - kLongestCall;
   acting_from_ = now + grace;
   for (auto& [name, state] : clusters_) {
     state->backoff = std::chrono::seconds(0);
