@@ -46,7 +46,7 @@ class FileLock final : public Leadership {
     return text.substr(0, text.find('\n'));
   }
   std::chrono::seconds lease() const override { return std::chrono::seconds(0); }
-  std::chrono::milliseconds PredecessorGrace() override { return std::chrono::milliseconds(0); }
+  std::chrono::milliseconds PredecessorGrace(std::chrono::seconds) override { return std::chrono::milliseconds(0); }
 
  private:
   int fd_;

@@ -14,10 +14,10 @@
 //  - Leader(): who leads as far as this replica knows ("" unknown), for answers and logs.
 //  - lease(): how long after the start of its last successful Renew (or TryAcquire) a
 //    leader may start a side effect; the operator stops 2 s before (kLeaseMargin).
-//  - PredecessorGrace(): after TryAcquire succeeded, how long the previous leader may
-//    still act: the rest of its lease from its last renewal, plus the margin, plus the
-//    longest call it may have started (kLongestCall); zero when there was none, or when
-//    it cannot act any more (a process lock is only ever freed by its process ending).
+//  - PredecessorGrace(longest_call): after TryAcquire succeeded, how long the previous
+//    leader may still act: the rest of its lease from its last renewal, less the margin,
+//    plus the longest call it may have started; zero when there was none, or when it
+//    cannot act any more (a process lock is only ever freed by its process ending).
 //    The new leader starts no pass before that, so two replicas never act at once, a
 //    leader cut off from the database included; a kill -9 costs the same wait.
 // Implementations: LockFileLeadership below (one host: the SQLite default) and the
@@ -48,7 +48,7 @@ class Leadership {
   virtual void Release() = 0;
   virtual std::string Leader() = 0;
   virtual std::chrono::seconds lease() const = 0;
-  virtual std::chrono::milliseconds PredecessorGrace() = 0;
+  virtual std::chrono::milliseconds PredecessorGrace(std::chrono::seconds longest_call) = 0;
 };
 
 // One leader per state directory: an exclusive flock on `lock_path`, which the kernel

@@ -54,8 +54,10 @@ std::optional<StepResult> PendingCalls::Await(const std::string& key, std::funct
     started = std::make_shared<Call>();
     calls_[key] = started;
   }
-  runner_->Post([this, started, call = std::move(call)] {
-    StepResult result = !may_start_ || may_start_() ? RunGuarded(call) : StepResult::NotDone("this replica does not lead");
+  runner_->Post([this, started, generation = generation_.load(), call = std::move(call)] {
+    // Queued before a Reset (an earlier term), or this replica may not act: not started.
+    const bool current = generation == generation_.load() && (!may_start_ || may_start_());
+    StepResult result = current ? RunGuarded(call) : StepResult::NotDone("this replica does not lead");
     {
       std::lock_guard lock(mu_);
       started->result = std::move(result);
@@ -113,7 +115,9 @@ void PendingCalls::BeginPass() {
 
 void PendingCalls::Reset() {
   std::lock_guard lock(mu_);
-  calls_.clear();
+  ++generation_;
+  // A call that runs keeps its place, so that it is never started twice at once.
+  std::erase_if(calls_, [](const auto& entry) { return entry.second->finished; });
   retries_.clear();
 }
 

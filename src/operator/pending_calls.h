@@ -23,8 +23,9 @@
 //
 // A gate (`may_start`, optional) is asked on the runner's thread just before a call
 // starts: when it says no (a replica that no longer leads), the call does not run and
-// its result is "not done". Reset() drops every result and retry (a new leadership term
-// asks its peers afresh); calls that run finish into nothing but still requeue.
+// its result is "not done". Reset() drops every finished result and retry (a new
+// leadership term asks its peers afresh) and keeps a call that runs (never two at once);
+// a call still queued from before it does not start.
 //
 // Without a runner (ReconcileOnce driven directly by tests and benchmarks) a call runs
 // inside Await and its result is returned at once: the steps behave as when every call
@@ -34,6 +35,7 @@
 // results from the runner's threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -97,6 +99,7 @@ class PendingCalls {
   CallRunner* runner_;
   std::function<void()> on_finished_;
   std::function<bool()> may_start_;
+  std::atomic<uint64_t> generation_{0};  // Reset()s so far
   mutable std::mutex mu_;
   bool waited_ = false;  // an ask of this pass returned nullopt
   std::map<std::string, std::shared_ptr<Call>> calls_;

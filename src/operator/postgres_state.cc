@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <vector>
 #include <mutex>
+#include <optional>
 
 #include "operator/postgres_session.h"
 
@@ -257,15 +258,21 @@ class PostgresLeadership final : public Leadership {
         // How long ago the last leader renewed (milliseconds; "" if nobody ever led).
         CINCINNATI_ASSIGN_OR_RETURN(PgResult last, session_.Exec("SELECT floor(extract(epoch FROM now() - renewed_at) * 1000)::bigint "
                                                                 "FROM leader WHERE id = 1"));
-        const int64_t age = last.rows.empty() || last.rows[0][0].empty() ? -1 : Int64(last.rows[0][0]);
+        // None: nobody led before. A negative age (the server's clock stepped back) is 0.
+        std::optional<int64_t> age;
+        if (!last.rows.empty() && !last.rows[0][0].empty()) {
+          int64_t ms = 0;
+          const std::string& text = last.rows[0][0];
+          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+          age = ec == std::errc() && end == text.data() + text.size() ? std::max<int64_t>(ms, 0) : 0;
+        }
         CINCINNATI_ASSIGN_OR_RETURN(PgResult bumped, session_.Exec("UPDATE leader SET epoch = epoch + 1, holder = $1, since = now(), "
                                                                   "renewed_at = now() WHERE id = 1 RETURNING epoch", {holder_}));
         if (bumped.rows.empty()) return Status::Internal("the leader row is missing");
         epoch = Int64(bumped.rows[0][0]);
         if (epoch < 0) return Status::Internal("the leader row has no epoch");
         leader = holder_;
-        const auto acts_for = std::chrono::milliseconds(lease_ - kLeaseMargin + kLongestCall);
-        grace_ = age < 0 ? std::chrono::milliseconds(0) : std::max(std::chrono::milliseconds(0), acts_for - std::chrono::milliseconds(age));
+        predecessor_age_ = age ? std::optional<std::chrono::milliseconds>(*age) : std::nullopt;
       } else {
         CINCINNATI_ASSIGN_OR_RETURN(PgResult row, session_.Exec("SELECT holder FROM leader WHERE id = 1"));
         if (!row.rows.empty()) leader = row.rows[0][0];
@@ -309,7 +316,11 @@ class PostgresLeadership final : public Leadership {
     // Lost, or not confirmed: give it up for good (closing the session frees the lock).
     fence_->epoch = -1;
     session_.Close();
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      std::lock_guard fence_lock(fence_->mu);
+      if (fence_->leader == holder_) fence_->leader.clear();
+      return s;
+    }
     std::lock_guard fence_lock(fence_->mu);
     fence_->leader = holder;
     return Status::Conflict(fmt::format("{} leads now (epoch {})", holder, current));
@@ -319,6 +330,8 @@ class PostgresLeadership final : public Leadership {
     std::lock_guard lock(mu_);
     fence_->epoch = -1;
     session_.Close();  // ends the session: the lock goes with it
+    std::lock_guard fence_lock(fence_->mu);
+    if (fence_->leader == holder_) fence_->leader.clear();  // not this replica any more; who is, unknown
   }
 
   std::string Leader() override {
@@ -326,14 +339,16 @@ class PostgresLeadership final : public Leadership {
     return fence_->leader;
   }
   std::chrono::seconds lease() const override { return lease_; }
-  std::chrono::milliseconds PredecessorGrace() override {
+  std::chrono::milliseconds PredecessorGrace(std::chrono::seconds longest_call) override {
     std::lock_guard lock(mu_);
-    return grace_;
+    if (!predecessor_age_) return std::chrono::milliseconds(0);
+    const auto acts_for = std::chrono::duration_cast<std::chrono::milliseconds>(lease_ - kLeaseMargin + longest_call);
+    return std::max(std::chrono::milliseconds(0), acts_for - *predecessor_age_);
   }
 
  private:
   std::mutex mu_;
-  std::chrono::milliseconds grace_{0};
+  std::optional<std::chrono::milliseconds> predecessor_age_;  // at the last TryAcquire that led
   PostgresSession session_;
   std::string holder_;
   std::chrono::seconds lease_;

@@ -56,11 +56,11 @@ class LeaderOnlyAgent final : public UpdateAgent {
   LeaderOnlyAgent(UpdateAgent& agent, const UpgradeOperator& op) : agent_(agent), op_(op) {}
   Result<AgentSnapshot> Snapshot() override { return agent_.Snapshot(); }
   Status SetChannel(const std::string& channel) override {
-    if (!op_.Leading()) return Status::Conflict("this replica does not lead: no command");
+    if (!op_.Acting()) return Status::Conflict("this replica does not lead: no command");
     return agent_.SetChannel(channel);
   }
   Status SetDesiredUpdate(const std::string& version, const std::string& image) override {
-    if (!op_.Leading()) return Status::Conflict("this replica does not lead: no command");
+    if (!op_.Acting()) return Status::Conflict("this replica does not lead: no command");
     return agent_.SetDesiredUpdate(version, image);
   }
   bool Watch(int64_t seen, std::chrono::seconds timeout, std::function<void(bool changed)> done) override {
@@ -141,7 +141,7 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
     auto state = std::make_unique<ClusterState>();
     state->ports = options_.make_ports ? options_.make_ports(c, config_) : MakePorts(c, config_, options_.agent_timeout, agent_watches_.get());
     ClusterState* raw = state.get();
-    state->calls = std::make_unique<PendingCalls>(call_runner_.get(), [this, raw] { CallEnded(*raw); }, [this] { return Leading(); });
+    state->calls = std::make_unique<PendingCalls>(call_runner_.get(), [this, raw] { CallEnded(*raw); }, [this] { return Acting(); });
     state->cluster = c;
     names.push_back(c.name);
     SetDue(*state, {});  // a first pass at once
@@ -381,7 +381,7 @@ void UpgradeOperator::SetDue(ClusterState& state, env::Clock::SteadyTime due) {
 
 size_t UpgradeOperator::DispatchDue() {
   const auto now = options_.clock->Steady();
-  if (!Leading() || now < acting_from_) return 0;
+  if (!Acting()) return 0;
   size_t dispatched = 0;
   while (!due_queue_.empty() && due_queue_.begin()->first <= now) {
     ClusterState* state = due_queue_.begin()->second;
@@ -466,7 +466,7 @@ void UpgradeOperator::Run(std::stop_token stop) {
     const auto now = options_.clock->Steady();
     auto next = due_queue_.empty() ? next_sync : std::min(next_sync, due_queue_.begin()->first);
     if (!leading) next = now + kElectionPeriod;  // TakeOver wakes it at once
-    next = std::max(next, acting_from_);
+    next = std::max(next, ActingFrom());
     wake_.wait_for(lock, stop, std::max(next - now, env::Clock::SteadyTime::duration::zero()), [&] { return woken_; });
     if (sync_requested_) next_sync = options_.clock->Steady();
     woken_ = false;
@@ -484,7 +484,10 @@ void UpgradeOperator::Run(std::stop_token stop) {
   elector.join();
   // Handed over now rather than when the lease ends (the next leader still waits out the
   // calls this one may have started).
-  if (leading_.exchange(false)) leadership_->Release();
+  if (leading_.exchange(false)) {
+    leadership_->Release();
+    SetLeaderMetric(false);
+  }
 }
 
 void UpgradeOperator::Wake() {

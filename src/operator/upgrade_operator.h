@@ -132,6 +132,7 @@ class UpgradeOperator {
   // Configs per phase of their newest history entry ("New" without one): cheap to ask often.
   std::map<std::string, int> ClustersPerPhase();
   bool Leading() const;  // leads, and renewed its leadership recently enough to act
+  bool Acting() const;   // leads, and its predecessor's grace is over: it may start side effects
 
  private:
   struct ClusterState {
@@ -181,7 +182,9 @@ class UpgradeOperator {
   std::atomic<bool> leading_{false};
   std::atomic<env::Clock::SteadyTime::rep> renewed_{0};  // the last renewal, on the clock's steady time
   std::string standby_leader_;  // the leader a standby last logged (election thread only)
-  env::Clock::SteadyTime acting_from_{};  // no pass before (the predecessor's grace; under mu_)
+  // No pass, command or call before this (the predecessor's grace), on the clock's steady time.
+  std::atomic<env::Clock::SteadyTime::rep> acting_from_{0};
+  env::Clock::SteadyTime ActingFrom() const { return env::Clock::SteadyTime(env::Clock::SteadyTime::duration(acting_from_.load())); }
   env::Clock::SteadyTime standby_read_{};  // a standby's last read of the configs (under mu_)
   FleetPauses pauses_;
   GaugeTable metrics_;

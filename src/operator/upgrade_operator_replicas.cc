@@ -17,6 +17,8 @@ const Labels kLeaderLabels = {{"name", "upgrade-operator"}};
 
 void UpgradeOperator::SetLeaderMetric(bool leading) { metrics_.Set(kLeaderMetric, kLeaderLabels, leading ? 1 : 0); }
 
+bool UpgradeOperator::Acting() const { return Leading() && options_.clock->Steady() >= ActingFrom(); }
+
 bool UpgradeOperator::Leading() const {
   if (!leading_) return false;
   const auto lease = leadership_->lease();
@@ -73,22 +75,28 @@ void UpgradeOperator::TakeOver(env::Clock::SteadyTime asked) {
     leadership_->Release();
     return;
   }
+  // Reading a large fleet takes a while: renew before counting the lease from now.
+  asked = options_.clock->Steady();
+  if (Status renewed = leadership_->Renew(); !renewed.ok()) {
+    spdlog::warn("lost the leadership while reading the state: {}", renewed.message());
+    leadership_->Release();
+    return;
+  }
   std::lock_guard lock(mu_);
   configs_.clear();
   for (auto& c : *saved) {
     if (clusters_.count(c.cluster)) configs_[c.cluster] = std::move(c);
   }
   const auto now = options_.clock->Steady();
-  auto grace = leadership_->PredecessorGrace();
   // Its agent calls may be longer than the HTTP ports' (replicas share their settings).
-  if (grace.count() > 0 && options_.agent_timeout > kLongestCall) grace += options_.agent_timeout - kLongestCall;
-  acting_from_ = now + grace;
+  const auto grace = leadership_->PredecessorGrace(std::max(kLongestCall, options_.agent_timeout));
+  acting_from_ = (now + grace).time_since_epoch().count();
   for (auto& [name, state] : clusters_) {
     state->backoff = std::chrono::seconds(0);
     state->note.clear();
     state->last_error.clear();
     state->calls->Reset();  // an earlier term's answers are not this term's
-    SetDue(*state, acting_from_);  // every cluster at once: the last leader's schedule is not known
+    SetDue(*state, ActingFrom());  // every cluster at once: the last leader's schedule is not known
   }
   renewed_ = asked.time_since_epoch().count();
   leading_ = true;
@@ -124,6 +132,8 @@ void UpgradeOperator::RefreshStandby() {
   auto saved = store_->LoadConfigs();
   if (!saved.ok()) return;  // the last view stays; the leader's API answers anyway
   std::lock_guard lock(mu_);
+  // Taken over meanwhile: the new term's state, read after its epoch, stays.
+  if (leading_ || in_flight_ > 0) return;
   std::map<std::string, UpgradeConfig> fresh;
   for (auto& c : *saved) {
     if (clusters_.count(c.cluster)) fresh[c.cluster] = std::move(c);
