@@ -4,7 +4,6 @@
 // rollout of two clusters, the other replica leads within 15 s each time, both clusters
 // end Upgraded, and no webhook, silence or command to an agent happens twice.
 #include <array>
-#include <random>
 
 #include "operator_e2e_fixture.h"
 #include "postgres_server.h"
@@ -58,14 +57,12 @@ TEST_F(OperatorE2ETest, TwoReplicasOnPostgresHandOverAtAnyMomentAndRepeatNoSideE
   start(0);
   start(1);
 
-  // The leader is killed once each of prod-1's steps below is recorded, at a random
-  // moment shortly after: the kill lands before, between or after the side effects and
-  // records of the steps that follow, of prod-1 and of prod-2.
-  std::mt19937 rng(2828);
+  // The leader is killed as soon as each of prod-1's steps below is seen recorded: the
+  // kill lands wherever the leader is by then, before, between or after the side effects
+  // and records of the steps that follow, of prod-1 and of prod-2.
   int kills = 0;
   for (const char* point : {"StartedNotificationSent", "UpgradeCommenced", "ControlPlaneUpgraded", "WorkerNodesUpgraded"}) {
     ASSERT_TRUE(testing::WaitFor([&] { return condition("prod-1", point) == "True"; }, 90s)) << point;
-    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 150));
     int leading = -1;
     ASSERT_TRUE(testing::WaitFor([&] { return (leading = leader()) >= 0; }, 30s)) << replicas[0]->log() << replicas[1]->log();
     replicas[leading]->Kill();

@@ -92,12 +92,13 @@ TEST_F(PostgresStateTest, OnlyTheLeaderWritesAndALeaderThatLostIsFencedAtOnce) {
 // A leader that stops renewing (a hung process, a host gone without closing its
 // connection) loses the lock once the database ends its idle session, after the lease.
 TEST_F(PostgresStateTest, ALeaderThatStopsRenewingLosesTheLockAfterTheLease) {
-  PostgresState a = Open("replica-a", 2s);
-  PostgresState b = Open("replica-b", 2s);
+  PostgresState a = Open("replica-a", 3s);
+  PostgresState b = Open("replica-b", 3s);
+  ASSERT_TRUE(a.leadership && b.leadership);
   const auto start = std::chrono::steady_clock::now();  // before a's session goes idle
   ASSERT_EQ(Or(a.leadership->TryAcquire(), false), true);
   ASSERT_TRUE(testing::WaitFor([&] { return Or(b.leadership->TryAcquire(), false); }, 30s));
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 2s);  // not before the lease
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 3s);  // not before the lease
   EXPECT_FALSE(a.leadership->Renew().ok());
 }
 
@@ -326,8 +327,9 @@ TEST_F(OperatorReplicasTest, ANewLeaderWaitsOutTheCommandsOfTheOneBefore) {
   ASSERT_TRUE(pg_.Exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted").ok());
   ASSERT_TRUE(testing::WaitFor([&] { return b->Leading(); }, 30s));
   ASSERT_TRUE(testing::WaitFor([&] { return !a->Leading(); }, 30s));
-  // a's command stays under way a while after b leads, as a slow agent's would.
-  std::this_thread::sleep_for(2s);
+  // a's command is still under way, as a slow agent's would be: b leads but may not act
+  // (no pass, command or call) until a's lease and longest call are over.
+  EXPECT_FALSE(b->Acting());
   {
     std::lock_guard lock(shared.mu);
     EXPECT_EQ(shared.commands, std::vector<std::string>{"replica-a"});

@@ -53,11 +53,12 @@ std::string WithDefaults(const std::string& url) {
   return out;
 }
 
-// A bigint column as text; -1 when it is not one (never, from the leader row).
-int64_t Int64(const std::string& text) {
-  int64_t value = -1;
+// A bigint column as text; nullopt for NULL ("") or anything else.
+std::optional<int64_t> Int64(const std::string& text) {
+  int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && end == text.data() + text.size() ? value : -1;
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
 // What the leadership and the store share: the epoch this replica leads under.
@@ -70,10 +71,12 @@ struct Fence {
 class PostgresStore final : public StateStore {
  public:
   PostgresStore(const std::string& conninfo, std::string name, std::string holder, std::shared_ptr<Fence> fence)
-      : sessions_(MakeSessions(conninfo, name)),
-        name_(std::move(name)),
-        holder_(std::move(holder)),
-        fence_(std::move(fence)) {}
+      : name_(std::move(name)), holder_(std::move(holder)), fence_(std::move(fence)) {
+    for (size_t i = 0; i < kSessions; ++i) {
+      sessions_.push_back(std::make_unique<PostgresSession>(conninfo, "SET statement_timeout = 10000", name_));
+      idle_.push_back(sessions_.back().get());
+    }
+  }
 
   using Rows = std::vector<std::vector<std::string>>;
 
@@ -81,7 +84,7 @@ class PostgresStore final : public StateStore {
     CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT cluster, document FROM configs ORDER BY cluster", {}));
     std::vector<UpgradeConfig> out;
     for (const auto& row : rows) {
-      CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, Decode(row[0], row[1]));
+      CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, DecodeStoredConfig(name_, row[0], row[1]));
       out.push_back(std::move(config));
     }
     return out;
@@ -89,26 +92,27 @@ class PostgresStore final : public StateStore {
   Result<std::optional<UpgradeConfig>> GetConfig(const std::string& cluster) override {
     CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT document FROM configs WHERE cluster = $1", {cluster}));
     if (rows.empty()) return std::optional<UpgradeConfig>();
-    CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, Decode(cluster, rows[0][0]));
+    CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, DecodeStoredConfig(name_, cluster, rows[0][0]));
     return std::optional<UpgradeConfig>(std::move(config));
   }
   Status PutConfig(const UpgradeConfig& config) override {
-    auto changed = Write("INSERT INTO configs (cluster, document) SELECT $2, $3 FROM fence "
-                         "ON CONFLICT (cluster) DO UPDATE SET document = excluded.document",
-                         {config.cluster, kube::WriteJson(ToJson(config))});
-    return RequireChange(changed);
+    return Write("INSERT INTO configs (cluster, document) SELECT $2, $3 FROM fence "
+                 "ON CONFLICT (cluster) DO UPDATE SET document = excluded.document",
+                 {config.cluster, kube::WriteJson(ToJson(config))})
+        .status();
   }
   Status DeleteConfig(const std::string& cluster) override {
-    return Changed(Write("DELETE FROM configs WHERE cluster = $2 AND EXISTS (SELECT 1 FROM fence)", {cluster})).status();
+    return Write("DELETE FROM configs WHERE cluster = $2 AND EXISTS (SELECT 1 FROM fence)", {cluster}).status();
   }
   Result<bool> Claim(const std::string& cluster, const std::string& version, const std::string& event, const std::string& now) override {
-    return Changed(Write("INSERT INTO notifications (cluster, version, event, sent_at) SELECT $2, $3, $4, $5 FROM fence "
-                         "ON CONFLICT DO NOTHING",
-                         {cluster, version, event, now}));
+    CINCINNATI_ASSIGN_OR_RETURN(size_t claimed, Write("INSERT INTO notifications (cluster, version, event, sent_at) "
+                                                      "SELECT $2, $3, $4, $5 FROM fence ON CONFLICT DO NOTHING",
+                                                      {cluster, version, event, now}));
+    return claimed > 0;
   }
   Status Unclaim(const std::string& cluster, const std::string& version, const std::string& event) override {
-    return Changed(Write("DELETE FROM notifications WHERE cluster = $2 AND version = $3 AND event = $4 AND EXISTS (SELECT 1 FROM fence)",
-                         {cluster, version, event}))
+    return Write("DELETE FROM notifications WHERE cluster = $2 AND version = $3 AND event = $4 AND EXISTS (SELECT 1 FROM fence)",
+                 {cluster, version, event})
         .status();
   }
   Result<bool> Claimed(const std::string& cluster, const std::string& version, const std::string& event) override {
@@ -130,12 +134,12 @@ class PostgresStore final : public StateStore {
     return std::optional<std::string>(rows[0][0]);
   }
   Status SetFlag(const std::string& key, const std::string& value) override {
-    return RequireChange(Write("INSERT INTO flags (key, value) SELECT $2, $3 FROM fence "
-                               "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                               {key, value}));
+    return Write("INSERT INTO flags (key, value) SELECT $2, $3 FROM fence ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                 {key, value})
+        .status();
   }
   Status ClearFlag(const std::string& key) override {
-    return Changed(Write("DELETE FROM flags WHERE key = $2 AND EXISTS (SELECT 1 FROM fence)", {key})).status();
+    return Write("DELETE FROM flags WHERE key = $2 AND EXISTS (SELECT 1 FROM fence)", {key}).status();
   }
   Result<std::vector<std::pair<std::string, std::string>>> Flags(const std::string& prefix) override {
     CINCINNATI_ASSIGN_OR_RETURN(Rows rows, Read("SELECT key, value FROM flags WHERE left(key, length($1)) = $1 ORDER BY key", {prefix}));
@@ -145,47 +149,26 @@ class PostgresStore final : public StateStore {
   }
 
  private:
-  Result<UpgradeConfig> Decode(const std::string& cluster, const std::string& document) {
-    const std::string where = fmt::format("{}: cluster {}", name_, cluster);
-    auto json = kube::ParseJson(document);
-    if (!json.ok()) return json.status().WithContext(where);
-    CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, UpgradeConfigFromJson(*json, where));
-    config.cluster = cluster;
-    return config;
-  }
-
   Result<Rows> Read(const std::string& sql, const std::vector<std::string>& args) {
     Borrowed session(*this);
     CINCINNATI_ASSIGN_OR_RETURN(PgResult r, session->Exec(sql, args));
     return std::move(r.rows);
   }
 
-  // The rows a fenced statement changed, or nullopt when the fence stopped it. `args`
-  // are $2 on; $1 is the epoch.
-  struct Outcome {
-    size_t rows = 0;
-    bool fenced = false;
-  };
-  Result<Outcome> Write(const std::string& sql, std::vector<std::string> args) {
+  // Runs a fenced statement (`args` are $2 on; $1 is the epoch) and returns the rows it
+  // changed; a Conflict when the fence stopped it.
+  Result<size_t> Write(const std::string& sql, std::vector<std::string> args) {
     const int64_t epoch = fence_->epoch.load();
     if (epoch < 0) return Fenced();
     args.insert(args.begin(), std::to_string(epoch));
     Borrowed session(*this);
     CINCINNATI_ASSIGN_OR_RETURN(PgResult written, session->Exec(std::string(kFence) + sql, args));
-    Outcome out;
-    out.rows = written.affected;
-    if (out.rows == 0) {
-      CINCINNATI_ASSIGN_OR_RETURN(PgResult leads, session->Exec("SELECT 1 FROM leader WHERE id = 1 AND epoch = $1", {args[0]}));
-      out.fenced = leads.rows.empty();
-    }
-    if (out.fenced) return Fenced();
-    return out;
+    if (written.affected > 0) return written.affected;
+    // Nothing changed: already so (a claim made before), or not the leader any more.
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult leads, session->Exec("SELECT 1 FROM leader WHERE id = 1 AND epoch = $1", {args[0]}));
+    if (leads.rows.empty()) return Fenced();
+    return size_t{0};
   }
-  static Result<bool> Changed(const Result<Outcome>& outcome) {
-    if (!outcome.ok()) return outcome.status();
-    return outcome->rows > 0;
-  }
-  static Status RequireChange(const Result<Outcome>& outcome) { return outcome.status(); }
   Status Fenced() {
     std::lock_guard lock(fence_->mu);
     const bool known = !fence_->leader.empty() && fence_->leader != holder_;
@@ -196,11 +179,6 @@ class PostgresStore final : public StateStore {
   // commits them together) rather than one after the other; one statement at a time on
   // each.
   static constexpr size_t kSessions = 8;
-  static std::vector<std::unique_ptr<PostgresSession>> MakeSessions(const std::string& conninfo, const std::string& name) {
-    std::vector<std::unique_ptr<PostgresSession>> out;
-    for (size_t i = 0; i < kSessions; ++i) out.push_back(std::make_unique<PostgresSession>(conninfo, "SET statement_timeout = 10000", name));
-    return out;
-  }
   class Borrowed {
    public:
     explicit Borrowed(PostgresStore& store) : store_(store) {
@@ -223,17 +201,12 @@ class PostgresStore final : public StateStore {
     PostgresSession* session_ = nullptr;
   };
 
+  std::string name_, holder_;
+  std::shared_ptr<Fence> fence_;
   std::vector<std::unique_ptr<PostgresSession>> sessions_;
   std::mutex mu_;
   std::condition_variable free_;
-  std::vector<PostgresSession*> idle_ = Idle(sessions_);
-  static std::vector<PostgresSession*> Idle(const std::vector<std::unique_ptr<PostgresSession>>& sessions) {
-    std::vector<PostgresSession*> out;
-    for (const auto& s : sessions) out.push_back(s.get());
-    return out;
-  }
-  std::string name_, holder_;
-  std::shared_ptr<Fence> fence_;
+  std::vector<PostgresSession*> idle_;  // sessions not borrowed (under mu_)
 };
 
 class PostgresLeadership final : public Leadership {
@@ -259,20 +232,15 @@ class PostgresLeadership final : public Leadership {
         CINCINNATI_ASSIGN_OR_RETURN(PgResult last, session_.Exec("SELECT floor(extract(epoch FROM now() - renewed_at) * 1000)::bigint "
                                                                 "FROM leader WHERE id = 1"));
         // None: nobody led before. A negative age (the server's clock stepped back) is 0.
-        std::optional<int64_t> age;
-        if (!last.rows.empty() && !last.rows[0][0].empty()) {
-          int64_t ms = 0;
-          const std::string& text = last.rows[0][0];
-          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-          age = ec == std::errc() && end == text.data() + text.size() ? std::max<int64_t>(ms, 0) : 0;
-        }
+        const std::optional<int64_t> age = last.rows.empty() ? std::nullopt : Int64(last.rows[0][0]);
         CINCINNATI_ASSIGN_OR_RETURN(PgResult bumped, session_.Exec("UPDATE leader SET epoch = epoch + 1, holder = $1, since = now(), "
                                                                   "renewed_at = now() WHERE id = 1 RETURNING epoch", {holder_}));
         if (bumped.rows.empty()) return Status::Internal("the leader row is missing");
-        epoch = Int64(bumped.rows[0][0]);
+        epoch = Int64(bumped.rows[0][0]).value_or(-1);
         if (epoch < 0) return Status::Internal("the leader row has no epoch");
         leader = holder_;
-        predecessor_age_ = age ? std::optional<std::chrono::milliseconds>(*age) : std::nullopt;
+        predecessor_age_.reset();
+        if (age) predecessor_age_ = std::chrono::milliseconds(std::max<int64_t>(*age, 0));
       } else {
         CINCINNATI_ASSIGN_OR_RETURN(PgResult row, session_.Exec("SELECT holder FROM leader WHERE id = 1"));
         if (!row.rows.empty()) leader = row.rows[0][0];
@@ -308,7 +276,7 @@ class PostgresLeadership final : public Leadership {
       }
       CINCINNATI_ASSIGN_OR_RETURN(PgResult row, session_.Exec("SELECT epoch, holder FROM leader WHERE id = 1"));
       if (row.rows.empty()) return Status::Internal("the leader row is missing");
-      current = Int64(row.rows[0][0]);
+      current = Int64(row.rows[0][0]).value_or(-1);
       holder = row.rows[0][1];
       return Status::OK();
     }();
@@ -359,7 +327,7 @@ Status CreateSchema(const std::string& conninfo, const std::string& name) {
   PostgresSession setup(conninfo, "SET statement_timeout = 30000", name);
   // The lease is idle_session_timeout, new in PostgreSQL 14.
   CINCINNATI_ASSIGN_OR_RETURN(PgResult version, setup.Exec("SELECT current_setting('server_version_num')::int"));
-  if (version.rows.empty() || Int64(version.rows[0][0]) < 140000) {
+  if (version.rows.empty() || Int64(version.rows[0][0]).value_or(0) < 140000) {
     return Status::InvalidArgument(fmt::format("{}: PostgreSQL 14 or later is needed (the leadership lease is its "
                                                "idle_session_timeout); this server is {}",
                                                name, version.rows.empty() ? "unknown" : version.rows[0][0]));
@@ -390,7 +358,7 @@ std::string RedactPostgresUrl(const std::string& url) {
 }
 
 Result<PostgresState> OpenPostgresState(const std::string& url, const std::string& holder, std::chrono::seconds lease) {
-  if (lease.count() < 2) return Status::InvalidArgument("the leadership lease must be at least 2 seconds");
+  if (lease <= kLeaseMargin) return Status::InvalidArgument(fmt::format("the leadership lease must be longer than {} s", kLeaseMargin.count()));
   const std::string conninfo = WithDefaults(url);
   const std::string name = "PostgreSQL " + RedactPostgresUrl(url);
   CINCINNATI_RETURN_IF_ERROR(CreateSchema(conninfo, name));

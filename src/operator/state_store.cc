@@ -51,6 +51,15 @@ class SqliteStateStore final : public StateStore {
 
 }  // namespace
 
+Result<UpgradeConfig> DecodeStoredConfig(const std::string& store, const std::string& cluster, const std::string& document) {
+  const std::string where = fmt::format("{}: cluster {}", store, cluster);
+  auto json = kube::ParseJson(document);
+  if (!json.ok()) return json.status().WithContext(where);
+  CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, UpgradeConfigFromJson(*json, where));
+  config.cluster = cluster;
+  return config;
+}
+
 Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
@@ -104,10 +113,7 @@ Result<std::vector<UpgradeConfig>> SqliteStateStore::LoadConfigs() {
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT cluster, document FROM configs ORDER BY cluster", {}));
   std::vector<UpgradeConfig> out;
   for (const auto& row : rows) {
-    auto json = kube::ParseJson(row[1]);
-    if (!json.ok()) return json.status().WithContext(fmt::format("{}: cluster {}", path_, row[0]));
-    CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, UpgradeConfigFromJson(*json, fmt::format("{}: cluster {}", path_, row[0])));
-    config.cluster = row[0];
+    CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, DecodeStoredConfig(path_, row[0], row[1]));
     out.push_back(std::move(config));
   }
   return out;
@@ -117,9 +123,7 @@ Result<std::optional<UpgradeConfig>> SqliteStateStore::GetConfig(const std::stri
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto rows, Query("SELECT document FROM configs WHERE cluster = ?", {cluster}));
   if (rows.empty()) return std::optional<UpgradeConfig>();
-  CINCINNATI_ASSIGN_OR_RETURN(JsonValue json, kube::ParseJson(rows[0][0]));
-  CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, UpgradeConfigFromJson(json, fmt::format("{}: cluster {}", path_, cluster)));
-  config.cluster = cluster;
+  CINCINNATI_ASSIGN_OR_RETURN(UpgradeConfig config, DecodeStoredConfig(path_, cluster, rows[0][0]));
   return std::optional<UpgradeConfig>(std::move(config));
 }
 

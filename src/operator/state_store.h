@@ -30,6 +30,10 @@ class FlagStore {
   virtual Status ClearFlag(const std::string& key) = 0;
 };
 
+// A config document as stored (ToJson of the config), read back for `cluster`; `store`
+// names the file or database in errors. Both stores read through it.
+Result<UpgradeConfig> DecodeStoredConfig(const std::string& store, const std::string& cluster, const std::string& document);
+
 class StateStore : public FlagStore {
  public:
   // The SQLite file at `path` (created when missing).

@@ -105,13 +105,10 @@ Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions o
     CINCINNATI_ASSIGN_OR_RETURN(store, StateStore::Open((fs::path(options.state_dir) / "state.db").string()));
     CINCINNATI_ASSIGN_OR_RETURN(leadership, LockFileLeadership((fs::path(options.state_dir) / "operator.lock").string(), options.replica_name));
   }
-  std::unique_ptr<UpgradeOperator> op(
+  // The saved state is read when this replica leads (TakeOver), or when its API is asked
+  // while it stands by (RefreshStandby).
+  return std::unique_ptr<UpgradeOperator>(
       new UpgradeOperator(std::move(options), std::move(config), std::move(fleet), std::move(store), std::move(leadership)));
-  CINCINNATI_ASSIGN_OR_RETURN(std::vector<UpgradeConfig> saved, op->store_->LoadConfigs());
-  for (auto& c : saved) {
-    if (op->clusters_.count(c.cluster)) op->configs_[c.cluster] = std::move(c);
-  }
-  return op;
 }
 
 UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config, std::vector<FleetCluster> fleet,

@@ -155,7 +155,9 @@ class UpgradeOperator {
                   std::unique_ptr<Leadership> leadership);
   // One election round (each second): the leader renews, a standby tries to lead.
   void Elect();
-  void TakeOver(env::Clock::SteadyTime asked);
+  void TakeOver();
+  // The saved configs of clusters in the fleet file (clusters_ never changes after Open).
+  std::map<std::string, UpgradeConfig> FleetConfigs(std::vector<UpgradeConfig> saved) const;
   void StepDown(const std::string& why);
   void RefreshStandby();  // a standby re-reads the configs for its read API (not under mu_)
   void SetLeaderMetric(bool leading);

@@ -35,10 +35,10 @@ Status UpgradeOperator::RequireLeader() {
 }
 
 void UpgradeOperator::Elect() {
-  // The lease runs from before the request: the server may have counted it from any
-  // moment of the round trip.
-  const auto asked = options_.clock->Steady();
   if (leading_) {
+    // The lease runs from before the request: the server may have counted it from any
+    // moment of the round trip.
+    const auto asked = options_.clock->Steady();
     Status renewed = leadership_->Renew();
     if (renewed.ok()) {
       renewed_ = asked.time_since_epoch().count();
@@ -55,7 +55,7 @@ void UpgradeOperator::Elect() {
   }
   auto acquired = leadership_->TryAcquire();
   if (acquired.ok() && *acquired) {
-    TakeOver(asked);
+    TakeOver();
     return;
   }
   if (!acquired.ok()) {
@@ -66,7 +66,15 @@ void UpgradeOperator::Elect() {
   }
 }
 
-void UpgradeOperator::TakeOver(env::Clock::SteadyTime asked) {
+std::map<std::string, UpgradeConfig> UpgradeOperator::FleetConfigs(std::vector<UpgradeConfig> saved) const {
+  std::map<std::string, UpgradeConfig> out;
+  for (auto& c : saved) {
+    if (clusters_.count(c.cluster)) out[c.cluster] = std::move(c);
+  }
+  return out;
+}
+
+void UpgradeOperator::TakeOver() {
   // Read after the epoch was taken: every write of the last leader is in, and it can
   // make no more.
   auto saved = store_->LoadConfigs();
@@ -75,18 +83,15 @@ void UpgradeOperator::TakeOver(env::Clock::SteadyTime asked) {
     leadership_->Release();
     return;
   }
-  // Reading a large fleet takes a while: renew before counting the lease from now.
-  asked = options_.clock->Steady();
+  // Reading a large fleet takes a while: renew, and count the lease from then.
+  const auto asked = options_.clock->Steady();
   if (Status renewed = leadership_->Renew(); !renewed.ok()) {
     spdlog::warn("lost the leadership while reading the state: {}", renewed.message());
     leadership_->Release();
     return;
   }
   std::lock_guard lock(mu_);
-  configs_.clear();
-  for (auto& c : *saved) {
-    if (clusters_.count(c.cluster)) configs_[c.cluster] = std::move(c);
-  }
+  configs_ = FleetConfigs(std::move(*saved));
   const auto now = options_.clock->Steady();
   // Its agent calls may be longer than the HTTP ports' (replicas share their settings).
   const auto grace = leadership_->PredecessorGrace(std::max(kLongestCall, options_.agent_timeout));
@@ -134,11 +139,7 @@ void UpgradeOperator::RefreshStandby() {
   std::lock_guard lock(mu_);
   // Taken over meanwhile: the new term's state, read after its epoch, stays.
   if (leading_ || in_flight_ > 0) return;
-  std::map<std::string, UpgradeConfig> fresh;
-  for (auto& c : *saved) {
-    if (clusters_.count(c.cluster)) fresh[c.cluster] = std::move(c);
-  }
-  configs_ = std::move(fresh);
+  configs_ = FleetConfigs(std::move(*saved));
 }
 
 }  // namespace cincinnati::upgrade
