@@ -31,6 +31,12 @@ using namespace std::chrono_literals;
 
 bool Or(const Result<bool>& r, bool otherwise) { return r.ok() ? *r : otherwise; }
 
+// Ends every session that holds an advisory lock (the leader's), as a DBA or a network
+// cut would, behind the replica's back.
+bool EndLockSessions(testing::PostgresServer& pg) {
+  return pg.Exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted").ok();
+}
+
 UpgradeConfig Config(const std::string& cluster, const std::string& version) {
   UpgradeConfig c;
   c.cluster = cluster;
@@ -69,7 +75,7 @@ TEST_F(PostgresStateTest, OnlyTheLeaderWritesAndALeaderThatLostIsFencedAtOnce) {
   ASSERT_TRUE(Or(a.store->Claim("prod-1", "4.1.1", "started", "2026-01-01T00:00:00Z"), false));
 
   // The lock session of replica-a goes; replica-b leads under a new epoch.
-  ASSERT_TRUE(pg_.Exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted").ok());
+  ASSERT_TRUE(EndLockSessions(pg_));
   ASSERT_TRUE(testing::WaitFor([&] { return Or(b.leadership->TryAcquire(), false); }));
   // replica-a has not renewed yet: its writes are refused all the same.
   EXPECT_EQ(a.store->PutConfig(Config("prod-1", "4.1.3")).code(), Status::Code::kConflict);
@@ -245,7 +251,7 @@ TEST_F(OperatorReplicasTest, ALeaderThatLostItsSessionStopsActing) {
   ASSERT_TRUE(a && b);
   Round(*a);
   ASSERT_TRUE(a->Leading());
-  ASSERT_TRUE(pg_.Exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted").ok());
+  ASSERT_TRUE(EndLockSessions(pg_));
   ASSERT_TRUE(testing::WaitFor([&] {
     Round(*b);
     return b->Leading();
@@ -324,7 +330,7 @@ TEST_F(OperatorReplicasTest, ANewLeaderWaitsOutTheCommandsOfTheOneBefore) {
   auto b = open("replica-b");
   ASSERT_TRUE(b);
   std::jthread run_b([&](std::stop_token stop) { b->Run(stop); });
-  ASSERT_TRUE(pg_.Exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted").ok());
+  ASSERT_TRUE(EndLockSessions(pg_));
   ASSERT_TRUE(testing::WaitFor([&] { return b->Leading(); }, 30s));
   ASSERT_TRUE(testing::WaitFor([&] { return !a->Leading(); }, 30s));
   // a's command is still under way, as a slow agent's would be: b leads but may not act
