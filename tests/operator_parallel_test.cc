@@ -350,6 +350,9 @@ TEST(PendingCallsTest, AnErrorLastsUntilTheChainEndsAndAThrowingCallIsAnError) {
   calls.BeginPass();
   EXPECT_FALSE(calls.Await("hook", [] { return StepResult::Done(); }));  // a new call
   calls.EndPass();
+  // It ends before `calls` goes: a call uses its PendingCalls to the end.
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(ended.wait_for(lock, 60s, [&] { return finished == 3; }));
 }
 
 // One step that waits on two calls (AllWorkersUpgraded: Alertmanager and the drain

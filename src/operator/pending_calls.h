@@ -32,7 +32,8 @@
 // is instant. A call that throws is an error result (no exception leaves the runner).
 //
 // Thread-safe: Await/BeginPass/EndPass on the cluster's pass (never two at once), the
-// results from the runner's threads.
+// results from the runner's threads. A PendingCalls must outlive the calls it posted:
+// destroy (or drain) the runner first, as the operator does.
 #pragma once
 
 #include <atomic>

@@ -183,7 +183,7 @@ class UpgradeOperator {
   std::unique_ptr<Leadership> leadership_;
   std::atomic<bool> leading_{false};
   std::atomic<env::Clock::SteadyTime::rep> renewed_{0};  // the last renewal, on the clock's steady time
-  std::string standby_leader_;  // the leader a standby last logged (election thread only)
+  std::string election_said_;  // what the election thread last logged (who leads, why it cannot): said once
   // No pass, command or call before this (the predecessor's grace), on the clock's steady time.
   std::atomic<env::Clock::SteadyTime::rep> acting_from_{0};
   env::Clock::SteadyTime ActingFrom() const { return env::Clock::SteadyTime(env::Clock::SteadyTime::duration(acting_from_.load())); }

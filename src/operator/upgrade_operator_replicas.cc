@@ -13,6 +13,13 @@ namespace {
 constexpr const char* kLeaderMetric = "leader_election_master_status";
 const Labels kLeaderLabels = {{"name", "upgrade-operator"}};
 
+// Elections run each second: a standby's news is logged once, until it changes.
+void SayOnce(std::string& said, spdlog::level::level_enum level, const std::string& text) {
+  if (text == said) return;
+  spdlog::log(level, "{}", text);
+  said = text;
+}
+
 }  // namespace
 
 void UpgradeOperator::SetLeaderMetric(bool leading) { metrics_.Set(kLeaderMetric, kLeaderLabels, leading ? 1 : 0); }
@@ -59,10 +66,10 @@ void UpgradeOperator::Elect() {
     return;
   }
   if (!acquired.ok()) {
-    spdlog::warn("cannot try to lead: {}", acquired.status().message());
-  } else if (const std::string leader = leadership_->Leader(); leader != standby_leader_) {
-    spdlog::info("standing by: {} leads", leader.empty() ? "another replica" : leader);
-    standby_leader_ = leader;
+    SayOnce(election_said_, spdlog::level::warn, "cannot try to lead: " + acquired.status().message());
+  } else {
+    const std::string leader = leadership_->Leader();
+    SayOnce(election_said_, spdlog::level::info, "standing by: " + (leader.empty() ? std::string("another replica") : leader) + " leads");
   }
 }
 
@@ -79,7 +86,7 @@ void UpgradeOperator::TakeOver() {
   // make no more.
   auto saved = store_->LoadConfigs();
   if (!saved.ok()) {
-    spdlog::error("cannot lead without the state: {}", saved.status().message());
+    SayOnce(election_said_, spdlog::level::err, "cannot lead without the state: " + saved.status().message());
     leadership_->Release();
     return;
   }
@@ -105,7 +112,7 @@ void UpgradeOperator::TakeOver() {
   }
   renewed_ = asked.time_since_epoch().count();
   leading_ = true;
-  standby_leader_.clear();
+  election_said_.clear();
   SetLeaderMetric(true);
   spdlog::info("leading as {}: the state of {} clusters read; acting in {} ms (the last leader's lease and longest call)",
                options_.replica_name, configs_.size(), grace.count());
