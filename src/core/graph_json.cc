@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "core/graph_json_layout.h"
 #include "core/json_writer.h"
 
 namespace cincinnati {
@@ -145,15 +146,20 @@ Result<Node> ReadNode(element e, size_t index) {
 
 }  // namespace
 
-void AppendConditionalEdgeJson(std::string& out, const ConditionalEdge& ce) {
+namespace {
+
+void AppendConditionalEdge(std::string& out, const ConditionalEdge& ce, GraphJsonLayout::Group* layout) {
+  if (layout) layout->whole.begin = out.size();
   out += "{\"edges\":[";
   for (size_t i = 0; i < ce.edges.size(); ++i) {
     if (i) out += ',';
+    const size_t begin = out.size();
     out += "{\"from\":";
     AppendJsonString(out, ce.edges[i].from);
     out += ",\"to\":";
     AppendJsonString(out, ce.edges[i].to);
     out += '}';
+    if (layout) layout->refs.push_back({begin, out.size()});
   }
   out += "],\"risks\":[";
   for (size_t i = 0; i < ce.risks.size(); ++i) {
@@ -161,9 +167,18 @@ void AppendConditionalEdgeJson(std::string& out, const ConditionalEdge& ce) {
     AppendRisk(out, ce.risks[i]);
   }
   out += "]}";
+  if (layout) layout->whole.end = out.size();
 }
 
+}  // namespace
+
+void AppendConditionalEdgeJson(std::string& out, const ConditionalEdge& ce) { AppendConditionalEdge(out, ce, nullptr); }
+
 std::string WriteGraphJson(const Graph& graph, const GraphJsonWriteOptions& options) {
+  return WriteGraphJson(graph, options, nullptr);
+}
+
+std::string WriteGraphJson(const Graph& graph, const GraphJsonWriteOptions& options, GraphJsonLayout* layout) {
   std::string out;
   out.reserve(256 + graph.node_count() * 400 + graph.edge_count() * 12);
   out += '{';
@@ -197,18 +212,20 @@ std::string WriteGraphJson(const Graph& graph, const GraphJsonWriteOptions& opti
   for (const Edge& e : graph.Edges()) {
     if (!first) out += ',';
     first = false;
+    const size_t begin = out.size();
     out += '[';
     out += std::to_string(e.from);
     out += ',';
     out += std::to_string(e.to);
     out += ']';
+    if (layout) layout->edges.push_back({begin, out.size()});
   }
   out += ']';
   if (graph.conditional_edges_present()) {
     out += ",\"conditionalEdges\":[";
     for (size_t i = 0; i < graph.conditional_edges().size(); ++i) {
       if (i) out += ',';
-      AppendConditionalEdgeJson(out, graph.conditional_edges()[i]);
+      AppendConditionalEdge(out, graph.conditional_edges()[i], layout ? &layout->groups.emplace_back() : nullptr);
     }
     out += ']';
   }

@@ -157,10 +157,22 @@ Clock FixedClock(int64_t t) {
 }
 
 double RolloutPosition(std::string_view cluster_id, std::string_view target_version) {
-  const std::string hex = Sha256Hex(std::string(cluster_id) + '\0' + std::string(target_version));
-  uint64_t top = 0;  // the first 13 hex digits: 52 bits, always valid hex
-  std::from_chars(hex.data(), hex.data() + 13, top, 16);
+  std::string input;
+  input.reserve(cluster_id.size() + 1 + target_version.size());
+  input.append(cluster_id).append(1, '\0').append(target_version);
+  unsigned char digest[32];
+  Sha256(input, digest);
+  uint64_t top = 0;  // the first 52 bits (13 hex digits)
+  for (int i = 0; i < 7; ++i) top = (top << 8) | digest[i];
+  top >>= 4;
   return static_cast<double>(top) / static_cast<double>(1ULL << 52);
+}
+
+std::vector<double> RolloutPositions(std::string_view id, const std::vector<std::string>& targets) {
+  std::vector<double> u(targets.size(), 1.0);
+  if (!IsValidClusterId(id)) return u;
+  for (size_t i = 0; i < targets.size(); ++i) u[i] = RolloutPosition(id, targets[i]);
+  return u;
 }
 
 bool IsValidClusterId(std::string_view id) {
@@ -174,80 +186,6 @@ PhasedRollout::PhasedRollout(Clock now, std::string key_prefix)
       start_key_(StartKey(key_prefix)),
       rollouts_key_(RolloutsKey(key_prefix)) {}
 
-namespace {
-
-// Per channel view: each node's start, and each edge's begin and window.
-struct Plan {
-  struct PlannedEdge {
-    int64_t begin = 0;
-    int64_t window = 0;  // 0: not phased
-    size_t target = 0;   // index into targets
-  };
-  std::vector<int64_t> node_start;
-  std::vector<PlannedEdge> edges;
-  std::vector<std::string> targets;  // target versions without build
-};
-
-}  // namespace
-
-std::shared_ptr<const void> PhasedRollout::Prepare(const Graph& input, const TransformContext& context) const {
-  auto channel = context.parameters.find(std::string(kChannelParam));
-  if (channel == context.parameters.end()) return nullptr;
-  auto phasing = Phasing::Of(input, start_key_, rollouts_key_);
-  if (!phasing.ok()) return nullptr;  // no fast path: ApplyTo reports the error
-  auto plan = std::make_shared<Plan>();
-  std::map<std::string, size_t> target_index;
-  for (NodeIndex i = 0; i < input.node_count(); ++i) plan->node_start.push_back(phasing->StartOf(i, channel->second));
-  // Edges, then conditional edges: both are filtered by the same rule, so both are in
-  // the key.
-  std::vector<Edge> all = input.Edges();
-  for (const ConditionalEdge& group : input.conditional_edges()) {
-    for (const ConditionalEdgeRef& ref : group.edges) {
-      auto from = input.Find(ref.from), to = input.Find(ref.to);
-      if (from && to) all.push_back(Edge{*from, *to});
-    }
-  }
-  for (const Edge& e : all) {
-    EdgeWindow w = WindowOf(input, *phasing, e.from, e.to, channel->second);
-    Plan::PlannedEdge pe{w.begin, w.window, 0};
-    if (w.window > 0) {
-      auto [slot, inserted] = target_index.emplace(w.target, plan->targets.size());
-      if (inserted) plan->targets.push_back(w.target);
-      pe.target = slot->second;
-    }
-    plan->edges.push_back(pe);
-  }
-  return plan;
-}
-
-std::optional<std::string> PhasedRollout::AnswerKey(const void* prepared, const TransformContext& context) const {
-  const Plan& plan = *static_cast<const Plan*>(prepared);
-  const int64_t now = now_();
-  std::string id;
-  if (auto it = context.parameters.find("id"); it != context.parameters.end() && IsValidClusterId(it->second)) {
-    id = it->second;
-  }
-  std::vector<double> u(plan.targets.size(), -1);
-  std::string key(1 + (plan.node_start.size() + plan.edges.size() + 7) / 8, '\0');
-  size_t bit = 0;
-  auto set = [&](bool on) {
-    if (on) key[1 + bit / 8] = static_cast<char>(key[1 + bit / 8] | (1 << (bit % 8)));
-    ++bit;
-  };
-  for (int64_t start : plan.node_start) set(start <= now);
-  for (const Plan::PlannedEdge& e : plan.edges) {
-    // Before or past its window an edge is the same for every cluster: no hashing.
-    if (e.window == 0 || now < e.begin || now >= e.begin + e.window) {
-      set(now >= e.begin + e.window);
-      continue;
-    }
-    double& pos = u[e.target];
-    if (pos < 0) pos = id.empty() ? 1.0 : RolloutPosition(id, plan.targets[e.target]);
-    set(static_cast<double>(now) >= static_cast<double>(e.begin) + pos * static_cast<double>(e.window));
-  }
-  return key;
-}
-
 bool PhasedRollout::AppliesTo(const Graph& graph) const {
   // Either key: a graph with rules but no start still needs its rules stripped.
   for (const Node& n : graph.nodes()) {
@@ -256,6 +194,47 @@ bool PhasedRollout::AppliesTo(const Graph& graph) const {
   return false;
 }
 
+namespace {
+
+// The nodes in `channel` at `now` and the edges and conditional-edge references that
+// `keep` accepts given their window there; internal keys still present. With `keep` one
+// cluster's visibility this is PhasedRollout's answer; with "some cluster sees it", the
+// widest view of a PhasedSpan.
+template <typename Keep>
+Result<Graph> Select(const Graph& graph, std::string_view channel, int64_t now, const std::string& start_key,
+                     const std::string& rollouts_key, Keep keep) {
+  CINCINNATI_ASSIGN_OR_RETURN(Phasing input_phasing, Phasing::Of(graph, start_key, rollouts_key));
+  Graph out = graph.Retain([&](NodeIndex i) { return input_phasing.StartOf(i, channel) <= now; });
+  CINCINNATI_ASSIGN_OR_RETURN(Phasing phasing, Phasing::Of(out, start_key, rollouts_key));
+  for (const Edge& e : out.Edges()) {
+    if (!keep(WindowOf(out, phasing, e.from, e.to, channel))) out.RemoveEdge(e.from, e.to);
+  }
+  out.FilterConditionalEdges([&](const ConditionalEdgeRef& ref) {
+    auto from = out.Find(ref.from), to = out.Find(ref.to);
+    return from && to && keep(WindowOf(out, phasing, *from, *to, channel));
+  });
+  return out;
+}
+
+void EraseKeys(Graph& graph, const std::string& start_key, const std::string& rollouts_key) {
+  for (NodeIndex i = 0; i < graph.node_count(); ++i) {
+    graph.mutable_metadata(i).erase(start_key);
+    graph.mutable_metadata(i).erase(rollouts_key);
+  }
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+// Beyond 2^52 seconds int64 and double comparisons can disagree; a span refuses such
+// instants (no graph-data date comes near: years 0000-9999 are below 2^38).
+bool Representable(int64_t t) { return t == INT64_MIN || t == INT64_MAX || (t > -(1LL << 52) && t < (1LL << 52)); }
+
+}  // namespace
+
 Result<Graph> PhasedRollout::ApplyTo(const Graph& graph, TransformContext& context) const {
   CINCINNATI_ASSIGN_OR_RETURN(std::string channel, RequiredParam(context.parameters, kChannelParam));
   const int64_t now = now_();
@@ -263,30 +242,73 @@ Result<Graph> PhasedRollout::ApplyTo(const Graph& graph, TransformContext& conte
   if (auto it = context.parameters.find("id"); it != context.parameters.end() && IsValidClusterId(it->second)) {
     id = it->second;
   }
-  CINCINNATI_ASSIGN_OR_RETURN(Phasing input_phasing, Phasing::Of(graph, start_key_, rollouts_key_));
-  Graph out = graph.Retain([&](NodeIndex i) { return input_phasing.StartOf(i, channel) <= now; });
-  CINCINNATI_ASSIGN_OR_RETURN(Phasing phasing, Phasing::Of(out, start_key_, rollouts_key_));
   // Each edge appears for this cluster at its begin + u * window.
   std::map<std::string, double, std::less<>> positions;
-  auto visible = [&](NodeIndex from, NodeIndex to) {
-    EdgeWindow w = WindowOf(out, phasing, from, to, channel);
+  auto visible = [&](const EdgeWindow& w) {
     if (w.window == 0) return now >= w.begin;
     auto [it, inserted] = positions.emplace(w.target, 1.0);
     if (inserted && !id.empty()) it->second = RolloutPosition(id, w.target);
-    return static_cast<double>(now) >= static_cast<double>(w.begin) + it->second * static_cast<double>(w.window);
+    return SeesPhasedEdge(now, w.begin, w.window, it->second);
   };
-  for (const Edge& e : out.Edges()) {
-    if (!visible(e.from, e.to)) out.RemoveEdge(e.from, e.to);
-  }
-  out.FilterConditionalEdges([&](const ConditionalEdgeRef& ref) {
-    auto from = out.Find(ref.from), to = out.Find(ref.to);
-    return from && to && visible(*from, *to);
-  });
-  for (NodeIndex i = 0; i < out.node_count(); ++i) {
-    out.mutable_metadata(i).erase(start_key_);
-    out.mutable_metadata(i).erase(rollouts_key_);
-  }
+  CINCINNATI_ASSIGN_OR_RETURN(Graph out, Select(graph, channel, now, start_key_, rollouts_key_, visible));
+  EraseKeys(out, start_key_, rollouts_key_);
   return out;
+}
+
+Result<PhasedSpan> PhasedRollout::SpanAt(const Graph& input, const Parameters& parameters, int64_t now) const {
+  CINCINNATI_ASSIGN_OR_RETURN(std::string channel, RequiredParam(parameters, kChannelParam));
+  PhasedSpan span;
+  // The instants at which any node or edge changes class: starts, window openings and
+  // ends, over the whole input (edges to releases not started yet included).
+  CINCINNATI_ASSIGN_OR_RETURN(Phasing phasing, Phasing::Of(input, start_key_, rollouts_key_));
+  bool representable = Representable(now);
+  auto bound = [&](int64_t t) {
+    representable &= Representable(t);
+    if (t == INT64_MIN) return;
+    if (t <= now) {
+      span.from = std::max(span.from, t);
+    } else {
+      span.until = std::min(span.until, t);
+    }
+  };
+  auto bound_edge = [&](NodeIndex from, NodeIndex to) {
+    EdgeWindow w = WindowOf(input, phasing, from, to, channel);
+    bound(w.begin);
+    // An edge without a start is there from the beginning of time, window or not.
+    if (w.window > 0 && w.begin != INT64_MIN) bound(SaturatingAdd(w.begin, w.window));
+  };
+  for (NodeIndex i = 0; i < input.node_count(); ++i) bound(phasing.StartOf(i, channel));
+  for (const Edge& e : input.Edges()) bound_edge(e.from, e.to);
+  for (const ConditionalEdge& group : input.conditional_edges()) {
+    for (const ConditionalEdgeRef& ref : group.edges) {
+      auto from = input.Find(ref.from), to = input.Find(ref.to);
+      if (from && to) bound_edge(*from, *to);
+    }
+  }
+  if (!representable) return Status::InvalidArgument("phased rollout instants beyond 2^52 seconds");
+  // Some cluster sees an edge unless even position 0 does not.
+  auto seen_by_some = [&](const EdgeWindow& w) {
+    return w.window == 0 ? now >= w.begin : SeesPhasedEdge(now, w.begin, w.window, 0.0);
+  };
+  CINCINNATI_ASSIGN_OR_RETURN(span.widest, Select(input, channel, now, start_key_, rollouts_key_, seen_by_some));
+  CINCINNATI_ASSIGN_OR_RETURN(Phasing widest, Phasing::Of(span.widest, start_key_, rollouts_key_));
+  std::map<std::string, uint32_t, std::less<>> target_index;
+  auto rule = [&](NodeIndex from, NodeIndex to) {
+    EdgeWindow w = WindowOf(span.widest, widest, from, to, channel);
+    PhasedSpan::Rule r;
+    // Seen by every cluster, position 1 (no id) included.
+    if (w.window == 0 || SeesPhasedEdge(now, w.begin, w.window, 1.0)) return r;
+    auto [slot, inserted] = target_index.emplace(w.target, static_cast<uint32_t>(span.targets.size()));
+    if (inserted) span.targets.push_back(w.target);
+    return PhasedSpan::Rule{true, w.begin, w.window, slot->second};
+  };
+  for (const Edge& e : span.widest.Edges()) span.edges.push_back(rule(e.from, e.to));
+  for (const ConditionalEdge& group : span.widest.conditional_edges()) {
+    auto& refs = span.refs.emplace_back();
+    for (const ConditionalEdgeRef& ref : group.edges) refs.push_back(rule(*span.widest.Find(ref.from), *span.widest.Find(ref.to)));
+  }
+  EraseKeys(span.widest, start_key_, rollouts_key_);
+  return span;
 }
 
 StepReason PhasedRollout::ExplainLoss(const StepLoss& loss) const {

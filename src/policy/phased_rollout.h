@@ -31,6 +31,38 @@ Clock FixedClock(int64_t unix_seconds);
 
 double RolloutPosition(std::string_view cluster_id, std::string_view target_version);
 bool IsValidClusterId(std::string_view id);
+// Each target's position for cluster `id`; 1 (the end of every window) when `id` is not
+// a UUID.
+std::vector<double> RolloutPositions(std::string_view id, const std::vector<std::string>& targets);
+
+// Whether a cluster at position u sees, at `now`, an edge whose window opens at `begin`
+// and lasts `window` (> 0) seconds. PhasedRollout and the answer pieces
+// (server/answer_pieces.h) both decide with this one comparison, so they agree on every
+// cluster to the last bit of the floating-point arithmetic.
+inline bool SeesPhasedEdge(int64_t now, int64_t begin, int64_t window, double u) {
+  return static_cast<double>(now) >= static_cast<double>(begin) + u * static_cast<double>(window);
+}
+
+// Every cluster's answer at the instants [from, until) of one channel view, described at
+// once: the widest view (PhasedRollout's output with every edge that some cluster sees)
+// and, for each of its edges and conditional-edge references, whether every cluster
+// sees it or only those whose position for `targets[target]` is early enough
+// (SeesPhasedEdge). Nodes, always-visible edges and hidden ones stay the same for every
+// cluster throughout the span; a cluster's answer is the widest view without the
+// per-cluster edges it does not see, in the same order.
+struct PhasedSpan {
+  struct Rule {
+    bool per_cluster = false;
+    int64_t begin = 0, window = 0;
+    uint32_t target = 0;
+  };
+  Graph widest;
+  std::vector<Rule> edges;              // one per widest.Edges() entry
+  std::vector<std::vector<Rule>> refs;  // per widest conditional edge, one per reference
+  std::vector<std::string> targets;     // target versions without build, hashed with the id
+  int64_t from = INT64_MIN, until = INT64_MAX;
+  bool Contains(int64_t now) const { return from <= now && now < until; }
+};
 
 // An edge's rollout in one channel: it appears for a cluster at u in [0,1) at
 // `begin + u * duration`.
@@ -66,10 +98,9 @@ class PhasedRollout : public GraphTransform {
   Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
   bool AppliesTo(const Graph& graph) const override;
-  // The answer is determined by which nodes and edges the cluster sees: the key is
-  // that set, computed from a per-view plan in microseconds.
-  std::shared_ptr<const void> Prepare(const Graph& input, const TransformContext& context) const override;
-  std::optional<std::string> AnswerKey(const void* prepared, const TransformContext& context) const override;
+  // Every cluster's answer around `now` for the channel in `parameters` (an error when
+  // there is none, or a key does not decode, as ApplyTo).
+  Result<PhasedSpan> SpanAt(const Graph& input, const Parameters& parameters, int64_t now) const;
   // not_started (a release before its start in the channel) or phased (an edge this
   // cluster sees later: when, the share of clusters that see it now, and when all do),
   // at the instant the answers are computed for.

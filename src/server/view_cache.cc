@@ -17,18 +17,35 @@ View::View(std::string body) : body_(std::make_shared<const std::string>(std::mo
   gzip_etag_ = "\"" + hash + "-gzip\"";
 }
 
+View::View(std::string etag_hash, std::shared_ptr<const http_server::PiecedDocument> document,
+           std::vector<uint32_t> pieces)
+    : document_(std::move(document)),
+      pieces_(std::move(pieces)),
+      etag_("\"" + etag_hash + "\""),
+      gzip_etag_("\"" + etag_hash + "-gzip\"") {}
+
+const std::shared_ptr<const std::string>& View::body() const {
+  if (document_) {
+    std::call_once(body_once_, [this] { body_ = std::make_shared<const std::string>(document_->Plain(pieces_)); });
+  }
+  return body_;
+}
+
 std::shared_ptr<const std::string> View::Gzip() const {
-  std::call_once(gzip_once_, [this] { gzip_ = std::make_shared<const std::string>(GzipCompress(*body_)); });
+  std::call_once(gzip_once_, [this] {
+    gzip_ = std::make_shared<const std::string>(document_ ? document_->Gzip(pieces_) : GzipCompress(*body()));
+  });
   return gzip_;
 }
 
 std::shared_ptr<const FileBody> View::BodyFile() const {
-  if (body_->size() < kFileThreshold) return nullptr;
+  if (document_ || body_->size() < kFileThreshold) return nullptr;
   std::call_once(body_file_once_, [this] { body_file_ = FileBody::From(*body_); });
   return body_file_;
 }
 
 std::shared_ptr<const FileBody> View::GzipFile() const {
+  if (document_) return nullptr;
   std::shared_ptr<const std::string> gz = Gzip();
   if (gz->size() < kFileThreshold) return nullptr;
   std::call_once(gzip_file_once_, [this, gz] { gzip_file_ = FileBody::From(*gz); });
@@ -86,8 +103,8 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Tr
   if (entry->personal) {
     entry->graph = std::make_shared<const Graph>(std::move(prefix));
     if (prefix_ + 1 == chain_.size()) {
-      entry->prepared = chain_[prefix_]->Prepare(*entry->graph, context);
-      if (entry->prepared) entry->answers = std::make_shared<Entry::Answers>();
+      entry->phased = dynamic_cast<const policy::PhasedRollout*>(chain_[prefix_].get());
+      if (entry->phased) entry->pieces = std::make_shared<Entry::Pieces>();
     }
   }
   return std::shared_ptr<const Entry>(std::move(entry));
@@ -126,22 +143,29 @@ Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params, con
   }
   CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, GetEntry(params, entitlements));
   if (!entry->personal) return entry->view;
-  TransformContext personal_context = context();
-  std::optional<std::string> answer_key;
-  if (entry->prepared) answer_key = chain_[prefix_]->AnswerKey(entry->prepared.get(), personal_context);
-  if (answer_key) {
-    std::lock_guard<std::mutex> lock(entry->answers->mu);
-    if (auto it = entry->answers->by_key.find(*answer_key); it != entry->answers->by_key.end()) return it->second;
+  if (entry->phased) {
+    const int64_t now = entry->phased->Now();
+    if (std::shared_ptr<const AnswerPieces> pieces = PiecesAt(*entry, params, now)) {
+      auto id = params.find("id");
+      AnswerPieces::Selection s = pieces->Select(id == params.end() ? std::string_view() : id->second, now);
+      assembled_.fetch_add(1, std::memory_order_relaxed);
+      return std::make_shared<const View>(std::move(s.etag_hash), pieces->document(), std::move(s.pieces));
+    }
   }
+  TransformContext personal_context = context();
   CINCINNATI_ASSIGN_OR_RETURN(Graph personal,
                               RunStepsOn(chain_, prefix_, chain_.size(), *entry->graph, personal_context));
-  auto view = std::make_shared<const View>(WriteGraphJson(personal, {.schema_version = 1}));
-  if (answer_key) {
-    std::lock_guard<std::mutex> lock(entry->answers->mu);
-    if (entry->answers->by_key.size() >= max_entries_) entry->answers->by_key.clear();
-    entry->answers->by_key.emplace(*answer_key, view);
-  }
-  return std::shared_ptr<const View>(view);
+  return std::make_shared<const View>(WriteGraphJson(personal, {.schema_version = 1}));
+}
+
+std::shared_ptr<const AnswerPieces> ViewCache::PiecesAt(const Entry& entry, const Parameters& params,
+                                                        int64_t now) const {
+  std::lock_guard<std::mutex> lock(entry.pieces->mu);
+  if (entry.pieces->current && entry.pieces->current->Covers(now)) return entry.pieces->current;
+  auto span = entry.phased->SpanAt(*entry.graph, params, now);
+  if (!span.ok()) return nullptr;
+  entry.pieces->current = AnswerPieces::Build(*span);
+  return entry.pieces->current;
 }
 
 size_t ViewCache::Precompute(const std::string& channels_key, const std::string& arch_key) {

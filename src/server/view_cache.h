@@ -16,6 +16,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,8 @@
 #include "core/graph.h"
 #include "core/transform.h"
 #include "http_server/http_types.h"
+#include "http_server/pieced_document.h"
+#include "server/answer_pieces.h"
 #include "server/http_names.h"
 
 namespace cincinnati::server {
@@ -33,17 +36,24 @@ namespace cincinnati::server {
 class View {
  public:
   explicit View(std::string body);
-  const std::shared_ptr<const std::string>& body() const { return body_; }
+  // An answer assembled from pieces on first demand, plain or gzip; `etag_hash` (32 hex
+  // digits) names its bytes.
+  View(std::string etag_hash, std::shared_ptr<const http_server::PiecedDocument> document, std::vector<uint32_t> pieces);
+  const std::shared_ptr<const std::string>& body() const;
   const std::string& etag() const { return etag_; }            // "\"<hash>\""
   const std::string& gzip_etag() const { return gzip_etag_; }  // "\"<hash>-gzip\""
   std::shared_ptr<const std::string> Gzip() const;
-  // File copies of large bodies for sendfile (nullptr for small ones), made on demand.
+  // File copies of large bodies for sendfile (nullptr for small ones and assembled
+  // answers, which are sent once), made on demand.
   std::shared_ptr<const FileBody> BodyFile() const;
   std::shared_ptr<const FileBody> GzipFile() const;
 
  private:
   static constexpr size_t kFileThreshold = 32 * 1024;
-  std::shared_ptr<const std::string> body_;
+  std::shared_ptr<const http_server::PiecedDocument> document_;  // set: assembled
+  std::vector<uint32_t> pieces_;
+  mutable std::once_flag body_once_;
+  mutable std::shared_ptr<const std::string> body_;
   mutable std::once_flag body_file_once_, gzip_file_once_;
   mutable std::shared_ptr<const FileBody> body_file_, gzip_file_;
   std::string etag_, gzip_etag_;
@@ -65,6 +75,8 @@ class ViewCache {
   size_t Precompute(const std::string& channels_key, const std::string& arch_key);
   size_t size() const;
   const Graph& graph() const { return *graph_; }
+  // Answers assembled from pieces so far (the others ran the per-request steps).
+  uint64_t assembled() const { return assembled_.load(std::memory_order_relaxed); }
 
  private:
   // The answer of the cacheable prefix, and its graph when later steps must run on it.
@@ -72,15 +84,18 @@ class ViewCache {
     std::shared_ptr<const View> view;
     std::shared_ptr<const Graph> graph;  // set only when `personal`
     bool personal = false;
-    // With a single per-request step that can name its answers: its plan, and the
-    // answers computed so far by key (bounded; cleared when full, as time moves on).
-    std::shared_ptr<const void> prepared;
-    struct Answers {
+    // When the only per-request step is a phased rollout: every cluster's answer
+    // during the current span, as pieces (replaced when time leaves the span).
+    const policy::PhasedRollout* phased = nullptr;
+    struct Pieces {
       std::mutex mu;
-      std::unordered_map<std::string, std::shared_ptr<const View>> by_key;
+      std::shared_ptr<const AnswerPieces> current;
     };
-    std::shared_ptr<Answers> answers;
+    std::shared_ptr<Pieces> pieces;
   };
+  // The pieces covering `now`, built when time has left the last span; nullptr when the
+  // span cannot be cut (the chain then runs for the request and reports any error).
+  std::shared_ptr<const AnswerPieces> PiecesAt(const Entry& entry, const Parameters& params, int64_t now) const;
   std::optional<std::string> Key(const Parameters& params, const ClusterEntitlements& entitlements) const;
   Result<std::shared_ptr<const Entry>> ComputeEntry(const TransformContext& request) const;
   Result<std::shared_ptr<const Entry>> GetEntry(const Parameters& params, const ClusterEntitlements& entitlements);
@@ -94,6 +109,7 @@ class ViewCache {
   std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const Entry>> views_;  // computed on demand
+  std::atomic<uint64_t> assembled_{0};
 };
 
 }  // namespace cincinnati::server

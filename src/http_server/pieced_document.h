@@ -1,0 +1,57 @@
+// PiecedDocument: documents made of one fixed head followed by any sequence of known
+// pieces (per-cluster answers: the nodes, then the edges that cluster sees), served plain
+// or as gzip, each assembled per request by copying, without compressing anything.
+//
+// The gzip member is the head deflated once (zlib, level 9, ending at a byte boundary
+// with a sync flush) followed by one final dynamic-Huffman block of literals whose code
+// is built from the bytes of every piece; each piece's bits are computed once, so a
+// request only shifts words together and runs CRC-32 over the pieces it names. The
+// tail is coded without matches (about half its size for JSON edge lists, where zlib
+// would find a quarter); the head, usually most of a document, is zlib's.
+// Inflating the gzip member gives exactly the plain document, for any sequence of ids
+// (tests/pieced_document_test.cc and fuzz/pieced_document.cc check it with zlib).
+//
+// Memory: the head and the pieces twice (plain and coded, the coded at most 15 bits a
+// byte), plus the head deflated. Immutable after construction; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cincinnati::http_server {
+
+class PiecedDocument {
+ public:
+  PiecedDocument(std::string head, const std::vector<std::string>& pieces);
+
+  size_t piece_count() const { return spans_.size(); }
+  std::string_view piece(uint32_t id) const { return std::string_view(text_).substr(spans_[id].begin, spans_[id].size); }
+  const std::string& head() const { return head_; }
+
+  // head + pieces[ids[0]] + pieces[ids[1]] + ... Every id must be below piece_count().
+  std::string Plain(std::span<const uint32_t> ids) const;
+  // The same bytes as one gzip member.
+  std::string Gzip(std::span<const uint32_t> ids) const;
+  // The memory it holds, in bytes.
+  size_t footprint() const;
+
+ private:
+  struct Span {
+    uint32_t begin = 0, size = 0;           // in text_
+    uint32_t bits_begin = 0, bit_count = 0;  // in bits_ (64-bit words, least significant bit first)
+  };
+  std::string head_;
+  std::string head_deflated_;  // raw deflate, not final, byte-aligned
+  uint32_t head_crc_ = 0;
+  std::string text_;              // every piece's bytes
+  std::vector<Span> spans_;
+  std::vector<uint64_t> bits_;    // every piece coded with the tail's Huffman code
+  std::vector<uint64_t> block_header_;  // the tail block's header
+  uint32_t block_header_bits_ = 0;
+  uint32_t end_of_block_ = 0, end_of_block_bits_ = 0;  // its code, least significant bit first
+};
+
+}  // namespace cincinnati::http_server
