@@ -2,6 +2,8 @@
 
 #include "policy_chain.h"
 
+#include "gunzip.h"
+
 #include <cstdio>
 #include <algorithm>
 #include <chrono>
@@ -43,6 +45,7 @@
 #include "registry/manifest.h"
 #include "registry/reference.h"
 #include "http_server/content_negotiation.h"
+#include "http_server/pieced_document.h"
 #include "http_server/query.h"
 
 // Allocation counters, defined by the libFuzzer targets (target.cc) and absent from the
@@ -332,6 +335,35 @@ int OperatorAnswers(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// A head and pieces cut from the input at 0xff bytes, joined in the order the last
+// part's bytes name: the plain document is the concatenation, and its gzip member
+// inflates to exactly that, whatever the bytes (all 256 values, skewed or not).
+int PiecedDocumentEntry(const uint8_t* data, size_t size) {
+  std::vector<std::string> parts(1);
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] == 0xff && parts.size() < 64) {
+      parts.emplace_back();
+    } else {
+      parts.back().push_back(static_cast<char>(data[i]));
+    }
+  }
+  const std::string order = parts.size() > 2 ? parts.back() : std::string("\x00\x01\x00");
+  std::string head = parts.front();
+  std::vector<std::string> pieces(parts.begin() + 1, parts.end() - (parts.size() > 2 ? 1 : 0));
+  if (pieces.empty()) pieces.push_back("");
+  http_server::PiecedDocument doc(head, pieces);
+  std::vector<uint32_t> ids;
+  std::string expected = head;
+  for (unsigned char c : order) {
+    ids.push_back(c % pieces.size());
+    expected += pieces[ids.back()];
+  }
+  const std::string plain = doc.Plain(ids);
+  FUZZ_CHECK(plain == expected, "the plain document is the head and the pieces named");
+  FUZZ_CHECK(Gunzip(doc.Gzip(ids)) == plain, "the gzip member inflates to the plain document");
+  return 0;
+}
+
 constexpr NamedEntry kEntries[] = {
     {"semver", SemVer},
     {"graph_json", GraphJson},
@@ -350,6 +382,7 @@ constexpr NamedEntry kEntries[] = {
     {"agent_answer", AgentAnswer},
     {"upgrade_config", UpgradeConfigYaml},
     {"operator_answers", OperatorAnswers},
+    {"pieced_document", PiecedDocumentEntry},
 };
 
 }  // namespace

@@ -2,11 +2,16 @@
 // included) through the publish check and, when it passes, through the whole default
 // policy chain with per-cluster parameters, both directly and through the server's
 // view cache. What the check accepts, the chain must process: no crash, no internal
-// error, and the cached answer equal to the computed one.
+// error, and the cached answer equal to the computed one, plain and inflated from its
+// gzip, for several cluster ids at several instants around the phased windows (one
+// cache whose clock moves, so answer pieces are cut again as time leaves each span).
 #include "policy_chain.h"
+
+#include "gunzip.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -36,15 +41,30 @@ namespace {
 
 constexpr int64_t kNow = 1700000000;  // inside or around most phased windows of the seeds
 
-TransformChain DefaultChain() {
+TransformChain DefaultChain(const int64_t* now) {
   TransformChain chain;
   chain.push_back(std::make_unique<policy::ChannelFilter>());
   chain.push_back(std::make_unique<policy::ArchFilter>());
   chain.push_back(std::make_unique<policy::HotfixFilter>());
   chain.push_back(std::make_unique<policy::ChannelTarget>(std::set<std::string>{"*"}));
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(kNow)));
+  chain.push_back(std::make_unique<policy::PhasedRollout>([now] { return *now; }));
   return chain;
 }
+
+// Instants where per-cluster answers differ most: kNow, and the middle and ends of a
+// few phased windows of the graph.
+std::vector<int64_t> Instants(const Graph& graph) {
+  std::vector<int64_t> out = {kNow};
+  auto windows = policy::RolloutWindows(graph);
+  if (!windows.ok()) return out;
+  for (size_t i = 0; i < windows->size() && i < 3; ++i) {
+    const policy::RolloutWindow& w = (*windows)[i];
+    if (w.begin < -(1LL << 40) || w.begin > (1LL << 40) || w.duration > (1LL << 40)) continue;
+    out.insert(out.end(), {w.begin, w.begin + w.duration / 2, w.begin + w.duration - 1});
+  }
+  return out;
+}
+
 
 // A few values of each parameter, taken from the graph so the chain has work to do.
 struct Choices {
@@ -134,35 +154,45 @@ int PolicyChain(const uint8_t* data, size_t size) {
   if (!graph.ok()) return 0;
   const bool servable = CheckServable(*graph).ok();
   (void)policy::RolloutWindows(*graph);
-  const TransformChain chain = DefaultChain();
+  int64_t now = kNow;
+  const TransformChain chain = DefaultChain(&now);
   const Choices choices = ChoicesOf(*graph);
   auto shared = std::make_shared<const Graph>(*graph);
   server::ViewCache cache(chain, shared, 64);
   if (servable) cache.Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey));
-  for (const std::string& channel : choices.channels) {
-    for (const std::string& arch : choices.arches) {
-      for (const char* id : {"", "8f5a3b1e-2c4d-4e6f-8a9b-0c1d2e3f4a5b"}) {
-        for (size_t v = 0; v <= choices.versions.size(); ++v) {
-          TransformContext context;
-          context.parameters = {{"channel", channel}, {"arch", arch}};
-          if (*id) context.parameters["id"] = id;
-          if (v < choices.versions.size()) context.parameters["version"] = choices.versions[v];
-          context.entitlements.hotfixes = choices.hotfixes;
-          auto out = RunChainOn(chain, *graph, context);
-          if (!servable) continue;  // the chain may refuse it, but must not crash
-          CHAIN_CHECK(out.ok() || ClientError(out.status()), "a servable graph runs through the chain");
-          if (!out.ok()) continue;
-          CheckInsight(chain, *graph, *out, context);
-          std::string written = WriteGraphJson(*out, {.schema_version = 1});
-          CHAIN_CHECK(ReadGraphJson(written).ok(), "an answer reads back");
-          (void)policy::EdgeTimings(*graph, channel, id);
-          auto cached = cache.Get(context.parameters, context.entitlements);
-          if (!(cached.ok() && *(*cached)->body() == written)) {
-            std::fprintf(stderr, "params: channel=%s arch=%s id=%s version=%s\ncomputed: %s\ncached: %s\n", channel.c_str(), arch.c_str(), id,
-                         v < choices.versions.size() ? choices.versions[v].c_str() : "-", written.c_str(),
-                         cached.ok() ? (*cached)->body()->c_str() : cached.status().message().c_str());
+  // One request: the chain's answer, its explanations (at kNow), and the cache's copy.
+  auto check = [&](const TransformContext& context) {
+    TransformContext copy = context;
+    auto out = RunChainOn(chain, *graph, copy);
+    if (!servable) return;  // the chain may refuse it, but must not crash
+    CHAIN_CHECK(out.ok() || ClientError(out.status()), "a servable graph runs through the chain");
+    if (!out.ok()) return;
+    if (now == kNow) CheckInsight(chain, *graph, *out, context);
+    std::string written = WriteGraphJson(*out, {.schema_version = 1});
+    CHAIN_CHECK(ReadGraphJson(written).ok(), "an answer reads back");
+    auto id = context.parameters.find("id");
+    (void)policy::EdgeTimings(*graph, context.parameters.at("channel"), id == context.parameters.end() ? "" : id->second);
+    auto cached = cache.Get(context.parameters, context.entitlements);
+    if (!(cached.ok() && *(*cached)->body() == written)) {
+      std::fprintf(stderr, "now=%lld\ncomputed: %s\ncached: %s\n", static_cast<long long>(now), written.c_str(),
+                   cached.ok() ? (*cached)->body()->c_str() : cached.status().message().c_str());
+    }
+    CHAIN_CHECK(cached.ok() && *(*cached)->body() == written, "the cached answer is the computed one");
+    CHAIN_CHECK(Gunzip(*(*cached)->Gzip()) == written, "the gzip answer inflates to the computed one");
+  };
+  for (int64_t instant : Instants(*graph)) {
+    now = instant;
+    for (const std::string& channel : choices.channels) {
+      for (const std::string& arch : choices.arches) {
+        for (const char* id : {"", "8f5a3b1e-2c4d-4e6f-8a9b-0c1d2e3f4a5b", "00000000-0000-4000-8000-000000000000"}) {
+          for (size_t v = 0; v <= choices.versions.size(); ++v) {
+            TransformContext context;
+            context.parameters = {{"channel", channel}, {"arch", arch}};
+            if (*id) context.parameters["id"] = id;
+            if (v < choices.versions.size()) context.parameters["version"] = choices.versions[v];
+            context.entitlements.hotfixes = choices.hotfixes;
+            check(context);
           }
-          CHAIN_CHECK(cached.ok() && *(*cached)->body() == written, "the cached answer is the computed one");
         }
       }
     }

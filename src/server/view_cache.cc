@@ -92,7 +92,8 @@ std::optional<std::string> ViewCache::Key(const Parameters& params, const Cluste
   return key;
 }
 
-Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const TransformContext& request) const {
+Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const TransformContext& request,
+                                                                        bool kept) const {
   TransformContext context;
   context.parameters = request.parameters;
   context.entitlements = request.entitlements;
@@ -102,7 +103,8 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Tr
   entry->view = std::make_shared<const View>(WriteGraphJson(prefix, {.schema_version = 1}));
   if (entry->personal) {
     entry->graph = std::make_shared<const Graph>(std::move(prefix));
-    if (prefix_ + 1 == chain_.size()) {
+    // Pieces pay off over many requests: an entry that is not kept runs the step.
+    if (kept && prefix_ + 1 == chain_.size()) {
       entry->phased = dynamic_cast<const policy::PhasedRollout*>(chain_[prefix_].get());
       if (entry->phased) entry->pieces = std::make_shared<Entry::Pieces>();
     }
@@ -121,7 +123,12 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parame
   TransformContext request;  // only on a miss: the hit path copies nothing
   request.parameters = params;
   request.entitlements = entitlements;
-  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request));
+  bool room = false;
+  if (key) {
+    std::shared_lock lock(mu_);
+    room = views_.size() < max_entries_;
+  }
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request, room));
   if (key) {
     std::unique_lock lock(mu_);
     if (views_.size() < max_entries_) views_.emplace(*key, entry);
@@ -160,12 +167,20 @@ Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params, con
 
 std::shared_ptr<const AnswerPieces> ViewCache::PiecesAt(const Entry& entry, const Parameters& params,
                                                         int64_t now) const {
-  std::lock_guard<std::mutex> lock(entry.pieces->mu);
-  if (entry.pieces->current && entry.pieces->current->Covers(now)) return entry.pieces->current;
+  std::shared_ptr<const AnswerPieces> current = entry.pieces->current.load(std::memory_order_acquire);
+  if (current && current->Covers(now)) return current;
+  if (entry.pieces->uncuttable.load(std::memory_order_relaxed)) return nullptr;
+  std::lock_guard<std::mutex> lock(entry.pieces->cutting);
+  current = entry.pieces->current.load(std::memory_order_acquire);
+  if (current && current->Covers(now)) return current;
   auto span = entry.phased->SpanAt(*entry.graph, params, now);
-  if (!span.ok()) return nullptr;
-  entry.pieces->current = AnswerPieces::Build(*span);
-  return entry.pieces->current;
+  if (!span.ok()) {
+    entry.pieces->uncuttable.store(true, std::memory_order_relaxed);
+    return nullptr;
+  }
+  current = AnswerPieces::Build(*span);
+  entry.pieces->current.store(current, std::memory_order_release);
+  return current;
 }
 
 size_t ViewCache::Precompute(const std::string& channels_key, const std::string& arch_key) {
@@ -191,7 +206,7 @@ size_t ViewCache::Precompute(const std::string& channels_key, const std::string&
     for (const std::string& arch : arches) {
       TransformContext request;
       request.parameters = {{"channel", channel}, {"arch", arch}};
-      auto entry = ComputeEntry(request);
+      auto entry = ComputeEntry(request, true);
       if (entry.ok()) precomputed_.emplace(*Key(request.parameters, request.entitlements), std::move(entry).value());
     }
   }

@@ -5,14 +5,20 @@
 // The chain's leading steps that declare their parameters form a cacheable prefix;
 // the rest (per-cluster steps such as phased rollouts) run per request on the cached
 // prefix result, and only when one of them applies to it, so a graph without phased
-// releases is still served entirely from memory.
+// releases is still served entirely from memory. When the only such step is the phased
+// rollout, a kept entry holds every cluster's answer for the current span of time as
+// pieces (server/answer_pieces.h), cut again when time leaves the span: a request
+// assembles its answer, plain or gzip, in microseconds, whatever its cluster id.
 //
 // Answers are computed once and served from memory: the versioned JSON body, its
 // ETag, and a gzip copy made on first demand. When the chain reads channel and arch,
 // Precompute() builds every (channel, arch) pair present in the graph up front (other
 // key parameters absent, as in a plain client's request).
 // Errors (bad parameters) are not cached, and the cache holds at most `max_entries`
-// answers so that random well-formed channel names cannot grow it without bound.
+// views so that random well-formed channel names cannot grow it without bound.
+// Memory: each kept view holds its answer, its gzip once asked, its graph when a step
+// runs per request, and for a phased view about 2.5 times its answer in pieces (the
+// widest answer, its tail Huffman-coded, its head deflated).
 // Thread-safe.
 #pragma once
 
@@ -88,8 +94,9 @@ class ViewCache {
     // during the current span, as pieces (replaced when time leaves the span).
     const policy::PhasedRollout* phased = nullptr;
     struct Pieces {
-      std::mutex mu;
-      std::shared_ptr<const AnswerPieces> current;
+      std::atomic<std::shared_ptr<const AnswerPieces>> current;  // read without a lock
+      std::mutex cutting;  // one thread cuts the next span's pieces
+      std::atomic<bool> uncuttable{false};  // SpanAt failed: the graph's, so for good
     };
     std::shared_ptr<Pieces> pieces;
   };
@@ -97,7 +104,8 @@ class ViewCache {
   // span cannot be cut (the chain then runs for the request and reports any error).
   std::shared_ptr<const AnswerPieces> PiecesAt(const Entry& entry, const Parameters& params, int64_t now) const;
   std::optional<std::string> Key(const Parameters& params, const ClusterEntitlements& entitlements) const;
-  Result<std::shared_ptr<const Entry>> ComputeEntry(const TransformContext& request) const;
+  // `kept`: the entry will be cached (then it may hold answer pieces).
+  Result<std::shared_ptr<const Entry>> ComputeEntry(const TransformContext& request, bool kept) const;
   Result<std::shared_ptr<const Entry>> GetEntry(const Parameters& params, const ClusterEntitlements& entitlements);
 
   const TransformChain& chain_;
