@@ -168,11 +168,17 @@ PhasedFixture RandomPhasedGraph(std::mt19937_64& rng, int64_t t0) {
   return f;
 }
 
+#ifdef CINCINNATI_SANITIZED
+constexpr int kRandomIds = 25;  // the same graphs and instants, fewer clusters
+#else
+constexpr int kRandomIds = 60;
+#endif
+
 TEST(AnswerPiecesTest, EveryClusterAtEveryInstantGetsTheChainsBytes) {
   std::mt19937_64 rng(2021);
   const int64_t t0 = 1637712000;  // 2021-11-24
   std::vector<std::string> ids = {"", "not-a-uuid", "00000000-0000-0000-0000-000000000000"};
-  for (int i = 0; i < 60; ++i) ids.push_back(RandomId(rng));
+  for (int i = 0; i < kRandomIds; ++i) ids.push_back(RandomId(rng));
   size_t compared = 0, per_cluster_spans = 0;
   for (int round = 0; round < 12; ++round) {
     PhasedFixture f = RandomPhasedGraph(rng, t0);
@@ -206,7 +212,7 @@ TEST(AnswerPiecesTest, EveryClusterAtEveryInstantGetsTheChainsBytes) {
       per_cluster_spans += bodies.size() > 1;
     }
   }
-  EXPECT_GT(compared, 5000u);
+  EXPECT_GT(compared, 2500u);
   EXPECT_GT(per_cluster_spans, 20u) << "the graphs must give clusters different answers at many instants";
 }
 

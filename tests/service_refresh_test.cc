@@ -289,6 +289,19 @@ TEST(PhasedServiceTest, ReplicasAndServeAgree) {
     EXPECT_EQ(first.find("phased"), std::string::npos) << "internal keys must not reach clients";
     for (auto& e : engines) EXPECT_EQ(Get(e->url(query)).body, first) << id;
     EXPECT_EQ(Get(serve.url(query)).body, first) << id;
+    // Compressed as the CVO asks (assembled from pieces): the same bytes once inflated
+    // (libcurl checks the CRC), and an ETag that a second request can revalidate.
+    for (const std::string url : {engines[1]->url(query), serve.url(query)}) {
+      http::Result gz = http::Get(url, {.timeout = std::chrono::seconds(10), .accept_gzip = true});
+      ASSERT_EQ(gz.status, 200) << gz.error;
+      ASSERT_NE(gz.Header("Content-Encoding"), nullptr);
+      EXPECT_EQ(*gz.Header("Content-Encoding"), "gzip");
+      EXPECT_EQ(gz.body, first) << id;
+      ASSERT_NE(gz.Header("ETag"), nullptr);
+      http::Result again = http::Get(url, {.headers = {"If-None-Match: " + *gz.Header("ETag")},
+                                           .timeout = std::chrono::seconds(10), .accept_gzip = true});
+      EXPECT_EQ(again.status, 304) << id;
+    }
     distinct.insert(first);
   }
   EXPECT_GE(distinct.size(), 2u) << "mid-window, clusters must not all see the same graph";

@@ -140,15 +140,13 @@ std::shared_ptr<const AnswerPieces> AnswerPieces::Build(const policy::PhasedSpan
     return static_cast<uint32_t>(out.conds_.size() - 1);
   };
   AnswerPiecesBuilder b(out);
+  auto text_of = [&](const GraphJsonLayout::Span& at) { return all.substr(at.begin, at.end - at.begin); };
+  // What lies before a list's first element is fixed; between two elements lies exactly
+  // one comma, which the request puts back where it is needed.
   size_t pos = 0;
-  // Between elements lies exactly one comma, which the request puts back where needed.
-  auto before = [&](size_t begin, bool first) {
-    if (first) b.Fixed(all.substr(pos, begin - pos));
-    pos = begin;
-  };
   for (size_t i = 0; i < layout.edges.size(); ++i) {
-    before(layout.edges[i].begin, i == 0);
-    b.Element(0, all.substr(layout.edges[i].begin, layout.edges[i].end - layout.edges[i].begin), cond_of(span.edges[i]));
+    if (i == 0) b.Fixed(all.substr(0, layout.edges[0].begin));
+    b.Element(0, text_of(layout.edges[i]), cond_of(span.edges[i]));
     pos = layout.edges[i].end;
   }
   for (size_t g = 0; g < layout.groups.size(); ++g) {
@@ -171,7 +169,7 @@ std::shared_ptr<const AnswerPieces> AnswerPieces::Build(const policy::PhasedSpan
       group_op = b.Group(head, first, static_cast<uint32_t>(out.conds_.size()));
     }
     for (size_t r = 0; r < group.refs.size(); ++r) {
-      b.Element(2, all.substr(group.refs[r].begin, group.refs[r].end - group.refs[r].begin), conds[r]);
+      b.Element(2, text_of(group.refs[r]), conds[r]);
     }
     if (group_op != SIZE_MAX) {
       b.EndGroup(group_op, tail);
