@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -15,6 +16,7 @@
 #include "core/internal_metadata.h"
 #include "core/metadata_keys.h"
 #include "http_server/pieced_document.h"
+#include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
 #include "server/answer_pieces.h"
@@ -214,6 +216,75 @@ TEST(AnswerPiecesTest, EveryClusterAtEveryInstantGetsTheChainsBytes) {
   }
   EXPECT_GT(compared, 2500u);
   EXPECT_GT(per_cluster_spans, 20u) << "the graphs must give clusters different answers at many instants";
+}
+
+// One cache whose clock moves back and forth: pieces cut at one instant serve the
+// others of their span, and are cut again when time leaves it.
+TEST(AnswerPiecesTest, OneCacheWhoseClockMovesBothWays) {
+  std::mt19937_64 rng(99);
+  std::vector<std::string> ids = {"", "not-a-uuid"};
+  for (int i = 0; i < 20; ++i) ids.push_back(RandomId(rng));
+  for (int round = 0; round < 6; ++round) {
+    PhasedFixture f = RandomPhasedGraph(rng, 1637712000);
+    int64_t now = 0;
+    TransformChain chain;
+    chain.push_back(std::make_unique<policy::ChannelFilter>());
+    chain.push_back(std::make_unique<policy::PhasedRollout>([&now] { return now; }));
+    server::ViewCache cache(chain, std::make_shared<const Graph>(f.graph));
+    std::vector<int64_t> instants(f.instants.begin(), f.instants.end());
+    for (size_t i = 0, n = instants.size(); i < n; ++i) instants.push_back(instants[i] + static_cast<int64_t>(rng() % 7200));
+    std::shuffle(instants.begin(), instants.end(), rng);
+    uint64_t requests = 0;
+    for (int64_t t : instants) {
+      now = t;
+      for (const std::string& id : ids) {
+        Parameters params{{"channel", "c"}};
+        if (!id.empty()) params["id"] = id;
+        TransformContext context;
+        context.parameters = params;
+        auto direct = RunChainOn(chain, f.graph, context);
+        ASSERT_TRUE(direct.ok());
+        const std::string expected = WriteGraphJson(*direct, {.schema_version = 1});
+        auto view = cache.Get(params);
+        ASSERT_TRUE(view.ok());
+        ASSERT_EQ(*(*view)->body(), expected) << "now " << t << " id " << id;
+        ASSERT_EQ(Gunzip(*(*view)->Gzip()), expected) << "now " << t << " id " << id;
+        ++requests;
+      }
+    }
+    EXPECT_EQ(cache.assembled(), requests);
+  }
+}
+
+// Pieces are cut for one channel: a chain whose cacheable steps do not read the channel
+// (so one entry serves every channel) runs the phased step per request instead.
+TEST(AnswerPiecesTest, PiecesBelongToOneChannel) {
+  const int64_t t0 = 1637712000, day = 86400;
+  const std::string start_key = PrefixedKey(kDefaultKeyPrefix, kPhasedStartSuffix);
+  Graph g;
+  for (const char* v : {"4.1.0", "4.1.1"}) {
+    Metadata m{{std::string(kArchKey), "amd64"}, {start_key, fmt::format("a={},b={}", t0, t0 + 10 * day)}};
+    ASSERT_TRUE(g.AddNode(Node::Concrete(v, "p", m)).ok());
+  }
+  ASSERT_TRUE(g.AddEdge(0, 1).ok());
+  TransformChain chain;
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(t0 + day)));
+  server::ViewCache cache(chain, std::make_shared<const Graph>(g));
+  std::set<std::string> answers;
+  for (const char* channel : {"a", "b", "a"}) {
+    Parameters p{{"channel", channel}, {"arch", "amd64"}};
+    TransformContext c;
+    c.parameters = p;
+    auto direct = RunChainOn(chain, g, c);
+    ASSERT_TRUE(direct.ok()) << direct.status().message();
+    auto cached = cache.Get(p);
+    ASSERT_TRUE(cached.ok());
+    EXPECT_EQ(*(*cached)->body(), WriteGraphJson(*direct, {.schema_version = 1})) << channel;
+    answers.insert(*(*cached)->body());
+  }
+  EXPECT_EQ(answers.size(), 2u) << "channel b has not started";
+  EXPECT_EQ(cache.assembled(), 0u);
 }
 
 TEST(AnswerPiecesTest, ASpanEndsWhereSomethingChanges) {

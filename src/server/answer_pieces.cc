@@ -133,6 +133,7 @@ std::shared_ptr<const AnswerPieces> AnswerPieces::Build(const policy::PhasedSpan
   out.targets_ = span.targets;
   GraphJsonLayout layout;
   const std::string text = WriteGraphJson(span.widest, {.schema_version = 1}, &layout);
+  if (text.size() > kMaxDocument) return nullptr;
   const std::string_view all(text);
   auto cond_of = [&](const policy::PhasedSpan::Rule& rule) {
     if (!rule.per_cluster) return kAlways;

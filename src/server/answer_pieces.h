@@ -14,8 +14,12 @@
 //
 // The bytes are exactly what the policy chain writes for that cluster and instant
 // (tests/answer_pieces_test.cc compares them over thousands of ids and instants;
-// fuzz/policy_chain.cc too). The ETag is a SHA-256 of the document's identity and the
-// set of per-cluster edges seen, so equal bytes from the same span share it.
+// fuzz/policy_chain.cc too). The ETag is a SHA-256 of the span's document and cuts
+// and of the per-cluster edges seen: equal ETags mean equal bytes (as for every answer),
+// and equal bytes within a span share one. It is not a hash of the bytes (that would
+// cost more than assembling them), so at the end of a span every cluster's ETag changes
+// once, even where its answer did not, and an answer the step computed instead (the
+// cache full, or the next span being cut) carries its body's hash.
 // Immutable after Build(); thread-safe.
 #pragma once
 
@@ -32,7 +36,10 @@ namespace cincinnati::server {
 
 class AnswerPieces {
  public:
-  // The pieces of `span`'s answers (JSON with "version": 1, as ComputeView writes).
+  // The pieces of `span`'s answers (JSON with "version": 1, as ComputeView writes);
+  // nullptr for a widest document over kMaxDocument (64 MiB: real channels are below
+  // 1 MiB; PiecedDocument counts bits in 32 bits).
+  static constexpr size_t kMaxDocument = size_t{64} << 20;
   static std::shared_ptr<const AnswerPieces> Build(const policy::PhasedSpan& span);
 
   bool Covers(int64_t now) const { return from_ <= now && now < until_; }

@@ -10,6 +10,12 @@
 #include "server/http_names.h"
 
 namespace cincinnati::server {
+namespace {
+
+// Instants a real clock gives (far from where int64 and double disagree).
+constexpr int64_t kSaneInstant = int64_t{1} << 50;
+
+}  // namespace
 
 View::View(std::string body) : body_(std::make_shared<const std::string>(std::move(body))) {
   std::string hash = Sha256Hex(*body_).substr(0, 32);
@@ -70,6 +76,7 @@ ViewCache::ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> g
     key_entitlements_ |= chain_[prefix_]->reads_entitlements();
   }
   if (prefix_ > 0 || chain_.empty()) key_parameters_ = std::vector<std::string>(keys.begin(), keys.end());
+  keys_channel_ = keys.count("channel") > 0;
 }
 
 std::optional<std::string> ViewCache::Key(const Parameters& params, const ClusterEntitlements& entitlements) const {
@@ -103,8 +110,9 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Tr
   entry->view = std::make_shared<const View>(WriteGraphJson(prefix, {.schema_version = 1}));
   if (entry->personal) {
     entry->graph = std::make_shared<const Graph>(std::move(prefix));
-    // Pieces pay off over many requests: an entry that is not kept runs the step.
-    if (kept && prefix_ + 1 == chain_.size()) {
+    // Pieces pay off over many requests: an entry that is not kept runs the step. They
+    // are cut for the entry's channel, so the channel must be part of its key.
+    if (kept && keys_channel_ && prefix_ + 1 == chain_.size()) {
       entry->phased = dynamic_cast<const policy::PhasedRollout*>(chain_[prefix_].get());
       if (entry->phased) entry->pieces = std::make_shared<Entry::Pieces>();
     }
@@ -170,15 +178,20 @@ std::shared_ptr<const AnswerPieces> ViewCache::PiecesAt(const Entry& entry, cons
   std::shared_ptr<const AnswerPieces> current = entry.pieces->current.load(std::memory_order_acquire);
   if (current && current->Covers(now)) return current;
   if (entry.pieces->uncuttable.load(std::memory_order_relaxed)) return nullptr;
-  std::lock_guard<std::mutex> lock(entry.pieces->cutting);
+  // While one request cuts the next span's pieces, the others run the step: no request
+  // waits for another's work.
+  std::unique_lock<std::mutex> lock(entry.pieces->cutting, std::try_to_lock);
+  if (!lock.owns_lock()) return nullptr;
   current = entry.pieces->current.load(std::memory_order_acquire);
   if (current && current->Covers(now)) return current;
   auto span = entry.phased->SpanAt(*entry.graph, params, now);
-  if (!span.ok()) {
-    entry.pieces->uncuttable.store(true, std::memory_order_relaxed);
+  if (span.ok()) current = AnswerPieces::Build(*span);
+  if (!span.ok() || !current) {
+    // The graph's doing (a key that does not decode, a document too large), not the
+    // instant's, unless the clock itself is absurd.
+    if (now > -kSaneInstant && now < kSaneInstant) entry.pieces->uncuttable.store(true, std::memory_order_relaxed);
     return nullptr;
   }
-  current = AnswerPieces::Build(*span);
   entry.pieces->current.store(current, std::memory_order_release);
   return current;
 }

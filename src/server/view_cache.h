@@ -96,12 +96,13 @@ class ViewCache {
     struct Pieces {
       std::atomic<std::shared_ptr<const AnswerPieces>> current;  // read without a lock
       std::mutex cutting;  // one thread cuts the next span's pieces
-      std::atomic<bool> uncuttable{false};  // SpanAt failed: the graph's, so for good
+      std::atomic<bool> uncuttable{false};  // the graph cannot be cut: for good
     };
     std::shared_ptr<Pieces> pieces;
   };
-  // The pieces covering `now`, built when time has left the last span; nullptr when the
-  // span cannot be cut (the chain then runs for the request and reports any error).
+  // The pieces covering `now`, cut when time has left the last span; nullptr when the
+  // span cannot be cut or another request is cutting it (the step then runs for the
+  // request, and reports any error).
   std::shared_ptr<const AnswerPieces> PiecesAt(const Entry& entry, const Parameters& params, int64_t now) const;
   std::optional<std::string> Key(const Parameters& params, const ClusterEntitlements& entitlements) const;
   // `kept`: the entry will be cached (then it may hold answer pieces).
@@ -114,6 +115,7 @@ class ViewCache {
   size_t prefix_ = 0;  // steps [0, prefix_) are cacheable
   std::optional<std::vector<std::string>> key_parameters_;  // nullopt: nothing cacheable
   bool key_entitlements_ = false;  // a cacheable step reads the entitlements
+  bool keys_channel_ = false;      // a cacheable step reads the channel
   std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const Entry>> views_;  // computed on demand
