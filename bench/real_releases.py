@@ -1,7 +1,8 @@
 # Release documents for every version a graph-data tree lists (the shared fixture's,
-# OpenShift's graph-data of December 2022), with OpenShift-like edges and metadata:
-# each release accepts every lower release of its own minor and of the minor before
-# (as z-stream and y-stream updates do), and carries an errata URL. Served with that
+# OpenShift's graph-data of December 2022, or a 2.x tree's managing files, such as
+# bench/phased_2021.py's), with OpenShift-like edges and metadata: each release
+# accepts every lower release of its own minor and of the minor before (as z-stream and
+# y-stream updates do), and carries an errata URL. Served with that
 # graph-data (its channels, blocked edges and risks), the channels' answers span the
 # sizes real clusters get: 1 KB to 175 KB.
 #
@@ -12,7 +13,8 @@ os.makedirs(out, exist_ok=True)
 versions = set()
 for f in os.listdir(os.path.join(gd, "channels")):
     text = open(os.path.join(gd, "channels", f)).read()
-    for m in re.finditer(r"^\s*-\s*['\"]?([0-9]+\.[0-9]+\.[0-9]+[^'\"\s#]*)", text, re.M):
+    # 1.x: `- 4.8.2`; 2.x managing files: `- {name: 4.8.2, start: ...}` or `- name: 4.8.2`
+    for m in re.finditer(r"^\s*-\s*(?:\{\s*)?(?:name:\s*)?['\"]?([0-9]+\.[0-9]+\.[0-9]+[^'\"\s#,}]*)", text, re.M):
         versions.add(m.group(1))
 def key(v):
     core, _, pre = v.partition("-")

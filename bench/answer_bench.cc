@@ -1,0 +1,109 @@
+// Per-cluster answers of a real-size phased channel: the policy chain run and its
+// answer written (and compressed) per request, against the answer assembled from pieces
+// (server/answer_pieces.h), for a fresh random cluster id each time.
+//   CINCINNATI_BENCH_PHASED_2021=DIR build/bench/pipeline_bench --benchmark_filter=PerCluster
+// where DIR holds graph-data/ (python3 bench/phased_2021.py FIXTURE DIR/graph-data) and
+// releases/ (python3 bench/real_releases.py DIR/graph-data DIR/releases).
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "builder/pipeline.h"
+#include "core/graph_json.h"
+#include "http_server/gzip.h"
+#include "policy/arch_filter.h"
+#include "policy/channel_filter.h"
+#include "policy/phased_rollout.h"
+#include "server/view_cache.h"
+
+namespace cincinnati::bench {
+namespace {
+
+constexpr int64_t kNow = 1637884800;  // 2021-11-26T00:00:00Z, as bench/http_vs_nginx.sh's percluster case
+
+const Graph* PhasedGraph2021(benchmark::State& state) {
+  static const Result<Graph> graph = []() -> Result<Graph> {
+    const char* dir = std::getenv("CINCINNATI_BENCH_PHASED_2021");
+    if (dir == nullptr) return Status::InvalidArgument("set CINCINNATI_BENCH_PHASED_2021 (see answer_bench.cc)");
+    LocalBuildOptions options;
+    options.releases = std::filesystem::path(dir) / "releases";
+    options.graph_data = std::filesystem::path(dir) / "graph-data";
+    TransformContext context;
+    return BuildLocalGraph(options, context);
+  }();
+  if (!graph.ok()) {
+    state.SkipWithError(graph.status().message().c_str());
+    return nullptr;
+  }
+  return &*graph;
+}
+
+TransformChain Chain() {
+  TransformChain chain;
+  chain.push_back(std::make_unique<policy::ChannelFilter>());
+  chain.push_back(std::make_unique<policy::ArchFilter>());
+  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(kNow)));
+  return chain;
+}
+
+std::vector<std::string> RandomIds(size_t n) {
+  std::mt19937_64 rng(29);
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t a = rng(), b = rng();
+    ids.push_back(fmt::format("{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xfff,
+                              b >> 52, b & 0xffffffffffffULL));
+  }
+  return ids;
+}
+
+// range(0): 1 for gzip. What the policy engine did before pieces for an answer it had
+// not seen: the per-request step on the cached channel view, written and compressed.
+void BM_PerClusterAnswer_Chain(benchmark::State& state) {
+  const Graph* graph = PhasedGraph2021(state);
+  if (!graph) return;
+  TransformChain chain = Chain();
+  TransformContext prefix_context;
+  prefix_context.parameters = {{"channel", "stable-4.8"}, {"arch", "amd64"}};
+  auto prefix = RunStepsOn(chain, 0, 2, *graph, prefix_context);
+  const std::vector<std::string> ids = RandomIds(4096);
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    TransformContext context;
+    context.parameters = {{"channel", "stable-4.8"}, {"arch", "amd64"}, {"id", ids[i++ % ids.size()]}};
+    auto view = RunStepsOn(chain, 2, 3, *prefix, context);
+    std::string body = WriteGraphJson(*view, {.schema_version = 1});
+    if (state.range(0)) body = http_server::GzipCompress(body);
+    bytes = body.size();
+    benchmark::DoNotOptimize(body);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_PerClusterAnswer_Chain)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The same answers from the view cache: assembled from the span's pieces.
+void BM_PerClusterAnswer_Pieces(benchmark::State& state) {
+  const Graph* graph = PhasedGraph2021(state);
+  if (!graph) return;
+  TransformChain chain = Chain();
+  server::ViewCache cache(chain, std::make_shared<const Graph>(*graph));
+  const std::vector<std::string> ids = RandomIds(4096);
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    Parameters params{{"channel", "stable-4.8"}, {"arch", "amd64"}, {"id", ids[i++ % ids.size()]}};
+    auto view = cache.Get(params);
+    std::shared_ptr<const std::string> body = state.range(0) ? (*view)->Gzip() : (*view)->body();
+    bytes = body->size();
+    benchmark::DoNotOptimize(body);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+  state.counters["assembled"] = static_cast<double>(cache.assembled());
+}
+BENCHMARK(BM_PerClusterAnswer_Pieces)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace cincinnati::bench
