@@ -216,12 +216,14 @@ class Session : public std::enable_shared_from_this<Session> {
       return WriteFile(keep_alive);
     }
     body_ = std::move(res.body);
-    const size_t length = body_ ? body_->size() : 0;
+    body_tail_ = std::move(res.body_tail);
+    const size_t length = (body_ ? body_->size() : 0) + (body_tail_ ? body_tail_->size() : 0);
     head_.clear();
     AppendResponseHead(head_, res, version_, length, keep_alive);
-    std::array<asio::const_buffer, 2> buffers{asio::buffer(head_),
-                                              has_body && body_ ? asio::buffer(*body_) : asio::const_buffer()};
-    const size_t total = buffers[0].size() + buffers[1].size();
+    std::array<asio::const_buffer, 3> buffers{asio::buffer(head_),
+                                              has_body && body_ ? asio::buffer(*body_) : asio::const_buffer(),
+                                              has_body && body_tail_ ? asio::buffer(*body_tail_) : asio::const_buffer()};
+    const size_t total = buffers[0].size() + buffers[1].size() + buffers[2].size();
     beast::error_code ec;
     size_t sent = socket_.write_some(buffers, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
@@ -230,11 +232,10 @@ class Session : public std::enable_shared_from_this<Session> {
       return Close();
     }
     if (sent == total) return Written(keep_alive);
-    if (sent < buffers[0].size()) {
-      buffers[0] += sent;
-    } else {
-      buffers[1] += sent - buffers[0].size();
-      buffers[0] = asio::const_buffer();
+    for (asio::const_buffer& b : buffers) {  // skip what was sent
+      const size_t n = std::min(sent, b.size());
+      b += n;
+      sent -= n;
     }
     asio::async_write(socket_, buffers, [self = shared_from_this(), keep_alive](beast::error_code e, size_t) {
       if (e) return self->Close();
@@ -244,6 +245,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Written(bool keep_alive) {
     body_.reset();
+    body_tail_.reset();
     if (!keep_alive) return Close();
     Read();
   }
@@ -307,6 +309,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::string head_;                         // the response head being sent
   std::shared_ptr<const std::string> body_;  // the body being sent
+  std::shared_ptr<const std::string> body_tail_;  // and the rest of it
   std::shared_ptr<const FileBody> file_;     // the body being sent with sendfile
   Clock::time_point deadline_ = Clock::time_point::max();
   size_t requests_ = 0;

@@ -46,6 +46,9 @@ struct Response {
   Headers headers;
   // Shared so that precomputed bodies are served without copying.
   std::shared_ptr<const std::string> body;
+  // Optional: more of the body, sent after `body` (an assembled answer's part that
+  // differs per request, after the part it shares with every other).
+  std::shared_ptr<const std::string> body_tail;
   std::shared_ptr<const FileBody> file;  // optional: `body` as a file, preferred for sending
 
   static Response Text(int status, std::string body, std::string content_type = "text/plain; charset=utf-8");

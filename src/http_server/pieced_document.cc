@@ -194,8 +194,11 @@ void AppendLittleEndian32(std::string& out, uint32_t v) {
 }  // namespace
 
 PiecedDocument::PiecedDocument(std::string head, const std::vector<std::string>& pieces)
-    : head_(std::move(head)), head_deflated_(RawDeflateSyncFlushed(head_)) {
-  head_crc_ = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(head_.data()), static_cast<uInt>(head_.size())));
+    : head_(std::make_shared<const std::string>(std::move(head))) {
+  static constexpr char kGzipHeader[10] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
+  gzip_head_ = std::make_shared<const std::string>(std::string(kGzipHeader, sizeof kGzipHeader) +
+                                                   RawDeflateSyncFlushed(*head_));
+  head_crc_ = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(head_->data()), static_cast<uInt>(head_->size())));
   // One literal code for every piece's bytes, and the end of the block.
   std::vector<uint64_t> freq(257, 0);
   for (const std::string& p : pieces) {
@@ -232,26 +235,26 @@ PiecedDocument::PiecedDocument(std::string head, const std::vector<std::string>&
   }
 }
 
-std::string PiecedDocument::Plain(std::span<const uint32_t> ids) const {
-  size_t size = head_.size();
+std::string PiecedDocument::Plain(std::span<const uint32_t> ids) const { return *head_ + PlainTail(ids); }
+
+std::string PiecedDocument::Gzip(std::span<const uint32_t> ids) const { return *gzip_head_ + GzipTail(ids); }
+
+std::string PiecedDocument::PlainTail(std::span<const uint32_t> ids) const {
+  size_t size = 0;
   for (uint32_t id : ids) size += spans_[id].size;
   std::string out;
   out.reserve(size);
-  out += head_;
   for (uint32_t id : ids) out.append(text_, spans_[id].begin, spans_[id].size);
   return out;
 }
 
-std::string PiecedDocument::Gzip(std::span<const uint32_t> ids) const {
+std::string PiecedDocument::GzipTail(std::span<const uint32_t> ids) const {
   size_t bits = block_header_bits_ + end_of_block_bits_;
   for (uint32_t id : ids) bits += spans_[id].bit_count;
   std::string out;
-  out.reserve(10 + head_deflated_.size() + bits / 8 + 16 + 8);
-  static constexpr char kGzipHeader[10] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
-  out.append(kGzipHeader, sizeof kGzipHeader);
-  out += head_deflated_;
+  out.reserve(bits / 8 + 16);
   uLong crc = head_crc_;
-  uint64_t size = head_.size();
+  uint64_t size = head_->size();
   BitWriter w(out);
   w.PutWords(block_header_.data(), block_header_bits_);
   for (uint32_t id : ids) {
@@ -268,7 +271,7 @@ std::string PiecedDocument::Gzip(std::span<const uint32_t> ids) const {
 }
 
 size_t PiecedDocument::footprint() const {
-  return sizeof(*this) + head_.capacity() + head_deflated_.capacity() + text_.capacity() +
+  return sizeof(*this) + head_->capacity() + gzip_head_->capacity() + text_.capacity() +
          spans_.capacity() * sizeof(Span) + (bits_.capacity() + block_header_.capacity()) * sizeof(uint64_t);
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,12 +30,17 @@ class PiecedDocument {
 
   size_t piece_count() const { return spans_.size(); }
   std::string_view piece(uint32_t id) const { return std::string_view(text_).substr(spans_[id].begin, spans_[id].size); }
-  const std::string& head() const { return head_; }
 
   // head + pieces[ids[0]] + pieces[ids[1]] + ... Every id must be below piece_count().
   std::string Plain(std::span<const uint32_t> ids) const;
   // The same bytes as one gzip member.
   std::string Gzip(std::span<const uint32_t> ids) const;
+  // Each in two parts, so that the part every document shares is sent without a copy:
+  // Plain(ids) is *head() + PlainTail(ids), Gzip(ids) is *gzip_head() + GzipTail(ids).
+  const std::shared_ptr<const std::string>& head() const { return head_; }
+  std::string PlainTail(std::span<const uint32_t> ids) const;
+  const std::shared_ptr<const std::string>& gzip_head() const { return gzip_head_; }
+  std::string GzipTail(std::span<const uint32_t> ids) const;
   // The memory it holds, in bytes.
   size_t footprint() const;
 
@@ -43,8 +49,8 @@ class PiecedDocument {
     uint32_t begin = 0, size = 0;           // in text_
     uint32_t bits_begin = 0, bit_count = 0;  // in bits_ (64-bit words, least significant bit first)
   };
-  std::string head_;
-  std::string head_deflated_;  // raw deflate, not final, byte-aligned
+  std::shared_ptr<const std::string> head_;
+  std::shared_ptr<const std::string> gzip_head_;  // the gzip header and the head as raw deflate, not final, byte-aligned
   uint32_t head_crc_ = 0;
   std::string text_;              // every piece's bytes
   std::vector<Span> spans_;

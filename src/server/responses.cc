@@ -40,14 +40,11 @@ Response ViewResponse(const View& view, const Request& request, const std::strin
     return r;
   }
   r.status = 200;
-  if (gzip) {
-    r.headers["Content-Encoding"] = "gzip";
-    r.body = view.Gzip();
-    r.file = view.GzipFile();
-  } else {
-    r.body = view.body();
-    r.file = view.BodyFile();
-  }
+  View::Parts parts = gzip ? view.GzipParts() : view.BodyParts();
+  if (gzip) r.headers["Content-Encoding"] = "gzip";
+  r.body = std::move(parts.head);
+  r.body_tail = std::move(parts.tail);
+  r.file = gzip ? view.GzipFile() : view.BodyFile();
   return r;
 }
 

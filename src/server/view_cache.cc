@@ -37,6 +37,16 @@ const std::shared_ptr<const std::string>& View::body() const {
   return body_;
 }
 
+View::Parts View::BodyParts() const {
+  if (!document_) return {body_, nullptr};
+  return {document_->head(), std::make_shared<const std::string>(document_->PlainTail(pieces_))};
+}
+
+View::Parts View::GzipParts() const {
+  if (!document_) return {Gzip(), nullptr};
+  return {document_->gzip_head(), std::make_shared<const std::string>(document_->GzipTail(pieces_))};
+}
+
 std::shared_ptr<const std::string> View::Gzip() const {
   std::call_once(gzip_once_, [this] {
     gzip_ = std::make_shared<const std::string>(document_ ? document_->Gzip(pieces_) : GzipCompress(*body()));

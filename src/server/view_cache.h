@@ -46,6 +46,13 @@ class View {
   // digits) names its bytes.
   View(std::string etag_hash, std::shared_ptr<const http_server::PiecedDocument> document, std::vector<uint32_t> pieces);
   const std::shared_ptr<const std::string>& body() const;
+  // What to send, in at most two parts (`tail` may be null): for an assembled answer
+  // the part it shares with every other and its own, so the shared part is not copied.
+  struct Parts {
+    std::shared_ptr<const std::string> head, tail;
+  };
+  Parts BodyParts() const;
+  Parts GzipParts() const;
   const std::string& etag() const { return etag_; }            // "\"<hash>\""
   const std::string& gzip_etag() const { return gzip_etag_; }  // "\"<hash>-gzip\""
   std::shared_ptr<const std::string> Gzip() const;
