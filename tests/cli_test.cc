@@ -135,6 +135,15 @@ TEST(CliTest, MistypedFlagsAndSubcommandsAreNamed) {
   EXPECT_NE(sub.err.find("'serv' is unknown; did you mean 'serve'?"), std::string::npos) << sub.err;
   ProcessResult nested = Cincinnati("graph rendr");
   EXPECT_NE(nested.err.find("'rendr' is unknown to 'graph'; did you mean 'render'?"), std::string::npos) << nested.err;
+  // Flags as another command spells them: the agent's --port, oc's --to-version.
+  ProcessResult port = Cincinnati("serve --port 18083");
+  EXPECT_NE(port.exit_code, 0);
+  EXPECT_NE(port.err.find("'--port' is unknown to 'serve'; did you mean '--service.port' or '--status.port'?"),
+            std::string::npos)
+      << port.err;
+  ProcessResult to = Cincinnati("adm upgrade --to-version 4.1.1");
+  EXPECT_NE(to.exit_code, 0);
+  EXPECT_NE(to.err.find("'--to-version' is unknown to 'upgrade'; did you mean '--to'?"), std::string::npos) << to.err;
   ProcessResult far = Cincinnati("graph --completely-different");
   EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;  // nothing close: no guess
 }

@@ -132,6 +132,18 @@ TEST_F(InsightServeTest, TheCommandsAskARunningService) {
   auto local = testing::RunCincinnati("explain --releases " + (kExample / "releases").string() + " --graph-data " +
                                       (kExample / "graph-data").string() + " --channel stable-4.13 --version 4.12.3 --json");
   EXPECT_EQ(local.out, explain.out);
+  // A mistyped channel: one line and exit 2, as `path` says it, remote or local.
+  for (const std::string& where :
+       {"--url " + url, "--releases " + (kExample / "releases").string() + " --graph-data " + (kExample / "graph-data").string()}) {
+    auto typo = testing::RunCincinnati("explain " + where + " --channel stable-4.31 --version 4.12.3");
+    EXPECT_EQ(typo.exit_code, 2) << typo.out;
+    EXPECT_EQ(typo.out, "no releases in channel stable-4.31 for amd64\n");
+    auto typo_json = testing::RunCincinnati("explain " + where + " --channel stable-4.31 --version 4.12.3 --json");
+    EXPECT_EQ(typo_json.exit_code, 2) << typo_json.out;
+    EXPECT_EQ(typo_json.out, R"({"channel":"stable-4.31","arch":"amd64","version":"4.12.3","edges":[],)"
+                             R"("stop":"not_in_channel","message":"no releases in channel stable-4.31 for amd64"})"
+                             "\n");
+  }
 }
 
 TEST(InsightUpstreamTest, TheBuildersRecordsCrossHttpAndStayOutOfAnswers) {

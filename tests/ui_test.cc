@@ -102,6 +102,25 @@ TEST(GraphRenderTest, PngGoesToAFileAndAPathIsBold) {
   EXPECT_NE(bad.err.find("--format"), std::string::npos) << bad.err;
 }
 
+TEST(GraphRenderTest, AChannelWithoutReleasesIsAnErrorAndTheFileNameGivesTheFormat) {
+  const fs::path seed = testing::Examples() / "seed";
+  const std::string sources = " --releases " + (seed / "releases").string() + " --graph-data " + (seed / "graph-data").string();
+  auto typo = RunCincinnati("graph render" + sources + " --channel bta");
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_EQ(typo.err, "error: no releases in channel bta for amd64\n");
+  EXPECT_EQ(typo.out, "");
+  testing::TempDir dir;
+  auto png = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.png").string());
+  EXPECT_EQ(png.exit_code, 0) << png.err;
+  EXPECT_EQ(testing::ReadFile(dir / "beta.png").rfind("\x89PNG\r\n", 0), 0u);
+  auto dot = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.dot").string());
+  EXPECT_EQ(testing::ReadFile(dir / "beta.dot").rfind("digraph", 0), 0u);
+  auto other = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.picture").string());
+  EXPECT_NE(testing::ReadFile(dir / "beta.picture").find("<svg"), std::string::npos);
+  auto asked = RunCincinnati("graph render" + sources + " --channel beta --format dot -o " + (dir / "x.png").string());
+  EXPECT_EQ(testing::ReadFile(dir / "x.png").rfind("digraph", 0), 0u) << "--format wins over the name";
+}
+
 TEST(GraphRenderTest, ConditionalEdgesAreDashedWithTheirRisks) {
   Graph g;
   auto a = g.AddNode(Node::Concrete("4.12.3", "quay.io/a@sha256:1"));

@@ -49,6 +49,22 @@ std::optional<std::string> Nearest(const std::string& word, const std::vector<st
   return best;
 }
 
+std::vector<std::string> Suggestions(const std::string& word, const std::vector<std::string>& candidates) {
+  if (auto nearest = Nearest(word, candidates)) return {*nearest};
+  std::vector<std::string> out;
+  if (!word.starts_with("--")) return out;
+  const std::string name = word.substr(2);
+  for (const std::string& c : candidates) {
+    const size_t dot = c.rfind('.');
+    if (dot != std::string::npos && c.substr(dot + 1) == name) out.push_back(c);
+  }
+  if (!out.empty()) return out;
+  for (const std::string& c : candidates) {
+    if (c.size() > 2 && word.starts_with(c + "-")) out.push_back(c);
+  }
+  return out;
+}
+
 std::string DidYouMean(CLI::App& app, const std::vector<std::string>& unexpected) {
   CLI::App* command = Deepest(app);
   std::vector<std::string> flags, subcommands;
@@ -60,11 +76,14 @@ std::string DidYouMean(CLI::App& app, const std::vector<std::string>& unexpected
   for (const std::string& arg : unexpected) {
     const bool flag = arg.starts_with("--");
     const std::string word = flag ? arg.substr(0, arg.find('=')) : arg;
-    auto nearest = Nearest(word, flag ? flags : subcommands);
-    if (nearest) {
-      out += "'" + word + "' is unknown" + (command == &app ? "" : " to '" + command->get_name() + "'") +
-             "; did you mean '" + *nearest + "'?\n";
+    const std::vector<std::string> suggestions = Suggestions(word, flag ? flags : subcommands);
+    if (suggestions.empty()) continue;
+    std::string names;
+    for (size_t i = 0; i < suggestions.size(); ++i) {
+      names += (i == 0 ? "'" : i + 1 == suggestions.size() ? " or '" : ", '") + suggestions[i] + "'";
     }
+    out += "'" + word + "' is unknown" + (command == &app ? "" : " to '" + command->get_name() + "'") +
+           "; did you mean " + names + "?\n";
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // `cincinnati path` and `cincinnati explain`: update paths and explanations (src/insight),
 // asked of a running service (--url) or computed from local releases and graph-data with
 // the policy engine's default chain.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -68,8 +69,12 @@ int Remote(const InsightArgs& a) {
     return 1;
   }
   std::cout << r.body << (a.json ? "\n" : "");
+  if (!a.path) {  // nothing to explain: exit 2, as a path that is not there
+    const bool stop = a.json ? r.body.find("\"stop\":") != std::string::npos : r.body.starts_with("no releases in channel");
+    return stop ? 2 : 0;
+  }
   const bool none = a.json ? r.body.find("\"found\":false") != std::string::npos : r.body.starts_with("no path");
-  return a.path && none ? 2 : 0;
+  return none ? 2 : 0;
 }
 
 TransformChain LocalChain(const InsightArgs& a, int64_t now) {
@@ -95,14 +100,23 @@ Result<int> Local(const InsightArgs& a) {
   request.entitlements = entitlements;
   CINCINNATI_ASSIGN_OR_RETURN(insight::Explanation e, insight::Explain(chain, graph, request));
   std::cout << (a.json ? insight::ExplanationJson(e) + "\n" : insight::ExplanationText(e));
-  return 0;
+  return e.stop.empty() ? 0 : 2;
 }
 
 struct RenderArgs {
   InsightArgs view;
-  std::string format = "svg", output;
+  std::string format, output;  // format "": the output file's extension, else svg
   bool blocked = false;
 };
+
+// -o beta.png without --format draws a PNG, as the name says.
+std::string FormatOf(const RenderArgs& r) {
+  if (!r.format.empty()) return r.format;
+  for (const char* f : {"png", "svg", "dot"}) {
+    if (r.output.ends_with(std::string(".") + f)) return f;
+  }
+  return "svg";
+}
 
 // `graph render`: the channel's view (of a cluster at --from, when given) as a picture.
 Status Render(const RenderArgs& r) {
@@ -116,6 +130,9 @@ Status Render(const RenderArgs& r) {
   if (!a.id.empty()) context.parameters["id"] = a.id;
   context.entitlements.hotfixes = a.entitled;
   CINCINNATI_ASSIGN_OR_RETURN(Graph view, RunChainOn(chain, graph, context));
+  if (std::none_of(view.nodes().begin(), view.nodes().end(), [](const Node& n) { return n.concrete; })) {
+    return Status::NotFound(fmt::format("no releases in channel {} for {}", a.channels[0], a.arch));
+  }
   ui::DotOptions dot;
   dot.title = fmt::format("{} ({}){}", a.channels[0], a.arch, a.from.empty() ? "" : ", from " + a.from);
   if (!a.from.empty()) dot.highlight.push_back(a.from);
@@ -135,7 +152,7 @@ Status Render(const RenderArgs& r) {
     const insight::BuilderRecords records(graph, a.arch);
     for (const insight::EdgeRemoval& e : records.removals()) dot.blocked.push_back({e.from, e.to, e.Describe()});
   }
-  CINCINNATI_ASSIGN_OR_RETURN(std::string picture, ui::RenderDot(ui::ViewDot(view, dot), r.format));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string picture, ui::RenderDot(ui::ViewDot(view, dot), FormatOf(r)));
   if (r.output.empty() || r.output == "-") {
     std::cout << picture;
     return Status::OK();
@@ -197,7 +214,8 @@ void AddGraphRender(CLI::App* graph, int& exit_code) {
   cmd->add_option("--channel-target", r->view.channel_targets, "Channels served as channel-target views")->delimiter(',');
   cmd->add_option("--at", r->view.at, "The instant to draw (RFC 3339; default now)");
   cmd->add_flag("--blocked", r->blocked, "Also draw the edges blocked-edges removed (dotted red)");
-  cmd->add_option("--format", r->format, "svg, png or dot")->capture_default_str()->check(CLI::IsMember({"svg", "png", "dot"}));
+  cmd->add_option("--format", r->format, "svg, png or dot (default: -o's extension, else svg)")
+      ->check(CLI::IsMember({"svg", "png", "dot"}));
   cmd->add_option("-o,--output", r->output, "File to write (default: standard output)");
   cmd->callback([r, &exit_code] {
     Status st = Render(*r);
@@ -227,7 +245,9 @@ void RegisterInsightCommands(CLI::App& app, int& exit_code) {
   auto explain = std::make_shared<InsightArgs>();
   explain->path = false;
   CLI::App* e = app.add_subcommand(
-      "explain", "Say why a cluster is (not) offered an update: the step, file, risk or rollout that decides");
+      "explain",
+      "Say why a cluster is (not) offered an update: the step, file, risk or rollout that decides (exit 2: no "
+      "release in the channel)");
   AddCommon(e, *explain);
   explain->channels.resize(1);
   e->add_option("--channel", explain->channels[0], "Channel")->required();

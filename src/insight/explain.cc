@@ -182,14 +182,18 @@ std::string Param(const Parameters& p, std::string_view name, std::string fallba
 
 // Releases newer than `version` in the channel's view for the arch (the stage after the
 // channel and arch filters) or after it in the builder graph.
-std::vector<std::string> Candidates(const TransformChain& chain, const Stages& stages, const std::string& version,
-                                    const std::string& arch) {
+size_t ViewStage(const TransformChain& chain) {
   size_t view_stage = 0;
   for (size_t i = 0; i < chain.size(); ++i) {
     if (chain[i]->name() == "channel-filter" || chain[i]->name() == "arch-filter") view_stage = i + 1;
   }
+  return view_stage;
+}
+
+std::vector<std::string> Candidates(const TransformChain& chain, const Stages& stages, const std::string& version,
+                                    const std::string& arch) {
   std::set<std::string> found;
-  const Graph& view = stages.at(view_stage);
+  const Graph& view = stages.at(ViewStage(chain));
   const std::string suffix = "+" + arch;
   for (const Node& n : view.nodes()) {
     if (n.concrete && (n.version.find('+') == std::string::npos || n.version.ends_with(suffix))) {
@@ -237,6 +241,14 @@ Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_gr
   out.channel = Param(request.parameters, "channel", "");
   out.arch = Param(request.parameters, "arch", "amd64");
   out.version = request.version;
+  // A channel with no release for the arch (a mistyped name, say): one sentence, as a
+  // path says it, rather than "not in channel" for every release.
+  const Graph& view = stages.at(ViewStage(chain));
+  if (ViewStage(chain) > 0 && std::none_of(view.nodes().begin(), view.nodes().end(), [](const Node& n) { return n.concrete; })) {
+    out.stop = "not_in_channel";
+    out.message = fmt::format("no releases in channel {} for {}", out.channel, out.arch);
+    return out;
+  }
   BuilderRecords records(builder_graph, out.arch);
   Explainer explainer(stages, records, request, context, out.arch);
   std::vector<std::string> targets = request.to ? std::vector<std::string>{*request.to}

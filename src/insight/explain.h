@@ -63,13 +63,18 @@ struct ExplainRequest {
 struct Explanation {
   std::string channel, arch, version;
   std::vector<EdgeExplanation> edges;  // by target version
+  // Set when there is nothing to explain, as PathAnswer says it: "not_in_channel" (the
+  // channel has no release for the arch: a mistyped channel, say), with one sentence.
+  std::string stop, message;
 };
 
 Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_graph, const ExplainRequest& request);
 
-// JSON for machines: {"channel","arch","version","edges":[{"from","to","verdict","offered","reasons":[...]}]}.
+// JSON for machines: {"channel","arch","version","edges":[{"from","to","verdict","offered","reasons":[...]}]},
+// with "stop" and "message" after "edges" when there is nothing to explain.
 std::string ExplanationJson(const Explanation& explanation);
-// A table for people: one line per edge, its reasons indented below.
+// A table for people: one line per edge, its reasons indented below; or the one line
+// that says why there is nothing to explain ("no releases in channel ...").
 std::string ExplanationText(const Explanation& explanation);
 
 }  // namespace cincinnati::insight

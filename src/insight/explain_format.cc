@@ -40,10 +40,13 @@ std::string ExplanationJson(const Explanation& e) {
     }
     out += "]}";
   }
-  return out + "]}";
+  out += "]";
+  if (!e.stop.empty()) out += ",\"stop\":" + JsonString(e.stop) + ",\"message\":" + JsonString(e.message);
+  return out + "}";
 }
 
 std::string ExplanationText(const Explanation& e) {
+  if (!e.stop.empty()) return e.message + "\n";
   std::string out = fmt::format("channel {}, arch {}, from {}\n", e.channel, e.arch, e.version);
   if (e.edges.empty()) out += "  no newer release in this channel\n";
   for (const EdgeExplanation& edge : e.edges) {
