@@ -8,15 +8,38 @@
 #   scripts/update-demo.sh --check  take the update to 4.1.1 and wait until Completed
 #
 # Ports: registry 5000, serve 8081 (status 9081), agent 9099 (override with
-# DEMO_REGISTRY_PORT, DEMO_SERVE_PORT, DEMO_STATUS_PORT, DEMO_AGENT_PORT).
+# DEMO_REGISTRY_PORT, DEMO_SERVE_PORT, DEMO_STATUS_PORT, DEMO_AGENT_PORT). Each must be
+# free: the demo refuses to start otherwise, naming the port and the variable to set,
+# so that it never talks to (or, on exit, stops) a process it did not start.
+# CINCINNATI_BIN=PATH runs that binary instead of building build/cincinnati.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
-"$root/scripts/build.sh" cincinnati >/dev/null
-bin="$build/cincinnati"
 example="$root/examples/update"
 reg_port="${DEMO_REGISTRY_PORT:-5000}" serve_port="${DEMO_SERVE_PORT:-8081}"
 status_port="${DEMO_STATUS_PORT:-9081}" agent_port="${DEMO_AGENT_PORT:-9099}"
+seen=""
+for spec in "the registry:$reg_port:DEMO_REGISTRY_PORT" "cincinnati serve:$serve_port:DEMO_SERVE_PORT" \
+            "serve's status routes:$status_port:DEMO_STATUS_PORT" "the agent:$agent_port:DEMO_AGENT_PORT"; do
+  IFS=: read -r what port var <<<"$spec"
+  case " $seen " in *" $port "*)
+    echo "error: port $port is given twice; set $var to another free port" >&2; exit 1;;
+  esac
+  seen="$seen $port"
+  if ! python3 -c 'import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null; then
+    echo "error: port $port (for $what) is taken on 127.0.0.1; set $var to a free port" >&2
+    exit 1
+  fi
+done
+if [ -n "${CINCINNATI_BIN:-}" ]; then
+  bin="$CINCINNATI_BIN"
+else
+  "$root/scripts/build.sh" cincinnati >/dev/null
+  bin="$build/cincinnati"
+fi
 registry="127.0.0.1:$reg_port"
 agent="http://127.0.0.1:$agent_port"
 work="$(mktemp -d /tmp/cincinnati-update-demo.XXXXXX)"

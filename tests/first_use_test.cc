@@ -3,6 +3,12 @@
 // served yet instead of "still serving the previous graph".
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "service_util.h"
 #include "test_util.h"
 
@@ -53,6 +59,76 @@ TEST(FirstUseTest, APlainHttpRegistryWithoutASchemeGetsAHint) {
   auto r = RunCincinnati("release info " + host + "/org/release:1");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("if it is plain HTTP, write it as http://HOST:PORT/..."), std::string::npos) << r.err;
+}
+
+// A socket listening on an ephemeral 127.0.0.1 port (another program, as far as the demo
+// knows); port() names it.
+class Listener {
+ public:
+  Listener() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(listen(fd_, 16), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    fcntl(fd_, F_SETFL, O_NONBLOCK);
+  }
+  ~Listener() { close(fd_); }
+  int port() const { return port_; }
+  bool contacted() const {
+    int c = accept(fd_, nullptr, nullptr);
+    if (c >= 0) close(c);
+    return c >= 0;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// scripts/update-demo.sh with its four ports (0 for a free one).
+testing::ProcessResult RunDemo(int registry, int serve, int status, int agent) {
+  testing::TempDir tmp;
+  std::vector<std::unique_ptr<Listener>> free_ports;  // held, then released, for distinct free ports
+  auto port = [&](int p) {
+    if (p) return p;
+    free_ports.push_back(std::make_unique<Listener>());
+    return free_ports.back()->port();
+  };
+  const std::string env = "DEMO_REGISTRY_PORT=" + std::to_string(port(registry)) + " DEMO_SERVE_PORT=" +
+                          std::to_string(port(serve)) + " DEMO_STATUS_PORT=" + std::to_string(port(status)) +
+                          " DEMO_AGENT_PORT=" + std::to_string(port(agent)) + " CINCINNATI_BIN=" + CINCINNATI_BINARY;
+  free_ports.clear();
+  const fs::path script = testing::Examples().parent_path() / "scripts" / "update-demo.sh";
+  const std::string cmd = env + " timeout 60 bash " + script.string() + " --check >" + (tmp / "out").string() + " 2>" +
+                          (tmp / "err").string() + " </dev/null";
+  const int status_code = std::system(cmd.c_str());
+  return {WIFEXITED(status_code) ? WEXITSTATUS(status_code) : -1, testing::ReadFile(tmp / "out"),
+          testing::ReadFile(tmp / "err")};
+}
+
+// The demo used to check only that something answered on its ports: with another agent
+// on its agent port it upgraded that agent and, on exit, killed it.
+TEST(UpdateDemoTest, ATakenPortIsRefusedBeforeAnythingStarts) {
+  Listener other;
+  auto agent = RunDemo(0, 0, 0, other.port());
+  EXPECT_EQ(agent.exit_code, 1) << agent.err;
+  EXPECT_EQ(agent.err, "error: port " + std::to_string(other.port()) +
+                           " (for the agent) is taken on 127.0.0.1; set DEMO_AGENT_PORT to a free port\n");
+  EXPECT_EQ(agent.out, "");
+  auto registry = RunDemo(other.port(), 0, 0, 0);
+  EXPECT_EQ(registry.exit_code, 1);
+  EXPECT_NE(registry.err.find("(for the registry) is taken on 127.0.0.1; set DEMO_REGISTRY_PORT"), std::string::npos)
+      << registry.err;
+  EXPECT_FALSE(other.contacted()) << "the demo talked to a program it did not start";
+  const int free_port = Listener().port();  // closed again: free
+  auto twice = RunDemo(0, free_port, 0, free_port);
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_NE(twice.err.find("is given twice; set DEMO_AGENT_PORT"), std::string::npos) << twice.err;
 }
 
 }  // namespace
