@@ -211,6 +211,18 @@ TEST_F(UiRoutesTest, ThePageIsSelfContained) {
   // Nothing is loaded from elsewhere: no scheme-qualified src or href.
   EXPECT_EQ(page.body.find("src=\"http"), std::string::npos);
   EXPECT_EQ(page.body.find("href=\"http"), std::string::npos);
+  // A browser gets the page at the prefix too; a Cincinnati client pointed there by
+  // mistake (Accept: application/json, as the CVO sends) gets the reference's 404, which
+  // an agent reports as "unexpected HTTP status", not a page it fails to read as JSON.
+  const std::string browser = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+  EXPECT_EQ(Get(Url(""), {browser}).status, 200);
+  EXPECT_EQ(Get(Url("/"), {"Accept: */*"}).status, 200);
+  for (const std::string path : {"", "/"}) {
+    auto client = Get(Url(path), {"Accept: application/json"});
+    EXPECT_EQ(client.status, 404) << path;
+    EXPECT_EQ(client.body.find("<html"), std::string::npos) << path;
+    EXPECT_EQ(Get(Url(path), {"Accept: application/vnd.redhat.cincinnati.v1+json"}).status, 404) << path;
+  }
 }
 
 TEST_F(UiRoutesTest, ChannelsAndTheDrawnViewComeFromTheServedGraph) {

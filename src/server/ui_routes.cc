@@ -46,9 +46,28 @@ std::string Param(const Parameters& p, const char* name, const char* fallback) {
 
 }  // namespace
 
+namespace {
+
+// Whether a request at the page's address is a browser's: no Accept, or one that takes
+// HTML. A Cincinnati client pointed at the prefix (the CVO sends Accept:
+// application/json) gets the reference's 404 instead of a page it cannot read.
+bool WantsHtml(const std::string* accept) {
+  if (accept == nullptr) return true;
+  for (std::string_view range : Split(*accept, ',')) {
+    range = TrimWhitespace(range.substr(0, range.find(';')));
+    if (range == "text/html" || range == "text/*" || range == "*/*" || range == "*" || range == "application/xhtml+xml") {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<Response> PolicyEngineService::ServeUi(const Request& request) {
   const std::string& prefix = options_.path_prefix;
   const bool page = request.path == "/" || (!prefix.empty() && (request.path == prefix || request.path == prefix + "/"));
+  if (page && !WantsHtml(request.Header("Accept"))) return std::nullopt;
   if (!page && !request.path.starts_with(prefix + "/v1/ui/")) return std::nullopt;
   if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
   if (page) return Response::Text(200, ui::GraphPage(prefix), "text/html; charset=utf-8");
