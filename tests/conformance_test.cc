@@ -114,5 +114,25 @@ TEST(ConformanceDetailTest, ChannelListsAreSortedLikeTheReference) {
   EXPECT_EQ(result->node(*result->Find("4.1.18+amd64")).metadata.at(key), want);
 }
 
+// A release whose own metadata already names a channel that graph-data lists it in:
+// the reference appends without removing duplicates (its channels step sets or appends
+// ",name"), so the list reads "stable-4.1,stable-4.1" there too. Kept for byte-equal
+// answers; the channel filter still serves the release once.
+TEST(ConformanceDetailTest, AChannelTheReleaseAlreadyNamesIsListedTwiceAsTheReferenceDoes) {
+  testing::TempDir dir;
+  const std::string key = "io.openshift.upgrades.graph.release.channels";
+  testing::WriteFile(dir / "releases/4.1.0.json",
+                     R"({"kind":"cincinnati-metadata-v0","version":"4.1.0","previous":[],"payload":"quay.io/x/y@sha256:)" +
+                         std::string(64, 'a') + R"(","metadata":{")" + key + R"(":"stable-4.1"}})");
+  testing::WriteFile(dir / "graph-data/version", "1.0.0\n");
+  testing::WriteFile(dir / "graph-data/raw/metadata.json", "{}");
+  testing::WriteFile(dir / "graph-data/channels/stable-4.1.yaml", "name: stable-4.1\nversions: [4.1.0]\n");
+  fs::create_directories(dir / "graph-data/blocked-edges");
+  auto graph = testing::BuildLocal(dir / "releases", dir / "graph-data");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  ASSERT_EQ(graph->node_count(), 1u);
+  EXPECT_EQ(graph->node(0).metadata.at(key), "stable-4.1,stable-4.1");
+}
+
 }  // namespace
 }  // namespace cincinnati
