@@ -91,6 +91,14 @@ TEST(UpgradeConfigTest, BadDocumentsNameTheFileAndTheField) {
        "status.history[0].conditions[0].status: Required value"},
       {"- a list", "the document must be an object"},
       {"spec: {type: OSD\n", "configs/c1.yaml"},
+      // A typo in a key is named, not dropped or read as a missing key.
+      {"spec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: 1, capacityReservaton: true, desired: {}}",
+       "spec.capacityReservaton: unknown field (known fields: type, upgradeAt, PDBForceDrainTimeout, "
+       "capacityReservation, desired)"},
+      {"spec: {type: OSD, upgradAt: x, PDBForceDrainTimeout: 1, desired: {}}", "spec.upgradAt: unknown field"},
+      {"spec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: 1, desired: {verison: 4.1.1}}",
+       "spec.desired.verison: unknown field (known fields: version, channel, image)"},
+      {"specs: {}\nspec: {type: OSD, upgradeAt: x, PDBForceDrainTimeout: 1, desired: {}}", "specs: unknown field"},
   };
   for (const auto& c : cases) {
     auto got = ParseUpgradeConfigYaml(c.yaml, "configs/c1.yaml");
@@ -98,6 +106,26 @@ TEST(UpgradeConfigTest, BadDocumentsNameTheFileAndTheField) {
     EXPECT_NE(got.status().message().find(c.expected), std::string::npos) << got.status().message();
     EXPECT_NE(got.status().message().find("configs/c1.yaml"), std::string::npos) << got.status().message();
   }
+}
+
+// A copy of a cluster's object (kubectl get -o yaml) reads: metadata and status may hold
+// anything; a stored or exchanged document ignores fields this build does not know.
+TEST(UpgradeConfigTest, MetadataAndStatusAreOpenAndStoredDocumentsAreReadLeniently) {
+  auto copied = ParseUpgradeConfigYaml(
+      "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\n"
+      "metadata: {name: c1, namespace: openshift-managed-upgrade-operator, uid: x, resourceVersion: '7', "
+      "creationTimestamp: '2026-01-01T00:00:00Z', annotations: {a: b}}\n"
+      "spec: {type: OSD, upgradeAt: '2026-01-02T00:00:00Z', PDBForceDrainTimeout: 60, desired: {version: 4.1.1}}\n"
+      "status: {history: [], observedGeneration: 3}\n",
+      "c1.yaml");
+  ASSERT_TRUE(copied.ok()) << copied.status().message();
+  EXPECT_EQ(copied->spec.desired.version, "4.1.1");
+  auto stored = kube::ParseJson(
+      R"({"spec":{"type":"OSD","upgradeAt":"x","PDBForceDrainTimeout":1,"desired":{"version":"4.1.1","future":1},"future":true}})");
+  ASSERT_TRUE(stored.ok());
+  auto read = UpgradeConfigFromJson(*stored, "state");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->spec.desired.version, "4.1.1");
 }
 
 TEST(UpgradeConfigTest, ConditionsArePrependedWhenNewAndKeepTheirTransitionTime) {
@@ -238,6 +266,22 @@ TEST(StateStoreTest, ConfigsLedgerAndFlagsSurviveReopening) {
   auto unwritable = StateStore::Open((dir / "missing" / "state.db").string());
   ASSERT_FALSE(unwritable.ok());
   EXPECT_NE(unwritable.status().message().find("missing/state.db"), std::string::npos) << unwritable.status().message();
+}
+
+// A mistyped --configs directory stops the start, once, instead of an error at every pass.
+TEST(OperatorApiTest, AConfigsDirectoryThatIsNotOneStopsTheStart) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "fleet.yaml", "clusters:\n- {name: alpha, agent: \"http://127.0.0.1:1\"}\n");
+  testing::WriteFile(dir / "a-file", "x");
+  for (const std::string& configs : {(dir / "confgis").string(), (dir / "a-file").string()}) {
+    auto r = testing::RunCincinnati("upgrade-operator --fleet " + (dir / "fleet.yaml").string() + " --state-dir " +
+                                    (dir / "state").string() + " --configs " + configs + " --port 0");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("--configs: " + configs + " is not a directory"), std::string::npos) << r.err;
+  }
+  auto missing = testing::RunCincinnati("upgrade-operator --fleet " + (dir / "fleet.yaml").string() + " --state-dir " +
+                                        (dir / "state").string() + " --configs " + (dir / "confgis").string() + " --port 0");
+  EXPECT_NE(missing.err.find("(it does not exist)"), std::string::npos) << missing.err;
 }
 
 // The operator's API can pause every rollout: off loopback it needs a token, and its

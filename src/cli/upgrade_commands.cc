@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -42,6 +43,14 @@ Status RunOperator(const OperatorArgs& a) {
   options.postgres_url = a.postgres;
   options.replica_name = a.replica;
   options.configs_dir = a.configs;
+  if (!a.configs.empty()) {
+    // Checked once here: a mistyped directory would otherwise be an error at every pass.
+    std::error_code ec;
+    if (!std::filesystem::is_directory(a.configs, ec)) {
+      return Status::InvalidArgument(fmt::format("--configs: {} is not a directory{}", a.configs,
+                                                 std::filesystem::exists(a.configs, ec) ? "" : " (it does not exist)"));
+    }
+  }
   options.workers = a.workers;
   options.call_threads = a.call_threads;
   options.agent_timeout = std::chrono::seconds(a.agent_timeout_seconds);

@@ -107,7 +107,26 @@ Status ReadHistory(const JsonValue& v, const std::string& path, UpgradeHistory& 
   return Status::OK();
 }
 
-Status ReadSpec(const JsonValue& spec_json, UpgradeConfigSpec& spec) {
+// A file people write is read strictly where a typo would otherwise pass unseen: an
+// unknown key at the top or in spec is an error naming it and what the level holds
+// (capacityReservaton would be dropped; upgradAt would read as "upgradeAt: Required
+// value"). metadata and status may hold anything a cluster's copy of the object holds.
+Status RefuseUnknown(const JsonValue& object, std::string_view path, std::initializer_list<std::string_view> known) {
+  for (const auto& [key, value] : object.members()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string names;
+    for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+    return Status::InvalidArgument(
+        fmt::format("{}{}: unknown field (known fields: {})", path.empty() ? "" : std::string(path) + ".", key, names));
+  }
+  return Status::OK();
+}
+
+Status ReadSpec(const JsonValue& spec_json, UpgradeConfigSpec& spec, bool strict) {
+  if (strict) {
+    CINCINNATI_RETURN_IF_ERROR(
+        RefuseUnknown(spec_json, "spec", {"type", "upgradeAt", "PDBForceDrainTimeout", "capacityReservation", "desired"}));
+  }
   Fields f(spec_json, "spec");
   std::string type;
   CINCINNATI_RETURN_IF_ERROR(f.String("type", type, true));
@@ -126,6 +145,7 @@ Status ReadSpec(const JsonValue& spec_json, UpgradeConfigSpec& spec) {
   }
   CINCINNATI_RETURN_IF_ERROR(f.Bool("capacityReservation", spec.capacity_reservation));
   CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* desired, f.Object("desired", true));
+  if (strict) CINCINNATI_RETURN_IF_ERROR(RefuseUnknown(*desired, "spec.desired", {"version", "channel", "image"}));
   Fields d(*desired, "spec.desired");
   CINCINNATI_RETURN_IF_ERROR(d.String("version", spec.desired.version));
   CINCINNATI_RETURN_IF_ERROR(d.String("channel", spec.desired.channel));
@@ -196,9 +216,14 @@ void UpgradeConfig::SetHistory(UpgradeHistory entry) {
   }
 }
 
-Result<UpgradeConfig> UpgradeConfigFromJson(const JsonValue& document, std::string_view what) {
+namespace {
+
+Result<UpgradeConfig> FromJson(const JsonValue& document, std::string_view what, bool strict) {
   auto in = [&](Status s) { return s.WithContext(std::string(what)); };
   if (!document.is_object()) return in(Status::InvalidArgument("the document must be an object (an UpgradeConfig)"));
+  if (strict) {
+    if (Status s = RefuseUnknown(document, "", {"apiVersion", "kind", "metadata", "spec", "status"}); !s.ok()) return in(s);
+  }
   UpgradeConfig config;
   Fields top(document, "");
   std::string api_version, kind;
@@ -222,7 +247,7 @@ Result<UpgradeConfig> UpgradeConfigFromJson(const JsonValue& document, std::stri
   }
   auto spec = top.Object("spec", true);
   if (!spec.ok()) return in(spec.status());
-  if (Status s = ReadSpec(**spec, config.spec); !s.ok()) return in(s);
+  if (Status s = ReadSpec(**spec, config.spec, strict); !s.ok()) return in(s);
   auto status = top.Object("status");
   if (!status.ok()) return in(status.status());
   if (*status) {
@@ -239,9 +264,17 @@ Result<UpgradeConfig> UpgradeConfigFromJson(const JsonValue& document, std::stri
   return config;
 }
 
+}  // namespace
+
+// Stored and exchanged documents are read as a Kubernetes client reads: fields this
+// build does not know are ignored.
+Result<UpgradeConfig> UpgradeConfigFromJson(const JsonValue& document, std::string_view what) {
+  return FromJson(document, what, false);
+}
+
 Result<UpgradeConfig> ParseUpgradeConfigYaml(const std::string& text, std::string_view what) {
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, kube::YamlToJson(text, std::string(what)));
-  return UpgradeConfigFromJson(document, what);
+  return FromJson(document, what, true);
 }
 
 JsonValue SpecToJson(const UpgradeConfigSpec& spec) {

@@ -90,7 +90,7 @@ struct UpgradeConfig {
   void SetHistory(UpgradeHistory entry);
 };
 
-// `what` names the source in errors ("configs/prod-1.yaml"). The status is optional.
+// `what` names errors' source; the status is optional. YAML is a file: unknown keys err.
 Result<UpgradeConfig> UpgradeConfigFromJson(const JsonValue& document, std::string_view what);
 Result<UpgradeConfig> ParseUpgradeConfigYaml(const std::string& text, std::string_view what);
 JsonValue ToJson(const UpgradeConfig& config);
