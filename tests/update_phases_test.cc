@@ -6,6 +6,11 @@
 #include <set>
 #include <vector>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
 #include "agent/update_phases.h"
 
 namespace cincinnati::agent {
@@ -61,6 +66,33 @@ TEST(UpdatePhasesTest, EveryPhaseIsReachedAndCompletedOnlyThroughApplying) {
   EXPECT_EQ(seen.count(P::kApplying), 0u);
   EXPECT_EQ(seen.count(P::kCompleted), 0u);
   EXPECT_FALSE(UpdatePhaseMoveAllowed(P::kApplying, P::kFailed));  // a component's trouble waits, never fails
+}
+
+// Each phase the update enters is one line of the agent's log, naming the release: the
+// log used to say nothing between "signal 15 received" and "handed over to ...".
+TEST(UpdatePhasesTest, EachPhaseIsLoggedOnceNamingTheRelease) {
+  std::ostringstream out;
+  auto logger = std::make_shared<spdlog::logger>("phases", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger->set_pattern("%v");
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  UpdateProgress progress;
+  progress.version = "4.1.1";
+  progress.image = "quay.io/r@sha256:1";
+  ClusterVersion cv;
+  for (P to : {P::kVerifying, P::kDownloading, P::kLoading, P::kApplying, P::kHandingOver, P::kHandingOver,
+               P::kApplying, P::kCompleted}) {
+    EXPECT_TRUE(MoveUpdatePhase(progress, to, cv, "t"));
+  }
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(out.str(),
+            "update: verifying the signatures of 4.1.1 (quay.io/r@sha256:1)\n"
+            "update: downloading 4.1.1 (quay.io/r@sha256:1)\n"
+            "update: loading the payload of 4.1.1 (quay.io/r@sha256:1)\n"
+            "update: applying 4.1.1 (quay.io/r@sha256:1): the agent first, then each component in order\n"
+            "update: handing over to the new release's agent for 4.1.1 (quay.io/r@sha256:1)\n"
+            "update: applying 4.1.1 (quay.io/r@sha256:1): the agent first, then each component in order\n"
+            "update: completed: 4.1.1 (quay.io/r@sha256:1) is applied and every component reports it\n");
 }
 
 }  // namespace

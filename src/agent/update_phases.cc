@@ -28,8 +28,30 @@ bool UpdatePhaseMoveAllowed(UpdatePhase from, UpdatePhase to) {
   return false;
 }
 
+namespace {
+
+// What an operator reading the log sees of the update: one line per phase, so that a
+// hand-over reads as a step of the update rather than as a crash.
+std::string Doing(const UpdateProgress& p, UpdatePhase to) {
+  const std::string target = p.version.empty() ? p.image : p.version + " (" + p.image + ")";
+  switch (to) {
+    case UpdatePhase::kVerifying: return "verifying the signatures of " + target;
+    case UpdatePhase::kDownloading: return "downloading " + target;
+    case UpdatePhase::kLoading: return "loading the payload of " + target;
+    case UpdatePhase::kApplying: return "applying " + target + ": the agent first, then each component in order";
+    case UpdatePhase::kHandingOver: return "handing over to the new release's agent for " + target;
+    case UpdatePhase::kCompleted: return "completed: " + target + " is applied and every component reports it";
+    case UpdatePhase::kFailed: return "failed: " + target + ": " + p.failed_reason + ": " + p.failed_message;
+    case UpdatePhase::kIdle: return "stopped: no update is asked for";
+  }
+  return "";
+}
+
+}  // namespace
+
 bool MoveUpdatePhase(UpdateProgress& progress, UpdatePhase to, ClusterVersion& cv, const std::string& now) {
   if (UpdatePhaseMoveAllowed(progress.phase, to)) {
+    if (progress.phase != to) spdlog::info("update: {}", Doing(progress, to));
     progress.phase = to;
     return true;
   }
