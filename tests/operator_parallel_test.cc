@@ -174,6 +174,20 @@ class OperatorParallelTest : public ::testing::Test {
     }
     return "";
   }
+  // The message of a condition of the cluster's newest history entry ("" when absent).
+  std::string ConditionMessage(const std::string& cluster, const std::string& type) {
+    kube::JsonValue list = operator_->List();
+    for (const auto& item : list.Find("items")->items()) {
+      if (item.Find("metadata")->Find("labels")->Find("cluster")->text() != cluster) continue;
+      const kube::JsonValue* history = item.Find("status") ? item.Find("status")->Find("history") : nullptr;
+      if (!history || !history->is_array() || history->items().empty()) return "";
+      const kube::JsonValue* conditions = history->items()[0].Find("conditions");
+      for (const auto& c : conditions && conditions->is_array() ? conditions->items() : std::vector<kube::JsonValue>{}) {
+        if (c.Find("type")->text() == type) return c.Find("message")->text();
+      }
+    }
+    return "";
+  }
   int CountPhase(const std::string& phase) {
     int n = 0;
     for (const auto& [name, p] : Phases()) n += p == phase;
@@ -244,6 +258,29 @@ TEST_F(OperatorParallelTest, MaxParallelIsExactWhenPassesRunAtOnce) {
   EXPECT_EQ(testing::MetricValue(metrics, R"(upgradeoperator_clusters{phase="Upgrading"})"), 3) << metrics;
   EXPECT_EQ(testing::MetricValue(metrics, "upgradeoperator_passes_in_flight"), 0) << metrics;
   EXPECT_GT(testing::MetricValue(metrics, R"(upgradeoperator_last_reconcile_timestamp_seconds{upgradeconfig_name="c40"})"), 0) << metrics;
+}
+
+// Without Prometheus or Alertmanager the health checks and maintenance windows are
+// completed, and their conditions say what was skipped instead of a bare "completed".
+TEST_F(OperatorParallelTest, StepsWithNothingConfiguredSayWhatTheySkipped) {
+  env::ManualClock clock;
+  Start("", 1, true, &clock);
+  for (int round = 0; round < 100 && CountPhase("Upgraded") == 0; ++round) {
+    operator_->RunOnce();
+    clock.Advance(10s);
+  }
+  ASSERT_EQ(CountPhase("Upgraded"), 1) << kube::WriteJson(operator_->List());
+  for (const char* window : {"ControlPlaneMaintenanceWindowCreated", "ControlPlaneMaintenanceWindowRemoved",
+                             "WorkersMaintenanceWindowCreated", "WorkersMaintenanceWindowRemoved"}) {
+    EXPECT_EQ(ConditionMessage("c1", window),
+              std::string(window) + " is completed: skipped, no Alertmanager is configured (alertmanager in --config)");
+  }
+  for (const char* health : {"ClusterHealthyBeforeUpgrade", "ClusterHealthyAfterUpgrade"}) {
+    EXPECT_EQ(ConditionMessage("c1", health),
+              std::string(health) + " is completed: the components only, no Prometheus is configured for the alerts "
+                                    "(prometheus in --config)");
+  }
+  EXPECT_EQ(ConditionMessage("c1", "UpgradeCommenced"), "UpgradeCommenced is completed");
 }
 
 // The source reads a fleet's files every second but parses only those that changed; a

@@ -19,12 +19,20 @@ void RecordStep(UpgradeHistory& history, const std::string& condition, const Ste
   const UpgradeCondition* existing = history.FindCondition(condition);
   UpgradeCondition c = existing ? *existing : UpgradeCondition{condition, "False", "", "", now, "", "", ""};
   switch (result.outcome) {
-    case StepOutcome::kDone:
+    case StepOutcome::kDone: {
+      // A step asked again once done (a health check after the upgrade commenced) keeps
+      // saying what it skipped the first time.
+      const bool was_done = c.status == "True" && c.message.starts_with(condition + " is completed");
       c.status = "True";
       c.reason = fmt::format("{} done", condition);
-      c.message = fmt::format("{} is completed", condition);
+      if (!result.message.empty()) {
+        c.message = fmt::format("{} is completed: {}", condition, result.message);
+      } else if (!was_done) {
+        c.message = fmt::format("{} is completed", condition);
+      }
       if (c.complete_time.empty()) c.complete_time = now;
       break;
+    }
     case StepOutcome::kNotDone:
       c.status = "False";
       c.message = result.message.empty() ? fmt::format("{} still in progress", condition)

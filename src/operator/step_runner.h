@@ -20,8 +20,8 @@ enum class StepOutcome { kDone, kNotDone, kError };
 
 struct StepResult {
   StepOutcome outcome = StepOutcome::kDone;
-  std::string message;  // for kError: the error; for kNotDone: optional detail
-  static StepResult Done() { return {StepOutcome::kDone, ""}; }
+  std::string message;  // kError: the error; kNotDone, kDone: optional detail (what was skipped)
+  static StepResult Done(std::string skipped = "") { return {StepOutcome::kDone, std::move(skipped)}; }
   static StepResult NotDone(std::string why = "") { return {StepOutcome::kNotDone, std::move(why)}; }
   static StepResult Error(std::string why) { return {StepOutcome::kError, std::move(why)}; }
 };
