@@ -21,7 +21,7 @@ enum class StepOutcome { kDone, kNotDone, kError };
 struct StepResult {
   StepOutcome outcome = StepOutcome::kDone;
   std::string message;  // kError: the error; kNotDone, kDone: optional detail (what was skipped)
-  static StepResult Done(std::string skipped = "") { return {StepOutcome::kDone, std::move(skipped)}; }
+  static StepResult Done() { return {StepOutcome::kDone, ""}; }
   static StepResult NotDone(std::string why = "") { return {StepOutcome::kNotDone, std::move(why)}; }
   static StepResult Error(std::string why) { return {StepOutcome::kError, std::move(why)}; }
 };

@@ -109,6 +109,9 @@ R RunHook(StepContext& c, const std::string& command, const std::string& step) {
   return *got;
 }
 
+// Done, saying what the step skipped (its condition shows it).
+R DoneSkipping(const char* what) { return R{StepOutcome::kDone, what}; }
+
 // What a maintenance-window step without Alertmanager did.
 constexpr const char* kNoAlertmanager = "skipped, no Alertmanager is configured (alertmanager in --config)";
 // What a health check without Prometheus checked, in its condition.
@@ -129,7 +132,7 @@ std::optional<Status> ClusterHealth(StepContext& c, const std::string& key) {
 
 // An Alertmanager call outside the pass, as a step's answer.
 R WindowCall(StepContext& c, const std::string& key, std::function<Status(MaintenanceWindows&)> call) {
-  if (!c.windows) return R::Done(kNoAlertmanager);
+  if (!c.windows) return DoneSkipping(kNoAlertmanager);
   auto got = Outside(c, key, [windows = c.windows, call = std::move(call)] {
     Status s = call(*windows);
     return s.ok() ? R::Done() : R::Error(s.message());
@@ -186,7 +189,7 @@ R PreUpgradeHealthCheck(StepContext& c) {
     std::optional<Status> checked = ClusterHealth(c, "health before");
     if (!checked) return R::NotDone("checking the cluster's health");
     const Status& health = *checked;
-    if (health.ok()) return R::Done(c.alerts ? "" : kComponentsOnly);
+    if (health.ok()) return (c.alerts ? R::Done() : DoneSkipping(kComponentsOnly));
     if (!c.settings.pre_health_check_gate) return R::Error(health.message());
     R sent = Notify(c, event::kHealthCheck, health.message());
     if (sent.outcome != StepOutcome::kDone) return sent;  // on its way, or failed
@@ -338,7 +341,7 @@ R RemoveControlPlaneMaintWindow(StepContext& c) { return RemoveWindowsOf(c, "OSD
 R CreateWorkerMaintWindow(StepContext& c) {
   const WorkerPool& pool = c.agent.worker_pool;
   const int64_t pending = pool.machine_count - pool.updated_machine_count;
-  if (!c.windows) return R::Done(kNoAlertmanager);
+  if (!c.windows) return DoneSkipping(kNoAlertmanager);
   if (!pool.updating() || pending < 1) return R::Done();
   const int per_node = std::max(c.config.spec.pdb_force_drain_timeout, c.settings.node_drain_timeout_minutes);
   const std::chrono::minutes length(pending * per_node + pending * c.settings.expected_node_drain_minutes);
@@ -389,7 +392,7 @@ R RemoveMaintWindow(StepContext& c) { return RemoveWindowsOf(c, "OSD worker node
 R PostUpgradeHealthCheck(StepContext& c) {
   std::optional<Status> health = ClusterHealth(c, "health after");
   if (!health) return R::NotDone("checking the cluster's health");
-  return health->ok() ? R::Done(c.alerts ? "" : kComponentsOnly) : R::Error(health->message());
+  return health->ok() ? (c.alerts ? R::Done() : DoneSkipping(kComponentsOnly)) : R::Error(health->message());
 }
 
 R PostUpgradeProcedures(StepContext&) { return R::Done(); }
