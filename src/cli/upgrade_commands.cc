@@ -227,8 +227,11 @@ void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
     });
   });
 
+  // The fleet after the command, as a state rather than a negation ("not paused" after
+  // a resume read like an error).
   auto print_fleet = [](const JsonValue& v) {
-    std::cout << (v.Find("paused") && v.Find("paused")->bool_value() ? "paused: " + Text(v, {"reason"}) : std::string("not paused"))
+    std::cout << (v.Find("paused") && v.Find("paused")->bool_value() ? "paused: " + Text(v, {"reason"})
+                                                                      : std::string("running: upgrades start when they are due"))
               << '\n';
   };
   CLI::App* pause = upgrades->add_subcommand("pause", "Hold every upgrade that has not started yet (running ones go on)");
