@@ -3,15 +3,16 @@
 // thousands of cluster ids at every instant where something changes and between them,
 // plain and gzip, over random phased graphs with conditional edges.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "../fuzz/gunzip.h"
 #include "core/graph_json.h"
 #include "core/internal_metadata.h"
 #include "core/metadata_keys.h"
@@ -27,25 +28,27 @@ namespace {
 
 using http_server::PiecedDocument;
 
-// Inflates one gzip member; "" with a failure when it is not exactly one valid member.
+// One gzip member inflated (fuzz/gunzip.h); "" with a failure when it is not exactly one.
 std::string Gunzip(const std::string& data) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  std::string out;
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    char buffer[16384];
-    zs.next_out = reinterpret_cast<Bytef*>(buffer);
-    zs.avail_out = sizeof buffer;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buffer, sizeof buffer - zs.avail_out);
-  }
-  EXPECT_EQ(rc, Z_STREAM_END) << (zs.msg ? zs.msg : "");
-  EXPECT_EQ(zs.avail_in, 0u) << "bytes after the gzip member";
-  inflateEnd(&zs);
-  return rc == Z_STREAM_END ? out : "";
+  std::optional<std::string> out = fuzz::Gunzip(data);
+  EXPECT_TRUE(out.has_value()) << "not one valid gzip member";
+  return out.value_or("");
+}
+
+// What the chain writes for `params`: the bytes every assembled answer must equal.
+std::string ChainBytes(const TransformChain& chain, const Graph& graph, const Parameters& params) {
+  TransformContext context;
+  context.parameters = params;
+  auto direct = RunChainOn(chain, graph, context);
+  EXPECT_TRUE(direct.ok()) << direct.status().message();
+  return direct.ok() ? WriteGraphJson(*direct, {.schema_version = 1}) : "";
+}
+
+// A cluster's parameters in channel "c" (no id when `id` is empty).
+Parameters ClusterIn(const std::string& id) {
+  Parameters params{{"channel", "c"}};
+  if (!id.empty()) params["id"] = id;
+  return params;
 }
 
 std::string RandomId(std::mt19937_64& rng) {
@@ -194,13 +197,8 @@ TEST(AnswerPiecesTest, EveryClusterAtEveryInstantGetsTheChainsBytes) {
       uint64_t assembled = 0;
       std::set<std::string> bodies;
       for (const std::string& id : ids) {
-        Parameters params{{"channel", "c"}};
-        if (!id.empty()) params["id"] = id;
-        TransformContext context;
-        context.parameters = params;
-        auto direct = RunChainOn(chain, f.graph, context);
-        ASSERT_TRUE(direct.ok()) << direct.status().message();
-        const std::string expected = WriteGraphJson(*direct, {.schema_version = 1});
+        const Parameters params = ClusterIn(id);
+        const std::string expected = ChainBytes(chain, f.graph, params);
         auto view = cache.Get(params);
         ASSERT_TRUE(view.ok()) << view.status().message();
         ASSERT_EQ(*(*view)->body(), expected) << "round " << round << " now " << now << " id '" << id << "'";
@@ -238,13 +236,8 @@ TEST(AnswerPiecesTest, OneCacheWhoseClockMovesBothWays) {
     for (int64_t t : instants) {
       now = t;
       for (const std::string& id : ids) {
-        Parameters params{{"channel", "c"}};
-        if (!id.empty()) params["id"] = id;
-        TransformContext context;
-        context.parameters = params;
-        auto direct = RunChainOn(chain, f.graph, context);
-        ASSERT_TRUE(direct.ok());
-        const std::string expected = WriteGraphJson(*direct, {.schema_version = 1});
+        const Parameters params = ClusterIn(id);
+        const std::string expected = ChainBytes(chain, f.graph, params);
         auto view = cache.Get(params);
         ASSERT_TRUE(view.ok());
         ASSERT_EQ(*(*view)->body(), expected) << "now " << t << " id " << id;
@@ -274,13 +267,9 @@ TEST(AnswerPiecesTest, PiecesBelongToOneChannel) {
   std::set<std::string> answers;
   for (const char* channel : {"a", "b", "a"}) {
     Parameters p{{"channel", channel}, {"arch", "amd64"}};
-    TransformContext c;
-    c.parameters = p;
-    auto direct = RunChainOn(chain, g, c);
-    ASSERT_TRUE(direct.ok()) << direct.status().message();
     auto cached = cache.Get(p);
     ASSERT_TRUE(cached.ok());
-    EXPECT_EQ(*(*cached)->body(), WriteGraphJson(*direct, {.schema_version = 1})) << channel;
+    EXPECT_EQ(*(*cached)->body(), ChainBytes(chain, g, p)) << channel;
     answers.insert(*(*cached)->body());
   }
   EXPECT_EQ(answers.size(), 2u) << "channel b has not started";

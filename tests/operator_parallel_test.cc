@@ -159,8 +159,9 @@ class OperatorParallelTest : public ::testing::Test {
     }
     return phases;
   }
-  // The status of a condition of the cluster's newest history entry ("" when absent).
-  std::string ConditionStatus(const std::string& cluster, const std::string& type) {
+  // A field ("status", "message") of a condition of the cluster's newest history entry
+  // ("" when absent).
+  std::string ConditionField(const std::string& cluster, const std::string& type, const char* field) {
     kube::JsonValue list = operator_->List();
     for (const auto& item : list.Find("items")->items()) {
       if (item.Find("metadata")->Find("labels")->Find("cluster")->text() != cluster) continue;
@@ -169,24 +170,16 @@ class OperatorParallelTest : public ::testing::Test {
       const kube::JsonValue* conditions = history->items()[0].Find("conditions");
       if (!conditions || !conditions->is_array()) return "";
       for (const auto& c : conditions->items()) {
-        if (c.Find("type")->text() == type) return c.Find("status")->text();
+        if (c.Find("type")->text() == type) return c.Find(field)->text();
       }
     }
     return "";
   }
-  // The message of a condition of the cluster's newest history entry ("" when absent).
+  std::string ConditionStatus(const std::string& cluster, const std::string& type) {
+    return ConditionField(cluster, type, "status");
+  }
   std::string ConditionMessage(const std::string& cluster, const std::string& type) {
-    kube::JsonValue list = operator_->List();
-    for (const auto& item : list.Find("items")->items()) {
-      if (item.Find("metadata")->Find("labels")->Find("cluster")->text() != cluster) continue;
-      const kube::JsonValue* history = item.Find("status") ? item.Find("status")->Find("history") : nullptr;
-      if (!history || !history->is_array() || history->items().empty()) return "";
-      const kube::JsonValue* conditions = history->items()[0].Find("conditions");
-      for (const auto& c : conditions && conditions->is_array() ? conditions->items() : std::vector<kube::JsonValue>{}) {
-        if (c.Find("type")->text() == type) return c.Find("message")->text();
-      }
-    }
-    return "";
+    return ConditionField(cluster, type, "message");
   }
   int CountPhase(const std::string& phase) {
     int n = 0;
