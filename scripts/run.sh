@@ -2,27 +2,51 @@
 # Quick start: installs what is missing, builds, and runs the update service on the
 # bundled 4.x example: graph builder and policy engine in one process
 # (`cincinnati serve`), on 127.0.0.1:8081 with the reference's /api/upgrades_info
-# prefix. Stop it with Ctrl-C. Extra arguments go to `cincinnati serve`.
+# prefix, and its graph page at http://127.0.0.1:8081/. Stop it with Ctrl-C. Extra
+# arguments go to `cincinnati serve` (the banner follows the ports they set).
+# CINCINNATI_BIN=PATH runs that binary instead of building build/cincinnati.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
-"$root/scripts/build.sh" cincinnati >/dev/null  # only what it runs
+if [ -n "${CINCINNATI_BIN:-}" ]; then  # that binary instead of building build/cincinnati
+  bin="$CINCINNATI_BIN" clusters="$(mktemp -d)/example-clusters.db"
+else
+  "$root/scripts/build.sh" cincinnati >/dev/null  # only what it runs
+  bin="$build/cincinnati" clusters="$build/example-clusters.db"
+fi
 
 example="$root/examples/ocp-4x"
-url="http://127.0.0.1:8081/api/upgrades_info/graph"
+# The addresses the banner names follow the arguments (--service.port 9000 or
+# --service.port=9000, the same for --status.port, the addresses and the path prefix).
+address=127.0.0.1 port=8081 status_address=127.0.0.1 status_port=9081 prefix=/api/upgrades_info settings=""
+args=("$@")
+for ((i = 0; i < ${#args[@]}; ++i)); do
+  arg="${args[$i]}" value="${args[$((i + 1))]:-}"
+  case "$arg" in *=*) value="${arg#*=}" arg="${arg%%=*}" ;; esac
+  case "$arg" in
+    --service.address) address="$value" ;;
+    --service.port) port="$value" ;;
+    --status.address) status_address="$value" ;;
+    --status.port) status_port="$value" ;;
+    --service.path_prefix) prefix="$value" ;;
+    --config|-c) settings="$value" ;;
+  esac
+done
+url="http://$address:$port$prefix/graph"
 # The example's cluster directory (who owns which cluster), rebuilt from its CSV.
-clusters="$build/example-clusters.db"
-"$build/cincinnati" clusters import --replace --db "$clusters" "$example/clusters.csv" 2>/dev/null
+"$bin" clusters import --replace --db "$clusters" "$example/clusters.csv" 2>/dev/null
 cat <<TEXT
 Cincinnati update service on the bundled example ($example)
+  graph page: http://$address:$port/   (in a browser: channels, releases, paths, risks)
   graph API:  $url?channel=stable-4.13
-  status:     http://127.0.0.1:9081/readyz   http://127.0.0.1:9081/metrics
+  status:     http://$status_address:$status_port/readyz   http://$status_address:$status_port/metrics
   try:        curl -s -H 'Accept: application/json' '$url?channel=stable-4.13&arch=amd64'
   hotfix:     curl -s '$url?channel=stable-4.13&id=0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60'   (customer acme sees 4.13.1-hotfix.1)
-  a cluster:  $build/cincinnati agent --state-dir /tmp/agent --release-document $example/releases/4.12.3-amd64.json \\
+  a cluster:  $bin agent --state-dir /tmp/agent --release-document $example/releases/4.12.3-amd64.json \\
                 --channel stable-4.13 --upstream $url --port 9099
-              $build/cincinnati adm upgrade --include-not-recommended
-Stop with Ctrl-C.
+              $bin adm upgrade --include-not-recommended
+${settings:+  (addresses as above unless $settings sets others)
+}Stop with Ctrl-C.
 TEXT
-exec "$build/cincinnati" serve -v --releases "$example/releases" --graph-data "$example/graph-data" \
+exec "$bin" serve -v --releases "$example/releases" --graph-data "$example/graph-data" \
   --cluster_directory.path "$clusters" "$@"

@@ -3,6 +3,9 @@
 // into a file:// store, and `cincinnati agent` processes on 127.0.0.1. The test plays
 // the components through the agent's API (PATCH .../clusteroperators/NAME/status), as
 // the component processes will.
+#include <atomic>
+
+#include "http_server/http_server.h"
 #include "update_test_fixture.h"
 
 namespace cincinnati::agent {
@@ -75,6 +78,45 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
   cv = Cv(*agent);
   EXPECT_EQ(HistorySize(cv), 2u);
   EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.1");
+}
+
+// Issue 30: once an update completes, the release just installed leaves the list of
+// updates at once, not at the next poll (here 600 s away).
+TEST_F(UpdateTest, TheInstalledReleaseLeavesTheAvailableUpdatesAtOnce) {
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  const std::string graph = R"({"nodes":[{"version":"4.1.0","payload":")" + installed_ +
+                            R"(","metadata":{"io.openshift.upgrades.graph.release.channels":"stable-4.1"}},)"
+                            R"({"version":"4.1.1","payload":")" + target +
+                            R"(","metadata":{"io.openshift.upgrades.graph.release.channels":"stable-4.1"}}],"edges":[[0,1]]})";
+  std::atomic<int> polls = 0;
+  http_server::HttpServer upstream(http_server::ServerLimits{.threads = 1});
+  const int port = *upstream.ListenAsync("127.0.0.1", 0, [&](const http_server::Request&, auto done) {
+    ++polls;
+    done(http_server::Response::Text(200, graph, "application/json"));
+  });
+  upstream.Start();
+  auto agent = StartAgent();
+  for (const char* name : {"ingress", "dns"}) {
+    ASSERT_EQ(Send("PUT", agent->url(kOperators + std::string(name)), R"({"metadata":{"name":")" + std::string(name) + "\"}}").status, 200);
+    Report(*agent, name, "4.1.0");
+  }
+  auto available = [&] { return WriteJson(At(Cv(*agent), {"status", "availableUpdates"})); };
+  ASSERT_EQ(Send("PATCH", agent->url(kCv), R"({"spec":{"upstream":"http://127.0.0.1:)" + std::to_string(port) + R"(/graph"}})").status, 200);
+  ASSERT_TRUE(WaitFor([&] { return available().find("4.1.1") != std::string::npos; }, 10s)) << WriteJson(Cv(*agent), 2);
+
+  Request(*agent, target, "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  Report(*agent, "ingress", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  const int polls_before = polls.load();
+  Report(*agent, "dns", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return At(HistoryEntry(Cv(*agent), 0), {"state"}).text() == "Completed"; }, 10s));
+  EXPECT_TRUE(WaitFor([&] { return available().find("4.1.1") == std::string::npos; }, 10s))
+      << "4.1.1 is installed and still listed: " << WriteJson(Cv(*agent), 2);
+  EXPECT_GT(polls.load(), polls_before) << "the agent asked again with the version it now runs";
+  EXPECT_EQ(ConditionText(Cv(*agent), "RetrievedUpdates", "status"), "True");
+  upstream.Shutdown(std::chrono::seconds(1));
 }
 
 TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {

@@ -131,5 +131,30 @@ TEST(UpdateDemoTest, ATakenPortIsRefusedBeforeAnythingStarts) {
   EXPECT_NE(twice.err.find("is given twice; set DEMO_AGENT_PORT"), std::string::npos) << twice.err;
 }
 
+// scripts/run.sh printed 8081 and 9081 whatever ports it was given, and never named the
+// graph page (issue 30).
+TEST(RunScriptTest, TheBannerNamesThePageAndThePortsGiven) {
+  int service_port = 0, status_port = 0;
+  {
+    Listener a, b;  // two distinct free ports, released before the service binds them
+    service_port = a.port();
+    status_port = b.port();
+  }
+  const fs::path script = testing::Examples().parent_path() / "scripts" / "run.sh";
+  testing::ChildProcess run({"/usr/bin/env", std::string("CINCINNATI_BIN=") + CINCINNATI_BINARY, "bash", script.string(),
+                             "--service.port", std::to_string(service_port), "--status.port=" + std::to_string(status_port)});
+  const std::string base = "http://127.0.0.1:" + std::to_string(service_port);
+  ASSERT_TRUE(WaitFor([&] { return testing::Get(base + "/").body.find("<title>Update graph</title>") != std::string::npos; },
+                      std::chrono::seconds(60)))
+      << run.log();
+  EXPECT_EQ(testing::Get("http://127.0.0.1:" + std::to_string(status_port) + "/readyz").status, 200) << run.log();
+  const std::string banner = run.log();
+  EXPECT_NE(banner.find("graph page: " + base + "/ "), std::string::npos) << banner;
+  EXPECT_NE(banner.find("graph API:  " + base + "/api/upgrades_info/graph?channel=stable-4.13"), std::string::npos) << banner;
+  EXPECT_NE(banner.find("status:     http://127.0.0.1:" + std::to_string(status_port) + "/readyz"), std::string::npos) << banner;
+  EXPECT_EQ(banner.find(":8081"), std::string::npos) << banner;
+  EXPECT_EQ(run.Stop(), 0) << run.log();
+}
+
 }  // namespace
 }  // namespace cincinnati

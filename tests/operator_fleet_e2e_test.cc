@@ -57,6 +57,27 @@ TEST_F(OperatorE2ETest, TwoFailuresPauseTheRestUntilResumed) {
   })) << kube::WriteJson(Config("on-time"), 2);
   WaitForPasses("on-time", 2);
   EXPECT_EQ(Phase("on-time"), "Pending");
+  // Issue 30: `upgrades list` says why a cluster waits (the fleet's pause first), and lists
+  // a cluster whose UpgradeConfig file cannot be read; `status` says why it is missing.
+  WriteFile(configs_ / "mistyped.yaml",
+            "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nspec:\n  type: OSD\n  upgradAt: \"2026-01-01T00:00:00Z\"\n");
+  testing::ProcessResult listed;
+  ASSERT_TRUE(WaitFor([&] {
+    listed = testing::RunCincinnati("upgrades list --operator " + operator_->url(""));
+    return listed.out.find("\nmistyped ") != std::string::npos;
+  })) << listed.out << listed.err;
+  EXPECT_EQ(listed.out.rfind("The fleet is paused: ", 0), 0u) << listed.out;
+  auto row = [&](const std::string& name) {
+    const size_t at = listed.out.find("\n" + name + " ");
+    return at == std::string::npos ? std::string() : listed.out.substr(at + 1, listed.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(row("on-time").find("the fleet is paused"), std::string::npos) << listed.out;
+  EXPECT_NE(row("mistyped").find("Unreadable"), std::string::npos) << listed.out;
+  EXPECT_NE(row("mistyped").find("upgradAt"), std::string::npos) << listed.out;
+  auto missing = testing::RunCincinnati("upgrades status mistyped --operator " + operator_->url(""));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("not found: its UpgradeConfig cannot be read: "), std::string::npos) << missing.err;
+  std::filesystem::remove(configs_ / "mistyped.yaml");
   auto resumed = testing::RunCincinnati("upgrades resume --operator " + operator_->url(""));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(resumed.out, "running: upgrades start when they are due\n");

@@ -189,6 +189,54 @@ TEST_F(UiBrowserTest, PickAChannelClickAReleaseAndDrawAPath) {
   Screenshot(browser, "4-explain-and-blocked-edges.png");
 }
 
+// What a new user met (issue 30): the page opened on the alphabetically first channel
+// (candidate-4.12), had no legend, named risks only in tooltips, did not count blocked
+// edges, showed an empty description row and let a pull spec overflow the side panel.
+TEST_F(UiBrowserTest, ANewUserSeesAStableChannelALegendAndTheRisks) {
+  WebDriver& browser = *browser_;
+  browser.Navigate(serve_->url("/"));
+  ASSERT_TRUE(browser.WaitUntil("return !!document.querySelector('#graph svg') && "
+                                "document.getElementById('status').textContent.includes('releases');"))
+      << Text(browser, "status");
+  EXPECT_EQ(browser.Execute("return document.getElementById('channel').value;"), "\"stable-4.13\"");
+  EXPECT_EQ(browser.Execute("return [...document.querySelectorAll('#legend [data-kind]')]"
+                            ".filter((e) => e.offsetHeight > 0 && e.querySelector('svg line')).map((e) => e.dataset.kind).join();"),
+            "\"recommended,conditional,blocked\"");
+
+  // Every risk of the view is named on the page, and on its edge in the picture.
+  auto served = ReadGraphJson(Get(serve_->url("/api/upgrades_info/v1/graph?channel=stable-4.13")).body);
+  ASSERT_TRUE(served.ok());
+  std::set<std::string> risks;
+  for (const ConditionalEdge& c : served->conditional_edges()) {
+    for (const Risk& r : c.risks) risks.insert(r.name);
+  }
+  ASSERT_FALSE(risks.empty()) << "the example's stable-4.13 has a conditional edge";
+  EXPECT_EQ(StringSet(browser.Execute("return [...document.querySelectorAll('#risks .risk-name')].map((e) => e.textContent);")), risks);
+  for (const std::string& risk : risks) {
+    EXPECT_EQ(browser.Execute("return [...document.querySelectorAll('#graph g.conditional text')].some((t) => t.textContent.includes('" +
+                              risk + "'));"),
+              "true")
+        << risk;
+  }
+
+  // Blocked edges are counted when shown.
+  ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#blocked"));
+  ASSERT_TRUE(browser.WaitUntil("return document.getElementById('status').textContent.includes('blocked');"))
+      << Text(browser, "status");
+  const std::string blocked = browser.Execute("return document.querySelectorAll('#graph g[id^=\"blocked:\"]').length;");
+  EXPECT_NE(blocked, "0");
+  EXPECT_NE(Text(browser, "status").find(", " + blocked + " blocked"), std::string::npos) << Text(browser, "status");
+
+  // A release's details: no empty row, and the pull spec wraps inside the panel.
+  ASSERT_NO_FATAL_FAILURE(ClickRelease(browser, "4.12.3"));
+  EXPECT_EQ(browser.Execute("return [...document.querySelectorAll('#details tr')].filter((r) => r.cells[1].textContent === '').length;"), "0");
+  EXPECT_EQ(browser.Execute("return [...document.querySelectorAll('#details td')].some((c) => c.textContent === 'description');"), "false");
+  EXPECT_NE(Text(browser, "payload").find("@sha256:"), std::string::npos);
+  EXPECT_EQ(browser.Execute("const s = document.getElementById('side'); return s.scrollWidth <= s.clientWidth;"), "true")
+      << browser.Execute("const s = document.getElementById('side'); return [s.scrollWidth, s.clientWidth];");
+  Screenshot(browser, "5-new-user-legend-risks.png");
+}
+
 // The same steps on a 1,000-release channel (22,800 edges, drawn on the version grid):
 // the page draws it, a click on a release and a path still answer. The timings go to
 // test-artifacts/ui/thousand-releases.txt (measured, not asserted).

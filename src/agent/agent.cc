@@ -428,7 +428,10 @@ Status Agent::UpdatePass() {
   cv_.status.history = std::move(copy.status.history);
   // status.desired changes when an update completes; otherwise what the retrieval filled
   // in meanwhile (its URL and channels) stays.
-  if (!(copy.status.desired == desired_before)) cv_.status.desired = std::move(copy.status.desired);
+  // An installed release changes the graph request's version: ask again at once, or
+  // the version just installed stays listed as an update until the next poll.
+  const bool installed = !(copy.status.desired == desired_before);
+  if (installed) cv_.status.desired = std::move(copy.status.desired);
   for (const char* type : kUpdateConditions) {
     if (const Condition* c = copy.FindCondition(type)) {
       cv_.SetCondition(*c);
@@ -446,7 +449,9 @@ Status Agent::UpdatePass() {
   if (cv_.generation != generation) next_update_ = now;  // the spec changed meanwhile: again with it
   Status saved = Save();
   ready_ = saved.ok();
+  if (installed) retrieval_woken_ = true;
   lock.unlock();
+  if (installed) wake_.notify_all();
   if (result.hand_over_to && options_.on_hand_over) options_.on_hand_over(*result.hand_over_to, result.hand_over_id);
   return saved;
 }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include "cli/commands.h"
@@ -135,17 +136,35 @@ const JsonValue* NewestHistory(const JsonValue& config) {
   return history && history->is_array() && !history->items().empty() ? &history->items()[0] : nullptr;
 }
 
-void PrintList(const JsonValue& list) {
+// The table of `upgrades list`. MESSAGE says what the cluster waits for when its last pass
+// said more than its newest step's condition (a paused fleet, a failed validation, an
+// agent that cannot be read, a file that cannot be read); clusters whose UpgradeConfig
+// cannot be read at all are listed too, as Unreadable. A paused fleet is said first.
+void PrintList(const JsonValue& list, const JsonValue& fleet) {
+  if (const JsonValue* paused = fleet.Find("paused"); paused && paused->bool_value()) {
+    std::cout << fmt::format("The fleet is paused: {}. Upgrades that have not started wait (`cincinnati upgrades resume`).\n\n",
+                             Text(fleet, {"reason"}).empty() ? "no reason given" : Text(fleet, {"reason"}));
+  }
   std::vector<std::vector<std::string>> rows = {{"NAME", "DESIRED_VERSION", "UPGRADE_AT", "PHASE", "STAGE", "STATUS", "REASON", "MESSAGE"}};
+  std::set<std::string> listed;
   for (const auto& item : list.Find("items")->items()) {
     std::vector<std::string> row = {Text(item, {"metadata", "labels", "cluster"}), Text(item, {"spec", "desired", "version"}),
                                     Text(item, {"spec", "upgradeAt"})};
+    listed.insert(row[0]);
     const JsonValue* h = NewestHistory(item);
     const JsonValue* conditions = h ? h->Find("conditions") : nullptr;
     const JsonValue* c = conditions && conditions->is_array() && !conditions->items().empty() ? &conditions->items()[0] : nullptr;
     row.push_back(h ? Text(*h, {"phase"}) : "");
     for (const char* key : {"type", "status", "reason", "message"}) row.push_back(c ? Text(*c, {key}) : "");
+    // A note that only names the step adds nothing to the step's own message.
+    const std::string waiting = Text(item, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"});
+    if (!waiting.empty() && waiting != row[4]) row.back() = waiting;
     rows.push_back(std::move(row));
+  }
+  if (const JsonValue* unreadable = fleet.Find("unreadableConfigs"); unreadable && unreadable->is_object()) {
+    for (const auto& [cluster, why] : unreadable->members()) {
+      if (!listed.count(cluster) && why.is_string()) rows.push_back({cluster, "", "", "Unreadable", "", "", "", why.text()});
+    }
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {
@@ -207,9 +226,12 @@ void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
     exit_code = Report(Call(*a, "GET", std::string(upgrade::kConfigsPath)), [&](const JsonValue& v) {
       if (a->json) {
         std::cout << kube::WriteJson(v, 2) << '\n';
-      } else {
-        PrintList(v);
+        return;
       }
+      // The fleet's pause and unreadable configs; an operator that cannot say still lists.
+      Result<JsonValue> fleet = Call(*a, "GET", std::string(upgrade::kFleetPath));
+      if (!fleet.ok()) std::cerr << "warning: the fleet's state: " << fleet.status().message() << '\n';
+      PrintList(v, fleet.ok() ? *fleet : JsonValue::Object());
     });
   });
 

@@ -60,12 +60,14 @@ SourceRead LocalConfigSource::Read() {
     const Result<UpgradeConfig>& config = *parsed.emplace(file.string(), std::move(now)).first->second.config;
     if (!config.ok()) {
       out.unreadable.push_back(stem);
+      std::string cluster = stem;
       if (auto known = file_clusters_.find(file.string()); known != file_clusters_.end()) {
         out.unreadable.push_back(known->second);
-        seen[file.string()] = known->second;
+        seen[file.string()] = cluster = known->second;
       } else {
         out.keep_unlisted = true;
       }
+      out.problems[cluster] = config.status().message();
       continue;
     }
     const std::string cluster = config->cluster.empty() ? stem : config->cluster;
@@ -97,6 +99,7 @@ SourceRead OcmConfigSource::ReadNow() {
     auto fail = [&](const Status& s) {
       spdlog::warn("cluster {}: the upgrade-policy service: {} (its config stays as it is)", name, s.message());
       out.unreadable.push_back(name);
+      out.problems[name] = "the upgrade-policy service: " + s.message();
     };
     auto id = cluster_id_(name);
     if (!id.ok()) {

@@ -26,6 +26,9 @@ namespace cincinnati::upgrade {
 struct SourceRead {
   std::map<std::string, UpgradeConfigSpec> specs;  // cluster -> spec
   std::vector<std::string> unreadable;             // clusters left as they are ("*": all)
+  // Why, by cluster (LOCAL: the cluster a file named last, else its file name), for the
+  // administrator's view.
+  std::map<std::string, std::string> problems;
   // A file could not be read and nobody knows which cluster it is for (its labels name
   // it, and it has not been read since the operator started): nothing is deleted.
   bool keep_unlisted = false;

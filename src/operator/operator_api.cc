@@ -34,7 +34,11 @@ http_server::Response HandleOperatorApi(UpgradeOperator& op, const http_server::
     if (!read) return Error(405, "MethodNotAllowed", "UpgradeConfigs come from the policy source; only GET is allowed");
     const std::string cluster = path.substr(kConfigsPath.size() + 1);
     auto config = op.Get(cluster);
-    if (!config) return Error(404, "NotFound", fmt::format("upgradeconfigs.upgrade.managed.openshift.io \"{}\" not found", cluster));
+    if (!config) {
+      const std::string unreadable = op.UnreadableConfig(cluster);
+      return Error(404, "NotFound", fmt::format("upgradeconfigs.upgrade.managed.openshift.io \"{}\" not found{}", cluster,
+                                                unreadable.empty() ? "" : ": its UpgradeConfig cannot be read: " + unreadable));
+    }
     return Json(200, *config);
   }
   if (path == kFleetPath) {

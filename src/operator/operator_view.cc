@@ -69,7 +69,8 @@ std::optional<JsonValue> FindUpgradeConfig(const JsonValue& list, const std::str
   return std::nullopt;
 }
 
-JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, int max_parallel, TimePoint now) {
+JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, int max_parallel, TimePoint now,
+                              const std::map<std::string, std::string>& unreadable_configs) {
   JsonValue out = JsonValue::Object();
   if (!pause.ok()) {
     out.Set("paused", JsonValue::Bool(true));
@@ -82,6 +83,11 @@ JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, in
   out.Set("upgrading", JsonValue::Integer(upgrading));
   out.Set("maxParallel", JsonValue::Integer(max_parallel));
   out.Set("now", JsonValue::String(FormatTime(now)));
+  if (!unreadable_configs.empty()) {
+    JsonValue unreadable = JsonValue::Object();
+    for (const auto& [cluster, why] : unreadable_configs) unreadable.Set(cluster, JsonValue::String(why));
+    out.Set("unreadableConfigs", std::move(unreadable));
+  }
   return out;
 }
 

@@ -6,7 +6,8 @@
 //    annotation upgrade.cincinnati.openshift.io/waiting-for;
 //  - the fleet's status: whether upgrades are paused (and why, and for which version),
 //    how many clusters are upgrading, maxParallel and the operator's now; a pause that
-//    cannot be read shows as a pause, which is how the operator treats it;
+//    cannot be read shows as a pause, which is how the operator treats it; and
+//    unreadableConfigs (ours): cluster -> why the source could not read its config;
 //  - the reference's collector gauges (managed_upgrade_*, names verbatim) computed from
 //    the configs, with the cluster's name added (one operator serves a fleet), and
 //    upgradeoperator_reconciles_total (ours): the passes each cluster has had, so that a
@@ -34,7 +35,8 @@ kube::JsonValue UpgradeConfigList(const std::map<std::string, UpgradeConfig>& co
 // The item of `list` whose metadata.labels.cluster is `cluster`.
 std::optional<kube::JsonValue> FindUpgradeConfig(const kube::JsonValue& list, const std::string& cluster);
 
-kube::JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, int max_parallel, TimePoint now);
+kube::JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, int max_parallel, TimePoint now,
+                                    const std::map<std::string, std::string>& unreadable_configs = {});
 
 std::string CollectorMetrics(const std::map<std::string, UpgradeConfig>& configs,
                              const std::map<std::string, uint64_t>& passes);

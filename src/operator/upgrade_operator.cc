@@ -195,6 +195,7 @@ void UpgradeOperator::SyncSource() {
   }
   if (read.Unreadable("*")) return;
   std::lock_guard lock(mu_);
+  unreadable_configs_ = std::move(read.problems);
   for (const auto& [name, spec] : read.specs) {
     if (!clusters_.count(name)) spdlog::warn("an UpgradeConfig names cluster {}, which is not in the fleet file", name);
   }
@@ -498,21 +499,34 @@ JsonValue UpgradeOperator::List() {
   RefreshStandby();
   std::lock_guard lock(mu_);
   std::map<std::string, std::string> waiting_for;
-  for (const auto& [name, state] : clusters_) waiting_for[name] = state->last_error.empty() ? state->note : state->last_error;
+  for (const auto& [name, state] : clusters_) {
+    std::string& note = waiting_for[name] = state->last_error.empty() ? state->note : state->last_error;
+    if (auto bad = unreadable_configs_.find(name); bad != unreadable_configs_.end() && configs_.count(name)) {
+      note = "its UpgradeConfig cannot be read, the last one read stays: " + bad->second + (note.empty() ? "" : "; " + note);
+    }
+  }
   return UpgradeConfigList(configs_, waiting_for);
 }
 
 std::optional<JsonValue> UpgradeOperator::Get(const std::string& cluster) { return FindUpgradeConfig(List(), cluster); }
 
+std::string UpgradeOperator::UnreadableConfig(const std::string& cluster) {
+  std::lock_guard lock(mu_);
+  auto bad = unreadable_configs_.find(cluster);
+  return bad == unreadable_configs_.end() ? "" : bad->second;
+}
+
 JsonValue UpgradeOperator::FleetStatus() {
   RefreshStandby();
   auto pause = pauses_.Current();
   int upgrading = 0;
+  std::map<std::string, std::string> unreadable;
   {
     std::lock_guard lock(mu_);
     for (const auto& [name, c] : configs_) upgrading += IsUpgrading(c) ? 1 : 0;
+    unreadable = unreadable_configs_;
   }
-  return FleetStatusDocument(pause, upgrading, config_.max_parallel, Now());
+  return FleetStatusDocument(pause, upgrading, config_.max_parallel, Now(), unreadable);
 }
 
 Status UpgradeOperator::Pause(const std::string& reason) {

@@ -125,6 +125,8 @@ class UpgradeOperator {
   TimePoint Now() const;
   kube::JsonValue List();
   std::optional<kube::JsonValue> Get(const std::string& cluster);
+  // Why the source could not read the cluster's UpgradeConfig at its last read ("": it could).
+  std::string UnreadableConfig(const std::string& cluster);
   kube::JsonValue FleetStatus();
   Status Pause(const std::string& reason);
   Status Resume();
@@ -198,6 +200,7 @@ class UpgradeOperator {
   std::condition_variable_any wake_;
   bool woken_ = false;
   std::map<std::string, UpgradeConfig> configs_;  // by cluster
+  std::map<std::string, std::string> unreadable_configs_;  // by cluster: why the last read failed
   std::map<std::string, std::unique_ptr<ClusterState>> clusters_;
   std::unique_ptr<PolicyService> policies_;  // source OCM
   PolicyIndex policy_index_;

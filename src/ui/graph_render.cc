@@ -98,13 +98,16 @@ class VersionGrid {
 
 struct EdgeMark {
   std::string from, to, kind, style, tooltip;
+  std::string label;  // written on the edge in the layered layout (the grid has no room)
 };
 
 std::string EdgeLine(const EdgeMark& e, bool on_path, const VersionGrid* grid) {
-  return fmt::format("  {} -> {} [id={}, class={}, {}{}, tooltip={}{}];\n", Quote(e.from), Quote(e.to),
+  const std::string label = grid || e.label.empty() ? "" : ", fontsize=9, fontcolor=\"#8a4a0b\", label=" + Quote(e.label);
+  return fmt::format("  {} -> {} [id={}, class={}, {}{}, tooltip={}{}{}];\n", Quote(e.from), Quote(e.to),
                      Quote(fmt::format("{}:{}:{}", e.kind == "blocked" ? "blocked" : "edge", e.from, e.to)),
                      Quote(fmt::format("{}{}", e.kind, on_path ? " on-path" : "")), e.style,
-                     on_path ? ", penwidth=3, color=\"#2b8a3e\"" : "", Quote(e.tooltip), grid ? grid->EdgePos(e.from, e.to) : "");
+                     on_path ? ", penwidth=3, color=\"#2b8a3e\"" : "", Quote(e.tooltip), label,
+                     grid ? grid->EdgePos(e.from, e.to) : "");
 }
 
 // Every edge to draw: recommended, conditional (with risks), then the blocked marks
@@ -124,12 +127,14 @@ std::vector<EdgeMark> EdgesToDraw(const Graph& view, const DotOptions& options) 
     for (const ConditionalEdgeRef& ref : group.edges) {
       if (!view.Find(ref.from) || !view.Find(ref.to)) continue;
       drawn.emplace(ref.from, ref.to);
-      out.push_back({ref.from, ref.to, "conditional", "style=dashed, color=\"#d9822b\"", "risks: " + risks});
+      out.push_back({ref.from, ref.to, "conditional", "style=dashed, color=\"#d9822b\"", "risks: " + risks, risks});
     }
   }
   for (const BlockedEdgeMark& b : options.blocked) {
     if (!view.Find(b.from) || !view.Find(b.to) || drawn.count({b.from, b.to})) continue;
-    out.push_back({b.from, b.to, "blocked", "style=dotted, color=\"#c23030\", constraint=false", b.why});
+    // Wider, with a bar for a head and a word: a thin dotted line alone was easy to miss.
+    out.push_back({b.from, b.to, "blocked", "style=dotted, color=\"#c23030\", penwidth=2, arrowhead=tee, constraint=false",
+                   b.why, "blocked"});
   }
   return out;
 }
@@ -154,7 +159,7 @@ std::string ViewDot(const Graph& view, const DotOptions& options) {
   dot += "];\n  node [shape=box, style=\"rounded,filled\", fillcolor=\"#eef3fb\", color=\"#4a6fa5\", "
          "fontname=\"Helvetica\", fontsize=11];\n";
   // Many edges in the grid: thinner and translucent, so that the releases stay legible.
-  dot += grid ? "  edge [color=\"#4a6fa570\", penwidth=0.7, arrowsize=0.5];\n" : "  edge [color=\"#4a6fa5\", arrowsize=0.6];\n";
+  dot += grid ? "  edge [color=\"#4a6fa570\", penwidth=0.7, arrowsize=0.5];\n" : "  edge [color=\"#4a6fa5\", arrowsize=0.6, fontname=\"Helvetica\"];\n";
   for (NodeIndex i : order) {
     const Node& n = view.node(i);
     const bool on = highlight.count(n.version) > 0;

@@ -7,7 +7,8 @@
 // 300 edges to draw is pinned to a version grid instead (a row per major.minor, wrapped
 // every 25 releases; edges in a row arc above it) that Graphviz draws as given.
 // Recommended edges are solid, conditional edges dashed and orange with their risks as
-// the tooltip, blocked edges (on demand) dotted and red with their cause. Every node
+// label and tooltip, blocked edges (on demand) dotted, red and wide with their cause as
+// the tooltip (labels only in the layered layout). Every node
 // and edge carries an SVG id ("release:4.12.3", "edge:4.12.3:4.13.0", "blocked:A:B") and a class
 // (release, recommended, conditional, blocked; highlighted for `highlight` and the
 // hops of `path`) so that a page can select and restyle them without a new layout.

@@ -15,8 +15,10 @@ header h1{font-size:18px;margin:0 16px 0 0}
 select,button,input{font-size:14px}
 main{display:flex;height:calc(100vh - 52px)}
 #graph{flex:1;overflow:auto;padding:8px;border-right:1px solid #ccd}
-#side{width:380px;overflow:auto;padding:8px 12px;font-size:14px}
-#side td{word-break:break-all}
+#side{width:380px;overflow:auto;padding:8px 12px;font-size:14px;overflow-wrap:anywhere}
+#side td,#payload{word-break:break-all}
+#legend svg{vertical-align:middle;margin-right:4px}#legend div{margin:2px 0}
+#risks p{margin:4px 0}
 #side h2{font-size:15px;margin:14px 0 6px}
 .release{cursor:pointer}
 .release.selected polygon,.release.selected path{fill:#9fd3ff}
@@ -35,6 +37,12 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ee;
 </header>
 <main><div id="graph"></div>
 <div id="side">
+<h2>Legend</h2><div id="legend">
+<div data-kind="recommended"><svg width="36" height="8"><line x1="0" y1="4" x2="36" y2="4" stroke="#4a6fa5" stroke-width="2"/></svg>recommended update</div>
+<div data-kind="conditional"><svg width="36" height="8"><line x1="0" y1="4" x2="36" y2="4" stroke="#d9822b" stroke-width="2" stroke-dasharray="6,3"/></svg>conditional update: offered when its risks do not apply (risk names on the edge)</div>
+<div data-kind="blocked"><svg width="36" height="8"><line x1="0" y1="4" x2="36" y2="4" stroke="#c23030" stroke-width="3" stroke-dasharray="2,3"/></svg>blocked edge, never offered (shown with &ldquo;blocked edges&rdquo;)</div>
+</div>
+<h2>Risks</h2><div id="risks" class="muted">none</div>
 <h2>Release</h2><div id="details" class="muted">Click a release.</div>
 <h2>Path</h2>
 <div><select id="from"></select> &rarr; <select id="to"></select>
@@ -64,10 +72,25 @@ function fill(select, values, keep) {
   select.innerHTML = values.map((v) => '<option>' + esc(v) + '</option>').join('');
   if (keep && values.includes(old)) select.value = old;
 }
+// The newest stable channel (what most clusters follow) when the address names none.
+function defaultChannel(channels) {
+  const key = (c) => c.replace(/^[^0-9]*/, '').split(/[.-]/).map((p) => parseInt(p, 10) || 0);
+  const newer = (a, b) => {
+    const x = key(a), y = key(b);
+    for (let i = 0; i < Math.max(x.length, y.length); ++i) {
+      if ((x[i] || 0) !== (y[i] || 0)) return (x[i] || 0) > (y[i] || 0);
+    }
+    return false;
+  };
+  const stable = channels.filter((c) => c.startsWith('stable-'));
+  return stable.length ? stable.reduce((best, c) => (newer(c, best) ? c : best)) : channels[0];
+}
 async function loadChannels() {
   const c = await getJson('/v1/ui/channels');
   fill($('channel'), c.channels, false);
   fill($('arch'), c.arches, false);
+  if (c.channels.length) $('channel').value = defaultChannel(c.channels);
+  if (c.arches.includes('amd64')) $('arch').value = 'amd64';
   const want = new URLSearchParams(location.hash.slice(1));
   if (want.get('channel') && c.channels.includes(want.get('channel'))) $('channel').value = want.get('channel');
   if (want.get('arch') && c.arches.includes(want.get('arch'))) $('arch').value = want.get('arch');
@@ -85,13 +108,25 @@ async function loadView() {
     const r = await fetch(PREFIX + '/v1/ui/graph.svg?' + query() + ($('blocked').checked ? '&blocked=1' : ''));
     $('graph').innerHTML = await r.text();
     for (const g of $('graph').querySelectorAll('g.release')) g.addEventListener('click', () => select(g.id.slice(8)));
+    const blocked = $('blocked').checked ? $('graph').querySelectorAll('g[id^="blocked:"]').length : 0;
     $('status').textContent = view.nodes.length + ' releases, ' + view.edges.length + ' edges, ' +
-        (view.conditionalEdges || []).reduce((n, c) => n + c.edges.length, 0) + ' conditional';
+        (view.conditionalEdges || []).reduce((n, c) => n + c.edges.length, 0) + ' conditional' +
+        ($('blocked').checked ? ', ' + blocked + ' blocked' : '');
+    showRisks();
     $('path-result').innerHTML = $('explain-result').innerHTML = '';
     await loadRollouts();
   } catch (e) {
     $('status').innerHTML = '<span class="error">' + esc(e.message) + '</span>';
   }
+}
+// Each conditional group's risks, named, with their message and the edges they hold.
+function showRisks() {
+  const groups = view.conditionalEdges || [];
+  $('risks').className = groups.length ? '' : 'muted';
+  $('risks').innerHTML = groups.length ? groups.map((c) => '<p>' + c.risks.map((r) =>
+      '<b class="risk-name">' + (r.url ? '<a href="' + esc(r.url) + '">' + esc(r.name) + '</a>' : esc(r.name)) + '</b>: ' +
+      esc(r.message || '')).join('<br>') + '<br><span class="muted">' +
+      c.edges.map((e) => esc(e.from + ' → ' + e.to)).join(', ') + '</span></p>').join('') : 'none';
 }
 function select(version) {
   for (const g of $('graph').querySelectorAll('g.release.selected')) g.classList.remove('selected');
@@ -99,12 +134,12 @@ function select(version) {
   if (g) g.classList.add('selected');
   const node = view.nodes.find((n) => n.version === version);
   if (!node) return;
-  const rows = Object.entries(node.metadata || {}).map(([k, v]) =>
+  const rows = Object.entries(node.metadata || {}).filter(([k, v]) => v !== '').map(([k, v]) =>
       '<tr><td>' + esc(k) + '</td><td>' + (k === 'url' ? '<a href="' + esc(v) + '">' + esc(v) + '</a>' : esc(v)) + '</td></tr>');
   const url = (node.metadata || {}).url;
   $('details').innerHTML = '<b id="selected-version">' + esc(version) + '</b> ' +
       (url ? '<a id="errata" href="' + esc(url) + '">errata</a>' : '') +
-      '<div class="muted">' + esc(node.payload) + '</div><table>' + rows.join('') + '</table>';
+      '<div class="muted" id="payload">' + esc(node.payload) + '</div><table>' + rows.join('') + '</table>';
   $('from').value = version;
 }
 function clearPath() {
