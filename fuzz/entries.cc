@@ -25,6 +25,7 @@
 #include "core/release_metadata.h"
 #include "core/semver.h"
 #include "core/sha256.h"
+#include "core/update_report.h"
 #include "directory/cluster_database.h"
 #include "graph-data/documents.h"
 #include "graph-data/graph_data.h"
@@ -364,6 +365,17 @@ int PiecedDocumentEntry(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// An agent's update report (issue 31): decoding is total, and what decodes encodes to
+// a document that decodes to the same report.
+int UpdateReportDocument(const uint8_t* data, size_t size) {
+  auto report = DecodeUpdateReport(Text(data, size));
+  if (!report.ok()) return 0;
+  FUZZ_CHECK(ValidateUpdateReport(*report).ok(), "a decoded report is valid");
+  auto again = DecodeUpdateReport(EncodeUpdateReport(*report));
+  FUZZ_CHECK(again.ok() && *again == *report, "a report survives encoding");
+  return 0;
+}
+
 constexpr NamedEntry kEntries[] = {
     {"semver", SemVer},
     {"graph_json", GraphJson},
@@ -383,6 +395,7 @@ constexpr NamedEntry kEntries[] = {
     {"upgrade_config", UpgradeConfigYaml},
     {"operator_answers", OperatorAnswers},
     {"pieced_document", PiecedDocumentEntry},
+    {"update_report", UpdateReportDocument},
 };
 
 }  // namespace

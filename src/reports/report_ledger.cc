@@ -1,0 +1,207 @@
+#include "reports/report_ledger.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+
+namespace cincinnati::reports {
+namespace {
+
+constexpr const char* kSchema[] = {
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=FULL",
+    "CREATE TABLE IF NOT EXISTS reports(cluster TEXT NOT NULL, attempt TEXT NOT NULL, from_version TEXT NOT NULL, "
+    "to_version TEXT NOT NULL, arch TEXT NOT NULL, channel TEXT NOT NULL, result TEXT NOT NULL, component TEXT NOT NULL, "
+    "reason TEXT NOT NULL, started INTEGER NOT NULL, ended INTEGER NOT NULL, received INTEGER NOT NULL, "
+    "PRIMARY KEY(cluster, attempt))",
+    "CREATE TABLE IF NOT EXISTS edge_clusters(from_version TEXT NOT NULL, to_version TEXT NOT NULL, cluster TEXT NOT NULL, "
+    "failed INTEGER NOT NULL, component TEXT NOT NULL, first_failure INTEGER NOT NULL, "
+    "PRIMARY KEY(from_version, to_version, cluster))",
+};
+
+// One prepared statement, finalized on every path.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { ok_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) == SQLITE_OK; }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  bool ok() const { return ok_; }
+  Statement& Bind(int i, const std::string& text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& Bind(int i, int64_t value) {
+    sqlite3_bind_int64(stmt_, i, value);
+    return *this;
+  }
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string Text(int column) const {
+    const unsigned char* t = sqlite3_column_text(stmt_, column);
+    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, column))) : "";
+  }
+  int64_t Integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  bool ok_ = false;
+};
+
+void CountFailure(EdgeState& edge, const std::string& component, int64_t at) {
+  ++edge.counts.failures;
+  ++edge.failed_components[component];
+  edge.first_failure = edge.first_failure == 0 ? at : std::min(edge.first_failure, at);
+}
+
+}  // namespace
+
+ReportLedger::ReportLedger(sqlite3* db, std::string path, Options options)
+    : db_(db), path_(std::move(path)), options_(std::move(options)) {}
+
+ReportLedger::~ReportLedger() { sqlite3_close_v2(db_); }
+
+Result<std::unique_ptr<ReportLedger>> ReportLedger::Open(const std::string& path, Options options) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    return Status::IoError(fmt::format("report ledger {}: {}", path, why));
+  }
+  sqlite3_busy_timeout(db, 5000);
+  std::unique_ptr<ReportLedger> ledger(new ReportLedger(db, path, std::move(options)));
+  for (const char* sql : kSchema) CINCINNATI_RETURN_IF_ERROR(ledger->Exec(sql));
+  CINCINNATI_RETURN_IF_ERROR(ledger->Load());
+  return ledger;
+}
+
+Status ReportLedger::Exec(const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string why = error ? error : sqlite3_errmsg(db_);
+    sqlite3_free(error);
+    return Status::IoError(fmt::format("report ledger {}: {}", path_, why));
+  }
+  return Status::OK();
+}
+
+Status ReportLedger::Load() {
+  Statement count(db_, "SELECT count(*) FROM reports");
+  Statement rows(db_, "SELECT from_version, to_version, failed, component, first_failure FROM edge_clusters");
+  if (!count.ok() || !rows.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  std::lock_guard lock(mu_);
+  if (count.Step() == SQLITE_ROW) reports_ = count.Integer(0);
+  int rc;
+  while ((rc = rows.Step()) == SQLITE_ROW) {
+    EdgeState& edge = edges_[{rows.Text(0), rows.Text(1)}];
+    edge.from = rows.Text(0);
+    edge.to = rows.Text(1);
+    ++edge.counts.clusters;
+    if (rows.Integer(2) != 0) CountFailure(edge, rows.Text(3), rows.Integer(4));
+  }
+  if (rc != SQLITE_DONE) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  return Status::OK();
+}
+
+bool ReportLedger::Counted(const UpdateReport& r) const {
+  return r.result == UpdateResult::kFailed &&
+         std::find(options_.counted_reasons.begin(), options_.counted_reasons.end(), r.reason) != options_.counted_reasons.end();
+}
+
+Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vector<UpdateReport>& batch, int64_t received) {
+  for (const UpdateReport& r : batch) CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(r));
+  std::lock_guard lock(mu_);
+  auto failed = [&](const char* what) {
+    Status s = Status::IoError(fmt::format("report ledger {}: {}: {}", path_, what, sqlite3_errmsg(db_)));
+    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return s;
+  };
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("begin");
+  Statement insert(db_,
+                   "INSERT OR IGNORE INTO reports(cluster, attempt, from_version, to_version, arch, channel, result, component, "
+                   "reason, started, ended, received) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  Statement find(db_, "SELECT failed FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3");
+  Statement add(db_,
+                "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  Statement fail(db_,
+                 "UPDATE edge_clusters SET failed = 1, component = ?4, first_failure = ?5 "
+                 "WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3");
+  if (!insert.ok() || !find.ok() || !add.ok() || !fail.ok()) return failed("prepare");
+  // Applied to the in-memory counts only once the transaction has committed.
+  std::map<std::pair<std::string, std::string>, EdgeState> changed;
+  std::vector<Outcome> outcomes;
+  int64_t recorded = 0;
+  for (const UpdateReport& r : batch) {
+    insert.Reset();
+    insert.Bind(1, r.cluster_id).Bind(2, r.attempt).Bind(3, r.from).Bind(4, r.to).Bind(5, r.arch).Bind(6, r.channel);
+    insert.Bind(7, std::string(UpdateResultName(r.result))).Bind(8, r.component).Bind(9, r.reason);
+    insert.Bind(10, r.started).Bind(11, r.ended).Bind(12, received);
+    if (insert.Step() != SQLITE_DONE) return failed("insert a report");
+    if (sqlite3_changes(db_) == 0) {
+      outcomes.push_back(Outcome::kDuplicate);
+      continue;
+    }
+    outcomes.push_back(Outcome::kRecorded);
+    ++recorded;
+    const auto key = std::make_pair(r.from, r.to);
+    auto at = changed.find(key);
+    if (at == changed.end()) {
+      auto known = edges_.find(key);
+      at = changed.emplace(key, known != edges_.end() ? known->second : EdgeState{r.from, r.to, {}, 0, {}}).first;
+    }
+    EdgeState& edge = at->second;
+    const bool counted = Counted(r);
+    find.Reset();
+    find.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id);
+    const int rc = find.Step();
+    const bool was_failed = rc == SQLITE_ROW && find.Integer(0) != 0;
+    find.Reset();  // no read left open under the writes below
+    if (rc == SQLITE_DONE) {
+      add.Reset();
+      add.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id).Bind(4, int64_t{counted ? 1 : 0});
+      add.Bind(5, counted ? r.component : std::string()).Bind(6, counted ? r.ended : int64_t{0});
+      if (add.Step() != SQLITE_DONE) return failed("count a cluster");
+      ++edge.counts.clusters;
+      if (counted) CountFailure(edge, r.component, r.ended);
+    } else if (rc == SQLITE_ROW) {
+      if (!was_failed && counted) {
+        fail.Reset();
+        fail.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id).Bind(4, r.component).Bind(5, r.ended);
+        if (fail.Step() != SQLITE_DONE) return failed("count a failure");
+        CountFailure(edge, r.component, r.ended);
+      }
+    } else {
+      return failed("read a cluster's count");
+    }
+  }
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("commit");
+  for (auto& [key, edge] : changed) edges_[key] = std::move(edge);
+  reports_ += recorded;
+  return outcomes;
+}
+
+EdgeState ReportLedger::Edge(const std::string& from, const std::string& to) const {
+  std::lock_guard lock(mu_);
+  auto at = edges_.find({from, to});
+  return at != edges_.end() ? at->second : EdgeState{from, to, {}, 0, {}};
+}
+
+std::vector<EdgeState> ReportLedger::Edges() const {
+  std::lock_guard lock(mu_);
+  std::vector<EdgeState> out;
+  out.reserve(edges_.size());
+  for (const auto& [key, edge] : edges_) out.push_back(edge);
+  return out;
+}
+
+int64_t ReportLedger::reports() const {
+  std::lock_guard lock(mu_);
+  return reports_;
+}
+
+}  // namespace cincinnati::reports
