@@ -83,7 +83,7 @@ TEST_F(UpdateTest, AHandOverCutShortIsDoneAgain) {
   progress.Set("handOverId", JsonValue::String("the-agent-that-never-started"));
   WriteFile(progress_file, WriteJson(progress, 2));
 
-  agent = StartAgent({}, port);
+  agent = StartAgent({}, port, /*hands_over=*/true);
   const int64_t restarted = agent->pid();
   int64_t successor = 0;
   ASSERT_TRUE(WaitFor([&] {

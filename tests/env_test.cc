@@ -86,6 +86,22 @@ TEST(ClockTest, AManualClockMovesOnlyWhenAdvancedAndBothReadingsTogether) {
   EXPECT_EQ(clock.Now() - now, std::chrono::milliseconds(1500));
 }
 
+// A fleet simulation's clock: started 2 real seconds ago at 1000x, it reads about 2,000
+// simulated seconds past its start, and two clocks built alike agree.
+TEST(ClockTest, AScaledClockRunsFasterFromItsEpochAndTwoAgree) {
+  const auto start = std::chrono::system_clock::time_point(std::chrono::seconds(1893456000));
+  const auto epoch = std::chrono::system_clock::now() - std::chrono::seconds(2);
+  env::ScaledClock a(start, 1000, epoch), b(start, 1000, epoch);
+  const double ahead = std::chrono::duration<double>(a.Now() - start).count();
+  EXPECT_GE(ahead, 2000);
+  EXPECT_LT(ahead, 2000 + 1000 * 5) << "5 real seconds at most went by meanwhile, even on a busy machine";
+  const double apart = std::chrono::duration<double>(b.Now() - a.Now()).count();
+  EXPECT_GE(apart, 0);
+  EXPECT_LT(apart, 1000 * 1.0);
+  const auto s1 = a.Steady(), s2 = a.Steady();
+  EXPECT_LE(s1, s2);
+}
+
 TEST(FileLockTest, ASecondHolderIsRefusedAndToldWho) {
   TempDir dir;
   auto first = env::FileLock::Acquire(dir / ".lock");

@@ -23,6 +23,8 @@ const std::map<std::string, std::string> kNeedsAService = {
     {"build/cincinnati adm ", "talks to a running agent: AgentAdmTest"},
     {"build/cincinnati upgrade-operator ", "a long-running fleet operator: OperatorE2ETest"},
     {"build/cincinnati upgrades ", "talks to a running operator: operator_test"},
+    {"build/cincinnati serve ", "a long-running service: service_test (ReportServiceTest and others)"},
+    {"build/cincinnati brakes ", "talks to a running service: ReportServiceTest"},
 };
 
 // The `build/cincinnati` commands of a Markdown file's code blocks, continuation lines joined.

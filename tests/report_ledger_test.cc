@@ -10,6 +10,7 @@
 
 #include "reports/report_ledger.h"
 #include "test_util.h"
+#include "update_report_util.h"
 
 namespace cincinnati::reports {
 namespace {
@@ -18,17 +19,9 @@ using Outcome = ReportLedger::Outcome;
 
 UpdateReport Report(int cluster, const std::string& attempt, UpdateResult result, const std::string& reason = "",
                     const std::string& component = "", const std::string& from = "4.13.1", const std::string& to = "4.13.2") {
-  UpdateReport r;
-  r.cluster_id = fmt::format("00000000-0000-4000-8000-{:012x}", cluster);
-  r.attempt = attempt;
-  r.from = from;
-  r.to = to;
-  r.arch = "amd64";
-  r.channel = "stable-4.13";
-  r.result = result;
-  r.reason = reason;
+  UpdateReport r = testing::TestReport(cluster, result == UpdateResult::kFailed, attempt, 1767411672 + cluster, component, from, to);
+  r.reason = reason;  // any reason, counted or not
   r.component = component;
-  r.started = 1767411672 + cluster;
   r.ended = r.started + 600;
   return r;
 }

@@ -99,7 +99,10 @@ class ServiceProcess {
       : process_(Argv(subcommand, args, ports_dir_ / "ports")) {
     std::string ports_file = (ports_dir_ / "ports").string();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (std::chrono::steady_clock::now() < deadline && process_.running()) {
+    // The file is read once more after the process has exited: one that hands over to a
+    // successor at once (the agent) may be gone before the first look.
+    for (bool alive = true; std::chrono::steady_clock::now() < deadline;) {
+      alive = process_.running();
       std::string text = ReadFile(ports_file);
       if (text.find("status=") != std::string::npos) {
         size_t pos = 0;
@@ -112,6 +115,7 @@ class ServiceProcess {
         }
         return;
       }
+      if (!alive) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }

@@ -113,7 +113,14 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Cloc
                                                 options_.max_answer_bytes);
   components_ = std::make_unique<ComponentObjects>(*store_);
   options_.update.hand_over = static_cast<bool>(options_.on_hand_over);
+  options_.update.arch = options_.arch;
   runner_ = std::make_unique<UpdateRunner>(*store_, *components_, options_.update, clock_, shutdown_.get_token(), &storage_);
+  if (!options_.reports.url.empty()) {
+    ReportOutboxOptions reports = options_.reports;
+    if (reports.ca_dir.empty()) reports.ca_dir = options_.upstream_ca_dir;
+    reports.stop = shutdown_.get_token();
+    outbox_ = std::make_unique<ReportOutbox>(*store_, std::move(reports), clock_, &storage_);
+  }
   RetrieverSettings settings;
   settings.poll_interval = options_.poll_interval;
   settings.kept = options_.kept;
@@ -424,6 +431,7 @@ Status Agent::UpdatePass() {
   const Release desired_before = copy.status.desired;
   UpdateStepResult result;
   if (step) result = runner_->Step(copy, target, force);  // network and disk, no lock
+  const bool queued = QueueReport(copy.spec.cluster_id);  // disk, no lock
   std::unique_lock lock(mu_);
   cv_.status.history = std::move(copy.status.history);
   // status.desired changes when an update completes; otherwise what the retrieval filled
@@ -449,9 +457,10 @@ Status Agent::UpdatePass() {
   if (cv_.generation != generation) next_update_ = now;  // the spec changed meanwhile: again with it
   Status saved = Save();
   ready_ = saved.ok();
-  if (installed) retrieval_woken_ = true;
+  // A report just queued leaves with the retrieval loop's next pass, at once.
+  if (installed || queued) retrieval_woken_ = true;
   lock.unlock();
-  if (installed) wake_.notify_all();
+  if (installed || queued) wake_.notify_all();
   if (result.hand_over_to && options_.on_hand_over) options_.on_hand_over(*result.hand_over_to, result.hand_over_id);
   return saved;
 }
@@ -459,6 +468,7 @@ Status Agent::UpdatePass() {
 Status Agent::RunPass() {
   Status retrieved = RetrievalPass();
   Status updated = UpdatePass();
+  SendReports();
   return retrieved.ok() ? updated : retrieved;
 }
 
@@ -477,6 +487,10 @@ void Agent::RunRetrievals(std::stop_token stop) {
     if (Status s = Guarded("a retrieval pass", [&] { return RetrievalPass(); }); !s.ok()) {
       spdlog::debug("retrieval pass: {}", s.message());
     }
+    (void)Guarded("sending update reports", [&] {
+      SendReports();
+      return Status::OK();
+    });
     ++retrieval_passes_;
     std::unique_lock lock(mu_);
     const auto wait = std::max(next_retrieval_ - clock_.Now(), std::chrono::system_clock::duration(std::chrono::milliseconds(200)));

@@ -25,6 +25,12 @@
 // (available_updates.h: KeptLimits), and is cancelled by a stop, as are downloads and
 // signature searches: Run returns within about a second of its stop.
 //
+// Update reports (issue 31), when options.reports.url is set: once an update attempt
+// has ended (update_runner.h), the update loop queues its report in the state
+// directory (report_outbox.h) and only then marks the attempt reported, then wakes the
+// retrieval loop, which sends what is due after each retrieval pass. A report that
+// cannot be queued (a full disk) holds nothing back: it is queued at a later pass.
+//
 // Opening never fails for a state file that cannot be read: a ClusterVersion is
 // salvaged part by part (state_salvage.h), an update progress that cannot be read is
 // set aside and the update starts over (every step is idempotent), and what was
@@ -50,6 +56,7 @@
 #include "agent/installed_release.h"
 #include "agent/object_store.h"
 #include "agent/promql.h"
+#include "agent/report_outbox.h"
 #include "agent/storage_health.h"
 #include "agent/update_retriever.h"
 #include "agent/update_runner.h"
@@ -78,6 +85,7 @@ struct AgentOptions {
   size_t max_answer_bytes = kDefaultMaxAnswerBytes;                 // one graph answer
   KeptLimits kept;                      // what is kept of an answer
   UpdateOptions update;                 // steps 6-11: verification, registry, timeouts
+  ReportOutboxOptions reports;          // url empty: no report is queued or sent
   // Called on the update loop's thread once the agent's own manifests of a new release
   // are applied (update.hand_over): the embedding re-executes `binary` ("": itself)
   // with `id` as its update.hand_over_id.
@@ -92,7 +100,8 @@ class Agent {
   static Result<std::unique_ptr<Agent>> Open(std::shared_ptr<ObjectStore> store, AgentOptions options,
                                              env::Clock& clock = env::RealClock());
 
-  // One retrieval and one update step, persisted (tests drive the agent with it).
+  // One retrieval and one update step, persisted, then the reports that are due (tests
+  // drive the agent with it).
   Status RunPass();
   // Until stopped: retrievals on this thread (next at the retriever's next fetch, 1 s
   // when risks are pending, or a wake-up), update steps on a second one (1 s while an
@@ -139,6 +148,8 @@ class Agent {
   Status UpdatePass();
   void RunRetrievals(std::stop_token stop);
   void RunUpdates(std::stop_token stop);
+  bool QueueReport(const std::string& cluster_id);  // the update loop, after a step
+  void SendReports();                               // the retrieval loop
   void ApplyRetrieval(const RetrievedUpdates& got);
   void Transition();
   std::optional<Condition> ComponentsUpgradeable();
@@ -154,6 +165,7 @@ class Agent {
   std::unique_ptr<UpdateRetriever> retriever_;  // the retrieval loop only
   std::unique_ptr<ComponentObjects> components_;
   std::unique_ptr<UpdateRunner> runner_;        // the update loop only
+  std::unique_ptr<ReportOutbox> outbox_;        // nullptr: reports are off
 
   std::mutex mu_;
   std::condition_variable_any wake_;

@@ -59,6 +59,28 @@ std::string Agent::Metrics() {
                 "1 while the agent's last failed write found no space left and no write has succeeded since.")
       .Get()
       .Set(storage_.full() ? 1 : 0);
+  const ReportOutbox::Stats reports = outbox_ ? outbox_->stats() : ReportOutbox::Stats{};
+  registry
+      .AddGauge("cincinnati_agent_reports_pending",
+                "Update reports queued in the state directory and not yet taken by the update service (--reports.url).")
+      .Get()
+      .Set(static_cast<double>(reports.pending));
+  registry.AddCounter("cincinnati_agent_reports_sent_total", "Update reports the update service took (a 2xx answer).")
+      .Get()
+      .Increment(static_cast<double>(reports.sent));
+  registry
+      .AddCounter("cincinnati_agent_report_send_errors_total",
+                  "Tries to send an update report that will be retried: no answer, 3xx, 429, 5xx, or 403 "
+                  "unknown_poller.")
+      .Get()
+      .Increment(static_cast<double>(reports.send_errors));
+  auto& dropped = registry.AddCounter("cincinnati_agent_reports_dropped_total",
+                                      "Update reports given up, by reason: rejected (a 4xx answer), expired (not sent "
+                                      "within --reports.max_age) or invalid (no valid report could be made or read).",
+                                      {"reason"});
+  dropped.With({"rejected"}).Increment(static_cast<double>(reports.rejected));
+  dropped.With({"expired"}).Increment(static_cast<double>(reports.expired));
+  dropped.With({"invalid"}).Increment(static_cast<double>(reports.invalid));
   if (const UpdateRunner::Snapshot update = runner_->snapshot(); update.applied + update.pending > 0) {
     payload.With({update.progress.version, "applied"}).Set(static_cast<double>(update.applied));
     payload.With({update.progress.version, "pending"}).Set(static_cast<double>(update.pending));

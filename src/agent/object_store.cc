@@ -91,6 +91,15 @@ Result<std::vector<std::string>> FileObjectStore::List(const std::string& kind) 
   return names;
 }
 
+Status FileObjectStore::Delete(const std::string& kind, const std::string& name) {
+  CINCINNATI_RETURN_IF_ERROR(CheckNames(kind, name));
+  std::lock_guard lock(mu_);
+  Status removed = fs_.Remove(dir_ / kind / (name + ".json"));
+  if (removed.code() == Status::Code::kNotFound) return Status::OK();
+  CINCINNATI_RETURN_IF_ERROR(removed);
+  return fs_.SyncPath(dir_ / kind);
+}
+
 Result<std::string> FileObjectStore::SetAside(const std::string& kind, const std::string& name) {
   CINCINNATI_RETURN_IF_ERROR(CheckNames(kind, name));
   std::lock_guard lock(mu_);

@@ -7,7 +7,8 @@
 // same directory, fsyncs it, renames it over the old one and fsyncs the directory:
 // after Put returns the document survives a crash, and a crash at any moment leaves
 // either the old or the new document, never a mix (leftover temporary files are
-// ignored and removed by the next Put). Names are DNS-1123 subdomains (lower-case
+// ignored and removed by the next Put). Delete unlinks and then fsyncs the directory,
+// so a removal survives a crash too. Names are DNS-1123 subdomains (lower-case
 // letters, digits, '-', '.'), so a name can never leave the directory. Thread-safe
 // (one mutex). A document that cannot be read back is an error naming the file.
 //
@@ -41,6 +42,9 @@ class ObjectStore {
   virtual Result<std::optional<JsonValue>> Get(const std::string& kind, const std::string& name) = 0;
   virtual Status Put(const std::string& kind, const std::string& name, const JsonValue& object) = 0;
   virtual Result<std::vector<std::string>> List(const std::string& kind) = 0;  // sorted names
+  // Removes a document for good (FileObjectStore: unlink, then fsync of the directory,
+  // so the removal survives a crash). No such document is not an error.
+  virtual Status Delete(const std::string& kind, const std::string& name) = 0;
   // Moves an unreadable document out of the way, keeping its bytes for a person to read
   // (FileObjectStore: "<name>.json.unreadable-<unix seconds>", never over an earlier
   // one); returns where it went.
@@ -56,6 +60,7 @@ class FileObjectStore : public ObjectStore {
   Result<std::optional<JsonValue>> Get(const std::string& kind, const std::string& name) override;
   Status Put(const std::string& kind, const std::string& name, const JsonValue& object) override;
   Result<std::vector<std::string>> List(const std::string& kind) override;
+  Status Delete(const std::string& kind, const std::string& name) override;
   Result<std::string> SetAside(const std::string& kind, const std::string& name) override;
   std::string Location(const std::string& kind, const std::string& name) const override;
 

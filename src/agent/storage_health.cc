@@ -3,7 +3,7 @@
 namespace cincinnati::agent {
 
 bool StorageHealth::Record(StorageArea area, const Status& write) {
-  const size_t i = area == StorageArea::kState ? 0 : 1;
+  const size_t i = static_cast<size_t>(area);
   if (write.ok()) {
     full_[i] = false;
     return failing_[i].exchange(false);

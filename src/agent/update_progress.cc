@@ -40,6 +40,19 @@ JsonValue ToJson(const UpdateProgress& p) {
       {"retryAt", JsonValue::Integer(p.retry_at)},
       {"handOverId", s(p.hand_over_id)},
       {"handOverAttempts", JsonValue::Integer(p.hand_over_attempts)},
+      {"attemptId", s(p.attempt_id)},
+      {"fromVersion", s(p.from_version)},
+      {"fromImage", s(p.from_image)},
+      {"attemptChannel", s(p.attempt_channel)},
+      {"attemptArch", s(p.attempt_arch)},
+      {"degradedSince", s(p.degraded_since)},
+      {"ended", s(p.ended)},
+      {"result", s(p.result)},
+      {"resultComponent", s(p.result_component)},
+      {"resultReason", s(p.result_reason)},
+      {"reported", JsonValue::Bool(p.reported)},
+      {"refusalReported", s(p.refusal_reported)},
+      {"refusalReportedAt", JsonValue::Integer(p.refusal_reported_at)},
   });
 }
 
@@ -89,6 +102,19 @@ Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json) {
   CINCINNATI_RETURN_IF_ERROR(integer("retryAt", p.retry_at));
   CINCINNATI_RETURN_IF_ERROR(text("handOverId", p.hand_over_id));
   CINCINNATI_RETURN_IF_ERROR(integer("handOverAttempts", p.hand_over_attempts));
+  const std::pair<const char*, std::string*> attempt[] = {
+      {"attemptId", &p.attempt_id},         {"fromVersion", &p.from_version},
+      {"fromImage", &p.from_image},         {"attemptChannel", &p.attempt_channel},
+      {"attemptArch", &p.attempt_arch},     {"degradedSince", &p.degraded_since},
+      {"ended", &p.ended},                  {"result", &p.result},
+      {"resultComponent", &p.result_component}, {"resultReason", &p.result_reason},
+      {"refusalReported", &p.refusal_reported}};
+  for (const auto& [key, out] : attempt) CINCINNATI_RETURN_IF_ERROR(text(key, *out));
+  CINCINNATI_RETURN_IF_ERROR(boolean("reported", p.reported));
+  CINCINNATI_RETURN_IF_ERROR(integer("refusalReportedAt", p.refusal_reported_at));
+  if (!p.result.empty() && p.result != "Completed" && p.result != "Failed") {
+    return Status::InvalidArgument(fmt::format("update progress: unknown result \"{}\"", p.result));
+  }
   if (p.next_group < 0) return Status::InvalidArgument("update progress: nextGroup must not be negative");
   return p;
 }

@@ -6,7 +6,13 @@
 //                 \            \           \-> Failed (retried after a while, or on a new target)
 //   Applying -> HandingOver -> Applying   (the agent's own manifests first, then re-exec)
 // The whole table of moves, checked at every change, is in update_phases.h. Plain value
-// with JSON conversion; FromJson is total (a bad document is an error).
+// with JSON conversion; FromJson is total (a bad document is an error), and a document
+// of an older agent, without the attempt's fields, reads with their defaults.
+//
+// An attempt (issue 31: one update report each) begins when an update starts, and again
+// at each retry of a refused release; it ends once, Completed or Failed (result), and
+// what happens after (a recovery) changes nothing of it. `reported` says that its report
+// was queued (or that none is due), so a restart neither loses nor repeats it.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +46,20 @@ struct UpdateProgress {
   // process hands over again), and how many hand-overs this group has started.
   std::string hand_over_id;
   int64_t hand_over_attempts = 0;
+
+  // The attempt ("" attempt_id: none, as in an older agent's document).
+  std::string attempt_id;                  // 32 random lower-case hex digits
+  std::string from_version, from_image;    // status.desired when it began
+  std::string attempt_channel, attempt_arch;
+  std::string degraded_since;              // RFC 3339: since when a component is Degraded ("": none is)
+  std::string ended;                       // RFC 3339, once the attempt has ended
+  std::string result;                      // "", "Completed" or "Failed"
+  std::string result_component, result_reason;
+  bool reported = false;
+  // The last refusal reported (image and reason) and when (Unix seconds): a release
+  // refused again for the same reason is reported at most once a day.
+  std::string refusal_reported;
+  int64_t refusal_reported_at = 0;
 };
 
 JsonValue ToJson(const UpdateProgress& progress);

@@ -109,6 +109,9 @@ bool UpdateRunner::Start(ClusterVersion& cv, const std::optional<ResolvedTarget>
   next.force = force;
   next.started = Now();
   next.running_payload_dir = progress_.running_payload_dir;
+  next.refusal_reported = progress_.refusal_reported;
+  next.refusal_reported_at = progress_.refusal_reported_at;
+  BeginAttempt(next, cv);
   const std::string abandoned =
       !progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir ? progress_.payload_dir : "";
   progress_ = std::move(next);
@@ -124,6 +127,11 @@ bool UpdateRunner::Start(ClusterVersion& cv, const std::optional<ResolvedTarget>
 UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force) {
   UpdateStepResult result;
   const bool applying = progress_.phase == UpdatePhase::kApplying || progress_.phase == UpdatePhase::kHandingOver;
+  const bool under_way = applying || progress_.phase == UpdatePhase::kVerifying ||
+                         progress_.phase == UpdatePhase::kDownloading || progress_.phase == UpdatePhase::kLoading;
+  if (under_way && progress_.attempt_id.empty()) {
+    BeginAttempt(progress_, cv);  // begun by an agent without reports (a hand-over from one): adopted
+  }
   if (target && target->release.image != progress_.image) {
     if (!Start(cv, target, force, result)) return result;
   } else if (!target && !applying) {
@@ -144,6 +152,8 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
     progress_.retry_at = 0;
     progress_.verified = false;
     progress_.accepted_risks.clear();
+    progress_.started = Now();
+    BeginAttempt(progress_, cv);  // a retry is a new attempt, with its own report
     if (!Commit(cv, result)) return result;
   }
   if (progress_.phase == UpdatePhase::kCompleted) {
@@ -203,6 +213,7 @@ void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std
   progress_.failed_reason = reason;
   progress_.failed_message = message;
   progress_.retry_at = UnixSeconds(clock_.Now()) + options_.retry_after.count();
+  EndAttempt("Failed", "", reason);
   loaded_.reset();
   // A failure kept only in memory is harmless (a restart tries the target again), but
   // the disk's state is said.

@@ -29,6 +29,18 @@
 // disk while downloading is RetrievePayload naming the disk, retried after
 // `retry_after`.
 //
+// Attempts (issue 31, update_progress.h): Start, and each retry of a refused release,
+// begin an attempt with a fresh random id, noting the running version, the channel and
+// the arch. It ends, once, at the first of: Completed; Fail (Failed, the refusal's
+// reason, no component); a ClusterOperator not done after `component_timeout`
+// (ClusterOperatorNotAvailable); one Degraded for `degraded_grace` on the clock
+// (ClusterOperatorDegraded) - the component is the ClusterOperator's name. The end is
+// saved with the phase it comes with. UnreportedEnd/MarkReported let the agent queue
+// one report per attempt: marked only after the report is queued, so a kill -9 in
+// between queues the same report (same id) again. A release refused again for the same
+// reason is not reported again within a day (retries come every `retry_after`). An
+// attempt abandoned before it ended (the request changed or went away) has no report.
+//
 // Thread-safety: one thread calls Step (the agent's loop thread), without the agent's
 // lock; component objects are shared through ComponentObjects. Never throws.
 #pragma once
@@ -72,6 +84,8 @@ struct UpdateOptions {
   std::chrono::seconds verify_budget{120};
   std::chrono::seconds component_timeout{40 * 60};
   std::chrono::seconds retry_after{60};
+  std::chrono::seconds degraded_grace{600};  // Degraded this long ends the attempt (reports)
+  std::string arch = "amd64";                // what an attempt's report says (the graph request's)
   // Whether the embedding re-executes the agent after its own manifests (the agent
   // process does; tests that run the agent in-process do not).
   bool hand_over = false;
@@ -102,6 +116,11 @@ class UpdateRunner {
   // resolved desired update (nullopt: none, or the running release).
   UpdateStepResult Step(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force);
   const UpdateProgress& progress() const { return progress_; }  // loop thread
+  // The attempt that has ended and is not marked reported yet (loop thread).
+  std::optional<UpdateProgress> UnreportedEnd() const;
+  // Its report is queued, or none is due: saved, so that a restart does not queue it
+  // again (when the save fails, the same report may be queued again: same id, harmless).
+  Status MarkReported();
 
   // For other threads (API, metrics): the progress as last saved, and the manifests of
   // the payload being applied (cluster_version_payload).
@@ -134,6 +153,10 @@ class UpdateRunner {
   bool HandOver(ClusterVersion& cv, const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result);
   bool Complete(ClusterVersion& cv, UpdateStepResult& result);
   void EnsureStarted(ClusterVersion& cv);
+  void BeginAttempt(UpdateProgress& progress, const ClusterVersion& cv) const;
+  void EndAttempt(const char* result, const std::string& component, const std::string& reason);
+  void WatchAttempt(const std::vector<std::string>& degraded, const std::vector<std::string>& waiting, bool late,
+                    ClusterVersion& cv, UpdateStepResult& result);
   Result<VerificationConfig> VerificationSource(ClusterVersion& cv, UpdateStepResult& result);
   Result<std::string> Pull(const std::string& image);
   std::string Now() const;

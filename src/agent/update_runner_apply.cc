@@ -115,6 +115,7 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
     } else {
       cv.SetCondition({"Failing", "False", "", "", Now()});
     }
+    WatchAttempt(degraded, waiting, late, cv, result);
     result.busy = true;
     return false;
   }
@@ -165,6 +166,8 @@ bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
     progress_.failed_reason.clear();
     progress_.failed_message.clear();
     progress_.retry_at = 0;
+    progress_.degraded_since.clear();
+    EndAttempt("Completed", "", "");  // saved with the phase
     if (!Commit(cv, result)) return false;
     if (!left.empty()) {
       std::error_code ec;

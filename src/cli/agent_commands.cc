@@ -41,6 +41,8 @@ struct AgentArgs {
   double risk_cache_seconds = 3600;
   double fetch_timeout_seconds = 300;
   size_t max_answer_bytes = agent::kDefaultMaxAnswerBytes;
+  std::string reports_url;
+  double degraded_grace_seconds = 600, reports_max_age_seconds = 7 * 24 * 3600;
   std::string address = "127.0.0.1", token_file, ports_file;
   uint16_t port = 9099;
   int verbosity = 0;
@@ -157,6 +159,14 @@ Status RunAgent(const AgentArgs& a) {
     return Status::InvalidArgument("--upstream.max_answer_bytes must be between 1024 and 1073741824");
   }
   options.max_answer_bytes = a.max_answer_bytes;
+  if (!a.reports_url.empty() && a.reports_url.rfind("http://", 0) != 0 && a.reports_url.rfind("https://", 0) != 0) {
+    return Status::InvalidArgument("--reports.url must be an http:// or https:// URL");
+  }
+  if (a.degraded_grace_seconds < 0) return Status::InvalidArgument("--reports.degraded_grace must not be negative");
+  if (a.reports_max_age_seconds <= 0) return Status::InvalidArgument("--reports.max_age must be a positive number of seconds");
+  options.reports.url = a.reports_url;
+  options.reports.max_age = std::chrono::seconds(static_cast<int64_t>(a.reports_max_age_seconds));
+  options.update.degraded_grace = std::chrono::seconds(static_cast<int64_t>(a.degraded_grace_seconds));
   options.update.payload_root = (std::filesystem::path(a.state_dir) / "updatepayloads").string();
   options.update.verification_keys_dir = a.verification_keys;
   options.update.verification_stores = a.verification_stores;
@@ -344,6 +354,23 @@ void RegisterAgentCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("--upstream.max_answer_bytes", a->max_answer_bytes,
                   "Largest graph answer read; reading one takes up to 13 bytes of memory per byte of it")
       ->type_name("BYTES")
+      ->capture_default_str();
+  cmd->add_option("--reports.url", a->reports_url,
+                  "POST one report per update attempt to this endpoint of the update service (e.g. "
+                  "http://127.0.0.1:8081/api/upgrades_info/v1/reports), once the attempt ends: completed, refused, or "
+                  "a component failing past --component-timeout or --reports.degraded_grace. It says from, to, arch, "
+                  "channel, Completed or Failed, the component and reason, start and end. Kept in --state-dir until "
+                  "the service answers 2xx (a kill -9 loses none); retried after Retry-After or 30 s doubling to 1 h; "
+                  "dropped on any other 4xx or after --reports.max_age. Off by default: nothing is written or sent")
+      ->type_name("URL");
+  cmd->add_option("--reports.degraded_grace", a->degraded_grace_seconds,
+                  "Seconds a component may stay Degraded during an update before the attempt is reported Failed "
+                  "(ClusterOperatorDegraded); a later recovery is not reported again")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  cmd->add_option("--reports.max_age", a->reports_max_age_seconds,
+                  "Seconds after which a report the service never took is dropped unsent")
+      ->type_name("SECONDS")
       ->capture_default_str();
   cmd->add_option("--arch", a->arch, "Architecture sent to the update service (default: this machine's)")->type_name("ARCH");
   cmd->add_option("--prometheus.url", a->prometheus_url, "Prometheus (or Thanos) URL for PromQL risks")->type_name("URL");

@@ -15,7 +15,11 @@
 #include "builder/pipeline.h"
 #include "cli/commands.h"
 #include "cli/plugins.h"
+#include "cli/service_reports.h"
 #include "cli/settings.h"
+#include "core/metadata_keys.h"
+#include "env/clock.h"
+#include "reports/brake.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
@@ -63,11 +67,18 @@ std::vector<Flag> Flags(Role role) {
       {"--status.address", "status.address", "Address of the status listener"},
       {"--status.port", "status.port", "Port of the status listener"},
       {"--testing.ports_file", "testing.ports_file", "Write the bound ports to this file (for tests)"},
+      {"--testing.now", "testing.now",
+       "Start the service's clock (phased rollouts, reports, brakes) at this RFC 3339 time; frozen there unless "
+       "--testing.time_scale is given"},
+      {"--testing.time_scale", "testing.time_scale",
+       "With --testing.now: simulated seconds per real second (a fleet simulation's clock)"},
+      {"--testing.epoch", "testing.epoch",
+       "With --testing.time_scale: the real Unix time (seconds, may be fractional) at which the clock reads "
+       "--testing.now (default: when the process started)"},
   };
   if (role != Role::kGraphBuilder) {
     flags.push_back({"--views.channel_targets", "views.channel_targets",
                      "Channels (comma list, or *) whose clients get only the paths from their version to the target"});
-    flags.push_back({"--testing.now", "testing.now", "Freeze the policy engine's clock at this RFC 3339 time"});
     flags.push_back({"--web.enabled", "web.enabled",
                      "Serve the graph page at / (true or false; default true for serve, false for policy-engine)"});
     std::vector<Flag> directory = {
@@ -152,6 +163,9 @@ std::vector<Flag> Flags(Role role) {
     };
     flags.insert(flags.end(), upstream.begin(), upstream.end());
   }
+  for (ReportFlag& f : ReportFlags(role != Role::kPolicyEngine, role != Role::kGraphBuilder)) {
+    flags.push_back({std::move(f.names), std::move(f.key), std::move(f.help)});
+  }
   return flags;
 }
 
@@ -167,12 +181,16 @@ std::string FlagType(const std::string& key) {
   if (ends("enabled")) return "BOOL";
   if (key == "graph_data_image") return "IMAGE";
   if (key == "testing.now") return "TIME";
+  if (key == "testing.time_scale") return "FACTOR";
+  if (key == "testing.epoch") return "SECONDS";
   if (key == "releases" || key == "graph_data" || ends("_path") || ends("_dir") || ends("directory") || ends(".dir") ||
       ends("ports_file") || key == "graph_data_cache" || key == "graph_data_public_keys") {
     return "PATH";
   }
+  if (ends("_file")) return "PATH";
   if (ends("backlog") || ends("connections") || ends("concurrency") || ends("entries") || ends("answers") ||
-      ends("per_sec") || ends("rate")) {
+      ends("per_sec") || ends("rate") || ends("per_day") || ends("sightings") || ends("min_clusters") || ends("threshold") ||
+      ends("confidence")) {
     return "NUMBER";
   }
   if (key == "disallowed_errors" || key == "views.channel_targets" || key == "service.mandatory_client_parameters") {
@@ -217,6 +235,8 @@ std::set<std::string> KnownKeys(Role role) {
   }
   keys.erase("testing.ports_file");
   keys.erase("testing.now");
+  keys.erase("testing.time_scale");
+  keys.erase("testing.epoch");
   return keys;
 }
 
@@ -337,12 +357,43 @@ Result<TransformChain> BuilderChain(const Settings& s) {
   return MakeLocalBuilderChain(options);
 }
 
-// The policy engine's clock: the system's, or frozen by --testing.now.
-Result<policy::Clock> PolicyClock(const Settings& s) {
-  if (!s.Has("testing.now")) return policy::SystemClock();
+// When this process started: the default epoch of a scaled clock, read once so that every
+// clock built from the settings agrees.
+const std::chrono::system_clock::time_point kProcessStart = std::chrono::system_clock::now();
+
+// The service's clock: the system's; frozen at --testing.now; or, with
+// --testing.time_scale, simulated time from --testing.now at --testing.epoch.
+Result<std::shared_ptr<env::Clock>> ServiceClock(const Settings& s) {
+  if (!s.Has("testing.now")) {
+    if (s.Has("testing.time_scale")) return Status::InvalidArgument("--testing.time_scale needs --testing.now (where the clock starts)");
+    return std::shared_ptr<env::Clock>(&env::RealClock(), [](env::Clock*) {});
+  }
   auto t = graphdata::ParseDateTime(s.String("testing.now", ""));
   if (!t.ok()) return t.status().WithContext("--testing.now");
-  return policy::FixedClock(*t);
+  const std::chrono::system_clock::time_point start{std::chrono::seconds(*t)};
+  if (!s.Has("testing.time_scale")) return std::shared_ptr<env::Clock>(std::make_shared<env::ManualClock>(start));
+  char* end = nullptr;
+  const std::string scale_text = s.String("testing.time_scale", ""), epoch_text = s.String("testing.epoch", "");
+  const double scale = std::strtod(scale_text.c_str(), &end);
+  if (scale_text.empty() || *end != '\0' || !(scale > 0)) {
+    return Status::InvalidArgument(fmt::format("--testing.time_scale {}: a number greater than 0", scale_text));
+  }
+  auto epoch = kProcessStart;
+  if (!epoch_text.empty()) {
+    const double seconds = std::strtod(epoch_text.c_str(), &end);
+    if (*end != '\0' || !(seconds > 0)) return Status::InvalidArgument(fmt::format("--testing.epoch {}: Unix seconds", epoch_text));
+    epoch = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds)));
+  }
+  return std::shared_ptr<env::Clock>(std::make_shared<env::ScaledClock>(start, scale, epoch));
+}
+
+// The policy engine's clock, in Unix seconds (ServiceClock).
+Result<policy::Clock> PolicyClock(const Settings& s) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<env::Clock> clock, ServiceClock(s));
+  return policy::Clock([clock] {
+    return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(clock->Now().time_since_epoch()).count());
+  });
 }
 
 // The policy chain; a cincinnati-graph-fetch table sets the upstream instead. The
@@ -466,6 +517,13 @@ Status Run(Invocation& inv) {
     return Status::InvalidArgument(fmt::format("signatures.dir {}: not a directory", signatures_dir));
   }
 
+  // Update reports and brakes (issue 31): opened first, so that they outlive the services
+  // that call into them.
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<env::Clock> clock, ServiceClock(s));
+  CINCINNATI_ASSIGN_OR_RETURN(
+      std::unique_ptr<ReportParts> reports,
+      SetUpReports(s, inv.role != Role::kPolicyEngine, !gb, prefix, fmt::format("http://{}:{}{}", address, port, prefix),
+                   s.String("upstream.cincinnati.url", "http://localhost:8080/graph"), *clock));
   std::unique_ptr<GraphBuilderService> builder;
   if (inv.role != Role::kPolicyEngine) {
     CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, BuilderChain(s));
@@ -482,7 +540,11 @@ Status Run(Invocation& inv) {
     if (s.Has("service.scrape_timeout_secs")) {
       CINCINNATI_ASSIGN_OR_RETURN(o.scrape_timeout, Secs(s, "service.scrape_timeout_secs", 0));
     }
+    if (reports && reports->board) {
+      o.overlay = [board = reports->board.get()](Graph& graph) { return reports::ApplyBrakes(graph, board->InForce(), kDefaultKeyPrefix); };
+    }
     builder = std::make_unique<GraphBuilderService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
+    if (reports && reports->board) reports->board->OnChange([b = builder.get()] { b->RequestRepublish(); });
   }
   std::unique_ptr<PolicyEngineService> engine;
   if (!gb) {
@@ -502,31 +564,52 @@ Status Run(Invocation& inv) {
     }
     if (serve) o.upstream_url.clear();
     CINCINNATI_ASSIGN_OR_RETURN(o.web_ui, s.Bool("web.enabled", serve));
+    if (reports) {
+      o.reports = reports->intake;
+      if (reports->routes) o.extra_routes = [routes = reports->routes.get()](const http_server::Request& r) { return routes->Handle(r); };
+    }
     engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
   }
 
+  if (reports && reports->intake && engine) {
+    reports->intake->SetEdgeCheck([e = engine.get()](std::string_view from, std::string_view to) { return e->ServesEdge(from, to); });
+  }
   CINCINNATI_ASSIGN_OR_RETURN(http_server::ServerLimits limits, Limits(s));
+  if (gb && reports) limits.max_body_bytes = std::max<size_t>(limits.max_body_bytes, 1 << 20);  // policy engines' batches
   HttpServer http(limits);
   http.CatchSignals();
   std::string ports;
   if (gb) {
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port_setting, Port(s, "service.public_port", 8090));
-    CINCINNATI_ASSIGN_OR_RETURN(port, http.Listen(address, port, [&](const auto& r) { return builder->HandleMain(r); }));
+    CINCINNATI_ASSIGN_OR_RETURN(port, http.Listen(address, port, [&](const http_server::Request& r) {
+                                  if (reports) {
+                                    if (auto answer = reports->routes->Handle(r)) return std::move(*answer);
+                                  }
+                                  return builder->HandleMain(r);
+                                }));
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port,
                                 http.Listen(address, public_port_setting, [&](const auto& r) { return builder->HandlePublic(r); }));
-    CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port,
-                                                         [&](const auto& r) { return builder->HandleStatus(r); }));
+    CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const http_server::Request& r) {
+                                  if (reports && r.path == "/metrics") {
+                                    return http_server::Response::Text(
+                                        200, http_server::RenderAll({&builder->metrics(), &reports->metrics}),
+                                        server::kMetricsContentType);
+                                  }
+                                  return builder->HandleStatus(r);
+                                }));
     ports = fmt::format("main={}\npublic={}\nstatus={}\n", port, public_port, status_port);
   } else {
     CINCINNATI_ASSIGN_OR_RETURN(port, http.ListenAsync(address, port, [&](const auto& r, auto respond) {
                                   engine->HandleMain(r, std::move(respond));
                                 }));
     CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const http_server::Request& r) {
-                                  if (builder && r.path == "/metrics") {
+                                  if ((builder || reports) && r.path == "/metrics") {
                                     engine->UpdateRolloutMetric();
-                                    return http_server::Response::Text(
-                                        200, http_server::RenderAll({&builder->metrics(), &engine->metrics()}),
-                                        server::kMetricsContentType);
+                                    std::vector<const http_server::Registry*> all = {&engine->metrics()};
+                                    if (builder) all.insert(all.begin(), &builder->metrics());
+                                    if (reports) all.push_back(&reports->metrics);
+                                    return http_server::Response::Text(200, http_server::RenderAll(all),
+                                                                       server::kMetricsContentType);
                                   }
                                   if (builder && (r.path == "/liveness" || r.path == "/readiness")) {
                                     return builder->HandleStatus(r);
@@ -535,6 +618,7 @@ Status Run(Invocation& inv) {
                                 }));
     ports = fmt::format("main={}\nstatus={}\n", port, status_port);
   }
+  if (reports && reports->board) reports->board->SetUrlBase(s.String("brakes.url_base", fmt::format("http://{}:{}{}/v1/brakes", address, port, prefix)));
   if (s.Has("testing.ports_file")) {
     CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(s.String("testing.ports_file", ""), ports));
   }
@@ -587,6 +671,7 @@ void RegisterServiceCommands(CLI::App& app, int& exit_code) {
            "Run a policy engine: serve per-client views of an upstream graph builder or policy engine");
   Register(app, exit_code, Role::kServe, "serve",
            "Run graph builder and policy engine in one process (default 127.0.0.1:8081, prefix /api/upgrades_info)");
+  RegisterBrakeCommands(app, exit_code);
 }
 
 }  // namespace cincinnati::cli

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "reports/sqlite_statement.h"
+
 namespace cincinnati::reports {
 namespace {
 
@@ -18,38 +20,8 @@ constexpr const char* kSchema[] = {
     "CREATE TABLE IF NOT EXISTS edge_clusters(from_version TEXT NOT NULL, to_version TEXT NOT NULL, cluster TEXT NOT NULL, "
     "failed INTEGER NOT NULL, component TEXT NOT NULL, first_failure INTEGER NOT NULL, "
     "PRIMARY KEY(from_version, to_version, cluster))",
-};
-
-// One prepared statement, finalized on every path.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) { ok_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) == SQLITE_OK; }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return ok_; }
-  Statement& Bind(int i, const std::string& text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& Bind(int i, int64_t value) {
-    sqlite3_bind_int64(stmt_, i, value);
-    return *this;
-  }
-  int Step() { return sqlite3_step(stmt_); }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  std::string Text(int column) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, column);
-    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, column))) : "";
-  }
-  int64_t Integer(int column) const { return sqlite3_column_int64(stmt_, column); }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-  bool ok_ = false;
+    "CREATE TABLE IF NOT EXISTS edge_epochs(from_version TEXT NOT NULL, to_version TEXT NOT NULL, since INTEGER NOT NULL, "
+    "PRIMARY KEY(from_version, to_version))",
 };
 
 void CountFailure(EdgeState& edge, const std::string& component, int64_t at) {
@@ -59,6 +31,12 @@ void CountFailure(EdgeState& edge, const std::string& component, int64_t at) {
 }
 
 }  // namespace
+
+Status SqliteFailure(sqlite3* db, const std::string& file, const char* what) {
+  Status s = Status::IoError(fmt::format("{}: {}: {}", file, what, sqlite3_errmsg(db)));
+  if (sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return s;
+}
 
 ReportLedger::ReportLedger(sqlite3* db, std::string path, Options options)
     : db_(db), path_(std::move(path)), options_(std::move(options)) {}
@@ -92,9 +70,11 @@ Status ReportLedger::Exec(const char* sql) {
 Status ReportLedger::Load() {
   Statement count(db_, "SELECT count(*) FROM reports");
   Statement rows(db_, "SELECT from_version, to_version, failed, component, first_failure FROM edge_clusters");
-  if (!count.ok() || !rows.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  Statement epochs(db_, "SELECT from_version, to_version, since FROM edge_epochs");
+  if (!count.ok() || !rows.ok() || !epochs.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
   std::lock_guard lock(mu_);
   if (count.Step() == SQLITE_ROW) reports_ = count.Integer(0);
+  while (epochs.Step() == SQLITE_ROW) epochs_[{epochs.Text(0), epochs.Text(1)}] = epochs.Integer(2);
   int rc;
   while ((rc = rows.Step()) == SQLITE_ROW) {
     EdgeState& edge = edges_[{rows.Text(0), rows.Text(1)}];
@@ -115,11 +95,7 @@ bool ReportLedger::Counted(const UpdateReport& r) const {
 Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vector<UpdateReport>& batch, int64_t received) {
   for (const UpdateReport& r : batch) CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(r));
   std::lock_guard lock(mu_);
-  auto failed = [&](const char* what) {
-    Status s = Status::IoError(fmt::format("report ledger {}: {}: {}", path_, what, sqlite3_errmsg(db_)));
-    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return s;
-  };
+  auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
   if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("begin");
   Statement insert(db_,
                    "INSERT OR IGNORE INTO reports(cluster, attempt, from_version, to_version, arch, channel, result, component, "
@@ -155,6 +131,7 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
       at = changed.emplace(key, known != edges_.end() ? known->second : EdgeState{r.from, r.to, {}, 0, {}}).first;
     }
     EdgeState& edge = at->second;
+    if (auto epoch = epochs_.find(key); epoch != epochs_.end() && r.started < epoch->second) continue;  // before a restart
     const bool counted = Counted(r);
     find.Reset();
     find.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id);
@@ -183,6 +160,52 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
   for (auto& [key, edge] : changed) edges_[key] = std::move(edge);
   reports_ += recorded;
   return outcomes;
+}
+
+Status ReportLedger::RestartEdge(const std::string& from, const std::string& to, int64_t since) {
+  std::lock_guard lock(mu_);
+  auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("begin");
+  Statement epoch(db_, "INSERT OR REPLACE INTO edge_epochs(from_version, to_version, since) VALUES(?1, ?2, ?3)");
+  Statement clear(db_, "DELETE FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2");
+  Statement since_then(db_,
+                       "SELECT cluster, result, reason, component, ended FROM reports WHERE from_version = ?1 AND to_version = ?2 "
+                       "AND started >= ?3 ORDER BY ended");
+  Statement add(db_,
+                "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!epoch.ok() || !clear.ok() || !since_then.ok() || !add.ok()) return failed("prepare");
+  if (epoch.Bind(1, from).Bind(2, to).Bind(3, since).Step() != SQLITE_DONE) return failed("restart an edge");
+  if (clear.Bind(1, from).Bind(2, to).Step() != SQLITE_DONE) return failed("restart an edge");
+  // Per cluster since then: failed if any attempt's failure counts, with the first one's component and time.
+  struct Seen {
+    bool failed = false;
+    std::string component;
+    int64_t at = 0;
+  };
+  std::map<std::string, Seen> clusters;
+  since_then.Bind(1, from).Bind(2, to).Bind(3, since);
+  int rc;
+  while ((rc = since_then.Step()) == SQLITE_ROW) {
+    UpdateReport r;
+    r.result = since_then.Text(1) == "Failed" ? UpdateResult::kFailed : UpdateResult::kCompleted;
+    r.reason = since_then.Text(2);
+    Seen& seen = clusters[since_then.Text(0)];
+    if (!seen.failed && Counted(r)) seen = {true, since_then.Text(3), since_then.Integer(4)};
+  }
+  if (rc != SQLITE_DONE) return failed("read the edge's reports");
+  EdgeState edge{from, to, {}, 0, {}};
+  for (const auto& [cluster, seen] : clusters) {
+    add.Reset();
+    add.Bind(1, from).Bind(2, to).Bind(3, cluster).Bind(4, int64_t{seen.failed ? 1 : 0}).Bind(5, seen.component).Bind(6, seen.at);
+    if (add.Step() != SQLITE_DONE) return failed("count a cluster");
+    ++edge.counts.clusters;
+    if (seen.failed) CountFailure(edge, seen.component, seen.at);
+  }
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("commit");
+  epochs_[{from, to}] = since;
+  edges_[{from, to}] = std::move(edge);
+  return Status::OK();
 }
 
 EdgeState ReportLedger::Edge(const std::string& from, const std::string& to) const {

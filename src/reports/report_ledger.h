@@ -10,7 +10,9 @@
 // a component that degraded or stayed unavailable; a refusal before anything was
 // applied, such as a signature that does not verify, says more about the cluster's site
 // than about the edge). A cluster that failed an edge and later completed it stays
-// counted as failed: it needed rescuing. The counts are also kept in memory (rebuilt
+// counted as failed: it needed rescuing. RestartEdge starts an edge's count afresh
+// (a brake was cleared): from then on only attempts that started at or after the
+// restart count (table edge_epochs). The counts are also kept in memory (rebuilt
 // from the file by Open), so reading them costs no I/O; memory is O(edges x components),
 // and the file grows by about 300 bytes per report. Thread-safe; never throws.
 #pragma once
@@ -58,6 +60,8 @@ class ReportLedger {
   std::vector<EdgeState> Edges() const;  // every edge with a report, by (from, to)
   int64_t reports() const;               // recorded reports (duplicates not counted)
   bool Counted(const UpdateReport& report) const;  // a failure that counts against its edge
+  // Counts the edge again from the reports of attempts started at or after `since`.
+  Status RestartEdge(const std::string& from, const std::string& to, int64_t since);
 
  private:
   ReportLedger(sqlite3* db, std::string path, Options options);
@@ -69,6 +73,7 @@ class ReportLedger {
   Options options_;
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, EdgeState> edges_;
+  std::map<std::pair<std::string, std::string>, int64_t> epochs_;  // edge -> counted from (Unix seconds)
   int64_t reports_ = 0;
 };
 

@@ -103,6 +103,57 @@ void GraphBuilderService::Start() {
 void GraphBuilderService::Stop() {
   shutdown_.request_stop();  // first: the refresher's current run ends soon, then it is joined
   refresher_.Stop();
+  republisher_.Stop();
+}
+
+void GraphBuilderService::RequestRepublish() {
+  // Started on first use: a service without an overlay never needs the thread. Its first
+  // run is the one asked for; after that it waits for the next Wake.
+  std::call_once(republisher_started_, [this] {
+    republisher_.Start(std::chrono::hours(24), [this] {
+      Status st = Guarded("graph republish", [this] {
+        RepublishOnce();
+        return Status::OK();
+      });
+      if (!st.ok()) spdlog::error("{}", st.message());
+      return true;
+    });
+  });
+  republisher_.Wake();
+}
+
+bool GraphBuilderService::RepublishOnce() {
+  std::lock_guard<std::mutex> one_at_a_time(refresh_mu_);
+  auto latest = Latest();
+  if (!built_ || !latest) return false;
+  auto start = std::chrono::steady_clock::now();
+  auto snapshot = Publish(*built_, latest->graph_data_tar);
+  spdlog::info("graph republished in {:.3f} s (generation {}): {} edges, {} conditional edge groups",
+               Seconds(std::chrono::steady_clock::now() - start), snapshot->generation, snapshot->graph->edge_count(),
+               snapshot->graph->conditional_edges().size());
+  return true;
+}
+
+std::shared_ptr<const GraphSnapshot> GraphBuilderService::Publish(Graph graph, std::shared_ptr<const std::string> graph_data_tar) {
+  if (options_.overlay) options_.overlay(graph);
+  auto snapshot = std::make_shared<GraphSnapshot>();
+  // The served document is the reference's: the records of what was removed travel
+  // apart (core/graph_records.h); the in-process graph keeps them for explanations.
+  GraphRecords records;
+  std::string document = WriteServedGraphJson(graph, &records, options_.record_prefixes);
+  snapshot->json = std::make_shared<const View>(std::move(document));
+  snapshot->records = std::make_shared<const View>(WriteGraphRecordsJson(records));
+  snapshot->graph = std::make_shared<const Graph>(std::move(graph));
+  snapshot->graph_data_tar = std::move(graph_data_tar);
+  std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot->generation = ++generation_;
+    latest_ = snapshot;
+    subscribers = subscribers_;
+  }
+  for (auto& fn : subscribers) fn(snapshot);
+  return snapshot;
 }
 
 Result<Graph> GraphBuilderService::RunChainWithTimeout(TransformContext& context) {
@@ -163,28 +214,15 @@ bool GraphBuilderService::RefreshOnce() {
     spdlog::warn("graph refresh succeeded again after: {}", last_error_);
     last_error_.clear();
   }
-  auto snapshot = std::make_shared<GraphSnapshot>();
-  // The served document is the reference's: the records of what was removed travel
-  // apart (core/graph_records.h); the in-process graph keeps them for explanations.
-  GraphRecords records;
-  std::string document = WriteServedGraphJson(*graph, &records, options_.record_prefixes);
-  snapshot->json = std::make_shared<const View>(std::move(document));
-  snapshot->records = std::make_shared<const View>(WriteGraphRecordsJson(records));
-  snapshot->graph = std::make_shared<const Graph>(std::move(graph).value());
+  std::shared_ptr<const std::string> tar;
   if (auto it = context.parameters.find(kSecondaryMetadataTarParam); it != context.parameters.end()) {
     std::ifstream in(it->second, std::ios::binary);
-    if (in) {
-      snapshot->graph_data_tar = std::make_shared<const std::string>(std::istreambuf_iterator<char>(in),
-                                                                     std::istreambuf_iterator<char>());
-    }
+    if (in) tar = std::make_shared<const std::string>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    snapshot->generation = ++generation_;
-    latest_ = snapshot;
-    subscribers = subscribers_;
-  }
+  // Kept for a republish only when there is an overlay to apply again (a graph's copy).
+  if (options_.overlay) built_ = std::make_shared<const Graph>(*graph);
+  // Subscribers are told before the figures below are set and the log line is written.
+  auto snapshot = Publish(std::move(graph).value(), std::move(tar));
   raw_releases_.Set(static_cast<double>(context.raw_releases));
   rejected_releases_.Set(static_cast<double>(context.rejected_releases));
   final_releases_.Set(static_cast<double>(snapshot->graph->node_count()));
@@ -198,7 +236,6 @@ bool GraphBuilderService::RefreshOnce() {
   spdlog::info("graph refreshed in {:.3f} s: {} nodes, {} edges, {} conditional edge groups", seconds,
                snapshot->graph->node_count(), snapshot->graph->edge_count(),
                snapshot->graph->conditional_edges().size());
-  for (auto& fn : subscribers) fn(snapshot);
   ready_ = true;
   return true;
 }

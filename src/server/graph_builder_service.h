@@ -59,6 +59,9 @@ struct GraphBuilderOptions {
   std::vector<std::string> mandatory_client_parameters;
   std::string signatures_dir;  // served on the public listener when set (signature_files.h)
   RecordPrefixes record_prefixes = DefaultRecordPrefixes();  // the chain's key prefixes
+  // Applied to every graph the chain builds before it is published, and again by
+  // Republish: the automatic brakes (reports/brake.h). Returns the edges it changed.
+  std::function<size_t(Graph&)> overlay;
 };
 
 class GraphBuilderService {
@@ -70,6 +73,11 @@ class GraphBuilderService {
   void Stop();
   // Runs the chain once on the calling thread (tests and one-shot use).
   bool RefreshOnce();
+  // Publishes the last built graph again with the overlay applied anew, without running
+  // the chain (a brake decided between refreshes), on the service's own thread: returns
+  // at once. A refresh under way publishes the overlay's newest state anyway.
+  void RequestRepublish();
+  bool RepublishOnce();  // the same, on the calling thread; false before the first graph
 
   std::shared_ptr<const GraphSnapshot> Latest() const;
   void Subscribe(std::function<void(std::shared_ptr<const GraphSnapshot>)> fn);
@@ -83,6 +91,8 @@ class GraphBuilderService {
 
  private:
   Result<Graph> RunChainWithTimeout(TransformContext& context);
+  // Applies the overlay to `graph` and swaps it in as the next generation.
+  std::shared_ptr<const GraphSnapshot> Publish(Graph graph, std::shared_ptr<const std::string> graph_data_tar);
   Response GraphResponse(const Request& request);
   Response RecordsResponse(const Request& request);
 
@@ -112,8 +122,11 @@ class GraphBuilderService {
   std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers_;
   std::set<std::string> last_warnings_, last_notes_;  // of the previous refresh, logged
   std::string last_error_;  // of the latest refresh, if it failed
+  std::shared_ptr<const Graph> built_;  // the chain's last good graph before the overlay, if any (under refresh_mu_)
   std::atomic<bool> ready_{false}, live_{false};
   uint64_t generation_ = 0;
+  std::once_flag republisher_started_;
+  PeriodicTask republisher_;
   PeriodicTask refresher_;  // last member: stopped first
 };
 

@@ -1,5 +1,6 @@
 // PeriodicTask: runs a function on its own thread at once and then `period` after
-// each run ends, until Stop() or until the function returns false.
+// each run ends (or at once after Wake()), until Stop() or until the function returns
+// false.
 #pragma once
 
 #include <atomic>
@@ -23,9 +24,19 @@ class PeriodicTask {
     thread_ = std::thread([this, period, run = std::move(run)] {
       while (!stop_ && run()) {
         std::unique_lock<std::mutex> lock(mu_);
-        wake_.wait_for(lock, period, [this] { return stop_.load(); });
+        wake_.wait_for(lock, period, [this] { return stop_.load() || woken_; });
+        woken_ = false;
       }
     });
+  }
+
+  // The next run starts now, or right after the current one.
+  void Wake() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      woken_ = true;
+    }
+    wake_.notify_all();
   }
 
   void Stop() {
@@ -41,6 +52,7 @@ class PeriodicTask {
   std::mutex mu_;
   std::condition_variable wake_;
   std::atomic<bool> stop_{false};
+  bool woken_ = false;  // under mu_
   std::thread thread_;
 };
 

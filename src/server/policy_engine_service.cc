@@ -19,6 +19,7 @@
 #include "server/policy_engine_pool.h"
 #include "http_server/query.h"
 #include "server/http_names.h"
+#include "server/report_intake.h"
 #include "server/responses.h"
 #include "server/upstream_fetch.h"
 
@@ -423,6 +424,13 @@ std::optional<Response> PolicyEngineService::Route(const Request& request, const
   if (path == prefix + "/openapi" || path == prefix + "/v1/openapi") {
     return Response::Text(200, openapi_, "application/json");
   }
+  if (options_.extra_routes) {
+    if (auto answer = options_.extra_routes(request)) return answer;
+  }
+  if (options_.reports && path == prefix + "/v1/reports") {
+    options_.reports->Handle(request, WithCors(request, respond));
+    return std::nullopt;
+  }
   if (options_.web_ui) {
     if (auto answer = ServeUi(request)) return answer;
   }
@@ -446,6 +454,10 @@ std::optional<Response> PolicyEngineService::Route(const Request& request, const
   if (auto missing = MissingParameters(*params, options_.mandatory_client_parameters)) {
     return ErrorResponse(*missing, response_errors_);
   }
+  if (options_.reports) {  // who polls at which version: a report is accepted only from them
+    auto id = params->find("id"), version = params->find("version");
+    if (id != params->end() && version != params->end()) options_.reports->SawPoll(id->second, version->second);
+  }
   if (!ServesSharedGraph(state_.load())) {
     ServeForwarded(request, *content_type, *params, WithCors(request, respond));
     return std::nullopt;
@@ -467,6 +479,22 @@ void PolicyEngineService::HandleMain(const Request& request, Respond respond) {
   if (!answer) return;
   AddCorsHeaders(request, *answer);
   respond(std::move(*answer));
+}
+
+bool PolicyEngineService::ServesEdge(std::string_view from, std::string_view to) const {
+  auto views = views_.load();
+  if (!views) return true;
+  const Graph& graph = views->graph();
+  auto base = [](std::string_view v) { return v.substr(0, v.find('+')); };
+  for (const Edge& e : graph.Edges()) {
+    if (base(graph.node(e.from).version) == from && base(graph.node(e.to).version) == to) return true;
+  }
+  for (const ConditionalEdge& group : graph.conditional_edges()) {
+    for (const ConditionalEdgeRef& ref : group.edges) {
+      if (base(ref.from) == from && base(ref.to) == to) return true;
+    }
+  }
+  return false;
 }
 
 void PolicyEngineService::UpdateRolloutMetric() {

@@ -55,6 +55,8 @@
 
 namespace cincinnati::server {
 
+class ReportIntake;
+
 struct PolicyEngineOptions {
   std::string path_prefix;  // normalized
   bool web_ui = false;      // the graph page at / and {prefix}/v1/ui/... (ui_routes.cc)
@@ -75,6 +77,11 @@ struct PolicyEngineOptions {
   size_t directory_threads = 8;
   size_t max_pending_lookups = 1024;  // beyond: fail open at once
   std::chrono::milliseconds directory_log_interval{60000};
+  // Update reports (issue 31): agents' POST {prefix}/v1/reports, and the polls it must
+  // see (report_intake.h). Null: the path is not served.
+  std::shared_ptr<ReportIntake> reports;
+  // Routes tried before the policy engine's own (serve: the brakes' API, report_routes.h).
+  std::function<std::optional<Response>(const Request&)> extra_routes;
 };
 
 using Respond = std::function<void(Response)>;
@@ -94,6 +101,11 @@ class PolicyEngineService {
   Response HandleStatus(const Request& request);
   bool ready() const { return ready_.load(); }
   UpstreamState upstream_state() const { return state_.load(); }
+  // Whether the graph it serves has an edge (recommended or conditional) between these
+  // versions, for some arch (builds ignored): a report about any other is refused.
+  // True when it has no graph of its own to look in (it forwards client queries to
+  // another policy engine; the graph builder then counts only edges it has).
+  bool ServesEdge(std::string_view from, std::string_view to) const;
   // Sets phased_update_rollout{channel,from,to} for the edges now in a window.
   void UpdateRolloutMetric();
   const Registry& metrics() const { return metrics_; }

@@ -1,0 +1,277 @@
+#include "agent/report_outbox.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+
+#include "core/strings.h"
+#include "graph-data/time_format.h"
+#include "graph_client/graph_request.h"
+#include "http/client.h"
+
+namespace cincinnati::agent {
+namespace {
+
+using kube::ParseJson;
+using kube::WriteJson;
+using SystemTime = std::chrono::system_clock::time_point;
+
+constexpr char kKind[] = "reports";
+// What the service answers is read no further: only its status and a short reason matter.
+constexpr size_t kMaxAnswerBytes = 64 << 10;
+
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// The wire format's channel alphabet (core/update_report.h): [a-z0-9._-], at most 63.
+bool IsChannelToken(std::string_view s) {
+  if (s.empty() || s.size() > 63 || !IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return IsLowerAlnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
+int64_t UnixSeconds(SystemTime t) { return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count(); }
+
+// Retry-After as delta-seconds or an HTTP-date (RFC 9110 10.2.3); nullopt when absent or unreadable.
+std::optional<std::chrono::seconds> RetryAfter(const http::Result& got, SystemTime now) {
+  const std::string* value = got.Header("Retry-After");
+  if (!value) return std::nullopt;
+  const std::string text(TrimWhitespace(*value));
+  if (!text.empty() && text.size() <= 10 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::chrono::seconds(std::stoll(text));
+  }
+  std::tm tm{};
+  const char* end = ::strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (!end || *end != '\0') return std::nullopt;
+  return std::chrono::seconds(std::max<int64_t>(0, static_cast<int64_t>(::timegm(&tm)) - UnixSeconds(now)));
+}
+
+// A 403 that says the service has not seen this cluster poll yet (retryable), as
+// {"reason":"unknown_poller"} or an error document {"kind":"unknown_poller"}.
+bool UnknownPoller(const std::string& body) {
+  auto json = ParseJson(body, kMaxAnswerBytes);
+  if (!json.ok() || !json->is_object()) return false;
+  for (const char* key : {"reason", "kind"}) {
+    const JsonValue* v = json->Find(key);
+    if (v && v->is_string() && v->text() == "unknown_poller") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<UpdateReport> ReportOfAttempt(const UpdateProgress& a, const std::string& cluster_id) {
+  UpdateReport r;
+  r.cluster_id = cluster_id;
+  std::transform(r.cluster_id.begin(), r.cluster_id.end(), r.cluster_id.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  r.attempt = a.attempt_id;
+  r.from = a.from_version;
+  r.to = a.version;
+  r.arch = a.attempt_arch;
+  r.channel = IsChannelToken(a.attempt_channel) ? a.attempt_channel : "";
+  r.result = a.result == "Failed" ? UpdateResult::kFailed : UpdateResult::kCompleted;
+  r.component = IsObjectName(a.result_component) ? a.result_component : "";
+  r.reason = a.result_reason;
+  auto ended = graphdata::ParseDateTime(a.ended);
+  if (!ended.ok()) return ended.status().WithContext("the attempt's end");
+  auto started = graphdata::ParseDateTime(a.started);
+  r.ended = *ended;
+  // A clock set back during the attempt must not make the report unsendable.
+  r.started = started.ok() ? std::min(*started, *ended) : *ended;
+  CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(r));
+  return r;
+}
+
+ReportOutbox::ReportOutbox(ObjectStore& store, ReportOutboxOptions options, env::Clock& clock, StorageHealth* storage)
+    : store_(store), options_(std::move(options)), clock_(clock), storage_(storage) {
+  rng_.seed(options_.seed ? options_.seed : std::random_device()());
+  auto names = store_.List(kKind);
+  if (!names.ok()) {
+    spdlog::error("cannot list the queued update reports: {}", names.status().message());
+    return;
+  }
+  for (const auto& name : *names) queued_.emplace(name, Entry{});
+  if (!names->empty()) spdlog::info("{} update report(s) queued by an earlier run", names->size());
+}
+
+Status ReportOutbox::Enqueue(const UpdateReport& report) {
+  CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(report));
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, ParseJson(EncodeUpdateReport(report)));
+  Status s = store_.Put(kKind, report.attempt, document);
+  if (storage_ && storage_->Record(StorageArea::kReports, s)) {
+    if (s.ok()) {
+      spdlog::info("update reports are queued again");
+    } else {
+      spdlog::error("cannot queue an update report: {}", s.message());
+    }
+  }
+  if (!s.ok()) return s;
+  std::lock_guard lock(mu_);
+  queued_.try_emplace(report.attempt);
+  return s;
+}
+
+size_t ReportOutbox::SendDue() {
+  if (options_.url.empty()) return 0;
+  size_t tries = 0;
+  std::string after;  // each report at most once a pass
+  while (tries < options_.max_per_pass && !options_.stop.stop_requested()) {
+    std::string name;
+    {
+      std::lock_guard lock(mu_);
+      const SystemTime now = clock_.Now();
+      if (now < endpoint_next_) break;
+      for (auto it = queued_.upper_bound(after); it != queued_.end(); ++it) {
+        if (it->second.next <= now) {
+          name = it->first;
+          break;
+        }
+      }
+    }
+    if (name.empty()) break;
+    after = name;
+    ++tries;
+    if (SendOne(name) == Outcome::kEndpointFailed) break;
+  }
+  return tries;
+}
+
+ReportOutbox::Outcome ReportOutbox::SendOne(const std::string& name) {
+  auto stored = store_.Get(kKind, name);
+  if (stored.ok() && !*stored) {  // gone (removed by hand): nothing to send
+    std::lock_guard lock(mu_);
+    queued_.erase(name);
+    return Outcome::kDropped;
+  }
+  const bool content = !stored.ok() && (stored.status().code() == Status::Code::kInvalidArgument ||
+                                        stored.status().code() == Status::Code::kTooLarge);
+  if (!stored.ok() && !content) {  // the disk's error, not the report's: later
+    spdlog::warn("cannot read the queued update report {}: {}", name, stored.status().message());
+    std::lock_guard lock(mu_);
+    queued_[name].next = clock_.Now() + options_.first_backoff;
+    return Outcome::kReportFailed;
+  }
+  Result<UpdateReport> report = content ? Result<UpdateReport>(stored.status()) : DecodeUpdateReport(WriteJson(**stored));
+  if (report.ok() && report->attempt != name) report = Status::InvalidArgument("the attempt is not the file's name");
+  if (!report.ok()) {
+    spdlog::warn("the queued update report {} cannot be read ({}): dropped", store_.Location(kKind, name),
+                 report.status().message());
+    Forget(name, "invalid");
+    return Outcome::kDropped;
+  }
+  if (UnixSeconds(clock_.Now()) - report->ended > options_.max_age.count()) {
+    spdlog::warn("the update report of attempt {} ({} -> {}) was not sent within {} s: dropped", name, report->from,
+                 report->to, options_.max_age.count());
+    Forget(name, "expired");
+    return Outcome::kDropped;
+  }
+  return Send(name, *report);
+}
+
+ReportOutbox::Outcome ReportOutbox::Send(const std::string& name, const UpdateReport& report) {
+  http::RequestOptions request;
+  request.method = "POST";
+  request.headers = {"Content-Type: application/json", "User-Agent: " + graph_client::GraphUserAgent()};
+  request.body = EncodeUpdateReport(report);
+  request.timeout = options_.timeout;
+  request.ca_path = options_.ca_dir;
+  request.max_redirects = 0;  // a 301/302 would turn the POST into a GET
+  request.max_body_bytes = kMaxAnswerBytes;
+  request.stop = options_.stop;
+  const std::string url = options_.url + (options_.url.find('?') == std::string::npos ? "?" : "&") + "id=" + report.cluster_id;
+  const http::Result got = http::Request(url, request);
+  if (got.error_kind == http::ErrorKind::kCancelled || options_.stop.stop_requested()) return Outcome::kEndpointFailed;
+  const SystemTime now = clock_.Now();
+  if (got.error.empty() && got.status >= 200 && got.status < 300) {
+    ++sent_;
+    endpoint_failures_ = 0;
+    spdlog::info("update report of attempt {} ({} -> {}, {}) sent", name, report.from, report.to,
+                 UpdateResultName(report.result));
+    Status deleted = store_.Delete(kKind, name);
+    std::lock_guard lock(mu_);
+    if (deleted.ok()) {
+      queued_.erase(name);
+    } else {  // sent again later: the service takes the same attempt once
+      spdlog::error("cannot delete the update report {} once sent: {}", name, deleted.message());
+      queued_[name].next = now + options_.first_backoff;
+    }
+    return Outcome::kSent;
+  }
+  const bool endpoint = !got.error.empty() || got.status < 200 || (got.status >= 300 && got.status < 400) ||
+                        got.status == 429 || got.status >= 500;
+  if (endpoint) {
+    ++send_errors_;
+    const auto delay = Delay(++endpoint_failures_, RetryAfter(got, now));
+    {
+      std::lock_guard lock(mu_);
+      endpoint_next_ = now + delay;
+    }
+    spdlog::warn("update reports: {} answered {}; trying again in {} s", url,
+                 got.error.empty() ? std::to_string(got.status) : got.error, delay.count());
+    return Outcome::kEndpointFailed;
+  }
+  endpoint_failures_ = 0;  // the service answered
+  if (got.status == 403 && UnknownPoller(got.body)) {
+    ++send_errors_;
+    std::lock_guard lock(mu_);
+    Entry& entry = queued_[name];
+    const auto delay = Delay(++entry.failures, RetryAfter(got, now));
+    entry.next = now + delay;
+    spdlog::info("update report of attempt {}: the service has not seen this cluster poll yet; again in {} s", name,
+                 delay.count());
+    return Outcome::kReportFailed;
+  }
+  spdlog::warn("update report of attempt {} ({} -> {}) refused by {} with {}: dropped: {}", name, report.from, report.to,
+               url, got.status, Abbreviate(got.body, 512));
+  Forget(name, "rejected");
+  return Outcome::kDropped;
+}
+
+std::chrono::seconds ReportOutbox::Delay(int failures, std::optional<std::chrono::seconds> retry_after) {
+  if (retry_after) return std::clamp(*retry_after, std::chrono::seconds(0), options_.max_backoff);
+  std::chrono::seconds whole = options_.max_backoff;
+  if (failures <= 30) whole = std::min(whole, options_.first_backoff * (int64_t{1} << std::max(0, failures - 1)));
+  // Half fixed, half jitter: never a retry at once, never a fleet in step.
+  std::uniform_int_distribution<int64_t> draw(whole.count() / 2, whole.count());
+  return std::chrono::seconds(draw(rng_));
+}
+
+void ReportOutbox::Forget(const std::string& name, std::string_view dropped_reason) {
+  CountDropped(dropped_reason);
+  Status deleted = store_.Delete(kKind, name);
+  std::lock_guard lock(mu_);
+  if (deleted.ok()) {
+    queued_.erase(name);
+  } else {
+    spdlog::error("cannot delete the dropped update report {}: {}", name, deleted.message());
+    queued_[name].next = clock_.Now() + options_.max_backoff;
+  }
+}
+
+void ReportOutbox::CountDropped(std::string_view reason) {
+  if (reason == "rejected") ++rejected_;
+  if (reason == "expired") ++expired_;
+  if (reason == "invalid") ++invalid_;
+}
+
+SystemTime ReportOutbox::NextDue() {
+  std::lock_guard lock(mu_);
+  if (queued_.empty() || options_.url.empty()) return SystemTime::max();
+  SystemTime next = SystemTime::max();
+  for (const auto& [name, entry] : queued_) next = std::min(next, entry.next);
+  return std::max(next, endpoint_next_);
+}
+
+ReportOutbox::Stats ReportOutbox::stats() {
+  Stats s;
+  {
+    std::lock_guard lock(mu_);
+    s.pending = static_cast<int64_t>(queued_.size());
+  }
+  s.sent = sent_, s.send_errors = send_errors_, s.rejected = rejected_, s.expired = expired_, s.invalid = invalid_;
+  return s;
+}
+
+}  // namespace cincinnati::agent

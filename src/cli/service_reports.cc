@@ -1,0 +1,124 @@
+#include "cli/service_reports.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "kube/api_access.h"
+#include "server/report_relay.h"
+
+namespace cincinnati::cli {
+namespace {
+
+Result<double> Number(const Settings& s, const std::string& key, double fallback) {
+  if (!s.Has(key)) return fallback;
+  const std::string text = s.String(key, "");
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) return Status::InvalidArgument(fmt::format("{}: '{}' is not a number", key, text));
+  return v;
+}
+
+Result<std::string> Token(const Settings& s, const std::string& key) {
+  if (!s.Has(key)) return std::string();
+  return kube::ReadTokenFile(s.String(key, ""), key);
+}
+
+}  // namespace
+
+std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
+  std::vector<ReportFlag> flags;
+  if (graph_builder) {
+    flags = {
+        {"--reports.state_dir", "reports.state_dir",
+         "Keep update reports and automatic brakes here (reports.db, blocked-edges/); set, the service takes reports"},
+        {"--brakes.enabled", "brakes.enabled", "Brake an edge when its reports cross the rule (true or false; default true)"},
+        {"--brakes.min_clusters", "brakes.min_clusters", "Distinct clusters an edge needs reports from before a brake (20)"},
+        {"--brakes.threshold", "brakes.threshold", "Failure rate the lower bound must exceed (0.05)"},
+        {"--brakes.confidence", "brakes.confidence", "One-sided confidence of the Wilson lower bound (0.95)"},
+        {"--brakes.url_base", "brakes.url_base", "A brake's risk URL is this + /FROM-TO (default: the service's {prefix}/v1/brakes)"},
+        {"--brakes.admin_token_file", "brakes.admin_token_file", "Bearer token needed to confirm or clear a brake"},
+    };
+  }
+  if (graph_builder && !policy_engine) {
+    flags.push_back({"--reports.token_file", "reports.token_file", "Bearer token policy engines forward reports with"});
+  }
+  if (policy_engine) {
+    std::vector<ReportFlag> pe = {
+        {"--reports.sighting_window_secs", "reports.sighting_window_secs",
+         "A report is accepted from a cluster seen polling at its from-version within these seconds (86400)"},
+        {"--reports.min_poller_age_secs", "reports.min_poller_age_secs",
+         "... and first seen there at least these seconds before the attempt started (1800)"},
+        {"--reports.per_cluster_per_day", "reports.per_cluster_per_day", "Reports a cluster may send per day (24)"},
+        {"--reports.max_per_sec", "reports.max_per_sec", "Reports accepted per second from everyone (500)"},
+        {"--reports.sightings", "reports.sightings", "Cluster ids remembered, about 120 bytes each (1048576)"},
+    };
+    flags.insert(flags.end(), pe.begin(), pe.end());
+  }
+  if (policy_engine && !graph_builder) {
+    std::vector<ReportFlag> pe = {
+        {"--reports.enabled", "reports.enabled", "Take agents' update reports and forward them upstream (default false)"},
+        {"--reports.upstream_url", "reports.upstream_url", "The graph builder's reports URL (default: the upstream's /v1/reports)"},
+        {"--reports.upstream_token_file", "reports.upstream_token_file", "Bearer token for the graph builder's reports URL"},
+    };
+    flags.insert(flags.end(), pe.begin(), pe.end());
+  }
+  return flags;
+}
+
+Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_builder, bool policy_engine,
+                                                  const std::string& prefix, const std::string& base_url,
+                                                  const std::string& upstream_url, env::Clock& clock) {
+  const bool serve = graph_builder && policy_engine;
+  CINCINNATI_ASSIGN_OR_RETURN(bool pe_enabled, s.Bool("reports.enabled", false));
+  const bool keeps = graph_builder && s.Has("reports.state_dir");
+  if (!keeps && !(policy_engine && !graph_builder && pe_enabled)) return std::unique_ptr<ReportParts>();
+  auto parts = std::make_unique<ReportParts>(graph_builder ? "cincinnati_gb_" : "cincinnati_pe_");
+  if (keeps) {
+    reports::BrakeSettings settings;
+    CINCINNATI_ASSIGN_OR_RETURN(settings.enabled, s.Bool("brakes.enabled", true));
+    CINCINNATI_ASSIGN_OR_RETURN(uint64_t min_clusters, s.Unsigned("brakes.min_clusters", 20));
+    settings.rule.min_clusters = static_cast<int64_t>(min_clusters);
+    CINCINNATI_ASSIGN_OR_RETURN(settings.rule.threshold, Number(s, "brakes.threshold", 0.05));
+    CINCINNATI_ASSIGN_OR_RETURN(settings.rule.confidence, Number(s, "brakes.confidence", 0.95));
+    settings.url_base = s.String("brakes.url_base", base_url + "/v1/brakes");
+    CINCINNATI_ASSIGN_OR_RETURN(parts->board,
+                                reports::BrakeBoard::Open(s.String("reports.state_dir", ""), settings, clock, parts->metrics));
+    server::ReportRoutesOptions routes;
+    routes.path_prefix = prefix;
+    routes.batches = !serve;
+    CINCINNATI_ASSIGN_OR_RETURN(routes.batch_token, Token(s, "reports.token_file"));
+    if (routes.batches && routes.batch_token.empty()) {
+      return Status::InvalidArgument("reports.token_file: required with reports.state_dir (policy engines forward reports with it)");
+    }
+    CINCINNATI_ASSIGN_OR_RETURN(routes.admin_token, Token(s, "brakes.admin_token_file"));
+    parts->routes = std::make_unique<server::ReportRoutes>(*parts->board, std::move(routes));
+  }
+  if (!policy_engine) return parts;
+  server::ReportIntakeOptions o;
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t window, s.Unsigned("reports.sighting_window_secs", 86400));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t min_age, s.Unsigned("reports.min_poller_age_secs", 1800));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t per_day, s.Unsigned("reports.per_cluster_per_day", 24));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t sightings, s.Unsigned("reports.sightings", 1 << 20));
+  CINCINNATI_ASSIGN_OR_RETURN(o.max_per_second, Number(s, "reports.max_per_sec", 500));
+  o.sighting_window_secs = static_cast<int64_t>(window);
+  o.min_poller_age_secs = static_cast<int64_t>(min_age);
+  o.per_cluster_per_day = static_cast<int>(std::min<uint64_t>(per_day, 1 << 20));
+  o.sightings = static_cast<size_t>(std::max<uint64_t>(64, sightings));
+  std::shared_ptr<server::ReportSink> sink;
+  if (serve) {
+    sink = server::MakeBoardSink(*parts->board);
+  } else {
+    server::ReportRelayOptions relay;
+    relay.url = s.String("reports.upstream_url", server::ReportsUrlFor(upstream_url));
+    CINCINNATI_ASSIGN_OR_RETURN(relay.token, Token(s, "reports.upstream_token_file"));
+    if (relay.token.empty()) {
+      return Status::InvalidArgument("reports.upstream_token_file: required with reports.enabled (the graph builder's reports token)");
+    }
+    sink = server::MakeReportRelay(std::move(relay));
+  }
+  parts->intake = std::make_shared<server::ReportIntake>(std::move(sink), o, clock, parts->metrics);
+  return parts;
+}
+
+}  // namespace cincinnati::cli

@@ -1,0 +1,288 @@
+#include "reports/brake_board.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "core/date_time.h"
+#include "env/file_system.h"
+#include "reports/sqlite_statement.h"
+
+namespace cincinnati::reports {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSchema[] = {
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=FULL",
+    "CREATE TABLE IF NOT EXISTS brakes(from_version TEXT NOT NULL, to_version TEXT NOT NULL, state TEXT NOT NULL, "
+    "since INTEGER NOT NULL, first_failure INTEGER NOT NULL, clusters INTEGER NOT NULL, failures INTEGER NOT NULL, "
+    "lower_bound REAL NOT NULL, message TEXT NOT NULL, evidence TEXT NOT NULL, by TEXT NOT NULL, note TEXT NOT NULL, "
+    "PRIMARY KEY(from_version, to_version))",
+    "CREATE TABLE IF NOT EXISTS brake_events(at INTEGER NOT NULL, from_version TEXT NOT NULL, to_version TEXT NOT NULL, "
+    "action TEXT NOT NULL, by TEXT NOT NULL, note TEXT NOT NULL)",
+};
+
+int64_t UnixNow(env::Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
+}
+
+BrakeState StateOf(std::string_view name) {
+  return name == "confirmed" ? BrakeState::kConfirmed : name == "cleared" ? BrakeState::kCleared : BrakeState::kActive;
+}
+
+bool InForceState(BrakeState s) { return s != BrakeState::kCleared; }
+
+// "network 5, etcd 2": failed clusters per component, most first ("unknown" for none named).
+std::string ComponentList(const std::map<std::string, int64_t>& components) {
+  std::vector<std::pair<int64_t, std::string>> sorted;
+  for (const auto& [name, count] : components) sorted.push_back({-count, name.empty() ? "unknown" : name});
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (const auto& [count, name] : sorted) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, -count);
+  return out;
+}
+
+}  // namespace
+
+std::string_view BrakeStateName(BrakeState state) {
+  return state == BrakeState::kConfirmed ? "confirmed" : state == BrakeState::kCleared ? "cleared" : "active";
+}
+
+BrakeBoard::BrakeBoard(std::string state_dir, BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics,
+                       std::unique_ptr<ReportLedger> ledger, sqlite3* db)
+    : state_dir_(std::move(state_dir)),
+      settings_(std::move(settings)),
+      clock_(clock),
+      ledger_(std::move(ledger)),
+      db_(db),
+      received_(metrics.AddCounter("reports_received_total", "Update reports recorded, by result", {"result"})),
+      duplicates_(metrics.AddCounter("reports_duplicate_total", "Update reports received again (same cluster and attempt)").Get()),
+      active_(metrics.AddGauge("brakes_active", "Edges braked automatically and not cleared").Get()),
+      actions_(metrics.AddCounter("brake_actions_total", "Brakes applied, confirmed and cleared", {"action"})),
+      delay_(metrics.AddHistogram("brake_delay_seconds", "Seconds from an edge's first counted failure to its brake",
+                                  {60, 300, 900, 1800, 3600, 7200, 21600, 86400}).Get()) {}
+
+BrakeBoard::~BrakeBoard() { sqlite3_close_v2(db_); }
+
+Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_dir, BrakeSettings settings, env::Clock& clock,
+                                                     http_server::Registry& metrics) {
+  CINCINNATI_RETURN_IF_ERROR(ValidateBrakeRule(settings.rule));
+  std::error_code ec;
+  fs::create_directories(fs::path(state_dir) / "blocked-edges", ec);
+  if (ec) return Status::IoError(fmt::format("reports state directory {}: {}", state_dir, ec.message()));
+  const std::string path = (fs::path(state_dir) / "reports.db").string();
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<ReportLedger> ledger,
+                              ReportLedger::Open(path, ReportLedger::Options{settings.counted_reasons}));
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    return Status::IoError(fmt::format("brakes {}: {}", path, why));
+  }
+  sqlite3_busy_timeout(db, 5000);
+  std::unique_ptr<BrakeBoard> board(new BrakeBoard(state_dir, std::move(settings), clock, metrics, std::move(ledger), db));
+  for (const char* sql : kSchema) {
+    if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteFailure(db, "brakes " + path, "schema");
+  }
+  CINCINNATI_RETURN_IF_ERROR(board->Load());
+  return board;
+}
+
+Status BrakeBoard::Load() {
+  Statement rows(db_,
+                 "SELECT from_version, to_version, state, since, first_failure, clusters, failures, lower_bound, message, "
+                 "evidence, by, note FROM brakes");
+  if (!rows.ok()) return SqliteFailure(db_, "brakes " + state_dir_, "read");
+  std::lock_guard lock(mu_);
+  int rc;
+  while ((rc = rows.Step()) == SQLITE_ROW) {
+    BrakeRecord r{rows.Text(0), rows.Text(1), StateOf(rows.Text(2)), rows.Integer(3), rows.Integer(4),
+                  {rows.Integer(5), rows.Integer(6)}, rows.Real(7), rows.Text(8), rows.Text(9), rows.Text(10), rows.Text(11)};
+    brakes_[{r.from, r.to}] = r;
+  }
+  if (rc != SQLITE_DONE) return SqliteFailure(db_, "brakes " + state_dir_, "read");
+  int in_force = 0;
+  for (const auto& [key, record] : brakes_) {
+    if (!InForceState(record.state)) continue;
+    ++in_force;
+    // A file lost or never written (a full disk at the decision) is written again.
+    if (Status s = WriteFile(record); !s.ok()) spdlog::error("brake {} -> {}: {}", record.from, record.to, s.message());
+  }
+  active_.Set(in_force);
+  return Status::OK();
+}
+
+std::string BrakeBoard::file_path(const std::string& from, const std::string& to) const {
+  return (fs::path(state_dir_) / BrakeFileName(from, to)).string();
+}
+
+Brake BrakeBoard::BrakeOf(const BrakeRecord& r) const {
+  std::string comment = fmt::format("Written by the graph builder's automatic brake at {} (state: {}).\n{}", FormatUnixSeconds(r.since),
+                                    BrakeStateName(r.state), r.evidence);
+  if (r.state == BrakeState::kConfirmed) comment += fmt::format("\nConfirmed by {}{}.", r.by, r.note.empty() ? "" : ": " + r.note);
+  return Brake{r.from, r.to, fmt::format("{}/{}-{}", settings_.url_base, r.from, r.to), r.message, comment};
+}
+
+Status BrakeBoard::WriteFile(const BrakeRecord& record) {
+  return env::WriteFileDurably(file_path(record.from, record.to), BrakeFileYaml(BrakeOf(record)));
+}
+
+Status BrakeBoard::Save(const BrakeRecord& r, std::string_view action) {
+  const std::string where = "brakes " + state_dir_;
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteFailure(db_, where, "begin");
+  Statement put(db_,
+                "INSERT OR REPLACE INTO brakes(from_version, to_version, state, since, first_failure, clusters, failures, "
+                "lower_bound, message, evidence, by, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  Statement event(db_, "INSERT INTO brake_events(at, from_version, to_version, action, by, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!put.ok() || !event.ok()) return SqliteFailure(db_, where, "prepare");
+  put.Bind(1, r.from).Bind(2, r.to).Bind(3, std::string(BrakeStateName(r.state))).Bind(4, r.since).Bind(5, r.first_failure);
+  put.Bind(6, r.counts.clusters).Bind(7, r.counts.failures).BindReal(8, r.lower_bound).Bind(9, r.message).Bind(10, r.evidence);
+  put.Bind(11, r.by).Bind(12, r.note);
+  if (put.Step() != SQLITE_DONE) return SqliteFailure(db_, where, "save a brake");
+  event.Bind(1, UnixNow(clock_)).Bind(2, r.from).Bind(3, r.to).Bind(4, std::string(action)).Bind(5, r.by).Bind(6, r.note);
+  if (event.Step() != SQLITE_DONE) return SqliteFailure(db_, where, "record the action");
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteFailure(db_, where, "commit");
+  return Status::OK();
+}
+
+std::optional<BrakeRecord> BrakeBoard::Decide(const EdgeState& edge, int64_t now) const {
+  const BrakeVerdict verdict = Evaluate(edge.counts, settings_.rule);
+  if (!verdict.brake) return std::nullopt;
+  BrakeRecord r;
+  r.from = edge.from;
+  r.to = edge.to;
+  r.since = now;
+  r.first_failure = edge.first_failure;
+  r.counts = edge.counts;
+  r.lower_bound = verdict.lower_bound;
+  const std::string components = ComponentList(edge.failed_components);
+  r.message = fmt::format(
+      "Automatically blocked at {}: {} of {} clusters that updated from {} to {} failed ({:g}% confidence that more than {:g}% "
+      "fail), most often on {}. First failure {}.",
+      FormatUnixSeconds(now), edge.counts.failures, edge.counts.clusters, edge.from, edge.to, settings_.rule.confidence * 100,
+      settings_.rule.threshold * 100, components.substr(0, components.find(',')), FormatUnixSeconds(edge.first_failure));
+  r.evidence = fmt::format(
+      "Evidence: {} failed of {} clusters (Wilson lower bound of the failure rate {:.1f}%); failed clusters per component: {}.\n"
+      "Review it, then commit this file to graph-data, or clear the brake: cincinnati brakes clear --from {} --to {}",
+      edge.counts.failures, edge.counts.clusters, verdict.lower_bound * 100, components, edge.from, edge.to);
+  return r;
+}
+
+Result<std::vector<ReportLedger::Outcome>> BrakeBoard::Submit(const std::vector<UpdateReport>& batch) {
+  const int64_t now = UnixNow(clock_);
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<ReportLedger::Outcome> outcomes, ledger_->Record(batch, now));
+  std::set<std::pair<std::string, std::string>> touched;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (outcomes[i] == ReportLedger::Outcome::kDuplicate) {
+      duplicates_.Increment();
+      continue;
+    }
+    received_.With({std::string(UpdateResultName(batch[i].result))}).Increment();
+    touched.insert({batch[i].from, batch[i].to});
+  }
+  if (!settings_.enabled) return outcomes;
+  bool changed = false;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& key : touched) {
+      if (auto known = brakes_.find(key); known != brakes_.end() && InForceState(known->second.state)) continue;
+      std::optional<BrakeRecord> brake = Decide(ledger_->Edge(key.first, key.second), now);
+      if (!brake) continue;
+      // Not saved, not braked: the edge is evaluated again with its next report.
+      if (Status s = Save(*brake, "applied"); !s.ok()) {
+        spdlog::error("brake {} -> {} not applied: {}", key.first, key.second, s.message());
+        continue;
+      }
+      if (Status s = WriteFile(*brake); !s.ok()) spdlog::error("brake {} -> {}: its file: {}", key.first, key.second, s.message());
+      spdlog::warn("brake: {} -> {} is blocked for every cluster: {}", key.first, key.second, brake->message);
+      delay_.Observe(static_cast<double>(std::max<int64_t>(0, now - brake->first_failure)));
+      actions_.With({"applied"}).Increment();
+      brakes_[key] = std::move(*brake);
+      changed = true;
+    }
+    active_.Set(static_cast<double>(std::count_if(brakes_.begin(), brakes_.end(), [](const auto& b) { return InForceState(b.second.state); })));
+  }
+  if (changed) Changed();
+  return outcomes;
+}
+
+Status BrakeBoard::ChangeState(const std::string& from, const std::string& to, BrakeState state, const std::string& by,
+                               const std::string& note) {
+  if (by.empty()) return Status::InvalidArgument("say who you are ('by')");
+  {
+    std::lock_guard lock(mu_);
+    auto at = brakes_.find({from, to});
+    if (at == brakes_.end() || !InForceState(at->second.state)) {
+      return Status::NotFound(fmt::format("no brake is in force on {} -> {}", from, to));
+    }
+    BrakeRecord record = at->second;
+    record.state = state;
+    record.by = by;
+    record.note = note;
+    const std::string_view action = state == BrakeState::kCleared ? "cleared" : "confirmed";
+    CINCINNATI_RETURN_IF_ERROR(Save(record, action));
+    at->second = record;
+    actions_.With({std::string(action)}).Increment();
+    spdlog::warn("brake: {} -> {} {} by {}{}", from, to, action, by, note.empty() ? "" : ": " + note);
+    if (state != BrakeState::kCleared) return WriteFile(record);
+    CINCINNATI_RETURN_IF_ERROR(ledger_->RestartEdge(from, to, UnixNow(clock_)));
+    std::error_code ec;
+    fs::remove(file_path(from, to), ec);
+    if (ec) return Status::IoError(fmt::format("{}: {}", file_path(from, to), ec.message()));
+    CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().SyncPath(fs::path(file_path(from, to)).parent_path()));
+    active_.Set(active_.value() - 1);
+  }
+  Changed();
+  return Status::OK();
+}
+
+Status BrakeBoard::Confirm(const std::string& from, const std::string& to, const std::string& by, const std::string& note) {
+  return ChangeState(from, to, BrakeState::kConfirmed, by, note);
+}
+
+Status BrakeBoard::Clear(const std::string& from, const std::string& to, const std::string& by, const std::string& note) {
+  return ChangeState(from, to, BrakeState::kCleared, by, note);
+}
+
+std::vector<Brake> BrakeBoard::InForce() const {
+  std::lock_guard lock(mu_);
+  std::vector<Brake> out;
+  for (const auto& [key, record] : brakes_) {
+    if (InForceState(record.state)) out.push_back(BrakeOf(record));
+  }
+  return out;
+}
+
+std::vector<BrakeRecord> BrakeBoard::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<BrakeRecord> out;
+  for (const auto& [key, record] : brakes_) out.push_back(record);
+  return out;
+}
+
+void BrakeBoard::SetUrlBase(std::string url_base) {
+  std::lock_guard lock(mu_);
+  settings_.url_base = std::move(url_base);
+}
+
+void BrakeBoard::OnChange(std::function<void()> fn) {
+  std::lock_guard lock(mu_);
+  on_change_ = std::move(fn);
+}
+
+void BrakeBoard::Changed() {
+  std::function<void()> fn;
+  {
+    std::lock_guard lock(mu_);
+    fn = on_change_;
+  }
+  if (fn) fn();
+}
+
+}  // namespace cincinnati::reports

@@ -1,0 +1,114 @@
+// BrakeBoard: the graph builder's automatic brakes (issue 31). It owns the decision, as
+// the graph builder owns the graph: policy engines forward reports to it.
+//
+// Submit records a batch of validated reports in the ledger (report_ledger.h) and then
+// evaluates every edge the batch touched with the brake rule (brake_rule.h). An edge
+// that crosses it is braked at once: the brake is committed to the database
+// (<state_dir>/reports.db, table brakes, with an audit trail in brake_events), written
+// as a graph-data blocked-edges file for people to review and commit
+// (<state_dir>/blocked-edges/<to>-AutomaticallyBlocked_<from>_to_<to>.yaml), and
+// OnChange's function is called so that the graph builder publishes a new graph now
+// rather than at its next refresh. The risk's message is fixed when the brake is
+// decided (the served bytes do not churn with every later report).
+//
+// A person confirms a brake (it stays until cleared; the file says who confirmed it) or
+// clears it: the file is removed, the graph offers the edge again, and the edge's count
+// starts afresh, so only attempts that start after the clear can brake it again.
+// Everything survives a restart: Open reads the brakes in force and writes their files
+// again. Metrics (prefix of the given registry): reports_received_total{result},
+// reports_duplicate_total, brakes_active, brake_actions_total{action},
+// brake_delay_seconds (first counted failure to brake). Thread-safe; never throws.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/update_report.h"
+#include "env/clock.h"
+#include "http_server/metrics.h"
+#include "reports/brake.h"
+#include "reports/brake_rule.h"
+#include "reports/report_ledger.h"
+
+struct sqlite3;
+
+namespace cincinnati::reports {
+
+struct BrakeSettings {
+  bool enabled = true;  // false: reports are recorded and counted, nothing is braked
+  BrakeRule rule;
+  std::string url_base;  // a brake's risk URL is url_base + "/" + from + "-" + to
+  std::vector<std::string> counted_reasons = ReportLedger::Options{}.counted_reasons;
+};
+
+enum class BrakeState { kActive, kConfirmed, kCleared };
+std::string_view BrakeStateName(BrakeState state);
+
+struct BrakeRecord {
+  std::string from, to;
+  BrakeState state = BrakeState::kActive;
+  int64_t since = 0;          // Unix seconds: decided
+  int64_t first_failure = 0;  // Unix seconds: the earliest counted failure then
+  EdgeCounts counts;          // when decided
+  double lower_bound = 0;     // when decided
+  std::string message;        // the risk's message
+  std::string evidence;       // failed clusters per component, for the file's reader
+  std::string by, note;       // who last confirmed or cleared it, and why
+};
+
+class BrakeBoard {
+ public:
+  // `state_dir` is created when missing.
+  static Result<std::unique_ptr<BrakeBoard>> Open(const std::string& state_dir, BrakeSettings settings, env::Clock& clock,
+                                                  http_server::Registry& metrics);
+  ~BrakeBoard();
+  BrakeBoard(const BrakeBoard&) = delete;
+  BrakeBoard& operator=(const BrakeBoard&) = delete;
+
+  Result<std::vector<ReportLedger::Outcome>> Submit(const std::vector<UpdateReport>& batch);
+  std::vector<Brake> InForce() const;     // active and confirmed, as the graph shows them
+  std::vector<BrakeRecord> List() const;  // every brake, cleared ones too, by edge
+  // NotFound when the edge has no brake in force; `by` names the person (required).
+  Status Confirm(const std::string& from, const std::string& to, const std::string& by, const std::string& note);
+  Status Clear(const std::string& from, const std::string& to, const std::string& by, const std::string& note);
+  void OnChange(std::function<void()> fn);  // called outside the board's lock
+  void SetUrlBase(std::string url_base);     // once the service knows its address
+  const ReportLedger& ledger() const { return *ledger_; }
+  std::string file_path(const std::string& from, const std::string& to) const;
+
+ private:
+  BrakeBoard(std::string state_dir, BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics,
+             std::unique_ptr<ReportLedger> ledger, sqlite3* db);
+  Status Load();
+  Status Save(const BrakeRecord& record, std::string_view action);  // under mu_
+  Status WriteFile(const BrakeRecord& record);
+  Brake BrakeOf(const BrakeRecord& record) const;
+  std::optional<BrakeRecord> Decide(const EdgeState& edge, int64_t now) const;
+  Status ChangeState(const std::string& from, const std::string& to, BrakeState state, const std::string& by,
+                     const std::string& note);
+  void Changed();
+
+  std::string state_dir_;
+  BrakeSettings settings_;
+  env::Clock& clock_;
+  std::unique_ptr<ReportLedger> ledger_;
+  sqlite3* db_;
+  http_server::Family<http_server::Counter>& received_;
+  http_server::Counter& duplicates_;
+  http_server::Gauge& active_;
+  http_server::Family<http_server::Counter>& actions_;
+  http_server::Histogram& delay_;
+
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, BrakeRecord> brakes_;
+  std::function<void()> on_change_;
+};
+
+}  // namespace cincinnati::reports

@@ -1,0 +1,56 @@
+#include "server/report_batches.h"
+
+namespace cincinnati::server {
+namespace {
+
+constexpr size_t kMaxQueued = 10000;
+constexpr size_t kMaxBatch = 256;
+
+}  // namespace
+
+BatchingSink::BatchingSink(Record record, std::string busy)
+    : record_(std::move(record)), busy_(std::move(busy)), worker_([this](std::stop_token stop) { Work(stop); }) {}
+
+BatchingSink::~BatchingSink() {
+  worker_.request_stop();
+  wake_.notify_all();
+  worker_.join();
+  for (auto& [report, done] : queue_) done(Status::IoError("the service is stopping"));
+}
+
+void BatchingSink::Submit(UpdateReport report, std::function<void(Result<bool>)> done) {
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.size() < kMaxQueued) {
+      queue_.emplace_back(std::move(report), std::move(done));
+      wake_.notify_one();
+      return;
+    }
+  }
+  done(Status::IoError(busy_));
+}
+
+void BatchingSink::Work(std::stop_token stop) {
+  while (true) {
+    std::vector<Waiting> batch;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, stop, [this] { return !queue_.empty(); });
+      if (stop.stop_requested()) return;  // what is queued is answered by the destructor
+      while (!queue_.empty() && batch.size() < kMaxBatch) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::vector<UpdateReport> reports;
+    reports.reserve(batch.size());
+    for (const auto& [report, done] : batch) reports.push_back(report);
+    Result<std::vector<bool>> duplicates = record_(reports, stop);
+    if (duplicates.ok() && duplicates->size() != batch.size()) duplicates = Status::Internal("a batch was answered in part");
+    for (size_t i = 0; i < batch.size(); ++i) {
+      batch[i].second(duplicates.ok() ? Result<bool>((*duplicates)[i]) : Result<bool>(duplicates.status()));
+    }
+  }
+}
+
+}  // namespace cincinnati::server

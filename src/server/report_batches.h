@@ -1,0 +1,41 @@
+// BatchingSink: a ReportSink that queues reports (at most 10,000; beyond, refused at once
+// and the agent retries) and records them in batches of up to 256 on a thread of its
+// own, answering each report once its batch is recorded. The brake board in the same
+// process (`serve`: the HTTP threads never wait for the disk) and the relay to a graph
+// builder (report_relay.h) are both one of these with their own `record`.
+// Thread-safe; the destructor answers what is still queued with an error.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/report_intake.h"
+
+namespace cincinnati::server {
+
+class BatchingSink final : public ReportSink {
+ public:
+  // Records a batch: per report, true for a duplicate; or why none was recorded.
+  using Record = std::function<Result<std::vector<bool>>(const std::vector<UpdateReport>& batch, std::stop_token stop)>;
+  BatchingSink(Record record, std::string busy);
+  ~BatchingSink() override;
+  void Submit(UpdateReport report, std::function<void(Result<bool>)> done) override;
+
+ private:
+  using Waiting = std::pair<UpdateReport, std::function<void(Result<bool>)>>;
+  void Work(std::stop_token stop);
+  Record record_;
+  std::string busy_;  // the error when the queue is full
+  std::mutex mu_;
+  std::condition_variable_any wake_;
+  std::deque<Waiting> queue_;
+  std::jthread worker_;
+};
+
+}  // namespace cincinnati::server

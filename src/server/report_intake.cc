@@ -1,0 +1,108 @@
+#include "server/report_intake.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error_document.h"
+#include "core/strings.h"
+#include "http_server/query.h"
+
+namespace cincinnati::server {
+namespace {
+
+using http_server::Response;
+
+bool IsJson(const std::string* content_type) {
+  if (!content_type) return false;
+  std::string_view type = TrimWhitespace(std::string_view(*content_type).substr(0, content_type->find(';')));
+  return type.size() == 16 && std::equal(type.begin(), type.end(), "application/json",
+                                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+ReportIntake::ReportIntake(std::shared_ptr<ReportSink> sink, ReportIntakeOptions options, env::Clock& clock,
+                           http_server::Registry& metrics)
+    : sink_(std::move(sink)),
+      options_(options),
+      clock_(clock),
+      sightings_(options.sightings),
+      accepted_(metrics.AddCounter("reports_accepted_total", "Update reports passed on to the graph builder").Get()),
+      refused_(metrics.AddCounter("reports_refused_total", "Update reports refused, by reason", {"reason"})),
+      tokens_(options.max_per_second),
+      refilled_(clock.Steady()) {}
+
+void ReportIntake::SawPoll(std::string_view id, std::string_view version) {
+  // Ids are compared as reports carry them, lower case; most already are.
+  if (std::any_of(id.begin(), id.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
+    sightings_.Record(Lower(std::string(id)), version, UnixNow());
+  } else {
+    sightings_.Record(id, version, UnixNow());
+  }
+}
+
+int64_t ReportIntake::UnixNow() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+}
+
+bool ReportIntake::TakeToken() {
+  std::lock_guard lock(bucket_mu_);
+  const auto now = clock_.Steady();
+  const double elapsed = std::chrono::duration<double>(now - refilled_).count();
+  refilled_ = now;
+  tokens_ = std::min(options_.max_per_second, tokens_ + elapsed * options_.max_per_second);
+  if (tokens_ < 1) return false;
+  tokens_ -= 1;
+  return true;
+}
+
+Response ReportIntake::Refuse(int status, const std::string& kind, const std::string& message) {
+  refused_.With({kind}).Increment();
+  ErrorDocument doc{kind, message, status};
+  return Response::Text(status, doc.ToJson(), "application/json");
+}
+
+void ReportIntake::Handle(const http_server::Request& request, std::function<void(Response)> respond) {
+  if (request.method != "POST") return respond(Response::Empty(405));
+  if (request.body.size() > kMaxUpdateReportBytes) {
+    return respond(Refuse(413, "too_large", fmt::format("a report has at most {} bytes", kMaxUpdateReportBytes)));
+  }
+  if (!IsJson(request.Header("Content-Type"))) return respond(Refuse(415, "not_json", "POST with Content-Type: application/json"));
+  Result<UpdateReport> report = DecodeUpdateReport(request.body);
+  if (!report.ok()) return respond(Refuse(400, "invalid_report", report.status().message()));
+  auto params = http_server::ParseQuery(request.query);
+  auto id = params.ok() ? params->find("id") : Parameters::const_iterator{};
+  if (!params.ok() || id == params->end() || Lower(id->second) != report->cluster_id) {
+    return respond(Refuse(400, "invalid_report", "the query's id must be the report's clusterID"));
+  }
+  auto base = [](std::string_view v) { return v.substr(0, v.find('+')); };
+  if (edge_check_ && !edge_check_(base(report->from), base(report->to))) {
+    return respond(Refuse(400, "invalid_report", fmt::format("{} -> {} is not an update edge of this service's graph", report->from, report->to)));
+  }
+  if (!TakeToken()) return respond(Refuse(429, "rate_limited", "too many reports: try again later"));
+  const int64_t now = UnixNow();
+  if (!sightings_.SawAt(report->cluster_id, report->from, report->started, now, options_.sighting_window_secs,
+                        options_.min_poller_age_secs)) {
+    return respond(Refuse(403, "unknown_poller",
+                          fmt::format("cluster {} was not seen polling at {} before this attempt", report->cluster_id, report->from)));
+  }
+  if (!sightings_.ChargeReport(report->cluster_id, now, options_.per_cluster_per_day)) {
+    return respond(Refuse(429, "rate_limited", "this cluster sent its reports for today"));
+  }
+  sink_->Submit(std::move(report).value(), [this, respond = std::move(respond)](Result<bool> duplicate) {
+    if (!duplicate.ok()) {
+      respond(Refuse(503, "report_not_recorded", duplicate.status().message()));
+      return;
+    }
+    accepted_.Increment();
+    respond(Response::Text(200, *duplicate ? R"({"status":"duplicate"})" : R"({"status":"accepted"})", "application/json"));
+  });
+}
+
+}  // namespace cincinnati::server

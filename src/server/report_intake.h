@@ -1,0 +1,85 @@
+// ReportIntake: a policy engine's door for update reports, POST {prefix}/v1/reports
+// (issue 31). An agent sends one report per update attempt (core/update_report.h) with
+// ?id=<its cluster id>; the intake checks it, in this order, and hands it to its sink
+// (the graph builder's brake board, in process or over HTTP):
+//   1. a JSON body of at most 4 KiB                          413 too_large, 415 not_json
+//   2. a valid report whose clusterID is the query's id, on  400 invalid_report
+//      an edge of the served graph (SetEdgeCheck)
+//   3. within the global rate (max_per_second, a bucket)     429 rate_limited
+//   4. the id polled at `from` recently, and had already     403 unknown_poller
+//      been polling there min_poller_age before the attempt
+//      started (PollSightings: who polled at which version)
+//   5. within the id's daily allowance (per_cluster_per_day) 429 rate_limited
+// Answers: 200 {"status":"accepted"|"duplicate"}; refusals are the reference's error
+// document {"kind": ..., "value": ...}; 503 when the sink fails (the agent retries).
+// A refused report is counted in cincinnati_pe_reports_refused_total{reason}. So one
+// cannot brake an edge by flooding: reports need ids that polled at `from` for a while,
+// each id reports a few times a day, every id counts once per edge, and a brake needs
+// failures from at least min_clusters of them. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/status.h"
+#include "core/update_report.h"
+#include "env/clock.h"
+#include "http_server/http_types.h"
+#include "http_server/metrics.h"
+#include "server/poll_sightings.h"
+
+namespace cincinnati::server {
+
+using http_server::Family;
+using http_server::Counter;
+
+// Where accepted reports go. `done` is called once, from any thread: true for a
+// duplicate, false for a new report, or the error that kept it from being recorded.
+class ReportSink {
+ public:
+  virtual ~ReportSink() = default;
+  virtual void Submit(UpdateReport report, std::function<void(Result<bool>)> done) = 0;
+};
+
+struct ReportIntakeOptions {
+  int64_t sighting_window_secs = 86400;
+  int64_t min_poller_age_secs = 1800;
+  int per_cluster_per_day = 24;
+  double max_per_second = 500;
+  size_t sightings = 1 << 20;  // ids remembered (about 120 bytes each)
+};
+
+class ReportIntake {
+ public:
+  ReportIntake(std::shared_ptr<ReportSink> sink, ReportIntakeOptions options, env::Clock& clock,
+               http_server::Registry& metrics);
+
+  // Every graph request with an id and a version (the policy engine's hot path).
+  void SawPoll(std::string_view id, std::string_view version);
+  // Whether from -> to is an edge the service serves (unset: every edge is).
+  void SetEdgeCheck(std::function<bool(std::string_view from, std::string_view to)> check) { edge_check_ = std::move(check); }
+  // POST {prefix}/v1/reports; `respond` is called once.
+  void Handle(const http_server::Request& request, std::function<void(http_server::Response)> respond);
+
+ private:
+  int64_t UnixNow() const;
+  bool TakeToken();
+  http_server::Response Refuse(int status, const std::string& kind, const std::string& message);
+
+  std::shared_ptr<ReportSink> sink_;
+  std::function<bool(std::string_view, std::string_view)> edge_check_;
+  ReportIntakeOptions options_;
+  env::Clock& clock_;
+  PollSightings sightings_;
+  Counter& accepted_;
+  Family<Counter>& refused_;
+  std::mutex bucket_mu_;
+  double tokens_;
+  env::Clock::SteadyTime refilled_;
+};
+
+}  // namespace cincinnati::server

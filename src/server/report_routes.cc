@@ -1,0 +1,122 @@
+#include "server/report_routes.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <spdlog/spdlog.h>
+
+#include "core/date_time.h"
+#include "core/error_document.h"
+#include "core/json_writer.h"
+#include "kube/api_access.h"
+#include "kube/json_value.h"
+#include "server/report_batches.h"
+
+namespace cincinnati::server {
+namespace {
+
+using http_server::Response;
+
+constexpr size_t kMaxBatch = 256;
+
+Response Error(int status, const std::string& kind, const std::string& message) {
+  return Response::Text(status, ErrorDocument{kind, message, status}.ToJson(), "application/json");
+}
+
+}  // namespace
+
+std::shared_ptr<ReportSink> MakeBoardSink(reports::BrakeBoard& board) {
+  return std::make_shared<BatchingSink>(
+      [&board](const std::vector<UpdateReport>& batch, std::stop_token) -> Result<std::vector<bool>> {
+        CINCINNATI_ASSIGN_OR_RETURN(std::vector<reports::ReportLedger::Outcome> outcomes, board.Submit(batch));
+        std::vector<bool> duplicates;
+        for (auto o : outcomes) duplicates.push_back(o == reports::ReportLedger::Outcome::kDuplicate);
+        return duplicates;
+      },
+      "too many reports wait to be recorded");
+}
+
+std::optional<Response> ReportRoutes::Handle(const http_server::Request& request) {
+  const std::string& prefix = options_.path_prefix;
+  if (options_.batches && request.path == prefix + "/v1/reports") return Batch(request);
+  if (request.path == prefix + "/v1/brakes") {
+    if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
+    return List();
+  }
+  if (request.path == prefix + "/v1/brakes/clear") return Change(request, true);
+  if (request.path == prefix + "/v1/brakes/confirm") return Change(request, false);
+  return std::nullopt;
+}
+
+Response ReportRoutes::Batch(const http_server::Request& request) {
+  if (request.method != "POST") return Response::Empty(405);
+  if (options_.batch_token.empty() || !kube::BearerTokenMatches(request.Header("Authorization"), options_.batch_token)) {
+    return Error(401, "unauthorized", "a policy engine's batch needs the graph builder's reports token");
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::array items;
+  if (auto err = parser.parse(request.body).get_array().get(items)) {
+    return Error(400, "invalid_report", fmt::format("the batch must be a JSON array: {}", simdjson::error_message(err)));
+  }
+  if (items.size() > kMaxBatch) return Error(413, "too_large", fmt::format("a batch has at most {} reports", kMaxBatch));
+  std::vector<UpdateReport> batch;
+  for (simdjson::dom::element item : items) {
+    auto report = DecodeUpdateReport(simdjson::minify(item));
+    if (!report.ok()) return Error(400, "invalid_report", fmt::format("report {}: {}", batch.size(), report.status().message()));
+    batch.push_back(std::move(report).value());
+  }
+  auto outcomes = board_.Submit(batch);
+  if (!outcomes.ok()) return Error(503, "report_not_recorded", outcomes.status().message());
+  std::string out = R"({"results":[)";
+  for (size_t i = 0; i < outcomes->size(); ++i) {
+    out += fmt::format("{}\"{}\"", i ? "," : "", (*outcomes)[i] == reports::ReportLedger::Outcome::kDuplicate ? "duplicate" : "accepted");
+  }
+  return Response::Text(200, out + "]}", "application/json");
+}
+
+Response ReportRoutes::List() { return Response::Text(200, BrakesJson(board_.List()), "application/json"); }
+
+Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
+  if (request.method != "POST") return Response::Empty(405);
+  if (options_.admin_token.empty()) {
+    return Error(403, "forbidden", "brakes are confirmed and cleared with an admin token: set brakes.admin_token_file");
+  }
+  if (!kube::BearerTokenMatches(request.Header("Authorization"), options_.admin_token)) {
+    return Error(401, "unauthorized", "the brakes' admin token is required");
+  }
+  if (!kube::IsJsonRequest(request.Header("Content-Type"), {"application/json"})) {
+    return Error(415, "not_json", "POST with Content-Type: application/json");
+  }
+  auto body = kube::ParseJson(request.body);
+  auto text = [&](const char* key) -> std::optional<std::string> {
+    const kube::JsonValue* v = body.ok() ? body->Find(key) : nullptr;
+    if (!v) return std::string();
+    if (!v->is_string()) return std::nullopt;
+    return v->text();
+  };
+  auto from = text("from"), to = text("to"), by = text("by"), note = text("note");
+  if (!body.ok() || !from || !to || !by || !note || from->empty() || to->empty()) {
+    return Error(400, "invalid_request", R"(the body must be {"from": "4.13.1", "to": "4.13.2", "by": "who", "note": "why"})");
+  }
+  Status s = clear ? board_.Clear(*from, *to, *by, *note) : board_.Confirm(*from, *to, *by, *note);
+  if (s.code() == Status::Code::kNotFound) return Error(404, "not_found", s.message());
+  if (s.code() == Status::Code::kInvalidArgument) return Error(400, "invalid_request", s.message());
+  if (!s.ok()) return Error(500, "internal_error", s.message());
+  return List();
+}
+
+std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes) {
+  std::string out = R"({"brakes":[)";
+  for (size_t i = 0; i < brakes.size(); ++i) {
+    const reports::BrakeRecord& b = brakes[i];
+    out += fmt::format(
+        R"({}{{"from":{},"to":{},"state":"{}","since":"{}","firstFailure":"{}","clusters":{},"failures":{},"lowerBound":{:.4f},)"
+        R"("risk":{},"file":{},"message":{},"by":{},"note":{}}})",
+        i ? "," : "", JsonString(b.from), JsonString(b.to), reports::BrakeStateName(b.state), FormatUnixSeconds(b.since),
+        FormatUnixSeconds(b.first_failure), b.counts.clusters, b.counts.failures, b.lower_bound,
+        JsonString(reports::BrakeRiskName(b.from, b.to)), JsonString(reports::BrakeFileName(b.from, b.to)), JsonString(b.message),
+        JsonString(b.by), JsonString(b.note));
+  }
+  return out + "]}";
+}
+
+}  // namespace cincinnati::server

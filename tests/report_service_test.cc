@@ -1,0 +1,189 @@
+// Update reports and automatic brakes over real HTTP (issue 31): `serve`, and a graph
+// builder with a policy engine forwarding to it, on the 4.x example. Clusters poll with
+// their ids, report how their update from 4.13.1 to 4.13.2 went, and the edge is braked
+// in every answer once 3 of 20 failed; a person clears it. Reports that cannot be
+// trusted are refused and counted; a graph builder killed with -9 loses nothing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/date_time.h"
+#include "core/update_report.h"
+#include "http/client.h"
+#include "service_util.h"
+#include "test_util.h"
+#include "update_report_util.h"
+
+namespace cincinnati {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::Get;
+using testing::ServiceProcess;
+using testing::WaitFor;
+
+const fs::path kExample = testing::Examples() / "ocp-4x";
+constexpr char kRisk[] = "AutomaticallyBlocked_4_13_1_to_4_13_2";
+
+using testing::TestClusterId;
+std::string ClusterId(int n) { return TestClusterId(n); }
+
+http::Result Post(const std::string& url, const std::string& body, std::vector<std::string> headers = {"Content-Type: application/json"}) {
+  http::RequestOptions o;
+  o.method = "POST";
+  o.body = body;
+  o.headers = std::move(headers);
+  o.timeout = 10s;
+  return http::Request(url, o);
+}
+
+// `at`: the attempt's time on the service's clock (0: now).
+// Started at once after the polls of the same second: a poller first seen at `from` before it started.
+std::string Report(int n, bool failed, const std::string& attempt = "a1", int64_t at = 0) {
+  if (at == 0) at = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return EncodeUpdateReport(testing::TestReport(n, failed, attempt, at));
+}
+
+// The graph as a cluster at 4.13.1 on stable-4.13 gets it.
+std::string Graph(const std::string& base) {
+  return Get(base + "/graph?channel=stable-4.13&arch=amd64&version=4.13.1", {"Accept: application/json"}).body;
+}
+
+class ReportServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::WriteFile(dir_ / "admin.token", "let-me-clear\n");
+    testing::WriteFile(dir_ / "reports.token", "policy-engines\n");
+  }
+  std::vector<std::string> BuilderArgs() {
+    return {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string(),
+            "--reports.state_dir", (dir_ / "reports").string(), "--brakes.admin_token_file", (dir_ / "admin.token").string()};
+  }
+  // Clusters 1..20 poll at 4.13.1 through `base`, then report; `failed` of them failed.
+  void PollAndReport(const std::string& base, int failed, int64_t at = 0) {
+    for (int n = 1; n <= 20; ++n) {
+      ASSERT_EQ(Get(base + "/graph?channel=stable-4.13&version=4.13.1&id=" + ClusterId(n), {"Accept: application/json"}).status, 200);
+    }
+    for (int n = 1; n <= 20; ++n) {
+      auto r = Post(base + "/v1/reports?id=" + ClusterId(n), Report(n, n <= failed, "a1", at));
+      ASSERT_EQ(r.status, 200) << r.body;
+      EXPECT_EQ(r.body, R"({"status":"accepted"})");
+    }
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
+  // On the service's clock, frozen in 2030 here: the brake is dated by it.
+  std::vector<std::string> args = BuilderArgs();
+  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--testing.now", "2030-01-01T00:00:00Z"});
+  ServiceProcess serve("serve", args);
+  ASSERT_TRUE(serve.running()) << serve.log();
+  const std::string base = serve.url("/api/upgrades_info");
+  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readiness", "status")).status == 200; }, 60s)) << serve.log();
+  ASSERT_EQ(Graph(base).find(kRisk), std::string::npos);
+  ASSERT_NO_FATAL_FAILURE(PollAndReport(base, 3, 1893456000));
+
+  ASSERT_TRUE(WaitFor([&] { return Graph(base).find(kRisk) != std::string::npos; }, 30s)) << serve.log();
+  const std::string braked = Graph(base);
+  EXPECT_NE(braked.find("Automatically blocked at 2030-01-01T00:00:00Z: "), std::string::npos) << braked;
+  EXPECT_NE(braked.find(R"("matchingRules":[{"type":"Always"}])"), std::string::npos) << braked;
+  EXPECT_NE(braked.find("3 of 20 clusters that updated from 4.13.1 to 4.13.2 failed"), std::string::npos) << braked;
+  const fs::path file = dir_ / "reports" / "blocked-edges" / (std::string("4.13.2-") + kRisk + ".yaml");
+  EXPECT_TRUE(fs::exists(file));
+  auto why = Get(base + "/v1/explain?channel=stable-4.13&version=4.13.1&to=4.13.2");
+  EXPECT_NE(why.body.find(kRisk), std::string::npos) << why.body;
+  EXPECT_NE(why.body.find(std::string("blocked-edges/4.13.2-") + kRisk + ".yaml"), std::string::npos) << why.body;
+  auto listed = testing::RunCincinnati("brakes list --url " + base);
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("4.13.1       4.13.2       active            3        20"), std::string::npos) << listed.out;
+  const std::string metrics = Get(serve.url("/metrics", "status")).body;
+  EXPECT_NE(metrics.find("cincinnati_gb_brakes_active 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cincinnati_gb_reports_accepted_total 20\n"), std::string::npos) << metrics;
+
+  // Clearing needs the admin token; then the edge is offered again and the file is gone.
+  auto anonymous = testing::RunCincinnati("brakes clear --url " + base + " --from 4.13.1 --to 4.13.2 --by mallory");
+  EXPECT_EQ(anonymous.exit_code, 1);
+  EXPECT_NE(anonymous.err.find("HTTP 401"), std::string::npos) << anonymous.err;
+  auto cleared = testing::RunCincinnati("brakes clear --url " + base + " --from 4.13.1 --to 4.13.2 --by alice --note OCPBUGS-1 --token-file " +
+                                        (dir_ / "admin.token").string());
+  EXPECT_EQ(cleared.exit_code, 0) << cleared.err;
+  EXPECT_NE(cleared.out.find("cleared"), std::string::npos) << cleared.out;
+  ASSERT_TRUE(WaitFor([&] { return Graph(base).find(kRisk) == std::string::npos; }, 30s));
+  EXPECT_FALSE(fs::exists(file));
+  EXPECT_EQ(serve.Stop(), 0) << serve.log();
+}
+
+TEST_F(ReportServiceTest, ReportsThatCannotBeTrustedAreRefusedAndCounted) {
+  std::vector<std::string> args = BuilderArgs();
+  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--reports.per_cluster_per_day", "2"});
+  ServiceProcess serve("serve", args);
+  ASSERT_TRUE(serve.running()) << serve.log();
+  const std::string base = serve.url("/api/upgrades_info");
+  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readiness", "status")).status == 200; }, 60s)) << serve.log();
+  const std::string reports = base + "/v1/reports?id=" + ClusterId(1);
+  // Never seen polling at 4.13.1.
+  auto stranger = Post(reports, Report(1, true));
+  EXPECT_EQ(stranger.status, 403);
+  EXPECT_NE(stranger.body.find(R"("kind":"unknown_poller")"), std::string::npos) << stranger.body;
+  ASSERT_EQ(Get(base + "/graph?channel=stable-4.13&version=4.13.1&id=" + ClusterId(1), {"Accept: application/json"}).status, 200);
+  EXPECT_EQ(Post(reports, "{not json").status, 400);
+  EXPECT_EQ(Post(reports, Report(1, true), {"Content-Type: text/plain"}).status, 415);
+  EXPECT_EQ(Post(reports, std::string(5000, ' ') + Report(1, true)).status, 413);
+  auto other = Post(base + "/v1/reports?id=" + ClusterId(2), Report(1, true));
+  EXPECT_EQ(other.status, 400) << "the query's id must be the report's";
+  EXPECT_NE(other.body.find("the query's id must be the report's clusterID"), std::string::npos) << other.body;
+  UpdateReport nowhere = testing::TestReport(1, true, "a9", std::chrono::duration_cast<std::chrono::seconds>(
+                                                                std::chrono::system_clock::now().time_since_epoch()).count(),
+                                             "network", "4.13.1", "9.9.9");
+  auto fake = Post(reports, EncodeUpdateReport(nowhere));
+  EXPECT_EQ(fake.status, 400) << "no such edge to brake";
+  EXPECT_NE(fake.body.find("4.13.1 -> 9.9.9 is not an update edge of this service's graph"), std::string::npos) << fake.body;
+  // Accepted once, then a duplicate; a third report that day is one too many.
+  EXPECT_EQ(Post(reports, Report(1, true)).body, R"({"status":"accepted"})");
+  EXPECT_EQ(Post(reports, Report(1, true)).body, R"({"status":"duplicate"})");
+  auto flood = Post(reports, Report(1, true, "a3"));
+  EXPECT_EQ(flood.status, 429) << flood.body;
+  const std::string metrics = Get(serve.url("/metrics", "status")).body;
+  for (const char* reason : {"unknown_poller", "invalid_report", "not_json", "too_large", "rate_limited"}) {
+    EXPECT_NE(metrics.find(fmt::format("cincinnati_gb_reports_refused_total{{reason=\"{}\"}} ", reason)), std::string::npos)
+        << reason << "\n" << metrics;
+  }
+  EXPECT_NE(metrics.find("cincinnati_gb_reports_duplicate_total 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cincinnati_gb_reports_received_total{result=\"Failed\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_EQ(serve.Stop(), 0) << serve.log();
+}
+
+TEST_F(ReportServiceTest, APolicyEngineForwardsToItsGraphBuilderWhichLosesNothingToKillNine) {
+  std::vector<std::string> gb_args = BuilderArgs();
+  gb_args.insert(gb_args.end(), {"--reports.token_file", (dir_ / "reports.token").string(), "--service.pause_secs", "3600"});
+  auto builder = std::make_unique<ServiceProcess>("graph-builder", gb_args);
+  ASSERT_TRUE(builder->running()) << builder->log();
+  ASSERT_TRUE(WaitFor([&] { return Get(builder->url("/readiness", "status")).status == 200; }, 60s)) << builder->log();
+  ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", builder->url("/graph"), "--upstream.cincinnati.cache_ttl_secs", "1",
+                                          "--reports.enabled", "true", "--reports.upstream_token_file", (dir_ / "reports.token").string(),
+                                          "--reports.min_poller_age_secs", "0"});
+  ASSERT_TRUE(engine.running()) << engine.log();
+  ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; }, 60s)) << engine.log();
+  ASSERT_NO_FATAL_FAILURE(PollAndReport(engine.url(""), 3));
+  ASSERT_TRUE(WaitFor([&] { return Graph(engine.url("")).find(kRisk) != std::string::npos; }, 60s)) << engine.log() << builder->log();
+
+  // The graph builder dies with -9 and comes back: the brake and the counts are still there.
+  builder->Kill();
+  builder = std::make_unique<ServiceProcess>("graph-builder", gb_args);
+  ASSERT_TRUE(builder->running()) << builder->log();
+  ASSERT_TRUE(WaitFor([&] { return Get(builder->url("/graph"), {"Accept: application/json"}).body.find(kRisk) != std::string::npos; }, 60s))
+      << builder->log();
+  auto listed = testing::RunCincinnati("brakes list --json --url " + builder->url(""));
+  EXPECT_NE(listed.out.find(R"("clusters":20,"failures":3)"), std::string::npos) << listed.out;
+  // A batch without the token is refused.
+  auto forged = Post(builder->url("/v1/reports"), "[" + Report(30, true) + "]");
+  EXPECT_EQ(forged.status, 401) << forged.body;
+}
+
+}  // namespace
+}  // namespace cincinnati
