@@ -145,6 +145,10 @@ TEST_F(AgentReportsOutboxTest, FailuresBackOffOnTheClockAndRetryAfterIsHonoured)
   outbox.SendDue();
   EXPECT_EQ(Wait(outbox), 3600) << "a Retry-After is honoured up to the back-off's cap";
   clock_.Advance(3600s);
+  receiver_.Queue({429, "slow down", "0"});
+  outbox.SendDue();
+  EXPECT_EQ(Wait(outbox), 5) << "and not below 5 s: a hostile service cannot make the agent post in a loop";
+  clock_.Advance(5s);
   receiver_.Queue({200, "{}", ""});
   EXPECT_EQ(outbox.SendDue(), 1u);
   EXPECT_EQ(outbox.stats().sent, 1);
@@ -161,31 +165,41 @@ TEST_F(AgentReportsOutboxTest, FailuresBackOffOnTheClockAndRetryAfterIsHonoured)
 
 TEST_F(AgentReportsOutboxTest, RefusedExpiredAndUnreadableReportsAreDroppedAndCounted) {
   ReportOutbox outbox(store_, Options(receiver_.url()), clock_);
-  // 400 and a 403 for another reason: dropped after one try.
+  // 400: the service refuses this report; dropped after one try. A 403 for another
+  // reason (a proxy) or a 404 (a service without reports yet): the endpoint cannot take
+  // reports now, and the report waits.
   ASSERT_TRUE(outbox.Enqueue(Sample("01", Seconds(clock_))).ok());
   ASSERT_TRUE(outbox.Enqueue(Sample("02", Seconds(clock_))).ok());
   receiver_.Queue({400, R"({"kind":"malformed"})", ""});
   receiver_.Queue({403, R"({"reason":"forbidden"})", ""});
   EXPECT_EQ(outbox.SendDue(), 2u);
-  EXPECT_EQ(outbox.stats().rejected, 2);
-  EXPECT_EQ(outbox.stats().pending, 0);
-  EXPECT_EQ(Files(), 0u);
+  EXPECT_EQ(outbox.stats().rejected, 1);
+  EXPECT_EQ(outbox.stats().pending, 1);
+  EXPECT_EQ(Files(), 1u);
   EXPECT_EQ(outbox.SendDue(), 0u);
-  EXPECT_EQ(receiver_.count(), 2u);
+  clock_.Advance(std::chrono::seconds(Wait(outbox)));
+  receiver_.Queue({404, "not found", ""});
+  EXPECT_EQ(outbox.SendDue(), 1u);
+  EXPECT_EQ(outbox.stats().pending, 1);
+  clock_.Advance(std::chrono::seconds(Wait(outbox)));
+  EXPECT_EQ(outbox.SendDue(), 1u);  // the receiver's default: taken
+  EXPECT_EQ(outbox.stats().pending, 0);
+  EXPECT_EQ(outbox.stats().sent, 1);
+  EXPECT_EQ(receiver_.count(), 4u);
 
   // 403 unknown_poller: that report alone waits; the next one goes in the same pass.
   ASSERT_TRUE(outbox.Enqueue(Sample("03", Seconds(clock_))).ok());
   ASSERT_TRUE(outbox.Enqueue(Sample("04", Seconds(clock_))).ok());
   receiver_.Queue({403, R"({"kind":"unknown_poller","value":"no poll at 4.1.0 seen"})", ""});
   EXPECT_EQ(outbox.SendDue(), 2u);
-  EXPECT_EQ(outbox.stats().sent, 1);
+  EXPECT_EQ(outbox.stats().sent, 2);
   EXPECT_EQ(outbox.stats().pending, 1);
   EXPECT_GE(Wait(outbox), 15);
   EXPECT_LE(Wait(outbox), 30);
   clock_.Advance(std::chrono::seconds(Wait(outbox)));
   EXPECT_EQ(outbox.SendDue(), 1u);
   EXPECT_EQ(outbox.stats().pending, 0);
-  EXPECT_EQ(outbox.stats().sent, 2);
+  EXPECT_EQ(outbox.stats().sent, 3);
 
   // Ended more than 7 days ago, or unreadable: dropped without a request.
   const size_t posts = receiver_.count();

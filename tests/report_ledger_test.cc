@@ -17,6 +17,9 @@ namespace {
 
 using Outcome = ReportLedger::Outcome;
 
+// When the graph builder received the test's reports: after every attempt began.
+constexpr int64_t kReceived = 1767500000;
+
 UpdateReport Report(int cluster, const std::string& attempt, UpdateResult result, const std::string& reason = "",
                     const std::string& component = "", const std::string& from = "4.13.1", const std::string& to = "4.13.2") {
   UpdateReport r = testing::TestReport(cluster, result == UpdateResult::kFailed, attempt, 1767411672 + cluster, component, from, to);
@@ -39,10 +42,10 @@ class ReportLedgerTest : public ::testing::Test {
 TEST_F(ReportLedgerTest, AResentReportIsADuplicateAndCountsOnce) {
   auto ledger = Open();
   const UpdateReport failed = Report(1, "a1", UpdateResult::kFailed, "ClusterOperatorDegraded", "network");
-  auto first = ledger->Record({failed, Report(2, "b1", UpdateResult::kCompleted)}, 100);
+  auto first = ledger->Record({failed, Report(2, "b1", UpdateResult::kCompleted)}, kReceived + 100);
   ASSERT_TRUE(first.ok()) << first.status().message();
   EXPECT_EQ(*first, (std::vector<Outcome>{Outcome::kRecorded, Outcome::kRecorded}));
-  auto again = ledger->Record({failed, failed}, 200);
+  auto again = ledger->Record({failed, failed}, kReceived + 200);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, (std::vector<Outcome>{Outcome::kDuplicate, Outcome::kDuplicate}));
   const EdgeState edge = ledger->Edge("4.13.1", "4.13.2");
@@ -61,7 +64,7 @@ TEST_F(ReportLedgerTest, ClustersAreDistinctPerEdgeAndAFailureThatCountsStaysCou
       Report(3, "c1", UpdateResult::kFailed, "ClusterOperatorDegraded", "network"),
       Report(4, "d1", UpdateResult::kCompleted),
       Report(4, "d2", UpdateResult::kFailed, "ClusterOperatorDegraded", "dns", "4.13.2", "4.13.3"),
-  }, 100).ok());
+  }, kReceived + 100).ok());
   const EdgeState edge = ledger->Edge("4.13.1", "4.13.2");
   EXPECT_EQ(edge.counts.clusters, 4);
   EXPECT_EQ(edge.counts.failures, 3);
@@ -76,7 +79,7 @@ TEST_F(ReportLedgerTest, ClustersAreDistinctPerEdgeAndAFailureThatCountsStaysCou
 TEST_F(ReportLedgerTest, AnInvalidReportRefusesTheWholeBatch) {
   auto ledger = Open();
   UpdateReport bad = Report(2, "b1", UpdateResult::kFailed, "");  // Failed needs a reason
-  auto r = ledger->Record({Report(1, "a1", UpdateResult::kCompleted), bad}, 100);
+  auto r = ledger->Record({Report(1, "a1", UpdateResult::kCompleted), bad}, kReceived + 100);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "update report: a 'Failed' report needs a 'reason'");
   EXPECT_EQ(ledger->reports(), 0);
@@ -86,7 +89,7 @@ TEST_F(ReportLedgerTest, AnInvalidReportRefusesTheWholeBatch) {
 TEST_F(ReportLedgerTest, CountsSurviveAReopenAndAKillRightAfterTheCommit) {
   {
     auto ledger = Open();
-    ASSERT_TRUE(ledger->Record({Report(1, "a1", UpdateResult::kFailed, "ClusterOperatorDegraded", "network")}, 100).ok());
+    ASSERT_TRUE(ledger->Record({Report(1, "a1", UpdateResult::kFailed, "ClusterOperatorDegraded", "network")}, kReceived + 100).ok());
   }
   // A child records a batch and is killed at once (no destructor, no close).
   const pid_t child = fork();
@@ -94,7 +97,7 @@ TEST_F(ReportLedgerTest, CountsSurviveAReopenAndAKillRightAfterTheCommit) {
   if (child == 0) {
     auto ledger = ReportLedger::Open((dir_ / "reports.db").string());
     if (!ledger.ok()) _exit(2);
-    if (!(*ledger)->Record({Report(2, "b1", UpdateResult::kCompleted), Report(3, "c1", UpdateResult::kFailed, "ClusterOperatorDegraded", "etcd")}, 200).ok()) {
+    if (!(*ledger)->Record({Report(2, "b1", UpdateResult::kCompleted), Report(3, "c1", UpdateResult::kFailed, "ClusterOperatorDegraded", "etcd")}, kReceived + 200).ok()) {
       _exit(3);
     }
     raise(SIGKILL);
@@ -109,9 +112,33 @@ TEST_F(ReportLedgerTest, CountsSurviveAReopenAndAKillRightAfterTheCommit) {
   EXPECT_EQ(edge.counts.failures, 2);
   EXPECT_EQ(edge.failed_components, (std::map<std::string, int64_t>{{"etcd", 1}, {"network", 1}}));
   EXPECT_EQ(ledger->reports(), 3);
-  auto again = ledger->Record({Report(3, "c1", UpdateResult::kFailed, "ClusterOperatorDegraded", "etcd")}, 300);
+  auto again = ledger->Record({Report(3, "c1", UpdateResult::kFailed, "ClusterOperatorDegraded", "etcd")}, kReceived + 300);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->front(), Outcome::kDuplicate);
+}
+
+TEST_F(ReportLedgerTest, FutureDatedReportsAndReportsBeforeARestartDoNotCount) {
+  auto ledger = Open();
+  UpdateReport future = Report(1, "a1", UpdateResult::kFailed, "ClusterOperatorDegraded", "network");
+  ASSERT_TRUE(ledger->Record({future}, future.started - kMaxClockSkew - 1).ok());
+  EXPECT_EQ(ledger->Edge("4.13.1", "4.13.2").counts.clusters, 0) << "dated after it was received";
+  EXPECT_EQ(ledger->reports(), 1);
+  ASSERT_TRUE(ledger->Record({Report(2, "b1", UpdateResult::kFailed, "ClusterOperatorDegraded", "network")}, kReceived).ok());
+  ASSERT_EQ(ledger->Edge("4.13.1", "4.13.2").counts.failures, 1);
+  // A person cleared the edge's brake at kReceived + 10: what came before no longer counts,
+  // nor does a late report of an attempt that began before, nor one whose time claims later.
+  ASSERT_TRUE(ledger->RestartEdge("4.13.1", "4.13.2", kReceived + 10).ok());
+  EXPECT_EQ(ledger->Edge("4.13.1", "4.13.2").counts.clusters, 0);
+  UpdateReport late = Report(3, "c1", UpdateResult::kFailed, "ClusterOperatorDegraded", "network");
+  late.started = late.ended = kReceived;
+  UpdateReport fresh = Report(4, "d1", UpdateResult::kFailed, "ClusterOperatorDegraded", "network");
+  fresh.started = fresh.ended = kReceived + 20;
+  ASSERT_TRUE(ledger->Record({late, fresh}, kReceived + 30).ok());
+  EXPECT_EQ(ledger->Edge("4.13.1", "4.13.2").counts.clusters, 1);
+  // Reopened, the restart holds.
+  ledger.reset();
+  ledger = Open();
+  EXPECT_EQ(ledger->Edge("4.13.1", "4.13.2").counts.clusters, 1);
 }
 
 TEST_F(ReportLedgerTest, AFileThatIsNotADatabaseIsAnErrorNamingIt) {

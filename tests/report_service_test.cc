@@ -80,7 +80,7 @@ class ReportServiceTest : public ::testing::Test {
 TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   // On the service's clock, frozen in 2030 here: the brake is dated by it.
   std::vector<std::string> args = BuilderArgs();
-  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--testing.now", "2030-01-01T00:00:00Z"});
+  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--reports.min_polls", "1", "--testing.now", "2030-01-01T00:00:00Z"});
   ServiceProcess serve("serve", args);
   ASSERT_TRUE(serve.running()) << serve.log();
   const std::string base = serve.url("/api/upgrades_info");
@@ -120,7 +120,7 @@ TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
 
 TEST_F(ReportServiceTest, ReportsThatCannotBeTrustedAreRefusedAndCounted) {
   std::vector<std::string> args = BuilderArgs();
-  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--reports.per_cluster_per_day", "2"});
+  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--reports.min_polls", "1", "--reports.per_cluster_per_day", "2"});
   ServiceProcess serve("serve", args);
   ASSERT_TRUE(serve.running()) << serve.log();
   const std::string base = serve.url("/api/upgrades_info");
@@ -140,6 +140,11 @@ TEST_F(ReportServiceTest, ReportsThatCannotBeTrustedAreRefusedAndCounted) {
   UpdateReport nowhere = testing::TestReport(1, true, "a9", std::chrono::duration_cast<std::chrono::seconds>(
                                                                 std::chrono::system_clock::now().time_since_epoch()).count(),
                                              "network", "4.13.1", "9.9.9");
+  UpdateReport future = testing::TestReport(1, true, "a8", std::chrono::duration_cast<std::chrono::seconds>(
+                                                              std::chrono::system_clock::now().time_since_epoch()).count() + 3 * 3600);
+  auto ahead = Post(reports, EncodeUpdateReport(future));
+  EXPECT_EQ(ahead.status, 400) << "a time from the future would pass for an old poller";
+  EXPECT_NE(ahead.body.find("the attempt ends after the service's now"), std::string::npos) << ahead.body;
   auto fake = Post(reports, EncodeUpdateReport(nowhere));
   EXPECT_EQ(fake.status, 400) << "no such edge to brake";
   EXPECT_NE(fake.body.find("4.13.1 -> 9.9.9 is not an update edge of this service's graph"), std::string::npos) << fake.body;
@@ -158,6 +163,45 @@ TEST_F(ReportServiceTest, ReportsThatCannotBeTrustedAreRefusedAndCounted) {
   EXPECT_EQ(serve.Stop(), 0) << serve.log();
 }
 
+// With the default settings a reporter must have polled at `from` three times, the
+// first half an hour before: on a clock running 600 times as fast (10 minutes a second).
+TEST_F(ReportServiceTest, WithTheDefaultsAReporterHasBeenPollingForHalfAnHour) {
+  const double epoch = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t t0 = 1893456000;  // 2030-01-01T00:00:00Z
+  std::vector<std::string> args = BuilderArgs();
+  args.insert(args.end(), {"--testing.now", "2030-01-01T00:00:00Z", "--testing.time_scale", "600", "--testing.epoch",
+                           fmt::format("{:.6f}", epoch)});
+  ServiceProcess serve("serve", args);
+  ASSERT_TRUE(serve.running()) << serve.log();
+  const std::string base = serve.url("/api/upgrades_info");
+  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readiness", "status")).status == 200; }, 60s)) << serve.log();
+  auto service_now = [&] {
+    const double real = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return t0 + static_cast<int64_t>((real - epoch) * 600);
+  };
+  auto poll = [&](int n) {
+    return Get(base + "/graph?channel=stable-4.13&version=4.13.1&id=" + ClusterId(n), {"Accept: application/json"}).status;
+  };
+  // Cluster 1 polls three times, three service minutes apart; cluster 2 once.
+  const int64_t first = service_now();
+  ASSERT_EQ(poll(1), 200);
+  ASSERT_EQ(poll(2), 200);
+  for (int i = 1; i <= 2; ++i) {
+    ASSERT_TRUE(WaitFor([&] { return service_now() >= first + 180 * i + 5; }, 10s));
+    ASSERT_EQ(poll(1), 200);
+  }
+  auto report = [&](int n) { return Post(base + "/v1/reports?id=" + ClusterId(n), Report(n, true, "a1", service_now())); };
+  auto early = report(1);
+  EXPECT_EQ(early.status, 403) << "polling for less than half an hour: " << early.body;
+  ASSERT_TRUE(WaitFor([&] { return service_now() >= first + 1800 + 30; }, 20s));
+  auto accepted = report(1);
+  EXPECT_EQ(accepted.status, 200) << accepted.body;
+  auto once = report(2);
+  EXPECT_EQ(once.status, 403) << "one poll is not enough: " << once.body;
+  EXPECT_NE(once.body.find("unknown_poller"), std::string::npos);
+  EXPECT_EQ(serve.Stop(), 0) << serve.log();
+}
+
 TEST_F(ReportServiceTest, APolicyEngineForwardsToItsGraphBuilderWhichLosesNothingToKillNine) {
   std::vector<std::string> gb_args = BuilderArgs();
   gb_args.insert(gb_args.end(), {"--reports.token_file", (dir_ / "reports.token").string(), "--service.pause_secs", "3600"});
@@ -166,7 +210,7 @@ TEST_F(ReportServiceTest, APolicyEngineForwardsToItsGraphBuilderWhichLosesNothin
   ASSERT_TRUE(WaitFor([&] { return Get(builder->url("/readiness", "status")).status == 200; }, 60s)) << builder->log();
   ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", builder->url("/graph"), "--upstream.cincinnati.cache_ttl_secs", "1",
                                           "--reports.enabled", "true", "--reports.upstream_token_file", (dir_ / "reports.token").string(),
-                                          "--reports.min_poller_age_secs", "0"});
+                                          "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1"});
   ASSERT_TRUE(engine.running()) << engine.log();
   ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; }, 60s)) << engine.log();
   ASSERT_NO_FATAL_FAILURE(PollAndReport(engine.url(""), 3));

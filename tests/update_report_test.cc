@@ -54,6 +54,7 @@ TEST(UpdateReportTest, EveryFieldIsCheckedAndTheRefusalNamesIt) {
   EXPECT_EQ(Refusal(With("from", R"("4.13")")), "update report: 'from' is not a SemVer version: 4.13");
   EXPECT_EQ(Refusal(With("to", R"(" 4.13.2")")), "update report: 'to' must not contain blanks");
   EXPECT_EQ(Refusal(With("to", R"("4.13.1")")), "update report: 'from' and 'to' are the same version");
+  EXPECT_EQ(Refusal(With("from", R"("4.13.1+x")")), "update report: 'from' must be a version without build metadata");
   EXPECT_EQ(Refusal(With("arch", R"("AMD64")")), "update report: 'arch' must be 1 to 16 characters of [a-z0-9._-]");
   EXPECT_EQ(Refusal(With("channel", R"("stable 4.13")")),
             "update report: 'channel' must be empty or up to 63 characters of [a-z0-9._-]");

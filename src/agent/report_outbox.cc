@@ -22,6 +22,7 @@ using SystemTime = std::chrono::system_clock::time_point;
 constexpr char kKind[] = "reports";
 // What the service answers is read no further: only its status and a short reason matter.
 constexpr size_t kMaxAnswerBytes = 64 << 10;
+constexpr std::chrono::seconds kMinRetry{5};
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
@@ -33,7 +34,7 @@ bool IsChannelToken(std::string_view s) {
 
 int64_t UnixSeconds(SystemTime t) { return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count(); }
 
-// Retry-After as delta-seconds or an HTTP-date (RFC 9110 10.2.3); nullopt when absent or unreadable.
+// Retry-After as delta-seconds or an HTTP-date (HTTP semantics); nullopt when absent or unreadable.
 std::optional<std::chrono::seconds> RetryAfter(const http::Result& got, SystemTime now) {
   const std::string* value = got.Header("Retry-After");
   if (!value) return std::nullopt;
@@ -199,8 +200,14 @@ ReportOutbox::Outcome ReportOutbox::Send(const std::string& name, const UpdateRe
     }
     return Outcome::kSent;
   }
+  // What says the endpoint (or a proxy before it) cannot take reports now, rather than
+  // that this report is wrong: a service without reports yet (404, 405), a proxy asking
+  // for credentials (401, 407), a timeout (408), a rate (429), a redirect, a failure.
+  // Only the service's refusal of this report (400, 413, 415, 422) drops it.
+  const bool refused_here = got.status == 401 || got.status == 404 || got.status == 405 || got.status == 407 || got.status == 408;
   const bool endpoint = !got.error.empty() || got.status < 200 || (got.status >= 300 && got.status < 400) ||
-                        got.status == 429 || got.status >= 500;
+                        got.status == 429 || got.status >= 500 || refused_here ||
+                        (got.status == 403 && !UnknownPoller(got.body));  // a proxy's or a firewall's 403
   if (endpoint) {
     ++send_errors_;
     const auto delay = Delay(++endpoint_failures_, RetryAfter(got, now));
@@ -230,7 +237,9 @@ ReportOutbox::Outcome ReportOutbox::Send(const std::string& name, const UpdateRe
 }
 
 std::chrono::seconds ReportOutbox::Delay(int failures, std::optional<std::chrono::seconds> retry_after) {
-  if (retry_after) return std::clamp(*retry_after, std::chrono::seconds(0), options_.max_backoff);
+  // Whatever Retry-After says, not sooner than kMinRetry: a hostile service cannot make
+  // the agent post (and save its state) several times a second.
+  if (retry_after) return std::clamp(*retry_after, kMinRetry, std::max(kMinRetry, options_.max_backoff));
   std::chrono::seconds whole = options_.max_backoff;
   if (failures <= 30) whole = std::min(whole, options_.first_backoff * (int64_t{1} << std::max(0, failures - 1)));
   // Half fixed, half jitter: never a retry at once, never a fleet in step.

@@ -189,7 +189,7 @@ std::string FlagType(const std::string& key) {
   }
   if (ends("_file")) return "PATH";
   if (ends("backlog") || ends("connections") || ends("concurrency") || ends("entries") || ends("answers") ||
-      ends("per_sec") || ends("rate") || ends("per_day") || ends("sightings") || ends("min_clusters") || ends("threshold") ||
+      ends("per_sec") || ends("rate") || ends("per_day") || ends("min_polls") || ends("sightings") || ends("min_clusters") || ends("threshold") ||
       ends("confidence")) {
     return "NUMBER";
   }
@@ -546,6 +546,10 @@ Status Run(Invocation& inv) {
     builder = std::make_unique<GraphBuilderService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
     if (reports && reports->board) reports->board->OnChange([b = builder.get()] { b->RequestRepublish(); });
   }
+  // Before the builder goes, the board stops calling it (reports may still be recorded).
+  std::shared_ptr<void> unhook(nullptr, [board = reports && reports->board ? reports->board.get() : nullptr](void*) {
+    if (board) board->OnChange(nullptr);
+  });
   std::unique_ptr<PolicyEngineService> engine;
   if (!gb) {
     server::PolicyEngineOptions o;
@@ -566,7 +570,7 @@ Status Run(Invocation& inv) {
     CINCINNATI_ASSIGN_OR_RETURN(o.web_ui, s.Bool("web.enabled", serve));
     if (reports) {
       o.reports = reports->intake;
-      if (reports->routes) o.extra_routes = [routes = reports->routes.get()](const http_server::Request& r) { return routes->Handle(r); };
+      if (reports->routes) o.extra_routes = [routes = reports->routes.get()](const http_server::Request& r) { return routes->HandleBrakes(r); };
     }
     engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
   }
@@ -581,11 +585,14 @@ Status Run(Invocation& inv) {
   std::string ports;
   if (gb) {
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port_setting, Port(s, "service.public_port", 8090));
-    CINCINNATI_ASSIGN_OR_RETURN(port, http.Listen(address, port, [&](const http_server::Request& r) {
+    // Asynchronous: a policy engine's batch of reports is answered once it is recorded,
+    // on the board's writer thread, while this thread serves graphs.
+    CINCINNATI_ASSIGN_OR_RETURN(port, http.ListenAsync(address, port, [&](const http_server::Request& r, auto respond) {
                                   if (reports) {
-                                    if (auto answer = reports->routes->Handle(r)) return std::move(*answer);
+                                    if (reports->routes->HandleBatch(r, respond)) return;
+                                    if (auto answer = reports->routes->HandleBrakes(r)) return respond(std::move(*answer));
                                   }
-                                  return builder->HandleMain(r);
+                                  respond(builder->HandleMain(r));
                                 }));
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port,
                                 http.Listen(address, public_port_setting, [&](const auto& r) { return builder->HandlePublic(r); }));

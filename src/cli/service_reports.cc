@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "kube/api_access.h"
@@ -48,7 +49,8 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
         {"--reports.sighting_window_secs", "reports.sighting_window_secs",
          "A report is accepted from a cluster seen polling at its from-version within these seconds (86400)"},
         {"--reports.min_poller_age_secs", "reports.min_poller_age_secs",
-         "... and first seen there at least these seconds before the attempt started (1800)"},
+         "... and first seen polling there (or at its to-version) at least these seconds ago (1800)"},
+        {"--reports.min_polls", "reports.min_polls", "... at least this many times (3; agents poll every 2 to 4 minutes)"},
         {"--reports.per_cluster_per_day", "reports.per_cluster_per_day", "Reports a cluster may send per day (24)"},
         {"--reports.max_per_sec", "reports.max_per_sec", "Reports accepted per second from everyone (500)"},
         {"--reports.sightings", "reports.sightings", "Cluster ids remembered, about 120 bytes each (1048576)"},
@@ -98,6 +100,8 @@ Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_
   server::ReportIntakeOptions o;
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t window, s.Unsigned("reports.sighting_window_secs", 86400));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t min_age, s.Unsigned("reports.min_poller_age_secs", 1800));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t min_polls, s.Unsigned("reports.min_polls", 3));
+  o.min_polls = static_cast<int>(std::clamp<uint64_t>(min_polls, 1, 1000));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t per_day, s.Unsigned("reports.per_cluster_per_day", 24));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t sightings, s.Unsigned("reports.sightings", 1 << 20));
   CINCINNATI_ASSIGN_OR_RETURN(o.max_per_second, Number(s, "reports.max_per_sec", 500));

@@ -60,6 +60,8 @@ Status CheckVersion(std::string_view key, std::string_view text) {
     if (std::isspace(static_cast<unsigned char>(c))) return Bad(fmt::format("'{}' must not contain blanks", key));
   }
   if (!Version::Parse(text).ok()) return Bad(fmt::format("'{}' is not a SemVer version: {}", key, text));
+  // One spelling per release: with build metadata, one edge could be counted under many names.
+  if (text.find('+') != std::string_view::npos) return Bad(fmt::format("'{}' must be a version without build metadata", key));
   return Status::OK();
 }
 

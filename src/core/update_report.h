@@ -9,7 +9,8 @@
 //
 // A report is untrusted input to the service, so decoding is strict and total: at most
 // kMaxUpdateReportBytes, a JSON object with exactly these keys, each once, each a
-// string of its form (UUID; lowercase hex; SemVer with from != to; an arch and a
+// string of its form (UUID; lowercase hex; SemVer without build metadata, one
+// spelling per release, with from != to; an arch and a
 // channel of [a-z0-9._-]; a component as a DNS-1123 subdomain or ""; a reason in
 // CamelCase, required when Failed; RFC 3339 UTC with seconds, started <= ended). The
 // cluster id is lower-cased, so that case cannot make one attempt count twice.

@@ -91,6 +91,10 @@ Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_di
     if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteFailure(db, "brakes " + path, "schema");
   }
   CINCINNATI_RETURN_IF_ERROR(board->Load());
+  // Reports committed just before a crash that kept their brake from being saved.
+  std::vector<std::pair<std::string, std::string>> edges;
+  for (const EdgeState& e : board->ledger_->Edges()) edges.push_back({e.from, e.to});
+  board->EvaluateEdges(edges, UnixNow(clock));
   return board;
 }
 
@@ -109,13 +113,42 @@ Status BrakeBoard::Load() {
   if (rc != SQLITE_DONE) return SqliteFailure(db_, "brakes " + state_dir_, "read");
   int in_force = 0;
   for (const auto& [key, record] : brakes_) {
-    if (!InForceState(record.state)) continue;
+    if (!InForceState(record.state)) {
+      // A clear that died before its file went: the file goes now.
+      std::error_code ec;
+      fs::remove(file_path(record.from, record.to), ec);
+      continue;
+    }
     ++in_force;
     // A file lost or never written (a full disk at the decision) is written again.
     if (Status s = WriteFile(record); !s.ok()) spdlog::error("brake {} -> {}: {}", record.from, record.to, s.message());
   }
   active_.Set(in_force);
   return Status::OK();
+}
+
+bool BrakeBoard::EvaluateEdges(const std::vector<std::pair<std::string, std::string>>& edges, int64_t now) {
+  if (!settings_.enabled) return false;
+  bool changed = false;
+  std::lock_guard lock(mu_);
+  for (const auto& key : edges) {
+    if (auto known = brakes_.find(key); known != brakes_.end() && InForceState(known->second.state)) continue;
+    std::optional<BrakeRecord> brake = Decide(ledger_->Edge(key.first, key.second), now);
+    if (!brake) continue;
+    // Not saved, not braked: the edge is evaluated again with its next report.
+    if (Status s = Save(*brake, "applied"); !s.ok()) {
+      spdlog::error("brake {} -> {} not applied: {}", key.first, key.second, s.message());
+      continue;
+    }
+    if (Status s = WriteFile(*brake); !s.ok()) spdlog::error("brake {} -> {}: its file: {}", key.first, key.second, s.message());
+    spdlog::warn("brake: {} -> {} is blocked for every cluster: {}", key.first, key.second, brake->message);
+    delay_.Observe(static_cast<double>(std::max<int64_t>(0, now - brake->first_failure)));
+    actions_.With({"applied"}).Increment();
+    brakes_[key] = std::move(*brake);
+    changed = true;
+  }
+  active_.Set(static_cast<double>(std::count_if(brakes_.begin(), brakes_.end(), [](const auto& b) { return InForceState(b.second.state); })));
+  return changed;
 }
 
 std::string BrakeBoard::file_path(const std::string& from, const std::string& to) const {
@@ -186,29 +219,7 @@ Result<std::vector<ReportLedger::Outcome>> BrakeBoard::Submit(const std::vector<
     received_.With({std::string(UpdateResultName(batch[i].result))}).Increment();
     touched.insert({batch[i].from, batch[i].to});
   }
-  if (!settings_.enabled) return outcomes;
-  bool changed = false;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& key : touched) {
-      if (auto known = brakes_.find(key); known != brakes_.end() && InForceState(known->second.state)) continue;
-      std::optional<BrakeRecord> brake = Decide(ledger_->Edge(key.first, key.second), now);
-      if (!brake) continue;
-      // Not saved, not braked: the edge is evaluated again with its next report.
-      if (Status s = Save(*brake, "applied"); !s.ok()) {
-        spdlog::error("brake {} -> {} not applied: {}", key.first, key.second, s.message());
-        continue;
-      }
-      if (Status s = WriteFile(*brake); !s.ok()) spdlog::error("brake {} -> {}: its file: {}", key.first, key.second, s.message());
-      spdlog::warn("brake: {} -> {} is blocked for every cluster: {}", key.first, key.second, brake->message);
-      delay_.Observe(static_cast<double>(std::max<int64_t>(0, now - brake->first_failure)));
-      actions_.With({"applied"}).Increment();
-      brakes_[key] = std::move(*brake);
-      changed = true;
-    }
-    active_.Set(static_cast<double>(std::count_if(brakes_.begin(), brakes_.end(), [](const auto& b) { return InForceState(b.second.state); })));
-  }
-  if (changed) Changed();
+  if (EvaluateEdges({touched.begin(), touched.end()}, now)) Changed();
   return outcomes;
 }
 
@@ -226,12 +237,15 @@ Status BrakeBoard::ChangeState(const std::string& from, const std::string& to, B
     record.by = by;
     record.note = note;
     const std::string_view action = state == BrakeState::kCleared ? "cleared" : "confirmed";
+    // A clear restarts the edge's count before the brake is lifted: a crash between the
+    // two leaves the brake in force (the person clears again), never old evidence that
+    // would brake the edge again at its next report.
+    if (state == BrakeState::kCleared) CINCINNATI_RETURN_IF_ERROR(ledger_->RestartEdge(from, to, UnixNow(clock_)));
     CINCINNATI_RETURN_IF_ERROR(Save(record, action));
     at->second = record;
     actions_.With({std::string(action)}).Increment();
     spdlog::warn("brake: {} -> {} {} by {}{}", from, to, action, by, note.empty() ? "" : ": " + note);
     if (state != BrakeState::kCleared) return WriteFile(record);
-    CINCINNATI_RETURN_IF_ERROR(ledger_->RestartEdge(from, to, UnixNow(clock_)));
     std::error_code ec;
     fs::remove(file_path(from, to), ec);
     if (ec) return Status::IoError(fmt::format("{}: {}", file_path(from, to), ec.message()));
@@ -272,17 +286,13 @@ void BrakeBoard::SetUrlBase(std::string url_base) {
 }
 
 void BrakeBoard::OnChange(std::function<void()> fn) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(change_mu_);  // waits for a call under way: after this, the old one is never called
   on_change_ = std::move(fn);
 }
 
 void BrakeBoard::Changed() {
-  std::function<void()> fn;
-  {
-    std::lock_guard lock(mu_);
-    fn = on_change_;
-  }
-  if (fn) fn();
+  std::lock_guard lock(change_mu_);
+  if (on_change_) on_change_();
 }
 
 }  // namespace cincinnati::reports

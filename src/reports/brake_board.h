@@ -15,7 +15,8 @@
 // clears it: the file is removed, the graph offers the edge again, and the edge's count
 // starts afresh, so only attempts that start after the clear can brake it again.
 // Everything survives a restart: Open reads the brakes in force and writes their files
-// again. Metrics (prefix of the given registry): reports_received_total{result},
+// again, removes the files of cleared ones, and brakes any edge whose reports crossed the
+// rule just before a crash kept its brake from being saved. Metrics (prefix of the given registry): reports_received_total{result},
 // reports_duplicate_total, brakes_active, brake_actions_total{action},
 // brake_delay_seconds (first counted failure to brake). Thread-safe; never throws.
 #pragma once
@@ -78,7 +79,9 @@ class BrakeBoard {
   // NotFound when the edge has no brake in force; `by` names the person (required).
   Status Confirm(const std::string& from, const std::string& to, const std::string& by, const std::string& note);
   Status Clear(const std::string& from, const std::string& to, const std::string& by, const std::string& note);
-  void OnChange(std::function<void()> fn);  // called outside the board's lock
+  // Called after the brakes in force changed (outside the board's lock); an empty
+  // function stops the calls, waiting for one under way.
+  void OnChange(std::function<void()> fn);
   void SetUrlBase(std::string url_base);     // once the service knows its address
   const ReportLedger& ledger() const { return *ledger_; }
   std::string file_path(const std::string& from, const std::string& to) const;
@@ -91,6 +94,8 @@ class BrakeBoard {
   Status WriteFile(const BrakeRecord& record);
   Brake BrakeOf(const BrakeRecord& record) const;
   std::optional<BrakeRecord> Decide(const EdgeState& edge, int64_t now) const;
+  // Brakes the edges that cross the rule now; true when one was braked.
+  bool EvaluateEdges(const std::vector<std::pair<std::string, std::string>>& edges, int64_t now);
   Status ChangeState(const std::string& from, const std::string& to, BrakeState state, const std::string& by,
                      const std::string& note);
   void Changed();
@@ -108,6 +113,7 @@ class BrakeBoard {
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, BrakeRecord> brakes_;
+  std::mutex change_mu_;  // held while on_change_ runs
   std::function<void()> on_change_;
 };
 

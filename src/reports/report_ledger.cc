@@ -20,6 +20,7 @@ constexpr const char* kSchema[] = {
     "CREATE TABLE IF NOT EXISTS edge_clusters(from_version TEXT NOT NULL, to_version TEXT NOT NULL, cluster TEXT NOT NULL, "
     "failed INTEGER NOT NULL, component TEXT NOT NULL, first_failure INTEGER NOT NULL, "
     "PRIMARY KEY(from_version, to_version, cluster))",
+    "CREATE INDEX IF NOT EXISTS reports_by_edge ON reports(from_version, to_version, received)",
     "CREATE TABLE IF NOT EXISTS edge_epochs(from_version TEXT NOT NULL, to_version TEXT NOT NULL, since INTEGER NOT NULL, "
     "PRIMARY KEY(from_version, to_version))",
 };
@@ -131,7 +132,10 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
       at = changed.emplace(key, known != edges_.end() ? known->second : EdgeState{r.from, r.to, {}, 0, {}}).first;
     }
     EdgeState& edge = at->second;
-    if (auto epoch = epochs_.find(key); epoch != epochs_.end() && r.started < epoch->second) continue;  // before a restart
+    // Counted only when received after the edge's restart, for an attempt that started
+    // after it, and not dated in the future (the times are the client's).
+    if (auto epoch = epochs_.find(key); epoch != epochs_.end() && (received < epoch->second || r.started < epoch->second)) continue;
+    if (r.started > received + kMaxClockSkew) continue;
     const bool counted = Counted(r);
     find.Reset();
     find.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id);
@@ -170,7 +174,7 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
   Statement clear(db_, "DELETE FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2");
   Statement since_then(db_,
                        "SELECT cluster, result, reason, component, ended FROM reports WHERE from_version = ?1 AND to_version = ?2 "
-                       "AND started >= ?3 ORDER BY ended");
+                       "AND received >= ?3 AND started >= ?3 AND started <= received + ?4 ORDER BY ended");
   Statement add(db_,
                 "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) "
                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
@@ -184,7 +188,7 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
     int64_t at = 0;
   };
   std::map<std::string, Seen> clusters;
-  since_then.Bind(1, from).Bind(2, to).Bind(3, since);
+  since_then.Bind(1, from).Bind(2, to).Bind(3, since).Bind(4, kMaxClockSkew);
   int rc;
   while ((rc = since_then.Step()) == SQLITE_ROW) {
     UpdateReport r;

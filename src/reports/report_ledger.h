@@ -11,8 +11,9 @@
 // applied, such as a signature that does not verify, says more about the cluster's site
 // than about the edge). A cluster that failed an edge and later completed it stays
 // counted as failed: it needed rescuing. RestartEdge starts an edge's count afresh
-// (a brake was cleared): from then on only attempts that started at or after the
-// restart count (table edge_epochs). The counts are also kept in memory (rebuilt
+// (a brake was cleared): from then on only reports received after the restart, of
+// attempts that started after it, count (table edge_epochs). A report dated more than
+// kMaxClockSkew after it was received is kept but never counted. The counts are also kept in memory (rebuilt
 // from the file by Open), so reading them costs no I/O; memory is O(edges x components),
 // and the file grows by about 300 bytes per report. Thread-safe; never throws.
 #pragma once
@@ -32,6 +33,8 @@
 struct sqlite3;
 
 namespace cincinnati::reports {
+
+inline constexpr int64_t kMaxClockSkew = 300;  // seconds
 
 struct EdgeState {
   std::string from, to;

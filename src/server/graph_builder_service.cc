@@ -109,7 +109,9 @@ void GraphBuilderService::Stop() {
 void GraphBuilderService::RequestRepublish() {
   // Started on first use: a service without an overlay never needs the thread. Its first
   // run is the one asked for; after that it waits for the next Wake.
-  std::call_once(republisher_started_, [this] {
+  bool started = false;
+  std::call_once(republisher_started_, [this, &started] {
+    started = true;
     republisher_.Start(std::chrono::hours(24), [this] {
       Status st = Guarded("graph republish", [this] {
         RepublishOnce();
@@ -119,7 +121,7 @@ void GraphBuilderService::RequestRepublish() {
       return true;
     });
   });
-  republisher_.Wake();
+  if (!started) republisher_.Wake();
 }
 
 bool GraphBuilderService::RepublishOnce() {

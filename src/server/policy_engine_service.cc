@@ -484,17 +484,26 @@ void PolicyEngineService::HandleMain(const Request& request, Respond respond) {
 bool PolicyEngineService::ServesEdge(std::string_view from, std::string_view to) const {
   auto views = views_.load();
   if (!views) return true;
-  const Graph& graph = views->graph();
-  auto base = [](std::string_view v) { return v.substr(0, v.find('+')); };
-  for (const Edge& e : graph.Edges()) {
-    if (base(graph.node(e.from).version) == from && base(graph.node(e.to).version) == to) return true;
-  }
-  for (const ConditionalEdge& group : graph.conditional_edges()) {
-    for (const ConditionalEdgeRef& ref : group.edges) {
-      if (base(ref.from) == from && base(ref.to) == to) return true;
+  std::shared_ptr<const EdgeIndex> index;
+  {
+    std::lock_guard lock(edge_index_mu_);
+    const bool current = edge_index_ && !edge_index_->views.owner_before(views) && !views.owner_before(edge_index_->views);
+    if (!current) {
+      auto fresh = std::make_shared<EdgeIndex>();
+      fresh->views = views;
+      const Graph& graph = views->graph();
+      auto key = [](std::string_view a, std::string_view b) {
+        return fmt::format("{}\n{}", a.substr(0, a.find('+')), b.substr(0, b.find('+')));
+      };
+      for (const Edge& e : graph.Edges()) fresh->edges.insert(key(graph.node(e.from).version, graph.node(e.to).version));
+      for (const ConditionalEdge& group : graph.conditional_edges()) {
+        for (const ConditionalEdgeRef& ref : group.edges) fresh->edges.insert(key(ref.from, ref.to));
+      }
+      edge_index_ = std::move(fresh);
     }
+    index = edge_index_;
   }
-  return false;
+  return index->edges.count(fmt::format("{}\n{}", from, to)) > 0;
 }
 
 void PolicyEngineService::UpdateRolloutMetric() {

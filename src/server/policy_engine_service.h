@@ -36,6 +36,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/error_document.h"
@@ -185,6 +186,13 @@ class PolicyEngineService {
   std::atomic<UpstreamState> state_;
   std::atomic<bool> ready_{false};
   std::atomic<std::shared_ptr<ViewCache>> views_;  // the shared graph's answers; read lock-free
+  // ServesEdge's "from\nto" pairs (builds dropped), built once per graph.
+  struct EdgeIndex {
+    std::weak_ptr<ViewCache> views;
+    std::unordered_set<std::string> edges;
+  };
+  mutable std::mutex edge_index_mu_;
+  mutable std::shared_ptr<const EdgeIndex> edge_index_;
   std::atomic<std::shared_ptr<const Graph>> insight_graph_;  // that graph before stripping explanation keys
   struct SvgCache;
   std::unique_ptr<SvgCache> svgs_;  // laid-out views of the current graph (ui_routes.cc)

@@ -1,5 +1,7 @@
 #include "server/report_batches.h"
 
+#include "core/guard.h"
+
 namespace cincinnati::server {
 namespace {
 
@@ -45,10 +47,19 @@ void BatchingSink::Work(std::stop_token stop) {
     std::vector<UpdateReport> reports;
     reports.reserve(batch.size());
     for (const auto& [report, done] : batch) reports.push_back(report);
-    Result<std::vector<bool>> duplicates = record_(reports, stop);
+    // Nothing thrown (a bad_alloc) leaves the thread: the batch fails and the agents retry.
+    Result<std::vector<bool>> duplicates = Status::Internal("not recorded");
+    Status ran = Guarded("recording reports", [&] {
+      duplicates = record_(reports, stop);
+      return Status::OK();
+    });
+    if (!ran.ok()) duplicates = ran;
     if (duplicates.ok() && duplicates->size() != batch.size()) duplicates = Status::Internal("a batch was answered in part");
     for (size_t i = 0; i < batch.size(); ++i) {
-      batch[i].second(duplicates.ok() ? Result<bool>((*duplicates)[i]) : Result<bool>(duplicates.status()));
+      (void)Guarded("answering a report", [&] {
+        batch[i].second(duplicates.ok() ? Result<bool>((*duplicates)[i]) : Result<bool>(duplicates.status()));
+        return Status::OK();
+      });
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/date_time.h"
 #include "core/error_document.h"
 #include "core/strings.h"
 #include "http_server/query.h"
@@ -62,6 +63,12 @@ bool ReportIntake::TakeToken() {
   return true;
 }
 
+Response ReportIntake::RateLimited(const std::string& message) {
+  Response r = Refuse(429, "rate_limited", message);
+  r.headers["Retry-After"] = "60";
+  return r;
+}
+
 Response ReportIntake::Refuse(int status, const std::string& kind, const std::string& message) {
   refused_.With({kind}).Increment();
   ErrorDocument doc{kind, message, status};
@@ -81,19 +88,29 @@ void ReportIntake::Handle(const http_server::Request& request, std::function<voi
   if (!params.ok() || id == params->end() || Lower(id->second) != report->cluster_id) {
     return respond(Refuse(400, "invalid_report", "the query's id must be the report's clusterID"));
   }
-  auto base = [](std::string_view v) { return v.substr(0, v.find('+')); };
-  if (edge_check_ && !edge_check_(base(report->from), base(report->to))) {
+  if (edge_check_ && !edge_check_(report->from, report->to)) {
     return respond(Refuse(400, "invalid_report", fmt::format("{} -> {} is not an update edge of this service's graph", report->from, report->to)));
   }
-  if (!TakeToken()) return respond(Refuse(429, "rate_limited", "too many reports: try again later"));
   const int64_t now = UnixNow();
-  if (!sightings_.SawAt(report->cluster_id, report->from, report->started, now, options_.sighting_window_secs,
-                        options_.min_poller_age_secs)) {
-    return respond(Refuse(403, "unknown_poller",
-                          fmt::format("cluster {} was not seen polling at {} before this attempt", report->cluster_id, report->from)));
+  // Times are the client's: one from the future would pass for an old poller, and would
+  // outlive a person's clearing of a brake.
+  if (report->started > now + kClockSkew || report->ended > now + kClockSkew) {
+    return respond(Refuse(400, "invalid_report", fmt::format("the attempt ends after the service's now, {}", FormatUnixSeconds(now))));
   }
+  // A cluster that has polled at `from` (or, once updated, at `to`) for a while. Checked
+  // before any rate is charged: a stranger's reports use up nobody's allowance.
+  auto seen = [&](const std::string& version) {
+    return sightings_.SeenAt(report->cluster_id, version, now, options_.sighting_window_secs, options_.min_poller_age_secs,
+                             options_.min_polls);
+  };
+  if (!seen(report->from) && !seen(report->to)) {
+    return respond(Refuse(403, "unknown_poller",
+                          fmt::format("cluster {} has not been polling at {} or {} for {} s", report->cluster_id, report->from,
+                                      report->to, options_.min_poller_age_secs)));
+  }
+  if (!TakeToken()) return respond(RateLimited("too many reports: try again later"));
   if (!sightings_.ChargeReport(report->cluster_id, now, options_.per_cluster_per_day)) {
-    return respond(Refuse(429, "rate_limited", "this cluster sent its reports for today"));
+    return respond(RateLimited("this cluster sent its reports for today"));
   }
   sink_->Submit(std::move(report).value(), [this, respond = std::move(respond)](Result<bool> duplicate) {
     if (!duplicate.ok()) {

@@ -4,18 +4,22 @@
 // (the graph builder's brake board, in process or over HTTP):
 //   1. a JSON body of at most 4 KiB                          413 too_large, 415 not_json
 //   2. a valid report whose clusterID is the query's id, on  400 invalid_report
-//      an edge of the served graph (SetEdgeCheck)
-//   3. within the global rate (max_per_second, a bucket)     429 rate_limited
-//   4. the id polled at `from` recently, and had already     403 unknown_poller
-//      been polling there min_poller_age before the attempt
-//      started (PollSightings: who polled at which version)
+//      an edge of the served graph (SetEdgeCheck), whose
+//      times are not in the service's future (+5 min)
+//   3. the id has polled at `from` or `to` at least          403 unknown_poller
+//      min_polls times, first min_poller_age or more ago
+//      and last within the window (PollSightings)
+//   4. within the global rate (max_per_second, a bucket)     429 rate_limited
 //   5. within the id's daily allowance (per_cluster_per_day) 429 rate_limited
+//      (429s carry Retry-After: 60)
 // Answers: 200 {"status":"accepted"|"duplicate"}; refusals are the reference's error
 // document {"kind": ..., "value": ...}; 503 when the sink fails (the agent retries).
-// A refused report is counted in cincinnati_pe_reports_refused_total{reason}. So one
-// cannot brake an edge by flooding: reports need ids that polled at `from` for a while,
-// each id reports a few times a day, every id counts once per edge, and a brake needs
-// failures from at least min_clusters of them. Thread-safe.
+// A refused report is counted in cincinnati_pe_reports_refused_total{reason}. So
+// flooding does not brake an edge: reports need ids that have polled at the edge's
+// versions for a while, each id reports a few times a day, every id counts once per
+// edge, and a brake needs failures from at least min_clusters of them. What remains (an
+// attacker patient enough to poll with many ids for half an hour) is stated in the
+// README. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -45,9 +49,13 @@ class ReportSink {
   virtual void Submit(UpdateReport report, std::function<void(Result<bool>)> done) = 0;
 };
 
+// How far in the future a report's times may be (clocks disagree a little).
+inline constexpr int64_t kClockSkew = 300;
+
 struct ReportIntakeOptions {
   int64_t sighting_window_secs = 86400;
   int64_t min_poller_age_secs = 1800;
+  int min_polls = 3;  // polls at that version
   int per_cluster_per_day = 24;
   double max_per_second = 500;
   size_t sightings = 1 << 20;  // ids remembered (about 120 bytes each)
@@ -69,6 +77,7 @@ class ReportIntake {
   int64_t UnixNow() const;
   bool TakeToken();
   http_server::Response Refuse(int status, const std::string& kind, const std::string& message);
+  http_server::Response RateLimited(const std::string& message);  // 429 with Retry-After
 
   std::shared_ptr<ReportSink> sink_;
   std::function<bool(std::string_view, std::string_view)> edge_check_;

@@ -35,45 +35,74 @@ std::shared_ptr<ReportSink> MakeBoardSink(reports::BrakeBoard& board) {
       "too many reports wait to be recorded");
 }
 
-std::optional<Response> ReportRoutes::Handle(const http_server::Request& request) {
-  const std::string& prefix = options_.path_prefix;
-  if (options_.batches && request.path == prefix + "/v1/reports") return Batch(request);
-  if (request.path == prefix + "/v1/brakes") {
-    if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
-    return List();
-  }
-  if (request.path == prefix + "/v1/brakes/clear") return Change(request, true);
-  if (request.path == prefix + "/v1/brakes/confirm") return Change(request, false);
-  return std::nullopt;
+ReportRoutes::ReportRoutes(reports::BrakeBoard& board, ReportRoutesOptions options)
+    : board_(board), options_(std::move(options)), writer_(options_.batches ? MakeBoardSink(board) : nullptr) {}
+
+std::optional<Response> ReportRoutes::HandleBrakes(const http_server::Request& request) {
+  const std::string brakes = options_.path_prefix + "/v1/brakes";
+  if (request.path == brakes + "/clear") return Change(request, true);
+  if (request.path == brakes + "/confirm") return Change(request, false);
+  if (request.path != brakes && !request.path.starts_with(brakes + "/")) return std::nullopt;
+  if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
+  return List(request, request.path == brakes ? "" : request.path.substr(brakes.size() + 1));
 }
 
-Response ReportRoutes::Batch(const http_server::Request& request) {
-  if (request.method != "POST") return Response::Empty(405);
+bool ReportRoutes::HandleBatch(const http_server::Request& request, const std::function<void(Response)>& respond) {
+  if (!writer_ || request.path != options_.path_prefix + "/v1/reports") return false;
+  if (request.method != "POST") return respond(Response::Empty(405)), true;
   if (options_.batch_token.empty() || !kube::BearerTokenMatches(request.Header("Authorization"), options_.batch_token)) {
-    return Error(401, "unauthorized", "a policy engine's batch needs the graph builder's reports token");
+    return respond(Error(401, "unauthorized", "a policy engine's batch needs the graph builder's reports token")), true;
   }
   simdjson::dom::parser parser;
   simdjson::dom::array items;
   if (auto err = parser.parse(request.body).get_array().get(items)) {
-    return Error(400, "invalid_report", fmt::format("the batch must be a JSON array: {}", simdjson::error_message(err)));
+    return respond(Error(400, "invalid_report", fmt::format("the batch must be a JSON array: {}", simdjson::error_message(err)))), true;
   }
-  if (items.size() > kMaxBatch) return Error(413, "too_large", fmt::format("a batch has at most {} reports", kMaxBatch));
+  if (items.size() > kMaxBatch) return respond(Error(413, "too_large", fmt::format("a batch has at most {} reports", kMaxBatch))), true;
   std::vector<UpdateReport> batch;
   for (simdjson::dom::element item : items) {
     auto report = DecodeUpdateReport(simdjson::minify(item));
-    if (!report.ok()) return Error(400, "invalid_report", fmt::format("report {}: {}", batch.size(), report.status().message()));
+    if (!report.ok()) {
+      return respond(Error(400, "invalid_report", fmt::format("report {}: {}", batch.size(), report.status().message()))), true;
+    }
     batch.push_back(std::move(report).value());
   }
-  auto outcomes = board_.Submit(batch);
-  if (!outcomes.ok()) return Error(503, "report_not_recorded", outcomes.status().message());
-  std::string out = R"({"results":[)";
-  for (size_t i = 0; i < outcomes->size(); ++i) {
-    out += fmt::format("{}\"{}\"", i ? "," : "", (*outcomes)[i] == reports::ReportLedger::Outcome::kDuplicate ? "duplicate" : "accepted");
+  if (batch.empty()) return respond(Response::Text(200, R"({"results":[]})", "application/json")), true;
+  // Answered once every report of the batch is recorded (the writer batches them again).
+  struct Pending {
+    std::mutex mu;
+    std::vector<std::string> results;
+    size_t left;
+    std::string error;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->results.resize(batch.size());
+  pending->left = batch.size();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    writer_->Submit(std::move(batch[i]), [pending, i, respond](Result<bool> duplicate) {
+      std::unique_lock lock(pending->mu);
+      if (!duplicate.ok()) pending->error = duplicate.status().message();
+      pending->results[i] = duplicate.ok() && *duplicate ? "duplicate" : "accepted";
+      if (--pending->left > 0) return;
+      lock.unlock();
+      if (!pending->error.empty()) return respond(Error(503, "report_not_recorded", pending->error));
+      std::string out = R"({"results":[)";
+      for (size_t k = 0; k < pending->results.size(); ++k) out += fmt::format("{}\"{}\"", k ? "," : "", pending->results[k]);
+      respond(Response::Text(200, out + "]}", "application/json"));
+    });
   }
-  return Response::Text(200, out + "]}", "application/json");
+  return true;
 }
 
-Response ReportRoutes::List() { return Response::Text(200, BrakesJson(board_.List()), "application/json"); }
+Response ReportRoutes::List(const http_server::Request& request, const std::string& edge) {
+  const bool with_people = !options_.admin_token.empty() && kube::BearerTokenMatches(request.Header("Authorization"), options_.admin_token);
+  std::vector<reports::BrakeRecord> brakes = board_.List();
+  if (!edge.empty()) {
+    std::erase_if(brakes, [&](const reports::BrakeRecord& b) { return b.from + "-" + b.to != edge; });
+    if (brakes.empty()) return Error(404, "not_found", fmt::format("no brake on {}", edge));
+  }
+  return Response::Text(200, BrakesJson(brakes, with_people), "application/json");
+}
 
 Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
   if (request.method != "POST") return Response::Empty(405);
@@ -101,20 +130,20 @@ Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
   if (s.code() == Status::Code::kNotFound) return Error(404, "not_found", s.message());
   if (s.code() == Status::Code::kInvalidArgument) return Error(400, "invalid_request", s.message());
   if (!s.ok()) return Error(500, "internal_error", s.message());
-  return List();
+  return List(request, "");
 }
 
-std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes) {
+std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes, bool with_people) {
   std::string out = R"({"brakes":[)";
   for (size_t i = 0; i < brakes.size(); ++i) {
     const reports::BrakeRecord& b = brakes[i];
     out += fmt::format(
         R"({}{{"from":{},"to":{},"state":"{}","since":"{}","firstFailure":"{}","clusters":{},"failures":{},"lowerBound":{:.4f},)"
-        R"("risk":{},"file":{},"message":{},"by":{},"note":{}}})",
+        R"("risk":{},"file":{},"message":{}{}}})",
         i ? "," : "", JsonString(b.from), JsonString(b.to), reports::BrakeStateName(b.state), FormatUnixSeconds(b.since),
         FormatUnixSeconds(b.first_failure), b.counts.clusters, b.counts.failures, b.lower_bound,
         JsonString(reports::BrakeRiskName(b.from, b.to)), JsonString(reports::BrakeFileName(b.from, b.to)), JsonString(b.message),
-        JsonString(b.by), JsonString(b.note));
+        with_people ? fmt::format(R"(,"by":{},"note":{})", JsonString(b.by), JsonString(b.note)) : std::string());
   }
   return out + "]}";
 }

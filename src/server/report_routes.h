@@ -8,7 +8,9 @@
 //                                 256 reports, bearer token `batch_token` (graph builder
 //                                 only: on `serve` this path is the agents' door);
 //                                 answers {"results":["accepted"|"duplicate", ...]}
-//      GET  {prefix}/v1/brakes    every brake with its counts and state
+//      GET  {prefix}/v1/brakes    every brake with its counts and state (who confirmed or
+//                                 cleared it only with the admin token)
+//      GET  {prefix}/v1/brakes/FROM-TO   one brake (a brake's risk URL)
 //      POST {prefix}/v1/brakes/confirm and .../clear   {"from","to","by","note"},
 //                                 bearer token `admin_token`, Content-Type application/json
 //    Without an admin token, confirm and clear answer 403: a brake is only lifted by
@@ -39,19 +41,23 @@ struct ReportRoutesOptions {
 
 class ReportRoutes {
  public:
-  ReportRoutes(reports::BrakeBoard& board, ReportRoutesOptions options) : board_(board), options_(std::move(options)) {}
-  // nullopt: not one of its paths.
-  std::optional<http_server::Response> Handle(const http_server::Request& request);
+  ReportRoutes(reports::BrakeBoard& board, ReportRoutesOptions options);
+  // A policy engine's batch (graph builder): false when the request is not one; else
+  // `respond` is called once, after the batch is recorded on the board's writer thread.
+  bool HandleBatch(const http_server::Request& request, const std::function<void(http_server::Response)>& respond);
+  // The brakes' API; nullopt: not one of its paths.
+  std::optional<http_server::Response> HandleBrakes(const http_server::Request& request);
 
  private:
-  http_server::Response Batch(const http_server::Request& request);
-  http_server::Response List();
+  http_server::Response List(const http_server::Request& request, const std::string& edge);
   http_server::Response Change(const http_server::Request& request, bool clear);
   reports::BrakeBoard& board_;
   ReportRoutesOptions options_;
+  std::shared_ptr<ReportSink> writer_;  // batches are recorded here, never on an HTTP thread
 };
 
-// The brakes as GET {prefix}/v1/brakes answers them.
-std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes);
+// The brakes as GET {prefix}/v1/brakes answers them; who confirmed or cleared them, and
+// why, only for `with_people` (a request with the admin token).
+std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes, bool with_people);
 
 }  // namespace cincinnati::server
