@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "env/clock.h"
+#include "env/scaled_clock.h"
 #include "env/file_system.h"
 #include "full_disk.h"
 #include "kube/api_access.h"

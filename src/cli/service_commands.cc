@@ -19,6 +19,7 @@
 #include "cli/settings.h"
 #include "core/metadata_keys.h"
 #include "env/clock.h"
+#include "env/scaled_clock.h"
 #include "reports/brake.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"

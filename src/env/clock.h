@@ -45,21 +45,4 @@ class ManualClock final : public Clock {
   SystemTime now_;
 };
 
-// Simulated time that runs `scale` times as fast as real time: `start` at the real
-// instant `epoch`. Now() follows the system's wall clock, so that processes given the
-// same start, scale and epoch (a fleet simulator and the service it drives) agree on the
-// time; Steady() runs at the same rate from the steady clock.
-class ScaledClock final : public Clock {
- public:
-  ScaledClock(SystemTime start, double scale, SystemTime epoch);
-  SteadyTime Steady() const override;
-  SystemTime Now() const override;
-  double scale() const { return scale_; }
-
- private:
-  SystemTime start_, epoch_;
-  double scale_;
-  std::chrono::steady_clock::time_point steady_origin_;
-};
-
 }  // namespace cincinnati::env

@@ -91,12 +91,6 @@ std::string_view FileType(mode_t mode) {
 
 }  // namespace
 
-Status FileSystem::Remove(const fs::path& path) {
-  if (::unlink(path.c_str()) == 0) return Status::OK();
-  if (errno == ENOENT) return Status::NotFound(fmt::format("remove {}: no such file", path.string()));
-  return ErrnoStatus("remove", path, errno);
-}
-
 FileSystem& DefaultFileSystem() {
   static PosixFileSystem fs;
   return fs;

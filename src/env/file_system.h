@@ -46,9 +46,6 @@ class FileSystem {
   virtual Status Rename(const std::filesystem::path& from, const std::filesystem::path& to) = 0;
   // fsync of a directory (or of a file), so that renames and new entries survive a crash.
   virtual Status SyncPath(const std::filesystem::path& path) = 0;
-  // unlink(2) of a file; NotFound when there is none. Not pure, so that fakes written
-  // before it keep compiling: the default is the real unlink.
-  virtual Status Remove(const std::filesystem::path& path);
 };
 
 // The real one (POSIX).
