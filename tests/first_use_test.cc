@@ -147,7 +147,10 @@ TEST(RunScriptTest, TheBannerNamesThePageAndThePortsGiven) {
   ASSERT_TRUE(WaitFor([&] { return testing::Get(base + "/").body.find("<title>Update graph</title>") != std::string::npos; },
                       std::chrono::seconds(60)))
       << run.log();
-  EXPECT_EQ(testing::Get("http://127.0.0.1:" + std::to_string(status_port) + "/readyz").status, 200) << run.log();
+  // The page is up before the first graph is built; readiness follows.
+  EXPECT_TRUE(WaitFor([&] { return testing::Get("http://127.0.0.1:" + std::to_string(status_port) + "/readyz").status == 200; },
+                      std::chrono::seconds(60)))
+      << run.log();
   const std::string banner = run.log();
   EXPECT_NE(banner.find("graph page: " + base + "/ "), std::string::npos) << banner;
   EXPECT_NE(banner.find("graph API:  " + base + "/api/upgrades_info/graph?channel=stable-4.13"), std::string::npos) << banner;
