@@ -25,6 +25,7 @@ const std::map<std::string, std::string> kNeedsAService = {
     {"build/cincinnati upgrades ", "talks to a running operator: operator_test"},
     {"build/cincinnati serve ", "a long-running service: service_test (ReportServiceTest and others)"},
     {"build/cincinnati brakes ", "talks to a running service: ReportServiceTest"},
+    {"build/cincinnati fleet simulate ", "a simulation of minutes: FleetSimulateTest"},
 };
 
 // The `build/cincinnati` commands of a Markdown file's code blocks, continuation lines joined.

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/did_you_mean.h"
+#include "cli/fleet_commands.h"
 
 namespace {
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   cincinnati::cli::RegisterAdmCommands(app, exit_code);
   cincinnati::cli::RegisterUpgradeCommands(app, exit_code);
   cincinnati::cli::RegisterInsightCommands(app, exit_code);
+  cincinnati::cli::RegisterFleetCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
