@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <ctime>
 
@@ -24,14 +25,6 @@ constexpr char kKind[] = "reports";
 constexpr size_t kMaxAnswerBytes = 64 << 10;
 constexpr std::chrono::seconds kMinRetry{5};
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// The wire format's channel alphabet (core/update_report.h): [a-z0-9._-], at most 63.
-bool IsChannelToken(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return IsLowerAlnum(c) || c == '.' || c == '_' || c == '-'; });
-}
-
 int64_t UnixSeconds(SystemTime t) { return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count(); }
 
 // Retry-After as delta-seconds or an HTTP-date (HTTP semantics); nullopt when absent or unreadable.
@@ -39,8 +32,10 @@ std::optional<std::chrono::seconds> RetryAfter(const http::Result& got, SystemTi
   const std::string* value = got.Header("Retry-After");
   if (!value) return std::nullopt;
   const std::string text(TrimWhitespace(*value));
-  if (!text.empty() && text.size() <= 10 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::chrono::seconds(std::stoll(text));
+  int64_t seconds = 0;
+  if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+      !text.empty() && ec == std::errc() && end == text.data() + text.size()) {
+    return std::chrono::seconds(std::max<int64_t>(0, seconds));
   }
   std::tm tm{};
   const char* end = ::strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
@@ -71,7 +66,7 @@ Result<UpdateReport> ReportOfAttempt(const UpdateProgress& a, const std::string&
   r.from = a.from_version;
   r.to = a.version;
   r.arch = a.attempt_arch;
-  r.channel = IsChannelToken(a.attempt_channel) ? a.attempt_channel : "";
+  r.channel = IsReportChannel(a.attempt_channel) ? a.attempt_channel : "";
   r.result = a.result == "Failed" ? UpdateResult::kFailed : UpdateResult::kCompleted;
   r.component = IsObjectName(a.result_component) ? a.result_component : "";
   r.reason = a.result_reason;

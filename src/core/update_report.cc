@@ -79,6 +79,8 @@ constexpr std::array<std::string_view, 11> kKeys = {"clusterID", "attempt", "fro
 
 }  // namespace
 
+bool IsReportChannel(std::string_view channel) { return IsToken(channel, 63); }
+
 std::string_view UpdateResultName(UpdateResult r) { return r == UpdateResult::kFailed ? "Failed" : "Completed"; }
 
 Result<int64_t> ParseUtcSeconds(std::string_view t) {
@@ -116,7 +118,7 @@ Status ValidateUpdateReport(const UpdateReport& r) {
   if (Status s = CheckVersion("to", r.to); !s.ok()) return s;
   if (r.from == r.to) return Bad("'from' and 'to' are the same version");
   if (!IsToken(r.arch, 16)) return Bad("'arch' must be 1 to 16 characters of [a-z0-9._-]");
-  if (!r.channel.empty() && !IsToken(r.channel, 63)) return Bad("'channel' must be empty or up to 63 characters of [a-z0-9._-]");
+  if (!r.channel.empty() && !IsReportChannel(r.channel)) return Bad("'channel' must be empty or up to 63 characters of [a-z0-9._-]");
   if (!r.component.empty() && !IsSubdomain(r.component)) return Bad("'component' must be empty or a DNS-1123 subdomain");
   if (!r.reason.empty() && !IsReason(r.reason)) return Bad("'reason' must be empty or CamelCase of up to 64 letters and digits");
   if (r.result == UpdateResult::kFailed && r.reason.empty()) return Bad("a 'Failed' report needs a 'reason'");

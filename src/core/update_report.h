@@ -50,6 +50,10 @@ Result<UpdateReport> DecodeUpdateReport(std::string_view json);
 // The checks Decode applies, for a report built in memory (the agent's, before it queues it).
 Status ValidateUpdateReport(const UpdateReport& report);
 
+// A channel as a report may name it: 1 to 63 characters of [a-z0-9._-], starting and
+// ending with a letter or digit (the agent leaves out any other).
+bool IsReportChannel(std::string_view channel);
+
 // "YYYY-MM-DDTHH:MM:SSZ" exactly (what EncodeUpdateReport writes), years 1970-9999.
 Result<int64_t> ParseUtcSeconds(std::string_view text);
 

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include "core/date_time.h"
 #include "core/json_writer.h"
 #include "core/semver.h"
+#include "env/file_system.h"
 #include "fleet/fleet_results.h"
 
 namespace cincinnati::fleet {
@@ -41,13 +41,8 @@ double MeanMs(double seconds, uint64_t n) { return n ? seconds * 1000 / static_c
 
 std::string EdgeName(const FailureRule& rule) { return rule.from + "->" + rule.to; }
 
-Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return Status::IoError(fmt::format("{}: write failed", path));
-  return Status::OK();
-}
+// Checked to the end and renamed into place: a full disk is an error, never a cut CSV.
+Status WriteText(const std::string& path, const std::string& text) { return env::WriteFileDurably(path, text); }
 
 std::string AdoptionCsv(const FleetResults& r) {
   const std::vector<size_t> used = UsedVersions(r);

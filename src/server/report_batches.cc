@@ -1,5 +1,7 @@
 #include "server/report_batches.h"
 
+#include <spdlog/spdlog.h>
+
 #include "core/guard.h"
 
 namespace cincinnati::server {
@@ -56,10 +58,14 @@ void BatchingSink::Work(std::stop_token stop) {
     if (!ran.ok()) duplicates = ran;
     if (duplicates.ok() && duplicates->size() != batch.size()) duplicates = Status::Internal("a batch was answered in part");
     for (size_t i = 0; i < batch.size(); ++i) {
-      (void)Guarded("answering a report", [&] {
-        batch[i].second(duplicates.ok() ? Result<bool>((*duplicates)[i]) : Result<bool>(duplicates.status()));
-        return Status::OK();
-      });
+      // One answer that throws (its connection's callback) must not keep the others from theirs.
+      if (Status s = Guarded("answering a report", [&] {
+            batch[i].second(duplicates.ok() ? Result<bool>((*duplicates)[i]) : Result<bool>(duplicates.status()));
+            return Status::OK();
+          });
+          !s.ok()) {
+        spdlog::warn("{}", s.message());
+      }
     }
   }
 }

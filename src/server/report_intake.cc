@@ -8,18 +8,12 @@
 #include "core/error_document.h"
 #include "core/strings.h"
 #include "http_server/query.h"
+#include "kube/api_access.h"
 
 namespace cincinnati::server {
 namespace {
 
 using http_server::Response;
-
-bool IsJson(const std::string* content_type) {
-  if (!content_type) return false;
-  std::string_view type = TrimWhitespace(std::string_view(*content_type).substr(0, content_type->find(';')));
-  return type.size() == 16 && std::equal(type.begin(), type.end(), "application/json",
-                                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-}
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -39,14 +33,8 @@ ReportIntake::ReportIntake(std::shared_ptr<ReportSink> sink, ReportIntakeOptions
       tokens_(options.max_per_second),
       refilled_(clock.Steady()) {}
 
-void ReportIntake::SawPoll(std::string_view id, std::string_view version) {
-  // Ids are compared as reports carry them, lower case; most already are.
-  if (std::any_of(id.begin(), id.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
-    sightings_.Record(Lower(std::string(id)), version, UnixNow());
-  } else {
-    sightings_.Record(id, version, UnixNow());
-  }
-}
+// The sightings read an id's 128 bits whatever its case.
+void ReportIntake::SawPoll(std::string_view id, std::string_view version) { sightings_.Record(id, version, UnixNow()); }
 
 int64_t ReportIntake::UnixNow() const {
   return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
@@ -80,7 +68,7 @@ void ReportIntake::Handle(const http_server::Request& request, std::function<voi
   if (request.body.size() > kMaxUpdateReportBytes) {
     return respond(Refuse(413, "too_large", fmt::format("a report has at most {} bytes", kMaxUpdateReportBytes)));
   }
-  if (!IsJson(request.Header("Content-Type"))) return respond(Refuse(415, "not_json", "POST with Content-Type: application/json"));
+  if (!kube::IsJsonRequest(request.Header("Content-Type"), {"application/json"})) return respond(Refuse(415, "not_json", "POST with Content-Type: application/json"));
   Result<UpdateReport> report = DecodeUpdateReport(request.body);
   if (!report.ok()) return respond(Refuse(400, "invalid_report", report.status().message()));
   auto params = http_server::ParseQuery(request.query);

@@ -25,7 +25,10 @@ namespace {
 // The graph builder's answer for each report of the batch: true for a duplicate.
 Result<std::vector<bool>> Forward(const ReportRelayOptions& options, const std::vector<UpdateReport>& batch, std::stop_token stop) {
   std::string body = "[";
-  for (const UpdateReport& report : batch) body += (body.size() > 1 ? "," : "") + EncodeUpdateReport(report);
+  for (const UpdateReport& report : batch) {
+    if (body.size() > 1) body += ',';
+    body += EncodeUpdateReport(report);
+  }
   body += "]";
   http::RequestOptions request;
   request.method = "POST";

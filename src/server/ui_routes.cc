@@ -25,7 +25,10 @@ namespace {
 
 std::string JsonList(const std::set<std::string>& items) {
   std::string out = "[";
-  for (const std::string& s : items) out += (out.size() > 1 ? "," : "") + JsonString(s);
+  for (const std::string& s : items) {
+    if (out.size() > 1) out += ',';
+    AppendJsonString(out, s);
+  }
   return out + "]";
 }
 
