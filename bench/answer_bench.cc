@@ -19,6 +19,8 @@
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
+#include "server/adoption_history.h"
+#include "server/poll_sightings.h"
 #include "server/view_cache.h"
 
 namespace cincinnati::bench {
@@ -107,6 +109,27 @@ void BM_PerClusterAnswer_Pieces(benchmark::State& state) {
   state.counters["assembled"] = static_cast<double>(cache.assembled());
 }
 BENCHMARK(BM_PerClusterAnswer_Pieces)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// One adoption sample (server/adoption_history.h): a pass over the sightings of N
+// polling clusters spread over 12 versions, as the poll that finds it due takes it.
+void BM_AdoptionSample(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  server::PollSightings seen(n + n / 4);
+  std::mt19937_64 random(7);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t a = random(), b = random();
+    const std::string id = fmt::format("{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xfff, b >> 52,
+                                       b & 0xffffffffffffULL);
+    seen.Record(id, fmt::format("4.13.{}", i % 12), kNow);
+  }
+  for (auto _ : state) {
+    server::AdoptionHistory history;
+    history.MaybeSample(seen, kNow);
+    benchmark::DoNotOptimize(history);
+  }
+  state.counters["ids"] = static_cast<double>(seen.size());
+}
+BENCHMARK(BM_AdoptionSample)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace cincinnati::bench

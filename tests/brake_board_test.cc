@@ -60,7 +60,7 @@ TEST_F(BrakeBoardTest, TheEdgeIsBrakedWhenTheRuleIsCrossedAndOnlyOnce) {
   EXPECT_EQ(brake.url, "https://updates.example.com/api/upgrades_info/v1/brakes/4.13.1-4.13.2");
   EXPECT_EQ(brake.message,
             "Automatically blocked at 2026-01-01T00:10:00Z: 3 of 20 clusters that updated from 4.13.1 to 4.13.2 failed (95% "
-            "confidence that more than 5% fail), most often on network 2. First failure 2026-01-01T00:00:00Z.");
+            "confidence that more than 5% fail), most often on network (2). First failure 2026-01-01T00:00:00Z.");
   EXPECT_EQ(testing::ReadFile(File()).find("name: AutomaticallyBlocked_4_13_1_to_4_13_2\n") != std::string::npos, true)
       << testing::ReadFile(File());
   // More failures change nothing: one brake, the same message.

@@ -13,6 +13,8 @@
 #include "core/graph_json.h"
 #include "service_util.h"
 #include "test_util.h"
+#include "update_report_util.h"
+#include "http/client.h"
 #include "webdriver.h"
 
 namespace cincinnati {
@@ -103,12 +105,13 @@ class UiBrowserTest : public ::testing::Test {
  protected:
   void SetUp() override { Start(testing::Examples() / "ocp-4x"); }
   // `pause_secs`: a new graph (even an equal one) starts the page's pictures afresh.
-  void Start(const fs::path& example, const std::string& pause_secs = "1") {
+  void Start(const fs::path& example, const std::string& pause_secs = "1", const std::vector<std::string>& extra = {}) {
     ASSERT_TRUE(fs::exists(testing::kChromeDriver) && fs::exists(testing::kChromium))
         << "the browser test needs Debian's chromium and chromium-driver (scripts/deps.sh --test installs them)";
-    serve_ = std::make_unique<ServiceProcess>(
-        "serve", std::vector<std::string>{"--releases", (example / "releases").string(), "--graph-data",
-                                          (example / "graph-data").string(), "--service.pause_secs", pause_secs});
+    std::vector<std::string> args = {"--releases", (example / "releases").string(), "--graph-data", (example / "graph-data").string(),
+                                     "--service.pause_secs", pause_secs};
+    args.insert(args.end(), extra.begin(), extra.end());
+    serve_ = std::make_unique<ServiceProcess>("serve", args);
     ASSERT_TRUE(WaitFor([&] { return Get(serve_->url("/readyz", "status")).status == 200; }, std::chrono::seconds(60)))
         << serve_->log();
     browser_ = std::make_unique<WebDriver>();
@@ -288,6 +291,70 @@ TEST_F(UiBrowserThousandTest, AThousandReleaseChannelStaysUsable) {
       drawn, clicked, path);
   testing::WriteFile(kArtifacts / "thousand-releases.txt", timings);
   std::cout << timings;
+}
+
+// The Adoption panel: clusters seen polling, by the version they last polled at, over
+// time, on a `serve` that takes reports, its clock 600 times faster than real time (a
+// sample every simulated 10 minutes, so about every real second). Twenty clusters poll
+// at 4.13.1; three fail their update to 4.13.2 and are braked; the other seventeen poll
+// at 4.13.2. The page draws a curve per version, the brake, and today's counts.
+class UiBrowserAdoptionTest : public UiBrowserTest {
+ protected:
+  void SetUp() override {
+    Start(testing::Examples() / "ocp-4x", "1",
+          {"--reports.state_dir", (dir_ / "reports").string(), "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1",
+           "--testing.now", "2030-01-01T00:00:00Z", "--testing.time_scale", "600"});
+  }
+  void Poll(int n, const std::string& version) {
+    ASSERT_EQ(Get(serve_->url("/api/upgrades_info/graph?channel=stable-4.13&version=" + version + "&id=" + testing::TestClusterId(n)),
+                  {"Accept: application/json"})
+                  .status,
+              200);
+  }
+  std::string Adoption() { return Get(serve_->url("/api/upgrades_info/v1/ui/adoption")).body; }
+  testing::TempDir dir_;
+};
+
+TEST_F(UiBrowserAdoptionTest, TheAdoptionPanelDrawsTheClustersByVersionAndTheBrake) {
+  // Samples are taken by polls: the clusters go on polling until one is due.
+  ASSERT_TRUE(WaitFor([&] {
+    for (int n = 1; n <= 20; ++n) Poll(n, "4.13.1");
+    return Adoption().find(R"("clusters":{"4.13.1":20})") != std::string::npos;
+  })) << Adoption();
+  for (int n = 1; n <= 20; ++n) {
+    http::RequestOptions post;
+    post.method = "POST";
+    post.headers = {"Content-Type: application/json"};
+    post.body = EncodeUpdateReport(testing::TestReport(n, n <= 3, "a1", 1893456000));
+    auto r = http::Request(serve_->url("/api/upgrades_info/v1/reports?id=" + testing::TestClusterId(n)), post);
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  const std::string graph = "/api/upgrades_info/graph?channel=stable-4.13&version=4.13.1";
+  ASSERT_TRUE(WaitFor([&] { return Get(serve_->url(graph), {"Accept: application/json"}).body.find("AutomaticallyBlocked_") != std::string::npos; },
+                      std::chrono::seconds(30)));
+  // The seventeen that updated poll at 4.13.2, in a later sample than the brake.
+  ASSERT_TRUE(WaitFor([&] {
+    for (int n = 4; n <= 20; ++n) Poll(n, "4.13.2");
+    return Adoption().find(R"("clusters":{"4.13.1":3,"4.13.2":17}}]})") != std::string::npos;
+  })) << Adoption();
+
+  WebDriver& browser = *browser_;
+  browser.Navigate(serve_->url("/#channel=stable-4.13&arch=amd64"));
+  ASSERT_TRUE(browser.WaitUntil("return !!document.getElementById('adoption-chart');")) << Text(browser, "adoption");
+  EXPECT_EQ(StringSet(browser.Execute("return [...document.querySelectorAll('#adoption-chart polyline')].map((p) => p.dataset.version);")),
+            (std::set<std::string>{"4.13.1", "4.13.2"}));
+  EXPECT_EQ(Text(browser, "adoption-legend"), "\"4.13.1: 34.13.2: 17\"");
+  // 4.13.1 starts at the top (20, at y 6) and ends at 3 of 20; 4.13.2 starts at 0 (y 142) and ends at 17 of 20.
+  auto points = [&](const std::string& version) {
+    return browser.Execute("return document.querySelector('#adoption-chart polyline[data-version=\"" + version + "\"]').getAttribute('points');");
+  };
+  EXPECT_NE(points("4.13.1").find(",6.0 "), std::string::npos) << points("4.13.1");
+  EXPECT_TRUE(points("4.13.1").ends_with(",121.6\"")) << points("4.13.1");
+  EXPECT_NE(points("4.13.2").find(",142.0 "), std::string::npos) << points("4.13.2");
+  EXPECT_TRUE(points("4.13.2").ends_with(",26.4\"")) << points("4.13.2");
+  EXPECT_EQ(browser.Execute("return [...document.querySelectorAll('#adoption-chart line.brake title')].map((t) => t.textContent).join();"),
+            "\"AutomaticallyBlocked_4_13_1_to_4_13_2\"");
+  Screenshot(browser, "6-adoption.png");
 }
 
 }  // namespace

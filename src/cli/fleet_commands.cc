@@ -27,7 +27,7 @@ using fleet::SimulationSpec;
 struct FleetFlags {
   std::string service, releases, graph_data, start, time_scale = "1000", epoch, days = "14", clusters = "10000", seed = "1";
   std::string channel, arch = "amd64", start_versions, auto_share = "100%", delay = "0", duration = "1h", brakes = "true";
-  std::string out, probe_every = "1m", parallel = "32", polls = "needed";
+  std::string out, probe_every = "1m", parallel = "32", polls = "needed", brakes_url;
   std::vector<std::string> failures, serve_args;
 };
 
@@ -48,6 +48,8 @@ Result<SimulationSpec> Parse(const FleetFlags& f, fleet::PollMode& polls) {
   SimulationSpec s;
   s.service_url = f.service;
   while (!s.service_url.empty() && s.service_url.back() == '/') s.service_url.pop_back();
+  s.brakes_url = f.brakes_url;
+  while (!s.brakes_url.empty() && s.brakes_url.back() == '/') s.brakes_url.pop_back();
   s.releases = f.releases;
   s.graph_data = f.graph_data;
   s.serve_args = f.serve_args;
@@ -189,6 +191,8 @@ void RegisterFleetCommands(CLI::App& app, int& exit_code) {
   sim->add_option("--graph-data", f->graph_data, "... and this graph-data directory")->type_name("DIR");
   sim->add_option("--start", f->start, "Simulated time at the start (RFC 3339; default: now, to the minute)")->type_name("TIME");
   sim->add_option("--time-scale", f->time_scale, "Simulated seconds per real second")->capture_default_str();
+  sim->add_option("--brakes-url", f->brakes_url, "With --service as a policy engine: its graph builder's {prefix} URL, where brakes are listed")
+      ->type_name("URL");
   sim->add_option("--epoch", f->epoch, "With --service: the real Unix time at which its clock read --start")->type_name("SECONDS");
   sim->add_option("--days", f->days, "Simulated days to run")->capture_default_str();
   sim->add_option("--clusters", f->clusters, "Clusters in the fleet (up to 10,000,000)")->capture_default_str();
@@ -206,7 +210,8 @@ void RegisterFleetCommands(CLI::App& app, int& exit_code) {
   sim->add_option("--out", f->out, "Output directory (versions.csv, adoption.csv, adoption.svg, summary.json, service/)")->required();
   sim->add_option("--probe-every", f->probe_every, "Simulated time between probes of the channel's answer")->capture_default_str();
   sim->add_option("--parallel", f->parallel, "Graph requests in flight at once (reports: four times as many)")->capture_default_str();
-  sim->add_option("--polls", f->polls, "needed: only polls whose answer can change anything; all: every poll (load)")
+  sim->add_option("--polls", f->polls, "needed: only polls whose answer can change anything; all: every poll (load, and "
+                  "what a --service with the default report checks needs: clusters that polled 3 times over 30 minutes)")
       ->capture_default_str();
   sim->callback([f, &exit_code] {
     bool flag_error = false;

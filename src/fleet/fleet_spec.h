@@ -59,6 +59,9 @@ struct SimulationSpec {
   // The service: a running one at `service_url` ({prefix} base, e.g.
   // http://127.0.0.1:8081/api/upgrades_info), or one started from releases + graph-data.
   std::string service_url;
+  // Where the brakes are listed (GET {prefix}/v1/brakes): the graph builder behind a
+  // policy engine; empty: the service.
+  std::string brakes_url;
   std::string releases, graph_data;
   std::vector<std::string> serve_args;  // passed through to `cincinnati serve`
   bool brakes = true;

@@ -246,7 +246,8 @@ Status Simulation::Finish(FleetResults& out) {
     next_sample_ = end_;
     SampleUntil(spec_.seconds);
   }
-  auto brakes = http::Get(base_url_ + "/v1/brakes", {.headers = {"Accept: application/json"}, .timeout = std::chrono::seconds(30)});
+  const std::string brakes_base = spec_.brakes_url.empty() ? base_url_ : spec_.brakes_url;
+  auto brakes = http::Get(brakes_base + "/v1/brakes", {.headers = {"Accept: application/json"}, .timeout = std::chrono::seconds(30)});
   if (brakes.status == 200) {
     CINCINNATI_ASSIGN_OR_RETURN(std::vector<ServiceBrake> list, ParseBrakes(brakes.body));
     for (EdgeResult& e : results_.edges) {
@@ -255,7 +256,8 @@ Status Simulation::Finish(FleetResults& out) {
       }
     }
   } else {
-    Note(fmt::format("GET {}/v1/brakes: HTTP {} (the service keeps no reports?)", base_url_, brakes.status));
+    Note(fmt::format("GET {}/v1/brakes: HTTP {} (the service keeps no reports? behind a policy engine, give --brakes-url)",
+                     brakes_base, brakes.status));
   }
   results_.reports_unsent = reports_.size() - free_reports_.size();  // still waiting for a retry
   results_.connections = http_->connections_opened();

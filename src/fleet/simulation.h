@@ -19,7 +19,10 @@
 // version has appeared for it, its answer is the probe's, byte for byte, and the poll is
 // answered from the probe's digest, unless the cluster would start an update at once
 // (the poll right before starting is always sent; it is also what the service's report
-// check needs). `PollMode::kAll` sends every poll, for load.
+// check needs). `PollMode::kAll` polls as an agent does: every cluster every interval,
+// whatever it is doing (waiting for its admin, updating, failed), each poll sent; that
+// is the load of a real fleet, and what a service with its default report checks (3
+// polls over 30 minutes at `from`) needs to accept the clusters' reports.
 //
 // On an answer that recommends an update (its `edges` from the cluster's node; the
 // newest target), an auto-updating cluster waits its admin delay, polls again (if the

@@ -85,6 +85,15 @@ void Simulation::DispatchPoll(uint32_t c, uint32_t t) {
   Cluster& cl = clusters_[c];
   if (cl.poll_due != t) return;  // a later poll replaced this one, or it was sent already
   cl.poll_due = kNever;
+  if (polls_ == PollMode::kAll) {
+    // As an agent: every interval, whatever it is doing (the answer matters only when idle).
+    SchedulePoll(c, t + 1);
+    if (cl.phase != Phase::kFresh && cl.phase != Phase::kIdle) {
+      ++results_.polls;
+      Send(FleetRequest{.url = GraphUrl(c)}, Pending{.kind = Kind::kPoll, .who = c, .t = t, .version = cl.version});
+      return;
+    }
+  }
   if (cl.phase != Phase::kFresh && cl.phase != Phase::kIdle) return;
   const uint16_t local = idless_ ? idless_->NewestFrom(cl.version) : kNoVersion;
   const bool ask = polls_ == PollMode::kAll ||

@@ -44,7 +44,7 @@ std::string ComponentList(const std::map<std::string, int64_t>& components) {
   for (const auto& [name, count] : components) sorted.push_back({-count, name.empty() ? "unknown" : name});
   std::sort(sorted.begin(), sorted.end());
   std::string out;
-  for (const auto& [count, name] : sorted) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, -count);
+  for (const auto& [count, name] : sorted) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", name, -count);
   return out;
 }
 

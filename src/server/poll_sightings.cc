@@ -164,4 +164,29 @@ size_t PollSightings::size() const {
   return n;
 }
 
+std::vector<std::pair<std::string, uint64_t>> PollSightings::CountByVersion(int64_t now, int64_t window) const {
+  // Few versions are live at once: a short list searched in place beats a map here.
+  // Versions are whatever clients sent: past kMaxVersions, the rest count as "other".
+  constexpr size_t kMaxVersions = 256;
+  std::vector<std::pair<std::string, uint64_t>> counts;
+  uint64_t other = 0;
+  for (const Shard& shard : shards_) {
+    std::lock_guard lock(shard.mu);
+    for (const auto& [key, entry] : shard.entries) {
+      const Seen& latest = entry.seen[0];
+      if (latest.polls == 0 || latest.last < now - window || latest.last > now) continue;
+      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == latest.version; });
+      if (it != counts.end()) {
+        ++it->second;
+      } else if (counts.size() < kMaxVersions) {
+        counts.emplace_back(latest.version, 1);
+      } else {
+        ++other;
+      }
+    }
+  }
+  if (other > 0) counts.emplace_back("other", other);
+  return counts;
+}
+
 }  // namespace cincinnati::server

@@ -23,6 +23,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace cincinnati::server {
 
@@ -38,6 +40,9 @@ class PollSightings {
   // Counts a report from `id` against its daily allowance; false when it is used up (or
   // the id is unknown).
   bool ChargeReport(std::string_view id, int64_t now, int per_day);
+  // Ids whose last poll was within `window` seconds before `now`, by the version they
+  // last polled at (adoption_history.h). Holds each shard's lock for one pass over its ids.
+  std::vector<std::pair<std::string, uint64_t>> CountByVersion(int64_t now, int64_t window) const;
   size_t size() const;
 
  private:

@@ -34,6 +34,7 @@
 #include "env/clock.h"
 #include "http_server/http_types.h"
 #include "http_server/metrics.h"
+#include "server/adoption_history.h"
 #include "server/poll_sightings.h"
 
 namespace cincinnati::server {
@@ -66,8 +67,11 @@ class ReportIntake {
   ReportIntake(std::shared_ptr<ReportSink> sink, ReportIntakeOptions options, env::Clock& clock,
                http_server::Registry& metrics);
 
-  // Every graph request with an id and a version (the policy engine's hot path).
+  // Every graph request with an id and a version (the policy engine's hot path); takes
+  // an adoption sample when one is due.
   void SawPoll(std::string_view id, std::string_view version);
+  // The clusters seen polling, by version, over time (adoption_history.h).
+  std::string AdoptionJson() const { return adoption_.Json(); }
   // Whether from -> to is an edge the service serves (unset: every edge is).
   void SetEdgeCheck(std::function<bool(std::string_view from, std::string_view to)> check) { edge_check_ = std::move(check); }
   // POST {prefix}/v1/reports; `respond` is called once.
@@ -84,6 +88,7 @@ class ReportIntake {
   ReportIntakeOptions options_;
   env::Clock& clock_;
   PollSightings sightings_;
+  AdoptionHistory adoption_;
   Counter& accepted_;
   Family<Counter>& refused_;
   std::mutex bucket_mu_;

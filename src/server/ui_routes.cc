@@ -16,6 +16,7 @@
 #include "server/policy_engine_pool.h"
 #include "http_server/query.h"
 #include "server/http_names.h"
+#include "server/report_intake.h"
 #include "server/responses.h"
 #include "ui/graph_render.h"
 #include "ui/web_page.h"
@@ -85,6 +86,11 @@ std::optional<Response> PolicyEngineService::ServeUi(const Request& request) {
   }
   const std::string what = request.path.substr(prefix.size() + 7);
   if (what == "channels") return Response::Text(200, ChannelsJson(*full), "application/json");
+  if (what == "adoption") {
+    // Clusters are seen only where reports are taken (the sightings are theirs).
+    return Response::Text(200, options_.reports ? options_.reports->AdoptionJson() : R"({"samples":[],"off":"reports are off"})",
+                          "application/json");
+  }
 
   const std::string channel = Param(*params, "channel", "");
   const std::string arch = Param(*params, "arch", "amd64");

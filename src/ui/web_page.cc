@@ -27,6 +27,7 @@ main{display:flex;height:calc(100vh - 52px)}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ee;padding:3px;text-align:left}
 .bar{background:#e3e6ee;height:8px;width:100px;display:inline-block}.bar i{display:block;height:8px;background:#2b8a3e}
 .muted{color:#667}.error{color:#c23030}
+#adoption-legend span{display:inline-block;margin-right:10px}#adoption-legend i{display:inline-block;width:10px;height:10px;margin-right:3px}
 </style></head>
 <body>
 <header><h1>Update graph</h1>
@@ -50,6 +51,7 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ee;
 <button id="path-button">Path</button> <button id="explain-button">Why (not)?</button></div>
 <div id="path-result"></div><div id="explain-result"></div>
 <h2>Phased rollouts</h2><div id="rollouts" class="muted">none</div>
+<h2>Adoption</h2><div id="adoption" class="muted">none</div>
 </div></main>
 <script>
 )HTML";
@@ -115,6 +117,7 @@ async function loadView() {
     showRisks();
     $('path-result').innerHTML = $('explain-result').innerHTML = '';
     await loadRollouts();
+    await loadAdoption();
   } catch (e) {
     $('status').innerHTML = '<span class="error">' + esc(e.message) + '</span>';
   }
@@ -185,6 +188,62 @@ async function loadRollouts() {
       '<tr><td>' + esc(w.from + ' → ' + w.to) + '</td><td><span class="bar"><i style="width:' + (w.share * 100).toFixed(0) +
       'px"></i></span> ' + (w.share * 100).toFixed(1) + '%</td><td>' + esc(w.completeAt) + '</td></tr>').join('') + '</table>';
 }
+// Clusters seen polling at each of this channel's versions over time (reports on), the
+// other versions summed; a dashed line where a brake was put on.
+const COLORS = ['#4a6fa5', '#2b8a3e', '#d9822b', '#7048e8', '#0b7285', '#e64980', '#5c940d', '#868e96'];
+async function loadAdoption() {
+  const a = await getJson('/v1/ui/adoption');
+  const box = $('adoption');
+  if (!a.samples.length) {
+    box.className = 'muted';
+    box.textContent = a.off ? 'no clusters seen: ' + a.off : 'no cluster has polled with an id yet';
+    return;
+  }
+  const inView = new Set(view.nodes.map((n) => n.version.replace(/[+].*/, '')));
+  const series = new Map();
+  a.samples.forEach((s, i) => {
+    for (const [v, n] of Object.entries(s.clusters)) {
+      const name = inView.has(v) ? v : 'other';
+      if (!series.has(name)) series.set(name, new Array(a.samples.length).fill(0));
+      series.get(name)[i] += n;
+    }
+  });
+  const names = [...series.keys()].sort((x, y) => (x === 'other') - (y === 'other') ||
+      x.localeCompare(y, undefined, {numeric: true}));
+  const times = a.samples.map((s) => Date.parse(s.time));
+  const t0 = times[0], t1 = Math.max(times[times.length - 1], t0 + 1);
+  const top = Math.max(1, ...[...series.values()].flat());
+  const W = 350, H = 160, L = 36, B = 18;
+  const x = (t) => L + (t - t0) / (t1 - t0) * (W - L - 4), y = (n) => H - B - n / top * (H - B - 6);
+  let svg = '<svg id="adoption-chart" width="' + W + '" height="' + H + '" role="img">' +
+      '<line x1="' + L + '" y1="' + (H - B) + '" x2="' + W + '" y2="' + (H - B) + '" stroke="#99a"/>' +
+      '<line x1="' + L + '" y1="4" x2="' + L + '" y2="' + (H - B) + '" stroke="#99a"/>' +
+      '<text x="' + (L - 4) + '" y="12" font-size="10" text-anchor="end">' + top + '</text>' +
+      '<text x="' + (L - 4) + '" y="' + (H - B) + '" font-size="10" text-anchor="end">0</text>' +
+      '<text x="' + L + '" y="' + (H - 4) + '" font-size="10">' + esc(a.samples[0].time) + '</text>' +
+      '<text x="' + W + '" y="' + (H - 4) + '" font-size="10" text-anchor="end">' + esc(a.samples[a.samples.length - 1].time) + '</text>';
+  for (const c of view.conditionalEdges || []) {
+    for (const r of c.risks) {
+      const at = /^AutomaticallyBlocked_/.test(r.name) && /Automatically blocked at (\S+):/.exec(r.message || '');
+      const t = at ? Date.parse(at[1]) : NaN;
+      if (t >= t0 && t <= t1) {
+        svg += '<line class="brake" x1="' + x(t) + '" y1="4" x2="' + x(t) + '" y2="' + (H - B) +
+            '" stroke="#c23030" stroke-dasharray="4,3"><title>' + esc(r.name) + '</title></line>';
+      }
+    }
+  }
+  names.forEach((name, k) => {
+    const points = series.get(name).map((n, i) => x(times[i]).toFixed(1) + ',' + y(n).toFixed(1)).join(' ');
+    svg += '<polyline data-version="' + esc(name) + '" fill="none" stroke-width="2" stroke="' + COLORS[k % COLORS.length] +
+        '" points="' + points + '"/>';
+  });
+  box.className = '';
+  box.innerHTML = svg + '</svg><div id="adoption-legend">' + names.map((name, k) => '<span data-version="' + esc(name) +
+      '"><i style="background:' + COLORS[k % COLORS.length] + '"></i>' + esc(name) + ': ' +
+      series.get(name)[a.samples.length - 1] + '</span>').join('') + '</div><div class="muted">clusters by the version they last ' +
+      'polled at, a sample every ' + Math.round(a.periodSeconds / 60) + ' min</div>';
+}
+setInterval(() => { if (view) loadAdoption().catch(() => {}); }, 30000);
 $('channel').addEventListener('change', loadView);
 $('arch').addEventListener('change', loadView);
 $('blocked').addEventListener('change', loadView);
