@@ -4,6 +4,9 @@
 
 #include "gunzip.h"
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
 #include <cstdio>
 #include <algorithm>
 #include <chrono>
@@ -16,6 +19,7 @@
 #include "agent/promql.h"
 #include "agent/update_retriever.h"
 #include "builder/edge_add_remove.h"
+#include "core/answer_signature.h"
 #include "core/diagnostics.h"
 #include "core/graph_check.h"
 #include "core/graph_json.h"
@@ -376,6 +380,54 @@ int UpdateReportDocument(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// A signed answer (issue 32): the header's first line, the body the rest. Checking any
+// header against any body is total and says why; what is signed for these bytes
+// verifies, and a byte changed does not.
+const SigningKey& FuzzKey() {
+  static const std::shared_ptr<const SigningKey> key = [] {
+    const unsigned char seed[32] = {7};  // a fixed key: runs replay alike
+    EVP_PKEY* pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed, sizeof seed);
+    BIO* bio = BIO_new(BIO_s_mem());
+    PEM_write_bio_PrivateKey(bio, pkey, nullptr, nullptr, 0, nullptr, nullptr);
+    char* pem = nullptr;
+    const long n = BIO_get_mem_data(bio, &pem);
+    auto made = SigningKey::FromPem(std::string_view(pem, static_cast<size_t>(n)));
+    BIO_free(bio);
+    EVP_PKEY_free(pkey);
+    if (!made.ok()) std::abort();
+    return *made;
+  }();
+  return *key;
+}
+
+int AnswerSignature(const uint8_t* data, size_t size) {
+  const std::string_view text = Text(data, size);
+  const size_t newline = text.find('\n');
+  const std::string header(text.substr(0, newline));
+  const std::string_view body = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
+  static const TrustedKeys trusted = [] {
+    TrustedKeys t;
+    auto pub = PublicKey::FromPem(FuzzKey().PublicPem());
+    if (!pub.ok()) std::abort();
+    t.Add(*pub);
+    return t;
+  }();
+  const SignatureCheck any = CheckAnswerSignature(&header, body, "stable-4.13", "amd64", trusted, 1000, 5);
+  FUZZ_CHECK(any.verdict == SignatureVerdict::kAccepted || !any.message.empty(), "a refusal says why");
+  static const std::shared_ptr<const SigningKey> key(std::shared_ptr<const SigningKey>{}, &FuzzKey());
+  auto made = SignAnswer({key}, {7, 900, 2000}, "stable-4.13", "amd64", body);
+  FUZZ_CHECK(made.ok(), "any body can be signed");
+  FUZZ_CHECK(CheckAnswerSignature(&*made, body, "stable-4.13", "amd64", trusted, 1000, 7).verdict == SignatureVerdict::kAccepted,
+             "a signature verifies over the bytes it was made for");
+  if (!body.empty()) {
+    std::string changed(body);
+    changed[changed.size() / 2] ^= 1;
+    FUZZ_CHECK(CheckAnswerSignature(&*made, changed, "stable-4.13", "amd64", trusted, 1000, 7).verdict == SignatureVerdict::kInvalid,
+               "a changed byte does not verify");
+  }
+  return 0;
+}
+
 constexpr NamedEntry kEntries[] = {
     {"semver", SemVer},
     {"graph_json", GraphJson},
@@ -396,6 +448,7 @@ constexpr NamedEntry kEntries[] = {
     {"operator_answers", OperatorAnswers},
     {"pieced_document", PiecedDocumentEntry},
     {"update_report", UpdateReportDocument},
+    {"answer_signature", AnswerSignature},
 };
 
 }  // namespace

@@ -277,7 +277,8 @@ TEST_F(UpdateTest, KillNineAtAnyStepResumesWithoutRepeatingARollout) {
     // lands during a hand-over, the new one it started too.
     agent->Kill();
     KillAgentsOn((state_ / "agent").string());
-    agent = StartAgent({}, port);
+    // Killed during a hand-over, the restarted agent hands over again at once.
+    agent = StartAgent({}, port, /*hands_over=*/true);
     JsonValue cv;
     ASSERT_TRUE(WaitFor([&] {
       cv = Cv(*agent);

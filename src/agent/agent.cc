@@ -123,6 +123,10 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Cloc
   RetrieverSettings settings;
   settings.poll_interval = options_.poll_interval;
   settings.kept = options_.kept;
+  if (options_.answer_keys) {
+    trust_ = std::make_unique<AnswerTrust>(*store_, *options_.answer_keys, options_.require_answer_signature, &storage_);
+    settings.trust = trust_.get();
+  }
   retriever_ = std::make_unique<UpdateRetriever>(
       *fetcher_, [this](const std::vector<MatchingRule>& rules) { return MatchRules(rules, *promql_cache_); }, clock_,
       settings);
@@ -158,6 +162,7 @@ Result<Release> Agent::RunningRelease(const ClusterVersion& cv) {
 // The stored ClusterVersion and update progress. Parts whose content cannot be read are
 // salvaged or set aside, never a reason not to start; what was dropped is logged.
 Status Agent::LoadState() {
+  if (trust_) CINCINNATI_RETURN_IF_ERROR(trust_->Load());
   if (Status loaded = runner_->Load(); !loaded.ok()) {
     if (!ContentError(loaded)) return loaded;
     CINCINNATI_ASSIGN_OR_RETURN(std::string aside, store_->SetAside("agentstate", "update"));
@@ -175,7 +180,7 @@ Status Agent::LoadState() {
       if (const JsonValue* s = annotations ? annotations->Find(kLoopStateAnnotation) : nullptr) {
         state_ = ParseLoopState(s->text());
       }
-      retriever_->Seed(cv_.status.conditional_updates);
+      retriever_->Seed(cv_.status.available_updates, cv_.status.conditional_updates);
       return Status::OK();
     }
     stored = read.status();
@@ -201,7 +206,7 @@ Status Agent::LoadState() {
       cv_.status.history.push_back({"Completed", now, now, cv_.status.desired.version, cv_.status.desired.image, false, ""});
     }
   }
-  retriever_->Seed(cv_.status.conditional_updates);
+  retriever_->Seed(cv_.status.available_updates, cv_.status.conditional_updates);
   return Status::OK();
 }
 

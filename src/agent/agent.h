@@ -31,6 +31,10 @@
 // retrieval loop, which sends what is due after each retrieval pass. A report that
 // cannot be queued (a full disk) holds nothing back: it is queued at a later pass.
 //
+// Signed answers (issue 32), when options.answer_keys is set: the retriever checks each
+// answer's signature (answer_trust.h) before reading it; the newest graph generation
+// taken is kept in the store, read back when the agent opens.
+//
 // Opening never fails for a state file that cannot be read: a ClusterVersion is
 // salvaged part by part (state_salvage.h), an update progress that cannot be read is
 // set aside and the update starts over (every step is idempotent), and what was
@@ -48,9 +52,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 
+#include "agent/answer_trust.h"
 #include "agent/cluster_version.h"
 #include "agent/component_objects.h"
 #include "agent/installed_release.h"
@@ -84,6 +90,10 @@ struct AgentOptions {
   std::chrono::milliseconds fetch_timeout = kDefaultFetchTimeout;  // one graph request
   size_t max_answer_bytes = kDefaultMaxAnswerBytes;                 // one graph answer
   KeptLimits kept;                      // what is kept of an answer
+  // Signed answers (answer_trust.h): the trusted keys (--upstream.public-keys; nullopt:
+  // answers are not checked at all) and whether an unsigned answer is refused.
+  std::optional<TrustedKeys> answer_keys;
+  bool require_answer_signature = false;
   UpdateOptions update;                 // steps 6-11: verification, registry, timeouts
   ReportOutboxOptions reports;          // url empty: no report is queued or sent
   // Called on the update loop's thread once the agent's own manifests of a new release
@@ -162,6 +172,7 @@ class Agent {
   std::unique_ptr<PrometheusEvaluator> prometheus_;
   std::unique_ptr<CachedRuleEvaluator> promql_cache_;
   std::unique_ptr<HttpGraphFetcher> fetcher_;
+  std::unique_ptr<AnswerTrust> trust_;          // nullptr: answers are not checked
   std::unique_ptr<UpdateRetriever> retriever_;  // the retrieval loop only
   std::unique_ptr<ComponentObjects> components_;
   std::unique_ptr<UpdateRunner> runner_;        // the update loop only

@@ -81,6 +81,28 @@ std::string Agent::Metrics() {
   dropped.With({"rejected"}).Increment(static_cast<double>(reports.rejected));
   dropped.With({"expired"}).Increment(static_cast<double>(reports.expired));
   dropped.With({"invalid"}).Increment(static_cast<double>(reports.invalid));
+  if (trust_) {
+    auto& signatures = registry.AddCounter(
+        "cincinnati_agent_answer_signatures_total",
+        "Graph answers checked for their signature (--upstream.public-keys), by result: accepted, unsigned (used, "
+        "--upstream.require-signature being off) or the reason of the refusal (SignatureMissing, SignatureMalformed, "
+        "SignatureUnknownKey, SignatureInvalid, SignatureExpired, SignatureRolledBack).",
+        {"result"});
+    // Every result from the start, so that a first refusal is an increase, not a new series.
+    signatures.With({"accepted"});
+    signatures.With({std::string(kUnsignedAnswer)});
+    for (SignatureVerdict v : {SignatureVerdict::kMissing, SignatureVerdict::kMalformed, SignatureVerdict::kUnknownKey,
+                               SignatureVerdict::kInvalid, SignatureVerdict::kExpired, SignatureVerdict::kRolledBack}) {
+      signatures.With({std::string(SignatureReason(v))});
+    }
+    for (const auto& [result, n] : trust_->Counts()) signatures.With({result}).Increment(static_cast<double>(n));
+    registry
+        .AddGauge("cincinnati_agent_answer_generation",
+                  "The newest graph generation of a signed answer the agent took; an older answer is refused "
+                  "(SignatureRolledBack).")
+        .Get()
+        .Set(static_cast<double>(trust_->newest_generation()));
+  }
   if (const UpdateRunner::Snapshot update = runner_->snapshot(); update.applied + update.pending > 0) {
     payload.With({update.progress.version, "applied"}).Set(static_cast<double>(update.applied));
     payload.With({update.progress.version, "pending"}).Set(static_cast<double>(update.pending));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/strings.h"
 #include "graph-data/time_format.h"
@@ -56,18 +57,27 @@ GraphAnswer HttpGraphFetcher::Fetch(const std::string& url) {
                            ? std::to_string(result.status)
                            : fmt::format("{} {}", result.status, std::string_view(phrase.data(), phrase.size()));
   answer.body = std::move(result.body);
+  if (const std::string* signature = result.Header(kSignatureHeader)) answer.signature = *signature;
   return answer;
 }
 
 UpdateRetriever::UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, env::Clock& clock, RetrieverSettings settings)
     : fetcher_(fetcher), match_(std::move(match)), clock_(clock), settings_(settings) {}
 
-void UpdateRetriever::Seed(const std::vector<ConditionalUpdateStatus>& previous) {
+void UpdateRetriever::Seed(const std::vector<Release>& available, const std::vector<ConditionalUpdateStatus>& previous) {
+  std::set<std::string> conditional_images;
   for (const auto& update : previous) {
+    conditional_images.insert(update.release.image);
+    lists_.updates.conditional.push_back({update.release, update.risks});
     for (const auto& condition : update.conditions) {
       if (condition.type == "Recommended") recommended_by_image_[update.release.image] = condition;
     }
   }
+  // availableUpdates also lists the conditional updates that were recommended (Evaluate).
+  for (const auto& release : available) {
+    if (!conditional_images.count(release.image)) lists_.updates.recommended.push_back(release);
+  }
+  lists_.present = !available.empty() || !previous.empty();
 }
 
 bool UpdateRetriever::ConfigChanged(const GraphRequestInputs& in) const {
@@ -129,11 +139,22 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
   if (answer.status != 200) {
     return fail({std::string(reason::kResponseFailed), "unexpected HTTP status: " + answer.status_line}, true);
   }
+  // The signature is checked on the bytes as received, before anything reads them. A
+  // refused answer changes nothing but the condition (update_retriever.h).
+  AnswerTrust::Outcome trusted;
+  if (settings_.trust) {
+    trusted = settings_.trust->Check(answer.signature ? &*answer.signature : nullptr, answer.body, inputs.channel,
+                                     inputs.arch, std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count());
+    if (trusted.refusal) {
+      return set_retrieved("False", trusted.refusal->reason, "Unable to retrieve available updates: " + trusted.refusal->message);
+    }
+  }
   auto graph = ParseUpdateGraph(answer.body);
   if (!graph.ok()) return fail({std::string(reason::kResponseInvalid), graph.status().message()}, true);
   UpdatesOrFailure updates = ComputeAvailableUpdates(*graph, {request.version, desired_multi, current_multi}, inputs.channel,
                                                     settings_.kept);
   if (!updates.ok()) return fail(updates.failure, true);
+  if (settings_.trust) settings_.trust->Taken(trusted);  // durable before the lists are shown
   lists_.updates = std::move(updates.updates);
   lists_.present = true;
   last_sync_or_change_ = now;

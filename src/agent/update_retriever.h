@@ -8,7 +8,11 @@
 // current version changed, or 24 h after the last success or change (a failure then
 // clears the lists); otherwise once the poll interval has passed since the last
 // attempt (a RemoteFailed, ResponseFailed or ResponseInvalid failure then keeps the
-// lists retrieved before, shown with RetrievedUpdates=False). Between fetches it only
+// lists retrieved before, shown with RetrievedUpdates=False). With an AnswerTrust
+// (answer_trust.h), an answer is checked for its signature before it is read; a refused
+// one (SignatureInvalid, ...) never changes the lists: they stay those of the last
+// answer taken, whatever changed since (an answer that cannot be trusted cannot say
+// there is nothing to offer either), across restarts too (Seed). Between fetches it only
 // re-evaluates risks. Conditional updates whose Recommended is True join
 // availableUpdates; both lists are newest first. A Recommended condition keeps its
 // lastTransitionTime while its status does not change (by image).
@@ -25,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/answer_trust.h"
 #include "agent/graph_client_names.h"
 #include "agent/risks.h"
 #include "config_api/cluster_version.h"
@@ -50,7 +55,8 @@ struct GraphAnswer {
   long status = 0;          // 0: no answer (transport error in `error`)
   std::string status_line;  // e.g. "500 Internal Server Error"
   std::string error;
-  std::string body;
+  std::string body;                     // as received, after content decoding (gzip)
+  std::optional<std::string> signature;  // the Cincinnati-Signature header, when present
   bool too_large = false;   // the answer was longer than the fetcher reads (an error too)
 };
 class GraphFetcher {
@@ -86,6 +92,7 @@ struct RetrieverSettings {
   std::chrono::milliseconds poll_interval{std::chrono::minutes(3)};
   std::chrono::milliseconds max_age{std::chrono::hours(24)};
   KeptLimits kept;  // what is kept of an answer (over them: ResponseInvalid)
+  AnswerTrust* trust = nullptr;  // outlives the retriever; nullptr: signatures are not checked
 };
 
 class UpdateRetriever {
@@ -93,9 +100,11 @@ class UpdateRetriever {
   // `clock` (outliving the retriever) times polls and dates conditions.
   UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, env::Clock& clock, RetrieverSettings settings = {});
 
-  // Seeds Recommended conditions from a persisted status, so that their
-  // lastTransitionTime survives a restart.
-  void Seed(const std::vector<ConditionalUpdateStatus>& previous);
+  // Seeds the lists and the Recommended conditions from a persisted status, so that
+  // their lastTransitionTime survives a restart, and so do the lists when the first
+  // answer after it is refused for its signature (any other failure of that first fetch
+  // drops them, as before).
+  void Seed(const std::vector<Release>& available, const std::vector<ConditionalUpdateStatus>& previous);
 
   RetrievedUpdates Run(const GraphRequestInputs& inputs, bool desired_multi = false, bool current_multi = false);
 

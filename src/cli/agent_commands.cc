@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "core/strings.h"
 #include "env/file_system.h"
+#include "env/key_files.h"
 #include "kube/api_access.h"
 #include "kube/status_document.h"
 #include "http_server/http_server.h"
@@ -42,6 +43,8 @@ struct AgentArgs {
   double fetch_timeout_seconds = 300;
   size_t max_answer_bytes = agent::kDefaultMaxAnswerBytes;
   std::string reports_url;
+  std::string upstream_public_keys;
+  bool require_signature = false;
   double degraded_grace_seconds = 600, reports_max_age_seconds = 7 * 24 * 3600;
   std::string address = "127.0.0.1", token_file, ports_file;
   uint16_t port = 9099;
@@ -126,6 +129,27 @@ Status HandOverTo(const std::string& binary, std::vector<std::string> args, cons
                                      std::strerror(errno)));
 }
 
+// Signed answers (issue 32): the keys the update service's answers are checked with.
+Status SetAnswerSignatures(const AgentArgs& a, agent::AgentOptions& options) {
+  if (a.upstream_public_keys.empty()) {
+    if (!a.require_signature) return Status::OK();  // nothing is checked
+    return Status::InvalidArgument("--upstream.require-signature needs --upstream.public-keys DIR, the keys the "
+                                   "update service's answers must be signed by");
+  }
+  auto keys = env::LoadTrustedKeys(a.upstream_public_keys);
+  if (!keys.ok()) return keys.status().WithContext("--upstream.public-keys");
+  if (keys->size() == 0) {
+    return Status::InvalidArgument(fmt::format("--upstream.public-keys {}: no *.pem public key in it, so no signed "
+                                               "answer could be accepted",
+                                               a.upstream_public_keys));
+  }
+  spdlog::info("the update service's answers are checked against {} trusted key(s) of {}; unsigned answers are {}",
+               keys->size(), a.upstream_public_keys, a.require_signature ? "refused" : "used");
+  options.answer_keys = std::move(keys).value();
+  options.require_answer_signature = a.require_signature;
+  return Status::OK();
+}
+
 Status RunAgent(const AgentArgs& a) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
   spdlog::set_level(a.verbosity <= 0 ? spdlog::level::info : spdlog::level::debug);
@@ -159,6 +183,7 @@ Status RunAgent(const AgentArgs& a) {
     return Status::InvalidArgument("--upstream.max_answer_bytes must be between 1024 and 1073741824");
   }
   options.max_answer_bytes = a.max_answer_bytes;
+  CINCINNATI_RETURN_IF_ERROR(SetAnswerSignatures(a, options));
   if (!a.reports_url.empty() && a.reports_url.rfind("http://", 0) != 0 && a.reports_url.rfind("https://", 0) != 0) {
     return Status::InvalidArgument("--reports.url must be an http:// or https:// URL");
   }
@@ -355,6 +380,16 @@ void RegisterAgentCommands(CLI::App& app, int& exit_code) {
                   "Largest graph answer read; reading one takes up to 13 bytes of memory per byte of it")
       ->type_name("BYTES")
       ->capture_default_str();
+  cmd->add_option("--upstream.public-keys", a->upstream_public_keys,
+                  "Check the update service's signed answers (the Cincinnati-Signature header) against every *.pem "
+                  "Ed25519 public key in this directory: an answer signed by no trusted key, for other bytes, channel "
+                  "or arch, expired, or of an older graph generation than one already taken is refused "
+                  "(RetrievedUpdates=False, reason Signature...) and the updates shown stay as they were. Off by "
+                  "default: nothing is checked")
+      ->type_name("DIR");
+  cmd->add_flag("--upstream.require-signature", a->require_signature,
+                "Refuse unsigned answers too (SignatureMissing); without it an unsigned answer is used as before. "
+                "Needs --upstream.public-keys");
   cmd->add_option("--reports.url", a->reports_url,
                   "POST one report per update attempt to this endpoint of the update service (e.g. "
                   "http://127.0.0.1:8081/api/upgrades_info/v1/reports), once the attempt ends: completed, refused, or "

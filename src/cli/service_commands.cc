@@ -17,6 +17,7 @@
 #include "cli/plugins.h"
 #include "cli/service_flags.h"
 #include "cli/service_reports.h"
+#include "cli/service_signing.h"
 #include "cli/settings.h"
 #include "core/metadata_keys.h"
 #include "env/clock.h"
@@ -334,6 +335,7 @@ Status Run(Invocation& inv) {
       std::unique_ptr<ReportParts> reports,
       SetUpReports(s, inv.role != Role::kPolicyEngine, !gb, prefix, fmt::format("http://{}:{}{}", address, port, prefix),
                    s.String("upstream.cincinnati.url", "http://localhost:8080/graph"), *clock));
+  CINCINNATI_ASSIGN_OR_RETURN(SigningParts signing, SetUpSigning(s, inv.role, *clock));
   std::unique_ptr<GraphBuilderService> builder;
   if (inv.role != Role::kPolicyEngine) {
     CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, BuilderChain(s));
@@ -345,6 +347,8 @@ Status Run(Invocation& inv) {
     }
     o.mandatory_client_parameters = mandatory;
     if (gb) o.signatures_dir = signatures_dir;
+    o.generations = signing.generations;
+    if (gb) o.signer = signing.signer;  // serve's graph builder serves no clients: its policy engine signs
     CINCINNATI_ASSIGN_OR_RETURN(o.pause, Secs(s, "service.pause_secs", 300));
     if (o.pause.count() == 0) return Status::InvalidArgument("service.pause_secs must be greater than 0");
     if (s.Has("service.scrape_timeout_secs")) {
@@ -382,6 +386,7 @@ Status Run(Invocation& inv) {
       o.reports = reports->intake;
       if (reports->routes) o.extra_routes = [routes = reports->routes.get()](const http_server::Request& r) { return routes->HandleBrakes(r); };
     }
+    o.signer = signing.signer;
     engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
   }
 
@@ -441,7 +446,9 @@ Status Run(Invocation& inv) {
   }
 
   if (builder && engine) {
-    builder->Subscribe([&engine](std::shared_ptr<const server::GraphSnapshot> snapshot) { engine->SetGraph(snapshot->graph); });
+    builder->Subscribe([&engine](std::shared_ptr<const server::GraphSnapshot> snapshot) {
+      engine->SetGraph(snapshot->graph, snapshot->generation);
+    });
   }
   if (builder) builder->Start();
   if (engine) engine->StartUpstream();

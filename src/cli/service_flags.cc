@@ -114,6 +114,15 @@ std::vector<Flag> Flags(Role role) {
     };
     flags.insert(flags.end(), upstream.begin(), upstream.end());
   }
+  // Signed answers (issue 32).
+  flags.push_back({"--signing.keys", "signing.keys",
+                   "Ed25519 private keys (PEM files, comma-separated; two during a key rotation) that sign every graph answer"});
+  flags.push_back({"--signing.validity_secs", "signing.validity_secs",
+                   "Seconds a signed answer stays valid after its source last answered (default: 4 times the refresh period)"});
+  if (role != Role::kPolicyEngine) {
+    flags.push_back({"--signing.state_dir", "signing.state_dir",
+                     "Where the graph generation is kept, so that it never goes back (needed with signing.keys)"});
+  }
   for (ReportFlag& f : ReportFlags(role != Role::kPolicyEngine, role != Role::kGraphBuilder)) {
     flags.push_back({std::move(f.names), std::move(f.key), std::move(f.help)});
   }
@@ -126,6 +135,8 @@ std::string FlagType(const std::string& key) {
   if (ends("port")) return "PORT";
   if (ends("_ms")) return "MILLISECONDS";
   if (ends("_secs") || ends("keep_alive") || ends("client_timeout")) return "SECONDS";
+  if (key == "signing.keys") return "PATHS";
+  if (key == "signing.state_dir") return "DIR";
   if (ends("bytes")) return "BYTES";
   if (ends("address")) return "ADDRESS";
   if (ends(".url") || key == "graph_data_git") return "URL";

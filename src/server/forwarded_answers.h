@@ -52,6 +52,8 @@ struct ForwardedQuery {
 struct ForwardedAnswer {
   std::shared_ptr<const View> view;     // a good answer
   std::optional<ErrorDocument> error;   // the upstream's error document, or why there is no answer
+  uint64_t generation = 0;              // of the upstream's graph (its Cincinnati-Graph-Generation)
+  int64_t fetched_at = 0;               // when the upstream gave it (Unix seconds): signatures count from it
 };
 
 struct ForwardedAnswersOptions {

@@ -1,5 +1,9 @@
 #include "server/graph_builder_service.h"
 
+#include "core/sha256.h"
+#include "server/answer_signer.h"
+#include "server/graph_generation.h"
+
 #include <algorithm>
 #include <fstream>
 #include <future>
@@ -24,6 +28,10 @@ namespace cincinnati::server {
 namespace {
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 // Logs what a refresh noted that the previous one did not: a warning once while it
 // persists (a new one, however similar, is logged), a note when its wording changed
@@ -143,6 +151,7 @@ std::shared_ptr<const GraphSnapshot> GraphBuilderService::Publish(Graph graph, s
   // apart (core/graph_records.h); the in-process graph keeps them for explanations.
   GraphRecords records;
   std::string document = WriteServedGraphJson(graph, &records, options_.record_prefixes);
+  const uint64_t generation = options_.generations ? options_.generations->For(Sha256Hex(document)) : 0;
   snapshot->json = std::make_shared<const View>(std::move(document));
   snapshot->records = std::make_shared<const View>(WriteGraphRecordsJson(records));
   snapshot->graph = std::make_shared<const Graph>(std::move(graph));
@@ -150,7 +159,9 @@ std::shared_ptr<const GraphSnapshot> GraphBuilderService::Publish(Graph graph, s
   std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    snapshot->generation = ++generation_;
+    ++generation_;
+    snapshot->generation = generation != 0 ? generation : generation_;
+    snapshot->published_at = UnixNow();
     latest_ = snapshot;
     subscribers = subscribers_;
   }
@@ -282,7 +293,17 @@ Response GraphBuilderService::GraphResponse(const Request& request) {
   }
   auto snapshot = Latest();
   if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream
-  return ViewResponse(*snapshot->json, request, "application/json");
+  Response r = ViewResponse(*snapshot->json, request, "application/json");
+  r.headers[kGenerationHeader] = std::to_string(snapshot->generation);
+  if (options_.signer) {
+    auto header = options_.signer->HeaderFor(*snapshot->json, "", "", snapshot->generation, snapshot->published_at, UnixNow());
+    if (header.ok()) {
+      r.headers[kSignatureHeader] = std::move(header).value();
+    } else {
+      spdlog::error("graph builder: its graph goes unsigned: {}", header.status().message());
+    }
+  }
+  return r;
 }
 
 // Not counted with the graph's requests and errors (the reference's metrics count what

@@ -43,11 +43,15 @@
 
 namespace cincinnati::server {
 
+class AnswerSigner;
+class GraphGeneration;
+
 struct GraphSnapshot {
   std::shared_ptr<const Graph> graph;
   std::shared_ptr<const View> json;     // the graph builder's document, as the reference's
   std::shared_ptr<const View> records;  // what the builder removed (core/graph_records.h)
   uint64_t generation = 0;
+  int64_t published_at = 0;  // Unix seconds: signatures of this graph count their validity from it
   // graph-data.tar.gz as the sources left it at this refresh, read once; null if none.
   std::shared_ptr<const std::string> graph_data_tar;
 };
@@ -58,6 +62,11 @@ struct GraphBuilderOptions {
   std::optional<std::chrono::milliseconds> scrape_timeout;
   std::vector<std::string> mandatory_client_parameters;
   std::string signatures_dir;  // served on the public listener when set (signature_files.h)
+  // Numbers the graphs it publishes (graph_generation.h), sent as Cincinnati-Graph-Generation;
+  // null: 1, 2, ... from each start (nothing then checks them).
+  std::shared_ptr<GraphGeneration> generations;
+  // Signs /graph answers (answer_signer.h; channel and arch empty: the whole graph). Null: unsigned.
+  std::shared_ptr<AnswerSigner> signer;
   RecordPrefixes record_prefixes = DefaultRecordPrefixes();  // the chain's key prefixes
   // Applied to every graph the chain builds before it is published, and again by
   // Republish: the automatic brakes (reports/brake.h). Returns the edges it changed.

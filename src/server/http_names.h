@@ -11,6 +11,10 @@
 
 namespace cincinnati::server {
 
+// The number of the graph an answer comes from (graph_generation.h): a graph builder
+// sends it with every graph, a policy engine with its signed answers.
+inline constexpr char kGenerationHeader[] = "Cincinnati-Graph-Generation";
+
 using http_server::AcceptsGzip;
 using http_server::AsyncHandler;
 using http_server::Counter;

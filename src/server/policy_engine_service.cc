@@ -19,6 +19,8 @@
 #include "server/policy_engine_pool.h"
 #include "http_server/query.h"
 #include "server/http_names.h"
+#include "server/answer_signer.h"
+#include "server/graph_generation.h"
 #include "server/report_intake.h"
 #include "server/responses.h"
 #include "server/upstream_fetch.h"
@@ -89,6 +91,7 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       state_(InitialUpstreamState(options_.upstream_url.empty(), options_.upstream_kind)),
       svgs_(std::make_unique<SvgCache>()),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
+  local_generations_ = GraphGeneration::InMemory(env::RealClock());
   for (const auto& step : chain_) {
     if (auto* target = dynamic_cast<const policy::ChannelTarget*>(step.get())) channel_target_ = target;
   }
@@ -110,17 +113,24 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
 
 PolicyEngineService::~PolicyEngineService() { Stop(); }
 
-void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph) {
+int64_t PolicyEngineService::Now() const {
+  return options_.clock ? options_.clock()
+                        : std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation, int64_t fresh_as_of) {
   auto start = std::chrono::steady_clock::now();
+  if (generation == 0) generation = local_generations_->For(upstream_body_hash_);
   // Explanations read the graph builder's records; clients never get them.
   insight_graph_.store(graph);
   if (HasExplanationKeys(*graph)) graph = std::make_shared<const Graph>(StripExplanationKeys(*graph));
   auto hotfixes = std::make_shared<const policy::HotfixIndex>(*graph);
   hotfixes_.store(hotfixes->empty() ? nullptr : std::move(hotfixes));
-  auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.max_cached_queries);
+  auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.max_cached_queries, generation);
   size_t built = views->Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey));
   spdlog::info("policy engine: {} answers precomputed in {:.1f} ms", built,
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  fresh_as_of_ = fresh_as_of != 0 ? fresh_as_of : Now();
   views_.store(std::move(views));
   ready_ = true;
   // The previous graph's answers were just freed, from whichever threads built them;
@@ -212,10 +222,12 @@ void PolicyEngineService::FetchShared() {
     }
     upstream_body_hash_ = answer.body_hash;
     auto graph = std::make_shared<const Graph>(std::move(*answer.graph));
-    SetGraph(graph);  // before the state: answers are ready, whatever the records do
+    SetGraph(graph, answer.generation, Now());  // before the state: answers are ready, whatever the records do
     records_backoff_ = records_skip_ = 0;
     AttachRecords(*graph);
-  } else if (outcome == FetchOutcome::kUnchanged && records_retry_ && ServesSharedGraph(next)) {
+  }
+  if (outcome == FetchOutcome::kUnchanged && ServesSharedGraph(next)) fresh_as_of_ = Now();  // the upstream vouched again
+  if (outcome == FetchOutcome::kUnchanged && records_retry_ && ServesSharedGraph(next)) {
     // The records failed to arrive or were of the builder's next graph: asked again, less
     // and less often (they only change explanations, never an answer to a client).
     if (records_skip_ > 0) {
@@ -332,7 +344,29 @@ Response PolicyEngineService::Answer(const Request& request, const std::string& 
   auto view = views->Get(params, entitlements);
   if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), response_errors_);
   if (channel_target_ && channel_target_->Serves(params)) target_view_requests_.Increment();
-  return ViewResponse(**view, request, content_type);
+  Response response = ViewResponse(**view, request, content_type);
+  if (options_.signer) {
+    Sign(response, **view, params, views->generation(), fresh_as_of_.load());
+  } else {
+    response.headers[kGenerationHeader] = std::to_string(views->generation());  // for policy engines forwarding to this one
+  }
+  return response;
+}
+
+void PolicyEngineService::Sign(Response& response, const View& view, const Parameters& params, uint64_t generation,
+                               int64_t fresh_as_of) {
+  auto param = [&](const char* name) {
+    auto it = params.find(name);
+    return it == params.end() ? std::string() : it->second;
+  };
+  // The channel and arch as the query gave them: what the client checks against.
+  auto header = options_.signer->HeaderFor(view, param("channel"), param("arch"), generation, fresh_as_of, Now());
+  if (!header.ok()) {
+    spdlog::error("policy engine: an answer goes unsigned: {}", header.status().message());
+    return;
+  }
+  response.headers[kSignatureHeader] = std::move(header).value();
+  response.headers[kGenerationHeader] = std::to_string(generation);
 }
 
 Response PolicyEngineService::InternalError(const Status& status) {
@@ -362,7 +396,9 @@ ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query,
     if (HasExplanationKeys(*answer.graph)) *answer.graph = StripExplanationKeys(*answer.graph);
     auto view = ComputeView(chain_, *answer.graph, query.parameters);
     if (!view.ok()) return ForwardedAnswer{nullptr, ErrorDocument::FromStatus(view.status())};
-    return ForwardedAnswer{std::move(view).value(), std::nullopt};
+    // An upstream that sends no generation: numbered here by the answer's bytes.
+    const uint64_t generation = answer.generation != 0 ? answer.generation : local_generations_->For((*view)->etag());
+    return ForwardedAnswer{std::move(view).value(), std::nullopt, generation, Now()};
   });
   if (fetched.ok()) return std::move(fetched).value();
   failed = true;
@@ -373,8 +409,12 @@ void PolicyEngineService::ServeForwarded(const Request& request, const std::stri
                                          const Parameters& params, Respond respond) {
   // The answer may come on a fetch thread after this request object is gone.
   forwarded_->Get(ForwardedQueryOf(params, options_.mandatory_client_parameters),
-                  [this, copy = request, content_type, respond = std::move(respond)](const ForwardedAnswer& a) {
-                    if (a.view) return respond(ViewResponse(*a.view, copy, content_type));
+                  [this, copy = request, content_type, params, respond = std::move(respond)](const ForwardedAnswer& a) {
+                    if (a.view) {
+                      Response r = ViewResponse(*a.view, copy, content_type);
+                      if (options_.signer) Sign(r, *a.view, params, a.generation, a.fetched_at);
+                      return respond(std::move(r));
+                    }
                     respond(ErrorResponse(*a.error, response_errors_));
                   });
 }

@@ -57,6 +57,8 @@
 namespace cincinnati::server {
 
 class ReportIntake;
+class AnswerSigner;
+class GraphGeneration;
 
 struct PolicyEngineOptions {
   std::string path_prefix;  // normalized
@@ -81,6 +83,9 @@ struct PolicyEngineOptions {
   // Update reports (issue 31): agents' POST {prefix}/v1/reports, and the polls it must
   // see (report_intake.h). Null: the path is not served.
   std::shared_ptr<ReportIntake> reports;
+  // Signed answers (issue 32; answer_signer.h): every answer from the shared graph carries
+  // Cincinnati-Signature and Cincinnati-Graph-Generation. Null: unsigned.
+  std::shared_ptr<AnswerSigner> signer;
   // Routes tried before the policy engine's own (serve: the brakes' API, report_routes.h).
   std::function<std::optional<Response>(const Request&)> extra_routes;
 };
@@ -92,8 +97,10 @@ class PolicyEngineService {
   PolicyEngineService(TransformChain chain, PolicyEngineOptions options, std::string git_commit);
   ~PolicyEngineService();
 
-  // In-process upstream: answers for this graph from now on.
-  void SetGraph(std::shared_ptr<const Graph> graph);
+  // In-process upstream: answers for this graph from now on. `generation`: the graph's
+  // number from its builder (0: numbered here, graph_generation.h); `fresh_as_of`: when
+  // its source last had word of it (Unix seconds; 0: now), which signatures count from.
+  void SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation = 0, int64_t fresh_as_of = 0);
   // HTTP upstream: starts the background refresh.
   void StartUpstream();
   void Stop();
@@ -127,6 +134,9 @@ class PolicyEngineService {
   void ServeForwarded(const Request& request, const std::string& content_type, const Parameters& params,
                       Respond respond);
   ForwardedAnswer FetchForwarded(const ForwardedQuery& query, bool& failed);
+  int64_t Now() const;
+  // Adds the signature headers to an answer of `view` (answer_signer.h).
+  void Sign(Response& response, const View& view, const Parameters& params, uint64_t generation, int64_t fresh_as_of);
   Response Answer(const Request& request, const std::string& content_type, const Parameters& params,
                   const ClusterEntitlements& entitlements);
   // Calls `answer` with the directory's record of cluster `id`: at once when there is no
@@ -200,6 +210,8 @@ class PolicyEngineService {
   std::optional<ErrorDocument> upstream_error_;  // the last failed fetch, under mu_
   std::string last_internal_error_;              // under mu_: logged once per cause
   std::string upstream_body_hash_;               // fetch thread only
+  std::unique_ptr<GraphGeneration> local_generations_;  // for graphs that come without a number
+  std::atomic<int64_t> fresh_as_of_{0};          // the shared graph's source last answered (Unix seconds)
   // Fetch thread only: whether the builder's records (explanations of what was removed)
   // are to be asked for again while the graph stays the same (they failed to arrive, or
   // were of the builder's next graph), after how many more fetches, and what was last

@@ -1,4 +1,7 @@
 #include "server/upstream_fetch.h"
+#include "server/http_names.h"
+
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -41,6 +44,11 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
       return out;
     }
     return fail(std::move(doc).value());
+  }
+  if (const std::string* g = r.Header(kGenerationHeader)) {
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(g->data(), g->data() + g->size(), n);
+    if (ec == std::errc() && end == g->data() + g->size()) out.generation = n;  // else: as if none were sent
   }
   if (options.known_body_hash) {
     out.body_hash = Sha256Hex(r.body);

@@ -76,8 +76,8 @@ Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, con
   return std::make_shared<const View>(WriteGraphJson(view, {.schema_version = 1}));
 }
 
-ViewCache::ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries)
-    : chain_(chain), graph_(std::move(graph)), max_entries_(max_entries) {
+ViewCache::ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries, uint64_t generation)
+    : chain_(chain), graph_(std::move(graph)), max_entries_(max_entries), generation_(generation) {
   std::set<std::string> keys;
   for (; prefix_ < chain_.size(); ++prefix_) {
     auto used = chain_[prefix_]->cache_key_parameters();

@@ -80,7 +80,9 @@ Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, con
 
 class ViewCache {
  public:
-  ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096);
+  // `generation`: the number of `graph` (graph_generation.h), which signed answers carry.
+  ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096, uint64_t generation = 0);
+  uint64_t generation() const { return generation_; }
 
   Result<std::shared_ptr<const View>> Get(const Parameters& params, const ClusterEntitlements& entitlements = {});
   // Builds every (channel, arch) answer into a map that is read without locks. Call
@@ -119,6 +121,7 @@ class ViewCache {
   const TransformChain& chain_;
   std::shared_ptr<const Graph> graph_;
   size_t max_entries_;
+  uint64_t generation_;
   size_t prefix_ = 0;  // steps [0, prefix_) are cacheable
   std::optional<std::vector<std::string>> key_parameters_;  // nullopt: nothing cacheable
   bool key_entitlements_ = false;  // a cacheable step reads the entitlements

@@ -1,0 +1,43 @@
+#include "cli/service_signing.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "env/key_files.h"
+
+namespace cincinnati::cli {
+
+Result<SigningParts> SetUpSigning(const Settings& s, Role role, env::Clock& clock) {
+  SigningParts parts;
+  const std::string keys = s.String("signing.keys", "");
+  const std::string state_dir = s.String("signing.state_dir", "");
+  if (role != Role::kPolicyEngine) {
+    if (!keys.empty() && state_dir.empty()) {
+      return Status::InvalidArgument("signing.keys needs signing.state_dir, where the graph generation is kept: a restart must never "
+                                     "number graphs lower than agents have seen");
+    }
+    if (state_dir.empty()) {
+      parts.generations = server::GraphGeneration::InMemory(clock);
+    } else {
+      std::error_code ec;
+      std::filesystem::create_directories(state_dir, ec);
+      if (ec) return Status::IoError(fmt::format("signing.state_dir {}: {}", state_dir, ec.message()));
+      CINCINNATI_ASSIGN_OR_RETURN(parts.generations, server::GraphGeneration::Open(state_dir + "/generation", clock));
+    }
+  }
+  if (keys.empty()) return parts;
+  CINCINNATI_ASSIGN_OR_RETURN(auto loaded, env::LoadSigningKeys(keys));
+  // A few refresh periods: one missed refresh does not expire answers, a stopped source does.
+  const uint64_t period = role == Role::kPolicyEngine ? 60 : 300;
+  const char* period_key = role == Role::kPolicyEngine ? "upstream.cincinnati.cache_ttl_secs" : "service.pause_secs";
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t refresh, s.Unsigned(period_key, period));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t validity, s.Unsigned("signing.validity_secs", 4 * std::max<uint64_t>(1, refresh)));
+  if (validity == 0) return Status::InvalidArgument("signing.validity_secs must be greater than 0");
+  parts.signer = std::make_shared<server::AnswerSigner>(std::move(loaded), std::chrono::seconds(validity));
+  spdlog::info("graph answers are signed by {}, valid {} s after the graph's source last answered", parts.signer->KeyIds(), validity);
+  return parts;
+}
+
+}  // namespace cincinnati::cli

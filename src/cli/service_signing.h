@@ -1,0 +1,29 @@
+// Signed answers in the services (issue 32): their settings and the parts they run.
+//  - graph-builder and serve number their graphs (server/graph_generation.h), kept in
+//    `signing.state_dir` when set, and send the number with every graph.
+//  - graph-builder signs its /graph answers (channel and arch empty), policy-engine and
+//    serve every answer from the shared graph, with
+//    `signing.keys` (server/answer_signer.h), valid `signing.validity_secs` after their
+//    source last answered (default: 4 times the refresh period: the policy engine's
+//    cache TTL, serve's pause).
+#pragma once
+
+#include <memory>
+
+#include "cli/service_flags.h"
+#include "cli/settings.h"
+#include "core/status.h"
+#include "env/clock.h"
+#include "server/answer_signer.h"
+#include "server/graph_generation.h"
+
+namespace cincinnati::cli {
+
+struct SigningParts {
+  std::shared_ptr<server::AnswerSigner> signer;          // null: answers go unsigned
+  std::shared_ptr<server::GraphGeneration> generations;  // graph builder and serve
+};
+
+Result<SigningParts> SetUpSigning(const Settings& s, Role role, env::Clock& clock);
+
+}  // namespace cincinnati::cli
