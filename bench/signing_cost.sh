@@ -6,7 +6,9 @@
 # 2021 as graph-data 2.0.0, the clock frozen at 2021-11-26T00:00:00Z; bench/phased_2021.py
 # and bench/real_releases.py, as bench/http_vs_nginx.sh's "percluster" case), a fresh
 # random cluster id on every request, `Accept-Encoding: gzip` as the CVO sends, 64
-# connections. Prints requests/s per run, the medians and signed/unsigned.
+# connections. Prints requests/s per run and the server's CPU time per request (user +
+# system, from /proc: the steadier figure on a machine that also runs wrk), their
+# medians, and signed/unsigned.
 #   bash bench/signing_cost.sh [seconds per run, default 10] [runs of each, default 3]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -36,8 +38,8 @@ start_serve() {  # name [extra flags...]; sets port
   for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$status/readyz" >/dev/null && break; sleep 0.1; done
   port=$(sed -n 's/^main=//p' "$ports")
 }
-start_serve unsigned; unsigned_port=$port
-start_serve signed --signing.keys "$work/signing.key" --signing.state_dir "$work/signing"; signed_port=$port
+start_serve unsigned; unsigned_port=$port; unsigned_pid=${pids[-1]}
+start_serve signed --signing.keys "$work/signing.key" --signing.state_dir "$work/signing"; signed_port=$port; signed_pid=${pids[-1]}
 path="/api/upgrades_info/graph?channel=stable-4.8&arch=amd64"
 curl -sf -D "$work/headers" -o /dev/null -H 'Accept-Encoding: gzip' "http://127.0.0.1:$signed_port$path&id=00000000-0000-4000-8000-000000000001"
 grep -qi '^Cincinnati-Signature: v=1;' "$work/headers" || { echo "signing_cost.sh: the signed service sent no signature" >&2; exit 1; }
@@ -53,16 +55,33 @@ function init(args)
 end
 request = function() return wrk.format("GET", wrk.path .. "&id=" .. ids[math.random(1, #ids)]) end
 LUA
-rps() { wrk -t2 -c64 -d"${duration}s" -s "$work/random-id.lua" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$1$path" |
-  awk '/Requests\/sec/ {print int($2)}'; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# "req/s us/request" of one run against port $1 served by process $2.
+rps() {
+  local before after out
+  before=$(ticks "$2")
+  out=$(wrk -t2 -c64 -d"${duration}s" -s "$work/random-id.lua" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$1$path")
+  after=$(ticks "$2")
+  awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" '/requests in/ {n = $1} /Requests\/sec/ {r = int($2)}
+    END {printf "%d %.2f\n", r, t * 1e6 / hz / n}' <<<"$out"
+}
 # A warm-up of each: every distinct answer of the span assembled (and signed) once.
 wrk -t2 -c64 -d2s -s "$work/random-id.lua" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$unsigned_port$path" >/dev/null
 wrk -t2 -c64 -d2s -s "$work/random-id.lua" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$signed_port$path" >/dev/null
-unsigned=(); signed=()
-for i in $(seq 1 "$runs"); do
-  unsigned+=("$(rps "$unsigned_port")"); signed+=("$(rps "$signed_port")")
-  echo "run $i: unsigned ${unsigned[-1]} req/s, signed ${signed[-1]} req/s"
+unsigned=(); signed=(); unsigned_us=(); signed_us=()
+for i in $(seq 1 "$runs"); do  # the order alternates, so that neither always runs first
+  if [ $((i % 2)) = 1 ]; then
+    read -r u uu <<<"$(rps "$unsigned_port" "$unsigned_pid")"; read -r s su <<<"$(rps "$signed_port" "$signed_pid")"
+  else
+    read -r s su <<<"$(rps "$signed_port" "$signed_pid")"; read -r u uu <<<"$(rps "$unsigned_port" "$unsigned_pid")"
+  fi
+  unsigned+=("$u"); signed+=("$s"); unsigned_us+=("$uu"); signed_us+=("$su")
+  echo "run $i: unsigned $u req/s ($uu us/request), signed $s req/s ($su us/request)"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+status=$(sed -n 's/^status=//p' "$work/signed.ports")
+echo "signatures made by the signed service: $(curl -sf "http://127.0.0.1:$status/metrics" | awk '/^cincinnati_pe_answer_signatures_made/ {print $2}')"
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mu=$(median "${unsigned[@]}"); ms=$(median "${signed[@]}")
+muu=$(median "${unsigned_us[@]}"); msu=$(median "${signed_us[@]}")
 echo "median: unsigned $mu req/s, signed $ms req/s, signed/unsigned $(awk -v s="$ms" -v u="$mu" 'BEGIN {printf "%.3f", s/u}')"
+echo "median server CPU: unsigned $muu us/request, signed $msu us/request, signed/unsigned $(awk -v s="$msu" -v u="$muu" 'BEGIN {printf "%.3f", s/u}')"

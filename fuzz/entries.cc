@@ -400,6 +400,8 @@ const SigningKey& FuzzKey() {
   return *key;
 }
 
+constexpr AnswerScope kFuzzScope{"stable-4.13", "amd64", "4.13.1", ""};
+
 int AnswerSignature(const uint8_t* data, size_t size) {
   const std::string_view text = Text(data, size);
   const size_t newline = text.find('\n');
@@ -412,17 +414,17 @@ int AnswerSignature(const uint8_t* data, size_t size) {
     t.Add(*pub);
     return t;
   }();
-  const SignatureCheck any = CheckAnswerSignature(&header, body, "stable-4.13", "amd64", trusted, 1000, 5);
+  const SignatureCheck any = CheckAnswerSignature(&header, body, kFuzzScope, trusted, 1000, 5);
   FUZZ_CHECK(any.verdict == SignatureVerdict::kAccepted || !any.message.empty(), "a refusal says why");
   static const std::shared_ptr<const SigningKey> key(std::shared_ptr<const SigningKey>{}, &FuzzKey());
-  auto made = SignAnswer({key}, {7, 900, 2000}, "stable-4.13", "amd64", body);
+  auto made = SignAnswer({key}, {7, 900, 2000}, kFuzzScope, body);
   FUZZ_CHECK(made.ok(), "any body can be signed");
-  FUZZ_CHECK(CheckAnswerSignature(&*made, body, "stable-4.13", "amd64", trusted, 1000, 7).verdict == SignatureVerdict::kAccepted,
+  FUZZ_CHECK(CheckAnswerSignature(&*made, body, kFuzzScope, trusted, 1000, 7).verdict == SignatureVerdict::kAccepted,
              "a signature verifies over the bytes it was made for");
   if (!body.empty()) {
     std::string changed(body);
     changed[changed.size() / 2] ^= 1;
-    FUZZ_CHECK(CheckAnswerSignature(&*made, changed, "stable-4.13", "amd64", trusted, 1000, 7).verdict == SignatureVerdict::kInvalid,
+    FUZZ_CHECK(CheckAnswerSignature(&*made, changed, kFuzzScope, trusted, 1000, 7).verdict == SignatureVerdict::kInvalid,
                "a changed byte does not verify");
   }
   return 0;

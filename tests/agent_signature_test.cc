@@ -17,6 +17,7 @@
 #include "http_server/gzip.h"
 #include "http_server/http_server.h"
 #include "kube/json_value.h"
+#include "http/client.h"
 #include "service_util.h"
 #include "signing_util.h"
 
@@ -156,7 +157,7 @@ class AgentSignatureTest : public ::testing::Test {
   static Answer Signed(const std::string& body, uint64_t generation, std::vector<std::shared_ptr<const SigningKey>> keys,
                        int64_t signed_at = RealNow() - 60, int64_t expires = RealNow() + 3600,
                        const std::string& channel = kChannel) {
-    auto header = SignAnswer(keys, {.generation = generation, .signed_at = signed_at, .expires = expires}, channel, "amd64", body);
+    auto header = SignAnswer(keys, {.generation = generation, .signed_at = signed_at, .expires = expires}, {channel, "amd64", "4.12.3", ""}, body);
     EXPECT_TRUE(header.ok()) << header.status().message();
     return {body, header.ok() ? *header : ""};
   }
@@ -253,9 +254,9 @@ TEST_F(AgentSignatureTest, ForgedStaleAndUnknownAnswersAreRefusedAndChangeNothin
   const auto stranger = MakeKey(keys_ / "untrusted", "stranger");
   Answer tampered = Signed(kGraphA, 5, {first_});
   tampered.body = kGraphB;  // another answer under A's signature
-  ExpectRefused(*agent, tampered, "SignatureInvalid", lists, "does not match this answer");
+  ExpectRefused(*agent, tampered, "SignatureInvalid", lists, "does not match this answer to channel stable-4.13");
   ExpectRefused(*agent, Signed(kGraphB, 6, {first_}, RealNow() - 60, RealNow() + 3600, "fast-4.13"), "SignatureInvalid",
-                lists, "for channel stable-4.13");
+                lists, "to channel stable-4.13, arch amd64, version 4.12.3");
   ExpectRefused(*agent, Signed(kGraphB, 6, {stranger}), "SignatureUnknownKey", lists, "none of them a trusted key");
   ExpectRefused(*agent, Signed(kGraphB, 6, {first_}, RealNow() - 7200, RealNow() - 3600), "SignatureExpired", lists,
                 "expired");
@@ -303,6 +304,21 @@ TEST_F(AgentSignatureTest, ARolledBackGenerationIsRefusedAlsoAfterARestart) {
   EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_answer_generation"), 7);
   EXPECT_EQ(RecordedGeneration(), 7);
+
+  // Pointed at another update service, which numbers its graphs its own way: counting
+  // starts again there.
+  GraphUpstream other;
+  other.Serve(Signed(kGraphA, 2, {first_}));
+  http::RequestOptions patch;
+  patch.method = "PATCH";
+  patch.headers = {"Content-Type: application/merge-patch+json"};
+  patch.body = R"({"spec":{"upstream":")" + other.url() + R"("}})";
+  ASSERT_EQ(http::Request(agent->url(kCv), patch).status, 200);
+  ASSERT_TRUE(WaitFor([&] { return other.served_current() >= 1; }, 20s)) << agent->log();
+  cv = AfterAPass(*agent);
+  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True") << kube::WriteJson(cv, 2);
+  EXPECT_EQ(AvailableVersions(cv).size(), 2u);
+  EXPECT_EQ(RecordedGeneration(), 2);
 }
 
 TEST_F(AgentSignatureTest, AnUnsignedAnswerIsUsedUnlessSignaturesAreRequired) {

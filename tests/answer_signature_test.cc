@@ -24,13 +24,13 @@ class AnswerSignatureTest : public ::testing::Test {
     trusted_.Add(*pub);
   }
   std::string Sign(SignedFacts facts, std::string_view body = kBody, std::string_view channel = "stable-4.13") {
-    auto header = SignAnswer({key_}, facts, channel, "amd64", body);
+    auto header = SignAnswer({key_}, facts, {channel, "amd64", "4.13.1", ""}, body);
     EXPECT_TRUE(header.ok()) << header.status().message();
     return header.ok() ? *header : "";
   }
   SignatureCheck Check(const std::string* header, std::string_view body = kBody, int64_t now = 1000, uint64_t newest = 0,
                        std::string_view channel = "stable-4.13") {
-    return CheckAnswerSignature(header, body, channel, "amd64", trusted_, now, newest);
+    return CheckAnswerSignature(header, body, {channel, "amd64", "4.13.1", ""}, trusted_, now, newest);
   }
   std::shared_ptr<const SigningKey> key_;
   TrustedKeys trusted_;
@@ -63,7 +63,7 @@ TEST_F(AnswerSignatureTest, EveryWrongAnswerIsRefusedWithItsReason) {
   // Another key's signature, trusted or not.
   auto other = SigningKey::FromPem(testing::NewSigningKeyPem());
   ASSERT_TRUE(other.ok());
-  auto by_other = SignAnswer({*other}, {.generation = 7, .signed_at = 900, .expires = 2000}, "stable-4.13", "amd64", kBody);
+  auto by_other = SignAnswer({*other}, {.generation = 7, .signed_at = 900, .expires = 2000}, AnswerScope{"stable-4.13", "amd64", "4.13.1", ""}, kBody);
   ASSERT_TRUE(by_other.ok());
   EXPECT_EQ(Check(&*by_other).verdict, SignatureVerdict::kUnknownKey);
   // A trusted key id with another key's signature bytes.
@@ -76,15 +76,42 @@ TEST_F(AnswerSignatureTest, EveryWrongAnswerIsRefusedWithItsReason) {
   }
 }
 
+TEST_F(AnswerSignatureTest, ASignatureBindsTheVersionAskedAndTheClusterWhenMadeForItAlone) {
+  const SignedFacts facts{.generation = 1, .signed_at = 900, .expires = 2000};
+  const AnswerScope asked{"stable-4.13", "amd64", "4.13.1", "00000000-0000-4000-8000-000000000001"};
+  auto general = SignAnswer({key_}, facts, asked, kBody);
+  ASSERT_TRUE(general.ok());
+  AnswerScope other_version = asked;
+  other_version.version = "4.12.3";
+  EXPECT_EQ(CheckAnswerSignature(&*general, kBody, other_version, trusted_, 1000, 0).verdict, SignatureVerdict::kInvalid)
+      << "another version's answer (a channel-target view) does not pass";
+  AnswerScope other_cluster = asked;
+  other_cluster.id = "00000000-0000-4000-8000-000000000002";
+  EXPECT_EQ(CheckAnswerSignature(&*general, kBody, other_cluster, trusted_, 1000, 0).verdict, SignatureVerdict::kAccepted)
+      << "an answer made for everyone binds no id";
+  SignedFacts personal = facts;
+  personal.per_cluster = true;
+  auto mine = SignAnswer({key_}, personal, asked, kBody);
+  ASSERT_TRUE(mine.ok());
+  EXPECT_NE(mine->find("; scope=cluster;"), std::string::npos) << *mine;
+  EXPECT_EQ(CheckAnswerSignature(&*mine, kBody, asked, trusted_, 1000, 0).verdict, SignatureVerdict::kAccepted);
+  EXPECT_EQ(CheckAnswerSignature(&*mine, kBody, other_cluster, trusted_, 1000, 0).verdict, SignatureVerdict::kInvalid)
+      << "one cluster's hotfix answer does not pass for another";
+  std::string stripped = *mine;
+  stripped.erase(stripped.find("; scope=cluster"), 15);
+  EXPECT_EQ(CheckAnswerSignature(&stripped, kBody, other_cluster, trusted_, 1000, 0).verdict, SignatureVerdict::kInvalid)
+      << "the scope cannot be taken off";
+}
+
 TEST_F(AnswerSignatureTest, TwoKeysSignDuringARotationAndEitherIsEnough) {
   auto next = SigningKey::FromPem(testing::NewSigningKeyPem());
   ASSERT_TRUE(next.ok());
-  auto both = SignAnswer({key_, *next}, {.generation = 1, .signed_at = 900, .expires = 2000}, "stable-4.13", "amd64", kBody);
+  auto both = SignAnswer({key_, *next}, {.generation = 1, .signed_at = 900, .expires = 2000}, AnswerScope{"stable-4.13", "amd64", "4.13.1", ""}, kBody);
   ASSERT_TRUE(both.ok());
   EXPECT_EQ(Check(&*both).verdict, SignatureVerdict::kAccepted) << "the old key is trusted";
   TrustedKeys only_next;
   only_next.Add(*PublicKey::FromPem((*next)->PublicPem()));
-  const SignatureCheck check = CheckAnswerSignature(&*both, kBody, "stable-4.13", "amd64", only_next, 1000, 0);
+  const SignatureCheck check = CheckAnswerSignature(&*both, kBody, {"stable-4.13", "amd64", "4.13.1", ""}, only_next, 1000, 0);
   EXPECT_EQ(check.verdict, SignatureVerdict::kAccepted) << check.message;
   EXPECT_EQ(check.key_id, (*next)->id());
 }

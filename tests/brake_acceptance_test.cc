@@ -150,7 +150,9 @@ TEST_F(BrakeAcceptanceTest, RealAgentsAndASimulatedFleetBrakeABadEdgeInEveryPoli
   auto disconnected = Start("policy-engine", {"--upstream.cincinnati.url", for_agents->url("/graph"), "--upstream.cincinnati.cache_ttl_secs", "30"});
   std::vector<std::pair<const char*, ServiceProcess*>> engines = {
       {"agents' policy engine", for_agents.get()}, {"fleet's policy engine", for_fleet.get()}, {"chained policy engine", disconnected.get()}};
-  for (auto& [name, engine] : engines) {
+  for (const auto& [name_, engine_] : engines) {
+    const char* name = name_;
+    ServiceProcess* engine = engine_;  // named copies: clang 14 cannot capture a structured binding
     ASSERT_TRUE(WaitFor([&] { return Graph(engine->url("")).find("4.1.1") != std::string::npos; }, 60s)) << name << engine->log();
   }
 
@@ -186,7 +188,9 @@ TEST_F(BrakeAcceptanceTest, RealAgentsAndASimulatedFleetBrakeABadEdgeInEveryPoli
   // The graph builder decides; then every policy engine serves the brake.
   ASSERT_TRUE(WaitFor([&] { return Graph(builder->url("")).find(kRisk) != std::string::npos; }, 120s)) << fleet.log() << builder->log();
   const auto decided = std::chrono::steady_clock::now();
-  for (auto& [name, engine] : engines) {
+  for (const auto& [name_, engine_] : engines) {
+    const char* name = name_;
+    ServiceProcess* engine = engine_;  // named copies: clang 14 cannot capture a structured binding
     ASSERT_TRUE(WaitFor([&] { return Graph(engine->url("")).find(kRisk) != std::string::npos; }, 120s)) << name << engine->log();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - decided).count();
     std::printf("the brake reached the %s %.1f s after the graph builder served it\n", name, seconds);
@@ -221,7 +225,9 @@ TEST_F(BrakeAcceptanceTest, RealAgentsAndASimulatedFleetBrakeABadEdgeInEveryPoli
   auto cleared = testing::RunCincinnati("brakes clear --url " + builder->url("") + " --from 4.1.0 --to 4.1.1 --by alice --note checked --token-file " +
                                         (dir_ / "admin.token").string());
   ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
-  for (auto& [name, engine] : engines) {
+  for (const auto& [name_, engine_] : engines) {
+    const char* name = name_;
+    ServiceProcess* engine = engine_;  // named copies: clang 14 cannot capture a structured binding
     EXPECT_TRUE(WaitFor([&] { return Graph(engine->url("")).find(kRisk) == std::string::npos; }, 120s)) << name;
   }
   EXPECT_FALSE(fs::exists(file));

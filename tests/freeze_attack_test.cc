@@ -92,10 +92,10 @@ TEST(FreezeAttackTest, AReplayedAnswerIsRefusedOnceItExpiresAndTheAgentSaysWhy) 
   const testing::KeyFiles key = testing::WriteKeyPair(dir.path(), trusted.path(), "service");
   const fs::path example = testing::Examples() / "ocp-4x";
   fs::copy(example / "graph-data", graph_data.path(), fs::copy_options::recursive);
-  // Refreshed every second; each answer valid 4 s after the refresh that vouched for it.
+  // Refreshed every second; each answer valid 6 s after the refresh that vouched for it.
   ServiceProcess serve("serve", {"--releases", (example / "releases").string(), "--graph-data", graph_data.path().string(),
                                  "--service.pause_secs", "1", "--signing.keys", key.private_key.string(), "--signing.state_dir",
-                                 (dir / "signing").string(), "--signing.validity_secs", "4"});
+                                 (dir / "signing").string(), "--signing.validity_secs", "6"});
   ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readyz", "status")).status == 200; }, 60s)) << serve.log();
   ReplayingProxy proxy(serve.url(""));
   ServiceProcess agent("agent", {"--state-dir", (dir / "agent").string(), "--release-document",

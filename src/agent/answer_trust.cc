@@ -34,6 +34,7 @@ Status AnswerTrust::Load() {
     auto generation = GenerationOf(**stored);
     if (generation.ok()) {
       newest_ = persisted_ = *generation;
+      if (const JsonValue* upstream = (*stored)->Find("upstream")) upstream_ = upstream->text();
       return Status::OK();
     }
     why = generation.status();
@@ -46,10 +47,12 @@ Status AnswerTrust::Load() {
   return Status::OK();
 }
 
-AnswerTrust::Outcome AnswerTrust::Check(const std::string* header, std::string_view body, std::string_view channel,
-                                        std::string_view arch, int64_t now) {
-  const SignatureCheck check = CheckAnswerSignature(header, body, channel, arch, keys_, now, newest_.load());
+AnswerTrust::Outcome AnswerTrust::Check(const std::string* header, std::string_view body, const AnswerScope& scope,
+                                        std::string_view upstream, int64_t now) {
+  const uint64_t newest = upstream == upstream_ ? newest_.load() : 0;  // another service numbers its own graphs
+  const SignatureCheck check = CheckAnswerSignature(header, body, scope, keys_, now, newest);
   Outcome out;
+  out.upstream = std::string(upstream);
   if (check.verdict == SignatureVerdict::kAccepted) {
     Count("accepted");
     unsigned_logged_ = false;
@@ -70,12 +73,19 @@ AnswerTrust::Outcome AnswerTrust::Check(const std::string* header, std::string_v
   std::string message = check.verdict == SignatureVerdict::kMissing
                             ? "the answer carries no signature, and --upstream.require-signature requires one"
                             : check.message;
-  spdlog::warn("the update service's answer for channel {} and arch {} is refused ({}): {}", channel, arch, reason, message);
+  spdlog::warn("the update service's answer for channel {} and arch {} is refused ({}): {}", scope.channel, scope.arch, reason,
+               message);
   out.refusal = RetrievalFailure{std::string(reason), std::move(message)};
   return out;
 }
 
 void AnswerTrust::Taken(const Outcome& outcome) {
+  if (outcome.facts && outcome.upstream != upstream_) {
+    upstream_ = outcome.upstream;
+    newest_ = outcome.facts->generation;
+    Persist();
+    return;
+  }
   if (!outcome.facts || outcome.facts->generation <= newest_.load()) {
     if (newest_.load() > persisted_) Persist();  // a write that failed before
     return;
@@ -86,7 +96,8 @@ void AnswerTrust::Taken(const Outcome& outcome) {
 
 void AnswerTrust::Persist() {
   const uint64_t generation = newest_.load();
-  const JsonValue record = JsonValue::Object({{"newestGeneration", JsonValue::Integer(static_cast<int64_t>(generation))}});
+  const JsonValue record = JsonValue::Object(
+      {{"newestGeneration", JsonValue::Integer(static_cast<int64_t>(generation))}, {"upstream", JsonValue::String(upstream_)}});
   const Status s = store_.Put(kKind, kName, record);
   if (storage_) storage_->Record(StorageArea::kState, s);
   if (!s.ok()) {

@@ -11,9 +11,11 @@
 // lists of the last answer it took (update_retriever.h).
 //
 // The newest generation accepted is kept in the object store (agentstate /
-// answer-signatures), written durably when an answer's lists are taken and before they
-// are shown, so a restart, a kill -9 included, still refuses an older answer. Only an
-// answer whose lists were taken raises it. A record whose content cannot be read is set
+// answer-signatures) with the upstream it came from, written durably when an answer's
+// lists are taken and before they are shown, so a restart, a kill -9 included, still
+// refuses an older answer. Only an answer whose lists were taken raises it. Generations
+// are one service's numbering: when the agent is pointed at another upstream, counting
+// starts again there. A record whose content cannot be read is set
 // aside (logged) and counting starts again from 0: a state file that cannot be read is
 // never a reason not to start. A write that fails (a full disk) is logged, counted in
 // StorageHealth and tried again at the next answer taken.
@@ -53,11 +55,11 @@ class AnswerTrust {
   struct Outcome {
     std::optional<RetrievalFailure> refusal;  // set: the answer must not be used
     std::optional<SignedFacts> facts;         // a signed answer that was accepted
+    std::string upstream;                     // where it came from
   };
-  // Checks one answer; `header`: its Cincinnati-Signature value (nullptr: none), `now`
-  // in Unix seconds.
-  Outcome Check(const std::string* header, std::string_view body, std::string_view channel, std::string_view arch,
-                int64_t now);
+  // Checks one answer from `upstream` to the query `scope`; `header`: its
+  // Cincinnati-Signature value (nullptr: none), `now` in Unix seconds.
+  Outcome Check(const std::string* header, std::string_view body, const AnswerScope& scope, std::string_view upstream, int64_t now);
   // The answer `outcome` was checked for had its lists taken: its generation becomes the
   // newest accepted (written durably first when it is newer than the one on disk).
   void Taken(const Outcome& outcome);
@@ -76,6 +78,7 @@ class AnswerTrust {
   StorageHealth* storage_;
   std::atomic<uint64_t> newest_{0};
   uint64_t persisted_ = 0;  // the newest generation on disk
+  std::string upstream_;    // the upstream `newest_` is of
   bool unsigned_logged_ = false;
   mutable std::mutex counts_mu_;
   std::map<std::string, uint64_t> counts_;

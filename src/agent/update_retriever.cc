@@ -143,8 +143,11 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
   // refused answer changes nothing but the condition (update_retriever.h).
   AnswerTrust::Outcome trusted;
   if (settings_.trust) {
-    trusted = settings_.trust->Check(answer.signature ? &*answer.signature : nullptr, answer.body, inputs.channel,
-                                     inputs.arch, std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count());
+    // The query as sent (PrepareGraphRequest): the version in its canonical form.
+    const std::string version = request.version.ToString();
+    trusted = settings_.trust->Check(answer.signature ? &*answer.signature : nullptr, answer.body,
+                                     {inputs.channel, inputs.arch, version, inputs.cluster_id}, inputs.upstream,
+                                     std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count());
     if (trusted.refusal) {
       return set_retrieved("False", trusted.refusal->reason, "Unable to retrieve available updates: " + trusted.refusal->message);
     }

@@ -118,7 +118,7 @@ std::vector<Flag> Flags(Role role) {
   flags.push_back({"--signing.keys", "signing.keys",
                    "Ed25519 private keys (PEM files, comma-separated; two during a key rotation) that sign every graph answer"});
   flags.push_back({"--signing.validity_secs", "signing.validity_secs",
-                   "Seconds a signed answer stays valid after its source last answered (default: 4 times the refresh period)"});
+                   "Seconds a signed answer stays valid after the graph builder last refreshed it (default 3600)"});
   if (role != Role::kPolicyEngine) {
     flags.push_back({"--signing.state_dir", "signing.state_dir",
                      "Where the graph generation is kept, so that it never goes back (needed with signing.keys)"});

@@ -29,11 +29,9 @@ Result<SigningParts> SetUpSigning(const Settings& s, Role role, env::Clock& cloc
   }
   if (keys.empty()) return parts;
   CINCINNATI_ASSIGN_OR_RETURN(auto loaded, env::LoadSigningKeys(keys));
-  // A few refresh periods: one missed refresh does not expire answers, a stopped source does.
-  const uint64_t period = role == Role::kPolicyEngine ? 60 : 300;
-  const char* period_key = role == Role::kPolicyEngine ? "upstream.cincinnati.cache_ttl_secs" : "service.pause_secs";
-  CINCINNATI_ASSIGN_OR_RETURN(uint64_t refresh, s.Unsigned(period_key, period));
-  CINCINNATI_ASSIGN_OR_RETURN(uint64_t validity, s.Unsigned("signing.validity_secs", 4 * std::max<uint64_t>(1, refresh)));
+  // An hour: a dozen of a graph builder's refreshes (300 s) plus a policy engine's TTL, so
+  // that a slow restart or a few failed refreshes do not expire answers; a stopped source does.
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t validity, s.Unsigned("signing.validity_secs", 3600));
   if (validity == 0) return Status::InvalidArgument("signing.validity_secs must be greater than 0");
   parts.signer = std::make_shared<server::AnswerSigner>(std::move(loaded), std::chrono::seconds(validity));
   spdlog::info("graph answers are signed by {}, valid {} s after the graph's source last answered", parts.signer->KeyIds(), validity);

@@ -3,9 +3,8 @@
 //    `signing.state_dir` when set, and send the number with every graph.
 //  - graph-builder signs its /graph answers (channel and arch empty), policy-engine and
 //    serve every answer from the shared graph, with
-//    `signing.keys` (server/answer_signer.h), valid `signing.validity_secs` after their
-//    source last answered (default: 4 times the refresh period: the policy engine's
-//    cache TTL, serve's pause).
+//    `signing.keys` (server/answer_signer.h), valid `signing.validity_secs` (default an
+//    hour) after the graph builder last refreshed the graph.
 #pragma once
 
 #include <memory>

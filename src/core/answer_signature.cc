@@ -75,6 +75,9 @@ Result<ParsedHeader> ParseHeader(std::string_view header) {
       if (name == "generation") out.facts.generation = static_cast<uint64_t>(number), generation = true;
       if (name == "signed") out.facts.signed_at = number, signed_at = true;
       if (name == "expires") out.facts.expires = number, expires = true;
+    } else if (name == "scope") {
+      if (value != "cluster") return Status::InvalidArgument(fmt::format("scope '{}' (this client reads cluster)", Abbreviate(value, 20)));
+      out.facts.per_cluster = true;
     } else if (name == "sig") {
       const size_t colon = value.find(':');
       if (colon != 16 || out.sigs.size() >= kMaxSignatures) return Status::InvalidArgument("a sig that is not KEYID:BASE64");
@@ -91,10 +94,11 @@ Result<ParsedHeader> ParseHeader(std::string_view header) {
 
 }  // namespace
 
-std::string SignatureStatement(const SignedFacts& facts, std::string_view channel, std::string_view arch,
-                               std::string_view body_sha256_hex) {
-  return fmt::format("cincinnati-signed-answer-v1\ngeneration: {}\nsigned: {}\nexpires: {}\nchannel: {}\narch: {}\nsha256: {}\n",
-                     facts.generation, facts.signed_at, facts.expires, channel, arch, body_sha256_hex);
+std::string SignatureStatement(const SignedFacts& facts, const AnswerScope& scope, std::string_view body_sha256_hex) {
+  return fmt::format(
+      "cincinnati-signed-answer-v1\ngeneration: {}\nsigned: {}\nexpires: {}\nchannel: {}\narch: {}\nversion: {}\nid: {}\nsha256: {}\n",
+      facts.generation, facts.signed_at, facts.expires, scope.channel, scope.arch, scope.version,
+      facts.per_cluster ? scope.id : std::string_view(), body_sha256_hex);
 }
 
 SigningKey::~SigningKey() { EVP_PKEY_free(Pkey(pkey_)); }
@@ -159,10 +163,11 @@ const PublicKey* TrustedKeys::Find(std::string_view id) const {
 }
 
 Result<std::string> SignAnswer(const std::vector<std::shared_ptr<const SigningKey>>& keys, const SignedFacts& facts,
-                               std::string_view channel, std::string_view arch, std::string_view body) {
+                               const AnswerScope& scope, std::string_view body) {
   if (keys.empty() || keys.size() > kMaxSignatures) return Status::InvalidArgument("between 1 and 8 signing keys");
-  const std::string statement = SignatureStatement(facts, channel, arch, Sha256Hex(body));
-  std::string header = fmt::format("v=1; generation={}; signed={}; expires={}", facts.generation, facts.signed_at, facts.expires);
+  const std::string statement = SignatureStatement(facts, scope, Sha256Hex(body));
+  std::string header = fmt::format("v=1; generation={}; signed={}; expires={}{}", facts.generation, facts.signed_at, facts.expires,
+                                   facts.per_cluster ? "; scope=cluster" : "");
   for (const auto& key : keys) {
     CINCINNATI_ASSIGN_OR_RETURN(std::string signature, key->Sign(statement));
     header += fmt::format("; sig={}:{}", key->id(), Base64Encode(signature));
@@ -183,9 +188,8 @@ std::string_view SignatureReason(SignatureVerdict verdict) {
   return "SignatureInvalid";
 }
 
-SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view body, std::string_view channel,
-                                    std::string_view arch, const TrustedKeys& keys, int64_t now, uint64_t newest_generation,
-                                    int64_t skew) {
+SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view body, const AnswerScope& scope,
+                                    const TrustedKeys& keys, int64_t now, uint64_t newest_generation, int64_t skew) {
   SignatureCheck check;
   if (header == nullptr) {
     check.message = "the answer carries no signature";
@@ -199,7 +203,7 @@ SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view 
   }
   check.facts = parsed->facts;
   check.key_id = parsed->sigs.front().first;
-  const std::string statement = SignatureStatement(parsed->facts, channel, arch, Sha256Hex(body));
+  const std::string statement = SignatureStatement(parsed->facts, scope, Sha256Hex(body));
   bool trusted = false;
   for (const auto& [id, signature] : parsed->sigs) {
     const PublicKey* key = keys.Find(id);
@@ -215,14 +219,16 @@ SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view 
     std::string ids;
     for (const auto& sig : parsed->sigs) ids += (ids.empty() ? "" : ", ") + sig.first;
     check.verdict = trusted ? SignatureVerdict::kInvalid : SignatureVerdict::kUnknownKey;
-    check.message = trusted ? fmt::format("the signature by {} does not match this answer for channel {} and arch {}", ids, channel, arch)
+    check.message = trusted ? fmt::format("the signature by {} does not match this answer to channel {}, arch {}, version {}{}", ids,
+                                          scope.channel, scope.arch, scope.version, parsed->facts.per_cluster ? " and this cluster" : "")
                             : fmt::format("signed by {}, none of them a trusted key", ids);
     return check;
   }
   if (now >= parsed->facts.expires) {
     check.verdict = SignatureVerdict::kExpired;
-    check.message = fmt::format("the answer's signature expired at {} ({} s ago): a stale or replayed answer", parsed->facts.expires,
-                                now - parsed->facts.expires);
+    check.message = fmt::format("the answer's signature expired at {} ({} s ago): a stale or replayed answer, or a service cut off "
+                                "from its source (or this cluster's clock is ahead)",
+                                parsed->facts.expires, now - parsed->facts.expires);
     return check;
   }
   if (parsed->facts.signed_at > now + skew) {

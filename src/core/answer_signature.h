@@ -2,17 +2,21 @@
 // tell a real, fresh answer from a stale, replayed or forged one, and how it is checked.
 //
 // The answer's bytes are not changed: the signature travels in one response header,
-//   Cincinnati-Signature: v=1; generation=G; signed=S; expires=E; sig=KEYID:BASE64[; sig=...]
+//   Cincinnati-Signature: v=1; generation=G; signed=S; expires=E[; scope=cluster]; sig=KEYID:BASE64[; sig=...]
 // (clients that know nothing of it, such as the CVO, read the answer as before). Each
 // `sig` is an Ed25519 signature by the key KEYID over the statement
 //   cincinnati-signed-answer-v1\n generation: G\n signed: S\n expires: E\n
-//   channel: C\n arch: A\n sha256: <hex SHA-256 of the answer's identity-encoded bytes>\n
-// so it binds the exact JSON, the channel and arch it answers (an answer for another
-// channel cannot be passed off), the graph's generation (a number that only grows, so an
-// older answer can be told from a newer one) and a validity period (so a replayed answer
-// stops being accepted when it expires: TUF's freeze-attack defence). It does not bind
-// the cluster id: within one (channel, arch), a phased rollout's answer for one cluster
-// could be passed to another. Several `sig`s: one per signing key (key rotation).
+//   channel: C\n arch: A\n version: V\n id: I\n
+//   sha256: <hex SHA-256 of the answer's identity-encoded bytes>\n
+// so it binds the exact JSON, the query it answers (channel, arch and version as the
+// query gave them: an answer for another channel, or a channel-target view for another
+// version, cannot be passed off), the graph's generation (a number that only grows, so
+// an older answer can be told from a newer one) and a validity period (so a replayed
+// answer stops being accepted when it expires: TUF's freeze-attack defence). The
+// cluster id I is bound only with `scope=cluster`, for an answer made for that cluster
+// alone (a hotfix entitlement); otherwise I is empty: within one query, a phased
+// rollout's answer for one cluster could be passed to another (binding every id would
+// cost a signature per cluster and poll). Several `sig`s: one per signing key (rotation).
 //
 // KEYID: the first 16 hex digits of the SHA-256 of the raw 32-byte public key. Keys are
 // PEM files (`openssl genpkey -algorithm ed25519`, `openssl pkey -pubout`).
@@ -39,10 +43,15 @@ struct SignedFacts {
   uint64_t generation = 0;
   int64_t signed_at = 0;  // Unix seconds
   int64_t expires = 0;    // Unix seconds
+  bool per_cluster = false;  // the cluster id is bound (scope=cluster)
 };
 
-std::string SignatureStatement(const SignedFacts& facts, std::string_view channel, std::string_view arch,
-                               std::string_view body_sha256_hex);
+// The query an answer answers, as the query gave it.
+struct AnswerScope {
+  std::string_view channel, arch, version, id;
+};
+
+std::string SignatureStatement(const SignedFacts& facts, const AnswerScope& scope, std::string_view body_sha256_hex);
 
 class SigningKey;
 class PublicKey;
@@ -90,7 +99,7 @@ class TrustedKeys {
 
 // The header value for `facts`, signed by each of `keys` over the statement.
 Result<std::string> SignAnswer(const std::vector<std::shared_ptr<const SigningKey>>& keys, const SignedFacts& facts,
-                               std::string_view channel, std::string_view arch, std::string_view body);
+                               const AnswerScope& scope, std::string_view body);
 
 // Why an answer was refused; the names are the agent's RetrievedUpdates reasons.
 enum class SignatureVerdict {
@@ -111,11 +120,10 @@ struct SignatureCheck {
   std::string message;    // for people: what was wrong
 };
 
-// Checks `header` (nullptr: absent) for `body` answering (channel, arch) at `now`, with
+// Checks `header` (nullptr: absent) for `body` answering `scope` at `now`, with
 // `newest_generation` the newest generation accepted so far (0: none). `skew`: how far
 // in the future a signature's time may be.
-SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view body, std::string_view channel,
-                                    std::string_view arch, const TrustedKeys& keys, int64_t now, uint64_t newest_generation,
-                                    int64_t skew = 300);
+SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view body, const AnswerScope& scope,
+                                    const TrustedKeys& keys, int64_t now, uint64_t newest_generation, int64_t skew = 300);
 
 }  // namespace cincinnati

@@ -8,7 +8,9 @@ namespace cincinnati::http_server {
 namespace {
 
 void AppendSafe(std::string& out, std::string_view text) {
-  if (text.find_first_of("\r\n") == std::string_view::npos) {
+  // Two scans of the text (memchr each): find_first_of("\r\n") calls memchr once per
+  // character of it, which cost long headers (a signature's) a microsecond.
+  if (text.find('\r') == std::string_view::npos && text.find('\n') == std::string_view::npos) {
     out += text;
     return;
   }

@@ -295,10 +295,11 @@ Response GraphBuilderService::GraphResponse(const Request& request) {
   if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream
   Response r = ViewResponse(*snapshot->json, request, "application/json");
   r.headers[kGenerationHeader] = std::to_string(snapshot->generation);
+  r.headers[kFreshHeader] = std::to_string(snapshot->published_at);
   if (options_.signer) {
-    auto header = options_.signer->HeaderFor(*snapshot->json, "", "", snapshot->generation, snapshot->published_at, UnixNow());
+    auto header = options_.signer->HeaderFor(*snapshot->json, {}, false, snapshot->generation, snapshot->published_at, UnixNow());
     if (header.ok()) {
-      r.headers[kSignatureHeader] = std::move(header).value();
+      r.headers[kSignatureHeader] = **header;
     } else {
       spdlog::error("graph builder: its graph goes unsigned: {}", header.status().message());
     }

@@ -14,6 +14,9 @@ namespace cincinnati::server {
 // The number of the graph an answer comes from (graph_generation.h): a graph builder
 // sends it with every graph, a policy engine with its signed answers.
 inline constexpr char kGenerationHeader[] = "Cincinnati-Graph-Generation";
+// When the graph's source last vouched for it (Unix seconds): a graph builder's last
+// successful refresh, passed down a chain of policy engines (answer_signer.h).
+inline constexpr char kFreshHeader[] = "Cincinnati-Graph-Fresh";
 
 using http_server::AcceptsGzip;
 using http_server::AsyncHandler;

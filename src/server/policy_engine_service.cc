@@ -75,6 +75,7 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
                                              "Forwarded queries not fetched because of the fetch budget").Get()),
       upstream_state_(metrics_.AddGauge("upstream_state", "1 for the upstream's current state", {"state"})),
       forwarded_entries_(metrics_.AddGauge("forwarded_answers_cached", "Forwarded queries in the cache").Get()),
+      signatures_made_(metrics_.AddGauge("answer_signatures_made", "Answers signed so far (each kept for the requests after)").Get()),
       forwarded_bytes_(metrics_.AddGauge("forwarded_answers_cached_bytes", "Bytes of cached forwarded answers").Get()),
       phased_rollout_(metrics_.AddGauge("phased_update_rollout",
                                         "Fraction of the phased-rollout window elapsed, for edges in a window",
@@ -211,28 +212,28 @@ Response PolicyEngineService::Answer(const Request& request, const std::string& 
   if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), response_errors_);
   if (channel_target_ && channel_target_->Serves(params)) target_view_requests_.Increment();
   Response response = ViewResponse(**view, request, content_type);
-  if (options_.signer) {
-    Sign(response, **view, params, views->generation(), fresh_as_of_.load());
-  } else {
-    response.headers[kGenerationHeader] = std::to_string(views->generation());  // for policy engines forwarding to this one
-  }
+  Sign(response, **view, params, !entitlements.hotfixes.empty(), views->generation(), fresh_as_of_.load());
   return response;
 }
 
-void PolicyEngineService::Sign(Response& response, const View& view, const Parameters& params, uint64_t generation,
+void PolicyEngineService::Sign(Response& response, const View& view, const Parameters& params, bool per_cluster, uint64_t generation,
                                int64_t fresh_as_of) {
+  // Sent signed or not: a policy engine forwarding to this one passes them on.
+  response.headers[kGenerationHeader] = std::to_string(generation);
+  response.headers[kFreshHeader] = std::to_string(fresh_as_of);
+  if (!options_.signer) return;
   auto param = [&](const char* name) {
     auto it = params.find(name);
-    return it == params.end() ? std::string() : it->second;
+    return it == params.end() ? std::string_view() : std::string_view(it->second);
   };
-  // The channel and arch as the query gave them: what the client checks against.
-  auto header = options_.signer->HeaderFor(view, param("channel"), param("arch"), generation, fresh_as_of, Now());
+  // The query as the client gave it: what the client checks against.
+  auto header = options_.signer->HeaderFor(view, {param("channel"), param("arch"), param("version"), param("id")}, per_cluster,
+                                           generation, fresh_as_of, Now());
   if (!header.ok()) {
     spdlog::error("policy engine: an answer goes unsigned: {}", header.status().message());
     return;
   }
-  response.headers[kSignatureHeader] = std::move(header).value();
-  response.headers[kGenerationHeader] = std::to_string(generation);
+  response.headers[kSignatureHeader] = **header;
 }
 
 Response PolicyEngineService::InternalError(const Status& status) {
@@ -264,7 +265,8 @@ ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query,
     if (!view.ok()) return ForwardedAnswer{nullptr, ErrorDocument::FromStatus(view.status())};
     // An upstream that sends no generation: numbered here by the answer's bytes.
     const uint64_t generation = answer.generation != 0 ? answer.generation : local_generations_->For((*view)->etag());
-    return ForwardedAnswer{std::move(view).value(), std::nullopt, generation, Now()};
+    const int64_t now = Now();
+    return ForwardedAnswer{std::move(view).value(), std::nullopt, generation, answer.fresh != 0 ? std::min(now, answer.fresh) : now};
   });
   if (fetched.ok()) return std::move(fetched).value();
   failed = true;
@@ -278,7 +280,7 @@ void PolicyEngineService::ServeForwarded(const Request& request, const std::stri
                   [this, copy = request, content_type, params, respond = std::move(respond)](const ForwardedAnswer& a) {
                     if (a.view) {
                       Response r = ViewResponse(*a.view, copy, content_type);
-                      if (options_.signer) Sign(r, *a.view, params, a.generation, a.fetched_at);
+                      Sign(r, *a.view, params, /*per_cluster=*/false, a.generation, a.fetched_at);
                       return respond(std::move(r));
                     }
                     respond(ErrorResponse(*a.error, response_errors_));
@@ -413,6 +415,7 @@ bool PolicyEngineService::ServesEdge(std::string_view from, std::string_view to)
 }
 
 void PolicyEngineService::UpdateRolloutMetric() {
+  if (options_.signer) signatures_made_.Set(static_cast<double>(options_.signer->signed_count()));
   auto views = views_.load();
   phased_rollout_.Clear();
   if (!views) return;

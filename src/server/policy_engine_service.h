@@ -114,7 +114,8 @@ class PolicyEngineService {
   // True when it has no graph of its own to look in (it forwards client queries to
   // another policy engine; the graph builder then counts only edges it has).
   bool ServesEdge(std::string_view from, std::string_view to) const;
-  // Sets phased_update_rollout{channel,from,to} for the edges now in a window.
+  // Sets phased_update_rollout{channel,from,to} for the edges now in a window (and the
+  // signatures made, when signing).
   void UpdateRolloutMetric();
   const Registry& metrics() const { return metrics_; }
   size_t precomputed_views() const;
@@ -136,7 +137,10 @@ class PolicyEngineService {
   ForwardedAnswer FetchForwarded(const ForwardedQuery& query, bool& failed);
   int64_t Now() const;
   // Adds the signature headers to an answer of `view` (answer_signer.h).
-  void Sign(Response& response, const View& view, const Parameters& params, uint64_t generation, int64_t fresh_as_of);
+  // Adds Cincinnati-Graph-Generation and -Fresh, and the signature when signing.
+  // `per_cluster`: the answer was made for the query's cluster alone (entitlements).
+  void Sign(Response& response, const View& view, const Parameters& params, bool per_cluster, uint64_t generation,
+            int64_t fresh_as_of);
   Response Answer(const Request& request, const std::string& content_type, const Parameters& params,
                   const ClusterEntitlements& entitlements);
   // Calls `answer` with the directory's record of cluster `id`: at once when there is no
@@ -179,6 +183,7 @@ class PolicyEngineService {
   Counter& throttled_fetches_;
   Family<Gauge>& upstream_state_;
   Gauge& forwarded_entries_;
+  Gauge& signatures_made_;
   Gauge& forwarded_bytes_;
   Family<Gauge>& phased_rollout_;
   Counter& directory_lookups_;

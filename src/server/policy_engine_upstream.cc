@@ -84,11 +84,17 @@ void PolicyEngineService::FetchShared() {
     }
     upstream_body_hash_ = answer.body_hash;
     auto graph = std::make_shared<const Graph>(std::move(*answer.graph));
-    SetGraph(graph, answer.generation, Now());  // before the state: answers are ready, whatever the records do
+    // Fresh as of the older of this fetch and its source's word (a chain's oldest link).
+    const int64_t now = Now();
+    SetGraph(graph, answer.generation, answer.fresh != 0 ? std::min(now, answer.fresh) : now);  // before the state: answers are ready
     records_backoff_ = records_skip_ = 0;
     AttachRecords(*graph);
   }
-  if (outcome == FetchOutcome::kUnchanged && ServesSharedGraph(next)) fresh_as_of_ = Now();  // the upstream vouched again
+  if (outcome == FetchOutcome::kUnchanged && ServesSharedGraph(next)) {  // the upstream vouched again
+    const int64_t now = Now();
+    fresh_as_of_ = answer.fresh != 0 ? std::min(now, answer.fresh) : now;
+    if (auto views = views_.load(); views && answer.generation != 0) views->AdoptGeneration(answer.generation);
+  }
   if (outcome == FetchOutcome::kUnchanged && records_retry_ && ServesSharedGraph(next)) {
     // The records failed to arrive or were of the builder's next graph: asked again, less
     // and less often (they only change explanations, never an answer to a client).

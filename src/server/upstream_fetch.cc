@@ -45,11 +45,16 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
     }
     return fail(std::move(doc).value());
   }
-  if (const std::string* g = r.Header(kGenerationHeader)) {
-    uint64_t n = 0;
-    auto [end, ec] = std::from_chars(g->data(), g->data() + g->size(), n);
-    if (ec == std::errc() && end == g->data() + g->size()) out.generation = n;  // else: as if none were sent
-  }
+  // Numbers that do not parse are as if none were sent.
+  auto number = [&](const char* name, auto& into) {
+    if (const std::string* h = r.Header(name)) {
+      std::remove_reference_t<decltype(into)> n = 0;
+      auto [end, ec] = std::from_chars(h->data(), h->data() + h->size(), n);
+      if (ec == std::errc() && end == h->data() + h->size() && n > 0) into = n;
+    }
+  };
+  number(kGenerationHeader, out.generation);
+  number(kFreshHeader, out.fresh);
   if (options.known_body_hash) {
     out.body_hash = Sha256Hex(r.body);
     if (out.body_hash == *options.known_body_hash) {

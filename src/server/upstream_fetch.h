@@ -31,6 +31,7 @@ struct UpstreamAnswer {
   bool unchanged = false;
   std::string body_hash;  // set when the caller passed a known hash
   uint64_t generation = 0;  // the upstream's Cincinnati-Graph-Generation (0: none sent)
+  int64_t fresh = 0;        // the upstream's Cincinnati-Graph-Fresh (0: none sent)
   std::optional<ErrorDocument> answer_error;
   std::optional<ErrorDocument> failure;
   // What this answer says about the upstream, for the state machine.

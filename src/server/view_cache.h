@@ -82,7 +82,14 @@ class ViewCache {
  public:
   // `generation`: the number of `graph` (graph_generation.h), which signed answers carry.
   ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096, uint64_t generation = 0);
-  uint64_t generation() const { return generation_; }
+  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
+  // The same graph, numbered higher upstream (a graph builder restarted without its
+  // state): policy engines behind one address then agree on the larger number.
+  void AdoptGeneration(uint64_t generation) {
+    uint64_t current = generation_.load();
+    while (generation > current && !generation_.compare_exchange_weak(current, generation)) {
+    }
+  }
 
   Result<std::shared_ptr<const View>> Get(const Parameters& params, const ClusterEntitlements& entitlements = {});
   // Builds every (channel, arch) answer into a map that is read without locks. Call
@@ -121,7 +128,7 @@ class ViewCache {
   const TransformChain& chain_;
   std::shared_ptr<const Graph> graph_;
   size_t max_entries_;
-  uint64_t generation_;
+  std::atomic<uint64_t> generation_;
   size_t prefix_ = 0;  // steps [0, prefix_) are cacheable
   std::optional<std::vector<std::string>> key_parameters_;  // nullopt: nothing cacheable
   bool key_entitlements_ = false;  // a cacheable step reads the entitlements
