@@ -35,6 +35,7 @@ using namespace std::chrono_literals;
 using kube::JsonValue;
 using kube::WriteJson;
 using testing::At;
+using testing::ListsVersion;
 using testing::ChildProcess;
 using testing::Get;
 using testing::Json;
@@ -50,16 +51,6 @@ std::string Graph(const std::string& base) {
   return Get(base + "/graph?channel=stable-4.1&arch=amd64&version=4.1.0", {"Accept: application/json"}).body;
 }
 
-bool Lists(const JsonValue& cv, const char* list, const std::string& version) {
-  const JsonValue& items = At(cv, {"status", list});
-  if (!items.is_array()) return false;
-  for (const JsonValue& item : items.items()) {
-    const JsonValue* release = item.Find("release");
-    const JsonValue& v = release ? At(*release, {"version"}) : At(item, {"version"});
-    if (v.text() == version) return true;
-  }
-  return false;
-}
 
 class BrakeAcceptanceTest : public ::testing::Test {
  protected:
@@ -162,7 +153,7 @@ TEST_F(BrakeAcceptanceTest, RealAgentsAndASimulatedFleetBrakeABadEdgeInEveryPoli
   for (int n = 0; n < 3; ++n) agents.push_back(Agent("agent" + std::to_string(n), *for_agents, /*ingress_fails=*/n > 0));
   for (auto& agent : agents) {
     JsonValue cv;
-    ASSERT_TRUE(WaitFor([&] { return Lists(cv = Cv(*agent), "availableUpdates", "4.1.1"); }, 60s)) << WriteJson(cv, 2) << agent->log();
+    ASSERT_TRUE(WaitFor([&] { return ListsVersion(cv = Cv(*agent), "availableUpdates", "4.1.1"); }, 60s)) << WriteJson(cv, 2) << agent->log();
     auto upgrade = testing::RunCincinnati("adm upgrade --to 4.1.1 --agent " + agent->url(""));
     ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err;
   }
@@ -217,8 +208,8 @@ TEST_F(BrakeAcceptanceTest, RealAgentsAndASimulatedFleetBrakeABadEdgeInEveryPoli
   // A fresh agent behind the chained policy engine is offered 4.1.1 only as a risk.
   auto fresh = Agent("fresh", *disconnected, false);
   JsonValue cv;
-  ASSERT_TRUE(WaitFor([&] { return Lists(cv = Cv(*fresh), "conditionalUpdates", "4.1.1"); }, 60s)) << WriteJson(cv, 2) << fresh->log();
-  EXPECT_FALSE(Lists(cv, "availableUpdates", "4.1.1")) << WriteJson(cv, 2);
+  ASSERT_TRUE(WaitFor([&] { return ListsVersion(cv = Cv(*fresh), "conditionalUpdates", "4.1.1"); }, 60s)) << WriteJson(cv, 2) << fresh->log();
+  EXPECT_FALSE(ListsVersion(cv, "availableUpdates", "4.1.1")) << WriteJson(cv, 2);
   EXPECT_NE(WriteJson(At(cv, {"status", "conditionalUpdates"})).find(kRisk), std::string::npos) << WriteJson(cv, 2);
 
   // A person clears the brake: every policy engine offers the edge again, the file is gone.
@@ -231,7 +222,7 @@ TEST_F(BrakeAcceptanceTest, RealAgentsAndASimulatedFleetBrakeABadEdgeInEveryPoli
     EXPECT_TRUE(WaitFor([&] { return Graph(engine->url("")).find(kRisk) == std::string::npos; }, 120s)) << name;
   }
   EXPECT_FALSE(fs::exists(file));
-  ASSERT_TRUE(WaitFor([&] { return Lists(cv = Cv(*fresh), "availableUpdates", "4.1.1"); }, 60s)) << WriteJson(cv, 2);
+  ASSERT_TRUE(WaitFor([&] { return ListsVersion(cv = Cv(*fresh), "availableUpdates", "4.1.1"); }, 60s)) << WriteJson(cv, 2);
 }
 
 }  // namespace

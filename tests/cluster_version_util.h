@@ -37,6 +37,18 @@ inline const kube::JsonValue* ConditionOf(const kube::JsonValue& cv, std::string
   return nullptr;
 }
 
+// Whether the ClusterVersion's status list `list` (availableUpdates, conditionalUpdates)
+// holds `version` (an entry's own version, or its release's).
+inline bool ListsVersion(const kube::JsonValue& cv, const char* list, const std::string& version) {
+  const kube::JsonValue& items = At(cv, {"status", list});
+  if (!items.is_array()) return false;
+  for (const kube::JsonValue& item : items.items()) {
+    const kube::JsonValue* release = item.Find("release");
+    if ((release ? At(*release, {"version"}) : At(item, {"version"})).text() == version) return true;
+  }
+  return false;
+}
+
 // A field of that condition ("" when absent).
 inline std::string ConditionText(const kube::JsonValue& cv, std::string_view type, const char* field) {
   const kube::JsonValue* c = ConditionOf(cv, type);

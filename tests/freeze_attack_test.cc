@@ -28,6 +28,7 @@ using namespace std::chrono_literals;
 using kube::JsonValue;
 using kube::WriteJson;
 using testing::At;
+using testing::ListsVersion;
 using testing::ConditionText;
 using testing::Get;
 using testing::ServiceProcess;
@@ -77,15 +78,6 @@ class ReplayingProxy {
   std::map<std::string, http_server::Response> kept_;
 };
 
-bool Lists(const JsonValue& cv, const char* list, const std::string& version) {
-  const JsonValue& items = At(cv, {"status", list});
-  if (!items.is_array()) return false;
-  for (const JsonValue& item : items.items()) {
-    const JsonValue* release = item.Find("release");
-    if ((release ? At(*release, {"version"}) : At(item, {"version"})).text() == version) return true;
-  }
-  return false;
-}
 
 TEST(FreezeAttackTest, AReplayedAnswerIsRefusedOnceItExpiresAndTheAgentSaysWhy) {
   testing::TempDir dir, trusted, graph_data;
@@ -107,7 +99,7 @@ TEST(FreezeAttackTest, AReplayedAnswerIsRefusedOnceItExpiresAndTheAgentSaysWhy) 
   JsonValue seen;
   ASSERT_TRUE(WaitFor([&] {
     seen = cv();
-    return ConditionText(seen, "RetrievedUpdates", "status") == "True" && Lists(seen, "availableUpdates", "4.13.2");
+    return ConditionText(seen, "RetrievedUpdates", "status") == "True" && ListsVersion(seen, "availableUpdates", "4.13.2");
   }, 60s)) << WriteJson(seen, 2) << agent.log();
 
   // The proxy freezes; the service blocks 4.13.1 -> 4.13.2 for everyone.
@@ -128,16 +120,16 @@ TEST(FreezeAttackTest, AReplayedAnswerIsRefusedOnceItExpiresAndTheAgentSaysWhy) 
   EXPECT_EQ(ConditionText(seen, "RetrievedUpdates", "status"), "False");
   EXPECT_NE(ConditionText(seen, "RetrievedUpdates", "message").find("expired"), std::string::npos)
       << ConditionText(seen, "RetrievedUpdates", "message");
-  EXPECT_TRUE(Lists(seen, "availableUpdates", "4.13.2")) << "a refused answer changes nothing";
+  EXPECT_TRUE(ListsVersion(seen, "availableUpdates", "4.13.2")) << "a refused answer changes nothing";
   EXPECT_GT(proxy.replayed(), 0);
 
   // The path is clear again: the agent takes the new answer, the edge a risk now.
   proxy.Freeze(false);
   ASSERT_TRUE(WaitFor([&] {
     seen = cv();
-    return ConditionText(seen, "RetrievedUpdates", "status") == "True" && Lists(seen, "conditionalUpdates", "4.13.2");
+    return ConditionText(seen, "RetrievedUpdates", "status") == "True" && ListsVersion(seen, "conditionalUpdates", "4.13.2");
   }, 30s)) << WriteJson(seen, 2) << agent.log();
-  EXPECT_FALSE(Lists(seen, "availableUpdates", "4.13.2"));
+  EXPECT_FALSE(ListsVersion(seen, "availableUpdates", "4.13.2"));
   EXPECT_EQ(agent.Stop(), 0);
 }
 

@@ -21,15 +21,13 @@ bool AnswerSigner::Key::Matches(std::string_view e, const AnswerScope& scope, st
 AnswerSigner::AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, std::chrono::seconds validity)
     : keys_(std::move(keys)), validity_(validity) {}
 
-std::shared_ptr<const std::string> AnswerSigner::Find(Half& half, const Key& probe, uint64_t hash) {
+AnswerSigner::Half::const_iterator AnswerSigner::Find(const Half& half, uint64_t hash, std::string_view etag, const AnswerScope& scope,
+                                                      std::string_view id, uint64_t generation, int64_t fresh_as_of) {
   auto [first, last] = half.equal_range(hash);
   for (auto it = first; it != last; ++it) {
-    const Key& k = it->second.key;
-    if (k.Matches(probe.etag, {probe.channel, probe.arch, probe.version, probe.id}, probe.id, probe.generation, probe.fresh_as_of)) {
-      return it->second.header;
-    }
+    if (it->second.key.Matches(etag, scope, id, generation, fresh_as_of)) return it;
   }
-  return nullptr;
+  return half.end();
 }
 
 Result<std::shared_ptr<const std::string>> AnswerSigner::HeaderFor(const View& view, const AnswerScope& scope, bool per_cluster,
@@ -41,22 +39,20 @@ Result<std::shared_ptr<const std::string>> AnswerSigner::HeaderFor(const View& v
   hash ^= (generation * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(fresh_as_of);
   {
     std::shared_lock lock(mu_);
-    auto [first, last] = newer_.equal_range(hash);
-    for (auto it = first; it != last; ++it) {
-      if (it->second.key.Matches(view.etag(), scope, id, generation, fresh_as_of)) return it->second.header;
+    if (auto it = Find(newer_, hash, view.etag(), scope, id, generation, fresh_as_of); it != newer_.end()) return it->second.header;
+  }
+  {
+    std::unique_lock lock(mu_);
+    if (auto it = Find(older_, hash, view.etag(), scope, id, generation, fresh_as_of); it != older_.end()) {
+      Entry entry = std::move(older_.extract(it).mapped());  // asked again: into the newer half
+      auto header = entry.header;
+      if (newer_.size() >= kHalf) older_ = std::exchange(newer_, {});
+      newer_.emplace(hash, std::move(entry));
+      return header;
     }
   }
   Key key{view.etag(), std::string(scope.channel), std::string(scope.arch), std::string(scope.version), std::string(id), generation,
           fresh_as_of};
-  {
-    std::unique_lock lock(mu_);
-    if (auto header = Find(older_, key, hash)) {
-      older_.erase(hash);  // all of this hash's entries: a rare collision is only signed again
-      if (newer_.size() >= kHalf) older_ = std::exchange(newer_, {});
-      newer_.emplace(hash, Entry{std::move(key), header});
-      return header;
-    }
-  }
   // Signed at `now` but never before the freshness it vouches for.
   const SignedFacts facts{generation, std::max(now, fresh_as_of), fresh_as_of + validity_.count(), per_cluster};
   CINCINNATI_ASSIGN_OR_RETURN(std::string made, SignAnswer(keys_, facts, scope, *view.body()));

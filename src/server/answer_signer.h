@@ -41,7 +41,6 @@ class AnswerSigner {
                                                        int64_t fresh_as_of, int64_t now);
   // The ids of the keys it signs with, for the logs.
   std::string KeyIds() const;
-  std::chrono::seconds validity() const { return validity_; }
   // Signatures made so far (each a SHA-256 of the answer and an Ed25519 signature per key).
   uint64_t signed_count() const { return signed_.load(std::memory_order_relaxed); }
 
@@ -59,7 +58,8 @@ class AnswerSigner {
     std::shared_ptr<const std::string> header;
   };
   using Half = std::unordered_multimap<uint64_t, Entry>;
-  static std::shared_ptr<const std::string> Find(Half& half, const Key& probe, uint64_t hash);
+  static Half::const_iterator Find(const Half& half, uint64_t hash, std::string_view etag, const AnswerScope& scope, std::string_view id,
+                                   uint64_t generation, int64_t fresh_as_of);
 
   const std::vector<std::shared_ptr<const SigningKey>> keys_;
   const std::chrono::seconds validity_;

@@ -239,8 +239,7 @@ bool GraphBuilderService::RefreshOnce() {
   raw_releases_.Set(static_cast<double>(context.raw_releases));
   rejected_releases_.Set(static_cast<double>(context.rejected_releases));
   final_releases_.Set(static_cast<double>(snapshot->graph->node_count()));
-  last_refresh_.Set(static_cast<double>(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()));
+  last_refresh_.Set(static_cast<double>(UnixNow()));
   if (!ready_) {
     initial_duration_.Set(seconds);
   } else {

@@ -212,11 +212,11 @@ Response PolicyEngineService::Answer(const Request& request, const std::string& 
   if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), response_errors_);
   if (channel_target_ && channel_target_->Serves(params)) target_view_requests_.Increment();
   Response response = ViewResponse(**view, request, content_type);
-  Sign(response, **view, params, !entitlements.hotfixes.empty(), views->generation(), fresh_as_of_.load());
+  AddAnswerHeaders(response, **view, params, !entitlements.hotfixes.empty(), views->generation(), fresh_as_of_.load());
   return response;
 }
 
-void PolicyEngineService::Sign(Response& response, const View& view, const Parameters& params, bool per_cluster, uint64_t generation,
+void PolicyEngineService::AddAnswerHeaders(Response& response, const View& view, const Parameters& params, bool per_cluster, uint64_t generation,
                                int64_t fresh_as_of) {
   // Sent signed or not: a policy engine forwarding to this one passes them on.
   response.headers[kGenerationHeader] = std::to_string(generation);
@@ -280,7 +280,7 @@ void PolicyEngineService::ServeForwarded(const Request& request, const std::stri
                   [this, copy = request, content_type, params, respond = std::move(respond)](const ForwardedAnswer& a) {
                     if (a.view) {
                       Response r = ViewResponse(*a.view, copy, content_type);
-                      Sign(r, *a.view, params, /*per_cluster=*/false, a.generation, a.fetched_at);
+                      AddAnswerHeaders(r, *a.view, params, /*per_cluster=*/false, a.generation, a.fetched_at);
                       return respond(std::move(r));
                     }
                     respond(ErrorResponse(*a.error, response_errors_));
@@ -419,9 +419,7 @@ void PolicyEngineService::UpdateRolloutMetric() {
   auto views = views_.load();
   phased_rollout_.Clear();
   if (!views) return;
-  int64_t now = options_.clock ? options_.clock()
-                               : std::chrono::duration_cast<std::chrono::seconds>(
-                                     std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t now = Now();
   auto windows = policy::RolloutWindows(views->graph());
   if (!windows.ok()) return;  // never for a served graph: CheckServable decoded its keys
   for (const policy::RolloutWindow& w : *windows) {

@@ -136,11 +136,11 @@ class PolicyEngineService {
                       Respond respond);
   ForwardedAnswer FetchForwarded(const ForwardedQuery& query, bool& failed);
   int64_t Now() const;
-  // Adds the signature headers to an answer of `view` (answer_signer.h).
-  // Adds Cincinnati-Graph-Generation and -Fresh, and the signature when signing.
-  // `per_cluster`: the answer was made for the query's cluster alone (entitlements).
-  void Sign(Response& response, const View& view, const Parameters& params, bool per_cluster, uint64_t generation,
-            int64_t fresh_as_of);
+  // Adds Cincinnati-Graph-Generation and -Fresh to an answer of `view`, and its signature
+  // when signing (answer_signer.h). `per_cluster`: the answer was made for the query's
+  // cluster alone (entitlements).
+  void AddAnswerHeaders(Response& response, const View& view, const Parameters& params, bool per_cluster, uint64_t generation,
+                        int64_t fresh_as_of);
   Response Answer(const Request& request, const std::string& content_type, const Parameters& params,
                   const ClusterEntitlements& entitlements);
   // Calls `answer` with the directory's record of cluster `id`: at once when there is no

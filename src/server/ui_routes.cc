@@ -98,7 +98,7 @@ std::optional<Response> PolicyEngineService::ServeUi(const Request& request) {
   if (Status st = policy::ValidateArch(arch); !st.ok()) return ErrorResponse(ErrorDocument::FromStatus(st), response_errors_);
 
   if (what == "rollouts") {
-    const int64_t now = options_.clock ? options_.clock() : policy::SystemClock()();
+    const int64_t now = Now();
     auto windows = policy::RolloutWindows(views->graph());
     std::string out = "{\"channel\":" + JsonString(channel) + ",\"now\":" +
                       JsonString(graphdata::FormatDateTime(now)) + ",\"rollouts\":[";
