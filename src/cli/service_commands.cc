@@ -18,6 +18,7 @@
 #include "cli/service_flags.h"
 #include "cli/service_reports.h"
 #include "cli/service_signing.h"
+#include "env/key_files.h"
 #include "cli/settings.h"
 #include "core/metadata_keys.h"
 #include "env/clock.h"
@@ -282,6 +283,17 @@ Status UpstreamOptions(const Settings& s, server::PolicyEngineOptions& o) {
   o.max_cached_queries = answers;
   o.max_cached_bytes = bytes;
   o.max_fetches_per_second = static_cast<double>(rate);
+  // The upstream's signed answers (server/upstream_trust.h).
+  const std::string keys = s.String("upstream.cincinnati.public_keys", "");
+  CINCINNATI_ASSIGN_OR_RETURN(o.upstream_require_signature, s.Bool("upstream.cincinnati.require_signature", false));
+  if (!keys.empty()) {
+    CINCINNATI_ASSIGN_OR_RETURN(TrustedKeys trusted, env::LoadTrustedKeys(keys));
+    if (trusted.size() == 0) return Status::InvalidArgument(fmt::format("upstream.cincinnati.public_keys {}: no *.pem key in it", keys));
+    spdlog::info("policy engine: the upstream's answers are checked against {} trusted key(s) in {}", trusted.size(), keys);
+    o.upstream_keys = std::move(trusted);
+  } else if (o.upstream_require_signature) {
+    return Status::InvalidArgument("upstream.cincinnati.require_signature needs upstream.cincinnati.public_keys");
+  }
   return Status::OK();
 }
 

@@ -111,6 +111,11 @@ std::vector<Flag> Flags(Role role) {
          "Most forwarded queries fetched upstream per second, 0 for no limit (default 50)"},
         {"--upstream.cincinnati.max_body_bytes", "upstream.cincinnati.max_body_bytes",
          "Largest upstream answer accepted, in bytes (default 67108864)"},
+        {"--upstream.cincinnati.public_keys", "upstream.cincinnati.public_keys",
+         "Directory of Ed25519 public keys (*.pem): the upstream's answers must be signed by one of them, unexpired, once it "
+         "has signed one (a refused answer is a failed fetch; the last good graph is served)"},
+        {"--upstream.cincinnati.require_signature", "upstream.cincinnati.require_signature",
+         "With upstream.cincinnati.public_keys: refuse unsigned upstream answers from the first (default false)"},
     };
     flags.insert(flags.end(), upstream.begin(), upstream.end());
   }
@@ -136,7 +141,8 @@ std::string FlagType(const std::string& key) {
   if (ends("_ms")) return "MILLISECONDS";
   if (ends("_secs") || ends("keep_alive") || ends("client_timeout")) return "SECONDS";
   if (key == "signing.keys") return "PATHS";
-  if (key == "signing.state_dir") return "DIR";
+  if (key == "signing.state_dir" || key == "upstream.cincinnati.public_keys") return "DIR";
+  if (key == "upstream.cincinnati.require_signature") return "BOOL";
   if (ends("bytes")) return "BYTES";
   if (ends("address")) return "ADDRESS";
   if (ends(".url") || key == "graph_data_git") return "URL";
@@ -172,7 +178,7 @@ std::string FlagDefault(Role role, const std::string& key) {
       {"upstream.cincinnati.cache_ttl_secs", "60"}, {"upstream.cincinnati.timeout_secs", "30"},
       {"upstream.cincinnati.max_stale_secs", "86400"}, {"upstream.cincinnati.max_cached_answers", "4096"},
       {"upstream.cincinnati.max_cached_bytes", "268435456"}, {"upstream.cincinnati.max_fetches_per_sec", "50"},
-      {"upstream.cincinnati.max_body_bytes", "67108864"}, {"cluster_directory.timeout_ms", "500"},
+      {"upstream.cincinnati.max_body_bytes", "67108864"}, {"upstream.cincinnati.require_signature", "false"}, {"cluster_directory.timeout_ms", "500"},
       {"cluster_directory.cache_ttl_secs", "300"}, {"cluster_directory.negative_ttl_secs", "60"},
       {"cluster_directory.cache_entries", "100000"}, {"cluster_directory.failure_backoff_ms", "5000"},
       {"cluster_directory.log_interval_secs", "60"},

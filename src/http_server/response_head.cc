@@ -41,6 +41,7 @@ void AppendResponseHead(std::string& out, const Response& response, unsigned ver
     AppendSafe(out, value);
     out += "\r\n";
   }
+  if (response.head_lines) out += *response.head_lines;
   out += "Content-Length: ";
   AppendNumber(out, content_length);
   out += "\r\n";

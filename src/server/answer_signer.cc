@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "server/http_names.h"
+
 namespace cincinnati::server {
 
 namespace {
@@ -13,7 +15,19 @@ uint64_t Mix(uint64_t h, std::string_view part) {
 
 }  // namespace
 
-bool AnswerSigner::Key::Matches(std::string_view e, const AnswerScope& scope, std::string_view i, uint64_t g, int64_t f) const {
+std::string GenerationLines(uint64_t generation, int64_t fresh_as_of) {
+  return fmt::format("{}: {}\r\n{}: {}\r\n", kGenerationHeader, generation, kFreshHeader, fresh_as_of);
+}
+
+AnswerScope QueryScope(const Parameters& params) {
+  auto param = [&](std::string_view name) {
+    auto it = params.find(name);
+    return it == params.end() ? std::string_view() : std::string_view(it->second);
+  };
+  return {param("channel"), param("arch"), param("version"), param("id")};
+}
+
+bool AnswerSigner::Entry::Matches(std::string_view e, const AnswerScope& scope, std::string_view i, uint64_t g, int64_t f) const {
   return generation == g && fresh_as_of == f && etag == e && channel == scope.channel && arch == scope.arch &&
          version == scope.version && id == i;
 }
@@ -21,47 +35,69 @@ bool AnswerSigner::Key::Matches(std::string_view e, const AnswerScope& scope, st
 AnswerSigner::AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, std::chrono::seconds validity)
     : keys_(std::move(keys)), validity_(validity) {}
 
-AnswerSigner::Half::const_iterator AnswerSigner::Find(const Half& half, uint64_t hash, std::string_view etag, const AnswerScope& scope,
-                                                      std::string_view id, uint64_t generation, int64_t fresh_as_of) {
+std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Find(const Half& half, uint64_t hash, std::string_view etag,
+                                                              const AnswerScope& scope, std::string_view id, uint64_t generation,
+                                                              int64_t fresh_as_of) {
   auto [first, last] = half.equal_range(hash);
   for (auto it = first; it != last; ++it) {
-    if (it->second.key.Matches(etag, scope, id, generation, fresh_as_of)) return it;
+    if (it->second->Matches(etag, scope, id, generation, fresh_as_of)) return it->second;
   }
-  return half.end();
+  return nullptr;
 }
 
-Result<std::shared_ptr<const std::string>> AnswerSigner::HeaderFor(const View& view, const AnswerScope& scope, bool per_cluster,
-                                                                   uint64_t generation, int64_t fresh_as_of, int64_t now) {
+// The entry's lines, sharing its allocation.
+std::shared_ptr<const std::string> AnswerSigner::LinesOf(std::shared_ptr<const Entry> entry) {
+  const std::string* lines = &entry->lines;
+  return std::shared_ptr<const std::string>(std::move(entry), lines);
+}
+
+void AnswerSigner::Keep(Shard& shard, uint64_t hash, std::shared_ptr<const Entry> entry) {
+  if (shard.newer.size() >= kHalf) shard.older = std::exchange(shard.newer, {});
+  shard.newer.emplace(hash, std::move(entry));
+}
+
+std::shared_ptr<const std::string> AnswerSigner::UnsignedLines(uint64_t generation, int64_t fresh_as_of) {
+  std::shared_ptr<const Unsigned> kept = unsigned_.load(std::memory_order_acquire);
+  if (!kept || kept->generation != generation || kept->fresh_as_of != fresh_as_of) {
+    kept = std::make_shared<const Unsigned>(Unsigned{generation, fresh_as_of, GenerationLines(generation, fresh_as_of)});
+    unsigned_.store(kept, std::memory_order_release);
+  }
+  const std::string* lines = &kept->lines;
+  return std::shared_ptr<const std::string>(std::move(kept), lines);
+}
+
+AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope& scope, bool per_cluster, uint64_t generation,
+                                            int64_t fresh_as_of, int64_t now) {
+  if (keys_.empty()) return {UnsignedLines(generation, fresh_as_of), Status()};
   const std::string_view id = per_cluster ? scope.id : std::string_view();
   // Looked up without building a key: the parts are hashed and compared where they are.
   uint64_t hash = 0xcbf29ce484222325ULL;
   for (std::string_view part : {std::string_view(view.etag()), scope.channel, scope.arch, scope.version, id}) hash = Mix(hash, part);
   hash ^= (generation * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(fresh_as_of);
+  static_assert(kShards == 16);
+  Shard& shard = shards_[hash >> 60];
   {
-    std::shared_lock lock(mu_);
-    if (auto it = Find(newer_, hash, view.etag(), scope, id, generation, fresh_as_of); it != newer_.end()) return it->second.header;
-  }
-  {
-    std::unique_lock lock(mu_);
-    if (auto it = Find(older_, hash, view.etag(), scope, id, generation, fresh_as_of); it != older_.end()) {
-      Entry entry = std::move(older_.extract(it).mapped());  // asked again: into the newer half
-      auto header = entry.header;
-      if (newer_.size() >= kHalf) older_ = std::exchange(newer_, {});
-      newer_.emplace(hash, std::move(entry));
-      return header;
+    std::lock_guard lock(shard.mu);
+    if (auto entry = Find(shard.newer, hash, view.etag(), scope, id, generation, fresh_as_of)) return {LinesOf(std::move(entry)), Status()};
+    if (auto entry = Find(shard.older, hash, view.etag(), scope, id, generation, fresh_as_of)) {
+      Keep(shard, hash, entry);  // asked again: into the newer half (the older copy goes with its half)
+      return {LinesOf(std::move(entry)), Status()};
     }
   }
-  Key key{view.etag(), std::string(scope.channel), std::string(scope.arch), std::string(scope.version), std::string(id), generation,
-          fresh_as_of};
   // Signed at `now` but never before the freshness it vouches for.
   const SignedFacts facts{generation, std::max(now, fresh_as_of), fresh_as_of + validity_.count(), per_cluster};
-  CINCINNATI_ASSIGN_OR_RETURN(std::string made, SignAnswer(keys_, facts, scope, *view.body()));
-  auto header = std::make_shared<const std::string>(std::move(made));
+  Result<std::string> signature = SignAnswer(keys_, facts, scope, *view.body());
+  if (!signature.ok()) return {UnsignedLines(generation, fresh_as_of), signature.status()};
+  auto entry = std::make_shared<Entry>(Entry{generation, fresh_as_of, view.etag(), std::string(scope.channel), std::string(scope.arch),
+                                             std::string(scope.version), std::string(id), {}});
+  entry->lines = GenerationLines(generation, fresh_as_of) + fmt::format("{}: {}\r\n", kSignatureHeader, *signature);
   signed_.fetch_add(1, std::memory_order_relaxed);
-  std::unique_lock lock(mu_);
-  if (newer_.size() >= kHalf) older_ = std::exchange(newer_, {});
-  newer_.emplace(hash, Entry{std::move(key), header});
-  return header;
+  std::shared_ptr<const Entry> kept = std::move(entry);
+  {
+    std::lock_guard lock(shard.mu);
+    Keep(shard, hash, kept);
+  }
+  return {LinesOf(std::move(kept)), Status()};
 }
 
 std::string AnswerSigner::KeyIds() const {

@@ -1,7 +1,12 @@
-// AnswerSigner: the Cincinnati-Signature header of a service's graph answers (issue 32;
-// the format in core/answer_signature.h). A signature is made on the first request of
-// each distinct (answer, query, generation, freshness): the answer's ETag names its
-// bytes. It is kept, so that serving a signed answer costs a lookup.
+// AnswerSigner: the header lines of a service's graph answers (issue 32; the signature's
+// format in core/answer_signature.h):
+//   Cincinnati-Graph-Generation: G            (always: graph_generation.h)
+//   Cincinnati-Graph-Fresh: F                 (always)
+//   Cincinnati-Signature: v=1; ...            (when signing)
+// formatted once per distinct (answer, query, generation, freshness), kept, and handed to
+// every response that needs them as one shared string (Response::head_lines): serving a
+// signed answer costs a lookup, with no hashing of the body, no allocation and no header
+// map insertion per request. The answer's ETag names its bytes.
 //
 // Freshness: a signature expires `validity` after `fresh_as_of`, the moment the graph's
 // source last vouched for it (a graph builder's last successful refresh, passed down a
@@ -10,16 +15,19 @@
 // graph builder whose refreshes fail, keeps serving its last good graph, but checking
 // agents see its answers expire `validity` later.
 //
-// Bounded: at most 16,384 kept signatures (about 500 bytes each), in two halves: a
-// lookup that hits the older half moves the entry to the newer one; when the newer half
-// is full, the older is dropped. So what is asked often stays, and a flood of distinct
-// queries (unknown channels) costs a signature each but evicts in turn. Thread-safe.
+// Bounded: at most 16,384 kept entries (about 600 bytes each), in 16 shards by hash so
+// that concurrent requests rarely wait for one another, each in two halves: a lookup
+// that hits the older half moves the entry to the newer one; when the newer half is
+// full, the older is dropped. So what is asked often stays, and a flood of distinct
+// queries (unknown channels) costs a signature each but evicts in turn. Without keys it
+// keeps only the unsigned lines of the newest (generation, freshness). Thread-safe.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <memory>
-#include <atomic>
-#include <shared_mutex>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,41 +38,64 @@
 
 namespace cincinnati::server {
 
+// "Cincinnati-Graph-Generation: G\r\nCincinnati-Graph-Fresh: F\r\n".
+std::string GenerationLines(uint64_t generation, int64_t fresh_as_of);
+// The channel, arch, version and id of a query (views into `params`).
+AnswerScope QueryScope(const Parameters& params);
+
 class AnswerSigner {
  public:
+  // No keys: answers go unsigned (HeadLines still gives the generation lines).
   AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, std::chrono::seconds validity);
 
-  // The header for `view` answering `scope` (as the query gave it; the id is bound only
-  // when `per_cluster`), from graph `generation`, fresh as of `fresh_as_of` (Unix
-  // seconds), signed at `now`.
-  Result<std::shared_ptr<const std::string>> HeaderFor(const View& view, const AnswerScope& scope, bool per_cluster, uint64_t generation,
-                                                       int64_t fresh_as_of, int64_t now);
+  bool signing() const { return !keys_.empty(); }
+  // The head lines for `view` answering `scope` (as the query gave it; the id is bound
+  // only when `per_cluster`), from graph `generation`, fresh as of `fresh_as_of` (Unix
+  // seconds), signed at `now`. On a signing failure, the unsigned lines and the error.
+  struct Lines {
+    std::shared_ptr<const std::string> text;
+    Status error;
+  };
+  Lines HeadLines(const View& view, const AnswerScope& scope, bool per_cluster, uint64_t generation, int64_t fresh_as_of,
+                  int64_t now);
   // The ids of the keys it signs with, for the logs.
   std::string KeyIds() const;
   // Signatures made so far (each a SHA-256 of the answer and an Ed25519 signature per key).
   uint64_t signed_count() const { return signed_.load(std::memory_order_relaxed); }
 
  private:
-  static constexpr size_t kHalf = 8192;
-  // What a kept signature is for, compared whole on a lookup (the hash only finds it).
-  struct Key {
-    std::string etag, channel, arch, version, id;
+  static constexpr size_t kShards = 16;
+  static constexpr size_t kHalf = 512;  // per shard: 16 x 2 x 512 = 16,384 entries
+  // What a kept entry is for, compared whole on a lookup (the hash only finds it), and
+  // its lines, in one allocation.
+  struct Entry {
     uint64_t generation = 0;
     int64_t fresh_as_of = 0;
+    std::string etag, channel, arch, version, id;
+    std::string lines;
     bool Matches(std::string_view etag, const AnswerScope& scope, std::string_view id, uint64_t generation, int64_t fresh_as_of) const;
   };
-  struct Entry {
-    Key key;
-    std::shared_ptr<const std::string> header;
+  using Half = std::unordered_multimap<uint64_t, std::shared_ptr<const Entry>>;
+  struct Shard {
+    std::mutex mu;
+    Half newer, older;  // under mu
   };
-  using Half = std::unordered_multimap<uint64_t, Entry>;
-  static Half::const_iterator Find(const Half& half, uint64_t hash, std::string_view etag, const AnswerScope& scope, std::string_view id,
-                                   uint64_t generation, int64_t fresh_as_of);
+  static std::shared_ptr<const Entry> Find(const Half& half, uint64_t hash, std::string_view etag, const AnswerScope& scope,
+                                           std::string_view id, uint64_t generation, int64_t fresh_as_of);
+  static std::shared_ptr<const std::string> LinesOf(std::shared_ptr<const Entry> entry);
+  static void Keep(Shard& shard, uint64_t hash, std::shared_ptr<const Entry> entry);  // under shard.mu
+  std::shared_ptr<const std::string> UnsignedLines(uint64_t generation, int64_t fresh_as_of);
 
   const std::vector<std::shared_ptr<const SigningKey>> keys_;
   const std::chrono::seconds validity_;
-  std::shared_mutex mu_;
-  Half newer_, older_;  // under mu_
+  std::array<Shard, kShards> shards_;
+  // The unsigned lines of the newest (generation, freshness) asked.
+  struct Unsigned {
+    uint64_t generation;
+    int64_t fresh_as_of;
+    std::string lines;
+  };
+  std::atomic<std::shared_ptr<const Unsigned>> unsigned_;
   std::atomic<uint64_t> signed_{0};
 };
 

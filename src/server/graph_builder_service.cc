@@ -87,6 +87,8 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
   graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
   v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
+  // Unsigned graphs carry the generation lines all the same (answer_signer.h).
+  if (!options_.signer) options_.signer = std::make_shared<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{}, std::chrono::seconds(0));
 }
 
 GraphBuilderService::~GraphBuilderService() { Stop(); }
@@ -293,16 +295,9 @@ Response GraphBuilderService::GraphResponse(const Request& request) {
   auto snapshot = Latest();
   if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream
   Response r = ViewResponse(*snapshot->json, request, "application/json");
-  r.headers[kGenerationHeader] = std::to_string(snapshot->generation);
-  r.headers[kFreshHeader] = std::to_string(snapshot->published_at);
-  if (options_.signer) {
-    auto header = options_.signer->HeaderFor(*snapshot->json, {}, false, snapshot->generation, snapshot->published_at, UnixNow());
-    if (header.ok()) {
-      r.headers[kSignatureHeader] = **header;
-    } else {
-      spdlog::error("graph builder: its graph goes unsigned: {}", header.status().message());
-    }
-  }
+  AnswerSigner::Lines lines = options_.signer->HeadLines(*snapshot->json, {}, false, snapshot->generation, snapshot->published_at, UnixNow());
+  if (!lines.error.ok()) spdlog::error("graph builder: its graph goes unsigned: {}", lines.error.message());
+  r.head_lines = std::move(lines.text);
   return r;
 }
 

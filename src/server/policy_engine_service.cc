@@ -93,6 +93,16 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       svgs_(std::make_unique<SvgCache>()),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
   local_generations_ = GraphGeneration::InMemory(env::RealClock());
+  // Unsigned answers carry the generation lines all the same (answer_signer.h).
+  if (options_.upstream_keys) {
+    upstream_trust_ = std::make_unique<UpstreamTrust>(
+        *options_.upstream_keys, options_.upstream_require_signature,
+        metrics_.AddCounter("upstream_answer_signatures_total",
+                            "Upstream graphs and answers checked for their signature (upstream.cincinnati.public_keys), by result: "
+                            "accepted, unsigned (taken) or the reason of the refusal",
+                            {"result"}));
+  }
+  if (!options_.signer) options_.signer = std::make_shared<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{}, std::chrono::seconds(0));
   for (const auto& step : chain_) {
     if (auto* target = dynamic_cast<const policy::ChannelTarget*>(step.get())) channel_target_ = target;
   }
@@ -216,24 +226,13 @@ Response PolicyEngineService::Answer(const Request& request, const std::string& 
   return response;
 }
 
-void PolicyEngineService::AddAnswerHeaders(Response& response, const View& view, const Parameters& params, bool per_cluster, uint64_t generation,
-                               int64_t fresh_as_of) {
-  // Sent signed or not: a policy engine forwarding to this one passes them on.
-  response.headers[kGenerationHeader] = std::to_string(generation);
-  response.headers[kFreshHeader] = std::to_string(fresh_as_of);
-  if (!options_.signer) return;
-  auto param = [&](const char* name) {
-    auto it = params.find(name);
-    return it == params.end() ? std::string_view() : std::string_view(it->second);
-  };
-  // The query as the client gave it: what the client checks against.
-  auto header = options_.signer->HeaderFor(view, {param("channel"), param("arch"), param("version"), param("id")}, per_cluster,
-                                           generation, fresh_as_of, Now());
-  if (!header.ok()) {
-    spdlog::error("policy engine: an answer goes unsigned: {}", header.status().message());
-    return;
-  }
-  response.headers[kSignatureHeader] = **header;
+void PolicyEngineService::AddAnswerHeaders(Response& response, const View& view, const Parameters& params, bool per_cluster,
+                                           uint64_t generation, int64_t fresh_as_of) {
+  // The query as the client gave it: what the client checks against. Sent signed or not:
+  // a policy engine forwarding to this one passes the generation and freshness on.
+  AnswerSigner::Lines lines = options_.signer->HeadLines(view, QueryScope(params), per_cluster, generation, fresh_as_of, Now());
+  if (!lines.error.ok()) spdlog::error("policy engine: an answer goes unsigned: {}", lines.error.message());
+  response.head_lines = std::move(lines.text);
 }
 
 Response PolicyEngineService::InternalError(const Status& status) {
@@ -255,7 +254,10 @@ ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query,
                                            .requests = &upstream_requests_,
                                            .errors = &upstream_errors_,
                                            .max_body_bytes = options_.max_upstream_body_bytes,
-                                           .stop = shutdown_.get_token()});
+                                           .stop = shutdown_.get_token(),
+                                           .trust = upstream_trust_.get(),
+                                           .scope = QueryScope(query.parameters),
+                                           .now = Now()});
     failed = !answer.graph && !answer.answer_error;
     if (failed) return ForwardedAnswer{nullptr, answer.failure};
     if (answer.answer_error) return ForwardedAnswer{nullptr, answer.answer_error};
@@ -415,7 +417,7 @@ bool PolicyEngineService::ServesEdge(std::string_view from, std::string_view to)
 }
 
 void PolicyEngineService::UpdateRolloutMetric() {
-  if (options_.signer) signatures_made_.Set(static_cast<double>(options_.signer->signed_count()));
+  if (options_.signer->signing()) signatures_made_.Set(static_cast<double>(options_.signer->signed_count()));
   auto views = views_.load();
   phased_rollout_.Clear();
   if (!views) return;

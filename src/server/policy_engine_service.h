@@ -52,6 +52,7 @@
 #include "server/signature_files.h"
 #include "server/periodic_task.h"
 #include "server/upstream_state.h"
+#include "server/upstream_trust.h"
 #include "server/view_cache.h"
 
 namespace cincinnati::server {
@@ -86,6 +87,10 @@ struct PolicyEngineOptions {
   // Signed answers (issue 32; answer_signer.h): every answer from the shared graph carries
   // Cincinnati-Signature and Cincinnati-Graph-Generation. Null: unsigned.
   std::shared_ptr<AnswerSigner> signer;
+  // The upstream's signed answers are checked against these keys (upstream_trust.h);
+  // nullopt: taken as they come.
+  std::optional<TrustedKeys> upstream_keys;
+  bool upstream_require_signature = false;
   // Routes tried before the policy engine's own (serve: the brakes' API, report_routes.h).
   std::function<std::optional<Response>(const Request&)> extra_routes;
 };
@@ -184,6 +189,7 @@ class PolicyEngineService {
   Family<Gauge>& upstream_state_;
   Gauge& forwarded_entries_;
   Gauge& signatures_made_;
+  std::unique_ptr<UpstreamTrust> upstream_trust_;  // null: the upstream's answers are taken unchecked
   Gauge& forwarded_bytes_;
   Family<Gauge>& phased_rollout_;
   Counter& directory_lookups_;

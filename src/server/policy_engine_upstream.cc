@@ -49,7 +49,10 @@ void PolicyEngineService::FetchShared() {
                                          .errors = &upstream_errors_,
                                          .known_body_hash = shared ? &upstream_body_hash_ : &kNoHash,
                                          .max_body_bytes = options_.max_upstream_body_bytes,
-                                         .stop = shutdown_.get_token()});
+                                         .stop = shutdown_.get_token(),
+                                         .trust = upstream_trust_.get(),
+                                         .now = Now(),
+                                         .in_turn = true});
   FetchOutcome outcome = answer.Outcome();
   const UpstreamState next = NextUpstreamState(state, options_.upstream_kind, outcome);
   if (outcome == FetchOutcome::kPolicyEngineAnswer && next != UpstreamState::kForwarding) {

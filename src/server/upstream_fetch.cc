@@ -55,6 +55,14 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
   };
   number(kGenerationHeader, out.generation);
   number(kFreshHeader, out.fresh);
+  if (options.trust) {
+    UpstreamTrust::Verdict verdict = options.trust->Check(r.Header(kSignatureHeader), r.body, options.scope, options.now, options.in_turn);
+    if (!verdict.taken) return fail(ErrorDocument::Of("failed_upstream_fetch", fmt::format("{} is refused: {}", url, verdict.refusal)));
+    if (verdict.is_signed) {  // what was signed, not what an unsigned header may claim
+      out.generation = verdict.facts.generation;
+      out.fresh = out.fresh != 0 ? std::min(out.fresh, verdict.facts.signed_at) : verdict.facts.signed_at;
+    }
+  }
   if (options.known_body_hash) {
     out.body_hash = Sha256Hex(r.body);
     if (out.body_hash == *options.known_body_hash) {

@@ -7,7 +7,8 @@
 // the query (`answer_error`, passed through to clients); anything else that is not a
 // graph is a failure (`failure`: the upstream's own 5xx document, or
 // failed_upstream_fetch / failed_json_in naming the cause). With `known_body_hash`, a
-// body identical to the last one is neither parsed nor checked (`unchanged`).
+// body identical to the last one is neither parsed nor checked (`unchanged`); its
+// signature, when the options ask for one, always is.
 // Counts every fetch in `requests` and every failure in `errors`. Thread-safe.
 #pragma once
 
@@ -23,6 +24,7 @@
 #include "http_server/metrics.h"
 #include "server/http_names.h"
 #include "server/upstream_state.h"
+#include "server/upstream_trust.h"
 
 namespace cincinnati::server {
 
@@ -45,6 +47,13 @@ struct UpstreamFetchOptions {
   const std::string* known_body_hash = nullptr;
   size_t max_body_bytes = 64u << 20;  // a larger body is a failure naming the setting
   std::stop_token stop{};             // the service is stopping
+  // Signed answers (upstream_trust.h): checked for `scope` (the query the fetch asks,
+  // empty for the graph) at `now` (Unix seconds); `in_turn` for the shared graph's fetch.
+  // A refused answer is a failure; a taken signed one gives its signed generation.
+  UpstreamTrust* trust = nullptr;
+  AnswerScope scope{};
+  int64_t now = 0;
+  bool in_turn = false;
 };
 
 UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions& options);

@@ -1,0 +1,112 @@
+// AnswerSigner (server/answer_signer.h): the head lines of graph answers, made once per
+// distinct (answer, query, generation, freshness) and shared; what they carry verifies,
+// what is asked often survives a flood of distinct queries, and without keys only the
+// generation lines are sent.
+#include <gtest/gtest.h>
+
+#include "core/answer_signature.h"
+#include "server/answer_signer.h"
+#include "signing_util.h"
+
+namespace cincinnati::server {
+namespace {
+
+constexpr char kBody[] = R"({"version":1,"nodes":[],"edges":[],"conditionalEdges":[]})";
+
+// The value of header `name` in `lines` ("Name: value\r\n" each), or nullopt.
+std::optional<std::string> HeaderIn(const std::string& lines, std::string_view name) {
+  size_t start = 0;
+  while (start < lines.size()) {
+    const size_t end = lines.find("\r\n", start);
+    if (end == std::string::npos) return std::nullopt;  // every line must end in CRLF
+    std::string_view line(lines.data() + start, end - start);
+    if (line.substr(0, name.size()) == name && line.substr(name.size(), 2) == ": ") return std::string(line.substr(name.size() + 2));
+    start = end + 2;
+  }
+  return std::nullopt;
+}
+
+class AnswerSignerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto key = SigningKey::FromPem(testing::NewSigningKeyPem());
+    ASSERT_TRUE(key.ok()) << key.status().message();
+    auto pub = PublicKey::FromPem((*key)->PublicPem());
+    ASSERT_TRUE(pub.ok());
+    trusted_.Add(*pub);
+    signer_ = std::make_unique<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{*key}, std::chrono::seconds(3600));
+  }
+  std::shared_ptr<const std::string> Lines(const View& view, const AnswerScope& scope, uint64_t generation = 7, int64_t fresh = 1000) {
+    AnswerSigner::Lines lines = signer_->HeadLines(view, scope, false, generation, fresh, 1010);
+    EXPECT_TRUE(lines.error.ok()) << lines.error.message();
+    return lines.text;
+  }
+  View view_{kBody};
+  TrustedKeys trusted_;
+  std::unique_ptr<AnswerSigner> signer_;
+};
+
+TEST_F(AnswerSignerTest, TheLinesCarryAGenerationAFreshnessAndASignatureThatVerifies) {
+  const AnswerScope scope{"stable-4.13", "amd64", "4.13.1", "some-id"};
+  auto lines = Lines(view_, scope);
+  ASSERT_TRUE(lines);
+  EXPECT_EQ(HeaderIn(*lines, "Cincinnati-Graph-Generation"), "7");
+  EXPECT_EQ(HeaderIn(*lines, "Cincinnati-Graph-Fresh"), "1000");
+  const std::optional<std::string> signature = HeaderIn(*lines, kSignatureHeader);
+  ASSERT_TRUE(signature);
+  EXPECT_EQ(std::count(lines->begin(), lines->end(), '\n'), 3) << "three lines, no line break inside a value";
+  const SignatureCheck check = CheckAnswerSignature(&*signature, kBody, scope, trusted_, 1020, 0);
+  EXPECT_EQ(check.verdict, SignatureVerdict::kAccepted) << check.message;
+  EXPECT_EQ(check.facts.generation, 7u);
+  EXPECT_EQ(check.facts.expires, 1000 + 3600) << "valid from the source's freshness, not from the request";
+  EXPECT_EQ(CheckAnswerSignature(&*signature, kBody, {"stable-4.14", "amd64", "4.13.1", ""}, trusted_, 1020, 0).verdict,
+            SignatureVerdict::kInvalid);
+}
+
+TEST_F(AnswerSignerTest, EachDistinctAnswerAndQueryIsSignedOnceAndShared) {
+  const AnswerScope scope{"stable-4.13", "amd64", "4.13.1", ""};
+  auto first = Lines(view_, scope);
+  auto again = Lines(view_, {"stable-4.13", "amd64", "4.13.1", "another-cluster"});  // the id is not bound: the same lines
+  EXPECT_EQ(first.get(), again.get()) << "kept and shared, not made again";
+  EXPECT_EQ(signer_->signed_count(), 1u);
+  EXPECT_NE(Lines(view_, {"stable-4.13", "amd64", "4.13.2", ""}).get(), first.get()) << "another version";
+  EXPECT_NE(Lines(view_, scope, 8).get(), first.get()) << "another generation";
+  EXPECT_NE(Lines(view_, scope, 7, 1001).get(), first.get()) << "another freshness";
+  View other(R"({"version":1,"nodes":[],"edges":[]})");
+  EXPECT_NE(Lines(other, scope).get(), first.get()) << "other bytes";
+  EXPECT_EQ(signer_->signed_count(), 5u);
+  AnswerSigner::Lines per_cluster = signer_->HeadLines(view_, {"stable-4.13", "amd64", "4.13.1", "a-cluster"}, true, 7, 1000, 1010);
+  EXPECT_NE(per_cluster.text.get(), first.get()) << "an answer for one cluster alone binds its id";
+  EXPECT_NE(HeaderIn(*per_cluster.text, kSignatureHeader)->find("scope=cluster"), std::string::npos);
+}
+
+TEST_F(AnswerSignerTest, WhatIsAskedOftenSurvivesAFloodOfDistinctQueries) {
+  const AnswerScope popular{"stable-4.13", "amd64", "4.13.1", ""};
+  Lines(view_, popular);
+  std::vector<std::string> channels;
+  for (int i = 0; i < 40000; ++i) channels.push_back("flood-" + std::to_string(i));  // about 2.5 times the capacity
+  for (int i = 0; i < 40000; ++i) {
+    Lines(view_, {channels[i], "amd64", "", ""});
+    if (i % 64 == 0) Lines(view_, popular);
+  }
+  EXPECT_EQ(signer_->signed_count(), 40001u) << "the popular answer was signed once";
+  const uint64_t before = signer_->signed_count();
+  Lines(view_, {channels[0], "amd64", "", ""});
+  EXPECT_EQ(signer_->signed_count(), before + 1) << "the oldest of the flood was evicted";
+}
+
+TEST(AnswerSignerUnsignedTest, WithoutKeysOnlyTheGenerationLinesAreSent) {
+  AnswerSigner signer({}, std::chrono::seconds(0));
+  EXPECT_FALSE(signer.signing());
+  View view(kBody);
+  AnswerSigner::Lines lines = signer.HeadLines(view, {"stable-4.13", "amd64", "", ""}, false, 12, 34, 40);
+  ASSERT_TRUE(lines.error.ok());
+  EXPECT_EQ(*lines.text, "Cincinnati-Graph-Generation: 12\r\nCincinnati-Graph-Fresh: 34\r\n");
+  EXPECT_EQ(signer.HeadLines(view, {"stable-4.14", "amd64", "", ""}, false, 12, 34, 41).text.get(), lines.text.get())
+      << "one copy for every answer of a generation";
+  EXPECT_EQ(*signer.HeadLines(view, {}, false, 13, 34, 41).text, GenerationLines(13, 34));
+  EXPECT_EQ(signer.signed_count(), 0u);
+}
+
+}  // namespace
+}  // namespace cincinnati::server
