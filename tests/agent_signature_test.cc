@@ -2,16 +2,21 @@
 // with --upstream.public-keys against a graph server on 127.0.0.1 that serves what the
 // test says, with a Cincinnati-Signature header made by SignAnswer (gzip-encoded when
 // asked, so the signature is checked on the bytes after content decoding). Every refusal
-// says its reason in RetrievedUpdates and leaves the lists the agent shows as they were.
+// says its reason in RetrievedUpdates and leaves the lists the agent shows as they were,
+// unless the channel or upstream changed since they were retrieved: then none are shown.
 // The agent's clock is the real one: validity periods are set around real now, so that
 // nothing waits for one to pass. Every wait is for an event: the upstream served the
-// new answer, then a retrieval pass finished.
+// new answer, then a retrieval pass finished. What 24 hours do is shown on the
+// retriever itself, in this process, on a manual clock.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <mutex>
 #include <optional>
 
+#include "agent/update_retriever.h"
+#include "cluster_version_util.h"
+#include "env/clock.h"
 #include "env/key_files.h"
 #include "http_server/content_negotiation.h"
 #include "http_server/gzip.h"
@@ -221,11 +226,34 @@ class AgentSignatureTest : public ::testing::Test {
     EXPECT_EQ(Lists(cv), lists) << reason << ": the lists changed";
     EXPECT_GT(Signatures(agent, reason), before) << reason;
   }
-  // The newest generation in the agent's state directory (-1: none that reads).
-  int64_t RecordedGeneration() {
-    auto record = kube::ParseJson(testing::ReadFile(state_ / "agent" / "agentstate" / "answer-signatures.json"));
-    const JsonValue* generation = record.ok() ? record->Find("newestGeneration") : nullptr;
-    return generation && generation->integer() ? *generation->integer() : -1;
+  // The newest generation of `upstream` (by default upstream_) recorded in the agent's
+  // state directory (-1: none that reads, or that upstream is not recorded).
+  int64_t RecordedGeneration(std::string upstream = {}) {
+    if (upstream.empty()) upstream = upstream_.url();
+    auto record = kube::ParseJson(testing::ReadFile(RecordPath()));
+    const JsonValue& list = record.ok() ? At(*record, {"upstreams"}) : JsonValue();
+    for (const auto& entry : list.is_array() ? list.items() : std::vector<JsonValue>{}) {
+      const JsonValue& generation = At(entry, {"newestGeneration"});
+      if (At(entry, {"upstream"}).text() == upstream && generation.integer()) return *generation.integer();
+    }
+    return -1;
+  }
+  fs::path RecordPath() const { return state_ / "agent" / "agentstate" / "answer-signatures.json"; }
+  // Lets `upstream` serve `answer`, changes the agent's spec by `spec` (a merge patch),
+  // and returns the ClusterVersion after the pass that fetched `answer` with `query` in
+  // the request (the old channel's polls do not count).
+  JsonValue Patched(ServiceProcess& agent, const std::string& spec, GraphUpstream& upstream, Answer answer,
+                    const std::string& query) {
+    upstream.Serve(std::move(answer));
+    http::RequestOptions patch;
+    patch.method = "PATCH";
+    patch.headers = {"Content-Type: application/merge-patch+json"};
+    patch.body = R"({"spec":)" + spec + "}";
+    EXPECT_EQ(http::Request(agent.url(kCv), patch).status, 200);
+    EXPECT_TRUE(WaitFor([&] { return upstream.served_current() >= 1 && upstream.last_query().find(query) != std::string::npos; },
+                        20s))
+        << agent.log();
+    return AfterAPass(agent);
   }
 
   testing::TempDir state_, keys_, trusted_;
@@ -306,23 +334,19 @@ TEST_F(AgentSignatureTest, ARolledBackGenerationIsRefusedAlsoAfterARestart) {
   EXPECT_EQ(RecordedGeneration(), 7);
 
   // Pointed at another update service, which numbers its graphs its own way: counting
-  // starts again there.
+  // starts again there, and the first one's count is kept.
   GraphUpstream other;
-  other.Serve(Signed(kGraphA, 2, {first_}));
-  http::RequestOptions patch;
-  patch.method = "PATCH";
-  patch.headers = {"Content-Type: application/merge-patch+json"};
-  patch.body = R"({"spec":{"upstream":")" + other.url() + R"("}})";
-  ASSERT_EQ(http::Request(agent->url(kCv), patch).status, 200);
-  ASSERT_TRUE(WaitFor([&] { return other.served_current() >= 1; }, 20s)) << agent->log();
-  cv = AfterAPass(*agent);
+  cv = Patched(*agent, R"({"upstream":")" + other.url() + R"("})", other, Signed(kGraphA, 2, {first_}), "channel=");
   EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True") << kube::WriteJson(cv, 2);
   EXPECT_EQ(AvailableVersions(cv).size(), 2u);
-  EXPECT_EQ(RecordedGeneration(), 2);
+  EXPECT_EQ(RecordedGeneration(other.url()), 2);
+  EXPECT_EQ(RecordedGeneration(), 7);
 }
 
+// From an update service that never signed, an unsigned answer is used unless
+// signatures are required.
 TEST_F(AgentSignatureTest, AnUnsignedAnswerIsUsedUnlessSignaturesAreRequired) {
-  upstream_.Serve(Signed(kGraphA, 5, {first_}));
+  upstream_.Serve({kGraphA, std::nullopt});
   auto agent = StartAgent();
   Accepted(*agent);
   JsonValue cv = Fetched(*agent, {kGraphB, std::nullopt});
@@ -340,6 +364,146 @@ TEST_F(AgentSignatureTest, AnUnsignedAnswerIsUsedUnlessSignaturesAreRequired) {
   cv = Fetched(*agent, Signed(kGraphA, 6, {first_}));
   EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
   EXPECT_EQ(AvailableVersions(cv).size(), 2u);
+}
+
+// Trust on first use: once an update service's signed answer was taken, an unsigned
+// one from it is a stripped signature and refused, also by an agent killed (-9) and
+// started again, while another update service that never signed is used as before.
+// Deleting the record (the agent stopped) forgets it, as the message says.
+TEST_F(AgentSignatureTest, AnUpstreamThatSignedMustKeepSigning) {
+  upstream_.Serve(Signed(kGraphA, 5, {first_}));
+  auto agent = StartAgent();
+  const std::string lists = Lists(Accepted(*agent));
+  ASSERT_EQ(RecordedGeneration(), 5);
+  const Answer unsigned_b{kGraphB, std::nullopt};
+  ExpectRefused(*agent, unsigned_b, "SignatureMissing", lists, "signed the answers taken from it before (generation 5)");
+  EXPECT_NE(At(Retrieved(Cv(*agent)), {"message"}).text().find(RecordPath().string()), std::string::npos)
+      << "says which file to delete";
+  EXPECT_EQ(Signatures(*agent, "unsigned"), 0);
+
+  agent->Kill();
+  agent = StartAgent();
+  ExpectRefused(*agent, unsigned_b, "SignatureMissing", lists, "signed the answers taken from it before");
+
+  // Another upstream that never signed: its unsigned answers are used.
+  GraphUpstream other;
+  JsonValue cv = Patched(*agent, R"({"upstream":")" + other.url() + R"("})", other, unsigned_b, "channel=");
+  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True") << kube::WriteJson(Retrieved(cv));
+  EXPECT_EQ(AvailableVersions(cv).size(), 3u);
+  EXPECT_EQ(RecordedGeneration(other.url()), -1) << "an unsigned answer records nothing";
+  // Back to the first: still refused, and since the upstream changed, the other's
+  // updates are not shown.
+  cv = Patched(*agent, R"({"upstream":")" + upstream_.url() + R"("})", upstream_, unsigned_b, "channel=");
+  EXPECT_EQ(At(Retrieved(cv), {"reason"}).text(), "SignatureMissing") << kube::WriteJson(Retrieved(cv));
+  EXPECT_EQ(AvailableVersions(cv).size(), 0u) << Lists(cv);
+  EXPECT_FALSE(testing::ListsVersion(cv, "conditionalUpdates", "4.13.2")) << Lists(cv);
+
+  // The way back the message names: the agent stopped, the record deleted.
+  EXPECT_EQ(agent->Stop(), 0);
+  ASSERT_TRUE(fs::remove(RecordPath()));
+  agent = StartAgent();
+  cv = Accepted(*agent);
+  EXPECT_EQ(AvailableVersions(cv).size(), 3u);
+  EXPECT_GE(Signatures(*agent, "unsigned"), 1);
+}
+
+// As the CVO drops its cached lists when a fetch after a change of channel fails, a
+// refused answer after a channel change leaves none shown, not the old channel's.
+TEST_F(AgentSignatureTest, AfterAChannelChangeARefusedAnswerShowsNoUpdates) {
+  upstream_.Serve(Signed(kGraphA, 5, {first_}));
+  auto agent = StartAgent();
+  const std::string lists = Lists(Accepted(*agent));
+  // Unsigned from an upstream that signed: refused in the old channel too, the lists kept.
+  const Answer stripped{kGraphB, std::nullopt};
+  ExpectRefused(*agent, stripped, "SignatureMissing", lists, "signed the answers taken from it before");
+
+  JsonValue cv = Patched(*agent, R"({"channel":"fast-4.13"})", upstream_, stripped, "channel=fast-4.13");
+  const JsonValue& retrieved = Retrieved(cv);
+  EXPECT_EQ(At(retrieved, {"status"}).text(), "False");
+  EXPECT_EQ(At(retrieved, {"reason"}).text(), "SignatureMissing");
+  EXPECT_TRUE(AvailableVersions(cv).empty()) << Lists(cv);
+  EXPECT_FALSE(testing::ListsVersion(cv, "conditionalUpdates", "4.13.2")) << Lists(cv);
+  // Nor after a restart.
+  agent->Kill();
+  agent = StartAgent();
+  cv = Fetched(*agent, stripped);
+  EXPECT_EQ(At(Retrieved(cv), {"reason"}).text(), "SignatureMissing");
+  EXPECT_TRUE(AvailableVersions(cv).empty()) << Lists(cv);
+
+  cv = Fetched(*agent, Signed(kGraphA, 7, {first_}, RealNow() - 60, RealNow() + 3600, "fast-4.13"));
+  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
+  EXPECT_EQ(AvailableVersions(cv), (std::vector<std::string>{"4.13.0", "4.12.4"}));
+}
+
+// The retriever's policy for refusals, on a manual clock (the agent's is injected):
+// within a day of the last answer taken and for the same query the lists stay, also at
+// the first fetch after a restart; past a day, after a change, or for lists of an
+// unknown or another query, they go. Any other failure of the first fetch drops them.
+TEST_F(AgentSignatureTest, RefusalsFollowTheCachePolicy) {
+  env::ManualClock clock{std::chrono::system_clock::now()};
+  auto clock_now = [&] { return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count(); };
+  agent::FileObjectStore store(state_ / "unit");
+  auto keys = env::LoadTrustedKeys(trusted_.path().string());
+  ASSERT_TRUE(keys.ok()) << keys.status().message();
+  agent::AnswerTrust trust(store, *keys, /*require=*/false);
+  agent::HttpGraphFetcher fetcher({}, 10s);
+  auto retriever = [&] {
+    return std::make_unique<agent::UpdateRetriever>(
+        fetcher, [](const std::vector<agent::MatchingRule>&) -> Result<bool> { return true; }, clock,
+        agent::RetrieverSettings{.poll_interval = 3min, .max_age = 24h, .kept = {}, .trust = &trust});
+  };
+  const agent::GraphRequestInputs inputs{upstream_.url(), "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a", "amd64", "4.12.3", kChannel};
+  agent::GraphRequestInputs fast = inputs;
+  fast.channel = "fast-4.13";
+  const Answer unsigned_a{kGraphA, std::nullopt};  // refused: this upstream signed before
+  auto taken = [&](agent::UpdateRetriever& r) {
+    upstream_.Serve(Signed(kGraphA, 5, {first_}, clock_now() - 60, clock_now() + 3600));
+    const agent::RetrievedUpdates got = r.Run(inputs);
+    EXPECT_EQ(got.retrieved.status, "True") << got.retrieved.message;
+    EXPECT_EQ(got.available.size(), 2u);
+    upstream_.Serve(unsigned_a);
+    return got;
+  };
+  auto refused = [&](agent::UpdateRetriever& r, const agent::GraphRequestInputs& in) {
+    const agent::RetrievedUpdates got = r.Run(in);
+    EXPECT_TRUE(got.fetched);
+    EXPECT_EQ(got.retrieved.reason, "SignatureMissing") << got.retrieved.message;
+    return got.available.size() + got.conditional.size();
+  };
+
+  auto r = retriever();
+  taken(*r);
+  clock.Advance(4min);
+  EXPECT_EQ(refused(*r, inputs), 3u) << "a poll's refusal keeps them";
+  clock.Advance(23h);
+  EXPECT_EQ(refused(*r, inputs), 3u) << "within a day";
+  clock.Advance(2h);
+  EXPECT_EQ(refused(*r, inputs), 0u) << "past a day";
+  clock.Advance(4min);
+  taken(*r);
+  clock.Advance(5s);
+  EXPECT_EQ(refused(*r, fast), 0u) << "after a channel change";
+
+  // Restarts: a new retriever seeded with what the agent saved.
+  clock.Advance(4min);
+  const agent::RetrievedUpdates saved = taken(*retriever());
+  ASSERT_TRUE(saved.origin);
+  auto restarted = [&](std::optional<agent::ListsOrigin> origin) {
+    auto fresh = retriever();
+    fresh->Seed(saved.available, saved.conditional, std::move(origin));
+    return fresh;
+  };
+  clock.Advance(1h);
+  EXPECT_EQ(refused(*restarted(saved.origin), inputs), 3u) << "the same query, an hour later";
+  EXPECT_EQ(refused(*restarted(saved.origin), fast), 0u) << "another channel than the lists'";
+  EXPECT_EQ(refused(*restarted(std::nullopt), inputs), 0u) << "lists of an unknown query";
+  upstream_.Serve(Signed("{not json", 6, {first_}, clock_now() - 60, clock_now() + 3600));
+  const agent::RetrievedUpdates invalid = restarted(saved.origin)->Run(inputs);
+  EXPECT_EQ(invalid.retrieved.reason, "ResponseInvalid");
+  EXPECT_TRUE(invalid.available.empty() && invalid.conditional.empty()) << "any other failure drops them";
+  upstream_.Serve(unsigned_a);
+  clock.Advance(24h);
+  EXPECT_EQ(refused(*restarted(saved.origin), inputs), 0u) << "lists over a day old";
 }
 
 // The rotation procedure: trust the new key next to the old one, sign with both, then

@@ -75,14 +75,6 @@ void SetBaseConditions(ClusterVersion& cv, const std::string& now) {
   cv.SetCondition({"Failing", "False", "", "", now});
 }
 
-// A PromQL matcher that refuses: no Prometheus was configured.
-class NoPrometheus : public RuleEvaluator {
- public:
-  Result<bool> Match(const MatchingRule&) override {
-    return Status::Internal("no Prometheus is configured (--prometheus.url)");
-  }
-};
-
 }  // namespace
 
 std::string_view LoopStateName(LoopState state) {
@@ -180,7 +172,8 @@ Status Agent::LoadState() {
       if (const JsonValue* s = annotations ? annotations->Find(kLoopStateAnnotation) : nullptr) {
         state_ = ParseLoopState(s->text());
       }
-      retriever_->Seed(cv_.status.available_updates, cv_.status.conditional_updates);
+      lists_origin_ = ListsOrigin::FromAnnotations(annotations);
+      retriever_->Seed(cv_.status.available_updates, cv_.status.conditional_updates, lists_origin_);
       return Status::OK();
     }
     stored = read.status();
@@ -244,8 +237,10 @@ Status Agent::Save() {
   auto document = [&] {
     JsonValue json = ToJson(cv_);
     JsonValue metadata = *json.Find("metadata");
-    metadata.Set("annotations",
-                 JsonValue::Object({{kLoopStateAnnotation, JsonValue::String(std::string(LoopStateName(state_)))}}));
+    JsonValue annotations =
+        JsonValue::Object({{kLoopStateAnnotation, JsonValue::String(std::string(LoopStateName(state_)))}});
+    if (lists_origin_) lists_origin_->Annotate(annotations);  // in the same write as the lists
+    metadata.Set("annotations", std::move(annotations));
     json.Set("metadata", std::move(metadata));
     return json;
   };
@@ -312,6 +307,7 @@ void Agent::ApplyRetrieval(const RetrievedUpdates& got) {
   status.conditional_updates = got.conditional;
   Condition retrieved = got.retrieved;
   cv_.SetCondition(retrieved);
+  lists_origin_ = got.origin;
   if (got.current) {  // the graph's metadata fills what the release did not say
     if (status.desired.url.empty()) status.desired.url = got.current->url;
     if (status.desired.channels.empty()) status.desired.channels = got.current->channels;

@@ -32,8 +32,10 @@
 // cannot be queued (a full disk) holds nothing back: it is queued at a later pass.
 //
 // Signed answers (issue 32), when options.answer_keys is set: the retriever checks each
-// answer's signature (answer_trust.h) before reading it; the newest graph generation
-// taken is kept in the store, read back when the agent opens.
+// answer's signature (answer_trust.h) before reading it; the upstreams that signed
+// and their newest graph generation taken are kept in the store, read back when the
+// agent opens. What the retrieved lists answer (ListsOrigin) is saved as annotations of
+// the stored ClusterVersion, with the lists.
 //
 // Opening never fails for a state file that cannot be read: a ClusterVersion is
 // salvaged part by part (state_salvage.h), an update progress that cannot be read is
@@ -189,6 +191,7 @@ class Agent {
   std::string last_saved_;  // what the store holds, resourceVersion aside
   std::function<void(int64_t)> on_saved_;
   LoopState state_ = LoopState::kRetrieving;
+  std::optional<ListsOrigin> lists_origin_;  // what the lists in cv_ answer (update_retriever.h)
   std::chrono::system_clock::time_point next_retrieval_{}, next_update_{};
 };
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace cincinnati::agent {
 namespace {
 
@@ -21,6 +23,15 @@ Result<uint64_t> GenerationOf(const JsonValue& record) {
   return static_cast<uint64_t>(*n);
 }
 
+// One recorded upstream: {"upstream": URL, "newestGeneration": G}. The first record of
+// issue 32 was one such object alone, and reads as a list of one.
+Result<std::pair<std::string, uint64_t>> SignerOf(const JsonValue& entry) {
+  const JsonValue* upstream = entry.Find("upstream");
+  if (!upstream || !upstream->is_string()) return Status::InvalidArgument("upstream is not a string");
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t generation, GenerationOf(entry));
+  return std::make_pair(upstream->text(), generation);
+}
+
 }  // namespace
 
 AnswerTrust::AnswerTrust(ObjectStore& store, TrustedKeys keys, bool require, StorageHealth* storage)
@@ -31,26 +42,40 @@ Status AnswerTrust::Load() {
   Status why = stored.status();
   if (stored.ok()) {
     if (!*stored) return Status::OK();  // no signed answer taken yet
-    auto generation = GenerationOf(**stored);
-    if (generation.ok()) {
-      newest_ = persisted_ = *generation;
-      if (const JsonValue* upstream = (*stored)->Find("upstream")) upstream_ = upstream->text();
+    const JsonValue* list = (*stored)->Find("upstreams");
+    const std::vector<JsonValue> entries = list && list->is_array() ? list->items() : std::vector<JsonValue>{**stored};
+    std::vector<Signer> signers;
+    for (const JsonValue& entry : entries) {
+      auto signer = SignerOf(entry);
+      if (!signer.ok()) {
+        why = signer.status();
+        break;
+      }
+      signers.push_back({signer->first, signer->second});
+    }
+    if (why.ok()) {
+      signers_ = std::move(signers);
+      newest_ = signers_.empty() ? 0 : signers_.back().newest;
       return Status::OK();
     }
-    why = generation.status();
   }
-  if (!ContentError(why)) return why.WithContext("the newest answer generation accepted");
+  if (!ContentError(why)) return why.WithContext("the upstreams whose signed answers were taken");
   CINCINNATI_ASSIGN_OR_RETURN(std::string aside, store_.SetAside(kKind, kName));
-  spdlog::warn("the newest graph generation accepted cannot be read ({}): set aside as {}; any generation is "
-               "accepted until the next signed answer",
+  spdlog::warn("the record of signed answers taken cannot be read ({}): set aside as {}; every upstream starts "
+               "unrecorded (any generation accepted, unsigned answers used unless required) until its next signed answer",
                why.message(), aside);
   return Status::OK();
 }
 
+const AnswerTrust::Signer* AnswerTrust::Find(std::string_view upstream) const {
+  auto it = std::find_if(signers_.begin(), signers_.end(), [&](const Signer& s) { return s.upstream == upstream; });
+  return it == signers_.end() ? nullptr : &*it;
+}
+
 AnswerTrust::Outcome AnswerTrust::Check(const std::string* header, std::string_view body, const AnswerScope& scope,
                                         std::string_view upstream, int64_t now) {
-  const uint64_t newest = upstream == upstream_ ? newest_.load() : 0;  // another service numbers its own graphs
-  const SignatureCheck check = CheckAnswerSignature(header, body, scope, keys_, now, newest);
+  const Signer* known = Find(upstream);  // another service numbers its own graphs
+  const SignatureCheck check = CheckAnswerSignature(header, body, scope, keys_, now, known ? known->newest : 0);
   Outcome out;
   out.upstream = std::string(upstream);
   if (check.verdict == SignatureVerdict::kAccepted) {
@@ -60,52 +85,74 @@ AnswerTrust::Outcome AnswerTrust::Check(const std::string* header, std::string_v
     spdlog::debug("the update service's answer is {}", check.message);
     return out;
   }
-  if (check.verdict == SignatureVerdict::kMissing && !require_) {
+  if (check.verdict == SignatureVerdict::kMissing && !require_ && !known) {
     Count(kUnsignedAnswer);
     if (!unsigned_logged_) {
-      spdlog::warn("the update service's answer is not signed; it is used, since --upstream.require-signature is off");
+      spdlog::warn("the update service's answer is not signed; it is used, since --upstream.require-signature is off "
+                   "and no signed answer from {} was taken before",
+                   upstream);
       unsigned_logged_ = true;
     }
     return out;
   }
-  const std::string_view reason = SignatureReason(check.verdict);
-  Count(reason);
-  std::string message = check.verdict == SignatureVerdict::kMissing
-                            ? "the answer carries no signature, and --upstream.require-signature requires one"
-                            : check.message;
-  spdlog::warn("the update service's answer for channel {} and arch {} is refused ({}): {}", scope.channel, scope.arch, reason,
-               message);
-  out.refusal = RetrievalFailure{std::string(reason), std::move(message)};
+  out.refusal = Refuse(check, scope, upstream, known);
   return out;
 }
 
+RetrievalFailure AnswerTrust::Refuse(const SignatureCheck& check, const AnswerScope& scope, std::string_view upstream,
+                                     const Signer* known) {
+  const std::string_view reason = SignatureReason(check.verdict);
+  Count(reason);
+  std::string message = check.message;
+  if (check.verdict == SignatureVerdict::kMissing) {
+    // Without --upstream.require-signature, only an upstream seen signing gets here: an
+    // attacker on the path who strips the header must not turn the check off.
+    message = require_ ? "the answer carries no signature, and --upstream.require-signature requires one"
+                       : fmt::format("the answer carries no signature, but {} signed the answers taken from it before "
+                                     "(generation {}), so a missing one is taken for a stripped one; if that update "
+                                     "service stopped signing on purpose, stop the agent and delete {} (or this "
+                                     "upstream's entry in it)",
+                                     upstream, known->newest, store_.Location(kKind, kName));
+  }
+  spdlog::warn("the update service's answer for channel {} and arch {} is refused ({}): {}", scope.channel, scope.arch,
+               reason, message);
+  return RetrievalFailure{std::string(reason), std::move(message)};
+}
+
 void AnswerTrust::Taken(const Outcome& outcome) {
-  if (outcome.facts && outcome.upstream != upstream_) {
-    upstream_ = outcome.upstream;
-    newest_ = outcome.facts->generation;
-    Persist();
-    return;
+  if (outcome.facts) {
+    auto it = std::find_if(signers_.begin(), signers_.end(), [&](const Signer& s) { return s.upstream == outcome.upstream; });
+    Signer signer = it == signers_.end() ? Signer{outcome.upstream, outcome.facts->generation} : *it;
+    const bool changed = it == signers_.end() || outcome.facts->generation > signer.newest || it + 1 != signers_.end();
+    if (changed) {
+      // The upstream taken from last goes to the back: the one dropped past the limit
+      // is the one taken from longest ago.
+      if (it != signers_.end()) signers_.erase(it);
+      signer.newest = std::max(signer.newest, outcome.facts->generation);
+      signers_.push_back(std::move(signer));
+      if (signers_.size() > kMaxSigningUpstreams) signers_.erase(signers_.begin());
+      dirty_ = true;
+    }
+    newest_ = signers_.back().newest;
   }
-  if (!outcome.facts || outcome.facts->generation <= newest_.load()) {
-    if (newest_.load() > persisted_) Persist();  // a write that failed before
-    return;
-  }
-  newest_ = outcome.facts->generation;
-  Persist();
+  if (dirty_) Persist();  // or a write that failed before
 }
 
 void AnswerTrust::Persist() {
-  const uint64_t generation = newest_.load();
-  const JsonValue record = JsonValue::Object(
-      {{"newestGeneration", JsonValue::Integer(static_cast<int64_t>(generation))}, {"upstream", JsonValue::String(upstream_)}});
-  const Status s = store_.Put(kKind, kName, record);
+  std::vector<JsonValue> entries;
+  for (const Signer& s : signers_) {
+    entries.push_back(JsonValue::Object({{"upstream", JsonValue::String(s.upstream)},
+                                         {"newestGeneration", JsonValue::Integer(static_cast<int64_t>(s.newest))}}));
+  }
+  const Status s = store_.Put(kKind, kName, JsonValue::Object({{"upstreams", JsonValue::Array(std::move(entries))}}));
   if (storage_) storage_->Record(StorageArea::kState, s);
   if (!s.ok()) {
-    spdlog::error("cannot save the newest graph generation accepted ({}): {}; tried again at the next answer", generation,
-                  s.message());
+    spdlog::error("cannot save the upstreams whose signed answers were taken (the newest generation {}): {}; tried "
+                  "again at the next answer",
+                  newest_.load(), s.message());
     return;
   }
-  persisted_ = generation;
+  dirty_ = false;
 }
 
 std::map<std::string, uint64_t> AnswerTrust::Counts() const {

@@ -30,6 +30,14 @@ class PrometheusEvaluator : public RuleEvaluator {
   PrometheusSettings settings_;
 };
 
+// A PromQL matcher that refuses: no Prometheus was configured.
+class NoPrometheus : public RuleEvaluator {
+ public:
+  Result<bool> Match(const MatchingRule&) override {
+    return Status::Internal("no Prometheus is configured (--prometheus.url)");
+  }
+};
+
 // The verdict of a Prometheus /api/v1/query answer (exposed for tests and fuzzing).
 Result<bool> ReadInstantQueryAnswer(std::string_view body);
 

@@ -23,6 +23,9 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
 // allowed to make it large.
 constexpr size_t kMaxRetrievedMessageBytes = 4096;
 
+constexpr std::string_view kListsQueryAnnotation = "agent.cincinnati.openshift.io/updates-query";
+constexpr std::string_view kListsRetrievedAnnotation = "agent.cincinnati.openshift.io/updates-retrieved";
+
 bool KeepsListsOnFailure(std::string_view why) {
   return why == reason::kRemoteFailed || why == reason::kResponseFailed || why == reason::kResponseInvalid;
 }
@@ -64,7 +67,22 @@ GraphAnswer HttpGraphFetcher::Fetch(const std::string& url) {
 UpdateRetriever::UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, env::Clock& clock, RetrieverSettings settings)
     : fetcher_(fetcher), match_(std::move(match)), clock_(clock), settings_(settings) {}
 
-void UpdateRetriever::Seed(const std::vector<Release>& available, const std::vector<ConditionalUpdateStatus>& previous) {
+void ListsOrigin::Annotate(JsonValue& annotations) const {
+  annotations.Set(std::string(kListsQueryAnnotation), JsonValue::String(query));
+  annotations.Set(std::string(kListsRetrievedAnnotation), JsonValue::String(Rfc3339(retrieved)));
+}
+
+std::optional<ListsOrigin> ListsOrigin::FromAnnotations(const JsonValue* annotations) {
+  const JsonValue* query = annotations ? annotations->Find(kListsQueryAnnotation) : nullptr;
+  const JsonValue* retrieved = annotations ? annotations->Find(kListsRetrievedAnnotation) : nullptr;
+  if (!query || !query->is_string() || !retrieved || !retrieved->is_string()) return std::nullopt;
+  auto seconds = graphdata::ParseDateTime(retrieved->text());
+  if (!seconds.ok()) return std::nullopt;
+  return ListsOrigin{query->text(), std::chrono::system_clock::time_point(std::chrono::seconds(*seconds))};
+}
+
+void UpdateRetriever::Seed(const std::vector<Release>& available, const std::vector<ConditionalUpdateStatus>& previous,
+                           std::optional<ListsOrigin> origin) {
   std::set<std::string> conditional_images;
   for (const auto& update : previous) {
     conditional_images.insert(update.release.image);
@@ -78,12 +96,20 @@ void UpdateRetriever::Seed(const std::vector<Release>& available, const std::vec
     if (!conditional_images.count(release.image)) lists_.updates.recommended.push_back(release);
   }
   lists_.present = !available.empty() || !previous.empty();
+  lists_.origin = std::move(origin);
 }
 
 bool UpdateRetriever::ConfigChanged(const GraphRequestInputs& in) const {
   const GraphRequestInputs& last = *last_inputs_;
   return in.upstream != last.upstream || in.channel != last.channel || in.arch != last.arch ||
          in.version != last.version || in.cluster_id != last.cluster_id;
+}
+
+// Whether the seeded lists answer the query `inputs` make, retrieved less than 24 h ago.
+bool UpdateRetriever::SeededFor(const GraphRequestInputs& inputs, std::chrono::system_clock::time_point now) const {
+  if (!lists_.origin) return false;
+  const GraphRequest request = PrepareGraphRequest(inputs);
+  return request.ok() && request.url == lists_.origin->query && now - lists_.origin->retrieved <= settings_.max_age;
 }
 
 std::chrono::system_clock::time_point UpdateRetriever::NextFetch() const {
@@ -94,53 +120,60 @@ std::chrono::system_clock::time_point UpdateRetriever::NextFetch() const {
 RetrievedUpdates UpdateRetriever::Run(const GraphRequestInputs& inputs, bool desired_multi, bool current_multi) {
   const auto now = clock_.Now();
   fetched_ = false;
-  if (!last_inputs_ || ConfigChanged(inputs)) {
+  if (!last_inputs_) {
+    // The first run: a restart is no change of query, and the 24 h count from the
+    // lists' own retrieval, when it is known.
+    const bool seeded = SeededFor(inputs, now);
+    last_sync_or_change_ = seeded ? lists_.origin->retrieved : now;
+    last_inputs_ = inputs;
+    Fetch(inputs, desired_multi, current_multi, {.transient = false, .refused = seeded});
+  } else if (ConfigChanged(inputs)) {
     last_sync_or_change_ = now;
     last_inputs_ = inputs;
-    Fetch(inputs, desired_multi, current_multi, /*keep_on_failure=*/false);
+    Fetch(inputs, desired_multi, current_multi, {});
   } else if (now - last_sync_or_change_ > settings_.max_age) {
-    Fetch(inputs, desired_multi, current_multi, false);
+    Fetch(inputs, desired_multi, current_multi, {});
   } else if (now - last_attempt_ >= settings_.poll_interval) {
-    Fetch(inputs, desired_multi, current_multi, true);
+    Fetch(inputs, desired_multi, current_multi, {.transient = true, .refused = true});
   }
   return Evaluate();
 }
 
-void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi, bool current_multi,
-                            bool keep_on_failure) {
+void UpdateRetriever::SetRetrieved(std::string status, std::string why, const std::string& message) {
+  if (retrieved_.status != status || retrieved_.last_transition_time.empty()) {
+    retrieved_.last_transition_time = Rfc3339(last_attempt_);  // the fetch's start
+  }
+  retrieved_.status = std::move(status);
+  retrieved_.reason = std::move(why);
+  retrieved_.message = Abbreviate(message, kMaxRetrievedMessageBytes);  // it may quote the answer
+}
+
+// Failures of the request itself read "Unable to retrieve available updates: ...";
+// the local checks have their own sentences. `keep`: the lists stay shown.
+void UpdateRetriever::Fail(const RetrievalFailure& failure, bool client_error, bool keep) {
+  SetRetrieved("False", failure.reason,
+               client_error ? "Unable to retrieve available updates: " + failure.message : failure.message);
+  if (!keep) lists_ = {};
+}
+
+void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi, bool current_multi, KeepLists keep) {
   const auto now = clock_.Now();
   last_attempt_ = now;
   fetched_ = true;
-  auto set_retrieved = [&](std::string status, std::string why, std::string message) {
-    if (retrieved_.status != status || retrieved_.last_transition_time.empty()) {
-      retrieved_.last_transition_time = Rfc3339(now);
-    }
-    retrieved_.status = std::move(status);
-    retrieved_.reason = std::move(why);
-    retrieved_.message = Abbreviate(message, kMaxRetrievedMessageBytes);  // it may quote the answer
+  auto fail = [&](const RetrievalFailure& failure) {
+    Fail(failure, true, keep.transient && KeepsListsOnFailure(failure.reason));
   };
-  auto fail = [&](const RetrievalFailure& failure, bool client_error) {
-    // Failures of the request itself read "Unable to retrieve available updates: ...";
-    // the local checks have their own sentences.
-    set_retrieved("False", failure.reason,
-                  client_error ? "Unable to retrieve available updates: " + failure.message : failure.message);
-    if (!(keep_on_failure && KeepsListsOnFailure(failure.reason))) lists_ = {};
-  };
-
   GraphRequest request = PrepareGraphRequest(inputs);
-  if (!request.ok()) {
-    bool client_error = request.failure.reason == reason::kInvalidRequest;
-    return fail(request.failure, client_error);
-  }
+  if (!request.ok()) return Fail(request.failure, request.failure.reason == reason::kInvalidRequest, false);
   GraphAnswer answer = fetcher_.Fetch(request.url);
   // An answer longer than the agent reads is the answer's fault, like one it cannot read.
-  if (answer.too_large) return fail({std::string(reason::kResponseInvalid), answer.error}, true);
-  if (answer.status == 0) return fail({std::string(reason::kRemoteFailed), answer.error}, true);
+  if (answer.too_large) return fail({std::string(reason::kResponseInvalid), answer.error});
+  if (answer.status == 0) return fail({std::string(reason::kRemoteFailed), answer.error});
   if (answer.status != 200) {
-    return fail({std::string(reason::kResponseFailed), "unexpected HTTP status: " + answer.status_line}, true);
+    return fail({std::string(reason::kResponseFailed), "unexpected HTTP status: " + answer.status_line});
   }
   // The signature is checked on the bytes as received, before anything reads them. A
-  // refused answer changes nothing but the condition (update_retriever.h).
+  // refused answer supplies no lists (update_retriever.h).
   AnswerTrust::Outcome trusted;
   if (settings_.trust) {
     // The query as sent (PrepareGraphRequest): the version in its canonical form.
@@ -148,20 +181,27 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
     trusted = settings_.trust->Check(answer.signature ? &*answer.signature : nullptr, answer.body,
                                      {inputs.channel, inputs.arch, version, inputs.cluster_id}, inputs.upstream,
                                      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count());
-    if (trusted.refusal) {
-      return set_retrieved("False", trusted.refusal->reason, "Unable to retrieve available updates: " + trusted.refusal->message);
-    }
+    if (trusted.refusal) return Fail(*trusted.refusal, true, keep.refused);
   }
   auto graph = ParseUpdateGraph(answer.body);
-  if (!graph.ok()) return fail({std::string(reason::kResponseInvalid), graph.status().message()}, true);
+  if (!graph.ok()) return fail({std::string(reason::kResponseInvalid), graph.status().message()});
   UpdatesOrFailure updates = ComputeAvailableUpdates(*graph, {request.version, desired_multi, current_multi}, inputs.channel,
                                                     settings_.kept);
-  if (!updates.ok()) return fail(updates.failure, true);
+  if (!updates.ok()) return fail(updates.failure);
   if (settings_.trust) settings_.trust->Taken(trusted);  // durable before the lists are shown
-  lists_.updates = std::move(updates.updates);
-  lists_.present = true;
+  Took(std::move(updates.updates), request.url);
+}
+
+// An answer's lists replace the shown ones.
+void UpdateRetriever::Took(AvailableUpdates updates, const std::string& query) {
+  const auto now = last_attempt_;  // the fetch's start
+  std::optional<ListsOrigin> origin = std::move(lists_.origin);
+  if (!origin || origin->query != query || now - origin->retrieved >= kListsOriginResolution) {
+    origin = ListsOrigin{query, std::chrono::time_point_cast<std::chrono::seconds>(now)};
+  }
+  lists_ = {std::move(updates), true, std::move(origin)};
   last_sync_or_change_ = now;
-  set_retrieved("True", "", "");
+  SetRetrieved("True", "", "");
 }
 
 RetrievedUpdates UpdateRetriever::Evaluate() {
@@ -169,6 +209,7 @@ RetrievedUpdates UpdateRetriever::Evaluate() {
   RetrievedUpdates out;
   out.retrieved = retrieved_;
   out.fetched = fetched_;
+  out.origin = lists_.origin;
   if (!lists_.present) return out;
   out.current = lists_.updates.current;
   out.available = lists_.updates.recommended;

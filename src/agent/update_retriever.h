@@ -4,15 +4,18 @@
 // updates, and yields what ClusterVersion's status shows (availableUpdates,
 // conditionalUpdates with their Recommended condition, the RetrievedUpdates condition).
 //
-// When it asks: on the first run; at once when the upstream, channel, arch or
-// current version changed, or 24 h after the last success or change (a failure then
-// clears the lists); otherwise once the poll interval has passed since the last
-// attempt (a RemoteFailed, ResponseFailed or ResponseInvalid failure then keeps the
-// lists retrieved before, shown with RetrievedUpdates=False). With an AnswerTrust
-// (answer_trust.h), an answer is checked for its signature before it is read; a refused
-// one (SignatureInvalid, ...) never changes the lists: they stay those of the last
-// answer taken, whatever changed since (an answer that cannot be trusted cannot say
-// there is nothing to offer either), across restarts too (Seed). Between fetches it only
+// When it asks, and what a failure leaves shown (the CVO's cache policy): on the first
+// run; at once when the upstream, channel, arch or current version changed, or 24 h
+// after the last success or change (a failure then clears the lists); otherwise once
+// the poll interval has passed since the last attempt (a RemoteFailed, ResponseFailed
+// or ResponseInvalid failure then keeps the lists retrieved before, shown with
+// RetrievedUpdates=False). With an AnswerTrust (answer_trust.h), an answer is checked
+// for its signature before it is read. A refused one (SignatureInvalid, ...) never
+// supplies lists and follows the same policy: after a change or 24 h the lists go (the
+// old channel's updates are not this channel's), else the last answer's stay. Unlike
+// other failures, a refusal also keeps them at the first run after a restart (Seed),
+// when they answer the same query (ListsOrigin) and are less than 24 h old: an answer
+// that cannot be trusted cannot say there is nothing to offer. Between fetches it only
 // re-evaluates risks. Conditional updates whose Recommended is True join
 // availableUpdates; both lists are newest first. A Recommended condition keeps its
 // lastTransitionTime while its status does not change (by image).
@@ -34,12 +37,29 @@
 #include "agent/risks.h"
 #include "config_api/cluster_version.h"
 #include "env/clock.h"
+#include "kube/json_value.h"
 
 namespace cincinnati::agent {
 
 // Conditions and conditional updates as ClusterVersion's status shows them.
 using config_api::Condition;
 using config_api::ConditionalUpdateStatus;
+
+// What the lists shown answer, kept with them (the agent writes it into the stored
+// ClusterVersion's annotations, in the same write as the lists) so that a restarted
+// agent knows whether a refused first answer may leave them shown.
+struct ListsOrigin {
+  std::string query;  // the graph request's URL (upstream, arch, channel, id, version)
+  // The last success, to within kListsOriginResolution (moved on no more often, so that
+  // a poll that changed nothing writes nothing); earlier, never later, than the truth.
+  std::chrono::system_clock::time_point retrieved;
+
+  bool operator==(const ListsOrigin&) const = default;
+  void Annotate(JsonValue& annotations) const;
+  // nullopt when absent or unreadable (the lists are then taken to answer nothing known).
+  static std::optional<ListsOrigin> FromAnnotations(const JsonValue* annotations);
+};
+inline constexpr std::chrono::hours kListsOriginResolution{1};
 
 struct RetrievedUpdates {
   std::vector<Release> available;
@@ -48,6 +68,7 @@ struct RetrievedUpdates {
   std::optional<Release> current;      // the current node, when the last answer had it
   bool fetched = false;                // this run asked the update service
   bool risks_pending = false;          // some Recommended is Unknown: run again soon (1 s)
+  std::optional<ListsOrigin> origin;   // of the lists (nullopt: none, or of nothing known)
 };
 
 // The graph request on the wire: GET with Accept and User-Agent, no credentials.
@@ -102,9 +123,10 @@ class UpdateRetriever {
 
   // Seeds the lists and the Recommended conditions from a persisted status, so that
   // their lastTransitionTime survives a restart, and so do the lists when the first
-  // answer after it is refused for its signature (any other failure of that first fetch
-  // drops them, as before).
-  void Seed(const std::vector<Release>& available, const std::vector<ConditionalUpdateStatus>& previous);
+  // answer after it is refused for its signature and `origin` says they answer the same
+  // query, less than 24 h ago (any other failure of that first fetch drops them).
+  void Seed(const std::vector<Release>& available, const std::vector<ConditionalUpdateStatus>& previous,
+            std::optional<ListsOrigin> origin = std::nullopt);
 
   RetrievedUpdates Run(const GraphRequestInputs& inputs, bool desired_multi = false, bool current_multi = false);
 
@@ -115,9 +137,19 @@ class UpdateRetriever {
   struct Lists {
     AvailableUpdates updates;
     bool present = false;
+    std::optional<ListsOrigin> origin;
+  };
+  // Which failures of a fetch leave the lists shown (the rest clear them).
+  struct KeepLists {
+    bool transient = false;  // RemoteFailed, ResponseFailed, ResponseInvalid
+    bool refused = false;    // a signature refusal
   };
   bool ConfigChanged(const GraphRequestInputs& inputs) const;
-  void Fetch(const GraphRequestInputs& inputs, bool desired_multi, bool current_multi, bool keep_on_failure);
+  bool SeededFor(const GraphRequestInputs& inputs, std::chrono::system_clock::time_point now) const;
+  void Fetch(const GraphRequestInputs& inputs, bool desired_multi, bool current_multi, KeepLists keep);
+  void SetRetrieved(std::string status, std::string why, const std::string& message);
+  void Fail(const RetrievalFailure& failure, bool client_error, bool keep);
+  void Took(AvailableUpdates updates, const std::string& query);
   RetrievedUpdates Evaluate();
 
   GraphFetcher& fetcher_;

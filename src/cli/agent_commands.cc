@@ -384,12 +384,13 @@ void RegisterAgentCommands(CLI::App& app, int& exit_code) {
                   "Check the update service's signed answers (the Cincinnati-Signature header) against every *.pem "
                   "Ed25519 public key in this directory: an answer signed by no trusted key, for other bytes, channel "
                   "or arch, expired, or of an older graph generation than one already taken is refused "
-                  "(RetrievedUpdates=False, reason Signature...) and the updates shown stay as they were. Off by "
-                  "default: nothing is checked")
+                  "(RetrievedUpdates=False, reason Signature...): the updates shown stay as they were, unless the "
+                  "channel, arch or upstream changed or a day passed since they were taken (then none are shown). Off "
+                  "by default: nothing is checked")
       ->type_name("DIR");
   cmd->add_flag("--upstream.require-signature", a->require_signature,
-                "Refuse unsigned answers too (SignatureMissing); without it an unsigned answer is used as before. "
-                "Needs --upstream.public-keys");
+                "Refuse unsigned answers too (SignatureMissing); without it an unsigned answer is used, unless the "
+                "same update service's signed answer was taken before. Needs --upstream.public-keys");
   cmd->add_option("--reports.url", a->reports_url,
                   "POST one report per update attempt to this endpoint of the update service (e.g. "
                   "http://127.0.0.1:8081/api/upgrades_info/v1/reports), once the attempt ends: completed, refused, or "
