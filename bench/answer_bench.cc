@@ -146,7 +146,7 @@ void BM_AnswerResponse(benchmark::State& state) {
     Parameters params{{"channel", "stable-4.8"}, {"arch", "amd64"}, {"version", "4.7.37"}, {"id", id}};
     auto view = cache.Get(params);
     http_server::Response response = server::ViewResponse(**view, request, content_type);
-    response.head_lines = signer.HeadLines(**view, server::QueryScope(params), false, 1637884800000, kNow, kNow).text;
+    response.head_lines = signer.HeadLines(**view, server::QueryScope(params), {1637884800000, kNow, 0, false}, kNow).text;
     head.clear();
     http_server::AppendResponseHead(head, response, 11, response.body->size() + (response.body_tail ? response.body_tail->size() : 0), true);
     benchmark::DoNotOptimize(head);

@@ -56,6 +56,12 @@ TEST_F(AnswerSignatureTest, EveryWrongAnswerIsRefusedWithItsReason) {
   EXPECT_EQ(Check(&header, kBody, 2000).verdict, SignatureVerdict::kExpired);
   EXPECT_EQ(Check(&header, kBody, 100).verdict, SignatureVerdict::kExpired) << "signed 800 s in the future";
   EXPECT_EQ(Check(&header, kBody, 1000, 8).verdict, SignatureVerdict::kRolledBack);
+  // Generations are milliseconds of a clock: one more than a day ahead is a forged number
+  // that would lock out every later answer.
+  const std::string day_ahead = Sign({.generation = (1000 + kMaxGenerationLead) * 1000, .signed_at = 900, .expires = 2000});
+  EXPECT_EQ(Check(&day_ahead).verdict, SignatureVerdict::kAccepted);
+  const std::string beyond = Sign({.generation = (1000 + kMaxGenerationLead + 1) * 1000, .signed_at = 900, .expires = 2000});
+  EXPECT_EQ(Check(&beyond).verdict, SignatureVerdict::kInvalid) << Check(&beyond).message;
   // Times changed by a proxy: the statement no longer matches.
   std::string later = header;
   later.replace(later.find("expires=2000"), 12, "expires=9000");

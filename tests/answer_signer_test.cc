@@ -37,7 +37,7 @@ class AnswerSignerTest : public ::testing::Test {
     signer_ = std::make_unique<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{*key}, std::chrono::seconds(3600));
   }
   std::shared_ptr<const std::string> Lines(const View& view, const AnswerScope& scope, uint64_t generation = 7, int64_t fresh = 1000) {
-    AnswerSigner::Lines lines = signer_->HeadLines(view, scope, false, generation, fresh, 1010);
+    AnswerSigner::Lines lines = signer_->HeadLines(view, scope, {generation, fresh, 0, false}, 1010);
     EXPECT_TRUE(lines.error.ok()) << lines.error.message();
     return lines.text;
   }
@@ -75,7 +75,7 @@ TEST_F(AnswerSignerTest, EachDistinctAnswerAndQueryIsSignedOnceAndShared) {
   View other(R"({"version":1,"nodes":[],"edges":[]})");
   EXPECT_NE(Lines(other, scope).get(), first.get()) << "other bytes";
   EXPECT_EQ(signer_->signed_count(), 5u);
-  AnswerSigner::Lines per_cluster = signer_->HeadLines(view_, {"stable-4.13", "amd64", "4.13.1", "a-cluster"}, true, 7, 1000, 1010);
+  AnswerSigner::Lines per_cluster = signer_->HeadLines(view_, {"stable-4.13", "amd64", "4.13.1", "a-cluster"}, {7, 1000, 0, true}, 1010);
   EXPECT_NE(per_cluster.text.get(), first.get()) << "an answer for one cluster alone binds its id";
   EXPECT_NE(HeaderIn(*per_cluster.text, kSignatureHeader)->find("scope=cluster"), std::string::npos);
 }
@@ -95,16 +95,31 @@ TEST_F(AnswerSignerTest, WhatIsAskedOftenSurvivesAFloodOfDistinctQueries) {
   EXPECT_EQ(signer_->signed_count(), before + 1) << "the oldest of the flood was evicted";
 }
 
+TEST_F(AnswerSignerTest, AnUpstreamsExpiryCapsTheSignatureAndOddQueriesAreNotKept) {
+  const AnswerScope scope{"stable-4.13", "amd64", "4.13.1", ""};
+  AnswerSigner::Lines capped = signer_->HeadLines(view_, scope, {7, 1000, 2000, false}, 1010);
+  const std::optional<std::string> signature = HeaderIn(*capped.text, kSignatureHeader);
+  ASSERT_TRUE(signature);
+  const SignatureCheck check = CheckAnswerSignature(&*signature, kBody, scope, trusted_, 1020, 0);
+  EXPECT_EQ(check.verdict, SignatureVerdict::kAccepted) << check.message;
+  EXPECT_EQ(check.facts.expires, 2000) << "never valid longer than the upstream's own signature";
+  const std::string odd_version(AnswerSigner::kMaxKeptScope, '1');
+  const uint64_t before = signer_->signed_count();
+  Lines(view_, {"stable-4.13", "amd64", odd_version, ""});
+  Lines(view_, {"stable-4.13", "amd64", odd_version, ""});
+  EXPECT_EQ(signer_->signed_count(), before + 2) << "signed for each request, never kept";
+}
+
 TEST(AnswerSignerUnsignedTest, WithoutKeysOnlyTheGenerationLinesAreSent) {
   AnswerSigner signer({}, std::chrono::seconds(0));
   EXPECT_FALSE(signer.signing());
   View view(kBody);
-  AnswerSigner::Lines lines = signer.HeadLines(view, {"stable-4.13", "amd64", "", ""}, false, 12, 34, 40);
+  AnswerSigner::Lines lines = signer.HeadLines(view, {"stable-4.13", "amd64", "", ""}, {12, 34, 0, false}, 40);
   ASSERT_TRUE(lines.error.ok());
   EXPECT_EQ(*lines.text, "Cincinnati-Graph-Generation: 12\r\nCincinnati-Graph-Fresh: 34\r\n");
-  EXPECT_EQ(signer.HeadLines(view, {"stable-4.14", "amd64", "", ""}, false, 12, 34, 41).text.get(), lines.text.get())
+  EXPECT_EQ(signer.HeadLines(view, {"stable-4.14", "amd64", "", ""}, {12, 34, 0, false}, 41).text.get(), lines.text.get())
       << "one copy for every answer of a generation";
-  EXPECT_EQ(*signer.HeadLines(view, {}, false, 13, 34, 41).text, GenerationLines(13, 34));
+  EXPECT_EQ(*signer.HeadLines(view, {}, {13, 34, 0, false}, 41).text, GenerationLines(13, 34));
   EXPECT_EQ(signer.signed_count(), 0u);
 }
 

@@ -6,18 +6,15 @@
 // proxy passes answers on again, the agent takes the new one, with the edge blocked.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <map>
-#include <mutex>
 
 #include "cluster_version_util.h"
 #include "http/client.h"
-#include "http_server/http_server.h"
 #include "kube/json_value.h"
 #include "service_util.h"
 #include "signing_util.h"
+#include "tampering_proxy.h"
 #include "test_util.h"
 
 namespace cincinnati {
@@ -36,49 +33,6 @@ using testing::WaitFor;
 
 constexpr char kCv[] = "/apis/config.openshift.io/v1/clusterversions/version";
 
-// Passes GETs on to `upstream` and keeps the last answer to each target; frozen, it
-// answers every target with what it kept, headers and all.
-class ReplayingProxy {
- public:
-  explicit ReplayingProxy(std::string upstream) : upstream_(std::move(upstream)), server_(http_server::ServerLimits{.threads = 2}) {
-    port_ = *server_.ListenAsync("127.0.0.1", 0, [this](const http_server::Request& r, auto done) { done(Answer(r)); });
-    server_.Start();
-  }
-  ~ReplayingProxy() { server_.Shutdown(1s); }
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
-  void Freeze(bool frozen) { frozen_ = frozen; }
-  int replayed() const { return replayed_; }
-
- private:
-  http_server::Response Answer(const http_server::Request& r) {
-    const std::string target = r.path + "?" + r.query;
-    if (frozen_) {
-      std::lock_guard lock(mu_);
-      if (auto it = kept_.find(target); it != kept_.end()) {
-        ++replayed_;
-        return it->second;
-      }
-    }
-    http::Result got = http::Get(upstream_ + target, {.headers = {"Accept: application/json"}, .accept_gzip = false});
-    http_server::Response response = http_server::Response::Text(got.status == 0 ? 502 : static_cast<int>(got.status), got.body, "application/json");
-    for (const char* name : {"Cincinnati-Signature", "Cincinnati-Graph-Generation", "ETag"}) {
-      if (const std::string* v = got.Header(name)) response.headers[name] = *v;
-    }
-    std::lock_guard lock(mu_);
-    if (got.status == 200) kept_[target] = response;
-    return response;
-  }
-
-  const std::string upstream_;
-  http_server::HttpServer server_;
-  uint16_t port_ = 0;
-  std::atomic<bool> frozen_{false};
-  std::atomic<int> replayed_{0};
-  std::mutex mu_;
-  std::map<std::string, http_server::Response> kept_;
-};
-
-
 TEST(FreezeAttackTest, AReplayedAnswerIsRefusedOnceItExpiresAndTheAgentSaysWhy) {
   testing::TempDir dir, trusted, graph_data;
   const testing::KeyFiles key = testing::WriteKeyPair(dir.path(), trusted.path(), "service");
@@ -89,7 +43,7 @@ TEST(FreezeAttackTest, AReplayedAnswerIsRefusedOnceItExpiresAndTheAgentSaysWhy) 
                                  "--service.pause_secs", "1", "--signing.keys", key.private_key.string(), "--signing.state_dir",
                                  (dir / "signing").string(), "--signing.validity_secs", "6"});
   ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readyz", "status")).status == 200; }, 60s)) << serve.log();
-  ReplayingProxy proxy(serve.url(""));
+  testing::TamperingProxy proxy(serve.url(""));
   ServiceProcess agent("agent", {"--state-dir", (dir / "agent").string(), "--release-document",
                                  (example / "releases" / "4.13.1-amd64.json").string(), "--channel", "stable-4.13", "--arch", "amd64",
                                  "--upstream", proxy.url("/api/upgrades_info/graph"), "--poll-interval", "1", "--port", "0",

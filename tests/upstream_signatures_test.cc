@@ -1,8 +1,11 @@
 // A policy engine that checks its graph builder's signed graphs (server/upstream_trust.h),
 // over real HTTP: it takes a graph signed by a trusted key; a graph signed by another
-// key, or unsigned once the upstream has signed, is a failed fetch, and the last good
-// graph goes on being served; a trusted signature on the new graph is taken at once. A
-// forwarding policy engine checks each forwarded answer for the query it asked.
+// key (the same bytes or new ones), unsigned (by default, or once the upstream has
+// signed), or replayed from before is a failed fetch, and the last good graph goes on
+// being served; a trusted signature on the new graph is taken at once. A proxy on the
+// path can neither take the graph away with a forged error nor make the engine sign
+// with numbers of its own. A forwarding policy engine checks each forwarded answer for
+// the query it asked.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,7 +13,10 @@
 
 #include "http/client.h"
 #include "service_util.h"
+#include "core/error_document.h"
+#include "env/key_files.h"
 #include "signing_util.h"
+#include "tampering_proxy.h"
 #include "test_util.h"
 
 namespace cincinnati {
@@ -60,12 +66,19 @@ TEST_F(UpstreamSignaturesTest, APolicyEngineTakesOnlyTrustedSignedGraphsAndKeeps
   auto builder = Builder(kExample / "graph-data", &trusted_key_);
   const int port = builder->port("main");
   const std::string first_graph = Get(builder->url("/graph"), {"Accept: application/json"}).body;
+  // Unsigned answers taken until the upstream signs one (trust on first use).
   ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", builder->url("/graph"), "--upstream.cincinnati.cache_ttl_secs",
-                                          "1", "--upstream.cincinnati.public_keys", trusted_.path().string()});
+                                          "1", "--upstream.cincinnati.public_keys", trusted_.path().string(),
+                                          "--upstream.cincinnati.require_signature", "false"});
   ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; }, 60s)) << engine.log();
   const std::string good = Answer(engine);
   ASSERT_NE(good.find("\"4.13.2\""), std::string::npos) << good;
   EXPECT_GE(Checked(engine, "accepted"), 1);
+
+  // The same graph, signed by a key the engine does not trust: the same bytes are checked too.
+  EXPECT_EQ(builder->Stop(), 0);
+  builder = Builder(kExample / "graph-data", &other_key_, port);
+  ASSERT_TRUE(WaitFor([&] { return Checked(engine, "SignatureUnknownKey") >= 1; }, 30s)) << engine.log();
 
   // The next graph, signed by a key the engine does not trust: refused, the last good served.
   EXPECT_EQ(builder->Stop(), 0);
@@ -88,16 +101,85 @@ TEST_F(UpstreamSignaturesTest, APolicyEngineTakesOnlyTrustedSignedGraphsAndKeeps
   ASSERT_TRUE(WaitFor([&] { return Answer(engine).find("\"4.13.2\"") == std::string::npos; }, 30s)) << engine.log();
 }
 
-TEST_F(UpstreamSignaturesTest, WithRequireSignatureAnUnsignedGraphIsNeverTaken) {
+TEST_F(UpstreamSignaturesTest, WithKeysAnUnsignedGraphIsNeverTakenByDefault) {
   auto builder = Builder(kExample / "graph-data", nullptr);
   ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", builder->url("/graph"), "--upstream.cincinnati.cache_ttl_secs",
-                                          "1", "--upstream.cincinnati.public_keys", trusted_.path().string(),
-                                          "--upstream.cincinnati.require_signature", "true"});
+                                          "1", "--upstream.cincinnati.public_keys", trusted_.path().string()});
   ASSERT_TRUE(WaitFor([&] { return Checked(engine, "SignatureMissing") >= 2; }, 30s)) << engine.log();
   EXPECT_NE(Get(engine.url("/readyz", "status")).status, 200) << "no graph taken yet";
   const http::Result answer = Get(engine.url(kQuery), {"Accept: application/json"});
   EXPECT_GE(answer.status, 500);
   EXPECT_NE(answer.body.find("SignatureMissing"), std::string::npos) << answer.body;
+}
+
+// A proxy between graph builder and policy engine: a forged error document does not take
+// the graph away (nor turn the engine into a forwarder), and rewritten plain headers do
+// not change the generation or stretch the validity the engine signs with.
+TEST_F(UpstreamSignaturesTest, ErrorsAndPlainHeadersOnThePathCannotOutweighWhatIsSigned) {
+  auto builder = Builder(kExample / "graph-data", &trusted_key_);
+  testing::TamperingProxy proxy(builder->url(""));
+  ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", proxy.url("/graph"), "--upstream.cincinnati.cache_ttl_secs", "1",
+                                          "--upstream.cincinnati.public_keys", trusted_.path().string(), "--signing.keys",
+                                          trusted_key_.private_key.string(), "--signing.validity_secs", "7200"});
+  ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; }, 60s)) << engine.log();
+  auto keys = env::LoadTrustedKeys(trusted_.path().string());
+  ASSERT_TRUE(keys.ok());
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto source_facts = [&] {  // the graph builder's own signature, as of now (it moves on with each refresh)
+    const http::Result built = Get(builder->url("/graph"), {"Accept: application/json"});
+    return CheckAnswerSignature(built.Header(kSignatureHeader), built.body, {}, *keys, now, 0);
+  };
+  auto engine_facts = [&] {
+    const http::Result answer = Get(engine.url(kQuery), {"Accept: application/json"});
+    return CheckAnswerSignature(answer.Header(kSignatureHeader), answer.body, {"stable-4.13", "amd64", "4.13.1", ""}, *keys, now, 0);
+  };
+  const std::string good = Answer(engine);
+
+  // Plain headers rewritten, the signature left alone: the engine signs with what was signed.
+  proxy.SetTamper([](http_server::Response& r) {
+    r.headers["Cincinnati-Graph-Generation"] = "9000000000000000000";
+    r.headers["Cincinnati-Graph-Fresh"] = "99999999999";
+  });
+  ASSERT_TRUE(WaitFor([&] { return proxy.tampered() >= 3; }, 30s)) << engine.log();
+  // The engine's own validity (7,200 s) is longer than the graph builder's (3,600 s).
+  const SignatureCheck signed_by_engine = engine_facts();
+  const SignatureCheck source = source_facts();
+  ASSERT_EQ(signed_by_engine.verdict, SignatureVerdict::kAccepted) << signed_by_engine.message;
+  ASSERT_EQ(source.verdict, SignatureVerdict::kAccepted) << source.message;
+  EXPECT_EQ(signed_by_engine.facts.generation, source.facts.generation);
+  EXPECT_LE(signed_by_engine.facts.expires, source.facts.expires) << "never valid longer than the graph builder's signature";
+
+  // A forged, unsigned error document: taken for a failure; the graph stays served.
+  proxy.SetTamper([](http_server::Response& r) {
+    r = http_server::Response::Text(400, ErrorDocument::Of("missing_params", "mandatory client parameters missing: channel").ToJson(),
+                                    "application/json");
+  });
+  const int before = proxy.tampered();
+  ASSERT_TRUE(WaitFor([&] { return proxy.tampered() >= before + 3; }, 30s)) << engine.log();
+  EXPECT_EQ(Answer(engine), good);
+  EXPECT_NE(engine.log().find("taken for a failure"), std::string::npos) << engine.log();
+  EXPECT_EQ(engine.log().find("forwarding client queries"), std::string::npos) << engine.log();
+  proxy.SetTamper(nullptr);
+}
+
+// A graph builder's older answer, replayed after a newer graph was taken, is refused.
+TEST_F(UpstreamSignaturesTest, AReplayedOlderGraphIsRefused) {
+  const fs::path live = dir_ / "live-graph-data";
+  fs::copy(kExample / "graph-data", live, fs::copy_options::recursive);
+  auto builder = Builder(live, &trusted_key_);
+  testing::TamperingProxy proxy(builder->url(""));
+  ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", proxy.url("/graph"), "--upstream.cincinnati.cache_ttl_secs", "1",
+                                          "--upstream.cincinnati.public_keys", trusted_.path().string()});
+  ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; }, 60s)) << engine.log();
+  ASSERT_NE(Answer(engine).find("\"4.13.2\""), std::string::npos);
+  proxy.Record(false);  // the proxy keeps this graph's answer
+  fs::copy_file(next_graph_data_ / "channels" / "stable-4.13.yaml", live / "channels" / "stable-4.13.yaml",
+                fs::copy_options::overwrite_existing);
+  ASSERT_TRUE(WaitFor([&] { return Answer(engine).find("\"4.13.2\"") == std::string::npos; }, 30s)) << engine.log();
+  proxy.Freeze(true);  // and replays it
+  ASSERT_TRUE(WaitFor([&] { return Checked(engine, "SignatureRolledBack") >= 1; }, 30s)) << engine.log();
+  EXPECT_GT(proxy.replayed(), 0);
+  EXPECT_EQ(Answer(engine).find("\"4.13.2\""), std::string::npos) << "the newer graph stays served";
 }
 
 TEST_F(UpstreamSignaturesTest, AForwardingPolicyEngineChecksEachAnswerForItsQuery) {

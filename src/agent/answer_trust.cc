@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace cincinnati::agent {
 namespace {
@@ -67,17 +68,41 @@ Status AnswerTrust::Load() {
   return Status::OK();
 }
 
+std::string UpstreamIdentity(std::string_view url) {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+  };
+  url = url.substr(0, url.find_first_of("?#"));
+  const size_t colon = url.find("://");
+  if (colon == std::string_view::npos) return std::string(url);  // not a URL the agent would fetch: as it is
+  const std::string scheme = lower(url.substr(0, colon));
+  std::string_view rest = url.substr(colon + 3);
+  const size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);  // no credentials
+  std::string host = lower(authority);
+  const std::string default_port = scheme == "https" ? ":443" : scheme == "http" ? ":80" : "";
+  if (!default_port.empty() && host.ends_with(default_port)) host.resize(host.size() - default_port.size());
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (path == "/") path = {};
+  return scheme + "://" + host + std::string(path);
+}
+
 const AnswerTrust::Signer* AnswerTrust::Find(std::string_view upstream) const {
   auto it = std::find_if(signers_.begin(), signers_.end(), [&](const Signer& s) { return s.upstream == upstream; });
   return it == signers_.end() ? nullptr : &*it;
 }
 
 AnswerTrust::Outcome AnswerTrust::Check(const std::string* header, std::string_view body, const AnswerScope& scope,
-                                        std::string_view upstream, int64_t now) {
+                                        std::string_view upstream_url, int64_t now) {
+  const std::string upstream = UpstreamIdentity(upstream_url);
   const Signer* known = Find(upstream);  // another service numbers its own graphs
   const SignatureCheck check = CheckAnswerSignature(header, body, scope, keys_, now, known ? known->newest : 0);
   Outcome out;
-  out.upstream = std::string(upstream);
+  out.upstream = upstream;
   if (check.verdict == SignatureVerdict::kAccepted) {
     Count("accepted");
     unsigned_logged_ = false;

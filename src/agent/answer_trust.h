@@ -51,6 +51,12 @@ inline constexpr std::string_view kUnsignedAnswer = "unsigned";
 // Upstreams whose signing is remembered (an agent is pointed at one or two).
 inline constexpr size_t kMaxSigningUpstreams = 64;
 
+// What names an upstream in the record: the URL's scheme and host in lower case, its
+// port unless the scheme's default, and its path without a trailing slash; never its
+// credentials, query or fragment. So a re-spelled URL of the same service keeps its
+// record (and no token in a URL is written to disk).
+std::string UpstreamIdentity(std::string_view url);
+
 class AnswerTrust {
  public:
   // `keys`: at least one. `storage` (may be null) hears of every write's outcome.
@@ -65,8 +71,8 @@ class AnswerTrust {
     std::optional<SignedFacts> facts;         // a signed answer that was accepted
     std::string upstream;                     // where it came from
   };
-  // Checks one answer from `upstream` to the query `scope`; `header`: its
-  // Cincinnati-Signature value (nullptr: none), `now` in Unix seconds.
+  // Checks one answer from `upstream` (recorded as its UpstreamIdentity) to the query
+  // `scope`; `header`: its Cincinnati-Signature value (nullptr: none), `now` in Unix seconds.
   Outcome Check(const std::string* header, std::string_view body, const AnswerScope& scope, std::string_view upstream, int64_t now);
   // The answer `outcome` was checked for had its lists taken: a signed one records its
   // upstream and raises its newest generation (written durably first when that changes).

@@ -109,7 +109,9 @@ bool UpdateRetriever::ConfigChanged(const GraphRequestInputs& in) const {
 bool UpdateRetriever::SeededFor(const GraphRequestInputs& inputs, std::chrono::system_clock::time_point now) const {
   if (!lists_.origin) return false;
   const GraphRequest request = PrepareGraphRequest(inputs);
-  return request.ok() && request.url == lists_.origin->query && now - lists_.origin->retrieved <= settings_.max_age;
+  // A retrieval time ahead of the clock (a clock set back since) is as good as unknown.
+  return request.ok() && request.url == lists_.origin->query && lists_.origin->retrieved <= now &&
+         now - lists_.origin->retrieved <= settings_.max_age;
 }
 
 std::chrono::system_clock::time_point UpdateRetriever::NextFetch() const {

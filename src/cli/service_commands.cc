@@ -285,7 +285,9 @@ Status UpstreamOptions(const Settings& s, server::PolicyEngineOptions& o) {
   o.max_fetches_per_second = static_cast<double>(rate);
   // The upstream's signed answers (server/upstream_trust.h).
   const std::string keys = s.String("upstream.cincinnati.public_keys", "");
-  CINCINNATI_ASSIGN_OR_RETURN(o.upstream_require_signature, s.Bool("upstream.cincinnati.require_signature", false));
+  // Required by default with keys: the engine's trust on first use lasts a process's life,
+  // so each restart would reopen the window to strip the first answer's signature.
+  CINCINNATI_ASSIGN_OR_RETURN(o.upstream_require_signature, s.Bool("upstream.cincinnati.require_signature", !keys.empty()));
   if (!keys.empty()) {
     CINCINNATI_ASSIGN_OR_RETURN(TrustedKeys trusted, env::LoadTrustedKeys(keys));
     if (trusted.size() == 0) return Status::InvalidArgument(fmt::format("upstream.cincinnati.public_keys {}: no *.pem key in it", keys));

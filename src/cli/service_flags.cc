@@ -112,10 +112,11 @@ std::vector<Flag> Flags(Role role) {
         {"--upstream.cincinnati.max_body_bytes", "upstream.cincinnati.max_body_bytes",
          "Largest upstream answer accepted, in bytes (default 67108864)"},
         {"--upstream.cincinnati.public_keys", "upstream.cincinnati.public_keys",
-         "Directory of Ed25519 public keys (*.pem): the upstream's answers must be signed by one of them, unexpired, once it "
-         "has signed one (a refused answer is a failed fetch; the last good graph is served)"},
+         "Directory of Ed25519 public keys (*.pem): the upstream's answers must be signed by one of them, unexpired (a refused "
+         "answer is a failed fetch; the last good graph is served)"},
         {"--upstream.cincinnati.require_signature", "upstream.cincinnati.require_signature",
-         "With upstream.cincinnati.public_keys: refuse unsigned upstream answers from the first (default false)"},
+         "With upstream.cincinnati.public_keys: refuse unsigned upstream answers (default true with keys; false takes them "
+         "until the upstream has signed one)"},
     };
     flags.insert(flags.end(), upstream.begin(), upstream.end());
   }
@@ -178,7 +179,7 @@ std::string FlagDefault(Role role, const std::string& key) {
       {"upstream.cincinnati.cache_ttl_secs", "60"}, {"upstream.cincinnati.timeout_secs", "30"},
       {"upstream.cincinnati.max_stale_secs", "86400"}, {"upstream.cincinnati.max_cached_answers", "4096"},
       {"upstream.cincinnati.max_cached_bytes", "268435456"}, {"upstream.cincinnati.max_fetches_per_sec", "50"},
-      {"upstream.cincinnati.max_body_bytes", "67108864"}, {"upstream.cincinnati.require_signature", "false"}, {"cluster_directory.timeout_ms", "500"},
+      {"upstream.cincinnati.max_body_bytes", "67108864"}, {"upstream.cincinnati.require_signature", "true with public_keys"}, {"cluster_directory.timeout_ms", "500"},
       {"cluster_directory.cache_ttl_secs", "300"}, {"cluster_directory.negative_ttl_secs", "60"},
       {"cluster_directory.cache_entries", "100000"}, {"cluster_directory.failure_backoff_ms", "5000"},
       {"cluster_directory.log_interval_secs", "60"},

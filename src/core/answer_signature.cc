@@ -236,6 +236,15 @@ SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view 
     check.message = fmt::format("the answer was signed at {}, {} s in the future", parsed->facts.signed_at, parsed->facts.signed_at - now);
     return check;
   }
+  // Generations are a clock in milliseconds (server/graph_generation.h). One far ahead
+  // of any clock comes from a forged chain or a compromised key, and taken it would make
+  // every later answer look rolled back: refused, with a day's slack for skewed clocks.
+  if (now > 0 && parsed->facts.generation / 1000 > static_cast<uint64_t>(now) + kMaxGenerationLead) {
+    check.verdict = SignatureVerdict::kInvalid;
+    check.message = fmt::format("the answer's graph generation {} is more than a day ahead of this clock ({} ms): a forged number",
+                                parsed->facts.generation, static_cast<uint64_t>(now) * 1000);
+    return check;
+  }
   if (parsed->facts.generation < newest_generation) {
     check.verdict = SignatureVerdict::kRolledBack;
     check.message = fmt::format("the answer is of graph generation {}, older than generation {} already seen: a rolled-back answer",

@@ -37,6 +37,9 @@ namespace cincinnati {
 inline constexpr char kSignatureHeader[] = "Cincinnati-Signature";
 inline constexpr size_t kMaxSignatureHeader = 4096;
 inline constexpr size_t kMaxSignatures = 8;
+// How far (seconds) a signed generation, a clock in milliseconds, may be ahead of the
+// checker's clock.
+inline constexpr uint64_t kMaxGenerationLead = 86400;
 
 // What one signature vouches for, besides the bytes.
 struct SignedFacts {
@@ -107,7 +110,8 @@ enum class SignatureVerdict {
   kMissing,       // SignatureMissing: no header (refused only when signatures are required)
   kMalformed,     // SignatureMalformed: a header that does not parse
   kUnknownKey,    // SignatureUnknownKey: no signature by a trusted key
-  kInvalid,       // SignatureInvalid: a trusted key's signature does not match these bytes
+  kInvalid,       // SignatureInvalid: a trusted key's signature does not match these bytes, or vouches
+                  // for a generation more than a day ahead of the clock
   kExpired,       // SignatureExpired: past its expiry (or signed in the future)
   kRolledBack,    // SignatureRolledBack: an older generation than one already accepted
 };

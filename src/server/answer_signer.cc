@@ -27,20 +27,20 @@ AnswerScope QueryScope(const Parameters& params) {
   return {param("channel"), param("arch"), param("version"), param("id")};
 }
 
-bool AnswerSigner::Entry::Matches(std::string_view e, const AnswerScope& scope, std::string_view i, uint64_t g, int64_t f) const {
-  return generation == g && fresh_as_of == f && etag == e && channel == scope.channel && arch == scope.arch &&
-         version == scope.version && id == i;
+bool AnswerSigner::Entry::Matches(std::string_view e, const AnswerScope& scope, std::string_view i, const AnswerSource& s) const {
+  return source.generation == s.generation && source.fresh_as_of == s.fresh_as_of && source.not_after == s.not_after &&
+         source.per_cluster == s.per_cluster && etag == e && channel == scope.channel && arch == scope.arch && version == scope.version &&
+         id == i;
 }
 
 AnswerSigner::AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, std::chrono::seconds validity)
     : keys_(std::move(keys)), validity_(validity) {}
 
 std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Find(const Half& half, uint64_t hash, std::string_view etag,
-                                                              const AnswerScope& scope, std::string_view id, uint64_t generation,
-                                                              int64_t fresh_as_of) {
+                                                              const AnswerScope& scope, std::string_view id, const AnswerSource& source) {
   auto [first, last] = half.equal_range(hash);
   for (auto it = first; it != last; ++it) {
-    if (it->second->Matches(etag, scope, id, generation, fresh_as_of)) return it->second;
+    if (it->second->Matches(etag, scope, id, source)) return it->second;
   }
   return nullptr;
 }
@@ -66,34 +66,37 @@ std::shared_ptr<const std::string> AnswerSigner::UnsignedLines(uint64_t generati
   return std::shared_ptr<const std::string>(std::move(kept), lines);
 }
 
-AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope& scope, bool per_cluster, uint64_t generation,
-                                            int64_t fresh_as_of, int64_t now) {
-  if (keys_.empty()) return {UnsignedLines(generation, fresh_as_of), Status()};
-  const std::string_view id = per_cluster ? scope.id : std::string_view();
+AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope& scope, const AnswerSource& source, int64_t now) {
+  if (keys_.empty()) return {UnsignedLines(source.generation, source.fresh_as_of), Status()};
+  const std::string_view id = source.per_cluster ? scope.id : std::string_view();
   // Looked up without building a key: the parts are hashed and compared where they are.
   uint64_t hash = 0xcbf29ce484222325ULL;
   for (std::string_view part : {std::string_view(view.etag()), scope.channel, scope.arch, scope.version, id}) hash = Mix(hash, part);
-  hash ^= (generation * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(fresh_as_of);
+  hash ^= (source.generation * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(source.fresh_as_of) ^
+          (static_cast<uint64_t>(source.not_after) << 1) ^ static_cast<uint64_t>(source.per_cluster);
   static_assert(kShards == 16);
   Shard& shard = shards_[hash >> 60];
   {
     std::lock_guard lock(shard.mu);
-    if (auto entry = Find(shard.newer, hash, view.etag(), scope, id, generation, fresh_as_of)) return {LinesOf(std::move(entry)), Status()};
-    if (auto entry = Find(shard.older, hash, view.etag(), scope, id, generation, fresh_as_of)) {
+    if (auto entry = Find(shard.newer, hash, view.etag(), scope, id, source)) return {LinesOf(std::move(entry)), Status()};
+    if (auto entry = Find(shard.older, hash, view.etag(), scope, id, source)) {
       Keep(shard, hash, entry);  // asked again: into the newer half (the older copy goes with its half)
       return {LinesOf(std::move(entry)), Status()};
     }
   }
-  // Signed at `now` but never before the freshness it vouches for.
-  const SignedFacts facts{generation, std::max(now, fresh_as_of), fresh_as_of + validity_.count(), per_cluster};
+  // Signed at `now` but never before the freshness it vouches for; valid `validity_`
+  // after that freshness, and no longer than the upstream's own signature allows.
+  int64_t expires = source.fresh_as_of + validity_.count();
+  if (source.not_after != 0) expires = std::min(expires, source.not_after);
+  const SignedFacts facts{source.generation, std::max(now, source.fresh_as_of), expires, source.per_cluster};
   Result<std::string> signature = SignAnswer(keys_, facts, scope, *view.body());
-  if (!signature.ok()) return {UnsignedLines(generation, fresh_as_of), signature.status()};
-  auto entry = std::make_shared<Entry>(Entry{generation, fresh_as_of, view.etag(), std::string(scope.channel), std::string(scope.arch),
+  if (!signature.ok()) return {UnsignedLines(source.generation, source.fresh_as_of), signature.status()};
+  auto entry = std::make_shared<Entry>(Entry{source, view.etag(), std::string(scope.channel), std::string(scope.arch),
                                              std::string(scope.version), std::string(id), {}});
-  entry->lines = GenerationLines(generation, fresh_as_of) + fmt::format("{}: {}\r\n", kSignatureHeader, *signature);
+  entry->lines = GenerationLines(source.generation, source.fresh_as_of) + fmt::format("{}: {}\r\n", kSignatureHeader, *signature);
   signed_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<const Entry> kept = std::move(entry);
-  {
+  if (scope.channel.size() + scope.arch.size() + scope.version.size() + id.size() <= kMaxKeptScope) {
     std::lock_guard lock(shard.mu);
     Keep(shard, hash, kept);
   }

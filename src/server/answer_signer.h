@@ -15,7 +15,8 @@
 // graph builder whose refreshes fail, keeps serving its last good graph, but checking
 // agents see its answers expire `validity` later.
 //
-// Bounded: at most 16,384 kept entries (about 600 bytes each), in 16 shards by hash so
+// Bounded: at most 16,384 kept entries (at most about 1.3 KiB each: the lines, and a
+// query of at most kMaxKeptScope bytes; about 20 MiB in all), in 16 shards by hash so
 // that concurrent requests rarely wait for one another, each in two halves: a lookup
 // that hits the older half moves the entry to the newer one; when the newer half is
 // full, the older is dropped. So what is asked often stays, and a flood of distinct
@@ -38,6 +39,17 @@
 
 namespace cincinnati::server {
 
+// What an answer's signature vouches for besides its bytes and query: the graph's
+// generation, when its source last vouched for it, the latest moment an upstream's own
+// signature allows (0: no limit; a policy engine never signs an answer valid for longer
+// than the upstream answer it came from), and whether it was made for one cluster alone.
+struct AnswerSource {
+  uint64_t generation = 0;
+  int64_t fresh_as_of = 0;  // Unix seconds
+  int64_t not_after = 0;    // Unix seconds; 0: none
+  bool per_cluster = false;
+};
+
 // "Cincinnati-Graph-Generation: G\r\nCincinnati-Graph-Fresh: F\r\n".
 std::string GenerationLines(uint64_t generation, int64_t fresh_as_of);
 // The channel, arch, version and id of a query (views into `params`).
@@ -50,14 +62,16 @@ class AnswerSigner {
 
   bool signing() const { return !keys_.empty(); }
   // The head lines for `view` answering `scope` (as the query gave it; the id is bound
-  // only when `per_cluster`), from graph `generation`, fresh as of `fresh_as_of` (Unix
-  // seconds), signed at `now`. On a signing failure, the unsigned lines and the error.
+  // only when `source.per_cluster`), signed at `now` (Unix seconds), valid `validity`
+  // after `source.fresh_as_of` and never after `source.not_after`. On a signing failure,
+  // the unsigned lines and the error. A query longer than kMaxKeptScope is signed but
+  // not kept, so that odd queries cannot fill memory.
   struct Lines {
     std::shared_ptr<const std::string> text;
     Status error;
   };
-  Lines HeadLines(const View& view, const AnswerScope& scope, bool per_cluster, uint64_t generation, int64_t fresh_as_of,
-                  int64_t now);
+  Lines HeadLines(const View& view, const AnswerScope& scope, const AnswerSource& source, int64_t now);
+  static constexpr size_t kMaxKeptScope = 256;
   // The ids of the keys it signs with, for the logs.
   std::string KeyIds() const;
   // Signatures made so far (each a SHA-256 of the answer and an Ed25519 signature per key).
@@ -69,11 +83,10 @@ class AnswerSigner {
   // What a kept entry is for, compared whole on a lookup (the hash only finds it), and
   // its lines, in one allocation.
   struct Entry {
-    uint64_t generation = 0;
-    int64_t fresh_as_of = 0;
+    AnswerSource source;
     std::string etag, channel, arch, version, id;
     std::string lines;
-    bool Matches(std::string_view etag, const AnswerScope& scope, std::string_view id, uint64_t generation, int64_t fresh_as_of) const;
+    bool Matches(std::string_view etag, const AnswerScope& scope, std::string_view id, const AnswerSource& source) const;
   };
   using Half = std::unordered_multimap<uint64_t, std::shared_ptr<const Entry>>;
   struct Shard {
@@ -81,7 +94,7 @@ class AnswerSigner {
     Half newer, older;  // under mu
   };
   static std::shared_ptr<const Entry> Find(const Half& half, uint64_t hash, std::string_view etag, const AnswerScope& scope,
-                                           std::string_view id, uint64_t generation, int64_t fresh_as_of);
+                                           std::string_view id, const AnswerSource& source);
   static std::shared_ptr<const std::string> LinesOf(std::shared_ptr<const Entry> entry);
   static void Keep(Shard& shard, uint64_t hash, std::shared_ptr<const Entry> entry);  // under shard.mu
   std::shared_ptr<const std::string> UnsignedLines(uint64_t generation, int64_t fresh_as_of);

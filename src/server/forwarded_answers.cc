@@ -13,8 +13,7 @@ struct ForwardedAnswers::Entry {
   Time answered_at;
   std::shared_ptr<const View> good;     // the last good answer
   Time good_at;
-  uint64_t good_generation = 0;         // its ForwardedAnswer's generation and fetched_at
-  int64_t good_fetched_at = 0;
+  AnswerSource good_source;             // its ForwardedAnswer's source
   bool failing = false;                 // the last fetch failed
   std::optional<ErrorDocument> error;   // the last answer was an error document, or a failure
   bool in_flight = false;
@@ -62,7 +61,7 @@ std::optional<ForwardedAnswer> ForwardedAnswers::Serve(const Entry& e, Time now,
   if (!fresh && !may_be_old) return std::nullopt;
   if (e.good && (!e.failing || now - e.good_at <= options_.max_stale)) {
     if (e.failing) stale_.Increment();
-    return ForwardedAnswer{e.good, std::nullopt, e.good_generation, e.good_fetched_at};
+    return ForwardedAnswer{e.good, std::nullopt, e.good_source};
   }
   if (e.error && fresh) return ForwardedAnswer{nullptr, e.error};
   return std::nullopt;
@@ -87,7 +86,7 @@ void ForwardedAnswers::Get(const ForwardedQuery& query, Done done) {
       } else if (!answer) {
         if (auto general = entries_.find(query.without_id); !query.without_id.empty() && general != entries_.end()) {
           const Entry& g = *general->second;
-          if (g.good && now - g.good_at <= options_.max_stale) answer = ForwardedAnswer{g.good, std::nullopt, g.good_generation, g.good_fetched_at};
+          if (g.good && now - g.good_at <= options_.max_stale) answer = ForwardedAnswer{g.good, std::nullopt, g.good_source};
         }
         if (!answer) {
           answer = ForwardedAnswer{nullptr, ErrorDocument::Of("failed_upstream_fetch",
@@ -121,8 +120,7 @@ void ForwardedAnswers::Finish(const ForwardedQuery& query, const ForwardedAnswer
     } else if (fetched.view) {
       e.good = fetched.view;
       e.good_at = now;
-      e.good_generation = fetched.generation;
-      e.good_fetched_at = fetched.fetched_at;
+      e.good_source = fetched.source;
       e.failing = false;
       e.error.reset();
     } else {

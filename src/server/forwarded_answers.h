@@ -34,6 +34,7 @@
 #include "env/clock.h"
 #include "http_server/metrics.h"
 #include "server/http_names.h"
+#include "server/answer_signer.h"
 #include "server/view_cache.h"
 
 namespace boost::asio {
@@ -52,8 +53,7 @@ struct ForwardedQuery {
 struct ForwardedAnswer {
   std::shared_ptr<const View> view;     // a good answer
   std::optional<ErrorDocument> error;   // the upstream's error document, or why there is no answer
-  uint64_t generation = 0;              // of the upstream's graph (its Cincinnati-Graph-Generation)
-  int64_t fetched_at = 0;               // when the upstream gave it (Unix seconds): signatures count from it
+  AnswerSource source = {};             // what its signature vouches for (answer_signer.h)
 };
 
 struct ForwardedAnswersOptions {

@@ -295,7 +295,7 @@ Response GraphBuilderService::GraphResponse(const Request& request) {
   auto snapshot = Latest();
   if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream
   Response r = ViewResponse(*snapshot->json, request, "application/json");
-  AnswerSigner::Lines lines = options_.signer->HeadLines(*snapshot->json, {}, false, snapshot->generation, snapshot->published_at, UnixNow());
+  AnswerSigner::Lines lines = options_.signer->HeadLines(*snapshot->json, {}, {.generation = snapshot->generation, .fresh_as_of = snapshot->published_at}, UnixNow());
   if (!lines.error.ok()) spdlog::error("graph builder: its graph goes unsigned: {}", lines.error.message());
   r.head_lines = std::move(lines.text);
   return r;

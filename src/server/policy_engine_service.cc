@@ -222,15 +222,15 @@ Response PolicyEngineService::Answer(const Request& request, const std::string& 
   if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), response_errors_);
   if (channel_target_ && channel_target_->Serves(params)) target_view_requests_.Increment();
   Response response = ViewResponse(**view, request, content_type);
-  AddAnswerHeaders(response, **view, params, !entitlements.hotfixes.empty(), views->generation(), fresh_as_of_.load());
+  AddAnswerHeaders(response, **view, params,
+                   {views->generation(), fresh_as_of_.load(), upstream_not_after_.load(), !entitlements.hotfixes.empty()});
   return response;
 }
 
-void PolicyEngineService::AddAnswerHeaders(Response& response, const View& view, const Parameters& params, bool per_cluster,
-                                           uint64_t generation, int64_t fresh_as_of) {
+void PolicyEngineService::AddAnswerHeaders(Response& response, const View& view, const Parameters& params, const AnswerSource& source) {
   // The query as the client gave it: what the client checks against. Sent signed or not:
   // a policy engine forwarding to this one passes the generation and freshness on.
-  AnswerSigner::Lines lines = options_.signer->HeadLines(view, QueryScope(params), per_cluster, generation, fresh_as_of, Now());
+  AnswerSigner::Lines lines = options_.signer->HeadLines(view, QueryScope(params), source, Now());
   if (!lines.error.ok()) spdlog::error("policy engine: an answer goes unsigned: {}", lines.error.message());
   response.head_lines = std::move(lines.text);
 }
@@ -258,9 +258,11 @@ ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query,
                                            .trust = upstream_trust_.get(),
                                            .scope = QueryScope(query.parameters),
                                            .now = Now()});
-    failed = !answer.graph && !answer.answer_error;
-    if (failed) return ForwardedAnswer{nullptr, answer.failure};
+    // An error document is never signed: with signatures checked it may not replace a
+    // good answer (stale-if-error keeps that), though a query with none still gets it.
+    failed = (!answer.graph && !answer.answer_error) || (answer.answer_error && upstream_trust_);
     if (answer.answer_error) return ForwardedAnswer{nullptr, answer.answer_error};
+    if (failed) return ForwardedAnswer{nullptr, answer.failure};
     // A graph builder's graph may carry its explanation records: never pass them on.
     if (HasExplanationKeys(*answer.graph)) *answer.graph = StripExplanationKeys(*answer.graph);
     auto view = ComputeView(chain_, *answer.graph, query.parameters);
@@ -268,7 +270,8 @@ ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query,
     // An upstream that sends no generation: numbered here by the answer's bytes.
     const uint64_t generation = answer.generation != 0 ? answer.generation : local_generations_->For((*view)->etag());
     const int64_t now = Now();
-    return ForwardedAnswer{std::move(view).value(), std::nullopt, generation, answer.fresh != 0 ? std::min(now, answer.fresh) : now};
+    return ForwardedAnswer{std::move(view).value(), std::nullopt,
+                           {generation, answer.fresh != 0 ? std::min(now, answer.fresh) : now, answer.not_after, answer.per_cluster}};
   });
   if (fetched.ok()) return std::move(fetched).value();
   failed = true;
@@ -282,7 +285,7 @@ void PolicyEngineService::ServeForwarded(const Request& request, const std::stri
                   [this, copy = request, content_type, params, respond = std::move(respond)](const ForwardedAnswer& a) {
                     if (a.view) {
                       Response r = ViewResponse(*a.view, copy, content_type);
-                      AddAnswerHeaders(r, *a.view, params, /*per_cluster=*/false, a.generation, a.fetched_at);
+                      AddAnswerHeaders(r, *a.view, params, a.source);
                       return respond(std::move(r));
                     }
                     respond(ErrorResponse(*a.error, response_errors_));

@@ -144,8 +144,7 @@ class PolicyEngineService {
   // Adds Cincinnati-Graph-Generation and -Fresh to an answer of `view`, and its signature
   // when signing (answer_signer.h). `per_cluster`: the answer was made for the query's
   // cluster alone (entitlements).
-  void AddAnswerHeaders(Response& response, const View& view, const Parameters& params, bool per_cluster, uint64_t generation,
-                        int64_t fresh_as_of);
+  void AddAnswerHeaders(Response& response, const View& view, const Parameters& params, const AnswerSource& source);
   Response Answer(const Request& request, const std::string& content_type, const Parameters& params,
                   const ClusterEntitlements& entitlements);
   // Calls `answer` with the directory's record of cluster `id`: at once when there is no
@@ -223,6 +222,7 @@ class PolicyEngineService {
   std::string upstream_body_hash_;               // fetch thread only
   std::unique_ptr<GraphGeneration> local_generations_;  // for graphs that come without a number
   std::atomic<int64_t> fresh_as_of_{0};          // the shared graph's source last answered (Unix seconds)
+  std::atomic<int64_t> upstream_not_after_{0};   // its signature's expiry, when checked (0: none)
   // Fetch thread only: whether the builder's records (explanations of what was removed)
   // are to be asked for again while the graph stays the same (they failed to arrive, or
   // were of the builder's next graph), after how many more fetches, and what was last

@@ -54,6 +54,15 @@ void PolicyEngineService::FetchShared() {
                                          .now = Now(),
                                          .in_turn = true});
   FetchOutcome outcome = answer.Outcome();
+  if (upstream_trust_ && answer.answer_error && shared && options_.upstream_kind != UpstreamKind::kPolicyEngine) {
+    // An error document is never signed: no proof that the upstream serving a signed
+    // graph became a policy engine. The graph stays served, as after any failure.
+    outcome = FetchOutcome::kFailed;
+    upstream_errors_.Increment();
+    answer.failure = ErrorDocument::Of(
+        "failed_upstream_fetch", fmt::format("{} answered {} unsigned ({}), while its graph is signed: taken for a failure",
+                                             options_.upstream_url, answer.answer_error->http_status, answer.answer_error->kind));
+  }
   const UpstreamState next = NextUpstreamState(state, options_.upstream_kind, outcome);
   if (outcome == FetchOutcome::kPolicyEngineAnswer && next != UpstreamState::kForwarding) {
     outcome = FetchOutcome::kFailed;
@@ -89,6 +98,7 @@ void PolicyEngineService::FetchShared() {
     auto graph = std::make_shared<const Graph>(std::move(*answer.graph));
     // Fresh as of the older of this fetch and its source's word (a chain's oldest link).
     const int64_t now = Now();
+    upstream_not_after_ = answer.not_after;
     SetGraph(graph, answer.generation, answer.fresh != 0 ? std::min(now, answer.fresh) : now);  // before the state: answers are ready
     records_backoff_ = records_skip_ = 0;
     AttachRecords(*graph);
@@ -96,6 +106,7 @@ void PolicyEngineService::FetchShared() {
   if (outcome == FetchOutcome::kUnchanged && ServesSharedGraph(next)) {  // the upstream vouched again
     const int64_t now = Now();
     fresh_as_of_ = answer.fresh != 0 ? std::min(now, answer.fresh) : now;
+    upstream_not_after_ = answer.not_after;
     if (auto views = views_.load(); views && answer.generation != 0) views->AdoptGeneration(answer.generation);
   }
   if (outcome == FetchOutcome::kUnchanged && records_retry_ && ServesSharedGraph(next)) {

@@ -14,6 +14,20 @@
 
 namespace cincinnati::server {
 
+namespace {
+
+// A header's number; one that does not parse is as if none were sent.
+template <typename Number>
+void ReadNumber(const http::Result& r, const char* name, Number& into) {
+  if (const std::string* h = r.Header(name)) {
+    Number n = 0;
+    auto [end, ec] = std::from_chars(h->data(), h->data() + h->size(), n);
+    if (ec == std::errc() && end == h->data() + h->size() && n > 0) into = n;
+  }
+}
+
+}  // namespace
+
 FetchOutcome UpstreamAnswer::Outcome() const {
   if (unchanged) return FetchOutcome::kUnchanged;
   if (graph) return graph->is_served_view() ? FetchOutcome::kPolicyEngineAnswer : FetchOutcome::kGraph;
@@ -45,30 +59,32 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
     }
     return fail(std::move(doc).value());
   }
-  // Numbers that do not parse are as if none were sent.
-  auto number = [&](const char* name, auto& into) {
-    if (const std::string* h = r.Header(name)) {
-      std::remove_reference_t<decltype(into)> n = 0;
-      auto [end, ec] = std::from_chars(h->data(), h->data() + h->size(), n);
-      if (ec == std::errc() && end == h->data() + h->size() && n > 0) into = n;
-    }
-  };
-  number(kGenerationHeader, out.generation);
-  number(kFreshHeader, out.fresh);
+  if (options.known_body_hash) out.body_hash = Sha256Hex(r.body);
+  const bool unchanged = options.known_body_hash && out.body_hash == *options.known_body_hash;
   if (options.trust) {
-    UpstreamTrust::Verdict verdict = options.trust->Check(r.Header(kSignatureHeader), r.body, options.scope, options.now, options.in_turn);
+    // The same bytes again are never a rollback (upstream_trust.h).
+    UpstreamTrust::Verdict verdict =
+        options.trust->Check(r.Header(kSignatureHeader), r.body, options.scope, options.now, options.in_turn && !unchanged);
     if (!verdict.taken) return fail(ErrorDocument::Of("failed_upstream_fetch", fmt::format("{} is refused: {}", url, verdict.refusal)));
-    if (verdict.is_signed) {  // what was signed, not what an unsigned header may claim
+    // What was signed, never what a plain header may claim; an unsigned answer's claims
+    // are not taken at all (the policy engine numbers it itself).
+    if (verdict.is_signed) {
       out.generation = verdict.facts.generation;
-      out.fresh = out.fresh != 0 ? std::min(out.fresh, verdict.facts.signed_at) : verdict.facts.signed_at;
+      out.fresh = verdict.facts.signed_at;
+      ReadNumber(r, kFreshHeader, out.fresh);
+      out.fresh = std::min(out.fresh, verdict.facts.signed_at);
+      out.not_after = verdict.facts.expires;
+      out.per_cluster = verdict.facts.per_cluster;
     }
+  } else {
+    ReadNumber(r, kGenerationHeader, out.generation);
+    ReadNumber(r, kFreshHeader, out.fresh);
+    const std::string* signature = r.Header(kSignatureHeader);
+    out.per_cluster = signature != nullptr && signature->find("scope=cluster") != std::string::npos;
   }
-  if (options.known_body_hash) {
-    out.body_hash = Sha256Hex(r.body);
-    if (out.body_hash == *options.known_body_hash) {
-      out.unchanged = true;
-      return out;
-    }
+  if (unchanged) {
+    out.unchanged = true;
+    return out;
   }
   auto graph = ReadGraphJson(r.body);
   if (graph.ok()) {

@@ -32,8 +32,12 @@ struct UpstreamAnswer {
   std::optional<Graph> graph;
   bool unchanged = false;
   std::string body_hash;  // set when the caller passed a known hash
-  uint64_t generation = 0;  // the upstream's Cincinnati-Graph-Generation (0: none sent)
-  int64_t fresh = 0;        // the upstream's Cincinnati-Graph-Fresh (0: none sent)
+  // The upstream's Cincinnati-Graph-Generation and -Fresh (0: none sent); when its
+  // signatures are checked, the signed ones (none from an unsigned answer).
+  uint64_t generation = 0;
+  int64_t fresh = 0;
+  int64_t not_after = 0;     // the signature's expiry (0: not checked)
+  bool per_cluster = false;  // the upstream made it for the query's cluster alone
   std::optional<ErrorDocument> answer_error;
   std::optional<ErrorDocument> failure;
   // What this answer says about the upstream, for the state machine.
@@ -48,8 +52,10 @@ struct UpstreamFetchOptions {
   size_t max_body_bytes = 64u << 20;  // a larger body is a failure naming the setting
   std::stop_token stop{};             // the service is stopping
   // Signed answers (upstream_trust.h): checked for `scope` (the query the fetch asks,
-  // empty for the graph) at `now` (Unix seconds); `in_turn` for the shared graph's fetch.
-  // A refused answer is a failure; a taken signed one gives its signed generation.
+  // empty for the graph) at `now` (Unix seconds); `in_turn` for the shared graph's fetch
+  // (rollback is checked when its bytes changed). A refused answer is a failure; a taken
+  // signed one gives its signed generation, freshness and expiry. 4xx error documents
+  // are never signed: callers that check signatures decide what they may change.
   UpstreamTrust* trust = nullptr;
   AnswerScope scope{};
   int64_t now = 0;

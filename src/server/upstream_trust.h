@@ -5,11 +5,16 @@
 // the upstream is taken only with a Cincinnati-Signature by one of them over its exact
 // bytes and the query it answers (the whole graph: channel and arch empty), unexpired.
 // An unsigned answer is refused when signatures are required
-// (upstream.cincinnati.require_signature), or once this upstream has sent a signed one
-// (trust on first use, for the process's life: a signing upstream that stops signing is a
-// substituted one). For the shared graph (fetched in turn) an older generation than the
-// newest taken is refused too; forwarded answers are fetched concurrently, so only their
-// signature and expiry are checked.
+// (upstream.cincinnati.require_signature, the default with keys), or once this upstream
+// has sent a signed one (trust on first use, for the process's life: a signing upstream
+// that stops signing is a substituted one).
+//
+// Rollback, for the shared graph (fetched in turn; forwarded answers are fetched
+// concurrently, so only their signature and expiry are checked): a new graph of an
+// older generation than the newest taken is refused unless it was signed later than
+// that one was. A replayed answer was signed before; a graph builder that honestly
+// numbers lower (several behind one address, or one that lost its state) signs now. The
+// same bytes again are never a rollback.
 //
 // A refused answer is a failed fetch (failed_upstream_fetch naming the check): the
 // policy engine keeps serving its last good graph, whose own signatures expire in turn.
@@ -21,6 +26,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -41,15 +47,20 @@ class UpstreamTrust {
     std::string refusal;  // when refused: "<Reason>: <what was wrong>"
   };
   // `header`: the Cincinnati-Signature value (nullptr: none); `now` in Unix seconds;
-  // `in_turn`: the shared graph's fetch (the generation may not go back).
-  Verdict Check(const std::string* header, std::string_view body, const AnswerScope& scope, int64_t now, bool in_turn);
+  // `rollback`: the shared graph's fetch of bytes other than the last (its generation may
+  // not go back).
+  Verdict Check(const std::string* header, std::string_view body, const AnswerScope& scope, int64_t now, bool rollback);
 
  private:
+  Verdict Refuse(SignatureVerdict why, std::string message);
+
   const TrustedKeys keys_;
   const bool require_;
   http_server::Family<http_server::Counter>& results_;
   std::atomic<bool> seen_signed_{false};
-  std::atomic<uint64_t> newest_{0};
+  std::mutex mu_;
+  uint64_t newest_generation_ = 0;  // under mu_: the highest generation of a shared graph taken,
+  int64_t newest_signed_at_ = 0;    // and when it was last signed
 };
 
 }  // namespace cincinnati::server
