@@ -109,6 +109,33 @@ TEST_F(SignedAnswersTest, ServeSignsEveryAnswerOverItsExactBytesAndKeepsTheGener
   EXPECT_EQ(serve->Stop(), 0);
 }
 
+// What a client that knows nothing of signatures (the CVO) reads: the same bytes, the
+// same ETags and content type, signed or not; only the signature header is added.
+TEST_F(SignedAnswersTest, ASignedAnswerIsTheUnsignedAnswerByteForByte) {
+  ServiceProcess signed_serve("serve", ServeArgs());
+  ServiceProcess plain_serve("serve", {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string()});
+  ASSERT_TRUE(WaitFor([&] { return Get(signed_serve.url("/readyz", "status")).status == 200; }, 60s)) << signed_serve.log();
+  ASSERT_TRUE(WaitFor([&] { return Get(plain_serve.url("/readyz", "status")).status == 200; }, 60s)) << plain_serve.log();
+  for (const char* channel : {"stable-4.13", "fast-4.12"}) {
+    for (bool gzip : {false, true}) {
+      const std::string query = std::string("/api/upgrades_info/graph?channel=") + channel + "&arch=amd64&version=4.12.3";
+      http::GetOptions o{.headers = {"Accept: application/json"}, .accept_gzip = gzip};
+      const http::Result with = http::Get(signed_serve.url(query), o);
+      const http::Result without = http::Get(plain_serve.url(query), o);
+      ASSERT_EQ(with.status, 200);
+      ASSERT_EQ(without.status, 200);
+      EXPECT_EQ(with.body, without.body) << channel << (gzip ? " gzip" : "");
+      for (const char* name : {"ETag", "Content-Type", "Content-Encoding", "Vary"}) {
+        const std::string* a = with.Header(name);
+        const std::string* b = without.Header(name);
+        EXPECT_EQ(a ? *a : "-", b ? *b : "-") << name;
+      }
+      EXPECT_NE(with.Header(kSignatureHeader), nullptr);
+      EXPECT_EQ(without.Header(kSignatureHeader), nullptr);
+    }
+  }
+}
+
 TEST_F(SignedAnswersTest, APolicyEngineSignsWithItsGraphBuildersGenerationAndGoesStaleWithoutIt) {
   auto builder = std::make_unique<ServiceProcess>(
       "graph-builder", std::vector<std::string>{"--releases", (kExample / "releases").string(), "--graph-data",
