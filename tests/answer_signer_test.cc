@@ -111,7 +111,8 @@ TEST_F(AnswerSignerTest, AnUpstreamsExpiryCapsTheSignatureAndOddQueriesAreNotKep
 }
 
 TEST(AnswerSignerUnsignedTest, WithoutKeysOnlyTheGenerationLinesAreSent) {
-  AnswerSigner signer({}, std::chrono::seconds(0));
+  const std::shared_ptr<AnswerSigner> unsigned_signer = AnswerSigner::Unsigned();
+  AnswerSigner& signer = *unsigned_signer;
   EXPECT_FALSE(signer.signing());
   View view(kBody);
   AnswerSigner::Lines lines = signer.HeadLines(view, {"stable-4.13", "amd64", "", ""}, {12, 34, 0, false}, 40);

@@ -52,7 +52,7 @@ Status AnswerTrust::Load() {
         why = signer.status();
         break;
       }
-      signers.push_back({signer->first, signer->second});
+      signers.push_back({UpstreamIdentity(signer->first), signer->second});  // records written before URLs were normalized
     }
     if (why.ok()) {
       signers_ = std::move(signers);

@@ -46,6 +46,10 @@ std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Find(const Half& half, 
 }
 
 // The entry's lines, sharing its allocation.
+std::shared_ptr<AnswerSigner> AnswerSigner::Unsigned() {
+  return std::make_shared<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{}, std::chrono::seconds(0));
+}
+
 std::shared_ptr<const std::string> AnswerSigner::LinesOf(std::shared_ptr<const Entry> entry) {
   const std::string* lines = &entry->lines;
   return std::shared_ptr<const std::string>(std::move(entry), lines);
@@ -57,9 +61,9 @@ void AnswerSigner::Keep(Shard& shard, uint64_t hash, std::shared_ptr<const Entry
 }
 
 std::shared_ptr<const std::string> AnswerSigner::UnsignedLines(uint64_t generation, int64_t fresh_as_of) {
-  std::shared_ptr<const Unsigned> kept = unsigned_.load(std::memory_order_acquire);
+  std::shared_ptr<const UnsignedLinesEntry> kept = unsigned_.load(std::memory_order_acquire);
   if (!kept || kept->generation != generation || kept->fresh_as_of != fresh_as_of) {
-    kept = std::make_shared<const Unsigned>(Unsigned{generation, fresh_as_of, GenerationLines(generation, fresh_as_of)});
+    kept = std::make_shared<const UnsignedLinesEntry>(UnsignedLinesEntry{generation, fresh_as_of, GenerationLines(generation, fresh_as_of)});
     unsigned_.store(kept, std::memory_order_release);
   }
   const std::string* lines = &kept->lines;

@@ -59,6 +59,8 @@ class AnswerSigner {
  public:
   // No keys: answers go unsigned (HeadLines still gives the generation lines).
   AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, std::chrono::seconds validity);
+  // The signer of a service that does not sign: the generation lines alone.
+  static std::shared_ptr<AnswerSigner> Unsigned();
 
   bool signing() const { return !keys_.empty(); }
   // The head lines for `view` answering `scope` (as the query gave it; the id is bound
@@ -103,12 +105,12 @@ class AnswerSigner {
   const std::chrono::seconds validity_;
   std::array<Shard, kShards> shards_;
   // The unsigned lines of the newest (generation, freshness) asked.
-  struct Unsigned {
+  struct UnsignedLinesEntry {
     uint64_t generation;
     int64_t fresh_as_of;
     std::string lines;
   };
-  std::atomic<std::shared_ptr<const Unsigned>> unsigned_;
+  std::atomic<std::shared_ptr<const UnsignedLinesEntry>> unsigned_;
   std::atomic<uint64_t> signed_{0};
 };
 

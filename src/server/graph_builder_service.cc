@@ -88,7 +88,7 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
   graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
   v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
   // Unsigned graphs carry the generation lines all the same (answer_signer.h).
-  if (!options_.signer) options_.signer = std::make_shared<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{}, std::chrono::seconds(0));
+  if (!options_.signer) options_.signer = AnswerSigner::Unsigned();
 }
 
 GraphBuilderService::~GraphBuilderService() { Stop(); }

@@ -93,7 +93,6 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       svgs_(std::make_unique<SvgCache>()),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
   local_generations_ = GraphGeneration::InMemory(env::RealClock());
-  // Unsigned answers carry the generation lines all the same (answer_signer.h).
   if (options_.upstream_keys) {
     upstream_trust_ = std::make_unique<UpstreamTrust>(
         *options_.upstream_keys, options_.upstream_require_signature,
@@ -102,7 +101,8 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
                             "accepted, unsigned (taken) or the reason of the refusal",
                             {"result"}));
   }
-  if (!options_.signer) options_.signer = std::make_shared<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{}, std::chrono::seconds(0));
+  // Unsigned answers carry the generation lines all the same (answer_signer.h).
+  if (!options_.signer) options_.signer = AnswerSigner::Unsigned();
   for (const auto& step : chain_) {
     if (auto* target = dynamic_cast<const policy::ChannelTarget*>(step.get())) channel_target_ = target;
   }
