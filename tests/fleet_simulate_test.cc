@@ -355,6 +355,8 @@ TEST(FleetSimulateTest, ARunningServiceOnTheSameClockCanBeDriven) {
                                           clock, "--reports.state_dir", (dir / "state").string(), "--reports.min_poller_age_secs", "0",
                                           "--reports.min_polls", "1"});
   ASSERT_TRUE(serve.running()) << serve.log();
+  // Listening is not serving: the graph is there once /readyz says so.
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::Get(serve.url("/readyz", "status")).status == 200; }, std::chrono::seconds(60))) << serve.log();
   const std::string base = serve.url("/api/upgrades_info");
   // A wrong epoch: the service's clock and the simulator's disagree, and it says so.
   auto skewed = RunCincinnati(fmt::format("fleet simulate --service {} --start 2026-01-01T00:00:00Z --time-scale {} --epoch {:.3f} "

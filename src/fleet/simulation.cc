@@ -112,8 +112,10 @@ Status Simulation::ProbeNow() {
   auto graph = http::Get(fmt::format("{}/graph?channel={}&arch={}", base_url_, channel, QueryEscape(spec_.arch)),
                          {.headers = {"Accept: application/json"}, .timeout = std::chrono::seconds(60), .accept_gzip = true});
   if (graph.status != 200) {
-    return Status::InvalidArgument(fmt::format("the service's answer for channel {} ({}): HTTP {} {}{}", spec_.channel, spec_.arch,
-                                               graph.status, graph.error, graph.body.substr(0, 300)));
+    // A service still loading its graph answers 5xx; its status port's /readyz says when it is ready.
+    const char* hint = graph.status >= 500 ? " (is the service ready? its status port's /readyz answers 200 once it has a graph)" : "";
+    return Status::InvalidArgument(fmt::format("the service's answer for channel {} ({}): HTTP {} {}{}{}", spec_.channel, spec_.arch,
+                                               graph.status, graph.error, graph.body.substr(0, 300), hint));
   }
   CINCINNATI_ASSIGN_OR_RETURN(idless_, DigestAnswer(graph.body, versions_));
   idless_body_ = graph.body;

@@ -88,7 +88,6 @@ void PolicyEngineService::FetchShared() {
   }
   if (next == UpstreamState::kForwarding && state != UpstreamState::kForwarding) {
     spdlog::info("policy engine: upstream {} is a policy engine; forwarding client queries", options_.upstream_url);
-    ready_ = true;
   }
   if (outcome == FetchOutcome::kGraph && ServesSharedGraph(next)) {
     if (state == UpstreamState::kForwarding) {
@@ -128,6 +127,9 @@ void PolicyEngineService::FetchShared() {
     views_.store(nullptr);  // the shared graph is not served any more
     upstream_body_hash_.clear();
   }
+  // Ready once queries are forwarded: after the state, or a query in between would be
+  // answered from a graph this engine does not have.
+  if (next == UpstreamState::kForwarding) ready_ = true;
 }
 
 void PolicyEngineService::AttachRecords(const Graph& graph) {
