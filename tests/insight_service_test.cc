@@ -13,7 +13,7 @@
 
 #include "core/graph_records.h"
 #include "core/sha256.h"
-#include "directory/cluster_database.h"
+#include "example_clusters.h"
 #include "http_server/http_server.h"
 #include "service_util.h"
 #include "test_util.h"
@@ -26,19 +26,9 @@ using testing::Get;
 using testing::ServiceProcess;
 using testing::WaitFor;
 
-const std::string kAcme = "0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60";    // customer acme: sees the hotfix
-const std::string kGlobex = "7c9e6679-7425-40de-944b-e07fc1f90ae7";  // does not
+const std::string& kAcme = testing::kAcmeCluster;
+const std::string& kGlobex = testing::kGlobexCluster;
 const fs::path kExample = testing::Examples() / "ocp-4x";
-
-std::string ImportClusters(const fs::path& dir) {
-  std::string db = (dir / "clusters.db").string();
-  auto opened = directory::ClusterDatabase::Open(db, true);
-  EXPECT_TRUE(opened.ok());
-  auto records = directory::ParseClusterCsv(testing::ReadFile(kExample / "clusters.csv"));
-  EXPECT_TRUE(records.ok());
-  EXPECT_TRUE((*opened)->Import(*records, true).ok());
-  return db;
-}
 
 std::vector<std::string> Sources() {
   return {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string(),
@@ -50,7 +40,7 @@ class InsightServeTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
     auto args = Sources();
-    args.insert(args.end(), {"--cluster_directory.path", ImportClusters(dir_->path())});
+    args.insert(args.end(), {"--cluster_directory.path", testing::ImportExampleClusters(dir_->path())});
     serve_ = new ServiceProcess("serve", args);
     ASSERT_TRUE(WaitFor([] { return Get(serve_->url("/readyz", "status")).status == 200; })) << serve_->log();
   }

@@ -5,7 +5,8 @@
 // being served; a trusted signature on the new graph is taken at once. A proxy on the
 // path can neither take the graph away with a forged error nor make the engine sign
 // with numbers of its own. A forwarding policy engine checks each forwarded answer for
-// the query it asked.
+// the query it asked, and a hotfix answer, made for one cluster, stays bound to it when
+// the forwarding engine signs it again.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "service_util.h"
 #include "core/error_document.h"
 #include "env/key_files.h"
+#include "example_clusters.h"
 #include "signing_util.h"
 #include "tampering_proxy.h"
 #include "test_util.h"
@@ -206,6 +208,48 @@ TEST_F(UpstreamSignaturesTest, AForwardingPolicyEngineChecksEachAnswerForItsQuer
   EXPECT_NE(refused.body.find("failed_upstream_fetch"), std::string::npos) << refused.body;
   EXPECT_NE(refused.body.find("SignatureUnknownKey"), std::string::npos) << refused.body;
   EXPECT_GE(Checked(distrusting, "SignatureUnknownKey"), 1);
+}
+
+// A hotfix answer is one cluster's: checked for that cluster's id on the way in, and
+// signed again by the forwarding engine for that id alone.
+TEST_F(UpstreamSignaturesTest, AForwardedHotfixAnswerStaysBoundToItsCluster) {
+  ServiceProcess serve("serve", {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string(),
+                                 "--cluster_directory.path", testing::ImportExampleClusters(dir_.path()), "--signing.keys",
+                                 trusted_key_.private_key.string(), "--signing.state_dir", (dir_ / "serve").string()});
+  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readyz", "status")).status == 200; }, 60s)) << serve.log();
+  ServiceProcess forwarding("policy-engine", {"--upstream.cincinnati.url", serve.url("/api/upgrades_info/graph"),
+                                              "--upstream.cincinnati.public_keys", trusted_.path().string(), "--signing.keys",
+                                              other_key_.private_key.string()});
+  ASSERT_TRUE(WaitFor([&] { return Get(forwarding.url("/readyz", "status")).status == 200; }, 60s)) << forwarding.log();
+  const std::string query = "/graph?channel=stable-4.13&arch=amd64&version=4.12.3&id=";
+  http::Result acme;
+  ASSERT_TRUE(WaitFor([&] { return (acme = Get(forwarding.url(query + testing::kAcmeCluster), {"Accept: application/json"})).status == 200; },
+                      30s))
+      << forwarding.log();
+  ASSERT_NE(acme.body.find("4.13.1-hotfix.1"), std::string::npos) << acme.body;
+  const std::string* signature = acme.Header(kSignatureHeader);
+  ASSERT_NE(signature, nullptr);
+  EXPECT_NE(signature->find("scope=cluster"), std::string::npos) << *signature;
+  EXPECT_EQ(Checked(forwarding, "SignatureInvalid"), 0) << "the upstream's signature was checked for acme's id";
+
+  auto keys = env::LoadTrustedKeys(others_.path().string());  // the forwarding engine's key
+  ASSERT_TRUE(keys.ok());
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto check = [&](const http::Result& r, const std::string& id) {
+    return CheckAnswerSignature(r.Header(kSignatureHeader), r.body, {"stable-4.13", "amd64", "4.12.3", id}, *keys, now, 0);
+  };
+  const SignatureCheck for_acme = check(acme, testing::kAcmeCluster);
+  EXPECT_EQ(for_acme.verdict, SignatureVerdict::kAccepted) << for_acme.message;
+  EXPECT_TRUE(for_acme.facts.per_cluster);
+  EXPECT_NE(check(acme, testing::kGlobexCluster).verdict, SignatureVerdict::kAccepted) << "acme's answer does not pass for globex's";
+
+  // Globex's answer is everyone's: no hotfix, not bound to an id.
+  const http::Result globex = Get(forwarding.url(query + testing::kGlobexCluster), {"Accept: application/json"});
+  ASSERT_EQ(globex.status, 200) << globex.body;
+  EXPECT_EQ(globex.body.find("hotfix"), std::string::npos) << globex.body;
+  const SignatureCheck for_globex = check(globex, testing::kGlobexCluster);
+  EXPECT_EQ(for_globex.verdict, SignatureVerdict::kAccepted) << for_globex.message;
+  EXPECT_FALSE(for_globex.facts.per_cluster);
 }
 
 }  // namespace
