@@ -70,6 +70,7 @@ TEST_F(AgentSignatureTest, ARolledBackGenerationIsRefusedAlsoAfterARestart) {
   agent->Kill();
   agent = StartAgent();
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_answer_generation"), 6) << "read back from the state directory";
+  EXPECT_EQ(Metric(*agent, "cincinnati_agent_answer_signature_record_set_aside"), 0);
   // Fetched anew by this process, and refused: the lists of the last answer taken stay.
   ExpectRefused(*agent, older, "SignatureRolledBack", lists, "older than generation 6");
 
@@ -154,6 +155,13 @@ TEST_F(AgentSignatureTest, AnUpstreamThatSignedMustKeepSigning) {
   cv = Accepted(*agent);
   EXPECT_EQ(AvailableVersions(cv).size(), 3u);
   EXPECT_GE(Signatures(*agent, "unsigned"), 1);
+
+  // A record that cannot be read is set aside, and /metrics says so.
+  EXPECT_EQ(agent->Stop(), 0);
+  testing::WriteFile(RecordPath(), "{\"upstreams\": [");
+  agent = StartAgent();
+  EXPECT_EQ(Metric(*agent, "cincinnati_agent_answer_signature_record_set_aside"), 1);
+  EXPECT_FALSE(fs::exists(RecordPath()));
 }
 
 }  // namespace

@@ -102,6 +102,12 @@ std::string Agent::Metrics() {
                   "(SignatureRolledBack).")
         .Get()
         .Set(static_cast<double>(trust_->newest_generation()));
+    registry
+        .AddGauge("cincinnati_agent_answer_signature_record_set_aside",
+                  "1 when the record of signed answers taken could not be read at start and was set aside: every "
+                  "upstream's trust on first use and newest generation started again.")
+        .Get()
+        .Set(trust_->record_set_aside() ? 1 : 0);
   }
   if (const UpdateRunner::Snapshot update = runner_->snapshot(); update.applied + update.pending > 0) {
     payload.With({update.progress.version, "applied"}).Set(static_cast<double>(update.applied));

@@ -62,6 +62,7 @@ Status AnswerTrust::Load() {
   }
   if (!ContentError(why)) return why.WithContext("the upstreams whose signed answers were taken");
   CINCINNATI_ASSIGN_OR_RETURN(std::string aside, store_.SetAside(kKind, kName));
+  record_set_aside_ = true;
   spdlog::warn("the record of signed answers taken cannot be read ({}): set aside as {}; every upstream starts "
                "unrecorded (any generation accepted, unsigned answers used unless required) until its next signed answer",
                why.message(), aside);

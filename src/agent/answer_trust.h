@@ -19,7 +19,8 @@
 // whose lists were taken raises it. Generations are one service's numbering, so each
 // upstream has its own; an upstream never taken from starts unrecorded (at 0, unsigned
 // answers used). At most kMaxSigningUpstreams are kept, the one taken from longest ago
-// dropped first. A record whose content cannot be read is set aside (logged) and every
+// dropped first. A record whose content cannot be read is set aside (logged, and shown
+// in /metrics as cincinnati_agent_answer_signature_record_set_aside) and every
 // upstream starts unrecorded: a state file that cannot be read is never a reason not to
 // start. Deleting the record (the agent stopped) is how an operator forgets an upstream
 // that stopped signing on purpose. A write that fails (a full disk) is logged, counted
@@ -82,6 +83,9 @@ class AnswerTrust {
   uint64_t newest_generation() const { return newest_.load(); }
   // Answers checked, by result: "accepted", "unsigned", or a refusal's reason.
   std::map<std::string, uint64_t> Counts() const;
+  // Load found a record it could not read and set it aside: every upstream's trust and
+  // generation started again (the agent's /metrics shows it, for an alert).
+  bool record_set_aside() const { return record_set_aside_.load(); }
 
  private:
   struct Signer {
@@ -98,6 +102,7 @@ class AnswerTrust {
   const bool require_;
   StorageHealth* storage_;
   std::atomic<uint64_t> newest_{0};
+  std::atomic<bool> record_set_aside_{false};
   std::vector<Signer> signers_;  // the upstream taken from last at the back
   bool dirty_ = false;           // signers_ is not what is on disk (a write failed)
   bool unsigned_logged_ = false;

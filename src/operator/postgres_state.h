@@ -20,8 +20,9 @@
 // from renewed_at (PredecessorGrace) before it acts. PostgreSQL 14 or later (Open checks);
 // the lock needs a real session, so no PgBouncer in transaction-pooling mode between.
 //
-// Connections: the lock session, and one connection for the store's statements (behind
-// a mutex; reopened after a failure). Both carry client-side time limits (connect 5 s,
+// Connections: the lock session, and a pool of 8 for the store's statements (so passes on
+// many threads write at once; one statement at a time on each; each reopened after a
+// failure; a caller waits for a free one). All carry client-side time limits (connect 5 s,
 // TCP user timeout and keepalives 5 s, statement_timeout 10 s) so that no call waits on a
 // dead server for long. Passwords belong in ~/.pgpass or PGPASSWORD; Redact() hides one
 // given in the URL from logs.
