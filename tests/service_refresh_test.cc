@@ -291,7 +291,7 @@ TEST(PhasedServiceTest, ReplicasAndServeAgree) {
     EXPECT_EQ(Get(serve.url(query)).body, first) << id;
     // Compressed as the CVO asks (assembled from pieces): the same bytes once inflated
     // (libcurl checks the CRC), and an ETag that a second request can revalidate.
-    for (const std::string url : {engines[1]->url(query), serve.url(query)}) {
+    for (const std::string& url : {engines[1]->url(query), serve.url(query)}) {
       http::Result gz = http::Get(url, {.timeout = std::chrono::seconds(10), .accept_gzip = true});
       ASSERT_EQ(gz.status, 200) << gz.error;
       ASSERT_NE(gz.Header("Content-Encoding"), nullptr);

@@ -111,7 +111,7 @@ Result<std::string> FileObjectStore::SetAside(const std::string& kind, const std
   std::error_code ec;
   for (int n = 0;; ++n) {
     aside = path;
-    aside += fmt::format("{}-{}{}", kSetAsideSuffix, seconds, n ? "-" + std::to_string(n) : "");
+    aside += n ? fmt::format("{}-{}-{}", kSetAsideSuffix, seconds, n) : fmt::format("{}-{}", kSetAsideSuffix, seconds);
     if (!fs::exists(aside, ec)) break;
   }
   CINCINNATI_RETURN_IF_ERROR(fs_.Rename(path, aside));

@@ -109,7 +109,10 @@ class Editor {
     const std::string key = PrefixedKey(settings_.key_prefix, kRemovedPreviousSuffix);
     for (const auto& entry : removed_) {
       std::string value;
-      for (const RemovedEdge& edge : entry.second) value += (value.empty() ? "" : ",") + EncodeRemovedEdge(edge);
+      for (const RemovedEdge& edge : entry.second) {
+        if (!value.empty()) value += ',';
+        value += EncodeRemovedEdge(edge);
+      }
       graph_.mutable_metadata(entry.first).insert_or_assign(key, std::move(value));
     }
   }

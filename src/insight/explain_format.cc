@@ -15,7 +15,10 @@ void AppendReason(std::string& out, const Reason& r) {
   if (!r.rule.empty()) out += ",\"rule\":" + JsonString(r.rule);
   if (!r.risks.empty()) {
     out += ",\"risks\":[";
-    for (size_t i = 0; i < r.risks.size(); ++i) out += (i ? "," : "") + JsonString(r.risks[i]);
+    for (size_t i = 0; i < r.risks.size(); ++i) {
+      if (i) out += ',';
+      out += JsonString(r.risks[i]);
+    }
     out += "]";
   }
   if (r.visible_from) out += ",\"visibleFrom\":" + JsonString(graphdata::FormatDateTime(*r.visible_from));

@@ -10,7 +10,10 @@ namespace {
 
 std::string Strings(const std::vector<std::string>& items) {
   std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + JsonString(items[i]);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += JsonString(items[i]);
+  }
   return out + "]";
 }
 
@@ -18,7 +21,8 @@ std::string PathObject(const UpdatePath& path) {
   std::string out = fmt::format("{{\"hops\":{},\"releases\":[", path.hops.size());
   for (size_t i = 0; i < path.hops.size(); ++i) {
     if (i == 0) out += JsonString(path.hops[i].from);
-    out += "," + JsonString(path.hops[i].to);
+    out += ',';
+    out += JsonString(path.hops[i].to);
   }
   out += "],\"edges\":[";
   for (size_t i = 0; i < path.hops.size(); ++i) {
@@ -40,7 +44,10 @@ std::string PathJson(const PathAnswer& a) {
   std::string out = fmt::format("{{\"from\":{},\"to\":{},\"channels\":{},\"accepted\":{},\"found\":{},\"paths\":[",
                                 JsonString(a.from), JsonString(a.to), Strings(a.channels), Strings(a.accepted_risks),
                                 a.paths.empty() ? "false" : "true");
-  for (size_t i = 0; i < a.paths.size(); ++i) out += (i ? "," : "") + PathObject(a.paths[i]);
+  for (size_t i = 0; i < a.paths.size(); ++i) {
+    if (i) out += ',';
+    out += PathObject(a.paths[i]);
+  }
   out += "]";
   if (!a.stop.empty()) {
     out += ",\"stop\":" + JsonString(a.stop) + ",\"message\":" + JsonString(a.message);

@@ -60,7 +60,9 @@ std::string GaugeTable::Render() const {
         }
         out += '}';
       }
-      out += " " + http_server::FormatValue(value) + "\n";
+      out += ' ';
+      out += http_server::FormatValue(value);
+      out += '\n';
     }
   }
   return out;

@@ -21,7 +21,8 @@ std::string NormalizePath(std::string_view path) {
   std::string out;
   for (std::string_view part : Split(path, '/')) {
     if (part.empty() || part == ".") continue;
-    out += (out.empty() ? "" : "/") + std::string(part);
+    if (!out.empty()) out += '/';
+    out += part;
   }
   return out;
 }

@@ -27,7 +27,8 @@ Result<RepositoryLocation> ParseRepositoryLocation(std::string_view registry, st
   if (slash != std::string_view::npos) {
     for (std::string_view part : Split(rest.substr(slash + 1), '/')) {
       if (part.empty()) continue;
-      path += (path.empty() ? "" : "/") + std::string(part);
+      if (!path.empty()) path += '/';
+      path += part;
     }
   }
   if (path.empty()) return Status::InvalidArgument(fmt::format("registry '{}': no repository", registry));

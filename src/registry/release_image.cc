@@ -69,14 +69,20 @@ Result<ReleaseImage> ReadReleaseImage(RegistryClient& client, const std::string&
 std::string ReleaseMetadataJson(const ReleaseMetadata& m) {
   auto list = [](const std::vector<Version>& versions) {
     std::string out = "[";
-    for (size_t i = 0; i < versions.size(); ++i) out += (i ? "," : "") + JsonString(versions[i].ToString());
+    for (size_t i = 0; i < versions.size(); ++i) {
+      if (i) out += ',';
+      out += JsonString(versions[i].ToString());
+    }
     return out + "]";
   };
   std::string out = fmt::format(R"({{"kind":"cincinnati-metadata-v0","version":{},"previous":{},"next":{},"metadata":{{)",
                                 JsonString(m.version.ToString()), list(m.previous), list(m.next));
   bool first = true;
   for (const auto& [k, v] : m.metadata) {
-    out += (first ? "" : ",") + JsonString(k) + ":" + JsonString(v);
+    if (!first) out += ',';
+    out += JsonString(k);
+    out += ':';
+    out += JsonString(v);
     first = false;
   }
   return out + "}}";
@@ -126,7 +132,8 @@ Result<std::string> PushImage(RegistryClient& client, const std::string& tag, co
   std::string diff_ids, layer_list;
   for (size_t i = 0; i < layers.size(); ++i) {
     CINCINNATI_ASSIGN_OR_RETURN(std::string digest, client.PushBlob(layers[i].gzip, chunk_size));
-    diff_ids += (i ? "," : "") + JsonString(layers[i].diff_id);
+    if (i) diff_ids += ',';
+    diff_ids += JsonString(layers[i].diff_id);
     layer_list += fmt::format(R"({}{{"mediaType":"{}","size":{},"digest":"{}"}})", i ? "," : "", kDockerLayerGzip,
                               layers[i].gzip.size(), digest);
   }

@@ -43,8 +43,8 @@ class UpstreamTrust {
   struct Verdict {
     bool taken = false;
     bool is_signed = false;
-    SignedFacts facts;    // when signed and taken
-    std::string refusal;  // when refused: "<Reason>: <what was wrong>"
+    SignedFacts facts = {};    // when signed and taken
+    std::string refusal = {};  // when refused: "<Reason>: <what was wrong>"
   };
   // `header`: the Cincinnati-Signature value (nullptr: none); `now` in Unix seconds;
   // `rollback`: the shared graph's fetch of bytes other than the last (its generation may

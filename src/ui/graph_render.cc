@@ -98,7 +98,7 @@ class VersionGrid {
 
 struct EdgeMark {
   std::string from, to, kind, style, tooltip;
-  std::string label;  // written on the edge in the layered layout (the grid has no room)
+  std::string label = {};  // written on the edge in the layered layout (the grid has no room)
 };
 
 std::string EdgeLine(const EdgeMark& e, bool on_path, const VersionGrid* grid) {
