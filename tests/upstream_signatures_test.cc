@@ -38,6 +38,8 @@ double Checked(const ServiceProcess& engine, const std::string& result) {
   return MetricValue(engine, "cincinnati_pe_upstream_answer_signatures_total{result=\"" + result + "\"}");
 }
 
+int64_t UnixNow() { return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
 class UpstreamSignaturesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -56,6 +58,24 @@ class UpstreamSignaturesTest : public ::testing::Test {
     auto builder = std::make_unique<ServiceProcess>("graph-builder", args);
     EXPECT_TRUE(WaitFor([&] { return Get(builder->url("/readiness", "status")).status == 200; }, 60s)) << builder->log();
     return builder;
+  }
+  // `serve` on the example, signing with the trusted key, once it serves its graph.
+  std::unique_ptr<ServiceProcess> SignedServe(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string(),
+                                     "--signing.keys", trusted_key_.private_key.string(), "--signing.state_dir", (dir_ / "serve").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto serve = std::make_unique<ServiceProcess>("serve", args);
+    EXPECT_TRUE(WaitFor([&] { return Get(serve->url("/readyz", "status")).status == 200; }, 60s)) << serve->log();
+    return serve;
+  }
+  // A policy engine forwarding to `serve`, trusting the keys in `trusted`, once it forwards.
+  std::unique_ptr<ServiceProcess> Forwarding(const ServiceProcess& serve, const fs::path& trusted, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--upstream.cincinnati.url", serve.url("/api/upgrades_info/graph"), "--upstream.cincinnati.public_keys",
+                                     trusted.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto engine = std::make_unique<ServiceProcess>("policy-engine", args);
+    EXPECT_TRUE(WaitFor([&] { return Get(engine->url("/readyz", "status")).status == 200; }, 60s)) << engine->log();
+    return engine;
   }
   std::string Answer(const ServiceProcess& engine) { return Get(engine.url(kQuery), {"Accept: application/json"}).body; }
 
@@ -127,7 +147,7 @@ TEST_F(UpstreamSignaturesTest, ErrorsAndPlainHeadersOnThePathCannotOutweighWhatI
   ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; }, 60s)) << engine.log();
   auto keys = env::LoadTrustedKeys(trusted_.path().string());
   ASSERT_TRUE(keys.ok());
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t now = UnixNow();
   auto source_facts = [&] {  // the graph builder's own signature, as of now (it moves on with each refresh)
     const http::Result built = Get(builder->url("/graph"), {"Accept: application/json"});
     return CheckAnswerSignature(built.Header(kSignatureHeader), built.body, {}, *keys, now, 0);
@@ -186,55 +206,43 @@ TEST_F(UpstreamSignaturesTest, AReplayedOlderGraphIsRefused) {
 }
 
 TEST_F(UpstreamSignaturesTest, AForwardingPolicyEngineChecksEachAnswerForItsQuery) {
-  ServiceProcess serve("serve", {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string(),
-                                 "--signing.keys", trusted_key_.private_key.string(), "--signing.state_dir", (dir_ / "serve").string()});
-  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readyz", "status")).status == 200; }, 60s)) << serve.log();
-  ServiceProcess forwarding("policy-engine", {"--upstream.cincinnati.url", serve.url("/api/upgrades_info/graph"),
-                                              "--upstream.cincinnati.public_keys", trusted_.path().string()});
-  ASSERT_TRUE(WaitFor([&] { return Get(forwarding.url("/readyz", "status")).status == 200; }, 60s)) << forwarding.log();
+  auto serve = SignedServe();
+  auto forwarding = Forwarding(*serve, trusted_.path());
   http::Result answer;
-  ASSERT_TRUE(WaitFor([&] { return (answer = Get(forwarding.url(kQuery), {"Accept: application/json"})).status == 200; }, 30s))
-      << forwarding.log();
-  EXPECT_EQ(answer.body, Get(serve.url(std::string("/api/upgrades_info") + kQuery), {"Accept: application/json"}).body);
-  EXPECT_GE(Checked(forwarding, "accepted"), 1);
-  EXPECT_EQ(Checked(forwarding, "SignatureInvalid") + Checked(forwarding, "SignatureUnknownKey"), 0);
+  ASSERT_TRUE(WaitFor([&] { return (answer = Get(forwarding->url(kQuery), {"Accept: application/json"})).status == 200; }, 30s))
+      << forwarding->log();
+  EXPECT_EQ(answer.body, Get(serve->url(std::string("/api/upgrades_info") + kQuery), {"Accept: application/json"}).body);
+  EXPECT_GE(Checked(*forwarding, "accepted"), 1);
+  EXPECT_EQ(Checked(*forwarding, "SignatureInvalid") + Checked(*forwarding, "SignatureUnknownKey"), 0);
 
   // One that trusts another key refuses every answer, and says why.
-  ServiceProcess distrusting("policy-engine", {"--upstream.cincinnati.url", serve.url("/api/upgrades_info/graph"),
-                                               "--upstream.cincinnati.public_keys", others_.path().string()});
-  ASSERT_TRUE(WaitFor([&] { return Get(distrusting.url("/readyz", "status")).status == 200; }, 60s)) << distrusting.log();
-  const http::Result refused = Get(distrusting.url(kQuery), {"Accept: application/json"});
+  auto distrusting = Forwarding(*serve, others_.path());
+  const http::Result refused = Get(distrusting->url(kQuery), {"Accept: application/json"});
   EXPECT_GE(refused.status, 500);
   EXPECT_NE(refused.body.find("failed_upstream_fetch"), std::string::npos) << refused.body;
   EXPECT_NE(refused.body.find("SignatureUnknownKey"), std::string::npos) << refused.body;
-  EXPECT_GE(Checked(distrusting, "SignatureUnknownKey"), 1);
+  EXPECT_GE(Checked(*distrusting, "SignatureUnknownKey"), 1);
 }
 
 // A hotfix answer is one cluster's: checked for that cluster's id on the way in, and
 // signed again by the forwarding engine for that id alone.
 TEST_F(UpstreamSignaturesTest, AForwardedHotfixAnswerStaysBoundToItsCluster) {
-  ServiceProcess serve("serve", {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string(),
-                                 "--cluster_directory.path", testing::ImportExampleClusters(dir_.path()), "--signing.keys",
-                                 trusted_key_.private_key.string(), "--signing.state_dir", (dir_ / "serve").string()});
-  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readyz", "status")).status == 200; }, 60s)) << serve.log();
-  ServiceProcess forwarding("policy-engine", {"--upstream.cincinnati.url", serve.url("/api/upgrades_info/graph"),
-                                              "--upstream.cincinnati.public_keys", trusted_.path().string(), "--signing.keys",
-                                              other_key_.private_key.string()});
-  ASSERT_TRUE(WaitFor([&] { return Get(forwarding.url("/readyz", "status")).status == 200; }, 60s)) << forwarding.log();
+  auto serve = SignedServe({"--cluster_directory.path", testing::ImportExampleClusters(dir_.path())});
+  auto forwarding = Forwarding(*serve, trusted_.path(), {"--signing.keys", other_key_.private_key.string()});
   const std::string query = "/graph?channel=stable-4.13&arch=amd64&version=4.12.3&id=";
   http::Result acme;
-  ASSERT_TRUE(WaitFor([&] { return (acme = Get(forwarding.url(query + testing::kAcmeCluster), {"Accept: application/json"})).status == 200; },
+  ASSERT_TRUE(WaitFor([&] { return (acme = Get(forwarding->url(query + testing::kAcmeCluster), {"Accept: application/json"})).status == 200; },
                       30s))
-      << forwarding.log();
+      << forwarding->log();
   ASSERT_NE(acme.body.find("4.13.1-hotfix.1"), std::string::npos) << acme.body;
   const std::string* signature = acme.Header(kSignatureHeader);
   ASSERT_NE(signature, nullptr);
   EXPECT_NE(signature->find("scope=cluster"), std::string::npos) << *signature;
-  EXPECT_EQ(Checked(forwarding, "SignatureInvalid"), 0) << "the upstream's signature was checked for acme's id";
+  EXPECT_EQ(Checked(*forwarding, "SignatureInvalid"), 0) << "the upstream's signature was checked for acme's id";
 
   auto keys = env::LoadTrustedKeys(others_.path().string());  // the forwarding engine's key
   ASSERT_TRUE(keys.ok());
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t now = UnixNow();
   auto check = [&](const http::Result& r, const std::string& id) {
     return CheckAnswerSignature(r.Header(kSignatureHeader), r.body, {"stable-4.13", "amd64", "4.12.3", id}, *keys, now, 0);
   };
@@ -244,7 +252,7 @@ TEST_F(UpstreamSignaturesTest, AForwardedHotfixAnswerStaysBoundToItsCluster) {
   EXPECT_NE(check(acme, testing::kGlobexCluster).verdict, SignatureVerdict::kAccepted) << "acme's answer does not pass for globex's";
 
   // Globex's answer is everyone's: no hotfix, not bound to an id.
-  const http::Result globex = Get(forwarding.url(query + testing::kGlobexCluster), {"Accept: application/json"});
+  const http::Result globex = Get(forwarding->url(query + testing::kGlobexCluster), {"Accept: application/json"});
   ASSERT_EQ(globex.status, 200) << globex.body;
   EXPECT_EQ(globex.body.find("hotfix"), std::string::npos) << globex.body;
   const SignatureCheck for_globex = check(globex, testing::kGlobexCluster);

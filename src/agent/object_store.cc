@@ -111,7 +111,8 @@ Result<std::string> FileObjectStore::SetAside(const std::string& kind, const std
   std::error_code ec;
   for (int n = 0;; ++n) {
     aside = path;
-    aside += n ? fmt::format("{}-{}-{}", kSetAsideSuffix, seconds, n) : fmt::format("{}-{}", kSetAsideSuffix, seconds);
+    aside += fmt::format("{}-{}", kSetAsideSuffix, seconds);
+    if (n) aside += fmt::format("-{}", n);
     if (!fs::exists(aside, ec)) break;
   }
   CINCINNATI_RETURN_IF_ERROR(fs_.Rename(path, aside));

@@ -17,7 +17,7 @@ void AppendReason(std::string& out, const Reason& r) {
     out += ",\"risks\":[";
     for (size_t i = 0; i < r.risks.size(); ++i) {
       if (i) out += ',';
-      out += JsonString(r.risks[i]);
+      AppendJsonString(out, r.risks[i]);
     }
     out += "]";
   }

@@ -12,7 +12,7 @@ std::string Strings(const std::vector<std::string>& items) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ',';
-    out += JsonString(items[i]);
+    AppendJsonString(out, items[i]);
   }
   return out + "]";
 }
@@ -20,9 +20,9 @@ std::string Strings(const std::vector<std::string>& items) {
 std::string PathObject(const UpdatePath& path) {
   std::string out = fmt::format("{{\"hops\":{},\"releases\":[", path.hops.size());
   for (size_t i = 0; i < path.hops.size(); ++i) {
-    if (i == 0) out += JsonString(path.hops[i].from);
+    if (i == 0) AppendJsonString(out, path.hops[i].from);
     out += ',';
-    out += JsonString(path.hops[i].to);
+    AppendJsonString(out, path.hops[i].to);
   }
   out += "],\"edges\":[";
   for (size_t i = 0; i < path.hops.size(); ++i) {

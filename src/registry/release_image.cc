@@ -71,7 +71,7 @@ std::string ReleaseMetadataJson(const ReleaseMetadata& m) {
     std::string out = "[";
     for (size_t i = 0; i < versions.size(); ++i) {
       if (i) out += ',';
-      out += JsonString(versions[i].ToString());
+      AppendJsonString(out, versions[i].ToString());
     }
     return out + "]";
   };
@@ -80,9 +80,9 @@ std::string ReleaseMetadataJson(const ReleaseMetadata& m) {
   bool first = true;
   for (const auto& [k, v] : m.metadata) {
     if (!first) out += ',';
-    out += JsonString(k);
+    AppendJsonString(out, k);
     out += ':';
-    out += JsonString(v);
+    AppendJsonString(out, v);
     first = false;
   }
   return out + "}}";
@@ -133,7 +133,7 @@ Result<std::string> PushImage(RegistryClient& client, const std::string& tag, co
   for (size_t i = 0; i < layers.size(); ++i) {
     CINCINNATI_ASSIGN_OR_RETURN(std::string digest, client.PushBlob(layers[i].gzip, chunk_size));
     if (i) diff_ids += ',';
-    diff_ids += JsonString(layers[i].diff_id);
+    AppendJsonString(diff_ids, layers[i].diff_id);
     layer_list += fmt::format(R"({}{{"mediaType":"{}","size":{},"digest":"{}"}})", i ? "," : "", kDockerLayerGzip,
                               layers[i].gzip.size(), digest);
   }
