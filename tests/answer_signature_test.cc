@@ -56,8 +56,9 @@ TEST_F(AnswerSignatureTest, EveryWrongAnswerIsRefusedWithItsReason) {
   EXPECT_EQ(Check(&header, kBody, 2000).verdict, SignatureVerdict::kExpired);
   EXPECT_EQ(Check(&header, kBody, 100).verdict, SignatureVerdict::kExpired) << "signed 800 s in the future";
   EXPECT_EQ(Check(&header, kBody, 1000, 8).verdict, SignatureVerdict::kRolledBack);
-  // Generations are milliseconds of a clock: one more than a day ahead is a forged number
-  // that would lock out every later answer.
+  // Generations are milliseconds of a clock: one more than the lead (five minutes) ahead
+  // comes from a wrong clock or a forged number, and would lock out every later answer.
+  ASSERT_EQ(kMaxGenerationLead, 300u);
   const std::string day_ahead = Sign({.generation = (1000 + kMaxGenerationLead) * 1000, .signed_at = 900, .expires = 2000});
   EXPECT_EQ(Check(&day_ahead).verdict, SignatureVerdict::kAccepted);
   const std::string beyond = Sign({.generation = (1000 + kMaxGenerationLead + 1) * 1000, .signed_at = 900, .expires = 2000});

@@ -110,6 +110,26 @@ TEST_F(AnswerSignerTest, AnUpstreamsExpiryCapsTheSignatureAndOddQueriesAreNotKep
   EXPECT_EQ(signer_->signed_count(), before + 2) << "signed for each request, never kept";
 }
 
+// Never an expired signature: once the source's last word is older than the validity
+// (or the upstream's own signature has expired), the answer goes unsigned and says why,
+// even where a signature was kept from before.
+TEST_F(AnswerSignerTest, AnAnswerWhoseSignatureWouldHaveExpiredIsNotSigned) {
+  const AnswerScope scope{"stable-4.13", "amd64", "4.13.1", ""};
+  ASSERT_TRUE(HeaderIn(*Lines(view_, scope), kSignatureHeader)) << "kept, fresh";
+  const uint64_t made = signer_->signed_count();
+  for (int64_t now : {1000 + 3600, 1000 + 7200}) {
+    AnswerSigner::Lines late = signer_->HeadLines(view_, scope, {7, 1000, 0, false}, now);
+    EXPECT_TRUE(late.error.ok());
+    EXPECT_FALSE(HeaderIn(*late.text, kSignatureHeader)) << "at " << now << ": " << *late.text;
+    EXPECT_EQ(HeaderIn(*late.text, kSignatureWithheldHeader), "expired=4600; fresh=1000");
+    EXPECT_EQ(HeaderIn(*late.text, "Cincinnati-Graph-Generation"), "7");
+  }
+  AnswerSigner::Lines upstream_expired = signer_->HeadLines(view_, scope, {7, 1000, 1500, false}, 1500);
+  EXPECT_EQ(HeaderIn(*upstream_expired.text, kSignatureWithheldHeader), "expired=1500; fresh=1000");
+  EXPECT_EQ(signer_->signed_count(), made) << "nothing signed";
+  EXPECT_EQ(signer_->withheld_count(), 3u);
+}
+
 TEST(AnswerSignerUnsignedTest, WithoutKeysOnlyTheGenerationLinesAreSent) {
   const std::shared_ptr<AnswerSigner> unsigned_signer = AnswerSigner::Unsigned();
   AnswerSigner& signer = *unsigned_signer;

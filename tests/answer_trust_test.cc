@@ -102,5 +102,48 @@ TEST_F(AnswerTrustRecordTest, AnUnreadableRecordIsSetAsideAndTrustStartsAgain) {
   }
 }
 
+// A cluster whose clock was ahead took an answer numbered by a service whose clock was
+// ahead too. Both clocks corrected, the service numbers below it (graph_generation.h):
+// the agent refuses, and its condition says what happened and what to do.
+TEST_F(AnswerTrustRecordTest, ARollbackFromANumberAheadOfTheClockSaysTheClockWasAhead) {
+  AnswerTrust trust(store_, keys_, false);
+  ASSERT_TRUE(trust.Load().ok());
+  const int64_t year = 365 * 86400;
+  auto header = SignAnswer({key_}, {uint64_t(now_ + year) * 1000, now_ + year, now_ + year + 3600, false}, kScope, kBody);
+  ASSERT_TRUE(header.ok());
+  const AnswerTrust::Outcome ahead = trust.Check(&*header, kBody, kScope, kUpstream, now_ + year);
+  ASSERT_FALSE(ahead.refusal) << ahead.refusal->message;
+  trust.Taken(ahead);
+  const std::string renumbered = Signed(uint64_t(now_ + kMaxGenerationLead) * 1000);
+  const AnswerTrust::Outcome refused = trust.Check(&renumbered, kBody, kScope, kUpstream, now_);
+  ASSERT_TRUE(refused.refusal);
+  EXPECT_EQ(refused.refusal->reason, "SignatureRolledBack");
+  EXPECT_NE(refused.refusal->message.find("ahead of this cluster's clock"), std::string::npos) << refused.refusal->message;
+  EXPECT_NE(refused.refusal->message.find(RecordPath()), std::string::npos) << "names the record to delete";
+  EXPECT_NE(refused.refusal->message.find("docs/clocks-ahead.md"), std::string::npos);
+  // An ordinary rollback (the number taken is not ahead of the clock) says nothing of clocks.
+  AnswerTrust other(store_, keys_, false);
+  const std::string seven = Signed(7), six = Signed(6);
+  other.Taken(other.Check(&seven, kBody, kScope, "https://other.example.com/graph", now_));
+  const AnswerTrust::Outcome older = other.Check(&six, kBody, kScope, "https://other.example.com/graph", now_);
+  ASSERT_TRUE(older.refusal);
+  EXPECT_EQ(older.refusal->message.find("clock"), std::string::npos) << older.refusal->message;
+}
+
+// An answer whose signature the service withheld (it would have expired) is refused as
+// expired, saying why, where an unsigned one would be refused; else used as unsigned.
+TEST_F(AnswerTrustRecordTest, AWithheldSignatureIsRefusedAsExpiredWithTheServicesReason) {
+  AnswerTrust trust(store_, keys_, false);
+  ASSERT_TRUE(trust.Load().ok());
+  const std::string withheld = "expired=1790000000; fresh=1789996400";
+  EXPECT_FALSE(trust.Check(nullptr, kBody, kScope, kUpstream, now_, &withheld).refusal) << "not required, never signed: used";
+  const std::string header = Signed(7);
+  trust.Taken(trust.Check(&header, kBody, kScope, kUpstream, now_));
+  const AnswerTrust::Outcome refused = trust.Check(nullptr, kBody, kScope, kUpstream, now_, &withheld);
+  ASSERT_TRUE(refused.refusal);
+  EXPECT_EQ(refused.refusal->reason, "SignatureExpired");
+  EXPECT_NE(refused.refusal->message.find("withheld its signature (expired=1790000000"), std::string::npos) << refused.refusal->message;
+}
+
 }  // namespace
 }  // namespace cincinnati::agent

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/answer_signature.h"
+#include "core/date_time.h"
 #include "env/key_files.h"
 #include "http/client.h"
 #include "service_util.h"
@@ -94,14 +95,14 @@ TEST_F(SignedAnswersTest, ServeSignsEveryAnswerOverItsExactBytesAndKeepsTheGener
   EXPECT_EQ(serve->Stop(), 0);
 
   // A changed graph (a release left out of the channel) gets a higher one, even with the clock
-  // before the last: the state file keeps it from going back.
+  // stepped back two minutes (less than a checker's lead): the state file keeps it from going back.
   testing::TempDir changed;
   fs::copy(kExample / "graph-data", changed.path(), fs::copy_options::recursive);
   std::string channel = testing::ReadFile(changed / "channels" / "stable-4.13.yaml");
   channel.replace(channel.find("- 4.13.2"), 8, "");
   testing::WriteFile(changed / "channels" / "stable-4.13.yaml", channel);
   std::vector<std::string> args = ServeArgs(changed.path());
-  args.insert(args.end(), {"--testing.now", "2001-01-01T00:00:00Z"});
+  args.insert(args.end(), {"--testing.now", FormatUnixSeconds(static_cast<int64_t>(plain.check.facts.generation / 1000) - 120)});
   serve = std::make_unique<ServiceProcess>("serve", args);
   ASSERT_TRUE(WaitFor([&] { return Get(serve->url("/readyz", "status")).status == 200; }, 60s)) << serve->log();
   const Signed newer = Fetch(serve->url("/api/upgrades_info"), "stable-4.13", false, 0);
@@ -156,15 +157,21 @@ TEST_F(SignedAnswersTest, APolicyEngineSignsWithItsGraphBuildersGenerationAndGoe
   EXPECT_LE(fresh.check.facts.expires, Now() + 10) << "valid 10 s after the graph builder's last refresh";
 
   // The graph builder is gone: the policy engine keeps serving its last graph, but its
-  // signatures no longer move forward, and a checking agent sees the answer expire.
+  // signatures no longer move forward. Once one would have expired, it is withheld (an
+  // expired answer is never signed), and the answer says why for a checking agent.
   builder->Kill();
   Signed stale;
   ASSERT_TRUE(WaitFor([&] {
     stale = Fetch(engine.url(""));
-    return stale.check.verdict == SignatureVerdict::kExpired;
+    return stale.answer.Header(kSignatureWithheldHeader) != nullptr;
   }, 60s)) << stale.check.message;
   EXPECT_EQ(stale.answer.status, 200);
   EXPECT_EQ(stale.answer.body, fresh.answer.body);
+  EXPECT_EQ(stale.answer.Header(kSignatureHeader), nullptr) << stale.header;
+  const std::string withheld = *stale.answer.Header(kSignatureWithheldHeader);
+  const int64_t expired = std::stoll(withheld.substr(withheld.find("expired=") + 8));
+  EXPECT_LE(expired, Now()) << withheld;
+  EXPECT_GE(testing::MetricValue(Get(engine.url("/metrics", "status")).body, "cincinnati_pe_answer_signatures_withheld"), 1);
 }
 
 // A graph builder restarted without its state numbers the same graph higher; the policy

@@ -98,10 +98,10 @@ const AnswerTrust::Signer* AnswerTrust::Find(std::string_view upstream) const {
 }
 
 AnswerTrust::Outcome AnswerTrust::Check(const std::string* header, std::string_view body, const AnswerScope& scope,
-                                        std::string_view upstream_url, int64_t now) {
+                                        std::string_view upstream_url, int64_t now, const std::string* withheld) {
   const std::string upstream = UpstreamIdentity(upstream_url);
   const Signer* known = Find(upstream);  // another service numbers its own graphs
-  const SignatureCheck check = CheckAnswerSignature(header, body, scope, keys_, now, known ? known->newest : 0);
+  SignatureCheck check = CheckAnswerSignature(header, body, scope, keys_, now, known ? known->newest : 0);
   Outcome out;
   out.upstream = upstream;
   if (check.verdict == SignatureVerdict::kAccepted) {
@@ -121,12 +121,16 @@ AnswerTrust::Outcome AnswerTrust::Check(const std::string* header, std::string_v
     }
     return out;
   }
-  out.refusal = Refuse(check, scope, upstream, known);
+  if (check.verdict == SignatureVerdict::kMissing && withheld != nullptr) {
+    check.verdict = SignatureVerdict::kExpired;
+    check.message = WithheldMessage(*withheld);
+  }
+  out.refusal = Refuse(check, scope, upstream, known, now);
   return out;
 }
 
 RetrievalFailure AnswerTrust::Refuse(const SignatureCheck& check, const AnswerScope& scope, std::string_view upstream,
-                                     const Signer* known) {
+                                     const Signer* known, int64_t now) {
   const std::string_view reason = SignatureReason(check.verdict);
   Count(reason);
   std::string message = check.message;
@@ -139,6 +143,17 @@ RetrievalFailure AnswerTrust::Refuse(const SignatureCheck& check, const AnswerSc
                                      "service stopped signing on purpose, stop the agent and delete {} (or this "
                                      "upstream's entry in it)",
                                      upstream, known->newest, store_.Location(kKind, kName));
+  }
+  // A rollback from a number that is itself ahead of this clock: taken when a clock was
+  // ahead. Services with a right clock never number below what a right clock allows
+  // (server/graph_generation.h), so this cluster's clock was ahead too when it took it.
+  if (check.verdict == SignatureVerdict::kRolledBack && known && now > 0 &&
+      known->newest / 1000 > static_cast<uint64_t>(now) + kMaxGenerationLead) {
+    message += fmt::format(
+        ". The generation taken before, {}, is {} s ahead of this cluster's clock: it was numbered by a clock that was "
+        "ahead, and taken while this cluster's clock was ahead too. The update service numbers past it once its clock "
+        "passes it; to take answers before then, stop the agent and delete {}'s entry in {} (docs/clocks-ahead.md)",
+        known->newest, known->newest / 1000 - static_cast<uint64_t>(now), upstream, store_.Location(kKind, kName));
   }
   spdlog::warn("the update service's answer for channel {} and arch {} is refused ({}): {}", scope.channel, scope.arch,
                reason, message);

@@ -73,8 +73,11 @@ class AnswerTrust {
     std::string upstream;                     // where it came from
   };
   // Checks one answer from `upstream` (recorded as its UpstreamIdentity) to the query
-  // `scope`; `header`: its Cincinnati-Signature value (nullptr: none), `now` in Unix seconds.
-  Outcome Check(const std::string* header, std::string_view body, const AnswerScope& scope, std::string_view upstream, int64_t now);
+  // `scope`; `header`: its Cincinnati-Signature value (nullptr: none), `now` in Unix seconds;
+  // `withheld`: its Cincinnati-Signature-Withheld value (an unsigned answer that would be
+  // refused is then refused as SignatureExpired, saying why).
+  Outcome Check(const std::string* header, std::string_view body, const AnswerScope& scope, std::string_view upstream, int64_t now,
+                const std::string* withheld = nullptr);
   // The answer `outcome` was checked for had its lists taken: a signed one records its
   // upstream and raises its newest generation (written durably first when that changes).
   void Taken(const Outcome& outcome);
@@ -93,7 +96,8 @@ class AnswerTrust {
     uint64_t newest = 0;  // the newest generation taken from it
   };
   const Signer* Find(std::string_view upstream) const;
-  RetrievalFailure Refuse(const SignatureCheck& check, const AnswerScope& scope, std::string_view upstream, const Signer* known);
+  RetrievalFailure Refuse(const SignatureCheck& check, const AnswerScope& scope, std::string_view upstream, const Signer* known,
+                          int64_t now);
   void Count(std::string_view result);
   void Persist();
 

@@ -61,6 +61,7 @@ GraphAnswer HttpGraphFetcher::Fetch(const std::string& url) {
                            : fmt::format("{} {}", result.status, std::string_view(phrase.data(), phrase.size()));
   answer.body = std::move(result.body);
   if (const std::string* signature = result.Header(kSignatureHeader)) answer.signature = *signature;
+  if (const std::string* withheld = result.Header(kSignatureWithheldHeader)) answer.signature_withheld = *withheld;
   return answer;
 }
 
@@ -182,7 +183,8 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
     const std::string version = request.version.ToString();
     trusted = settings_.trust->Check(answer.signature ? &*answer.signature : nullptr, answer.body,
                                      {inputs.channel, inputs.arch, version, inputs.cluster_id}, inputs.upstream,
-                                     std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count());
+                                     std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count(),
+                                     answer.signature_withheld ? &*answer.signature_withheld : nullptr);
     if (trusted.refusal) return Fail(*trusted.refusal, true, keep.refused);
   }
   auto graph = ParseUpdateGraph(answer.body);

@@ -78,6 +78,7 @@ struct GraphAnswer {
   std::string error;
   std::string body;                     // as received, after content decoding (gzip)
   std::optional<std::string> signature;  // the Cincinnati-Signature header, when present
+  std::optional<std::string> signature_withheld;  // Cincinnati-Signature-Withheld, when present
   bool too_large = false;   // the answer was longer than the fetcher reads (an error too)
 };
 class GraphFetcher {

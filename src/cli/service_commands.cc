@@ -362,6 +362,7 @@ Status Run(Invocation& inv) {
     o.mandatory_client_parameters = mandatory;
     if (gb) o.signatures_dir = signatures_dir;
     o.generations = signing.generations;
+    o.clock = clock.get();
     if (gb) o.signer = signing.signer;  // serve's graph builder serves no clients: its policy engine signs
     CINCINNATI_ASSIGN_OR_RETURN(o.pause, Secs(s, "service.pause_secs", 300));
     if (o.pause.count() == 0) return Status::InvalidArgument("service.pause_secs must be greater than 0");
@@ -389,7 +390,7 @@ Status Run(Invocation& inv) {
     CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
     CINCINNATI_RETURN_IF_ERROR(UpstreamOptions(s, o));
     CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
-    CINCINNATI_ASSIGN_OR_RETURN(o.clock, PolicyClock(s));
+    o.clock = clock;
     CINCINNATI_ASSIGN_OR_RETURN(o.directory, Directory(s));
     if (s.Has("cluster_directory.log_interval_secs")) {
       CINCINNATI_ASSIGN_OR_RETURN(o.directory_log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));
@@ -427,6 +428,7 @@ Status Run(Invocation& inv) {
                                 http.Listen(address, public_port_setting, [&](const auto& r) { return builder->HandlePublic(r); }));
     CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const http_server::Request& r) {
                                   if (reports && r.path == "/metrics") {
+                                    builder->UpdateMetrics();
                                     return http_server::Response::Text(
                                         200, http_server::RenderAll({&builder->metrics(), &reports->metrics}),
                                         server::kMetricsContentType);
@@ -442,6 +444,7 @@ Status Run(Invocation& inv) {
                                   if ((builder || reports) && r.path == "/metrics") {
                                     engine->UpdateRolloutMetric();
                                     std::vector<const http_server::Registry*> all = {&engine->metrics()};
+                                    if (builder) builder->UpdateMetrics();
                                     if (builder) all.insert(all.begin(), &builder->metrics());
                                     if (reports) all.push_back(&reports->metrics);
                                     return http_server::Response::Text(200, http_server::RenderAll(all),

@@ -33,6 +33,18 @@ Result<SigningParts> SetUpSigning(const Settings& s, Role role, env::Clock& cloc
   // that a slow restart or a few failed refreshes do not expire answers; a stopped source does.
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t validity, s.Unsigned("signing.validity_secs", 3600));
   if (validity == 0) return Status::InvalidArgument("signing.validity_secs must be greater than 0");
+  // A signature counts its validity from when the graph's source last answered: a graph
+  // builder's last refresh, or a policy engine's last fetch. Valid no longer than the
+  // time between those, every answer would expire before the next one vouches again.
+  const bool fetches = role == Role::kPolicyEngine;
+  const std::string interval_key = fetches ? "upstream.cincinnati.cache_ttl_secs" : "service.pause_secs";
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t interval, s.Unsigned(interval_key, fetches ? 60 : 300));
+  if (validity <= interval) {
+    return Status::InvalidArgument(fmt::format(
+        "signing.validity_secs ({}) must be longer than {} ({}), the time between the graph's {}: a signature counts from the "
+        "last one, so every answer would expire before the next (an hour, the default, is a dozen refreshes)",
+        validity, interval_key, interval, fetches ? "fetches from its upstream" : "refreshes"));
+  }
   parts.signer = std::make_shared<server::AnswerSigner>(std::move(loaded), std::chrono::seconds(validity));
   spdlog::info("graph answers are signed by {}, valid {} s after the graph's source last answered", parts.signer->KeyIds(), validity);
   return parts;

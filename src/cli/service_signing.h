@@ -4,7 +4,10 @@
 //  - graph-builder signs its /graph answers (channel and arch empty), policy-engine and
 //    serve every answer from the shared graph, with
 //    `signing.keys` (server/answer_signer.h), valid `signing.validity_secs` (default an
-//    hour) after the graph builder last refreshed the graph.
+//    hour) after the graph builder last refreshed the graph; a validity no longer than
+//    the time between refreshes (service.pause_secs; a policy engine's
+//    upstream.cincinnati.cache_ttl_secs) is refused, since every answer would expire
+//    before the next refresh vouched for it again.
 #pragma once
 
 #include <memory>

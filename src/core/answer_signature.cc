@@ -188,6 +188,12 @@ std::string_view SignatureReason(SignatureVerdict verdict) {
   return "SignatureInvalid";
 }
 
+std::string WithheldMessage(std::string_view withheld) {
+  return fmt::format("the update service withheld its signature ({}): its graph's source has not vouched for the graph "
+                     "within the signatures' validity, so the answer is not vouched fresh (a service cut off from its source)",
+                     Abbreviate(withheld, 80));
+}
+
 SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view body, const AnswerScope& scope,
                                     const TrustedKeys& keys, int64_t now, uint64_t newest_generation, int64_t skew) {
   SignatureCheck check;
@@ -236,13 +242,17 @@ SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view 
     check.message = fmt::format("the answer was signed at {}, {} s in the future", parsed->facts.signed_at, parsed->facts.signed_at - now);
     return check;
   }
-  // Generations are a clock in milliseconds (server/graph_generation.h). One far ahead
-  // of any clock comes from a forged chain or a compromised key, and taken it would make
-  // every later answer look rolled back: refused, with a day's slack for skewed clocks.
+  // Generations are a clock in milliseconds (server/graph_generation.h). One ahead of
+  // this clock by more than the lead comes from a clock that is wrong (the service's
+  // ahead, or this one behind) or a forged number, and taken it would make every later
+  // answer look rolled back: refused.
   if (now > 0 && parsed->facts.generation / 1000 > static_cast<uint64_t>(now) + kMaxGenerationLead) {
     check.verdict = SignatureVerdict::kInvalid;
-    check.message = fmt::format("the answer's graph generation {} is more than a day ahead of this clock ({} ms): a forged number",
-                                parsed->facts.generation, static_cast<uint64_t>(now) * 1000);
+    check.message = fmt::format(
+        "the answer's graph generation {} is {} s ahead of this clock ({} ms), more than the {} s allowed: the update "
+        "service's clock is ahead, this cluster's is behind, or the number is forged",
+        parsed->facts.generation, parsed->facts.generation / 1000 - static_cast<uint64_t>(now), static_cast<uint64_t>(now) * 1000,
+        kMaxGenerationLead);
     return check;
   }
   if (parsed->facts.generation < newest_generation) {

@@ -35,11 +35,18 @@
 namespace cincinnati {
 
 inline constexpr char kSignatureHeader[] = "Cincinnati-Signature";
+// Sent instead of a signature when one would already have expired (the graph's source
+// stopped answering): "expired=E; fresh=F" (Unix seconds). It vouches for nothing; a
+// checker that would refuse the unsigned answer says why with it (SignatureExpired).
+inline constexpr char kSignatureWithheldHeader[] = "Cincinnati-Signature-Withheld";
 inline constexpr size_t kMaxSignatureHeader = 4096;
 inline constexpr size_t kMaxSignatures = 8;
 // How far (seconds) a signed generation, a clock in milliseconds, may be ahead of the
-// checker's clock.
-inline constexpr uint64_t kMaxGenerationLead = 86400;
+// checker's clock: as far as a signature's time may be (CheckAnswerSignature's skew).
+// Services never number a graph further ahead of their own clock
+// (server/graph_generation.h), so a legitimate generation is within it wherever the
+// clocks agree that closely.
+inline constexpr uint64_t kMaxGenerationLead = 300;
 
 // What one signature vouches for, besides the bytes.
 struct SignedFacts {
@@ -111,11 +118,13 @@ enum class SignatureVerdict {
   kMalformed,     // SignatureMalformed: a header that does not parse
   kUnknownKey,    // SignatureUnknownKey: no signature by a trusted key
   kInvalid,       // SignatureInvalid: a trusted key's signature does not match these bytes, or vouches
-                  // for a generation more than a day ahead of the clock
+                  // for a generation more than kMaxGenerationLead ahead of the clock
   kExpired,       // SignatureExpired: past its expiry (or signed in the future)
   kRolledBack,    // SignatureRolledBack: an older generation than one already accepted
 };
 std::string_view SignatureReason(SignatureVerdict verdict);
+// The refusal's message for an unsigned answer that carries kSignatureWithheldHeader.
+std::string WithheldMessage(std::string_view withheld);
 
 struct SignatureCheck {
   SignatureVerdict verdict = SignatureVerdict::kMissing;

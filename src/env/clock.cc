@@ -35,4 +35,9 @@ void ManualClock::Advance(std::chrono::nanoseconds by) {
   now_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(by);
 }
 
+void ManualClock::SetNow(SystemTime now) {
+  std::lock_guard lock(mu_);
+  now_ = now;
+}
+
 }  // namespace cincinnati::env

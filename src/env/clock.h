@@ -38,6 +38,9 @@ class ManualClock final : public Clock {
   SystemTime Now() const override;
   // Moves both readings forward; a negative step is ignored (a clock never goes back).
   void Advance(std::chrono::nanoseconds by);
+  // Sets the wall-clock reading alone, either way, as NTP or a restored VM steps a real
+  // one; the steady reading does not move.
+  void SetNow(SystemTime now);
 
  private:
   mutable std::mutex mu_;

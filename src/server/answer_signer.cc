@@ -1,6 +1,9 @@
 #include "server/answer_signer.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/date_time.h"
 
 #include "server/http_names.h"
 
@@ -72,6 +75,11 @@ std::shared_ptr<const std::string> AnswerSigner::UnsignedLines(uint64_t generati
 
 AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope& scope, const AnswerSource& source, int64_t now) {
   if (keys_.empty()) return {UnsignedLines(source.generation, source.fresh_as_of), Status()};
+  // Valid `validity_` after the freshness it vouches for, and no longer than the
+  // upstream's own signature allows; a kept signature that has expired is not served.
+  int64_t expires = source.fresh_as_of + validity_.count();
+  if (source.not_after != 0) expires = std::min(expires, source.not_after);
+  if (expires <= now) return {Withhold(source, expires, now), Status()};
   const std::string_view id = source.per_cluster ? scope.id : std::string_view();
   // Looked up without building a key: the parts are hashed and compared where they are.
   uint64_t hash = 0xcbf29ce484222325ULL;
@@ -88,10 +96,7 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
       return {LinesOf(std::move(entry)), Status()};
     }
   }
-  // Signed at `now` but never before the freshness it vouches for; valid `validity_`
-  // after that freshness, and no longer than the upstream's own signature allows.
-  int64_t expires = source.fresh_as_of + validity_.count();
-  if (source.not_after != 0) expires = std::min(expires, source.not_after);
+  // Signed at `now`, but never before the freshness it vouches for.
   const SignedFacts facts{source.generation, std::max(now, source.fresh_as_of), expires, source.per_cluster};
   Result<std::string> signature = SignAnswer(keys_, facts, scope, *view.body());
   if (!signature.ok()) return {UnsignedLines(source.generation, source.fresh_as_of), signature.status()};
@@ -105,6 +110,26 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
     Keep(shard, hash, kept);
   }
   return {LinesOf(std::move(kept)), Status()};
+}
+
+// An answer whose signature would already have expired goes unsigned: a signature is a
+// statement that the answer is fresh, which it no longer is (its source stopped
+// answering). It says so in kSignatureWithheldHeader, so that a checking agent refuses it
+// as expired rather than as stripped; logged once per freshness. Rare (a source that
+// stopped): one allocation per answer then.
+std::shared_ptr<const std::string> AnswerSigner::Withhold(const AnswerSource& source, int64_t expires, int64_t now) {
+  withheld_.fetch_add(1, std::memory_order_relaxed);
+  if (withheld_logged_.exchange(source.fresh_as_of) != source.fresh_as_of) {
+    spdlog::warn("graph answers go unsigned: their signatures would have expired at {}, {} s ago ({}; the graph's source "
+                 "last vouched for it at {}): signed again once the source answers",
+                 FormatUnixSeconds(expires), now - expires,
+                 source.not_after != 0 && source.not_after == expires ? "the upstream's own signature expired"
+                                                                       : fmt::format("signing.validity_secs is {}", validity_.count()),
+                 FormatUnixSeconds(source.fresh_as_of));
+  }
+  return std::make_shared<const std::string>(GenerationLines(source.generation, source.fresh_as_of) +
+                                             fmt::format("{}: expired={}; fresh={}\r\n", kSignatureWithheldHeader, expires,
+                                                         source.fresh_as_of));
 }
 
 std::string AnswerSigner::KeyIds() const {

@@ -21,7 +21,14 @@
 // that hits the older half moves the entry to the newer one; when the newer half is
 // full, the older is dropped. So what is asked often stays, and a flood of distinct
 // queries (unknown channels) costs a signature each but evicts in turn. Without keys it
-// keeps only the unsigned lines of the newest (generation, freshness). Thread-safe.
+// keeps only the unsigned lines of the newest (generation, freshness).
+//
+// Never an expired signature: an answer whose signature would expire at or before the
+// moment it is signed (its source stopped answering for longer than the validity) goes
+// out with the generation lines and Cincinnati-Signature-Withheld (core/answer_signature.h),
+// counted in withheld_count() and logged once per freshness. Services refuse at start a validity no longer than the time between their
+// source's answers (cli/service_signing.h), so this happens only when the source stops.
+// Thread-safe.
 #pragma once
 
 #include <array>
@@ -78,6 +85,8 @@ class AnswerSigner {
   std::string KeyIds() const;
   // Signatures made so far (each a SHA-256 of the answer and an Ed25519 signature per key).
   uint64_t signed_count() const { return signed_.load(std::memory_order_relaxed); }
+  // Answers served unsigned because their signature would already have expired.
+  uint64_t withheld_count() const { return withheld_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr size_t kShards = 16;
@@ -100,6 +109,7 @@ class AnswerSigner {
   static std::shared_ptr<const std::string> LinesOf(std::shared_ptr<const Entry> entry);
   static void Keep(Shard& shard, uint64_t hash, std::shared_ptr<const Entry> entry);  // under shard.mu
   std::shared_ptr<const std::string> UnsignedLines(uint64_t generation, int64_t fresh_as_of);
+  std::shared_ptr<const std::string> Withhold(const AnswerSource& source, int64_t expires, int64_t now);
 
   const std::vector<std::shared_ptr<const SigningKey>> keys_;
   const std::chrono::seconds validity_;
@@ -112,6 +122,8 @@ class AnswerSigner {
   };
   std::atomic<std::shared_ptr<const UnsignedLinesEntry>> unsigned_;
   std::atomic<uint64_t> signed_{0};
+  std::atomic<uint64_t> withheld_{0};
+  std::atomic<int64_t> withheld_logged_{-1};  // the freshness last logged as withheld
 };
 
 }  // namespace cincinnati::server

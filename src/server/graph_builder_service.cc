@@ -29,9 +29,6 @@ namespace {
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Logs what a refresh noted that the previous one did not: a warning once while it
 // persists (a new one, however similar, is logged), a note when its wording changed
@@ -83,7 +80,11 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
       incoming_requests_(metrics_.AddCounter("graph_incoming_requests_total", "Graph requests", {"uri_path"})),
       response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})),
       scrape_progress_(metrics_.AddGauge("graph_upstream_scrape_progress",
-                                         "Progress of the current or last refresh's release scrape", {"item"})) {
+                                         "Progress of the current or last refresh's release scrape", {"item"})),
+      generation_ahead_(metrics_.AddGauge("graph_generation_ahead_seconds",
+                                          "Seconds the graph's generation is ahead of this clock (0 when it is not)").Get()),
+      generations_given_up_(metrics_.AddCounter("graph_generations_given_up_total",
+                                                "Graph generations given up because they were ahead of this clock").Get()) {
   metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
   graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
   v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
@@ -92,6 +93,17 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
 }
 
 GraphBuilderService::~GraphBuilderService() { Stop(); }
+
+void GraphBuilderService::UpdateMetrics() {
+  if (!options_.generations) return;
+  generation_ahead_.Set(options_.generations->SecondsAhead());
+  const double given_up = static_cast<double>(options_.generations->given_up());
+  if (given_up > generations_given_up_.value()) generations_given_up_.Increment(given_up - generations_given_up_.value());
+}
+
+int64_t GraphBuilderService::UnixNow() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(options_.clock->Now().time_since_epoch()).count();
+}
 
 void GraphBuilderService::Start() {
   live_ = true;
@@ -330,7 +342,10 @@ Response GraphBuilderService::HandlePublic(const Request& request) {
 Response GraphBuilderService::HandleStatus(const Request& request) {
   if (request.path == "/liveness") return Response::Empty(live_ ? 200 : 503);
   if (request.path == "/readiness") return Response::Empty(ready_ ? 200 : 503);
-  if (request.path == "/metrics") return Response::Text(200, metrics_.Render(), kMetricsContentType);
+  if (request.path == "/metrics") {
+    UpdateMetrics();
+    return Response::Text(200, metrics_.Render(), kMetricsContentType);
+  }
   return Response::Empty(404);
 }
 

@@ -34,6 +34,7 @@
 #include "core/graph.h"
 #include "core/graph_records.h"
 #include "core/transform.h"
+#include "env/clock.h"
 #include "http_server/http_types.h"
 #include "http_server/metrics.h"
 #include "server/http_names.h"
@@ -71,6 +72,8 @@ struct GraphBuilderOptions {
   // Applied to every graph the chain builds before it is published, and again by
   // Republish: the automatic brakes (reports/brake.h). Returns the edges it changed.
   std::function<size_t(Graph&)> overlay;
+  // The wall clock: when graphs are published (their freshness) and signed.
+  env::Clock* clock = &env::RealClock();
 };
 
 class GraphBuilderService {
@@ -97,12 +100,16 @@ class GraphBuilderService {
   Response HandlePublic(const Request& request);
   Response HandleStatus(const Request& request);
   const Registry& metrics() const { return metrics_; }
+  // Sets the figures read at scrape time (the generation's lead on the clock); HandleStatus
+  // calls it, and so must a caller that renders metrics() itself.
+  void UpdateMetrics();
 
  private:
   Result<Graph> RunChainWithTimeout(TransformContext& context);
   // Applies the overlay to `graph` and swaps it in as the next generation.
   std::shared_ptr<const GraphSnapshot> Publish(Graph graph, std::shared_ptr<const std::string> graph_data_tar);
   Response GraphResponse(const Request& request);
+  int64_t UnixNow() const;
   Response RecordsResponse(const Request& request);
 
   std::shared_ptr<const TransformChain> chain_;
@@ -122,6 +129,8 @@ class GraphBuilderService {
   Counter* v1_graph_requests_ = nullptr;
   Family<Counter>& response_errors_;
   Family<Gauge>& scrape_progress_;
+  Gauge& generation_ahead_;
+  Counter& generations_given_up_;
 
   std::mutex refresh_mu_;      // held for a whole refresh: one at a time
   std::stop_source shutdown_;  // requested by Stop(): cancels the running refresh

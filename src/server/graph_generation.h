@@ -1,13 +1,27 @@
-// GraphGeneration: the number of the graph a service serves, which only grows (issue
-// 32): signed answers carry it, and an agent refuses an answer of an older generation
-// than one it has accepted. A graph whose bytes differ from the last one's gets
-// max(last + 1, the clock in milliseconds); the same bytes keep their number (a restart
-// that builds the same graph does not move it). With a state file the last number and
-// its graph's hash are written durably before the graph is served, so that neither a
-// restart nor a clock set back makes the number go back; without one, the clock alone
-// keeps it growing across restarts. Thread-safe.
+// GraphGeneration: the number of the graph a service serves, which only grows. Signed
+// answers carry it, and a checker refuses an answer of an older generation than one it
+// has taken. A graph whose bytes differ from the last one's gets max(last + 1, the clock
+// in milliseconds); the same bytes keep their number (a restart that builds the same
+// graph does not move it). With a state file the number and its graph's hash are written
+// durably before the graph is served, so that neither a restart nor a clock set back
+// makes the number go back; without one, the clock alone keeps it growing.
+//
+// A number never runs ahead of the clock. Checkers (agents, policy engines) refuse a
+// generation more than kMaxGenerationLead (core/answer_signature.h) ahead of their own
+// clock, so a service whose clock was once ahead (an NTP mis-step, a VM restored with a
+// bad clock) would otherwise lock every checker out with the number it kept. When the
+// number held is more than that lead ahead of the clock, at start or at any later call,
+// it is given up: the graph is numbered now + kMaxGenerationLead, which is no lower than
+// any number a checker with a right clock could have taken (it took none more than the
+// lead ahead of its clock, and the clock has only moved on since), so none of those sees
+// a rollback. A checker whose own clock was ahead too, and took the given-up number,
+// refuses the new one as rolled back; the given-up number is kept (in the state file),
+// and once the clock passes it the graph is numbered past it, so such a checker takes
+// answers again without anyone deleting files. Each give-up is logged and counted.
+// Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -31,14 +45,25 @@ class GraphGeneration {
   // be written is logged, and the number is still given (the clock keeps it growing).
   uint64_t For(std::string_view hash);
 
+  // How many seconds the number last given is ahead of the clock now (0 when it is not).
+  double SecondsAhead() const;
+  // Numbers given up because they were too far ahead of the clock.
+  uint64_t given_up() const { return given_up_.load(); }
+
  private:
   GraphGeneration(std::string state_file, env::Clock& clock) : state_file_(std::move(state_file)), clock_(clock) {}
+  int64_t NowMs() const;
+  uint64_t Next(std::string_view hash, int64_t now_ms);  // under mu_
+  void Keep(uint64_t number, std::string_view hash);      // under mu_
 
   const std::string state_file_;
   env::Clock& clock_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   uint64_t last_ = 0;  // under mu_
   std::string last_hash_;
+  uint64_t abandoned_ = 0;  // under mu_: the highest number given up, until the clock passes it
+  std::atomic<uint64_t> last_given_{0};
+  std::atomic<uint64_t> given_up_{0};
 };
 
 }  // namespace cincinnati::server

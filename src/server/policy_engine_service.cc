@@ -76,6 +76,10 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       upstream_state_(metrics_.AddGauge("upstream_state", "1 for the upstream's current state", {"state"})),
       forwarded_entries_(metrics_.AddGauge("forwarded_answers_cached", "Forwarded queries in the cache").Get()),
       signatures_made_(metrics_.AddGauge("answer_signatures_made", "Answers signed so far (each kept for the requests after)").Get()),
+      signatures_withheld_(metrics_.AddGauge("answer_signatures_withheld",
+                                             "Answers served unsigned because their signature would have expired").Get()),
+      generation_ahead_(metrics_.AddGauge("graph_generation_ahead_seconds",
+                                          "Seconds the served graph's generation is ahead of this clock (0 when it is not)").Get()),
       forwarded_bytes_(metrics_.AddGauge("forwarded_answers_cached_bytes", "Bytes of cached forwarded answers").Get()),
       phased_rollout_(metrics_.AddGauge("phased_update_rollout",
                                         "Fraction of the phased-rollout window elapsed, for edges in a window",
@@ -92,7 +96,7 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       state_(InitialUpstreamState(options_.upstream_url.empty(), options_.upstream_kind)),
       svgs_(std::make_unique<SvgCache>()),
       pool_(std::make_unique<Pool>(std::max<size_t>(1, options_.fetch_threads))) {
-  local_generations_ = GraphGeneration::InMemory(env::RealClock());
+  local_generations_ = GraphGeneration::InMemory(*options_.clock);
   if (options_.upstream_keys) {
     upstream_trust_ = std::make_unique<UpstreamTrust>(
         *options_.upstream_keys, options_.upstream_require_signature,
@@ -125,8 +129,7 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
 PolicyEngineService::~PolicyEngineService() { Stop(); }
 
 int64_t PolicyEngineService::Now() const {
-  return options_.clock ? options_.clock()
-                        : std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(options_.clock->Now().time_since_epoch()).count();
 }
 
 void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation, int64_t fresh_as_of) {
@@ -420,8 +423,14 @@ bool PolicyEngineService::ServesEdge(std::string_view from, std::string_view to)
 }
 
 void PolicyEngineService::UpdateRolloutMetric() {
-  if (options_.signer->signing()) signatures_made_.Set(static_cast<double>(options_.signer->signed_count()));
+  if (options_.signer->signing()) {
+    signatures_made_.Set(static_cast<double>(options_.signer->signed_count()));
+    signatures_withheld_.Set(static_cast<double>(options_.signer->withheld_count()));
+  }
   auto views = views_.load();
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(options_.clock->Now().time_since_epoch()).count();
+  const int64_t ahead_ms = views ? static_cast<int64_t>(views->generation()) - now_ms : 0;
+  generation_ahead_.Set(ahead_ms > 0 ? static_cast<double>(ahead_ms) / 1000 : 0);
   phased_rollout_.Clear();
   if (!views) return;
   const int64_t now = Now();

@@ -43,6 +43,7 @@
 #include "core/graph.h"
 #include "core/transform.h"
 #include "directory/cluster_directory.h"
+#include "env/clock.h"
 #include "policy/channel_target.h"
 #include "policy/hotfix_filter.h"
 #include "server/forwarded_answers.h"
@@ -76,7 +77,8 @@ struct PolicyEngineOptions {
   size_t max_cached_bytes = 256u << 20;  // forwarded answers' bodies
   std::chrono::milliseconds max_stale{std::chrono::hours(24)};  // forwarded answers kept past a failed refresh
   double max_fetches_per_second = 50;  // forwarded queries
-  std::function<int64_t()> clock;  // for phased_update_rollout; default: the system's
+  // The wall clock: phased rollouts, signatures' times, graph generations, report times.
+  std::shared_ptr<env::Clock> clock = std::shared_ptr<env::Clock>(&env::RealClock(), [](env::Clock*) {});
   std::shared_ptr<directory::ClusterDirectory> directory;  // none: nobody sees hotfixes
   size_t directory_threads = 8;
   size_t max_pending_lookups = 1024;  // beyond: fail open at once
@@ -188,6 +190,8 @@ class PolicyEngineService {
   Family<Gauge>& upstream_state_;
   Gauge& forwarded_entries_;
   Gauge& signatures_made_;
+  Gauge& signatures_withheld_;
+  Gauge& generation_ahead_;
   std::unique_ptr<UpstreamTrust> upstream_trust_;  // null: the upstream's answers are taken unchecked
   Gauge& forwarded_bytes_;
   Family<Gauge>& phased_rollout_;

@@ -9,6 +9,7 @@
 #include "core/metadata_keys.h"
 #include "core/strings.h"
 #include "server/policy_engine_service.h"
+#include "server/graph_generation.h"
 #include "server/upstream_fetch.h"
 
 namespace cincinnati::server {
@@ -106,7 +107,13 @@ void PolicyEngineService::FetchShared() {
     const int64_t now = Now();
     fresh_as_of_ = answer.fresh != 0 ? std::min(now, answer.fresh) : now;
     upstream_not_after_ = answer.not_after;
-    if (auto views = views_.load(); views && answer.generation != 0) views->AdoptGeneration(answer.generation);
+    // The same bytes, perhaps numbered again: upstream, or here when it sends no number.
+    if (auto views = views_.load()) {
+      const uint64_t generation = answer.generation != 0 ? answer.generation : local_generations_->For(upstream_body_hash_);
+      if (views->AdoptGeneration(generation, now * 1000)) {
+        spdlog::info("policy engine: the graph served is now generation {}", generation);
+      }
+    }
   }
   if (outcome == FetchOutcome::kUnchanged && records_retry_ && ServesSharedGraph(next)) {
     // The records failed to arrive or were of the builder's next graph: asked again, less

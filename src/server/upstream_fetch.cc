@@ -64,7 +64,8 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
   if (options.trust) {
     // The same bytes again are never a rollback (upstream_trust.h).
     UpstreamTrust::Verdict verdict =
-        options.trust->Check(r.Header(kSignatureHeader), r.body, options.scope, options.now, options.in_turn && !unchanged);
+        options.trust->Check(r.Header(kSignatureHeader), r.body, options.scope, options.now, options.in_turn && !unchanged,
+                             r.Header(kSignatureWithheldHeader));
     if (!verdict.taken) return fail(ErrorDocument::Of("failed_upstream_fetch", fmt::format("{} is refused: {}", url, verdict.refusal)));
     // What was signed, never what a plain header may claim; an unsigned answer's claims
     // are not taken at all (the policy engine numbers it itself).
@@ -79,6 +80,15 @@ UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions&
   } else {
     ReadNumber(r, kGenerationHeader, out.generation);
     ReadNumber(r, kFreshHeader, out.fresh);
+    // Passed on, and signed here when this engine signs: a number from a clock that is
+    // ahead would lock out every checker downstream (graph_generation.h).
+    if (options.now > 0 && out.generation / 1000 > static_cast<uint64_t>(options.now) + kMaxGenerationLead) {
+      return fail(ErrorDocument::Of(
+          "failed_upstream_fetch",
+          fmt::format("{}: its graph generation {} is {} s ahead of this clock, more than the {} s allowed: its clock is ahead "
+                      "(or this one behind)",
+                      url, out.generation, out.generation / 1000 - static_cast<uint64_t>(options.now), kMaxGenerationLead)));
+    }
     const std::string* signature = r.Header(kSignatureHeader);
     out.per_cluster = signature != nullptr && signature->find("scope=cluster") != std::string::npos;
   }

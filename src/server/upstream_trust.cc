@@ -25,12 +25,13 @@ UpstreamTrust::Verdict UpstreamTrust::Refuse(SignatureVerdict why, std::string m
 }
 
 UpstreamTrust::Verdict UpstreamTrust::Check(const std::string* header, std::string_view body, const AnswerScope& scope, int64_t now,
-                                            bool rollback) {
+                                            bool rollback, const std::string* withheld) {
   if (header == nullptr) {
     if (!require_ && !seen_signed_.load()) {
       results_.With({"unsigned"}).Increment();
       return Verdict{.taken = true};
     }
+    if (withheld != nullptr) return Refuse(SignatureVerdict::kExpired, WithheldMessage(*withheld));
     return Refuse(SignatureVerdict::kMissing,
                   fmt::format("the answer is unsigned, and {}",
                               require_ ? "upstream.cincinnati.require_signature is on (the default with upstream.cincinnati.public_keys)"

@@ -49,7 +49,10 @@ class UpstreamTrust {
   // `header`: the Cincinnati-Signature value (nullptr: none); `now` in Unix seconds;
   // `rollback`: the shared graph's fetch of bytes other than the last (its generation may
   // not go back).
-  Verdict Check(const std::string* header, std::string_view body, const AnswerScope& scope, int64_t now, bool rollback);
+  // `withheld`: the Cincinnati-Signature-Withheld value of an unsigned answer (it is then
+  // refused as SignatureExpired, saying why, where it would be refused as missing).
+  Verdict Check(const std::string* header, std::string_view body, const AnswerScope& scope, int64_t now, bool rollback,
+                const std::string* withheld = nullptr);
 
  private:
   Verdict Refuse(SignatureVerdict why, std::string message);

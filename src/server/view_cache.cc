@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/answer_signature.h"
 #include "core/graph_json.h"
 #include "core/sha256.h"
 #include "core/strings.h"
@@ -152,6 +153,17 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parame
     if (views_.size() < max_entries_) views_.emplace(*key, entry);
   }
   return entry;
+}
+
+bool ViewCache::AdoptGeneration(uint64_t generation, int64_t now_ms) {
+  const uint64_t lead_ms = kMaxGenerationLead * 1000;
+  uint64_t current = generation_.load();
+  while (generation != current) {
+    const bool ahead = now_ms > 0 && current > static_cast<uint64_t>(now_ms) + lead_ms;
+    if (generation < current && !ahead) return false;
+    if (generation_.compare_exchange_weak(current, generation)) return true;
+  }
+  return false;
 }
 
 Result<std::shared_ptr<const View>> ViewCache::Get(const Parameters& params, const ClusterEntitlements& entitlements) {

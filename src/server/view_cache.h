@@ -83,13 +83,12 @@ class ViewCache {
   // `generation`: the number of `graph` (graph_generation.h), which signed answers carry.
   ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096, uint64_t generation = 0);
   uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
-  // The same graph, numbered higher upstream (a graph builder restarted without its
-  // state): policy engines behind one address then agree on the larger number.
-  void AdoptGeneration(uint64_t generation) {
-    uint64_t current = generation_.load();
-    while (generation > current && !generation_.compare_exchange_weak(current, generation)) {
-    }
-  }
+  // The same graph, numbered again upstream. A higher number is taken (a graph builder
+  // restarted without its state: policy engines behind one address then agree on the
+  // larger number); a lower one only when the number held is more than
+  // kMaxGenerationLead ahead of `now_ms` (it came from a clock that was ahead, and its
+  // source gave it up: graph_generation.h). True when the number changed.
+  bool AdoptGeneration(uint64_t generation, int64_t now_ms);
 
   Result<std::shared_ptr<const View>> Get(const Parameters& params, const ClusterEntitlements& entitlements = {});
   // Builds every (channel, arch) answer into a map that is read without locks. Call
