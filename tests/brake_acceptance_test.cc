@@ -154,6 +154,12 @@ TEST_F(BrakeAcceptanceTest, RealAgentsAndASimulatedFleetBrakeABadEdgeInEveryPoli
   for (auto& agent : agents) {
     JsonValue cv;
     ASSERT_TRUE(WaitFor([&] { return ListsVersion(cv = Cv(*agent), "availableUpdates", "4.1.1"); }, 60s)) << WriteJson(cv, 2) << agent->log();
+    // A report counts only from a cluster seen polling at the version it updates from
+    // (three polls, the first ten simulated minutes before): four polls, 2 real seconds
+    // apart, span 6 real seconds, 24 simulated minutes.
+    ASSERT_TRUE(WaitFor([&] {
+      return testing::MetricValue(Get(agent->url("/metrics")).body, "cincinnati_agent_update_service_requests_total") >= 4;
+    }, 60s)) << agent->log();
     auto upgrade = testing::RunCincinnati("adm upgrade --to 4.1.1 --agent " + agent->url(""));
     ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err;
   }

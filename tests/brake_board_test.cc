@@ -10,6 +10,7 @@
 
 #include "env/clock.h"
 #include "http_server/metrics.h"
+#include "core/graph_json.h"
 #include "reports/brake_board.h"
 #include "test_util.h"
 #include "update_report_util.h"
@@ -20,15 +21,33 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
+// The graph builder's graph: 4.13.1 -> 4.13.2 -> 4.13.3 and 4.13.1 -> 4.13.3 in
+// stable-4.13 and fast-4.13 for amd64; 4.13.4 only in fast-4.13 (4.13.3 -> 4.13.4).
+std::shared_ptr<const ServedEdges> TestGraph(bool with_4_13_2 = true) {
+  auto node = [](const char* version, const char* channels) {
+    return fmt::format(R"({{"version":"{}","payload":"r@sha256:{}","metadata":{{"io.openshift.upgrades.graph.release.channels":"{}",)"
+                       R"("io.openshift.upgrades.graph.release.arch":"amd64"}}}})",
+                       version, version, channels);
+  };
+  std::string json = R"({"nodes":[)" + node("4.13.1", "stable-4.13,fast-4.13") + "," +
+                     node(with_4_13_2 ? "4.13.2" : "4.13.0", "stable-4.13,fast-4.13") + "," + node("4.13.3", "stable-4.13,fast-4.13") +
+                     "," + node("4.13.4", "fast-4.13") + R"(],"edges":[[0,1],[0,2],[2,3]]})";
+  if (!with_4_13_2) json = R"({"nodes":[)" + node("4.13.1", "stable-4.13") + "," + node("4.13.3", "stable-4.13") + R"(],"edges":[[0,1]]})";
+  auto graph = ReadGraphJson(json);
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  return std::make_shared<const ServedEdges>(std::make_shared<const Graph>(std::move(graph).value()));
+}
+
 class BrakeBoardTest : public ::testing::Test {
  protected:
-  std::unique_ptr<BrakeBoard> Open() {
+  std::unique_ptr<BrakeBoard> Open(bool with_graph = true) {
     BrakeSettings settings;
     settings.url_base = "https://updates.example.com/api/upgrades_info/v1/brakes";
     auto board = BrakeBoard::Open(dir_.path().string(), settings, clock_, metrics_);
     EXPECT_TRUE(board.ok()) << board.status().message();
     if (!board.ok()) return nullptr;
     (*board)->OnChange([this] { ++changes_; });
+    if (with_graph) (*board)->SetGraph(TestGraph());
     return std::move(*board);
   }
   int64_t Now() const { return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count(); }
@@ -131,6 +150,79 @@ TEST_F(BrakeBoardTest, APersonConfirmsOrClearsAndAClearedEdgeNeedsNewEvidence) {
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].state, BrakeState::kActive);
   EXPECT_EQ(listed[0].counts.clusters, 20);
+}
+
+using Kind = ReportVerdict::Kind;
+
+// Reports are untrusted: the board counts only those on an edge of its graph, in the
+// report's channel and for its arch, whatever a policy engine before it checked.
+TEST_F(BrakeBoardTest, AReportOnAnEdgeTheGraphDoesNotHaveIsRefusedAndLeavesNoTrace) {
+  auto none = Open(false);
+  EXPECT_FALSE(none->Submit({Attempt(1, true)}).ok()) << "no graph yet: nothing to check against";
+  none->SetGraph(TestGraph());
+  auto report = [&](int n, const char* from, const char* to, const char* channel = "stable-4.13", const char* arch = "amd64") {
+    UpdateReport r = testing::TestReport(n, true, "a", Now(), "network", from, to);
+    r.channel = channel;
+    r.arch = arch;
+    return r;
+  };
+  auto verdicts = none->Submit({report(1, "4.13.1", "4.99.0"), report(2, "4.13.2", "4.13.1"), report(3, "4.13.3", "4.13.4"),
+                                report(4, "4.13.1", "4.13.2", "stable-4.13", "arm64"), report(5, "4.13.3", "4.13.4", "fast-4.13"),
+                                report(6, "4.13.1", "4.13.2")});
+  ASSERT_TRUE(verdicts.ok()) << verdicts.status().message();
+  std::vector<Kind> kinds;
+  for (const ReportVerdict& v : *verdicts) kinds.push_back(v.kind);
+  EXPECT_EQ(kinds, (std::vector<Kind>{Kind::kRefused, Kind::kRefused, Kind::kRefused, Kind::kRefused, Kind::kRecorded, Kind::kRecorded}))
+      << "no such release; a downgrade; an edge of another channel; another arch";
+  EXPECT_EQ((*verdicts)[0].why, "4.13.1 -> 4.99.0 is not an update edge of channel stable-4.13 for amd64 in the graph builder's graph");
+  EXPECT_EQ(none->ledger().reports(), 2) << "refused reports are not recorded";
+  EXPECT_EQ(none->ledger().Edge("4.13.1", "4.99.0").counts.clusters, 0);
+  EXPECT_NE(metrics_.Render().find("cincinnati_gb_reports_off_graph_total 4\n"), std::string::npos) << metrics_.Render();
+}
+
+// The brake's times are when reports arrived, never what a reporter wrote in them.
+TEST_F(BrakeBoardTest, ABrakesFirstFailureIsWhenItsReportArrived) {
+  auto board = Open();
+  std::vector<UpdateReport> batch;
+  for (int n = 1; n <= 20; ++n) {
+    UpdateReport r = Attempt(n, n <= 4);
+    r.started = 1;  // 1970-01-01T00:00:01Z, as a lying reporter writes
+    r.ended = 1;
+    batch.push_back(r);
+  }
+  clock_.Advance(90s);
+  ASSERT_TRUE(board->Submit(batch).ok());
+  ASSERT_EQ(board->List().size(), 1u);
+  EXPECT_EQ(board->List()[0].first_failure, Now());
+  EXPECT_NE(board->List()[0].message.find("First failure 2026-01-01T00:01:30Z."), std::string::npos) << board->List()[0].message;
+  EXPECT_NE(metrics_.Render().find("cincinnati_gb_brake_delay_seconds_sum 0\n"), std::string::npos) << metrics_.Render();
+}
+
+// A cluster updates out of a version once: its reports count on the first edge out of it
+// it reported, so one set of ids cannot weigh on every edge out of a version.
+TEST_F(BrakeBoardTest, AClusterCountsOnOneEdgeOutOfAVersion) {
+  auto board = Open();
+  std::vector<UpdateReport> batch;
+  for (int n = 1; n <= 20; ++n) batch.push_back(Attempt(n, false));
+  ASSERT_TRUE(board->Submit(batch).ok());
+  batch.clear();
+  for (int n = 1; n <= 20; ++n) batch.push_back(testing::TestReport(n, true, "b", Now(), "network", "4.13.1", "4.13.3"));
+  ASSERT_TRUE(board->Submit(batch).ok());
+  EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.3").counts.clusters, 0);
+  EXPECT_TRUE(board->InForce().empty());
+}
+
+// Per-edge state in memory follows the graph: counts of edges it no longer has (and that
+// are not braked) are dropped, and read again from the file if the edge comes back.
+TEST_F(BrakeBoardTest, EdgeCountsInMemoryAreThoseOfTheGraph) {
+  auto board = Open();
+  ASSERT_TRUE(board->Submit({Attempt(1, true), Attempt(2, false)}).ok());
+  ASSERT_EQ(board->ledger().Edges().size(), 1u);
+  board->SetGraph(TestGraph(false));  // 4.13.2 left the graph
+  EXPECT_TRUE(board->ledger().Edges().empty());
+  board->SetGraph(TestGraph());
+  EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.clusters, 2) << "read again from the file";
+  EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.failures, 1);
 }
 
 }  // namespace

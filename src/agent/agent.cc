@@ -353,6 +353,7 @@ Status Agent::RetrievalPass() {
     inputs.channel = cv_.spec.channel;
   }
   RetrievedUpdates got = retriever_->Run(inputs, desired_multi, current_multi);  // network, no lock
+  if (got.fetched) ++fetches_;
   std::optional<Condition> upgradeable = ComponentsUpgradeable();                  // disk, no lock
 
   std::lock_guard lock(mu_);

@@ -186,6 +186,7 @@ class Agent {
   // Passes each loop has finished (cincinnati_agent_passes_total{loop}): proof that a
   // loop ran, for whoever must tell "nothing changed" from "nothing ran".
   std::atomic<uint64_t> retrieval_passes_{0}, update_passes_{0};
+  std::atomic<uint64_t> fetches_{0};  // requests to the update service
   bool ready_ = false;
   ClusterVersion cv_;
   std::string last_saved_;  // what the store holds, resourceVersion aside

@@ -53,6 +53,11 @@ std::string Agent::Metrics() {
                                      "risks, Upgradeable) and update (the steps of an update).",
                                      {"loop"});
   passes.With({"retrieval"}).Increment(static_cast<double>(retrieval_passes_.load()));
+  registry
+      .AddCounter("cincinnati_agent_update_service_requests_total",
+                  "Requests for the update graph sent to the update service (one per poll, answered or not).")
+      .Get()
+      .Increment(static_cast<double>(fetches_.load()));
   passes.With({"update"}).Increment(static_cast<double>(update_passes_.load()));
   registry
       .AddGauge("cincinnati_agent_storage_full",

@@ -406,7 +406,9 @@ Status Run(Invocation& inv) {
   }
 
   if (reports && reports->intake && engine) {
-    reports->intake->SetEdgeCheck([e = engine.get()](std::string_view from, std::string_view to) { return e->ServesEdge(from, to); });
+    reports->intake->SetEdgeCheck([e = engine.get()](const UpdateReport& report, std::function<void(Status)> done) {
+      e->CheckReportEdge(report, std::move(done));
+    });
   }
   CINCINNATI_ASSIGN_OR_RETURN(http_server::ServerLimits limits, Limits(s));
   if (gb && reports) limits.max_body_bytes = std::max<size_t>(limits.max_body_bytes, 1 << 20);  // policy engines' batches
@@ -465,6 +467,12 @@ Status Run(Invocation& inv) {
   if (builder && engine) {
     builder->Subscribe([&engine](std::shared_ptr<const server::GraphSnapshot> snapshot) {
       engine->SetGraph(snapshot->graph, snapshot->generation);
+    });
+  }
+  // The brake board checks every report against the graph the builder serves.
+  if (builder && reports && reports->board) {
+    builder->Subscribe([board = reports->board.get()](std::shared_ptr<const server::GraphSnapshot> snapshot) {
+      board->SetGraph(std::make_shared<const reports::ServedEdges>(snapshot->graph));
     });
   }
   if (builder) builder->Start();

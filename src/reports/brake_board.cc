@@ -63,6 +63,8 @@ BrakeBoard::BrakeBoard(std::string state_dir, BrakeSettings settings, env::Clock
       db_(db),
       received_(metrics.AddCounter("reports_received_total", "Update reports recorded, by result", {"result"})),
       duplicates_(metrics.AddCounter("reports_duplicate_total", "Update reports received again (same cluster and attempt)").Get()),
+      off_graph_(metrics.AddCounter("reports_off_graph_total",
+                                    "Update reports refused: no such edge in the report's channel of the served graph").Get()),
       active_(metrics.AddGauge("brakes_active", "Edges braked automatically and not cleared").Get()),
       actions_(metrics.AddCounter("brake_actions_total", "Brakes applied, confirmed and cleared", {"action"})),
       delay_(metrics.AddHistogram("brake_delay_seconds", "Seconds from an edge's first counted failure to its brake",
@@ -91,10 +93,6 @@ Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_di
     if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteFailure(db, "brakes " + path, "schema");
   }
   CINCINNATI_RETURN_IF_ERROR(board->Load());
-  // Reports committed just before a crash that kept their brake from being saved.
-  std::vector<std::pair<std::string, std::string>> edges;
-  for (const EdgeState& e : board->ledger_->Edges()) edges.push_back({e.from, e.to});
-  board->EvaluateEdges(edges, UnixNow(clock));
   return board;
 }
 
@@ -207,20 +205,66 @@ std::optional<BrakeRecord> BrakeBoard::Decide(const EdgeState& edge, int64_t now
   return r;
 }
 
-Result<std::vector<ReportLedger::Outcome>> BrakeBoard::Submit(const std::vector<UpdateReport>& batch) {
+Result<std::vector<ReportVerdict>> BrakeBoard::Submit(const std::vector<UpdateReport>& batch) {
   const int64_t now = UnixNow(clock_);
-  CINCINNATI_ASSIGN_OR_RETURN(std::vector<ReportLedger::Outcome> outcomes, ledger_->Record(batch, now));
-  std::set<std::pair<std::string, std::string>> touched;
+  std::shared_ptr<const ServedEdges> edges;
+  {
+    std::lock_guard lock(mu_);
+    edges = edges_;
+  }
+  if (!edges) return Status::IoError("the graph builder has no graph yet to check reports against");
+  std::vector<ReportVerdict> verdicts(batch.size());
+  std::vector<UpdateReport> on_graph;
+  std::vector<size_t> at;  // on_graph[k] is batch[at[k]]
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (outcomes[i] == ReportLedger::Outcome::kDuplicate) {
-      duplicates_.Increment();
+    const UpdateReport& r = batch[i];
+    if (!edges->Has(r.channel, r.arch, r.from, r.to, now)) {
+      off_graph_.Increment();
+      verdicts[i] = {ReportVerdict::Kind::kRefused,
+                     fmt::format("{} -> {} is not an update edge of channel {} for {} in the graph builder's graph", r.from, r.to,
+                                 r.channel, r.arch)};
       continue;
     }
-    received_.With({std::string(UpdateResultName(batch[i].result))}).Increment();
-    touched.insert({batch[i].from, batch[i].to});
+    on_graph.push_back(r);
+    at.push_back(i);
+  }
+  if (on_graph.empty()) return verdicts;
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<ReportLedger::Outcome> outcomes, ledger_->Record(on_graph, now));
+  std::set<std::pair<std::string, std::string>> touched;
+  for (size_t k = 0; k < on_graph.size(); ++k) {
+    if (outcomes[k] == ReportLedger::Outcome::kDuplicate) {
+      duplicates_.Increment();
+      verdicts[at[k]].kind = ReportVerdict::Kind::kDuplicate;
+      continue;
+    }
+    received_.With({std::string(UpdateResultName(on_graph[k].result))}).Increment();
+    touched.insert({on_graph[k].from, on_graph[k].to});
   }
   if (EvaluateEdges({touched.begin(), touched.end()}, now)) Changed();
-  return outcomes;
+  return verdicts;
+}
+
+void BrakeBoard::SetGraph(std::shared_ptr<const ServedEdges> edges) {
+  bool first = false;
+  {
+    std::lock_guard lock(mu_);
+    edges_ = edges;
+    first = !std::exchange(recovered_, true);
+    ledger_->Retain([&](const std::string& from, const std::string& to) {
+      auto brake = brakes_.find({from, to});
+      return edges->HasAnywhere(from, to) || (brake != brakes_.end() && InForceState(brake->second.state));
+    });
+  }
+  if (!first) return;
+  // Reports committed just before a crash that kept their brake from being saved: a
+  // second look at the edges of this graph with counted failures.
+  auto failing = ledger_->EdgesWithFailures();
+  if (!failing.ok()) {
+    spdlog::error("brakes: the edges with failures cannot be read: {}", failing.status().message());
+    return;
+  }
+  std::erase_if(*failing, [&](const auto& e) { return !edges->HasAnywhere(e.first, e.second); });
+  if (EvaluateEdges(*failing, UnixNow(clock_))) Changed();
 }
 
 Status BrakeBoard::ChangeState(const std::string& from, const std::string& to, BrakeState state, const std::string& by,

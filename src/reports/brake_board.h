@@ -1,8 +1,12 @@
-// BrakeBoard: the graph builder's automatic brakes (issue 31). It owns the decision, as
-// the graph builder owns the graph: policy engines forward reports to it.
+// BrakeBoard: the graph builder's automatic brakes. It owns the decision, as the graph
+// builder owns the graph: policy engines forward reports to it.
 //
-// Submit records a batch of validated reports in the ledger (report_ledger.h) and then
-// evaluates every edge the batch touched with the brake rule (brake_rule.h). An edge
+// Submit checks each report of a batch against the graph the builder serves (SetGraph;
+// served_edges.h: an edge of the report's channel and arch), whatever the policy engine
+// that passed it on checked, since it is the one writer: a report on any other edge is
+// refused and never recorded, and before the first graph a batch is refused whole (the
+// agents retry). It records the rest in the ledger (report_ledger.h) and then evaluates
+// every edge the batch touched with the brake rule (brake_rule.h). An edge
 // that crosses it is braked at once: the brake is committed to the database
 // (<state_dir>/reports.db, table brakes, with an audit trail in brake_events), written
 // as a graph-data blocked-edges file for people to review and commit
@@ -15,10 +19,15 @@
 // clears it: the file is removed, the graph offers the edge again, and the edge's count
 // starts afresh, so only attempts that start after the clear can brake it again.
 // Everything survives a restart: Open reads the brakes in force and writes their files
-// again, removes the files of cleared ones, and brakes any edge whose reports crossed the
-// rule just before a crash kept its brake from being saved. Metrics (prefix of the given registry): reports_received_total{result},
-// reports_duplicate_total, brakes_active, brake_actions_total{action},
-// brake_delay_seconds (first counted failure to brake). Thread-safe; never throws.
+// again and removes the files of cleared ones; the first graph then brakes any edge of it
+// whose reports crossed the rule just before a crash kept its brake from being saved.
+// Per-edge counts in memory are those of the served graph's edges and of brakes
+// (ReportLedger::Retain at each graph): what clients send cannot grow them. Times are
+// the service's: a brake's first failure is when the first counted failure was received.
+// Metrics (prefix of the given registry): reports_received_total{result},
+// reports_duplicate_total, reports_off_graph_total, brakes_active,
+// brake_actions_total{action}, brake_delay_seconds (first counted failure received to
+// brake). Thread-safe; never throws.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +46,8 @@
 #include "reports/brake.h"
 #include "reports/brake_rule.h"
 #include "reports/report_ledger.h"
+#include "reports/report_verdict.h"
+#include "reports/served_edges.h"
 
 struct sqlite3;
 
@@ -50,6 +61,7 @@ struct BrakeSettings {
 };
 
 enum class BrakeState { kActive, kConfirmed, kCleared };
+
 std::string_view BrakeStateName(BrakeState state);
 
 struct BrakeRecord {
@@ -73,7 +85,12 @@ class BrakeBoard {
   BrakeBoard(const BrakeBoard&) = delete;
   BrakeBoard& operator=(const BrakeBoard&) = delete;
 
-  Result<std::vector<ReportLedger::Outcome>> Submit(const std::vector<UpdateReport>& batch);
+  // Per report of the batch, in order; an error (no graph yet, a database that fails)
+  // records none.
+  Result<std::vector<ReportVerdict>> Submit(const std::vector<UpdateReport>& batch);
+  // The graph the builder serves now (before its brakes are applied, or after: either has
+  // the edges). Reports are checked against it from now on.
+  void SetGraph(std::shared_ptr<const ServedEdges> edges);
   std::vector<Brake> InForce() const;     // active and confirmed, as the graph shows them
   std::vector<BrakeRecord> List() const;  // every brake, cleared ones too, by edge
   // NotFound when the edge has no brake in force; `by` names the person (required).
@@ -107,12 +124,15 @@ class BrakeBoard {
   sqlite3* db_;
   http_server::Family<http_server::Counter>& received_;
   http_server::Counter& duplicates_;
+  http_server::Counter& off_graph_;
   http_server::Gauge& active_;
   http_server::Family<http_server::Counter>& actions_;
   http_server::Histogram& delay_;
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, BrakeRecord> brakes_;
+  std::shared_ptr<const ServedEdges> edges_;  // under mu_; null before the first graph
+  bool recovered_ = false;                    // under mu_: the first graph's second look is done
   std::mutex change_mu_;  // held while on_change_ runs
   std::function<void()> on_change_;
 };

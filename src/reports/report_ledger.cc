@@ -1,6 +1,7 @@
 #include "reports/report_ledger.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@ constexpr const char* kSchema[] = {
     "failed INTEGER NOT NULL, component TEXT NOT NULL, first_failure INTEGER NOT NULL, "
     "PRIMARY KEY(from_version, to_version, cluster))",
     "CREATE INDEX IF NOT EXISTS reports_by_edge ON reports(from_version, to_version, received)",
+    "CREATE INDEX IF NOT EXISTS edge_clusters_by_source ON edge_clusters(from_version, cluster)",
     "CREATE TABLE IF NOT EXISTS edge_epochs(from_version TEXT NOT NULL, to_version TEXT NOT NULL, since INTEGER NOT NULL, "
     "PRIMARY KEY(from_version, to_version))",
 };
@@ -70,22 +72,34 @@ Status ReportLedger::Exec(const char* sql) {
 
 Status ReportLedger::Load() {
   Statement count(db_, "SELECT count(*) FROM reports");
-  Statement rows(db_, "SELECT from_version, to_version, failed, component, first_failure FROM edge_clusters");
   Statement epochs(db_, "SELECT from_version, to_version, since FROM edge_epochs");
-  if (!count.ok() || !rows.ok() || !epochs.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  if (!count.ok() || !epochs.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
   std::lock_guard lock(mu_);
   if (count.Step() == SQLITE_ROW) reports_ = count.Integer(0);
-  while (epochs.Step() == SQLITE_ROW) epochs_[{epochs.Text(0), epochs.Text(1)}] = epochs.Integer(2);
   int rc;
-  while ((rc = rows.Step()) == SQLITE_ROW) {
-    EdgeState& edge = edges_[{rows.Text(0), rows.Text(1)}];
-    edge.from = rows.Text(0);
-    edge.to = rows.Text(1);
-    ++edge.counts.clusters;
-    if (rows.Integer(2) != 0) CountFailure(edge, rows.Text(3), rows.Integer(4));
-  }
+  while ((rc = epochs.Step()) == SQLITE_ROW) epochs_[{epochs.Text(0), epochs.Text(1)}] = epochs.Integer(2);
   if (rc != SQLITE_DONE) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
   return Status::OK();
+}
+
+Result<EdgeState*> ReportLedger::Loaded(const EdgeKey& key) const {
+  if (auto at = edges_.find(key); at != edges_.end()) return &at->second;
+  CINCINNATI_ASSIGN_OR_RETURN(EdgeState edge, Read(key));
+  return &edges_.emplace(key, std::move(edge)).first->second;
+}
+
+Result<EdgeState> ReportLedger::Read(const EdgeKey& key) const {
+  Statement rows(db_, "SELECT failed, component, first_failure FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2");
+  if (!rows.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  rows.Bind(1, key.first).Bind(2, key.second);
+  EdgeState edge{key.first, key.second, {}, 0, {}};
+  int rc;
+  while ((rc = rows.Step()) == SQLITE_ROW) {
+    ++edge.counts.clusters;
+    if (rows.Integer(0) != 0) CountFailure(edge, rows.Text(1), rows.Integer(2));
+  }
+  if (rc != SQLITE_DONE) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  return edge;
 }
 
 bool ReportLedger::Counted(const UpdateReport& r) const {
@@ -93,24 +107,34 @@ bool ReportLedger::Counted(const UpdateReport& r) const {
          std::find(options_.counted_reasons.begin(), options_.counted_reasons.end(), r.reason) != options_.counted_reasons.end();
 }
 
+struct ReportLedger::CountStatements {
+  explicit CountStatements(sqlite3* db)
+      : find(db, "SELECT failed FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3"),
+        elsewhere(db, "SELECT 1 FROM edge_clusters WHERE from_version = ?1 AND cluster = ?2 AND to_version <> ?3 LIMIT 1"),
+        add(db,
+            "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6)"),
+        fail(db,
+             "UPDATE edge_clusters SET failed = 1, component = ?4, first_failure = ?5 "
+             "WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3") {}
+  bool ok() const { return find.ok() && elsewhere.ok() && add.ok() && fail.ok(); }
+  Statement find, elsewhere, add, fail;
+};
+
 Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vector<UpdateReport>& batch, int64_t received) {
   for (const UpdateReport& r : batch) CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(r));
   std::lock_guard lock(mu_);
   auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
+  // Each edge's counts in memory first (read outside the write transaction).
+  for (const UpdateReport& r : batch) CINCINNATI_RETURN_IF_ERROR(Loaded({r.from, r.to}).status());
   if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("begin");
   Statement insert(db_,
                    "INSERT OR IGNORE INTO reports(cluster, attempt, from_version, to_version, arch, channel, result, component, "
                    "reason, started, ended, received) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  Statement find(db_, "SELECT failed FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3");
-  Statement add(db_,
-                "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-  Statement fail(db_,
-                 "UPDATE edge_clusters SET failed = 1, component = ?4, first_failure = ?5 "
-                 "WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3");
-  if (!insert.ok() || !find.ok() || !add.ok() || !fail.ok()) return failed("prepare");
+  CountStatements sql(db_);
+  if (!insert.ok() || !sql.ok()) return failed("prepare");
   // Applied to the in-memory counts only once the transaction has committed.
-  std::map<std::pair<std::string, std::string>, EdgeState> changed;
+  std::map<EdgeKey, EdgeState> changed;
   std::vector<Outcome> outcomes;
   int64_t recorded = 0;
   for (const UpdateReport& r : batch) {
@@ -125,45 +149,55 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
     }
     outcomes.push_back(Outcome::kRecorded);
     ++recorded;
-    const auto key = std::make_pair(r.from, r.to);
+    const EdgeKey key{r.from, r.to};
     auto at = changed.find(key);
-    if (at == changed.end()) {
-      auto known = edges_.find(key);
-      at = changed.emplace(key, known != edges_.end() ? known->second : EdgeState{r.from, r.to, {}, 0, {}}).first;
-    }
-    EdgeState& edge = at->second;
-    // Counted only when received after the edge's restart, for an attempt that started
-    // after it, and not dated in the future (the times are the client's).
-    if (auto epoch = epochs_.find(key); epoch != epochs_.end() && (received < epoch->second || r.started < epoch->second)) continue;
-    if (r.started > received + kMaxClockSkew) continue;
-    const bool counted = Counted(r);
-    find.Reset();
-    find.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id);
-    const int rc = find.Step();
-    const bool was_failed = rc == SQLITE_ROW && find.Integer(0) != 0;
-    find.Reset();  // no read left open under the writes below
-    if (rc == SQLITE_DONE) {
-      add.Reset();
-      add.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id).Bind(4, int64_t{counted ? 1 : 0});
-      add.Bind(5, counted ? r.component : std::string()).Bind(6, counted ? r.ended : int64_t{0});
-      if (add.Step() != SQLITE_DONE) return failed("count a cluster");
-      ++edge.counts.clusters;
-      if (counted) CountFailure(edge, r.component, r.ended);
-    } else if (rc == SQLITE_ROW) {
-      if (!was_failed && counted) {
-        fail.Reset();
-        fail.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id).Bind(4, r.component).Bind(5, r.ended);
-        if (fail.Step() != SQLITE_DONE) return failed("count a failure");
-        CountFailure(edge, r.component, r.ended);
-      }
-    } else {
-      return failed("read a cluster's count");
-    }
+    if (at == changed.end()) at = changed.emplace(key, edges_.at(key)).first;
+    CINCINNATI_RETURN_IF_ERROR(Count(r, received, at->second, sql));
   }
   if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("commit");
   for (auto& [key, edge] : changed) edges_[key] = std::move(edge);
   reports_ += recorded;
   return outcomes;
+}
+
+Status ReportLedger::Count(const UpdateReport& r, int64_t received, EdgeState& edge, CountStatements& sql) {
+  auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
+  // Counted only when received after the edge's restart, for an attempt that started
+  // after it, and not dated in the future (the times are the client's).
+  const EdgeKey key{r.from, r.to};
+  if (auto epoch = epochs_.find(key); epoch != epochs_.end() && (received < epoch->second || r.started < epoch->second)) {
+    return Status::OK();
+  }
+  if (r.started > received + kMaxClockSkew) return Status::OK();
+  const bool counted = Counted(r);
+  sql.find.Reset();
+  sql.find.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id);
+  const int rc = sql.find.Step();
+  const bool was_failed = rc == SQLITE_ROW && sql.find.Integer(0) != 0;
+  sql.find.Reset();  // no read left open under the writes below
+  if (rc == SQLITE_ROW) {
+    if (was_failed || !counted) return Status::OK();
+    sql.fail.Reset();
+    sql.fail.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id).Bind(4, r.component).Bind(5, received);
+    if (sql.fail.Step() != SQLITE_DONE) return failed("count a failure");
+    CountFailure(edge, r.component, received);
+    return Status::OK();
+  }
+  if (rc != SQLITE_DONE) return failed("read a cluster's count");
+  // A cluster already counted on another edge out of this version is not counted here.
+  sql.elsewhere.Reset();
+  sql.elsewhere.Bind(1, r.from).Bind(2, r.cluster_id).Bind(3, r.to);
+  const int other = sql.elsewhere.Step();
+  sql.elsewhere.Reset();
+  if (other == SQLITE_ROW) return Status::OK();
+  if (other != SQLITE_DONE) return failed("read a cluster's other edges");
+  sql.add.Reset();
+  sql.add.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id).Bind(4, int64_t{counted ? 1 : 0});
+  sql.add.Bind(5, counted ? r.component : std::string()).Bind(6, counted ? received : int64_t{0});
+  if (sql.add.Step() != SQLITE_DONE) return failed("count a cluster");
+  ++edge.counts.clusters;
+  if (counted) CountFailure(edge, r.component, received);
+  return Status::OK();
 }
 
 Status ReportLedger::RestartEdge(const std::string& from, const std::string& to, int64_t since) {
@@ -173,8 +207,10 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
   Statement epoch(db_, "INSERT OR REPLACE INTO edge_epochs(from_version, to_version, since) VALUES(?1, ?2, ?3)");
   Statement clear(db_, "DELETE FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2");
   Statement since_then(db_,
-                       "SELECT cluster, result, reason, component, ended FROM reports WHERE from_version = ?1 AND to_version = ?2 "
-                       "AND received >= ?3 AND started >= ?3 AND started <= received + ?4 ORDER BY ended");
+                       "SELECT cluster, result, reason, component, received FROM reports WHERE from_version = ?1 AND to_version = ?2 "
+                       "AND received >= ?3 AND started >= ?3 AND started <= received + ?4 AND NOT EXISTS (SELECT 1 FROM "
+                       "edge_clusters e WHERE e.from_version = ?1 AND e.cluster = reports.cluster AND e.to_version <> ?2) "
+                       "ORDER BY received");
   Statement add(db_,
                 "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) "
                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
@@ -214,8 +250,16 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
 
 EdgeState ReportLedger::Edge(const std::string& from, const std::string& to) const {
   std::lock_guard lock(mu_);
-  auto at = edges_.find({from, to});
-  return at != edges_.end() ? at->second : EdgeState{from, to, {}, 0, {}};
+  if (auto at = edges_.find({from, to}); at != edges_.end()) return at->second;
+  // Kept in memory only when the file has counts for it: asking about edges nobody
+  // reported on costs no memory.
+  auto edge = Read({from, to});
+  if (!edge.ok()) {
+    spdlog::error("{}", edge.status().message());
+    return EdgeState{from, to, {}, 0, {}};
+  }
+  if (edge->counts.clusters > 0) edges_.emplace(EdgeKey{from, to}, *edge);
+  return std::move(edge).value();
 }
 
 std::vector<EdgeState> ReportLedger::Edges() const {
@@ -224,6 +268,22 @@ std::vector<EdgeState> ReportLedger::Edges() const {
   out.reserve(edges_.size());
   for (const auto& [key, edge] : edges_) out.push_back(edge);
   return out;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> ReportLedger::EdgesWithFailures() const {
+  std::lock_guard lock(mu_);
+  Statement rows(db_, "SELECT DISTINCT from_version, to_version FROM edge_clusters WHERE failed <> 0");
+  if (!rows.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  std::vector<std::pair<std::string, std::string>> out;
+  int rc;
+  while ((rc = rows.Step()) == SQLITE_ROW) out.emplace_back(rows.Text(0), rows.Text(1));
+  if (rc != SQLITE_DONE) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  return out;
+}
+
+void ReportLedger::Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep) {
+  std::lock_guard lock(mu_);
+  std::erase_if(edges_, [&](const auto& entry) { return !keep(entry.first.first, entry.first.second); });
 }
 
 int64_t ReportLedger::reports() const {

@@ -1,6 +1,6 @@
 // ReportLedger: the graph builder's durable record of update reports and of what they
-// say per edge (issue 31). A SQLite file (WAL, synchronous=FULL: a committed batch
-// survives kill -9 and power loss) with two tables:
+// say per edge. A SQLite file (WAL, synchronous=FULL: a committed batch survives kill -9
+// and power loss) with two tables:
 //   reports(cluster, attempt, ..., PRIMARY KEY(cluster, attempt))   every report once
 //   edge_clusters(from_version, to_version, cluster, failed, component, first_failure,
 //                 PRIMARY KEY(from_version, to_version, cluster))     distinct clusters per edge
@@ -10,15 +10,24 @@
 // a component that degraded or stayed unavailable; a refusal before anything was
 // applied, such as a signature that does not verify, says more about the cluster's site
 // than about the edge). A cluster that failed an edge and later completed it stays
-// counted as failed: it needed rescuing. RestartEdge starts an edge's count afresh
+// counted as failed: it needed rescuing. A cluster counts on one edge out of a version
+// only, the first it reported (a cluster updates out of a version once; so one set of
+// ids cannot weigh on every edge out of it). RestartEdge starts an edge's count afresh
 // (a brake was cleared): from then on only reports received after the restart, of
 // attempts that started after it, count (table edge_epochs). A report dated more than
-// kMaxClockSkew after it was received is kept but never counted. The counts are also kept in memory (rebuilt
-// from the file by Open), so reading them costs no I/O; memory is O(edges x components),
-// and the file grows by about 300 bytes per report. Thread-safe; never throws.
+// kMaxClockSkew after it was received is kept but never counted.
+//
+// Times that decide anything are the service's: a failure counts as of when its report
+// was received (first_failure), never the reporter's own dates.
+//
+// The counts are kept in memory for the edges in use, so reading them costs no I/O: an
+// edge's counts are read from the file the first time it is asked for or reported on,
+// and Retain drops those of edges the graph no longer has. Memory is O(edges in use x
+// components); the file grows by about 300 bytes per report. Thread-safe; never throws.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,8 +68,14 @@ class ReportLedger {
   // report must pass ValidateUpdateReport. `received`: Unix seconds, the service's clock.
   Result<std::vector<Outcome>> Record(const std::vector<UpdateReport>& batch, int64_t received);
 
+  // The edge's counts (read from the file when not in memory; an error reading it gives
+  // none and is logged).
   EdgeState Edge(const std::string& from, const std::string& to) const;
-  std::vector<EdgeState> Edges() const;  // every edge with a report, by (from, to)
+  std::vector<EdgeState> Edges() const;  // the edges whose counts are in memory, by (from, to)
+  // Edges of the file with at least one counted failure (a restart's second look).
+  Result<std::vector<std::pair<std::string, std::string>>> EdgesWithFailures() const;
+  // Keeps in memory only the counts of edges for which keep(from, to) is true.
+  void Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep);
   int64_t reports() const;               // recorded reports (duplicates not counted)
   bool Counted(const UpdateReport& report) const;  // a failure that counts against its edge
   // Counts the edge again from the reports of attempts started at or after `since`.
@@ -68,14 +83,22 @@ class ReportLedger {
 
  private:
   ReportLedger(sqlite3* db, std::string path, Options options);
+  using EdgeKey = std::pair<std::string, std::string>;
   Status Load();
   Status Exec(const char* sql);
+  // The edge's counts in memory, read from the file first when missing (under mu_).
+  Result<EdgeState*> Loaded(const EdgeKey& key) const;
+  Result<EdgeState> Read(const EdgeKey& key) const;  // from the file (under mu_)
+  struct CountStatements;
+  // Counts one recorded report against its edge in the open transaction; `edge` is the
+  // copy to apply once it commits.
+  Status Count(const UpdateReport& r, int64_t received, EdgeState& edge, CountStatements& sql);
 
   sqlite3* db_;
   std::string path_;
   Options options_;
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, EdgeState> edges_;
+  mutable std::map<EdgeKey, EdgeState> edges_;
   std::map<std::pair<std::string, std::string>, int64_t> epochs_;  // edge -> counted from (Unix seconds)
   int64_t reports_ = 0;
 };

@@ -7,6 +7,30 @@
 
 namespace cincinnati::server {
 
+namespace {
+
+// The parameters a policy engine reads (the reference's and ours).
+constexpr std::string_view kForwardedParameters[] = {"arch", "channel", "id", "version"};
+
+}  // namespace
+
+ForwardedQuery ForwardedQueryOf(const Parameters& params, const std::vector<std::string>& mandatory) {
+  ForwardedQuery q;
+  for (const auto& [key, value] : params) {
+    bool known = std::find(std::begin(kForwardedParameters), std::end(kForwardedParameters), key) !=
+                     std::end(kForwardedParameters) ||
+                 std::find(mandatory.begin(), mandatory.end(), key) != mandatory.end();
+    if (known) q.parameters.emplace(key, value);
+  }
+  q.key = EncodeQuery(q.parameters);
+  if (q.parameters.count("id")) {
+    Parameters general = q.parameters;
+    general.erase("id");
+    q.without_id = EncodeQuery(general);
+  }
+  return q;
+}
+
 struct ForwardedAnswers::Entry {
   std::list<std::string>::iterator lru;
   bool answered = false;  // a fetch has completed

@@ -49,6 +49,11 @@ struct ForwardedQuery {
   Parameters parameters;   // what `key` encodes
 };
 
+// The query forwarded for a client's parameters: the ones a policy engine reads (arch,
+// channel, id, version) and the `mandatory` ones; forwarding only these keeps clients
+// from multiplying upstream fetches with junk.
+ForwardedQuery ForwardedQueryOf(const Parameters& params, const std::vector<std::string>& mandatory);
+
 // What one fetch found (exactly one member set), and what a client is answered.
 struct ForwardedAnswer {
   std::shared_ptr<const View> view;     // a good answer

@@ -29,27 +29,6 @@ namespace cincinnati::server {
 
 namespace {
 
-// The parameters a policy engine reads (the reference's and ours); forwarding only these
-// (and the mandatory ones) keeps clients from multiplying upstream fetches with junk.
-constexpr std::string_view kForwardedParameters[] = {"arch", "channel", "id", "version"};
-
-ForwardedQuery ForwardedQueryOf(const Parameters& params, const std::vector<std::string>& mandatory) {
-  ForwardedQuery q;
-  for (const auto& [key, value] : params) {
-    bool known = std::find(std::begin(kForwardedParameters), std::end(kForwardedParameters), key) !=
-                     std::end(kForwardedParameters) ||
-                 std::find(mandatory.begin(), mandatory.end(), key) != mandatory.end();
-    if (known) q.parameters.emplace(key, value);
-  }
-  q.key = EncodeQuery(q.parameters);
-  if (q.parameters.count("id")) {
-    Parameters general = q.parameters;
-    general.erase("id");
-    q.without_id = EncodeQuery(general);
-  }
-  return q;
-}
-
 int64_t NowMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -370,15 +349,36 @@ std::optional<Response> PolicyEngineService::Route(const Request& request, const
   if (auto missing = MissingParameters(*params, options_.mandatory_client_parameters)) {
     return ErrorResponse(*missing, response_errors_);
   }
-  if (options_.reports) {  // who polls at which version: a report is accepted only from them
-    auto id = params->find("id"), version = params->find("version");
-    if (id != params->end() && version != params->end()) options_.reports->SawPoll(id->second, version->second);
-  }
+  // Who polls at which version (a report is accepted only from them): recorded once the
+  // poll is answered, so that a failed poll is no sighting.
+  std::optional<Sighting> sighting = SightingOf(*params);
   if (!ServesSharedGraph(state_.load())) {
-    ServeForwarded(request, *content_type, *params, WithCors(request, respond));
+    Respond forwarded = WithCors(request, respond);
+    ServeForwarded(request, *content_type, *params, sighting ? sighting->Wrap(std::move(forwarded)) : std::move(forwarded));
     return std::nullopt;
   }
-  return ServeShared(request, *content_type, std::move(params).value(), respond);
+  if (!sighting) return ServeShared(request, *content_type, std::move(params).value(), respond);
+  std::optional<Response> answer = ServeShared(request, *content_type, std::move(params).value(), sighting->Wrap(respond));
+  if (answer) sighting->Saw(*answer);
+  return answer;
+}
+
+std::optional<PolicyEngineService::Sighting> PolicyEngineService::SightingOf(const Parameters& params) const {
+  if (!options_.reports) return std::nullopt;
+  auto id = params.find("id"), version = params.find("version");
+  if (id == params.end() || version == params.end()) return std::nullopt;
+  return Sighting{options_.reports.get(), id->second, version->second};
+}
+
+void PolicyEngineService::Sighting::Saw(const Response& answer) const {
+  if (answer.status == 200 || answer.status == 304) intake->SawPoll(id, version);
+}
+
+Respond PolicyEngineService::Sighting::Wrap(Respond respond) const {
+  return [seen = *this, respond = std::move(respond)](Response answer) {
+    seen.Saw(answer);
+    respond(std::move(answer));
+  };
 }
 
 void PolicyEngineService::HandleMain(const Request& request, Respond respond) {
@@ -395,31 +395,6 @@ void PolicyEngineService::HandleMain(const Request& request, Respond respond) {
   if (!answer) return;
   AddCorsHeaders(request, *answer);
   respond(std::move(*answer));
-}
-
-bool PolicyEngineService::ServesEdge(std::string_view from, std::string_view to) const {
-  auto views = views_.load();
-  if (!views) return true;
-  std::shared_ptr<const EdgeIndex> index;
-  {
-    std::lock_guard lock(edge_index_mu_);
-    const bool current = edge_index_ && !edge_index_->views.owner_before(views) && !views.owner_before(edge_index_->views);
-    if (!current) {
-      auto fresh = std::make_shared<EdgeIndex>();
-      fresh->views = views;
-      const Graph& graph = views->graph();
-      auto key = [](std::string_view a, std::string_view b) {
-        return fmt::format("{}\n{}", a.substr(0, a.find('+')), b.substr(0, b.find('+')));
-      };
-      for (const Edge& e : graph.Edges()) fresh->edges.insert(key(graph.node(e.from).version, graph.node(e.to).version));
-      for (const ConditionalEdge& group : graph.conditional_edges()) {
-        for (const ConditionalEdgeRef& ref : group.edges) fresh->edges.insert(key(ref.from, ref.to));
-      }
-      edge_index_ = std::move(fresh);
-    }
-    index = edge_index_;
-  }
-  return index->edges.count(fmt::format("{}\n{}", from, to)) > 0;
 }
 
 void PolicyEngineService::UpdateRolloutMetric() {

@@ -42,10 +42,12 @@
 #include "core/error_document.h"
 #include "core/graph.h"
 #include "core/transform.h"
+#include "core/update_report.h"
 #include "directory/cluster_directory.h"
 #include "env/clock.h"
 #include "policy/channel_target.h"
 #include "policy/hotfix_filter.h"
+#include "reports/served_edges.h"
 #include "server/forwarded_answers.h"
 #include "http_server/http_types.h"
 #include "http_server/metrics.h"
@@ -116,11 +118,13 @@ class PolicyEngineService {
   Response HandleStatus(const Request& request);
   bool ready() const { return ready_.load(); }
   UpstreamState upstream_state() const { return state_.load(); }
-  // Whether the graph it serves has an edge (recommended or conditional) between these
-  // versions, for some arch (builds ignored): a report about any other is refused.
-  // True when it has no graph of its own to look in (it forwards client queries to
-  // another policy engine; the graph builder then counts only edges it has).
-  bool ServesEdge(std::string_view from, std::string_view to) const;
+  // Whether a report's edge is one of the graph it serves, in the report's channel and
+  // for its arch (reports/served_edges.h; the report intake's step 5): OK, InvalidArgument
+  // naming what is not there, or an error when there is nothing to check against (no
+  // graph yet). Forwarding client queries to another policy engine, it checks the answer
+  // that engine gives the report's cluster (fetched as a forwarded query, parsed once
+  // per distinct answer); `done` may then be called on a fetch thread.
+  void CheckReportEdge(const UpdateReport& report, std::function<void(Status)> done);
   // Sets phased_update_rollout{channel,from,to} for the edges now in a window (and the
   // signatures made, when signing).
   void UpdateRolloutMetric();
@@ -137,6 +141,14 @@ class PolicyEngineService {
   void AttachRecords(const Graph& graph);
   // The answer, or nullopt when it comes later through `respond` (from another thread).
   std::optional<Response> Route(const Request& request, const Respond& respond);
+  // A graph request's poll, for the report intake once it is answered (200 or 304).
+  struct Sighting {
+    ReportIntake* intake;
+    std::string id, version;
+    void Saw(const Response& answer) const;
+    Respond Wrap(Respond respond) const;  // records it when the answer goes out
+  };
+  std::optional<Sighting> SightingOf(const Parameters& params) const;
   std::optional<Response> ServeShared(const Request& request, const std::string& content_type, Parameters params,
                                       const Respond& respond);
   void ServeForwarded(const Request& request, const std::string& content_type, const Parameters& params,
@@ -210,13 +222,14 @@ class PolicyEngineService {
   std::atomic<UpstreamState> state_;
   std::atomic<bool> ready_{false};
   std::atomic<std::shared_ptr<ViewCache>> views_;  // the shared graph's answers; read lock-free
-  // ServesEdge's "from\nto" pairs (builds dropped), built once per graph.
-  struct EdgeIndex {
-    std::weak_ptr<ViewCache> views;
-    std::unordered_set<std::string> edges;
-  };
-  mutable std::mutex edge_index_mu_;
-  mutable std::shared_ptr<const EdgeIndex> edge_index_;
+  // CheckReportEdge's index of the shared graph's edges, built on the first report after
+  // each graph, and of the last forwarded answers it checked (by ETag).
+  std::shared_ptr<const reports::ServedEdges> ServedEdgesOf(const std::shared_ptr<ViewCache>& views);
+  std::shared_ptr<const reports::ServedEdges> ForwardedEdgesOf(const View& answer);
+  std::mutex served_edges_mu_;
+  std::weak_ptr<ViewCache> served_edges_views_;                 // under served_edges_mu_
+  std::shared_ptr<const reports::ServedEdges> served_edges_;    // under served_edges_mu_
+  std::vector<std::pair<std::string, std::shared_ptr<const reports::ServedEdges>>> forwarded_edges_;  // under it, newest last
   std::atomic<std::shared_ptr<const Graph>> insight_graph_;  // that graph before stripping explanation keys
   struct SvgCache;
   std::unique_ptr<SvgCache> svgs_;  // laid-out views of the current graph (ui_routes.cc)

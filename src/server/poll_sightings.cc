@@ -155,6 +155,16 @@ bool PollSightings::ChargeReport(std::string_view id, int64_t now, int per_day) 
   return true;
 }
 
+void PollSightings::RefundReport(std::string_view id, int64_t now) {
+  Key key;
+  if (!ParseKey(id, key)) return;
+  Shard& shard = ShardOf(key);
+  std::lock_guard lock(shard.mu);
+  auto at = shard.entries.find(key);
+  if (at == shard.entries.end() || at->second.day != now / 86400 || at->second.reports == 0) return;
+  --at->second.reports;
+}
+
 size_t PollSightings::size() const {
   size_t n = 0;
   for (const Shard& s : shards_) {

@@ -40,6 +40,8 @@ class PollSightings {
   // Counts a report from `id` against its daily allowance; false when it is used up (or
   // the id is unknown).
   bool ChargeReport(std::string_view id, int64_t now, int per_day);
+  // Gives back one report charged today (a duplicate, a refusal, a failure).
+  void RefundReport(std::string_view id, int64_t now);
   // Ids whose last poll was within `window` seconds before `now`, by the version they
   // last polled at (adoption_history.h). Holds each shard's lock for one pass over its ids.
   std::vector<std::pair<std::string, uint64_t>> CountByVersion(int64_t now, int64_t window) const;

@@ -22,7 +22,7 @@ BatchingSink::~BatchingSink() {
   for (auto& [report, done] : queue_) done(Status::IoError("the service is stopping"));
 }
 
-void BatchingSink::Submit(UpdateReport report, std::function<void(Result<bool>)> done) {
+void BatchingSink::Submit(UpdateReport report, Done done) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() < kMaxQueued) {
@@ -50,17 +50,18 @@ void BatchingSink::Work(std::stop_token stop) {
     reports.reserve(batch.size());
     for (const auto& [report, done] : batch) reports.push_back(report);
     // Nothing thrown (a bad_alloc) leaves the thread: the batch fails and the agents retry.
-    Result<std::vector<bool>> duplicates = Status::Internal("not recorded");
+    Result<Verdicts> verdicts = Status::Internal("not recorded");
     Status ran = Guarded("recording reports", [&] {
-      duplicates = record_(reports, stop);
+      verdicts = record_(reports, stop);
       return Status::OK();
     });
-    if (!ran.ok()) duplicates = ran;
-    if (duplicates.ok() && duplicates->size() != batch.size()) duplicates = Status::Internal("a batch was answered in part");
+    if (!ran.ok()) verdicts = ran;
+    if (verdicts.ok() && verdicts->size() != batch.size()) verdicts = Status::Internal("a batch was answered in part");
     for (size_t i = 0; i < batch.size(); ++i) {
       // One answer that throws (its connection's callback) must not keep the others from theirs.
       if (Status s = Guarded("answering a report", [&] {
-            batch[i].second(duplicates.ok() ? Result<bool>((*duplicates)[i]) : Result<bool>(duplicates.status()));
+            batch[i].second(verdicts.ok() ? Result<reports::ReportVerdict>((*verdicts)[i])
+                                          : Result<reports::ReportVerdict>(verdicts.status()));
             return Status::OK();
           });
           !s.ok()) {

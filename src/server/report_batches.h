@@ -21,14 +21,16 @@ namespace cincinnati::server {
 
 class BatchingSink final : public ReportSink {
  public:
-  // Records a batch: per report, true for a duplicate; or why none was recorded.
-  using Record = std::function<Result<std::vector<bool>>(const std::vector<UpdateReport>& batch, std::stop_token stop)>;
+  // Records a batch: per report, the graph builder's verdict; or why none was recorded.
+  using Verdicts = std::vector<reports::ReportVerdict>;
+  using Record = std::function<Result<Verdicts>(const std::vector<UpdateReport>& batch, std::stop_token stop)>;
+  using Done = std::function<void(Result<reports::ReportVerdict>)>;
   BatchingSink(Record record, std::string busy);
   ~BatchingSink() override;
-  void Submit(UpdateReport report, std::function<void(Result<bool>)> done) override;
+  void Submit(UpdateReport report, Done done) override;
 
  private:
-  using Waiting = std::pair<UpdateReport, std::function<void(Result<bool>)>>;
+  using Waiting = std::pair<UpdateReport, Done>;
   void Work(std::stop_token stop);
   Record record_;
   std::string busy_;  // the error when the queue is full

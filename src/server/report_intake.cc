@@ -80,37 +80,50 @@ void ReportIntake::Handle(const http_server::Request& request, std::function<voi
   if (!params.ok() || id == params->end() || Lower(id->second) != report->cluster_id) {
     return respond(Refuse(400, "invalid_report", "the query's id must be the report's clusterID"));
   }
-  if (edge_check_ && !edge_check_(report->from, report->to)) {
-    return respond(Refuse(400, "invalid_report", fmt::format("{} -> {} is not an update edge of this service's graph", report->from, report->to)));
-  }
   const int64_t now = UnixNow();
   // Times are the client's: one from the future would pass for an old poller, and would
   // outlive a person's clearing of a brake.
   if (report->started > now + kClockSkew || report->ended > now + kClockSkew) {
     return respond(Refuse(400, "invalid_report", fmt::format("the attempt ends after the service's now, {}", FormatUnixSeconds(now))));
   }
-  // A cluster that has polled at `from` (or, once updated, at `to`) for a while. Checked
-  // before any rate is charged: a stranger's reports use up nobody's allowance.
-  auto seen = [&](const std::string& version) {
-    return sightings_.SeenAt(report->cluster_id, version, now, options_.sighting_window_secs, options_.min_poller_age_secs,
-                             options_.min_polls);
-  };
-  if (!seen(report->from) && !seen(report->to)) {
+  // A cluster that has polled at `from`, the version it updated from, for a while: so
+  // one set of ids cannot weigh on every edge into a version. Checked before any rate is
+  // charged: a stranger's reports use up nobody's allowance, nor the edge check's work.
+  if (!sightings_.SeenAt(report->cluster_id, report->from, now, options_.sighting_window_secs, options_.min_poller_age_secs,
+                         options_.min_polls)) {
     return respond(Refuse(403, "unknown_poller",
-                          fmt::format("cluster {} has not been polling at {} or {} for {} s", report->cluster_id, report->from,
-                                      report->to, options_.min_poller_age_secs)));
+                          fmt::format("cluster {} has not been polling at {} for {} s", report->cluster_id, report->from,
+                                      options_.min_poller_age_secs)));
   }
   if (!TakeToken()) return respond(RateLimited("too many reports: try again later"));
-  if (!sightings_.ChargeReport(report->cluster_id, now, options_.per_cluster_per_day)) {
+  CheckEdgeAndSubmit(std::move(report).value(), now, std::move(respond));
+}
+
+void ReportIntake::CheckEdgeAndSubmit(UpdateReport report, int64_t now, std::function<void(Response)> respond) {
+  if (!edge_check_) return respond(Refuse(503, "report_not_recorded", "this service has no graph to check reports against"));
+  // The check may answer on another thread (a forwarding engine asks its upstream).
+  auto shared = std::make_shared<UpdateReport>(std::move(report));
+  edge_check_(*shared, [this, shared, now, respond = std::move(respond)](Status edge) mutable {
+    if (edge.code() == Status::Code::kInvalidArgument) return respond(Refuse(400, "invalid_report", edge.message()));
+    if (!edge.ok()) return respond(Refuse(503, "report_not_recorded", edge.message()));
+    Submit(std::move(*shared), now, std::move(respond));
+  });
+}
+
+void ReportIntake::Submit(UpdateReport report, int64_t now, std::function<void(Response)> respond) {
+  if (!sightings_.ChargeReport(report.cluster_id, now, options_.per_cluster_per_day)) {
     return respond(RateLimited("this cluster sent its reports for today"));
   }
-  sink_->Submit(std::move(report).value(), [this, respond = std::move(respond)](Result<bool> duplicate) {
-    if (!duplicate.ok()) {
-      respond(Refuse(503, "report_not_recorded", duplicate.status().message()));
-      return;
-    }
+  const std::string id = report.cluster_id;
+  sink_->Submit(std::move(report), [this, id, now, respond = std::move(respond)](Result<reports::ReportVerdict> verdict) {
+    using Kind = reports::ReportVerdict::Kind;
+    // Only a new report uses the allowance: a resend, a refusal or a failure gives it back.
+    if (!verdict.ok() || verdict->kind != Kind::kRecorded) sightings_.RefundReport(id, now);
+    if (!verdict.ok()) return respond(Refuse(503, "report_not_recorded", verdict.status().message()));
+    if (verdict->kind == Kind::kRefused) return respond(Refuse(400, "invalid_report", verdict->why));
     accepted_.Increment();
-    respond(Response::Text(200, *duplicate ? R"({"status":"duplicate"})" : R"({"status":"accepted"})", "application/json"));
+    respond(Response::Text(200, verdict->kind == Kind::kDuplicate ? R"({"status":"duplicate"})" : R"({"status":"accepted"})",
+                           "application/json"));
   });
 }
 

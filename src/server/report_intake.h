@@ -1,25 +1,32 @@
-// ReportIntake: a policy engine's door for update reports, POST {prefix}/v1/reports
-// (issue 31). An agent sends one report per update attempt (core/update_report.h) with
-// ?id=<its cluster id>; the intake checks it, in this order, and hands it to its sink
-// (the graph builder's brake board, in process or over HTTP):
+// ReportIntake: a policy engine's door for update reports, POST {prefix}/v1/reports. An
+// agent sends one report per update attempt (core/update_report.h) with ?id=<its cluster
+// id>; the intake checks it, in this order, and hands it to its sink (the graph builder's
+// brake board, in process or over HTTP):
 //   1. a JSON body of at most 4 KiB                          413 too_large, 415 not_json
-//   2. a valid report whose clusterID is the query's id, on  400 invalid_report
-//      an edge of the served graph (SetEdgeCheck), whose
-//      times are not in the service's future (+5 min)
-//   3. the id has polled at `from` or `to` at least          403 unknown_poller
-//      min_polls times, first min_poller_age or more ago
-//      and last within the window (PollSightings)
+//   2. a valid report whose clusterID is the query's id,     400 invalid_report
+//      whose times are not in the service's future (+5 min)
+//   3. the id has polled at `from` (the version it updated   403 unknown_poller
+//      from) at least min_polls times, first min_poller_age
+//      or more ago and last within the window
+//      (PollSightings; only answered polls count)
 //   4. within the global rate (max_per_second, a bucket)     429 rate_limited
-//   5. within the id's daily allowance (per_cluster_per_day) 429 rate_limited
+//   5. an edge from -> to of the report's channel and arch   400 invalid_report,
+//      in a graph this engine has (SetEdgeCheck: its own     503 report_not_recorded
+//      graph, or for a forwarding engine the answer its      when it has none to check
+//      upstream gives that cluster)                          against (the agent retries)
+//   6. within the id's daily allowance (per_cluster_per_day) 429 rate_limited
 //      (429s carry Retry-After: 60)
-// Answers: 200 {"status":"accepted"|"duplicate"}; refusals are the reference's error
-// document {"kind": ..., "value": ...}; 503 when the sink fails (the agent retries).
-// A refused report is counted in cincinnati_pe_reports_refused_total{reason}. So
-// flooding does not brake an edge: reports need ids that have polled at the edge's
-// versions for a while, each id reports a few times a day, every id counts once per
-// edge, and a brake needs failures from at least min_clusters of them. What remains (an
-// attacker patient enough to poll with many ids for half an hour) is stated in the
-// README. Thread-safe.
+// Answers: 200 {"status":"accepted"|"duplicate"}; 400 when the graph builder refuses it
+// (it checks every report against its own graph again); refusals are the reference's
+// error document {"kind": ..., "value": ...}; 503 when the sink fails (the agent
+// retries). A duplicate, a refusal and a failure give the day's allowance back: a resend
+// costs nothing. A refused report is counted in
+// cincinnati_pe_reports_refused_total{reason}. So flooding does not brake an edge:
+// reports need ids that have polled at the edge's source for a while, on an edge that
+// exists where the report says, each id reports a few times a day, every id counts once
+// per edge and on one edge out of a version (report_ledger.h), and a brake needs
+// failures from at least min_clusters of them. What remains (an attacker patient enough
+// to poll with many ids for half an hour) is stated in the README. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -31,6 +38,7 @@
 
 #include "core/status.h"
 #include "core/update_report.h"
+#include "reports/report_verdict.h"
 #include "env/clock.h"
 #include "http_server/http_types.h"
 #include "http_server/metrics.h"
@@ -42,13 +50,18 @@ namespace cincinnati::server {
 using http_server::Family;
 using http_server::Counter;
 
-// Where accepted reports go. `done` is called once, from any thread: true for a
-// duplicate, false for a new report, or the error that kept it from being recorded.
+// Where accepted reports go. `done` is called once, from any thread: the graph builder's
+// verdict, or the error that kept the report from being recorded.
 class ReportSink {
  public:
   virtual ~ReportSink() = default;
-  virtual void Submit(UpdateReport report, std::function<void(Result<bool>)> done) = 0;
+  virtual void Submit(UpdateReport report, std::function<void(Result<reports::ReportVerdict>)> done) = 0;
 };
+
+// Checks a report's edge (step 5): `done` is called once, maybe on another thread, with
+// OK, InvalidArgument (no such edge: 400), or another error (nothing to check against:
+// 503).
+using EdgeCheck = std::function<void(const UpdateReport& report, std::function<void(Status)> done)>;
 
 // How far in the future a report's times may be (clocks disagree a little).
 inline constexpr int64_t kClockSkew = 300;
@@ -59,7 +72,7 @@ struct ReportIntakeOptions {
   int min_polls = 3;  // polls at that version
   int per_cluster_per_day = 24;
   double max_per_second = 500;
-  size_t sightings = 1 << 20;  // ids remembered (about 120 bytes each)
+  size_t sightings = 1 << 20;  // ids remembered (poll_sightings.h)
 };
 
 class ReportIntake {
@@ -72,8 +85,8 @@ class ReportIntake {
   void SawPoll(std::string_view id, std::string_view version);
   // The clusters seen polling, by version, over time (adoption_history.h).
   std::string AdoptionJson() const { return adoption_.Json(); }
-  // Whether from -> to is an edge the service serves (unset: every edge is).
-  void SetEdgeCheck(std::function<bool(std::string_view from, std::string_view to)> check) { edge_check_ = std::move(check); }
+  // Step 5; unset: every report is refused with 503 (no graph to check against).
+  void SetEdgeCheck(EdgeCheck check) { edge_check_ = std::move(check); }
   // POST {prefix}/v1/reports; `respond` is called once.
   void Handle(const http_server::Request& request, std::function<void(http_server::Response)> respond);
 
@@ -82,9 +95,12 @@ class ReportIntake {
   bool TakeToken();
   http_server::Response Refuse(int status, const std::string& kind, const std::string& message);
   http_server::Response RateLimited(const std::string& message);  // 429 with Retry-After
+  // Steps 5 and 6 and the sink, once steps 1 to 4 passed.
+  void CheckEdgeAndSubmit(UpdateReport report, int64_t now, std::function<void(http_server::Response)> respond);
+  void Submit(UpdateReport report, int64_t now, std::function<void(http_server::Response)> respond);
 
   std::shared_ptr<ReportSink> sink_;
-  std::function<bool(std::string_view, std::string_view)> edge_check_;
+  EdgeCheck edge_check_;
   ReportIntakeOptions options_;
   env::Clock& clock_;
   PollSightings sightings_;

@@ -22,8 +22,8 @@ std::string ReportsUrlFor(const std::string& upstream_url) {
 
 namespace {
 
-// The graph builder's answer for each report of the batch: true for a duplicate.
-Result<std::vector<bool>> Forward(const ReportRelayOptions& options, const std::vector<UpdateReport>& batch, std::stop_token stop) {
+// The graph builder's answer for each report of the batch.
+Result<std::vector<reports::ReportVerdict>> Forward(const ReportRelayOptions& options, const std::vector<UpdateReport>& batch, std::stop_token stop) {
   std::string body = "[";
   for (const UpdateReport& report : batch) {
     if (body.size() > 1) body += ',';
@@ -49,12 +49,20 @@ Result<std::vector<bool>> Forward(const ReportRelayOptions& options, const std::
     return Status::IoError(fmt::format("the graph builder ({}) answered a batch of {} with {}", options.url, batch.size(),
                                        got.body.substr(0, 200)));
   }
-  std::vector<bool> duplicates;
+  std::vector<reports::ReportVerdict> verdicts;
   for (simdjson::dom::element r : results) {
     std::string_view text;
-    duplicates.push_back(!r.get_string().get(text) && text == "duplicate");
+    if (r.get_string().get(text)) text = "";
+    reports::ReportVerdict v;
+    if (text == "duplicate") {
+      v.kind = reports::ReportVerdict::Kind::kDuplicate;
+    } else if (text.starts_with("refused")) {
+      v.kind = reports::ReportVerdict::Kind::kRefused;
+      v.why = text.size() > 9 ? std::string(text.substr(9, 1024)) : "refused by the graph builder";
+    }
+    verdicts.push_back(std::move(v));
   }
-  return duplicates;
+  return verdicts;
 }
 
 }  // namespace

@@ -18,6 +18,20 @@ using http_server::Response;
 
 constexpr size_t kMaxBatch = 256;
 
+// A report's entry in a batch's answer: "accepted", "duplicate" or "refused: <why>".
+std::string BatchResult(const reports::ReportVerdict& verdict) {
+  switch (verdict.kind) {
+    case reports::ReportVerdict::Kind::kDuplicate: return "duplicate";
+    case reports::ReportVerdict::Kind::kRefused: {
+      std::string out = "refused: ";
+      out += verdict.why;
+      return out;
+    }
+    case reports::ReportVerdict::Kind::kRecorded: break;
+  }
+  return "accepted";
+}
+
 Response Error(int status, const std::string& kind, const std::string& message) {
   return Response::Text(status, ErrorDocument{kind, message, status}.ToJson(), "application/json");
 }
@@ -26,12 +40,7 @@ Response Error(int status, const std::string& kind, const std::string& message) 
 
 std::shared_ptr<ReportSink> MakeBoardSink(reports::BrakeBoard& board) {
   return std::make_shared<BatchingSink>(
-      [&board](const std::vector<UpdateReport>& batch, std::stop_token) -> Result<std::vector<bool>> {
-        CINCINNATI_ASSIGN_OR_RETURN(std::vector<reports::ReportLedger::Outcome> outcomes, board.Submit(batch));
-        std::vector<bool> duplicates;
-        for (auto o : outcomes) duplicates.push_back(o == reports::ReportLedger::Outcome::kDuplicate);
-        return duplicates;
-      },
+      [&board](const std::vector<UpdateReport>& batch, std::stop_token) { return board.Submit(batch); },
       "too many reports wait to be recorded");
 }
 
@@ -79,15 +88,18 @@ bool ReportRoutes::HandleBatch(const http_server::Request& request, const std::f
   pending->results.resize(batch.size());
   pending->left = batch.size();
   for (size_t i = 0; i < batch.size(); ++i) {
-    writer_->Submit(std::move(batch[i]), [pending, i, respond](Result<bool> duplicate) {
+    writer_->Submit(std::move(batch[i]), [pending, i, respond](Result<reports::ReportVerdict> verdict) {
       std::unique_lock lock(pending->mu);
-      if (!duplicate.ok()) pending->error = duplicate.status().message();
-      pending->results[i] = duplicate.ok() && *duplicate ? "duplicate" : "accepted";
+      if (!verdict.ok()) pending->error = verdict.status().message();
+      if (verdict.ok()) pending->results[i] = BatchResult(*verdict);
       if (--pending->left > 0) return;
       lock.unlock();
       if (!pending->error.empty()) return respond(Error(503, "report_not_recorded", pending->error));
       std::string out = R"({"results":[)";
-      for (size_t k = 0; k < pending->results.size(); ++k) out += fmt::format("{}\"{}\"", k ? "," : "", pending->results[k]);
+      for (size_t k = 0; k < pending->results.size(); ++k) {
+        if (k > 0) out += ',';
+        out += JsonString(pending->results[k]);
+      }
       respond(Response::Text(200, out + "]}", "application/json"));
     });
   }

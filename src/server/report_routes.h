@@ -7,7 +7,9 @@
 //      POST {prefix}/v1/reports   a batch from a policy engine: a JSON array of at most
 //                                 256 reports, bearer token `batch_token` (graph builder
 //                                 only: on `serve` this path is the agents' door);
-//                                 answers {"results":["accepted"|"duplicate", ...]}
+//                                 answers {"results":["accepted"|"duplicate"|
+//                                 "refused: <why>", ...]} (refused: not an edge of the
+//                                 graph builder's graph), or 503 before its first graph
 //      GET  {prefix}/v1/brakes    every brake with its counts and state (who confirmed or
 //                                 cleared it only with the admin token)
 //      GET  {prefix}/v1/brakes/FROM-TO   one brake (a brake's risk URL)

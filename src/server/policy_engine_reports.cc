@@ -1,0 +1,68 @@
+// The policy engine's check of an update report's edge (policy_engine_service.h,
+// CheckReportEdge): against the shared graph it serves, or, when it forwards client
+// queries, against the answer its upstream gives the report's cluster.
+#include <fmt/format.h>
+
+#include "core/graph_json.h"
+#include "server/policy_engine_service.h"
+
+namespace cincinnati::server {
+namespace {
+
+constexpr size_t kForwardedEdgesKept = 16;
+
+Status NotAnEdge(const UpdateReport& r, std::string_view where) {
+  return Status::InvalidArgument(
+      fmt::format("{} -> {} is not an update edge of channel {} for {} in {}", r.from, r.to, r.channel, r.arch, where));
+}
+
+}  // namespace
+
+void PolicyEngineService::CheckReportEdge(const UpdateReport& report, std::function<void(Status)> done) {
+  if (auto views = views_.load(); views && ServesSharedGraph(state_.load())) {
+    const bool has = ServedEdgesOf(views)->Has(report.channel, report.arch, report.from, report.to, Now());
+    return done(has ? Status::OK() : NotAnEdge(report, "this service's graph"));
+  }
+  if (state_.load() != UpstreamState::kForwarding) return done(Status::IoError("this policy engine has no graph yet"));
+  // The answer this cluster gets from the upstream: a phased edge it may take is there.
+  Parameters params = {{"channel", report.channel}, {"arch", report.arch}, {"id", report.cluster_id}};
+  forwarded_->Get(ForwardedQueryOf(params, {}), [this, report, done = std::move(done)](const ForwardedAnswer& answer) {
+    if (!answer.view) {
+      return done(Status::IoError(fmt::format("the upstream policy engine's answer for channel {}: {}", report.channel,
+                                              answer.error ? answer.error->value : "none")));
+    }
+    std::shared_ptr<const reports::ServedEdges> edges = ForwardedEdgesOf(*answer.view);
+    if (!edges) return done(Status::IoError("the upstream policy engine's answer does not parse"));
+    done(edges->Has(report.channel, report.arch, report.from, report.to, Now()) ? Status::OK()
+                                                                                 : NotAnEdge(report, "the upstream policy engine's answer"));
+  });
+}
+
+std::shared_ptr<const reports::ServedEdges> PolicyEngineService::ServedEdgesOf(const std::shared_ptr<ViewCache>& views) {
+  std::lock_guard lock(served_edges_mu_);
+  if (!served_edges_ || served_edges_views_.lock() != views) {
+    // The graph is shared with the views (never copied).
+    served_edges_ = std::make_shared<const reports::ServedEdges>(std::shared_ptr<const Graph>(views, &views->graph()));
+    served_edges_views_ = views;
+  }
+  return served_edges_;
+}
+
+std::shared_ptr<const reports::ServedEdges> PolicyEngineService::ForwardedEdgesOf(const View& answer) {
+  {
+    std::lock_guard lock(served_edges_mu_);
+    for (const auto& [etag, edges] : forwarded_edges_) {
+      if (etag == answer.etag()) return edges;
+    }
+  }
+  auto graph = ReadGraphJson(*answer.body());
+  if (!graph.ok()) return nullptr;
+  graph->set_served_view(true);  // one channel and arch already
+  auto edges = std::make_shared<const reports::ServedEdges>(std::make_shared<const Graph>(std::move(graph).value()));
+  std::lock_guard lock(served_edges_mu_);
+  forwarded_edges_.emplace_back(answer.etag(), edges);
+  if (forwarded_edges_.size() > kForwardedEdgesKept) forwarded_edges_.erase(forwarded_edges_.begin());
+  return edges;
+}
+
+}  // namespace cincinnati::server
