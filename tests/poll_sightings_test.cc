@@ -52,6 +52,55 @@ TEST(PollSightingsTest, EachIdHasADailyAllowanceOfReports) {
   EXPECT_TRUE(seen.ChargeReport(Id(1), 86400 + 10, 2)) << "a new day";
 }
 
+// The report intake gives back what a duplicate resend was charged: one report, today's only.
+TEST(PollSightingsTest, ARefundGivesBackOneReportChargedThatDay) {
+  PollSightings seen(1024);
+  seen.RefundReport(Id(1), 100);  // unknown: nothing to give back
+  seen.Record(Id(1), "4.13.1", 100);
+  seen.RefundReport(Id(1), 100);  // nothing charged yet: the allowance does not grow
+  EXPECT_TRUE(seen.ChargeReport(Id(1), 100, 2));
+  EXPECT_TRUE(seen.ChargeReport(Id(1), 200, 2));
+  EXPECT_FALSE(seen.ChargeReport(Id(1), 300, 2));
+  seen.RefundReport(Id(1), 300);
+  EXPECT_TRUE(seen.ChargeReport(Id(1), 400, 2)) << "the refunded report";
+  EXPECT_FALSE(seen.ChargeReport(Id(1), 500, 2));
+  seen.RefundReport(Id(1), 86400 + 10);  // another day than the charges'
+  EXPECT_FALSE(seen.ChargeReport(Id(1), 600, 2)) << "a refund on another day gives nothing back to this one";
+  EXPECT_TRUE(seen.ChargeReport(Id(1), 86400 + 20, 2)) << "a new day";
+  seen.RefundReport(Id(1), 86400 + 30);
+  seen.RefundReport(Id(1), 86400 + 40);  // one more than was charged
+  EXPECT_TRUE(seen.ChargeReport(Id(1), 86400 + 50, 2));
+  EXPECT_TRUE(seen.ChargeReport(Id(1), 86400 + 60, 2));
+  EXPECT_FALSE(seen.ChargeReport(Id(1), 86400 + 70, 2));
+}
+
+// Versions are kept as hashes, their names (for CountByVersion) only while some id last
+// polled at them: a fleet that moves through many versions, with ids coming and going,
+// never runs out of names, though each shard has room for only a few.
+TEST(PollSightingsTest, AVersionsNameIsKeptWhileSomeIdLastPolledAtIt) {
+  PollSightings seen(64 * 4);  // 4 ids, so 4 names, per shard
+  int64_t t = 1000;
+  for (int v = 0; v < 40; ++v, t += 600) {
+    for (int n = 0; n < 400; ++n) seen.Record(Id(n), fmt::format("4.{}.0", v), t);
+  }
+  t -= 600;
+  const std::vector<std::pair<std::string, uint64_t>> latest{{"4.39.0", seen.size()}};
+  EXPECT_EQ(seen.CountByVersion(t, 300), latest);
+  // Back to a version whose name was let go: named again.
+  for (int n = 0; n < 400; ++n) seen.Record(Id(n), "4.38.0", t + 60);
+  const std::vector<std::pair<std::string, uint64_t>> back{{"4.38.0", seen.size()}};
+  EXPECT_EQ(seen.CountByVersion(t + 60, 30), back);
+}
+
+// Times are kept as unsigned 32-bit seconds: good past 2038.
+TEST(PollSightingsTest, TimesPast2038AreKept) {
+  PollSightings seen(1024);
+  const int64_t t = 4102444800;  // 2100-01-01T00:00:00Z
+  for (int64_t at : {t - 1000, t - 900, t - 800}) seen.Record(Id(1), "4.13.1", at);
+  EXPECT_TRUE(seen.SeenAt(Id(1), "4.13.1", t - 800, 86400, 200, 3));
+  EXPECT_FALSE(seen.SeenAt(Id(1), "4.13.1", t - 800, 86400, 201, 3));
+}
+
 // Regular clusters poll every 3 minutes; then invented ids flood in, each seen once, or
 // twice in a row (the review's attack): the clusters that keep polling stay.
 TEST(PollSightingsTest, FloodsOfNewIdsDoNotPushOutClustersThatKeepPolling) {

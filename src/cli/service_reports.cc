@@ -53,7 +53,7 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
         {"--reports.min_polls", "reports.min_polls", "... at least this many times (3; agents poll every 2 to 4 minutes)"},
         {"--reports.per_cluster_per_day", "reports.per_cluster_per_day", "Reports a cluster may send per day (24)"},
         {"--reports.max_per_sec", "reports.max_per_sec", "Reports accepted per second from everyone (500)"},
-        {"--reports.sightings", "reports.sightings", "Cluster ids remembered, about 120 bytes each (1048576)"},
+        {"--reports.sightings", "reports.sightings", "Cluster ids remembered, about 77 bytes each (1048576)"},
     };
     flags.insert(flags.end(), pe.begin(), pe.end());
   }

@@ -6,8 +6,8 @@
 // id are seen, and only while reports are on).
 //
 // A sample is due every `period` seconds of the service's clock and is taken by the
-// poll that finds it due: one pass over the sightings, each shard locked in turn (17 ms
-// for 100,000 ids, 190 ms for a million: that one poll waits, once a period; another
+// poll that finds it due: one pass over the sightings, each shard locked in turn (0.07 ms
+// for 100,000 ids, 2 ms for a million: that one poll waits, once a period; another
 // poll waits at most for one shard, a 64th of it); nothing runs while nobody polls. Bounded: `capacity` samples (by default two weeks of
 // 10-minute samples), each of at most 256 versions (the rest as "other"), about 10 KB
 // each at most. Thread-safe.
