@@ -6,6 +6,8 @@
 // prints the file's size, the time LoadFleet took and the process's peak RSS
 // (getrusage's ru_maxrss: the whole process, so run one size per process).
 //
+// `fleet_file_bench --file PATH` reads an existing file instead (and leaves it).
+//
 // Its own process, not a Google Benchmark: peak RSS only grows, so sizes measured one
 // after another in one process would hide each other.
 #include <fmt/format.h>
@@ -38,7 +40,7 @@ void WriteCluster(std::FILE* out, long i, int labels, bool shared) {
     fmt::print(out, "  labels: *shared\n");
     return;
   }
-  fmt::print(out, "  labels: {}\n    wave: w{}\n", shared ? "&shared" : "", i % 4);
+  fmt::print(out, "  labels:{}\n    wave: w{}\n", shared ? " &shared" : "", i % 4);
   if (labels > 1) fmt::print(out, "    region: eu-west-{}\n", i % 3);
   for (int l = 2; l < labels; ++l) fmt::print(out, "    label-{}: value-{}\n", l, l);
 }
@@ -47,18 +49,21 @@ void WriteCluster(std::FILE* out, long i, int labels, bool shared) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "usage: fleet_file_bench CLUSTERS [LABELS]\n");
+    fmt::print(stderr, "usage: fleet_file_bench CLUSTERS [LABELS [shared]] | --file PATH\n");
     return 2;
   }
-  const long clusters = std::atol(argv[1]);
-  const int labels = argc > 2 ? std::atoi(argv[2]) : 2;
-  const bool shared = argc > 3 && std::string(argv[3]) == "shared";
-  const fs::path path = fs::temp_directory_path() / fmt::format("fleet-file-bench-{}.yaml", ::getpid());
-  std::FILE* out = std::fopen(path.c_str(), "w");
-  if (!out) return 1;
-  std::fputs("clusters:\n", out);
-  for (long i = 0; i < clusters; ++i) WriteCluster(out, i, labels, shared);
-  std::fclose(out);
+  const bool given = std::string(argv[1]) == "--file" && argc > 2;
+  const long clusters = given ? 0 : std::atol(argv[1]);
+  const int labels = !given && argc > 2 ? std::atoi(argv[2]) : 2;
+  const bool shared = !given && argc > 3 && std::string(argv[3]) == "shared";
+  const fs::path path = given ? fs::path(argv[2]) : fs::temp_directory_path() / fmt::format("fleet-file-bench-{}.yaml", ::getpid());
+  if (!given) {
+    std::FILE* out = std::fopen(path.c_str(), "w");
+    if (!out) return 1;
+    std::fputs("clusters:\n", out);
+    for (long i = 0; i < clusters; ++i) WriteCluster(out, i, labels, shared);
+    std::fclose(out);
+  }
   const auto bytes = fs::file_size(path);
   const long before = PeakRssKiB();
 
@@ -66,10 +71,11 @@ int main(int argc, char** argv) {
   auto fleet = cincinnati::upgrade::LoadFleet(path.string());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const long peak = PeakRssKiB();
-  fs::remove(path);
+  if (!given) fs::remove(path);
 
-  fmt::print("clusters={} labels={}{} file_bytes={} read={} seconds={:.2f} peak_rss_kib={} rss_before_kib={}", clusters, labels,
-             shared ? " (shared)" : "", bytes, fleet.ok() ? std::to_string(fleet->size()) : "error", seconds, peak, before);
+  fmt::print("{} file_bytes={} read={} seconds={:.2f} peak_rss_kib={} rss_before_kib={}",
+             given ? fmt::format("file={}", path.string()) : fmt::format("clusters={} labels={}{}", clusters, labels, shared ? " (shared)" : ""),
+             bytes, fleet.ok() ? std::to_string(fleet->size()) : "error", seconds, peak, before);
   if (fleet.ok() && !fleet->empty()) {
     fmt::print(" bytes_per_cluster_beyond_file={:.0f}", (double(peak - before) * 1024 - double(bytes)) / double(fleet->size()));
   }
