@@ -1,6 +1,6 @@
 #include "graph-data/yaml_document.h"
 
-#include <yaml.h>
+#include "graph-data/yaml_events.h"
 
 #include <map>
 #include <optional>
@@ -17,16 +17,7 @@ constexpr size_t kMaxDepth = 200;
 // graph-data file, far below what would make the decoders' walks hurt.
 constexpr size_t kMaxExpandedNodes = 1'000'000;
 
-Status ErrorAt(const yaml_mark_t& mark, const std::string& why) {
-  return Status::InvalidArgument(
-      fmt::format("invalid YAML at line {}, column {}: {}", mark.line + 1, mark.column + 1, why));
-}
-
 std::string Str(const yaml_char_t* s) { return s ? reinterpret_cast<const char*>(s) : ""; }
-
-bool IsNullSpelling(const std::string& s) {
-  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
-}
 
 // yaml-cpp nodes have reference semantics: assigning to a node that exists rewrites
 // the node it refers to (everything sharing it, too). So nodes here are only ever
@@ -58,7 +49,7 @@ class TreeBuilder {
     }
     Frame& top = stack_.back();
     top.weight += weight;
-    if (top.weight > kMaxExpandedNodes) return ErrorAt(mark, "aliases expand to too many nodes");
+    if (top.weight > kMaxExpandedNodes) return YamlErrorAt(mark, "aliases expand to too many nodes");
     if (!top.is_map) {
       top.node.push_back(node);
       return Status::OK();
@@ -67,7 +58,7 @@ class TreeBuilder {
       if (node.IsScalar() || node.IsNull()) {
         std::string k = node.IsNull() ? std::string("\0null", 5) : node.Scalar();
         if (!top.keys.insert(k).second) {
-          return ErrorAt(mark, fmt::format("duplicate key '{}'", node.IsNull() ? "null" : k));
+          return YamlErrorAt(mark, fmt::format("duplicate key '{}'", node.IsNull() ? "null" : k));
         }
       }
       top.key.emplace(node);
@@ -79,7 +70,7 @@ class TreeBuilder {
   }
 
   Status Open(bool is_map, const yaml_char_t* anchor, const yaml_char_t* tag, const yaml_mark_t& mark) {
-    if (stack_.size() >= kMaxDepth) return ErrorAt(mark, fmt::format("nested deeper than {} levels", kMaxDepth));
+    if (stack_.size() >= kMaxDepth) return YamlErrorAt(mark, fmt::format("nested deeper than {} levels", kMaxDepth));
     Frame f(is_map ? YAML::NodeType::Map : YAML::NodeType::Sequence);
     if (tag) f.node.SetTag(Str(tag));
     f.is_map = is_map;
@@ -99,7 +90,7 @@ class TreeBuilder {
     const auto& s = e.data.scalar;
     std::string value(reinterpret_cast<const char*>(s.value), s.length);
     const bool plain = s.style == YAML_PLAIN_SCALAR_STYLE;
-    const bool null = !s.tag && plain && IsNullSpelling(value);
+    const bool null = !s.tag && plain && IsYamlNullSpelling(value);
     YAML::Node node = null ? YAML::Node(YAML::NodeType::Null) : YAML::Node(value);
     if (!null) node.SetTag(s.tag ? Str(s.tag) : plain ? "?" : "!");
     if (s.anchor) Remember(Str(s.anchor), node, 1);
@@ -109,7 +100,7 @@ class TreeBuilder {
   Status Alias(const yaml_event_t& e) {
     auto it = anchors_.find(Str(e.data.alias.anchor));
     if (it == anchors_.end()) {
-      return ErrorAt(e.start_mark, fmt::format("alias '*{}' names no anchor before it", Str(e.data.alias.anchor)));
+      return YamlErrorAt(e.start_mark, fmt::format("alias '*{}' names no anchor before it", Str(e.data.alias.anchor)));
     }
     return Add(it->second.node, it->second.weight, e.start_mark);
   }
@@ -124,49 +115,13 @@ class TreeBuilder {
   }
 
   Status CountWeight(size_t weight, const yaml_mark_t& mark) {
-    if (weight > kMaxExpandedNodes) return ErrorAt(mark, "aliases expand to too many nodes");
+    if (weight > kMaxExpandedNodes) return YamlErrorAt(mark, "aliases expand to too many nodes");
     return Status::OK();
   }
 
   std::vector<Frame> stack_;
   std::map<std::string, Anchored> anchors_;
   std::optional<YAML::Node> root_;
-};
-
-Status ParserError(const yaml_parser_t& parser) {
-  std::string why = parser.problem ? parser.problem : "malformed YAML";
-  if (parser.context) {
-    why = fmt::format("{} (line {}, column {}): {}", parser.context, parser.context_mark.line + 1,
-                      parser.context_mark.column + 1, why);
-  }
-  return ErrorAt(parser.problem_mark, why);
-}
-
-// Owns a parser and its current event so every return path frees both.
-class EventStream {
- public:
-  explicit EventStream(const std::string& content) {
-    yaml_parser_initialize(&parser_);
-    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(content.data()), content.size());
-  }
-  ~EventStream() {
-    if (have_event_) yaml_event_delete(&event_);
-    yaml_parser_delete(&parser_);
-  }
-  EventStream(const EventStream&) = delete;
-  EventStream& operator=(const EventStream&) = delete;
-
-  Result<const yaml_event_t*> Next() {
-    if (have_event_) yaml_event_delete(&event_);
-    have_event_ = yaml_parser_parse(&parser_, &event_) != 0;
-    if (!have_event_) return ParserError(parser_);
-    return &event_;
-  }
-
- private:
-  yaml_parser_t parser_;
-  yaml_event_t event_;
-  bool have_event_ = false;
 };
 
 }  // namespace
@@ -176,7 +131,7 @@ namespace {
 // The documents of `content`, each built as ParseStrictYaml builds one; with
 // `one_document`, a second document is an error.
 Result<std::vector<YAML::Node>> ParseDocuments(const std::string& content, bool one_document) {
-  EventStream events(content);
+  YamlEventStream events(content);
   std::vector<YAML::Node> documents;
   auto tree = std::make_unique<TreeBuilder>();
   bool open = false;
@@ -188,7 +143,7 @@ Result<std::vector<YAML::Node>> ParseDocuments(const std::string& content, bool 
         return documents;
       case YAML_DOCUMENT_START_EVENT:
         if (one_document && !documents.empty()) {
-          return ErrorAt(e->start_mark, "a second document; one file holds one document");
+          return YamlErrorAt(e->start_mark, "a second document; one file holds one document");
         }
         open = true;
         break;

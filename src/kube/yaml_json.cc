@@ -14,8 +14,38 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
-// A plain scalar as the YAML 1.2 core schema reads it.
-JsonValue PlainScalar(const std::string& text) {
+Result<JsonValue> NodeToJson(const YAML::Node& node, const std::string& what, int depth) {
+  if (depth > kMaxDepth) return Status::InvalidArgument(what + ": nested too deeply");
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return JsonValue();
+    case YAML::NodeType::Scalar:
+      return node.Tag() == "?" ? PlainScalarToJson(node.Scalar()) : JsonValue::String(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      std::vector<JsonValue> items;
+      for (const auto& item : node) {
+        CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(item, what, depth + 1));
+        items.push_back(std::move(v));
+      }
+      return JsonValue::Array(std::move(items));
+    }
+    case YAML::NodeType::Map: {
+      JsonValue::Members members;
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) return Status::InvalidArgument(what + ": a mapping key that is not a scalar");
+        CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(kv.second, what, depth + 1));
+        members.emplace_back(kv.first.Scalar(), std::move(v));
+      }
+      return JsonValue::Object(std::move(members));
+    }
+  }
+  return JsonValue();
+}
+
+}  // namespace
+
+JsonValue PlainScalarToJson(const std::string& text) {
   static const RE2 kNull("null|Null|NULL|~|");
   static const RE2 kTrue("true|True|TRUE");
   static const RE2 kFalse("false|False|FALSE");
@@ -43,37 +73,6 @@ JsonValue PlainScalar(const std::string& text) {
   }
   return JsonValue::String(text);
 }
-
-Result<JsonValue> NodeToJson(const YAML::Node& node, const std::string& what, int depth) {
-  if (depth > kMaxDepth) return Status::InvalidArgument(what + ": nested too deeply");
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return JsonValue();
-    case YAML::NodeType::Scalar:
-      return node.Tag() == "?" ? PlainScalar(node.Scalar()) : JsonValue::String(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      std::vector<JsonValue> items;
-      for (const auto& item : node) {
-        CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(item, what, depth + 1));
-        items.push_back(std::move(v));
-      }
-      return JsonValue::Array(std::move(items));
-    }
-    case YAML::NodeType::Map: {
-      JsonValue::Members members;
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar()) return Status::InvalidArgument(what + ": a mapping key that is not a scalar");
-        CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(kv.second, what, depth + 1));
-        members.emplace_back(kv.first.Scalar(), std::move(v));
-      }
-      return JsonValue::Object(std::move(members));
-    }
-  }
-  return JsonValue();
-}
-
-}  // namespace
 
 Result<JsonValue> YamlToJson(const std::string& yaml_text, const std::string& what) {
   auto node = graphdata::ParseStrictYaml(yaml_text);

@@ -19,6 +19,11 @@ namespace cincinnati::kube {
 // The one document of `yaml_text`.
 Result<JsonValue> YamlToJson(const std::string& yaml_text, const std::string& what);
 
+// A plain (unquoted, untagged) scalar as the documents above read it: null, a bool, an
+// integer, a finite float, else a string. For readers built on libyaml's events (the
+// operator's fleet file) that type scalars as these documents do.
+JsonValue PlainScalarToJson(const std::string& text);
+
 // Every document of a multi-document stream, in order (an empty document is null).
 Result<std::vector<JsonValue>> YamlDocumentsToJson(const std::string& yaml_text, const std::string& what);
 

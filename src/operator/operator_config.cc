@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
 
 #include "env/file_system.h"
 #include "graph-data/file_reader.h"
@@ -209,50 +208,6 @@ Result<OperatorConfig> ParseOperatorConfig(const std::string& yaml, const std::s
 Result<OperatorConfig> LoadOperatorConfig(const std::string& path) {
   CINCINNATI_ASSIGN_OR_RETURN(std::string text, env::ReadFile(path, kMaxSettingsFileBytes));
   return ParseOperatorConfig(text, path);
-}
-
-Result<std::vector<FleetCluster>> ParseFleet(const std::string& yaml, const std::string& what) {
-  CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, kube::YamlToJson(yaml, what));
-  auto in = [&](std::string message) { return Status::InvalidArgument(std::move(message)).WithContext(what); };
-  Section top(&doc, "");
-  if (!doc.is_object()) return in("the fleet file must be a mapping with a `clusters` list");
-  if (Status s = top.Check({"clusters"}); !s.ok()) return s.WithContext(what);
-  const JsonValue* clusters = top.Find("clusters");
-  if (!clusters || !clusters->is_array()) return in("clusters: must be a list");
-  std::vector<FleetCluster> out;
-  std::set<std::string> names;
-  for (size_t i = 0; i < clusters->items().size(); ++i) {
-    const JsonValue& item = clusters->items()[i];
-    Section c(&item, fmt::format("clusters[{}]", i));
-    if (!item.is_object()) return in(c.Path("") + ": must be a mapping");
-    if (Status s = c.Check({"name", "agent", "tokenFile", "labels"}); !s.ok()) return s.WithContext(what);
-    FleetCluster cluster;
-    if (Status s = c.String("name", cluster.name); !s.ok()) return s.WithContext(what);
-    if (Status s = c.String("agent", cluster.agent_url); !s.ok()) return s.WithContext(what);
-    if (Status s = c.String("tokenFile", cluster.token_file); !s.ok()) return s.WithContext(what);
-    static constexpr std::string_view kNameChars = "abcdefghijklmnopqrstuvwxyz0123456789-.";
-    if (cluster.name.empty() || cluster.name.find_first_not_of(kNameChars) != std::string::npos || cluster.name.size() > 253) {
-      return in(fmt::format("{}: \"{}\" is not a cluster name (lower-case letters, digits, '-' and '.')", c.Path("name"), cluster.name));
-    }
-    if (!names.insert(cluster.name).second) return in(fmt::format("{}: \"{}\" is listed twice", c.Path("name"), cluster.name));
-    if (cluster.agent_url.rfind("http://", 0) != 0 && cluster.agent_url.rfind("https://", 0) != 0) {
-      return in(fmt::format("{}: \"{}\" is not an http:// or https:// URL", c.Path("agent"), cluster.agent_url));
-    }
-    if (const JsonValue* labels = c.Find("labels"); labels && !labels->is_null()) {
-      if (!labels->is_object()) return in(c.Path("labels") + ": must be a mapping of strings");
-      for (const auto& [k, v] : labels->members()) {
-        if (!v.is_string()) return in(fmt::format("{}.{}: must be a string", c.Path("labels"), k));
-        cluster.labels[k] = v.text();
-      }
-    }
-    out.push_back(std::move(cluster));
-  }
-  return out;
-}
-
-Result<std::vector<FleetCluster>> LoadFleet(const std::string& path) {
-  CINCINNATI_ASSIGN_OR_RETURN(std::string text, env::ReadFile(path, kMaxFleetFileBytes));
-  return ParseFleet(text, path);
 }
 
 }  // namespace cincinnati::upgrade

@@ -6,17 +6,17 @@
 // turn a safety check off).
 //
 // Fleet: the clusters the operator manages, from a fleet file (name, agent URL, token
-// file, labels).
+// file, labels): operator/fleet_file.h, which states what it costs.
 //
 // Plain data; parsing is total: errors name the file and the key.
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "operator/fleet_file.h"
 #include "operator/upgrade_config.h"
 
 namespace cincinnati::upgrade {
@@ -83,24 +83,14 @@ struct OperatorConfig {
 };
 
 // What the operator reads from files is bounded: a settings file of at most 1 MiB, a
-// fleet file of at most 64 MiB (100,000 clusters of a few hundred bytes each), an
+// fleet file of at most 256 MiB (kMaxFleetFileBytes in fleet_file.h: about 1,700,000
+// clusters of ~150 bytes, read in the file's size plus ~510 bytes a cluster), an
 // UpgradeConfig of at most 1 MiB. Larger files are refused with a message naming both
 // sizes, before they are read.
 inline constexpr size_t kMaxSettingsFileBytes = size_t{1} << 20;
-inline constexpr size_t kMaxFleetFileBytes = size_t{64} << 20;
 inline constexpr size_t kMaxUpgradeConfigFileBytes = size_t{1} << 20;
 
 Result<OperatorConfig> ParseOperatorConfig(const std::string& yaml, const std::string& what);
 Result<OperatorConfig> LoadOperatorConfig(const std::string& path);
-
-struct FleetCluster {
-  std::string name;
-  std::string agent_url;
-  std::string token_file;
-  std::map<std::string, std::string> labels;
-};
-
-Result<std::vector<FleetCluster>> ParseFleet(const std::string& yaml, const std::string& what);
-Result<std::vector<FleetCluster>> LoadFleet(const std::string& path);
 
 }  // namespace cincinnati::upgrade
