@@ -130,7 +130,7 @@ class BrakeAcceptanceTest : public ::testing::Test {
 TEST_F(BrakeAcceptanceTest, RealAgentsAndASimulatedFleetBrakeABadEdgeInEveryPolicyEngine) {
   auto builder = Start("graph-builder", {"--upstream.registry.url", registry_.url(), "--upstream.registry.repository", "ocp/release",
                                          "--graph-data", graph_data_.path().string(), "--service.pause_secs", "3600",
-                                         "--reports.state_dir", (dir_ / "reports").string(), "--reports.token_file",
+                                         "--reports.state_dir", (dir_ / "reports").string(), "--brakes.url_base", "https://updates.example.com/api/upgrades_info/v1/brakes", "--reports.token_file",
                                          (dir_ / "reports.token").string(), "--brakes.admin_token_file", (dir_ / "admin.token").string()});
   ASSERT_TRUE(WaitFor([&] { return Get(builder->url("/readiness", "status")).status == 200; }, 60s)) << builder->log();
   auto for_agents = ReportingEngine(builder->url("/graph"));

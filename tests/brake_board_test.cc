@@ -11,6 +11,7 @@
 #include "env/clock.h"
 #include "http_server/metrics.h"
 #include "core/graph_json.h"
+#include "graph-data/lint.h"
 #include "reports/brake_board.h"
 #include "test_util.h"
 #include "update_report_util.h"
@@ -223,6 +224,45 @@ TEST_F(BrakeBoardTest, EdgeCountsInMemoryAreThoseOfTheGraph) {
   board->SetGraph(TestGraph());
   EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.clusters, 2) << "read again from the file";
   EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.failures, 1);
+}
+
+// A brake's file is for people to review and commit to graph-data: as written, whatever
+// a person typed into a note, it passes graph-data's own check.
+TEST_F(BrakeBoardTest, ABrakeFilePassesGraphDataCheckAsWrittenWhateverTheNote) {
+  auto board = Open();
+  std::vector<UpdateReport> batch;
+  for (int n = 1; n <= 20; ++n) batch.push_back(Attempt(n, n <= 4));
+  ASSERT_TRUE(board->Submit(batch).ok());
+  ASSERT_EQ(board->InForce().size(), 1u);
+  // The API refuses control characters; the board writes safely whatever reaches it.
+  const std::string note = "line one\rmessage: injected\xc2\x85next: 1\xe2\x80\xa8x: y\tz \xff\x01 end";
+  ASSERT_TRUE(board->Confirm("4.13.1", "4.13.2", "alice\rto: 9.9.9", note).ok());
+  testing::TempDir graph_data;
+  fs::copy(testing::Examples() / "ocp-4x" / "graph-data", graph_data.path(), fs::copy_options::recursive);
+  fs::create_directories(graph_data / "blocked-edges");
+  fs::copy_file(File(), graph_data / "blocked-edges" / fs::path(File()).filename());
+  const Diagnostics found = graphdata::CheckGraphData(graph_data.path());
+  std::string errors;
+  for (const Diagnostic& d : found.items()) {
+    if (d.severity == Diagnostic::Severity::kError) errors += d.location + ": " + d.message + "\n";
+  }
+  EXPECT_EQ(errors, "") << testing::ReadFile(File());
+  const std::string written = testing::ReadFile(File());
+  EXPECT_EQ(written.find('\r'), std::string::npos);
+  EXPECT_NE(written.find("# Confirmed by alice to: 9.9.9: line one message: injected"), std::string::npos) << written;
+}
+
+TEST_F(BrakeBoardTest, AUrlBaseThatIsNotHttpsIsRefusedAtStart) {
+  for (const char* url : {"", "http://127.0.0.1:8081/api/upgrades_info/v1/brakes", "https://a b", "https://"}) {
+    BrakeSettings settings;
+    settings.url_base = url;
+    auto board = BrakeBoard::Open(dir_.path().string(), settings, clock_, metrics_);
+    ASSERT_FALSE(board.ok()) << url;
+    EXPECT_NE(board.status().message().find("brakes.url_base"), std::string::npos) << board.status().message();
+  }
+  BrakeSettings off;
+  off.enabled = false;
+  EXPECT_TRUE(BrakeBoard::Open(dir_.path().string(), off, clock_, metrics_).ok()) << "no brakes, no files, no URL";
 }
 
 }  // namespace

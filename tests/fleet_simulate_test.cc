@@ -352,7 +352,7 @@ TEST(FleetSimulateTest, ARunningServiceOnTheSameClockCanBeDriven) {
   const std::string clock = fmt::format("{:.3f}", epoch), scale = fmt::format("{}", 2 * kScale);
   testing::ServiceProcess serve("serve", {"--releases", (dir / "releases").string(), "--graph-data", (dir / "graph-data").string(),
                                           "--testing.now", "2026-01-01T00:00:00Z", "--testing.time_scale", scale, "--testing.epoch",
-                                          clock, "--reports.state_dir", (dir / "state").string(), "--reports.min_poller_age_secs", "0",
+                                          clock, "--reports.state_dir", (dir / "state").string(), "--brakes.url_base", "https://updates.example.com/api/upgrades_info/v1/brakes", "--reports.min_poller_age_secs", "0",
                                           "--reports.min_polls", "1"});
   ASSERT_TRUE(serve.running()) << serve.log();
   // Listening is not serving: the graph is there once /readyz says so.

@@ -59,7 +59,7 @@ class ReportAttackTest : public ::testing::Test {
   void SetUp() override { testing::WriteFile(dir_ / "reports.token", "policy-engines\n"); }
   std::vector<std::string> BuilderArgs(const std::string& state) {
     return {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string(),
-            "--reports.state_dir", (dir_ / state).string(), "--reports.token_file", (dir_ / "reports.token").string(),
+            "--reports.state_dir", (dir_ / state).string(), "--brakes.url_base", "https://updates.example.com/api/upgrades_info/v1/brakes", "--reports.token_file", (dir_ / "reports.token").string(),
             "--service.pause_secs", "3600"};
   }
   // A policy engine on `upstream` that takes reports (from any id that polled once) and

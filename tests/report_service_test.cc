@@ -61,7 +61,7 @@ class ReportServiceTest : public ::testing::Test {
   }
   std::vector<std::string> BuilderArgs() {
     return {"--releases", (kExample / "releases").string(), "--graph-data", (kExample / "graph-data").string(),
-            "--reports.state_dir", (dir_ / "reports").string(), "--brakes.admin_token_file", (dir_ / "admin.token").string()};
+            "--reports.state_dir", (dir_ / "reports").string(), "--brakes.url_base", "https://updates.example.com/api/upgrades_info/v1/brakes", "--brakes.admin_token_file", (dir_ / "admin.token").string()};
   }
   // Clusters 1..20 poll at 4.13.1 through `base`, then report; `failed` of them failed.
   void PollAndReport(const std::string& base, int failed, int64_t at = 0) {
@@ -95,6 +95,13 @@ TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   EXPECT_NE(braked.find("3 of 20 clusters that updated from 4.13.1 to 4.13.2 failed"), std::string::npos) << braked;
   const fs::path file = dir_ / "reports" / "blocked-edges" / (std::string("4.13.2-") + kRisk + ".yaml");
   EXPECT_TRUE(fs::exists(file));
+  // The file as written passes graph-data's own check, for a person to commit it.
+  testing::TempDir graph_data;
+  fs::copy(kExample / "graph-data", graph_data.path(), fs::copy_options::recursive);
+  fs::create_directories(graph_data / "blocked-edges");
+  fs::copy_file(file, graph_data / "blocked-edges" / file.filename());
+  auto checked = testing::RunCincinnati("graph-data check " + graph_data.path().string());
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err << testing::ReadFile(file);
   auto why = Get(base + "/v1/explain?channel=stable-4.13&version=4.13.1&to=4.13.2");
   EXPECT_NE(why.body.find(kRisk), std::string::npos) << why.body;
   EXPECT_NE(why.body.find(std::string("blocked-edges/4.13.2-") + kRisk + ".yaml"), std::string::npos) << why.body;
@@ -105,6 +112,11 @@ TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   EXPECT_NE(metrics.find("cincinnati_gb_brakes_active 1\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("cincinnati_gb_reports_accepted_total 20\n"), std::string::npos) << metrics;
 
+  // A note that would change the file's YAML is refused.
+  auto injected = Post(base + "/v1/brakes/confirm", R"({"from":"4.13.1","to":"4.13.2","by":"eve","note":"ok\rmessage: x"})",
+                       {"Content-Type: application/json", "Authorization: Bearer let-me-clear"});
+  EXPECT_EQ(injected.status, 400) << injected.body;
+  EXPECT_NE(injected.body.find("without control characters"), std::string::npos) << injected.body;
   // Clearing needs the admin token; then the edge is offered again and the file is gone.
   auto anonymous = testing::RunCincinnati("brakes clear --url " + base + " --from 4.13.1 --to 4.13.2 --by mallory");
   EXPECT_EQ(anonymous.exit_code, 1);
@@ -116,6 +128,22 @@ TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   ASSERT_TRUE(WaitFor([&] { return Graph(base).find(kRisk) == std::string::npos; }, 30s));
   EXPECT_FALSE(fs::exists(file));
   EXPECT_EQ(serve.Stop(), 0) << serve.log();
+}
+
+// A brake's risk URL is written into its graph-data file, whose check takes only https
+// URLs: a service with brakes on starts only with an https:// brakes.url_base.
+TEST_F(ReportServiceTest, BrakesNeedAnHttpsUrlBaseAtStart) {
+  for (const std::string& url : {std::string(), std::string("http://127.0.0.1:8081/api/upgrades_info/v1/brakes")}) {
+    std::vector<std::string> args = {CINCINNATI_BINARY, "serve", "--releases", (kExample / "releases").string(), "--graph-data",
+                                     (kExample / "graph-data").string(), "--reports.state_dir", (dir_ / "reports").string(),
+                                     "--service.port", "0", "--status.port", "0"};
+    if (!url.empty()) args.insert(args.end(), {"--brakes.url_base", url});
+    testing::ChildProcess serve(args);
+    ASSERT_TRUE(WaitFor([&] { return !serve.running(); }, 30s)) << url;
+    EXPECT_NE(serve.Stop(), 0);
+    EXPECT_NE(serve.log().find("brakes.url_base"), std::string::npos) << serve.log();
+    EXPECT_NE(serve.log().find("https"), std::string::npos) << serve.log();
+  }
 }
 
 TEST_F(ReportServiceTest, ReportsThatCannotBeTrustedAreRefusedAndCounted) {

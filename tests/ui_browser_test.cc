@@ -302,7 +302,7 @@ class UiBrowserAdoptionTest : public UiBrowserTest {
  protected:
   void SetUp() override {
     Start(testing::Examples() / "ocp-4x", "1",
-          {"--reports.state_dir", (dir_ / "reports").string(), "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1",
+          {"--reports.state_dir", (dir_ / "reports").string(), "--brakes.url_base", "https://updates.example.com/api/upgrades_info/v1/brakes", "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1",
            "--testing.now", "2030-01-01T00:00:00Z", "--testing.time_scale", "600"});
   }
   void Poll(int n, const std::string& version) {

@@ -125,6 +125,8 @@ Result<std::unique_ptr<fleet::ServiceChild>> StartService(SimulationSpec& s) {
                                      "--testing.epoch", fmt::format("{:.6f}", s.epoch),
                                      "--reports.state_dir", dir,
                                      "--brakes.enabled", s.brakes ? "true" : "false"};
+    // Brake files name a risk URL graph-data's check accepts; nobody follows it here.
+    if (!Given(s.serve_args, "--brakes.url_base")) args.insert(args.end(), {"--brakes.url_base", "https://simulated-fleet.invalid/v1/brakes"});
     // Clusters report once they have polled at `from` at all: the simulator sends only the
     // polls that can change what a cluster does (a real agent's polls every 2 to 4 minutes
     // would pass the service's checks), and a big fleet needs its every id remembered.

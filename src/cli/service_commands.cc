@@ -347,8 +347,8 @@ Status Run(Invocation& inv) {
   CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<env::Clock> clock, ServiceClock(s));
   CINCINNATI_ASSIGN_OR_RETURN(
       std::unique_ptr<ReportParts> reports,
-      SetUpReports(s, inv.role != Role::kPolicyEngine, !gb, prefix, fmt::format("http://{}:{}{}", address, port, prefix),
-                   s.String("upstream.cincinnati.url", "http://localhost:8080/graph"), *clock));
+      SetUpReports(s, inv.role != Role::kPolicyEngine, !gb, prefix, s.String("upstream.cincinnati.url", "http://localhost:8080/graph"),
+                   *clock));
   CINCINNATI_ASSIGN_OR_RETURN(SigningParts signing, SetUpSigning(s, inv.role, *clock));
   std::unique_ptr<GraphBuilderService> builder;
   if (inv.role != Role::kPolicyEngine) {
@@ -459,7 +459,6 @@ Status Run(Invocation& inv) {
                                 }));
     ports = fmt::format("main={}\nstatus={}\n", port, status_port);
   }
-  if (reports && reports->board) reports->board->SetUrlBase(s.String("brakes.url_base", fmt::format("http://{}:{}{}/v1/brakes", address, port, prefix)));
   if (s.Has("testing.ports_file")) {
     CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(s.String("testing.ports_file", ""), ports));
   }

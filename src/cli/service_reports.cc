@@ -37,7 +37,9 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
         {"--brakes.min_clusters", "brakes.min_clusters", "Distinct clusters an edge needs reports from before a brake (20)"},
         {"--brakes.threshold", "brakes.threshold", "Failure rate the lower bound must exceed (0.05)"},
         {"--brakes.confidence", "brakes.confidence", "One-sided confidence of the Wilson lower bound (0.95)"},
-        {"--brakes.url_base", "brakes.url_base", "A brake's risk URL is this + /FROM-TO (default: the service's {prefix}/v1/brakes)"},
+        {"--brakes.url_base", "brakes.url_base",
+         "A brake's risk URL is this + /FROM-TO: the https:// address clusters reach this service's {prefix}/v1/brakes at "
+         "(required with brakes on: graph-data takes only https risk URLs)"},
         {"--brakes.admin_token_file", "brakes.admin_token_file", "Bearer token needed to confirm or clear a brake"},
     };
   }
@@ -69,7 +71,7 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
 }
 
 Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_builder, bool policy_engine,
-                                                  const std::string& prefix, const std::string& base_url,
+                                                  const std::string& prefix,
                                                   const std::string& upstream_url, env::Clock& clock) {
   const bool serve = graph_builder && policy_engine;
   CINCINNATI_ASSIGN_OR_RETURN(bool pe_enabled, s.Bool("reports.enabled", false));
@@ -83,7 +85,7 @@ Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_
     settings.rule.min_clusters = static_cast<int64_t>(min_clusters);
     CINCINNATI_ASSIGN_OR_RETURN(settings.rule.threshold, Number(s, "brakes.threshold", 0.05));
     CINCINNATI_ASSIGN_OR_RETURN(settings.rule.confidence, Number(s, "brakes.confidence", 0.95));
-    settings.url_base = s.String("brakes.url_base", base_url + "/v1/brakes");
+    settings.url_base = s.String("brakes.url_base", "");
     CINCINNATI_ASSIGN_OR_RETURN(parts->board,
                                 reports::BrakeBoard::Open(s.String("reports.state_dir", ""), settings, clock, parts->metrics));
     server::ReportRoutesOptions routes;

@@ -42,7 +42,7 @@ struct ReportParts {
 
 // Null when reports are off for this role. `upstream_url`: a policy engine's upstream.
 Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_builder, bool policy_engine,
-                                                  const std::string& prefix, const std::string& base_url,
+                                                  const std::string& prefix,
                                                   const std::string& upstream_url, env::Clock& clock);
 
 }  // namespace cincinnati::cli

@@ -15,12 +15,18 @@ namespace {
 
 std::string_view Base(std::string_view version) { return version.substr(0, version.find('+')); }
 
+// `text` with every line `indent`ed; YAML line breaks other than '\n' and whatever a YAML
+// reader refuses become spaces (YamlLineSafe), so that no text can end a comment or a
+// block scalar early.
 std::string Indented(std::string_view text, std::string_view indent) {
+  const std::string safe = YamlLineSafe(text);
   std::string out;
   size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    out += fmt::format("{}{}\n", indent, text.substr(start, end - start));
+  while (start <= safe.size()) {
+    const size_t end = std::min(safe.find('\n', start), safe.size());
+    out += indent;
+    out.append(safe, start, end - start);
+    out += '\n';
     start = end + 1;
   }
   return out;
@@ -52,6 +58,35 @@ void AddToGroup(std::vector<ConditionalEdge>& groups, ConditionalEdgeRef ref, co
 
 }  // namespace
 
+std::string YamlLineSafe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool valid = length != 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (!valid) {
+      out += '?';  // not UTF-8: a YAML reader would refuse the file
+      ++i;
+      continue;
+    }
+    const std::string_view sequence = text.substr(i, length);
+    const bool control = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F;
+    // NEL and the C1 controls (U+0080-U+009F), the line and paragraph separators: line
+    // breaks or refused characters to a YAML 1.1 reader.
+    const bool c1 = length == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;
+    const bool separator = sequence == "\xE2\x80\xA8" || sequence == "\xE2\x80\xA9";
+    if (control || c1 || separator) {
+      out += ' ';
+    } else {
+      out.append(sequence);
+    }
+    i += length;
+  }
+  return out;
+}
+
 std::string BrakeRiskName(std::string_view from, std::string_view to) {
   std::string name = fmt::format("AutomaticallyBlocked_{}_to_{}", Base(from), Base(to));
   for (char& c : name) {
@@ -80,8 +115,8 @@ std::string BrakeFromRegex(std::string_view from) {
 
 std::string BrakeFileYaml(const Brake& brake) {
   std::string out = Indented(brake.comment, "# ");
-  out += fmt::format("to: {}\nfrom: {}\nurl: {}\nname: {}\nmessage: |-\n", Base(brake.to), BrakeFromRegex(brake.from), brake.url,
-                     BrakeRiskName(brake.from, brake.to));
+  out += fmt::format("to: {}\nfrom: {}\nurl: {}\nname: {}\nmessage: |-\n", Base(brake.to), BrakeFromRegex(brake.from),
+                     YamlLineSafe(brake.url), BrakeRiskName(brake.from, brake.to));
   out += Indented(brake.message, "  ");
   return out + "matchingRules:\n- type: Always\n";
 }

@@ -37,7 +37,13 @@ std::string BrakeRiskName(std::string_view from, std::string_view to);
 std::string BrakeFileName(std::string_view from, std::string_view to);
 // The `from` regular expression of the brake's file: the version, any build.
 std::string BrakeFromRegex(std::string_view from);
+// The file graph-data's `check` passes as written: the URL should start with https://
+// (BrakeBoard::Open refuses another url_base), and every text is YamlLineSafe.
 std::string BrakeFileYaml(const Brake& brake);
+// `text` with every character that a YAML reader takes for a line break (CR, NEL, the
+// line and paragraph separators) or refuses (other control characters, bytes that are
+// not UTF-8) replaced, so that it stays on the lines it is written on; '\n' and tabs kept.
+std::string YamlLineSafe(std::string_view text);
 
 // Applies the brakes to a built graph; returns how many edges became conditional.
 // `key_prefix`: the graph's metadata key prefix (for blocked.by).

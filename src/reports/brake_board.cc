@@ -48,6 +48,22 @@ std::string ComponentList(const std::map<std::string, int64_t>& components) {
   return out;
 }
 
+// A brake's file is written for graph-data, whose check takes only https risk URLs.
+Status ValidateUrlBase(const std::string& url) {
+  if (url.empty()) {
+    return Status::InvalidArgument(
+        "brakes.url_base is required with brakes on: the https:// address clusters reach this service's {prefix}/v1/brakes "
+        "at (a brake's risk URL, in its graph-data file too); or brakes.enabled false");
+  }
+  const bool plain = std::all_of(url.begin(), url.end(), [](char c) { return c > ' ' && c != 0x7F; });
+  if (url.rfind("https://", 0) != 0 || url.size() <= 8 || !plain || url.size() > 2048) {
+    return Status::InvalidArgument(fmt::format("brakes.url_base '{}' must be an https:// URL without spaces: a brake's file is "
+                                               "written for graph-data, whose check takes only https risk URLs",
+                                               YamlLineSafe(url.substr(0, 200))));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string_view BrakeStateName(BrakeState state) {
@@ -75,6 +91,7 @@ BrakeBoard::~BrakeBoard() { sqlite3_close_v2(db_); }
 Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_dir, BrakeSettings settings, env::Clock& clock,
                                                      http_server::Registry& metrics) {
   CINCINNATI_RETURN_IF_ERROR(ValidateBrakeRule(settings.rule));
+  if (settings.enabled) CINCINNATI_RETURN_IF_ERROR(ValidateUrlBase(settings.url_base));
   std::error_code ec;
   fs::create_directories(fs::path(state_dir) / "blocked-edges", ec);
   if (ec) return Status::IoError(fmt::format("reports state directory {}: {}", state_dir, ec.message()));
@@ -322,11 +339,6 @@ std::vector<BrakeRecord> BrakeBoard::List() const {
   std::vector<BrakeRecord> out;
   for (const auto& [key, record] : brakes_) out.push_back(record);
   return out;
-}
-
-void BrakeBoard::SetUrlBase(std::string url_base) {
-  std::lock_guard lock(mu_);
-  settings_.url_base = std::move(url_base);
 }
 
 void BrakeBoard::OnChange(std::function<void()> fn) {

@@ -56,7 +56,7 @@ namespace cincinnati::reports {
 struct BrakeSettings {
   bool enabled = true;  // false: reports are recorded and counted, nothing is braked
   BrakeRule rule;
-  std::string url_base;  // a brake's risk URL is url_base + "/" + from + "-" + to
+  std::string url_base;  // https://...: a brake's risk URL is url_base + "/" + from + "-" + to (Open checks it)
   std::vector<std::string> counted_reasons = ReportLedger::Options{}.counted_reasons;
 };
 
@@ -99,7 +99,6 @@ class BrakeBoard {
   // Called after the brakes in force changed (outside the board's lock); an empty
   // function stops the calls, waiting for one under way.
   void OnChange(std::function<void()> fn);
-  void SetUrlBase(std::string url_base);     // once the service knows its address
   const ReportLedger& ledger() const { return *ledger_; }
   std::string file_path(const std::string& from, const std::string& to) const;
 

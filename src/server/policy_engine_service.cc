@@ -239,7 +239,8 @@ ForwardedAnswer PolicyEngineService::FetchForwarded(const ForwardedQuery& query,
                                            .stop = shutdown_.get_token(),
                                            .trust = upstream_trust_.get(),
                                            .scope = QueryScope(query.parameters),
-                                           .now = Now()});
+                                           .now = Now(),
+                                           .bound_plain_generation = options_.signer->signing()});
     // An error document is never signed: with signatures checked it may not replace a
     // good answer (stale-if-error keeps that), though a query with none still gets it.
     failed = (!answer.graph && !answer.answer_error) || (answer.answer_error && upstream_trust_);

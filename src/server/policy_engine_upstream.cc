@@ -53,7 +53,8 @@ void PolicyEngineService::FetchShared() {
                                          .stop = shutdown_.get_token(),
                                          .trust = upstream_trust_.get(),
                                          .now = Now(),
-                                         .in_turn = true});
+                                         .in_turn = true,
+                                         .bound_plain_generation = options_.signer->signing()});
   FetchOutcome outcome = answer.Outcome();
   if (upstream_trust_ && answer.answer_error && shared && options_.upstream_kind != UpstreamKind::kPolicyEngine) {
     // An error document is never signed: no proof that the upstream serving a signed

@@ -1,6 +1,8 @@
 #include "server/report_routes.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
@@ -17,6 +19,14 @@ namespace {
 using http_server::Response;
 
 constexpr size_t kMaxBatch = 256;
+
+// Text without control characters (a line feed only where `lines`) and at most `max` bytes.
+bool PlainText(const std::string& text, bool lines, size_t max) {
+  return text.size() <= max && std::none_of(text.begin(), text.end(), [&](char c) {
+           const auto u = static_cast<unsigned char>(c);
+           return (u < 0x20 && !(lines && c == '\n')) || u == 0x7F;
+         });
+}
 
 // A report's entry in a batch's answer: "accepted", "duplicate" or "refused: <why>".
 std::string BatchResult(const reports::ReportVerdict& verdict) {
@@ -137,6 +147,11 @@ Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
   auto from = text("from"), to = text("to"), by = text("by"), note = text("note");
   if (!body.ok() || !from || !to || !by || !note || from->empty() || to->empty()) {
     return Error(400, "invalid_request", R"(the body must be {"from": "4.13.1", "to": "4.13.2", "by": "who", "note": "why"})");
+  }
+  // They are written into the brake's file for graph-data: no character may change its YAML.
+  if (!PlainText(*by, false, 256) || !PlainText(*note, true, 4096)) {
+    return Error(400, "invalid_request",
+                 "by (at most 256 bytes, one line) and note (at most 4096 bytes) are text without control characters");
   }
   Status s = clear ? board_.Clear(*from, *to, *by, *note) : board_.Confirm(*from, *to, *by, *note);
   if (s.code() == Status::Code::kNotFound) return Error(404, "not_found", s.message());

@@ -60,6 +60,10 @@ struct UpstreamFetchOptions {
   AnswerScope scope{};
   int64_t now = 0;
   bool in_turn = false;
+  // An unsigned answer's plain Cincinnati-Graph-Generation more than kMaxGenerationLead
+  // ahead of `now` is a failure: set when the caller signs with it (a checker downstream
+  // would refuse the number, and every later one would look rolled back).
+  bool bound_plain_generation = false;
 };
 
 UpstreamAnswer FetchUpstream(const std::string& url, const UpstreamFetchOptions& options);
