@@ -252,6 +252,39 @@ TEST_F(BrakeBoardTest, ABrakeFilePassesGraphDataCheckAsWrittenWhateverTheNote) {
   EXPECT_NE(written.find("# Confirmed by alice to: 9.9.9: line one message: injected"), std::string::npos) << written;
 }
 
+// A brake cleared while the clock was ahead restarted the edge's count at that future
+// date: once the clock is right, reports count again from now, not from then.
+TEST_F(BrakeBoardTest, AClearMadeOnAClockThatWasAheadDoesNotSilenceTheEdge) {
+  auto board = Open();
+  const auto right = clock_.Now();
+  clock_.SetNow(right + 24h * 365);
+  std::vector<UpdateReport> batch;
+  for (int n = 1; n <= 20; ++n) batch.push_back(Attempt(n, n <= 4));
+  ASSERT_TRUE(board->Submit(batch).ok());
+  ASSERT_TRUE(board->Clear("4.13.1", "4.13.2", "alice", "").ok());
+  clock_.SetNow(right);
+  board->SetGraph(TestGraph());  // the graph builder's next refresh
+  clock_.Advance(1min);
+  batch.clear();
+  for (int n = 21; n <= 40; ++n) batch.push_back(Attempt(n, n <= 24));
+  ASSERT_TRUE(board->Submit(batch).ok());
+  EXPECT_EQ(board->InForce().size(), 1u) << "the new failures brake the edge again";
+}
+
+TEST_F(BrakeBoardTest, AnEdgeIntoAHotfixReleaseIsNeverCounted) {
+  auto board = Open(false);
+  auto graph = ReadGraphJson(R"({"nodes":[
+    {"version":"4.12.3","payload":"r@sha256:1","metadata":{"io.openshift.upgrades.graph.release.channels":"stable-4.13",
+      "io.openshift.upgrades.graph.release.arch":"amd64"}},
+    {"version":"4.13.1-hotfix.1","payload":"r@sha256:2","metadata":{"io.openshift.upgrades.graph.release.channels":"stable-4.13",
+      "io.openshift.upgrades.graph.release.arch":"amd64","io.openshift.upgrades.graph.hotfix.rules":"acme"}}],"edges":[[0,1]]})");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  board->SetGraph(std::make_shared<const ServedEdges>(std::make_shared<const Graph>(std::move(graph).value())));
+  auto verdicts = board->Submit({testing::TestReport(1, true, "a", Now(), "network", "4.12.3", "4.13.1-hotfix.1")});
+  ASSERT_TRUE(verdicts.ok());
+  EXPECT_EQ((*verdicts)[0].kind, ReportVerdict::Kind::kRefused);
+}
+
 TEST_F(BrakeBoardTest, AUrlBaseThatIsNotHttpsIsRefusedAtStart) {
   for (const char* url : {"", "http://127.0.0.1:8081/api/upgrades_info/v1/brakes", "https://a b", "https://"}) {
     BrakeSettings settings;

@@ -148,7 +148,7 @@ TEST_F(ReportServiceTest, BrakesNeedAnHttpsUrlBaseAtStart) {
 
 TEST_F(ReportServiceTest, ReportsThatCannotBeTrustedAreRefusedAndCounted) {
   std::vector<std::string> args = BuilderArgs();
-  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--reports.min_polls", "1", "--reports.per_cluster_per_day", "2"});
+  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--reports.min_polls", "1", "--reports.per_cluster_per_day", "3"});
   ServiceProcess serve("serve", args);
   ASSERT_TRUE(serve.running()) << serve.log();
   const std::string base = serve.url("/api/upgrades_info");
@@ -178,8 +178,8 @@ TEST_F(ReportServiceTest, ReportsThatCannotBeTrustedAreRefusedAndCounted) {
   EXPECT_NE(fake.body.find("4.13.1 -> 9.9.9 is not an update edge of channel stable-4.13 for amd64 in this service's graph"),
             std::string::npos)
       << fake.body;
-  // Accepted once, then a duplicate, which costs no allowance (nor did the refusals); a
-  // third report that day is one too many.
+  // The report on no edge used one of the day's three; accepted once, then a duplicate,
+  // which costs no allowance; a third new report is one too many.
   EXPECT_EQ(Post(reports, Report(1, true)).body, R"({"status":"accepted"})");
   EXPECT_EQ(Post(reports, Report(1, true)).body, R"({"status":"duplicate"})");
   EXPECT_EQ(Post(reports, Report(1, true, "a3")).body, R"({"status":"accepted"})") << "resends are free";

@@ -39,11 +39,19 @@ Result<SigningParts> SetUpSigning(const Settings& s, Role role, env::Clock& cloc
   const bool fetches = role == Role::kPolicyEngine;
   const std::string interval_key = fetches ? "upstream.cincinnati.cache_ttl_secs" : "service.pause_secs";
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t interval, s.Unsigned(interval_key, fetches ? 60 : 300));
-  if (validity <= interval) {
+  if (validity < 2 * interval) {
     return Status::InvalidArgument(fmt::format(
-        "signing.validity_secs ({}) must be longer than {} ({}), the time between the graph's {}: a signature counts from the "
-        "last one, so every answer would expire before the next (an hour, the default, is a dozen refreshes)",
+        "signing.validity_secs ({}) must be at least twice {} ({}), the time between the graph's {}: a signature counts from "
+        "the last one, so a shorter one expires every answer before the next, or at the first slow or failed one (an hour, "
+        "the default, is a dozen refreshes)",
         validity, interval_key, interval, fetches ? "fetches from its upstream" : "refreshes"));
+  }
+  // A signature valid that long lets a replayed answer pass that long (TUF's freeze attack).
+  constexpr uint64_t kMaxValidity = 7 * 86400;
+  if (validity > kMaxValidity) {
+    return Status::InvalidArgument(fmt::format("signing.validity_secs ({}) is more than a week ({}): a replayed answer would be "
+                                               "taken for that long",
+                                               validity, kMaxValidity));
   }
   parts.signer = std::make_shared<server::AnswerSigner>(std::move(loaded), std::chrono::seconds(validity));
   spdlog::info("graph answers are signed by {}, valid {} s after the graph's source last answered", parts.signer->KeyIds(), validity);

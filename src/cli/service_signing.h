@@ -4,10 +4,11 @@
 //  - graph-builder signs its /graph answers (channel and arch empty), policy-engine and
 //    serve every answer from the shared graph, with
 //    `signing.keys` (server/answer_signer.h), valid `signing.validity_secs` (default an
-//    hour) after the graph builder last refreshed the graph; a validity no longer than
+//    hour) after the graph builder last refreshed the graph; a validity under twice
 //    the time between refreshes (service.pause_secs; a policy engine's
-//    upstream.cincinnati.cache_ttl_secs) is refused, since every answer would expire
-//    before the next refresh vouched for it again.
+//    upstream.cincinnati.cache_ttl_secs) is refused, since answers would expire before
+//    the next refresh vouched for them again, and so is one over a week (a replay
+//    window that long).
 #pragma once
 
 #include <memory>

@@ -246,6 +246,7 @@ Result<std::vector<ReportVerdict>> BrakeBoard::Submit(const std::vector<UpdateRe
     at.push_back(i);
   }
   if (on_graph.empty()) return verdicts;
+  CINCINNATI_RETURN_IF_ERROR(ledger_->ClampEpochs(now));
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<ReportLedger::Outcome> outcomes, ledger_->Record(on_graph, now));
   std::set<std::pair<std::string, std::string>> touched;
   for (size_t k = 0; k < on_graph.size(); ++k) {
@@ -263,6 +264,9 @@ Result<std::vector<ReportVerdict>> BrakeBoard::Submit(const std::vector<UpdateRe
 
 void BrakeBoard::SetGraph(std::shared_ptr<const ServedEdges> edges) {
   bool first = false;
+  // Restarts of a count made while the clock was ahead count from now (a new graph comes
+  // at start and at every refresh).
+  if (Status s = ledger_->ClampEpochs(UnixNow(clock_)); !s.ok()) spdlog::error("brakes: {}", s.message());
   {
     std::lock_guard lock(mu_);
     edges_ = edges;

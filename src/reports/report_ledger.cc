@@ -163,9 +163,10 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
 Status ReportLedger::Count(const UpdateReport& r, int64_t received, EdgeState& edge, CountStatements& sql) {
   auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
   // Counted only when received after the edge's restart, for an attempt that started
-  // after it, and not dated in the future (the times are the client's).
+  // after it (strictly: a report of the clear's own second may be from before it), and
+  // not dated in the future (the times are the client's).
   const EdgeKey key{r.from, r.to};
-  if (auto epoch = epochs_.find(key); epoch != epochs_.end() && (received < epoch->second || r.started < epoch->second)) {
+  if (auto epoch = epochs_.find(key); epoch != epochs_.end() && (received <= epoch->second || r.started <= epoch->second)) {
     return Status::OK();
   }
   if (r.started > received + kMaxClockSkew) return Status::OK();
@@ -200,6 +201,23 @@ Status ReportLedger::Count(const UpdateReport& r, int64_t received, EdgeState& e
   return Status::OK();
 }
 
+Status ReportLedger::ClampEpochs(int64_t now) {
+  std::lock_guard lock(mu_);
+  for (auto& [key, since] : epochs_) {
+    if (since <= now + kMaxClockSkew) continue;
+    // A clear made while the clock was ahead: no report would count until that date.
+    Statement clamp(db_, "UPDATE edge_epochs SET since = ?3 WHERE from_version = ?1 AND to_version = ?2");
+    if (!clamp.ok() || clamp.Bind(1, key.first).Bind(2, key.second).Bind(3, now).Step() != SQLITE_DONE) {
+      return SqliteFailure(db_, "report ledger " + path_, "move a restart back to now");
+    }
+    spdlog::warn("brakes: the count of {} -> {} restarted at {}, ahead of this clock (it was ahead when a brake was cleared): "
+                 "it counts from now on",
+                 key.first, key.second, since);
+    since = now;
+  }
+  return Status::OK();
+}
+
 Status ReportLedger::RestartEdge(const std::string& from, const std::string& to, int64_t since) {
   std::lock_guard lock(mu_);
   auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
@@ -208,7 +226,7 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
   Statement clear(db_, "DELETE FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2");
   Statement since_then(db_,
                        "SELECT cluster, result, reason, component, received FROM reports WHERE from_version = ?1 AND to_version = ?2 "
-                       "AND received >= ?3 AND started >= ?3 AND started <= received + ?4 AND NOT EXISTS (SELECT 1 FROM "
+                       "AND received > ?3 AND started > ?3 AND started <= received + ?4 AND NOT EXISTS (SELECT 1 FROM "
                        "edge_clusters e WHERE e.from_version = ?1 AND e.cluster = reports.cluster AND e.to_version <> ?2) "
                        "ORDER BY received");
   Statement add(db_,

@@ -78,8 +78,11 @@ class ReportLedger {
   void Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep);
   int64_t reports() const;               // recorded reports (duplicates not counted)
   bool Counted(const UpdateReport& report) const;  // a failure that counts against its edge
-  // Counts the edge again from the reports of attempts started at or after `since`.
+  // Counts the edge again from the reports received, of attempts started, after `since`.
   Status RestartEdge(const std::string& from, const std::string& to, int64_t since);
+  // Moves to `now` every restart more than kMaxClockSkew after it (made on a clock that
+  // was ahead), so that reports count again.
+  Status ClampEpochs(int64_t now);
 
  private:
   ReportLedger(sqlite3* db, std::string path, Options options);

@@ -1,5 +1,7 @@
 #include "reports/served_edges.h"
 
+#include <algorithm>
+
 #include "core/internal_metadata.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
@@ -15,8 +17,10 @@ ServedEdges::ServedEdges(std::shared_ptr<const Graph> graph, std::string_view ke
     : graph_(std::move(graph)),
       channels_key_(PrefixedKey(key_prefix, kChannelsSuffix)),
       phased_start_key_(PrefixedKey(key_prefix, kPhasedStartSuffix)) {
+  const std::string hotfix_rules = PrefixedKey(key_prefix, kHotfixRulesSuffix);
   for (NodeIndex i = 0; i < graph_->node_count(); ++i) {
-    if (graph_->node(i).concrete) by_base_[Base(graph_->node(i).version)].push_back(i);
+    const Node& node = graph_->node(i);
+    if (node.concrete && !node.metadata.count(hotfix_rules)) by_base_[Base(node.version)].push_back(i);
   }
   for (const ConditionalEdge& group : graph_->conditional_edges()) {
     for (const ConditionalEdgeRef& ref : group.edges) {
@@ -50,9 +54,11 @@ bool ServedEdges::ForArch(NodeIndex node, std::string_view arch) const {
 
 template <typename Fn>
 bool ServedEdges::AnyEdge(std::string_view from, std::string_view to, Fn&& keep) const {
-  auto sources = by_base_.find(from);
-  if (sources == by_base_.end()) return false;
-  auto reaches = [&](NodeIndex f, NodeIndex t) { return Base(graph_->node(t).version) == to && keep(f) && keep(t); };
+  auto sources = by_base_.find(from), targets = by_base_.find(to);  // releases that may be reported on
+  if (sources == by_base_.end() || targets == by_base_.end()) return false;
+  auto reaches = [&](NodeIndex f, NodeIndex t) {
+    return std::find(targets->second.begin(), targets->second.end(), t) != targets->second.end() && keep(f) && keep(t);
+  };
   for (NodeIndex f : sources->second) {
     for (NodeIndex t : graph_->successors(f)) {
       if (reaches(f, t)) return true;

@@ -14,6 +14,9 @@
 //    of the channel may take is served.
 //  - a policy engine's answer (a served view, already for one channel and arch and
 //    without internal keys): every release is in C and for A.
+// Hotfix releases (graph-data hotfixes/, with hotfix rules) are never served edges here:
+// they are for one customer's clusters, too few for the brake rule, and whether one
+// exists is not for outsiders to learn from a report's answer.
 // Built once per graph (an index of releases by version without build, and each
 // release's conditional successors; O(nodes + edges)); Has is O(edges out of F's
 // releases). Immutable after construction: thread-safe. Never throws.
@@ -38,6 +41,9 @@ class ServedEdges {
   bool Has(std::string_view channel, std::string_view arch, std::string_view from, std::string_view to, int64_t now) const;
   // Whether from -> to is an edge of any channel and arch (builds dropped).
   bool HasAnywhere(std::string_view from, std::string_view to) const;
+  // Whether a release whose version without build is `version` may be reported on (it
+  // is in the graph and no hotfix).
+  bool HasRelease(std::string_view version) const { return by_base_.count(version) > 0; }
   const Graph& graph() const { return *graph_; }
 
  private:

@@ -108,7 +108,8 @@ void ForwardedAnswers::Get(const ForwardedQuery& query, Done done) {
       if (!answer && !throttled) {
         e.waiters.push_back(std::move(done));
       } else if (!answer) {
-        if (auto general = entries_.find(query.without_id); !query.without_id.empty() && general != entries_.end()) {
+        if (auto general = entries_.find(query.without_id);
+            options_.fallback_without_id && !query.without_id.empty() && general != entries_.end()) {
           const Entry& g = *general->second;
           if (g.good && now - g.good_at <= options_.max_stale) answer = ForwardedAnswer{g.good, std::nullopt, g.good_source};
         }

@@ -68,6 +68,9 @@ struct ForwardedAnswersOptions {
   size_t max_bytes = 256u << 20;
   double max_fetches_per_second = 50;
   env::Clock* clock = &env::RealClock();  // TTL, staleness and the token bucket
+  // Over the budget, answer with the same query without `id` (a client's view); false:
+  // failed_upstream_fetch instead (a report's check must not judge by another view).
+  bool fallback_without_id = true;
 };
 
 class ForwardedAnswers {

@@ -69,8 +69,8 @@ uint64_t GraphGeneration::Next(std::string_view hash, int64_t now_ms) {
     abandoned_ = std::max(abandoned_, last_);
     spdlog::error(
         "graph generation {} is {} s ahead of this clock ({}), more than the {} s a checker allows: it was numbered by a "
-        "clock that was ahead. The graph is numbered {} now; an agent that took {} (its clock was ahead too) takes answers "
-        "again once this clock passes that number, when the graph is numbered past it",
+        "clock that was ahead (or this clock is behind now: then fix it). The graph is numbered {} now; an agent that took "
+        "{} takes answers again once this clock passes that number, when the graph is numbered past it",
         last_, (last_ - static_cast<uint64_t>(now_ms)) / 1000, FormatUnixSeconds(now_ms / 1000), kMaxGenerationLead, cap, last_);
     return cap;
   }

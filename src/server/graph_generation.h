@@ -3,8 +3,9 @@
 // has taken. A graph whose bytes differ from the last one's gets max(last + 1, the clock
 // in milliseconds); the same bytes keep their number (a restart that builds the same
 // graph does not move it). With a state file the number and its graph's hash are written
-// durably before the graph is served, so that neither a restart nor a clock set back
-// makes the number go back; without one, the clock alone keeps it growing.
+// durably before the graph is served, so that neither a restart nor a clock set back by
+// less than kMaxGenerationLead makes the number go back; without one, the clock alone
+// keeps it growing.
 //
 // A number never runs ahead of the clock. Checkers (agents, policy engines) refuse a
 // generation more than kMaxGenerationLead (core/answer_signature.h) ahead of their own
@@ -18,6 +19,10 @@
 // refuses the new one as rolled back; the given-up number is kept (in the state file),
 // and once the clock passes it the graph is numbered past it, so such a checker takes
 // answers again without anyone deleting files. Each give-up is logged and counted.
+// A clock set back by more than the lead looks the same here as one that was ahead and
+// was corrected: the number is given up then too, and checkers with right clocks that
+// took it see a rollback for as long as this clock stays behind (docs/clocks-ahead.md
+// says why that is the lesser harm: a right clock is never set back that far).
 // Thread-safe.
 #pragma once
 

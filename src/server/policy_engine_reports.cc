@@ -24,17 +24,34 @@ void PolicyEngineService::CheckReportEdge(const UpdateReport& report, std::funct
     return done(has ? Status::OK() : NotAnEdge(report, "this service's graph"));
   }
   if (state_.load() != UpstreamState::kForwarding) return done(Status::IoError("this policy engine has no graph yet"));
-  // The answer this cluster gets from the upstream: a phased edge it may take is there.
-  Parameters params = {{"channel", report.channel}, {"arch", report.arch}, {"id", report.cluster_id}};
-  forwarded_->Get(ForwardedQueryOf(params, {}), [this, report, done = std::move(done)](const ForwardedAnswer& answer) {
+  // First the channel's answer for a cluster without an id (one for every report of the
+  // channel); only an edge missing there between releases that are there may be in a
+  // phased window, visible to some clusters: then the answer this cluster gets.
+  CheckForwarded(report, false, [this, report, done = std::move(done)](Result<bool> general) mutable {
+    if (!general.ok() || *general) return done(general.ok() ? Status::OK() : general.status());
+    CheckForwarded(report, true, [report, done = std::move(done)](Result<bool> own) {
+      if (!own.ok()) return done(own.status());
+      done(*own ? Status::OK() : NotAnEdge(report, "the upstream policy engine's answer"));
+    });
+  });
+}
+
+void PolicyEngineService::CheckForwarded(const UpdateReport& report, bool with_id, std::function<void(Result<bool>)> done) {
+  Parameters params = {{"channel", report.channel}, {"arch", report.arch}};
+  if (with_id) params.emplace("id", report.cluster_id);
+  report_checks_->Get(ForwardedQueryOf(params, {}), [this, report, with_id, done = std::move(done)](const ForwardedAnswer& answer) {
     if (!answer.view) {
       return done(Status::IoError(fmt::format("the upstream policy engine's answer for channel {}: {}", report.channel,
                                               answer.error ? answer.error->value : "none")));
     }
     std::shared_ptr<const reports::ServedEdges> edges = ForwardedEdgesOf(*answer.view);
     if (!edges) return done(Status::IoError("the upstream policy engine's answer does not parse"));
-    done(edges->Has(report.channel, report.arch, report.from, report.to, Now()) ? Status::OK()
-                                                                                 : NotAnEdge(report, "the upstream policy engine's answer"));
+    if (edges->Has(report.channel, report.arch, report.from, report.to, Now())) return done(true);
+    // A release that is not in the channel's answer at all is in no cluster's.
+    if (!with_id && (!edges->HasRelease(report.from) || !edges->HasRelease(report.to))) {
+      return done(NotAnEdge(report, "the upstream policy engine's answer"));
+    }
+    done(false);
   });
 }
 

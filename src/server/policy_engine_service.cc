@@ -60,6 +60,9 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       generation_ahead_(metrics_.AddGauge("graph_generation_ahead_seconds",
                                           "Seconds the served graph's generation is ahead of this clock (0 when it is not)").Get()),
       forwarded_bytes_(metrics_.AddGauge("forwarded_answers_cached_bytes", "Bytes of cached forwarded answers").Get()),
+      report_checks_throttled_(metrics_.AddCounter("report_edge_checks_throttled_total",
+                                                   "Reports' edge checks not fetched from the upstream policy engine: over "
+                                                   "their own budget (answered 503)").Get()),
       phased_rollout_(metrics_.AddGauge("phased_update_rollout",
                                         "Fraction of the phased-rollout window elapsed, for edges in a window",
                                         {"channel", "from", "to"})),
@@ -99,6 +102,14 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
   forwarded_ = std::make_unique<ForwardedAnswers>(
       forwarded, [this](const ForwardedQuery& q, bool& failed) { return FetchForwarded(q, failed); }, pool_->pool,
       stale_answers_, throttled_fetches_);
+  // Reports' edge checks ask the upstream too (policy_engine_reports.cc), on a budget of
+  // their own: reports naming made-up channels must never spend the clients' fetches.
+  ForwardedAnswersOptions checks{options_.cache_ttl, options_.max_stale, kReportCheckEntries, kReportCheckBytes,
+                                 kReportCheckFetchesPerSecond};
+  checks.fallback_without_id = false;
+  report_checks_ = std::make_unique<ForwardedAnswers>(
+      checks, [this](const ForwardedQuery& q, bool& failed) { return FetchForwarded(q, failed); }, pool_->pool, stale_answers_,
+      report_checks_throttled_);
   for (UpstreamState s : kAllUpstreamStates) {
     upstream_state_.With({std::string(UpstreamStateName(s))}).Set(s == state_.load() ? 1 : 0);
   }

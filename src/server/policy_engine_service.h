@@ -119,7 +119,7 @@ class PolicyEngineService {
   bool ready() const { return ready_.load(); }
   UpstreamState upstream_state() const { return state_.load(); }
   // Whether a report's edge is one of the graph it serves, in the report's channel and
-  // for its arch (reports/served_edges.h; the report intake's step 5): OK, InvalidArgument
+  // for its arch (reports/served_edges.h; the report intake's step 6): OK, InvalidArgument
   // naming what is not there, or an error when there is nothing to check against (no
   // graph yet). Forwarding client queries to another policy engine, it checks the answer
   // that engine gives the report's cluster (fetched as a forwarded query, parsed once
@@ -206,6 +206,7 @@ class PolicyEngineService {
   Gauge& generation_ahead_;
   std::unique_ptr<UpstreamTrust> upstream_trust_;  // null: the upstream's answers are taken unchecked
   Gauge& forwarded_bytes_;
+  Counter& report_checks_throttled_;
   Family<Gauge>& phased_rollout_;
   Counter& directory_lookups_;
   Counter& directory_cache_hits_;
@@ -225,6 +226,10 @@ class PolicyEngineService {
   // CheckReportEdge's index of the shared graph's edges, built on the first report after
   // each graph, and of the last forwarded answers it checked (by ETag).
   std::shared_ptr<const reports::ServedEdges> ServedEdgesOf(const std::shared_ptr<ViewCache>& views);
+  // Whether the upstream's answer to the report's channel and arch (and its cluster's id
+  // when `with_id`) has its edge; an error when it cannot be had, InvalidArgument when
+  // no cluster's answer can have it.
+  void CheckForwarded(const UpdateReport& report, bool with_id, std::function<void(Result<bool>)> done);
   std::shared_ptr<const reports::ServedEdges> ForwardedEdgesOf(const View& answer);
   std::mutex served_edges_mu_;
   std::weak_ptr<ViewCache> served_edges_views_;                 // under served_edges_mu_
@@ -252,6 +257,12 @@ class PolicyEngineService {
   std::unique_ptr<Pool> pool_;
   std::unique_ptr<Pool> lookups_;  // directory lookups, when a directory is set
   std::unique_ptr<ForwardedAnswers> forwarded_;
+  // A forwarding engine's answers for reports' edge checks: at most kReportCheckEntries
+  // queries and kReportCheckBytes, kReportCheckFetchesPerSecond fetches a second.
+  static constexpr size_t kReportCheckEntries = 256;
+  static constexpr size_t kReportCheckBytes = 32u << 20;
+  static constexpr double kReportCheckFetchesPerSecond = 5;
+  std::unique_ptr<ForwardedAnswers> report_checks_;
   PeriodicTask fetcher_;  // last member: stopped first
 };
 

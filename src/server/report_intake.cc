@@ -95,7 +95,15 @@ void ReportIntake::Handle(const http_server::Request& request, std::function<voi
                           fmt::format("cluster {} has not been polling at {} for {} s", report->cluster_id, report->from,
                                       options_.min_poller_age_secs)));
   }
-  if (!TakeToken()) return respond(RateLimited("too many reports: try again later"));
+  // The id's own allowance first, then everyone's: one id cannot use up the rate of all
+  // (a report that gets no further than the edge check still costs its sender).
+  if (!sightings_.ChargeReport(report->cluster_id, now, options_.per_cluster_per_day)) {
+    return respond(RateLimited("this cluster sent its reports for today"));
+  }
+  if (!TakeToken()) {
+    sightings_.RefundReport(report->cluster_id, now);
+    return respond(RateLimited("too many reports: try again later"));
+  }
   CheckEdgeAndSubmit(std::move(report).value(), now, std::move(respond));
 }
 
@@ -111,14 +119,12 @@ void ReportIntake::CheckEdgeAndSubmit(UpdateReport report, int64_t now, std::fun
 }
 
 void ReportIntake::Submit(UpdateReport report, int64_t now, std::function<void(Response)> respond) {
-  if (!sightings_.ChargeReport(report.cluster_id, now, options_.per_cluster_per_day)) {
-    return respond(RateLimited("this cluster sent its reports for today"));
-  }
   const std::string id = report.cluster_id;
   sink_->Submit(std::move(report), [this, id, now, respond = std::move(respond)](Result<reports::ReportVerdict> verdict) {
     using Kind = reports::ReportVerdict::Kind;
-    // Only a new report uses the allowance: a resend, a refusal or a failure gives it back.
-    if (!verdict.ok() || verdict->kind != Kind::kRecorded) sightings_.RefundReport(id, now);
+    // A resend (a duplicate) and a report the sink could not record give the allowance
+    // back: the agent sends them again, and they are no new report.
+    if (!verdict.ok() || verdict->kind == Kind::kDuplicate) sightings_.RefundReport(id, now);
     if (!verdict.ok()) return respond(Refuse(503, "report_not_recorded", verdict.status().message()));
     if (verdict->kind == Kind::kRefused) return respond(Refuse(400, "invalid_report", verdict->why));
     accepted_.Increment();

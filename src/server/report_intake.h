@@ -9,18 +9,20 @@
 //      from) at least min_polls times, first min_poller_age
 //      or more ago and last within the window
 //      (PollSightings; only answered polls count)
-//   4. within the global rate (max_per_second, a bucket)     429 rate_limited
-//   5. an edge from -> to of the report's channel and arch   400 invalid_report,
+//   4. within the id's daily allowance (per_cluster_per_day) 429 rate_limited
+//   5. within the global rate (max_per_second, a bucket;     429 rate_limited
+//      the id's allowance is given back)
+//      (429s carry Retry-After: 60)
+//   6. an edge from -> to of the report's channel and arch   400 invalid_report,
 //      in a graph this engine has (SetEdgeCheck: its own     503 report_not_recorded
 //      graph, or for a forwarding engine the answer its      when it has none to check
-//      upstream gives that cluster)                          against (the agent retries)
-//   6. within the id's daily allowance (per_cluster_per_day) 429 rate_limited
-//      (429s carry Retry-After: 60)
+//      upstream gives that cluster, on a budget of its own)  against (the agent retries)
 // Answers: 200 {"status":"accepted"|"duplicate"}; 400 when the graph builder refuses it
 // (it checks every report against its own graph again); refusals are the reference's
 // error document {"kind": ..., "value": ...}; 503 when the sink fails (the agent
-// retries). A duplicate, a refusal and a failure give the day's allowance back: a resend
-// costs nothing. A refused report is counted in
+// retries). A duplicate and a report the sink could not record give the day's allowance
+// back (a resend costs nothing); one refused at the edge check does not, so that one id
+// cannot make the engine check edges, or use up the global rate, without limit. A refused report is counted in
 // cincinnati_pe_reports_refused_total{reason}. So flooding does not brake an edge:
 // reports need ids that have polled at the edge's source for a while, on an edge that
 // exists where the report says, each id reports a few times a day, every id counts once
@@ -58,7 +60,7 @@ class ReportSink {
   virtual void Submit(UpdateReport report, std::function<void(Result<reports::ReportVerdict>)> done) = 0;
 };
 
-// Checks a report's edge (step 5): `done` is called once, maybe on another thread, with
+// Checks a report's edge (step 6): `done` is called once, maybe on another thread, with
 // OK, InvalidArgument (no such edge: 400), or another error (nothing to check against:
 // 503).
 using EdgeCheck = std::function<void(const UpdateReport& report, std::function<void(Status)> done)>;
@@ -85,7 +87,7 @@ class ReportIntake {
   void SawPoll(std::string_view id, std::string_view version);
   // The clusters seen polling, by version, over time (adoption_history.h).
   std::string AdoptionJson() const { return adoption_.Json(); }
-  // Step 5; unset: every report is refused with 503 (no graph to check against).
+  // Step 6; unset: every report is refused with 503 (no graph to check against).
   void SetEdgeCheck(EdgeCheck check) { edge_check_ = std::move(check); }
   // POST {prefix}/v1/reports; `respond` is called once.
   void Handle(const http_server::Request& request, std::function<void(http_server::Response)> respond);
@@ -95,7 +97,7 @@ class ReportIntake {
   bool TakeToken();
   http_server::Response Refuse(int status, const std::string& kind, const std::string& message);
   http_server::Response RateLimited(const std::string& message);  // 429 with Retry-After
-  // Steps 5 and 6 and the sink, once steps 1 to 4 passed.
+  // Step 6 and the sink, once steps 1 to 5 passed.
   void CheckEdgeAndSubmit(UpdateReport report, int64_t now, std::function<void(http_server::Response)> respond);
   void Submit(UpdateReport report, int64_t now, std::function<void(http_server::Response)> respond);
 
