@@ -28,7 +28,7 @@ std::optional<Response> PolicyEngineService::ServeInsight(const Request& request
   if (auto it = params->find("id"); options_.directory && hotfixes_.load() && it != params->end() && !it->second.empty()) {
     id = it->second;
   }
-  return WithCluster(request, id, respond,
+  return WithCluster(request, id, respond, nullptr,
                      [this, copy = request, path, params = std::move(params).value()](
                          const std::optional<directory::DirectoryAnswer>& cluster) {
                        return AnswerInsight(copy, path, params, cluster);

@@ -287,7 +287,7 @@ void PolicyEngineService::ServeForwarded(const Request& request, const std::stri
 }
 
 std::optional<Response> PolicyEngineService::WithCluster(const Request& request, const std::optional<std::string>& id,
-                                                         const Respond& respond, ClusterAnswer answer) {
+                                                         const Respond& respond, const Sighting* sighting, ClusterAnswer answer) {
   if (!id) return answer(std::nullopt);
   std::optional<directory::DirectoryAnswer> quick = options_.directory->Quick(*id);
   if (!quick && pending_lookups_.load() >= options_.max_pending_lookups) {
@@ -296,7 +296,9 @@ std::optional<Response> PolicyEngineService::WithCluster(const Request& request,
   if (quick) return answer(quick);
   // Waits for the directory off the I/O threads; the request object may be gone then.
   ++pending_lookups_;
-  boost::asio::post(lookups_->pool, [this, id = *id, respond = WithCors(request, respond), answer = std::move(answer)] {
+  // A poll answered later is seen when it is answered (a sighting wraps only this path).
+  Respond later = WithCors(request, sighting ? sighting->Wrap(respond) : respond);
+  boost::asio::post(lookups_->pool, [this, id = *id, respond = std::move(later), answer = std::move(answer)] {
     auto answered = Guarded("cluster directory lookup",
                             [&]() -> Result<Response> { return answer(options_.directory->Lookup(id)); });
     --pending_lookups_;
@@ -306,11 +308,11 @@ std::optional<Response> PolicyEngineService::WithCluster(const Request& request,
 }
 
 std::optional<Response> PolicyEngineService::ServeShared(const Request& request, const std::string& content_type,
-                                                         Parameters params, const Respond& respond) {
+                                                         Parameters params, const Respond& respond, const Sighting* sighting) {
   auto start = std::chrono::steady_clock::now();
   std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
   std::optional<std::string> id = LookupFor(params, hotfixes.get());
-  return WithCluster(request, id, respond,
+  return WithCluster(request, id, respond, sighting,
                      [this, copy = request, content_type, params = std::move(params), hotfixes,
                       start](const std::optional<directory::DirectoryAnswer>& cluster) {
                        ClusterEntitlements entitlements =
@@ -369,9 +371,9 @@ std::optional<Response> PolicyEngineService::Route(const Request& request, const
     ServeForwarded(request, *content_type, *params, sighting ? sighting->Wrap(std::move(forwarded)) : std::move(forwarded));
     return std::nullopt;
   }
-  if (!sighting) return ServeShared(request, *content_type, std::move(params).value(), respond);
-  std::optional<Response> answer = ServeShared(request, *content_type, std::move(params).value(), sighting->Wrap(respond));
-  if (answer) sighting->Saw(*answer);
+  std::optional<Response> answer = ServeShared(request, *content_type, std::move(params).value(), respond,
+                                               sighting ? &*sighting : nullptr);
+  if (answer && sighting) sighting->Saw(*answer);
   return answer;
 }
 

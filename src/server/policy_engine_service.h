@@ -150,7 +150,7 @@ class PolicyEngineService {
   };
   std::optional<Sighting> SightingOf(const Parameters& params) const;
   std::optional<Response> ServeShared(const Request& request, const std::string& content_type, Parameters params,
-                                      const Respond& respond);
+                                      const Respond& respond, const Sighting* sighting = nullptr);
   void ServeForwarded(const Request& request, const std::string& content_type, const Parameters& params,
                       Respond respond);
   ForwardedAnswer FetchForwarded(const ForwardedQuery& query, bool& failed);
@@ -165,8 +165,9 @@ class PolicyEngineService {
   // id or the directory answers without waiting (cache, failure, too many lookups in
   // flight), else on the lookup pool, handing the response to `respond` (nullopt then).
   using ClusterAnswer = std::function<Response(const std::optional<directory::DirectoryAnswer>&)>;
+  // `sighting`: the poll to record once answered (on the lookup pool too).
   std::optional<Response> WithCluster(const Request& request, const std::optional<std::string>& id,
-                                      const Respond& respond, ClusterAnswer answer);
+                                      const Respond& respond, const Sighting* sighting, ClusterAnswer answer);
   // The cluster id to look up for this request, when its answer can depend on it.
   std::optional<std::string> LookupFor(const Parameters& params, const policy::HotfixIndex* hotfixes) const;
   // Counts a directory answer (lookups, cache hits, failures, with a rate-limited log
