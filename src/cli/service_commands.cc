@@ -446,8 +446,10 @@ Status Run(Invocation& inv) {
                                   if ((builder || reports) && r.path == "/metrics") {
                                     engine->UpdateRolloutMetric();
                                     std::vector<const http_server::Registry*> all = {&engine->metrics()};
-                                    if (builder) builder->UpdateMetrics();
-                                    if (builder) all.insert(all.begin(), &builder->metrics());
+                                    if (builder) {
+                                      builder->UpdateMetrics();
+                                      all.insert(all.begin(), &builder->metrics());
+                                    }
                                     if (reports) all.push_back(&reports->metrics);
                                     return http_server::Response::Text(200, http_server::RenderAll(all),
                                                                        server::kMetricsContentType);

@@ -59,30 +59,27 @@ void AddToGroup(std::vector<ConditionalEdge>& groups, ConditionalEdgeRef ref, co
 }  // namespace
 
 std::string YamlLineSafe(std::string_view text) {
+  std::string in(text);
+  MakeValidUtf8(in);  // a YAML reader refuses a file that is not UTF-8
   std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool valid = length != 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (!valid) {
-      out += '?';  // not UTF-8: a YAML reader would refuse the file
-      ++i;
-      continue;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    const std::string_view rest = std::string_view(in).substr(i);
+    // Line breaks to a YAML 1.1 reader, or characters it refuses: control characters but
+    // line feed and tab, NEL and the other C1 controls (U+0080-U+009F), the line and
+    // paragraph separators, and the non-characters U+FFFE and U+FFFF.
+    size_t refused = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ? 1 : 0;
+    if (c == 0xC2 && rest.size() > 1 && static_cast<unsigned char>(rest[1]) < 0xA0) refused = 2;
+    for (std::string_view three : {"\xE2\x80\xA8", "\xE2\x80\xA9", "\xEF\xBF\xBE", "\xEF\xBF\xBF"}) {
+      if (rest.starts_with(three)) refused = 3;
     }
-    const std::string_view sequence = text.substr(i, length);
-    const bool control = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F;
-    // NEL and the C1 controls (U+0080-U+009F), the line and paragraph separators: line
-    // breaks or refused characters to a YAML 1.1 reader.
-    const bool c1 = length == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;
-    const bool separator = sequence == "\xE2\x80\xA8" || sequence == "\xE2\x80\xA9";
-    if (control || c1 || separator) {
-      out += ' ';
+    if (refused == 0) {
+      out += in[i];
     } else {
-      out.append(sequence);
+      out += ' ';
+      i += refused - 1;
     }
-    i += length;
   }
   return out;
 }

@@ -42,7 +42,7 @@ std::string BrakeFromRegex(std::string_view from);
 std::string BrakeFileYaml(const Brake& brake);
 // `text` with every character that a YAML reader takes for a line break (CR, NEL, the
 // line and paragraph separators) or refuses (other control characters, bytes that are
-// not UTF-8) replaced, so that it stays on the lines it is written on; '\n' and tabs kept.
+// not UTF-8, as U+FFFD) replaced, so that it stays on the lines it is written on; '\n' and tabs kept.
 std::string YamlLineSafe(std::string_view text);
 
 // Applies the brakes to a built graph; returns how many edges became conditional.

@@ -95,10 +95,7 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
 GraphBuilderService::~GraphBuilderService() { Stop(); }
 
 void GraphBuilderService::UpdateMetrics() {
-  if (!options_.generations) return;
-  generation_ahead_.Set(options_.generations->SecondsAhead());
-  const double given_up = static_cast<double>(options_.generations->given_up());
-  if (given_up > generations_given_up_.value()) generations_given_up_.Increment(given_up - generations_given_up_.value());
+  if (options_.generations) generation_ahead_.Set(options_.generations->SecondsAhead());
 }
 
 int64_t GraphBuilderService::UnixNow() const {
@@ -165,7 +162,12 @@ std::shared_ptr<const GraphSnapshot> GraphBuilderService::Publish(Graph graph, s
   // apart (core/graph_records.h); the in-process graph keeps them for explanations.
   GraphRecords records;
   std::string document = WriteServedGraphJson(graph, &records, options_.record_prefixes);
-  const uint64_t generation = options_.generations ? options_.generations->For(Sha256Hex(document)) : 0;
+  uint64_t generation = 0;
+  if (options_.generations) {
+    const uint64_t given_up = options_.generations->given_up();
+    generation = options_.generations->For(Sha256Hex(document));
+    generations_given_up_.Increment(static_cast<double>(options_.generations->given_up() - given_up));
+  }
   snapshot->json = std::make_shared<const View>(std::move(document));
   snapshot->records = std::make_shared<const View>(WriteGraphRecordsJson(records));
   snapshot->graph = std::make_shared<const Graph>(std::move(graph));
