@@ -93,7 +93,7 @@ void BM_AgentPoll_Golden47(benchmark::State& state) {
 }
 BENCHMARK(BM_AgentPoll_Golden47)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime()->UseRealTime();
 
-// Hostile answers (issue 25): what reading them costs in time, and in memory measured in
+// Hostile answers: what reading them costs in time, and in memory measured in
 // a child process of its own (its peak resident set, ru_maxrss), so that one case's
 // peak does not hide the next one's.
 //   duplicate_edges: the edge 4.1.0 -> 4.1.1 a million times (6 MB): kept as one update

@@ -116,7 +116,7 @@ void BM_PerClusterAnswer_Pieces(benchmark::State& state) {
 }
 BENCHMARK(BM_PerClusterAnswer_Pieces)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
-// range(0): 1 for signed answers (issue 32). The whole of a request's work in the policy
+// range(0): 1 for signed answers. The whole of a request's work in the policy
 // engine after the query is parsed, as the server does it for a CVO (gzip, its own id,
 // its version): the answer from pieces, the response's headers, the head lines from the
 // signer (signed or the generation lines alone) and the response head written.

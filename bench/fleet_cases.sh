@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 31, part 4: what phased rollouts and automatic brakes buy a fleet.
+# What phased rollouts and automatic brakes buy a fleet.
 #
 # A real-size channel (stable-4.11 of the shared fixture's graph-data, December 2022,
 # 52 releases) gets a new release, 4.11.19, a day after the start; its edge from the

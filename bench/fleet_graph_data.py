@@ -1,6 +1,6 @@
 # A real-size channel with one new release, as graph-data 2.0.0 plus release documents,
-# for bench/fleet_cases.sh (issue 31, part 4: what phased rollouts and automatic brakes
-# buy a fleet).
+# for bench/fleet_cases.sh (what phased rollouts and automatic brakes buy a
+# fleet).
 #
 # From the shared fixture (OpenShift's graph-data of December 2022) it keeps one channel
 # (stable-4.11 by default: 52 releases, 4.10.3 to 4.11.18), its blocked edges and risks

@@ -5,14 +5,14 @@
 # our throughput as a ratio of nginx's. A third case, "phased", is per-cluster answers
 # of a ~165 KB phased-rollout channel (graph-data 2.x, weekly releases with P2D/P14D
 # windows, clock frozen a day after the latest release) with a random cluster id on
-# every request, against nginx serving one such answer. Issue 6 adds:
+# every request, against nginx serving one such answer. Also:
 #  * "target": channel-target views (--views.channel_targets '*') of the large
 #    channel, `version` chosen at random among its 200 releases on every request;
 #  * "lookup": the 4.x example with its hotfix, `id` chosen at random among 1,000
 #    clusters known to a remote cluster directory (a small Python server on
 #    127.0.0.1), after one warm-up pass: the cache-hit path;
 #  * "sqlite": the same with the embedded SQLite directory (a query per request).
-# Issue 12 adds real answer sizes: every channel of the shared fixture's graph-data
+# And real answer sizes: every channel of the shared fixture's graph-data
 # (OpenShift's, December 2022) served over releases made for it by
 # bench/real_releases.py; ten channels whose answers span 1.4 KB to 173 KB, each at 1,
 # 32 and 64 connections (the "real-<channel>" rows).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of signed answers (issue 32): `cincinnati serve` with and without
+# The cost of signed answers: `cincinnati serve` with and without
 # --signing.keys on the same inputs, loaded the same way, in the same run, runs
 # alternating. The input is the hardest real case for the signature cache: per-cluster
 # answers of a real-size phased channel (stable-4.8 in OpenShift's graph of November

@@ -375,7 +375,7 @@ int PiecedDocumentEntry(const uint8_t* data, size_t size) {
   return 0;
 }
 
-// An agent's update report (issue 31): decoding is total, and what decodes encodes to
+// An agent's update report: decoding is total, and what decodes encodes to
 // a document that decodes to the same report.
 int UpdateReportDocument(const uint8_t* data, size_t size) {
   auto report = DecodeUpdateReport(Text(data, size));
@@ -386,7 +386,7 @@ int UpdateReportDocument(const uint8_t* data, size_t size) {
   return 0;
 }
 
-// A signed answer (issue 32): the header's first line, the body the rest. Checking any
+// A signed answer: the header's first line, the body the rest. Checking any
 // header against any body is total and says why; what is signed for these bytes
 // verifies, and a byte changed does not.
 const std::shared_ptr<const SigningKey>& FuzzKey() {

@@ -1,4 +1,4 @@
-// Update reports (issue 31) end to end: real `cincinnati agent` processes with
+// Update reports end to end: real `cincinnati agent` processes with
 // --reports.url, releases in a real registry (update_test_fixture.h), and a real HTTP
 // receiver on 127.0.0.1 standing in for the update service's {prefix}/v1/reports.
 #include <set>

@@ -1,4 +1,4 @@
-// Update reports (issue 31), the agent's side, in process on a ManualClock: the outbox
+// Update reports, the agent's side, in process on a ManualClock: the outbox
 // against a real HTTP receiver on 127.0.0.1 (back-off, Retry-After, what is dropped),
 // the runner's attempts (ids, ends, once a day for a repeated refusal, kept across a
 // restart), and the agent queuing a report before it marks the attempt reported.

@@ -1,4 +1,4 @@
-// The agent's half of the signed-answer tests (issue 32), shared by
+// The agent's half of the signed-answer tests, shared by
 // agent_signature_test.cc and agent_signature_lists_test.cc: a graph server whose answer
 // the test sets (signed with SignAnswer, gzip-encoded when asked), the answers a cluster
 // at 4.12.3 is offered, and a fixture that runs real `cincinnati agent` processes

@@ -1,4 +1,4 @@
-// Signed graph answers (issue 32), the agent's half, continued: what the lists show
+// Signed graph answers, the agent's half, continued: what the lists show
 // after a refusal (as the CVO's cache policy says: kept on a poll, gone after a change of
 // query or a day; what 24 hours do is shown on the retriever itself, in this process, on
 // a manual clock), key rotation without a gap, and the key flags checked at start.

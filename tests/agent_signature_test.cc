@@ -1,4 +1,4 @@
-// Signed graph answers (issue 32), the agent's half: real `cincinnati agent` processes
+// Signed graph answers, the agent's half: real `cincinnati agent` processes
 // with --upstream.public-keys against a graph server on 127.0.0.1 that serves what the
 // test says (agent_signature_fixture.h). Every refusal says its reason in
 // RetrievedUpdates and leaves the lists the agent shows as they were; a rolled-back

@@ -80,7 +80,7 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
   EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.1");
 }
 
-// Issue 30: once an update completes, the release just installed leaves the list of
+// Once an update completes, the release just installed leaves the list of
 // updates at once, not at the next poll (here 600 s away).
 TEST_F(UpdateTest, TheInstalledReleaseLeavesTheAvailableUpdatesAtOnce) {
   const std::string target = Push("4.1.1", "4.1.0");

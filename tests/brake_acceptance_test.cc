@@ -1,4 +1,4 @@
-// Issue 31's acceptance, end to end on real processes: releases 4.1.0 and 4.1.1 in a
+// Automatic brakes from fleet reports, end to end on real processes: releases 4.1.0 and 4.1.1 in a
 // real docker-registry, signed with a fresh GnuPG key; a graph builder scraping it; two
 // policy engines reading the graph builder (one for real agents, one for a simulated
 // fleet) and a third chained behind the first, as a disconnected site's would be.

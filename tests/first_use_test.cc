@@ -1,4 +1,4 @@
-// What a new user trips over when starting a service (issue 17): a path that does not
+// What a new user trips over when starting a service: a path that does not
 // exist is an error at start-up, and a first refresh that fails says that no graph is
 // served yet instead of "still serving the previous graph".
 #include <gtest/gtest.h>
@@ -132,7 +132,7 @@ TEST(UpdateDemoTest, ATakenPortIsRefusedBeforeAnythingStarts) {
 }
 
 // scripts/run.sh printed 8081 and 9081 whatever ports it was given, and never named the
-// graph page (issue 30).
+// graph page.
 TEST(RunScriptTest, TheBannerNamesThePageAndThePortsGiven) {
   int service_port = 0, status_port = 0;
   {

@@ -1,4 +1,4 @@
-// `cincinnati fleet simulate` (issue 31, part 3): its parsers, the digests it reads answers
+// `cincinnati fleet simulate`: its parsers, the digests it reads answers
 // into, and whole runs against the `serve` it starts (real processes, real HTTP on
 // 127.0.0.1, a simulated clock both share): a failing edge is braked and later clusters
 // do not take it, more clusters fail without brakes, phased clusters take an edge at their

@@ -1,4 +1,4 @@
-// The freeze attack (issue 32), demonstrated on real processes: a replaying proxy sits
+// The freeze attack, demonstrated on real processes: a replaying proxy sits
 // between a real agent and a real `serve` that signs its answers. It passes answers on,
 // then freezes and replays the last one forever, as a compromised mirror or a stale
 // cache would. The service blocks an edge meanwhile; the agent, which checks signatures,

@@ -57,7 +57,7 @@ TEST_F(OperatorE2ETest, TwoFailuresPauseTheRestUntilResumed) {
   })) << kube::WriteJson(Config("on-time"), 2);
   WaitForPasses("on-time", 2);
   EXPECT_EQ(Phase("on-time"), "Pending");
-  // Issue 30: `upgrades list` says why a cluster waits (the fleet's pause first), and lists
+  // `upgrades list` says why a cluster waits (the fleet's pause first), and lists
   // a cluster whose UpgradeConfig file cannot be read; `status` says why it is missing.
   WriteFile(configs_ / "mistyped.yaml",
             "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nspec:\n  type: OSD\n  upgradAt: \"2026-01-01T00:00:00Z\"\n");

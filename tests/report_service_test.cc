@@ -1,4 +1,4 @@
-// Update reports and automatic brakes over real HTTP (issue 31): `serve`, and a graph
+// Update reports and automatic brakes over real HTTP: `serve`, and a graph
 // builder with a policy engine forwarding to it, on the 4.x example. Clusters poll with
 // their ids, report how their update from 4.13.1 to 4.13.2 went, and the edge is braked
 // in every answer once 3 of 20 failed; a person clears it. Reports that cannot be

@@ -66,7 +66,7 @@ TEST(SemverTest, EqualityIgnoresBuildMetadata) {
 }
 
 TEST(SemverTest, PrecedenceFollowsSemVerSpec) {
-  // The ordering example of semver.org §11.
+  // The ordering example of the SemVer 2.0.0 specification (semver.org).
   std::vector<std::string> ordered = {"1.0.0-alpha",      "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta",
                                       "1.0.0-beta.2",     "1.0.0-beta.11", "1.0.0-rc.1",       "1.0.0",
                                       "1.0.1",            "1.1.0",         "2.0.0",            "10.0.0"};

@@ -1,4 +1,4 @@
-// Signed graph answers from the services (issue 32), over real HTTP: `serve` and a
+// Signed graph answers from the services, over real HTTP: `serve` and a
 // policy engine on a graph builder sign every answer with a fresh Ed25519 key; the
 // signature verifies over the exact bytes (plain or gzip), for the channel and arch
 // asked; the graph's generation survives a restart and grows with a new graph; a policy

@@ -1,4 +1,4 @@
-// A proxy on the path to an update service, for the signed-answer tests (issue 32): it
+// A proxy on the path to an update service, for the signed-answer tests: it
 // passes GETs on (with their Accept header) and keeps the last 200 answer to each
 // target while recording; frozen, it replays what it kept, headers and all; `Tamper`
 // changes what it passes on (a forged error, rewritten headers). What a compromised

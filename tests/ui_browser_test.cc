@@ -192,7 +192,7 @@ TEST_F(UiBrowserTest, PickAChannelClickAReleaseAndDrawAPath) {
   Screenshot(browser, "4-explain-and-blocked-edges.png");
 }
 
-// What a new user met (issue 30): the page opened on the alphabetically first channel
+// What a new user met: the page opened on the alphabetically first channel
 // (candidate-4.12), had no legend, named risks only in tooltips, did not count blocked
 // edges, showed an empty description row and let a pull spec overflow the side panel.
 TEST_F(UiBrowserTest, ANewUserSeesAStableChannelALegendAndTheRisks) {

@@ -25,13 +25,13 @@
 // (available_updates.h: KeptLimits), and is cancelled by a stop, as are downloads and
 // signature searches: Run returns within about a second of its stop.
 //
-// Update reports (issue 31), when options.reports.url is set: once an update attempt
+// Update reports, when options.reports.url is set: once an update attempt
 // has ended (update_runner.h), the update loop queues its report in the state
 // directory (report_outbox.h) and only then marks the attempt reported, then wakes the
 // retrieval loop, which sends what is due after each retrieval pass. A report that
 // cannot be queued (a full disk) holds nothing back: it is queued at a later pass.
 //
-// Signed answers (issue 32), when options.answer_keys is set: the retriever checks each
+// Signed answers, when options.answer_keys is set: the retriever checks each
 // answer's signature (answer_trust.h) before reading it; the upstreams that signed
 // and their newest graph generation taken are kept in the store, read back when the
 // agent opens. What the retrieved lists answer (ListsOrigin) is saved as annotations of
@@ -96,7 +96,7 @@ struct AgentOptions {
   // answers are not checked at all) and whether an unsigned answer is refused.
   std::optional<TrustedKeys> answer_keys;
   bool require_answer_signature = false;
-  UpdateOptions update;                 // steps 6-11: verification, registry, timeouts
+  UpdateOptions update;                 // verification, registry, timeouts
   ReportOutboxOptions reports;          // url empty: no report is queued or sent
   // Called on the update loop's thread once the agent's own manifests of a new release
   // are applied (update.hand_over): the embedding re-executes `binary` ("": itself)

@@ -1,4 +1,4 @@
-// The agent's update reports (issue 31; agent.h says when they are queued and sent):
+// The agent's update reports (agent.h says when they are queued and sent):
 // the update loop queues the report of an attempt that has ended, the retrieval loop
 // sends what is due.
 #include <spdlog/spdlog.h>

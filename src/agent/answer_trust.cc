@@ -24,8 +24,8 @@ Result<uint64_t> GenerationOf(const JsonValue& record) {
   return static_cast<uint64_t>(*n);
 }
 
-// One recorded upstream: {"upstream": URL, "newestGeneration": G}. The first record of
-// issue 32 was one such object alone, and reads as a list of one.
+// One recorded upstream: {"upstream": URL, "newestGeneration": G}. The first agents to
+// record upstreams wrote one such object alone, and reads as a list of one.
 Result<std::pair<std::string, uint64_t>> SignerOf(const JsonValue& entry) {
   const JsonValue* upstream = entry.Find("upstream");
   if (!upstream || !upstream->is_string()) return Status::InvalidArgument("upstream is not a string");

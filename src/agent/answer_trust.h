@@ -1,4 +1,4 @@
-// AnswerTrust: the agent's check of signed graph answers (issue 32; the header and what
+// AnswerTrust: the agent's check of signed graph answers (the header and what
 // a signature binds are in core/answer_signature.h). With trusted keys
 // (--upstream.public-keys), every answer of the update service is checked after it
 // arrives and before it is read: a signed answer must be signed by a trusted key, over

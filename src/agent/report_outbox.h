@@ -1,4 +1,4 @@
-// ReportOutbox: the agent's update reports (issue 31, core/update_report.h) on their
+// ReportOutbox: the agent's update reports (core/update_report.h) on their
 // way to the update service, one per update attempt.
 //
 // Contract:

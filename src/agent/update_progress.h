@@ -1,4 +1,4 @@
-// UpdateProgress: where an update stands (steps 6-11 of the loop), persisted in the
+// UpdateProgress: where an update stands (from verifying a release to applying it), persisted in the
 // object store after every phase change so that a restart (a kill -9, or the agent's
 // own hand-over to the new release) resumes at the same phase.
 //
@@ -9,7 +9,7 @@
 // with JSON conversion; FromJson is total (a bad document is an error), and a document
 // of an older agent, without the attempt's fields, reads with their defaults.
 //
-// An attempt (issue 31: one update report each) begins when an update starts, and again
+// An attempt (one update report each) begins when an update starts, and again
 // at each retry of a refused release; it ends once, Completed or Failed (result), and
 // what happens after (a recovery) changes nothing of it. `reported` says that its report
 // was queued (or that none is due), so a restart neither loses nor repeats it.

@@ -1,5 +1,5 @@
-// UpdateRetriever: steps 1-3 of the CVO's update loop (openshift/cincinnati:
-// docs/design/openshift.md), the CVO's available-updates worker: decides whether to ask
+// UpdateRetriever: the first half of the CVO's update loop (as openshift/cincinnati's
+// docs/design/openshift.md describes it), the CVO's available-updates worker: decides whether to ask
 // the update service, asks it, reads the answer, evaluates the risks of conditional
 // updates, and yields what ClusterVersion's status shows (availableUpdates,
 // conditionalUpdates with their Recommended condition, the RetrievedUpdates condition).

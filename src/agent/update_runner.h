@@ -1,5 +1,5 @@
-// UpdateRunner: steps 6-11 of the CVO's update loop (openshift/cincinnati:
-// docs/design/openshift.md) for a requested release: verify the signature, download
+// UpdateRunner: the second half of the CVO's update loop (as openshift/cincinnati's
+// docs/design/openshift.md describes it) for a requested release: verify the signature, download
 // the payload, check its layout, version and the preconditions, then apply its
 // manifests group by group until every component reports the new version.
 //
@@ -29,7 +29,7 @@
 // disk while downloading is RetrievePayload naming the disk, retried after
 // `retry_after`.
 //
-// Attempts (issue 31, update_progress.h): Start, and each retry of a refused release,
+// Attempts (update_progress.h): Start, and each retry of a refused release,
 // begin an attempt with a fresh random id, noting the running version, the channel and
 // the arch. It ends, once, at the first of: Completed; Fail (Failed, the refusal's
 // reason, no component); a ClusterOperator not done after `component_timeout`

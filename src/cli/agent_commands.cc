@@ -129,7 +129,7 @@ Status HandOverTo(const std::string& binary, std::vector<std::string> args, cons
                                      std::strerror(errno)));
 }
 
-// Signed answers (issue 32): the keys the update service's answers are checked with.
+// Signed answers: the keys the update service's answers are checked with.
 Status SetAnswerSignatures(const AgentArgs& a, agent::AgentOptions& options) {
   if (a.upstream_public_keys.empty()) {
     if (!a.require_signature) return Status::OK();  // nothing is checked

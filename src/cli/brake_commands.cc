@@ -1,4 +1,4 @@
-// `cincinnati brakes list|confirm|clear` (issue 31): what the automatic brakes hold, and
+// `cincinnati brakes list|confirm|clear`: what the automatic brakes hold, and
 // a person's say over them, through the graph builder's (or serve's) brakes API.
 #include <fmt/format.h>
 #include <simdjson.h>

@@ -1,4 +1,4 @@
-// `cincinnati fleet simulate` (issue 31, part 3): N simulated clusters against a real
+// `cincinnati fleet simulate`: N simulated clusters against a real
 // update service over HTTP, on a simulated clock the service shares. Either against a
 // running service (`--service URL` with its clock flags `--start`, `--time-scale`,
 // `--epoch`), or, the common case, against a `cincinnati serve` it starts as its own

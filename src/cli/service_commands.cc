@@ -342,7 +342,7 @@ Status Run(Invocation& inv) {
     return Status::InvalidArgument(fmt::format("signatures.dir {}: not a directory", signatures_dir));
   }
 
-  // Update reports and brakes (issue 31): opened first, so that they outlive the services
+  // Update reports and brakes: opened first, so that they outlive the services
   // that call into them.
   CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<env::Clock> clock, ServiceClock(s));
   CINCINNATI_ASSIGN_OR_RETURN(

@@ -120,7 +120,7 @@ std::vector<Flag> Flags(Role role) {
     };
     flags.insert(flags.end(), upstream.begin(), upstream.end());
   }
-  // Signed answers (issue 32).
+  // Signed answers.
   flags.push_back({"--signing.keys", "signing.keys",
                    "Ed25519 private keys (PEM files, comma-separated; two during a key rotation) that sign every graph answer"});
   flags.push_back({"--signing.validity_secs", "signing.validity_secs",

@@ -1,4 +1,4 @@
-// Update reports and automatic brakes in the services (issue 31): their settings and the
+// Update reports and automatic brakes in the services: their settings and the
 // parts `graph-builder`, `policy-engine` and `serve` run for them.
 //
 //  - graph-builder and serve keep the reports and decide brakes when `reports.state_dir`

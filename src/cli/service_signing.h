@@ -1,4 +1,4 @@
-// Signed answers in the services (issue 32): their settings and the parts they run.
+// Signed answers in the services: their settings and the parts they run.
 //  - graph-builder and serve number their graphs (server/graph_generation.h), kept in
 //    `signing.state_dir` when set, and send the number with every graph.
 //  - graph-builder signs its /graph answers (channel and arch empty), policy-engine and

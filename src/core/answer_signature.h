@@ -1,4 +1,4 @@
-// Signed graph answers (issue 32): what an update service signs so that a cluster can
+// Signed graph answers: what an update service signs so that a cluster can
 // tell a real, fresh answer from a stale, replayed or forged one, and how it is checked.
 //
 // The answer's bytes are not changed: the signature travels in one response header,

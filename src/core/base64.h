@@ -1,4 +1,4 @@
-// Base64 (RFC 4648 §4, with padding) for registry credentials, Basic authentication
+// Base64 (RFC 4648's standard alphabet, with padding) for registry credentials, Basic authentication
 // and test tools. Pure functions over OpenSSL's codec; thread-safe. Decoding returns an
 // error for input that is not base64, never throws.
 #pragma once

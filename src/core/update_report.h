@@ -1,6 +1,6 @@
 // UpdateReport: what an agent says about one update attempt once it has ended, and its
 // wire form, the JSON object an agent POSTs to the update service's {prefix}/v1/reports
-// (issue 31: the fleet reports how updates went, and the service brakes a bad edge):
+// (the fleet reports how updates went, and the service brakes a bad edge):
 //
 //   {"clusterID":"<UUID>","attempt":"<1-64 hex digits>","from":"4.13.1","to":"4.13.2",
 //    "arch":"amd64","channel":"stable-4.13","result":"Completed"|"Failed",

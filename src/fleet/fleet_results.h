@@ -1,4 +1,4 @@
-// What a fleet simulation found, and where it writes it (issue 31, part 3).
+// What a fleet simulation found, and where it writes it.
 //
 // FleetResults is filled by the simulation as it runs (counters, hourly adoption rows,
 // one record per failing edge) and completed at the end with the service's brakes

@@ -1,4 +1,4 @@
-// What a fleet simulation is told (issue 31, part 3: `cincinnati fleet simulate`), and the
+// What a fleet simulation is told (`cincinnati fleet simulate`), and the
 // parsers of the flag values that describe the fleet:
 //
 //   durations       "0", "90s", "30m", "6h", "2d", "1h30m"          ParseSimDuration

@@ -1,5 +1,5 @@
-// Simulation: N simulated clusters against a real update service over HTTP (issue 31,
-// part 3), event-driven on simulated time.
+// Simulation: N simulated clusters against a real update service over HTTP,
+// event-driven on simulated time.
 //
 // Each cluster has an id (a UUID from the seed), a poll interval drawn from [2 min, 4 min)
 // and a phase in it, a start version, and whether it takes updates on its own (the

@@ -108,7 +108,7 @@ class TreeBuilder {
   YAML::Node root() const { return root_ ? *root_ : YAML::Node(); }
 
  private:
-  // A later anchor of the same name shadows the earlier one (YAML 1.2 §3.2.2.2).
+  // A later anchor of the same name shadows the earlier one (as YAML 1.2 says of anchors).
   void Remember(const std::string& name, const YAML::Node& node, size_t weight) {
     anchors_.erase(name);
     anchors_.emplace(name, Anchored{node, weight});

@@ -218,7 +218,7 @@ Status FleetReader::Completed(bool scalar, ScalarType type, std::string_view tex
   return Status::OK();
 }
 
-// A later anchor of the same name shadows the earlier one (YAML 1.2 §3.2.2.2).
+// A later anchor of the same name shadows the earlier one (as YAML 1.2 says of anchors).
 void FleetReader::Remember(std::string_view name, Anchor anchor) {
   anchor.name_begin = static_cast<uint32_t>(anchor_names_.size());
   anchor.name_size = static_cast<uint32_t>(name.size());

@@ -7,7 +7,8 @@
 // the step answering "not done yet" until it has finished.
 //
 // Where we differ from the reference (its known quirks): UpgradeDelayedCheck has its own
-// condition type; the timestamps of steps 1, 8, 9 and 12 are recorded once; capacity and
+// condition type; the timestamp gauges (upgrade, control plane and worker starts and ends) are
+// recorded once per version; capacity and
 // drain are hook commands (the Kubernetes parts are not built); PostUpgradeProcedures
 // (FedRAMP file integrity) is Kubernetes-only and always done.
 #pragma once

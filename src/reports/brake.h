@@ -1,6 +1,6 @@
 // Brake: an update edge the graph builder stopped offering to everyone at once, because
 // its clusters' reports crossed the brake rule (brake_rule.h), and how it shows in the
-// served graph (issue 31).
+// served graph.
 //
 // A brake is exactly what a graph-data conditional blocked-edges file with the matching
 // rule Always would do: ApplyBrakes turns every edge F -> N of the graph whose versions

@@ -1,5 +1,5 @@
 // BrakeRule: when the reports of an update edge say, with stated confidence, that it
-// fails too often, and the graph builder should brake it (issue 31).
+// fails too often, and the graph builder should brake it.
 //
 // Counted per edge over distinct clusters: n clusters reported an attempt on the edge,
 // k of them a failure that counts. The edge is braked when n >= min_clusters and the

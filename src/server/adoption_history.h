@@ -1,5 +1,5 @@
 // AdoptionHistory: how many clusters a policy engine saw polling at each version, over
-// time (issue 31): the graph page's adoption curves, the picture the fleet simulator
+// time: the graph page's adoption curves, the picture the fleet simulator
 // draws in adoption.svg, from the fleet that really polls. Each sample counts the ids
 // whose last poll was within `window` seconds (a day by default: agents poll every few
 // minutes) by the version they last polled at (poll_sightings.h; only polls with a UUID

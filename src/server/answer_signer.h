@@ -1,4 +1,4 @@
-// AnswerSigner: the header lines of a service's graph answers (issue 32; the signature's
+// AnswerSigner: the header lines of a service's graph answers (the signature's
 // format in core/answer_signature.h):
 //   Cincinnati-Graph-Generation: G            (always: graph_generation.h)
 //   Cincinnati-Graph-Fresh: F                 (always)

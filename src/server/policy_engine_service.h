@@ -85,10 +85,10 @@ struct PolicyEngineOptions {
   size_t directory_threads = 8;
   size_t max_pending_lookups = 1024;  // beyond: fail open at once
   std::chrono::milliseconds directory_log_interval{60000};
-  // Update reports (issue 31): agents' POST {prefix}/v1/reports, and the polls it must
+  // Update reports: agents' POST {prefix}/v1/reports, and the polls it must
   // see (report_intake.h). Null: the path is not served.
   std::shared_ptr<ReportIntake> reports;
-  // Signed answers (issue 32; answer_signer.h): every answer from the shared graph carries
+  // Signed answers (answer_signer.h): every answer from the shared graph carries
   // Cincinnati-Signature and Cincinnati-Graph-Generation. Null: unsigned.
   std::shared_ptr<AnswerSigner> signer;
   // The upstream's signed answers are checked against these keys (upstream_trust.h);

@@ -1,5 +1,5 @@
-// MakeReportRelay: a policy engine's sink that forwards update reports to its graph builder
-// (issue 31), which owns the decision as it owns the graph. Reports queue (at most
+// MakeReportRelay: a policy engine's sink that forwards update reports to its graph builder,
+// which owns the decision as it owns the graph. Reports queue (at most
 // 10,000; beyond, refused at once and the agent retries) and leave in batches of up to
 // 256 on a thread of its own (report_batches.h): POST `url` (the graph builder's {prefix}/v1/reports) with
 // a JSON array, "Authorization: Bearer <token>", a timeout. Each agent is answered only

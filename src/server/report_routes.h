@@ -1,4 +1,4 @@
-// The graph builder's side of update reports and brakes (issue 31):
+// The graph builder's side of update reports and brakes:
 //
 //  - MakeBoardSink: a policy engine's sink for the brake board in the same process
 //    (`serve`), batching (report_batches.h): one commit per batch, and the HTTP

@@ -1,4 +1,4 @@
-// UpstreamTrust: a policy engine's check of its upstream's signed answers (issue 32),
+// UpstreamTrust: a policy engine's check of its upstream's signed answers,
 // the service-side twin of the agent's answer_trust.
 //
 // With trusted keys (upstream.cincinnati.public_keys), a graph or forwarded answer from
