@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "test_util.h"
 
@@ -74,6 +75,31 @@ TEST_P(ReadmeTest, EveryCommandRunsAsWritten) {
 
 INSTANTIATE_TEST_SUITE_P(Docs, ReadmeTest, ::testing::Values("README.md", "examples/README.md"),
                          [](const auto& info) { return info.param == "README.md" ? "README" : "examples_README"; });
+
+// README's Layout table names every folder of src/ (and of the top level it lists), and
+// names none that is gone: a room added, moved or removed changes the table with it.
+TEST(ReadmeLayoutTest, TheTableNamesEveryFolderOfSrcAndNoneThatIsGone) {
+  const fs::path source = testing::Examples().parent_path();
+  const std::string readme = testing::ReadFile(source / "README.md");
+  const size_t begin = readme.find("\n## Layout\n");
+  ASSERT_NE(begin, std::string::npos) << "README.md has no Layout section";
+  const size_t end = readme.find("\n## ", begin + 1);
+  const std::string section = readme.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  std::set<std::string> rows;
+  static const std::regex row("\\n\\| `([^`]+?)/?` \\|");
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), row); it != std::sregex_iterator(); ++it) {
+    rows.insert((*it)[1]);
+  }
+  ASSERT_FALSE(rows.empty()) << "no rows in README.md's Layout table";
+  for (const auto& entry : fs::directory_iterator(source / "src")) {
+    if (!entry.is_directory()) continue;
+    const std::string name = "src/" + entry.path().filename().string();
+    EXPECT_TRUE(rows.count(name)) << name << " has no row in README.md's Layout table";
+  }
+  for (const std::string& name : rows) {
+    EXPECT_TRUE(fs::is_directory(source / name)) << "README.md's Layout table names " << name << ", which is not a folder";
+  }
+}
 
 }  // namespace
 }  // namespace cincinnati
