@@ -236,4 +236,15 @@ Result<Graph> EdgeAddRemove::Apply(Graph graph, TransformContext& context) const
   return graph;
 }
 
+PluginStep EdgeAddRemoveFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown(
+      {"key_prefix", "remove_all_edges_value", "remove_consumed_metadata", "include_conditional_edges"}));
+  EdgeAddRemoveSettings s;
+  s.key_prefix = r.Get("key_prefix", s.key_prefix);
+  s.remove_all_edges_value = r.Get("remove_all_edges_value", s.remove_all_edges_value);
+  CINCINNATI_ASSIGN_OR_RETURN(s.remove_consumed_metadata, r.Bool("remove_consumed_metadata", false));
+  CINCINNATI_ASSIGN_OR_RETURN(s.include_conditional_edges, r.Bool("include_conditional_edges", true));
+  return std::unique_ptr<GraphTransform>(std::make_unique<EdgeAddRemove>(s));
+}
+
 }  // namespace cincinnati

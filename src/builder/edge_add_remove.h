@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/metadata_keys.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 
 namespace cincinnati {
@@ -44,5 +45,9 @@ class EdgeAddRemove : public GraphTransform {
 // Materializes the graph's risk templates into conditional edges grouped by identical
 // risk lists (appended to existing groups' list), then clears the templates.
 Status MaterializeRisks(Graph& graph);
+
+// The `edge-add-remove` plugin table: key_prefix, remove_all_edges_value,
+// remove_consumed_metadata, include_conditional_edges.
+PluginStep EdgeAddRemoveFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati

@@ -111,4 +111,20 @@ Result<Graph> GraphDataGitSource::Apply(Graph graph, TransformContext& context) 
   return graph;
 }
 
+PluginStep GraphDataGitSourceFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown(
+      {"url", "reference_branch", "reference_revision", "output_directory", "graph_data_path", "output_allowlist"}));
+  GraphDataGitSettings s;
+  s.url = r.Get("url", "");
+  s.output_directory = r.Get("output_directory", "");
+  if (s.url.empty() || s.output_directory.empty()) {
+    return Status::InvalidArgument("plugin 'git-secondary-metadata-scrape': url and output_directory are required");
+  }
+  s.reference_branch = r.Get("reference_branch", s.reference_branch);
+  s.reference_revision = r.Get("reference_revision", s.reference_revision);
+  s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
+  s.output_allowlist = r.List("output_allowlist", s.output_allowlist);
+  return std::unique_ptr<GraphTransform>(std::make_unique<GraphDataGitSource>(s));
+}
+
 }  // namespace cincinnati

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "builder/graph_data_image_source.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 
 namespace cincinnati {
@@ -22,7 +23,7 @@ struct GraphDataGitSettings {
   std::string reference_revision;           // a commit id
   std::string output_directory;             // required
   std::string graph_data_path = "/";
-  std::vector<std::string> output_allowlist = GraphDataImageSettings{}.output_allowlist;
+  std::vector<std::string> output_allowlist = DefaultGraphDataAllowlist();
 };
 
 // "URL#REF": REF is a 40-hex commit id (a revision) or a branch name; without "#REF",
@@ -40,5 +41,9 @@ class GraphDataGitSource : public GraphTransform {
   mutable std::mutex mu_;
   mutable std::string last_commit_, last_tar_;
 };
+
+// The `git-secondary-metadata-scrape` plugin table: url and output_directory (required),
+// reference_branch, reference_revision, graph_data_path, output_allowlist.
+PluginStep GraphDataGitSourceFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati

@@ -129,4 +129,31 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
   return graph;
 }
 
+PluginStep GraphDataImageSourceFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({"registry", "repository", "tag", "output_directory", "graph_data_path",
+                                           "output_allowlist", "username", "password", "credentials_path",
+                                           "root_certificate_dir", "verify_signature", "signature_baseurl",
+                                           "public_keys_path"}));
+  GraphDataImageSettings s;
+  s.registry = r.Get("registry", "");
+  s.repository = r.Get("repository", "");
+  s.tag = r.Get("tag", s.tag);
+  if (s.registry.empty() || s.repository.empty() || s.tag.empty()) {
+    return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': registry, repository and tag are required");
+  }
+  s.output_directory = r.Get("output_directory", "");
+  if (s.output_directory.empty()) {
+    return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': output_directory is required");
+  }
+  s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
+  s.output_allowlist = r.List("output_allowlist", s.output_allowlist);
+  s.credentials = {r.Get("username", ""), r.Get("password", "")};
+  s.credentials_path = r.Get("credentials_path", "");
+  s.client.ca_path = r.Get("root_certificate_dir", "");
+  CINCINNATI_ASSIGN_OR_RETURN(s.verify_signature, r.Bool("verify_signature", false));
+  s.signature_baseurl = r.Get("signature_baseurl", s.signature_baseurl);
+  s.public_keys_path = r.Get("public_keys_path", "");
+  return std::unique_ptr<GraphTransform>(std::make_unique<GraphDataImageSource>(s));
+}
+
 }  // namespace cincinnati

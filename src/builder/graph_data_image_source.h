@@ -17,11 +17,18 @@
 #include <string>
 #include <vector>
 
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 #include "registry/client.h"
 #include "registry/manifest.h"
 
 namespace cincinnati {
+
+// The files of graph-data a scrape keeps by default (an image's or a git repository's).
+inline std::vector<std::string> DefaultGraphDataAllowlist() {
+  return {"(^|/)LICENSE$", "(^|/)channels/.+\\.ya+ml$", "(^|/)blocked-edges/.+\\.ya+ml$",
+          "(^|/)hotfixes/.+\\.ya+ml$", "(^|/)raw/metadata.json$", "(^|/)version$"};
+}
 
 struct GraphDataImageSettings {
   std::string registry;
@@ -29,9 +36,7 @@ struct GraphDataImageSettings {
   std::string tag = "latest";
   std::string output_directory;  // required
   std::string graph_data_path = "/";
-  std::vector<std::string> output_allowlist = {"(^|/)LICENSE$", "(^|/)channels/.+\\.ya+ml$",
-                                               "(^|/)blocked-edges/.+\\.ya+ml$", "(^|/)hotfixes/.+\\.ya+ml$",
-                                               "(^|/)raw/metadata.json$", "(^|/)version$"};
+  std::vector<std::string> output_allowlist = DefaultGraphDataAllowlist();
   registry::Credentials credentials;
   std::string credentials_path;
   registry::ClientOptions client;
@@ -63,5 +68,11 @@ bool AllowListed(const std::vector<std::string>& patterns, const std::string& pa
 // tarballs even when empty, since a missing blocked-edges/ is an error but an empty
 // one is not.
 bool IsGraphDataDirectory(const std::string& path);
+
+// The `dkrv2-secondary-metadata-scrape` plugin table: registry, repository and tag
+// (required), output_directory (required), graph_data_path, output_allowlist, username,
+// password, credentials_path, root_certificate_dir, verify_signature, signature_baseurl,
+// public_keys_path.
+PluginStep GraphDataImageSourceFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati

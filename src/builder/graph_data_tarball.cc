@@ -37,7 +37,7 @@ Result<std::string> WriteGraphDataTarball(const std::string& data_dir, const std
 
 Result<Graph> LocalGraphDataSource::Apply(Graph graph, TransformContext& context) const {
   context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = directory_;
-  const auto& allowlist = GraphDataImageSettings{}.output_allowlist;
+  const std::vector<std::string> allowlist = DefaultGraphDataAllowlist();
   // Rewrite the tarball only when the allow-listed content changed.
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> entries, GraphDataLayerEntries(directory_, allowlist));
   std::string fingerprint;

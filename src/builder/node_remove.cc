@@ -25,4 +25,10 @@ Result<Graph> NodeRemove::Apply(Graph graph, TransformContext& context) const {
   return graph.Retain([&](NodeIndex i) { return !removed(i); });
 }
 
+PluginStep NodeRemoveFromSettings(const PluginSettings& r, bool keep_records) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({"key_prefix"}));
+  return std::unique_ptr<GraphTransform>(
+      std::make_unique<NodeRemove>(r.Get("key_prefix", std::string(kDefaultKeyPrefix)), keep_records));
+}
+
 }  // namespace cincinnati

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/metadata_keys.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 
 namespace cincinnati {
@@ -21,5 +22,9 @@ class NodeRemove : public GraphTransform {
   std::string key_prefix_;
   bool keep_records_;
 };
+
+// The `node-remove` plugin table: key_prefix. `keep_records`: the graph builder keeps
+// records of what it removed (a policy engine would serve them with its answers).
+PluginStep NodeRemoveFromSettings(const PluginSettings& settings, bool keep_records);
 
 }  // namespace cincinnati

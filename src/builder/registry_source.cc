@@ -212,4 +212,20 @@ Result<Graph> RegistryReleaseSource::Apply(Graph, TransformContext& context) con
   return BuildRawGraph(KeepUsableReleases(std::move(releases), context), settings_.manifestref_key);
 }
 
+PluginStep RegistryReleaseSourceFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({"registry", "repository", "manifestref_key", "fetch_concurrency", "username",
+                                           "password", "credentials_path", "root_certificate_dir", "cache_directory"}));
+  RegistrySourceSettings s;
+  s.registry = r.Get("registry", s.registry);
+  s.repository = r.Get("repository", s.repository);
+  s.manifestref_key = r.Get("manifestref_key", s.manifestref_key);
+  std::string concurrency = r.Get("fetch_concurrency", "16");
+  s.fetch_concurrency = std::max(1, std::atoi(concurrency.c_str()));
+  s.credentials = {r.Get("username", ""), r.Get("password", "")};
+  s.client.ca_path = r.Get("root_certificate_dir", "");
+  s.credentials_path = r.Get("credentials_path", "");
+  s.cache_directory = r.Get("cache_directory", "");
+  return std::unique_ptr<GraphTransform>(std::make_unique<RegistryReleaseSource>(s));
+}
+
 }  // namespace cincinnati

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "core/metadata_keys.h"
+#include "core/plugin_settings.h"
 #include "core/release_metadata.h"
 #include "core/transform.h"
 #include "registry/client.h"
@@ -64,5 +65,10 @@ class RegistryReleaseSource : public GraphTransform {
   mutable std::map<std::string, CachedImage> cache_;  // by manifest digest
   mutable Counters counters_;
 };
+
+// The `release-scrape-dockerv2` plugin table (the reference's settings): registry,
+// repository, manifestref_key, fetch_concurrency, username, password, credentials_path,
+// root_certificate_dir, cache_directory.
+PluginStep RegistryReleaseSourceFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati

@@ -93,4 +93,15 @@ Result<Graph> LocalReleaseSource::Apply(Graph, TransformContext& context) const 
   return graph;
 }
 
+PluginStep LocalReleaseSourceFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({"path", "default_arch", "repository", "manifestref_key"}));
+  std::string path = r.Get("path", "");
+  if (path.empty()) return Status::InvalidArgument("plugin 'local-releases': 'path' is required");
+  ReleaseDirectoryOptions o;
+  o.default_arch = r.Get("default_arch", o.default_arch);
+  o.repository = r.Get("repository", o.repository);
+  o.manifestref_key = r.Get("manifestref_key", o.manifestref_key);
+  return std::unique_ptr<GraphTransform>(std::make_unique<LocalReleaseSource>(path, o));
+}
+
 }  // namespace cincinnati

@@ -19,6 +19,7 @@
 
 #include "builder/raw_graph.h"
 #include "core/diagnostics.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 
 namespace cincinnati {
@@ -50,5 +51,9 @@ class LocalReleaseSource : public GraphTransform {
   std::filesystem::path path_;
   ReleaseDirectoryOptions options_;
 };
+
+// The `local-releases` plugin table: path (required), default_arch, repository,
+// manifestref_key.
+PluginStep LocalReleaseSourceFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati

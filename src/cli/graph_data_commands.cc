@@ -107,7 +107,7 @@ void RegisterGraphDataCommands(CLI::App& app, int& exit_code) {
       CINCINNATI_ASSIGN_OR_RETURN(registry::ImageReference ref, registry::ParseImageReference(a.to));
       if (ref.tag.empty()) return Status::InvalidArgument(fmt::format("--to '{}': a tag is required", a.to));
       CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> files,
-                                  GraphDataLayerEntries(a.dir, GraphDataImageSettings{}.output_allowlist));
+                                  GraphDataLayerEntries(a.dir, DefaultGraphDataAllowlist()));
       CINCINNATI_ASSIGN_OR_RETURN(registry::Layer layer, registry::MakeLayer(files));
       registry::RegistryClient client(ref.location, {a.username, a.password}, {.ca_path = a.ca_dir});
       CINCINNATI_ASSIGN_OR_RETURN(std::string digest, registry::PushImage(client, ref.tag, "amd64", {layer}));

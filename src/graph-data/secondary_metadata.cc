@@ -208,4 +208,17 @@ Result<Graph> SecondaryMetadataParse::Apply(Graph graph, TransformContext& conte
   return graph;
 }
 
+PluginStep SecondaryMetadataParseFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({"data_directory", "key_prefix", "default_arch", "disallowed_errors"}));
+  SecondaryMetadataSettings s;
+  s.data_directory = r.Get("data_directory", "");
+  s.key_prefix = r.Get("key_prefix", s.key_prefix);
+  s.default_arch = r.Get("default_arch", s.default_arch);
+  for (const std::string& name : r.List("disallowed_errors", {})) {
+    CINCINNATI_ASSIGN_OR_RETURN(ErrorClass c, ParseErrorClass(name));
+    s.disallowed_errors.insert(c);
+  }
+  return std::unique_ptr<GraphTransform>(std::make_unique<SecondaryMetadataParse>(s));
+}
+
 }  // namespace cincinnati::graphdata

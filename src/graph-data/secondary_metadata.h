@@ -18,6 +18,7 @@
 #include <string>
 
 #include "core/metadata_keys.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 #include "graph-data/graph_data.h"
 
@@ -42,5 +43,9 @@ class SecondaryMetadataParse : public GraphTransform {
  private:
   SecondaryMetadataSettings settings_;
 };
+
+// The `openshift-secondary-metadata-parse` plugin table: data_directory, key_prefix,
+// default_arch, disallowed_errors (a comma-separated list of error classes).
+PluginStep SecondaryMetadataParseFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati::graphdata

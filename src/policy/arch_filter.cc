@@ -62,4 +62,11 @@ StepReason ArchFilter::ExplainLoss(const StepLoss& loss) const {
                                       arch == loss.context.parameters.end() ? default_arch_ : arch->second)};
 }
 
+PluginStep ArchFilterFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({"key_prefix", "key_suffix", "default_arch", "default_arch_threshold_version"}));
+  return std::unique_ptr<GraphTransform>(std::make_unique<ArchFilter>(
+      r.Get("key_prefix", std::string(kDefaultKeyPrefix)), r.Get("key_suffix", "release.arch"),
+      r.Get("default_arch", "amd64")));
+}
+
 }  // namespace cincinnati::policy

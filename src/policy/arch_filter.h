@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/metadata_keys.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 
 namespace cincinnati::policy {
@@ -32,5 +33,9 @@ class ArchFilter : public GraphTransform {
   std::string key_;
   std::string default_arch_;
 };
+
+// The `arch-filter` plugin table: key_prefix, key_suffix, default_arch (the reference's
+// default_arch_threshold_version is accepted and ignored).
+PluginStep ArchFilterFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati::policy

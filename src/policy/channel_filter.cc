@@ -29,4 +29,10 @@ StepReason ChannelFilter::ExplainLoss(const StepLoss& loss) const {
                       it == metadata.end() || it->second.empty() ? "no channel" : it->second)};
 }
 
+PluginStep ChannelFilterFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({"key_prefix", "key_suffix"}));
+  return std::unique_ptr<GraphTransform>(std::make_unique<ChannelFilter>(
+      r.Get("key_prefix", std::string(kDefaultKeyPrefix)), r.Get("key_suffix", std::string(kChannelsSuffix))));
+}
+
 }  // namespace cincinnati::policy

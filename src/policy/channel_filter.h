@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/metadata_keys.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 
 namespace cincinnati::policy {
@@ -27,5 +28,8 @@ class ChannelFilter : public GraphTransform {
  private:
   std::string key_;
 };
+
+// The `channel-filter` plugin table: key_prefix, key_suffix.
+PluginStep ChannelFilterFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati::policy

@@ -88,4 +88,10 @@ StepReason ChannelTarget::ExplainLoss(const StepLoss& loss) const {
                                         version == loss.context.parameters.end() ? "" : version->second, target)};
 }
 
+PluginStep ChannelTargetFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({"channels"}));
+  std::vector<std::string> channels = r.List("channels", {});
+  return std::unique_ptr<GraphTransform>(std::make_unique<ChannelTarget>(std::set<std::string>(channels.begin(), channels.end())));
+}
+
 }  // namespace cincinnati::policy

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/metadata_keys.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 
 namespace cincinnati::policy {
@@ -43,5 +44,8 @@ class ChannelTarget : public GraphTransform {
   std::set<std::string> channels_;
   std::string targets_key_;
 };
+
+// The `channel-target` plugin table: channels (comma-separated; empty: every channel).
+PluginStep ChannelTargetFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati::policy

@@ -87,4 +87,9 @@ StepReason HotfixFilter::ExplainLoss(const StepLoss& loss) const {
                                                                     : ": a request without an id never sees hotfixes")};
 }
 
+PluginStep HotfixFilterFromSettings(const PluginSettings& r) {
+  CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({}));
+  return std::unique_ptr<GraphTransform>(std::make_unique<HotfixFilter>());
+}
+
 }  // namespace cincinnati::policy

@@ -15,6 +15,7 @@
 #include "core/cluster.h"
 #include "core/hotfix_rule.h"
 #include "core/metadata_keys.h"
+#include "core/plugin_settings.h"
 #include "core/transform.h"
 
 namespace cincinnati::policy {
@@ -48,5 +49,8 @@ class HotfixIndex {
  private:
   std::vector<HotfixRule> rules_;
 };
+
+// The `hotfix-filter` plugin table: no settings.
+PluginStep HotfixFilterFromSettings(const PluginSettings& settings);
 
 }  // namespace cincinnati::policy
