@@ -2,10 +2,13 @@
 // prints for the same ClusterVersion.
 #include <gtest/gtest.h>
 
-#include "agent/adm_upgrade.h"
+#include "adm/adm_upgrade.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::adm {
 namespace {
+
+using config_api::DesiredUpdate;
+using config_api::FromJson;
 
 constexpr char kImage130[] = "quay.io/ocp@sha256:130";
 constexpr char kImage132[] = "quay.io/ocp@sha256:132";
@@ -174,4 +177,4 @@ TEST(AdmUpgradeTest, ClearAndChannel) {
 }
 
 }  // namespace
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::adm

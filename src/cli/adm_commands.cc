@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "agent/adm_upgrade.h"
+#include "adm/adm_upgrade.h"
 #include "commands.h"
 #include "core/strings.h"
 #include "http/client.h"
@@ -19,8 +19,8 @@ constexpr char kCvPath[] = "/apis/config.openshift.io/v1/clusterversions/version
 struct AdmArgs {
   std::string agent = "http://127.0.0.1:9099";
   std::string token_file;
-  agent::UpgradeOptions upgrade;
-  agent::ChannelOptions channel;
+  adm::UpgradeOptions upgrade;
+  adm::ChannelOptions channel;
 };
 
 std::vector<std::string> Headers(const AdmArgs& a) {
@@ -43,7 +43,7 @@ std::string ApiMessage(const http::Result& r) {
   return fmt::format("HTTP {}: {}", r.status, std::string(TrimWhitespace(r.body)));
 }
 
-Result<agent::ClusterVersion> FetchClusterVersion(const AdmArgs& a) {
+Result<config_api::ClusterVersion> FetchClusterVersion(const AdmArgs& a) {
   http::RequestOptions options;
   options.headers = Headers(a);
   options.timeout = std::chrono::seconds(30);
@@ -60,7 +60,7 @@ Result<agent::ClusterVersion> FetchClusterVersion(const AdmArgs& a) {
   if (r.status != 200) return Status::IoError(ApiMessage(r));
   auto doc = kube::ParseJson(r.body);
   if (!doc.ok()) return doc.status().WithContext("the agent's ClusterVersion");
-  return agent::FromJson(*doc);
+  return config_api::FromJson(*doc);
 }
 
 Status SendPatch(const AdmArgs& a, const std::string& patch, std::string_view failure) {
@@ -76,7 +76,7 @@ Status SendPatch(const AdmArgs& a, const std::string& patch, std::string_view fa
   return Status::OK();
 }
 
-int Finish(const AdmArgs& a, const agent::UpgradeOutcome& outcome, std::string_view failure) {
+int Finish(const AdmArgs& a, const adm::UpgradeOutcome& outcome, std::string_view failure) {
   std::cerr << outcome.err;
   std::cout << outcome.out;
   if (!outcome.error.empty()) {
@@ -128,7 +128,7 @@ void RegisterAdmCommands(CLI::App& app, int& exit_code) {
                "Allows upgrade to a version when it is supported but not recommended for updates.");
   up->callback([a, &exit_code, up] {
     if (up->got_subcommand("channel")) return;
-    if (std::string problem = agent::CheckUpgradeOptions(a->upgrade); !problem.empty()) {
+    if (std::string problem = adm::CheckUpgradeOptions(a->upgrade); !problem.empty()) {
       std::cerr << "error: " << problem << '\n';
       exit_code = 1;
       return;
@@ -139,7 +139,7 @@ void RegisterAdmCommands(CLI::App& app, int& exit_code) {
       exit_code = 1;
       return;
     }
-    exit_code = Finish(*a, agent::PlanUpgrade(*cv, a->upgrade),
+    exit_code = Finish(*a, adm::PlanUpgrade(*cv, a->upgrade),
                        a->upgrade.clear ? "Unable to cancel current rollout" : "Unable to upgrade");
   });
 
@@ -156,7 +156,7 @@ void RegisterAdmCommands(CLI::App& app, int& exit_code) {
       exit_code = 1;
       return;
     }
-    exit_code = Finish(*a, agent::PlanChannelChange(*cv, a->channel), "unable to set channel");
+    exit_code = Finish(*a, adm::PlanChannelChange(*cv, a->channel), "unable to set channel");
   });
 }
 

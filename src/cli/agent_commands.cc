@@ -17,7 +17,7 @@
 
 #include "agent/agent.h"
 #include "agent/agent_api.h"
-#include "agent/component.h"
+#include "component/component.h"
 #include "agent/release_verifier.h"
 #include "commands.h"
 #include "core/strings.h"
@@ -267,7 +267,7 @@ Status RunAgent(const AgentArgs& a) {
   return Status::OK();
 }
 
-Status RunComponent(agent::ComponentOptions options, const std::string& token_file) {
+Status RunComponent(component::ComponentOptions options, const std::string& token_file) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("component"));
   if (!token_file.empty()) {
     CINCINNATI_ASSIGN_OR_RETURN(options.token, kube::ReadTokenFile(token_file, "--token-file"));
@@ -279,7 +279,7 @@ Status RunComponent(agent::ComponentOptions options, const std::string& token_fi
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  agent::Component component(options);
+  component::Component component(options);
   std::jthread loop([&](std::stop_token stop) { component.Run(stop); });
   std::cerr << fmt::format("cincinnati component {}: reconciling against {}\n", options.name, options.agent_url);
   int received = 0;
@@ -294,7 +294,7 @@ void SetCommandLine(int argc, char** argv) {
 }
 
 void RegisterAgentCommands(CLI::App& app, int& exit_code) {
-  auto c = std::make_shared<agent::ComponentOptions>();
+  auto c = std::make_shared<component::ComponentOptions>();
   auto token_file = std::make_shared<std::string>();
   CLI::App* component = app.add_subcommand(
       "component",

@@ -9,9 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "agent/cluster_version.h"
+#include "config_api/cluster_version.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::adm {
+
+using config_api::ClusterVersion;
 
 struct UpgradeOptions {
   std::string to{};
@@ -45,4 +47,4 @@ struct ChannelOptions {
 };
 UpgradeOutcome PlanChannelChange(const ClusterVersion& cv, const ChannelOptions& options);
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::adm

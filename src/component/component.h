@@ -23,7 +23,7 @@
 #include "core/status.h"
 #include "kube/json_value.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::component {
 
 using kube::JsonValue;
 
@@ -65,4 +65,4 @@ class Component {
   std::string finished_;
 };
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::component

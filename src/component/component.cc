@@ -1,4 +1,4 @@
-#include "agent/component.h"
+#include "component/component.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -11,7 +11,9 @@
 #include "graph-data/time_format.h"
 #include "http/client.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::component {
+
+using agent::kDesiredVersionAnnotation;
 
 using kube::ParseJson;
 using kube::WriteJson;
@@ -188,4 +190,4 @@ void Component::Run(std::stop_token stop) {
   }
 }
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::component

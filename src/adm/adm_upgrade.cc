@@ -1,4 +1,4 @@
-#include "agent/adm_upgrade.h"
+#include "adm/adm_upgrade.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,13 @@
 
 #include "core/json_writer.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::adm {
+
+using config_api::Condition;
+using config_api::ConditionalUpdateStatus;
+using config_api::DesiredUpdate;
+using config_api::Release;
+using config_api::UpdateHistoryEntry;
 namespace {
 
 constexpr char kForceWarning[] =
@@ -390,4 +396,4 @@ UpgradeOutcome PlanChannelChange(const ClusterVersion& cv, const ChannelOptions&
   return r;
 }
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::adm
