@@ -263,7 +263,7 @@ std::string UpgradeOperator::Admit(const UpgradeConfig& config) {
   UpgradeConfig& shared = shared_it->second;
   UpgradeHistory entry;
   if (const UpgradeHistory* h = NewestHistory(config)) entry = *h;
-  entry.phase = Phase::kUpgrading;
+  if (Status moved = entry.MoveTo(Phase::kUpgrading); !moved.ok()) return moved.message();  // not admitted: a bug, logged
   shared.SetHistory(std::move(entry));
   return "";
 }
