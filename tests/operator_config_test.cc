@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <map>
+#include <set>
+#include <vector>
+
 #include "operator/operator_api.h"
 #include "operator/operator_config.h"
 #include "operator/state_store.h"
@@ -148,6 +152,34 @@ TEST(UpgradeConfigTest, ConditionsArePrependedWhenNewAndKeepTheirTransitionTime)
   ASSERT_EQ(config.history.size(), 2u);
   EXPECT_EQ(config.history[0].version, "4.1.2");
   EXPECT_EQ(config.FindHistory("4.1.1")->phase, Phase::kUpgraded);
+}
+
+// A history entry's phase moves only as the table says; a refused move keeps the phase
+// and is an error naming both phases.
+TEST(UpgradeConfigTest, PhasesMoveOnlyAsTheTableSays) {
+  const std::vector<Phase> all = {Phase::kNew, Phase::kPending, Phase::kUpgrading, Phase::kUpgraded, Phase::kFailed};
+  const std::map<Phase, std::set<Phase>> to_from = {
+      {Phase::kNew, {Phase::kNew}},
+      {Phase::kPending, {Phase::kNew, Phase::kPending}},
+      {Phase::kUpgrading, {Phase::kNew, Phase::kPending, Phase::kUpgrading}},
+      {Phase::kUpgraded, {Phase::kUpgrading, Phase::kUpgraded}},
+      {Phase::kFailed, {Phase::kPending, Phase::kUpgrading, Phase::kFailed}},
+  };
+  for (Phase from : all) {
+    for (Phase to : all) {
+      EXPECT_EQ(PhaseMoveAllowed(from, to), to_from.at(to).count(from) == 1) << PhaseName(from) << " -> " << PhaseName(to);
+    }
+  }
+  UpgradeHistory h;
+  h.version = "4.14.1";
+  h.phase = Phase::kUpgraded;
+  Status refused = h.MoveTo(Phase::kUpgrading);
+  EXPECT_EQ(refused.code(), Status::Code::kInternal);
+  EXPECT_NE(refused.message().find("from Upgraded to Upgrading"), std::string::npos) << refused.message();
+  EXPECT_EQ(h.phase, Phase::kUpgraded);
+  h.phase = Phase::kPending;
+  EXPECT_TRUE(h.MoveTo(Phase::kUpgrading).ok());
+  EXPECT_EQ(h.phase, Phase::kUpgrading);
 }
 
 TEST(OperatorConfigTest, DefaultsAreTheReferenceDeploymentsAndEveryKeyIsChecked) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -129,6 +130,44 @@ TEST(LockFileLeadershipTest, ASecondOperatorOnOneStateDirectoryStandsBy) {
   EXPECT_FALSE((*second)->Renew().ok());
   first->reset();  // the process is gone: the kernel drops its lock
   EXPECT_EQ(Or((*second)->TryAcquire(), false), true);
+}
+
+// A replica's role moves only as its table says; the moves time makes (the grace ends,
+// the lease lapses, a late renewal) are made when the role is read.
+TEST(ReplicaRoleTest, TheRoleMovesOnlyAsTheTableSaysAndTimeMovesItWhenRead) {
+  using R = ReplicaRole;
+  const std::vector<R> all = {R::kStandby, R::kWaitingOut, R::kActing, R::kLapsed};
+  const std::map<R, std::set<R>> to_from = {
+      {R::kStandby, {R::kWaitingOut, R::kActing, R::kLapsed}},
+      {R::kWaitingOut, {R::kStandby, R::kLapsed}},
+      {R::kActing, {R::kWaitingOut, R::kLapsed}},
+      {R::kLapsed, {R::kWaitingOut, R::kActing}},
+  };
+  for (R from : all) {
+    for (R to : all) {
+      EXPECT_EQ(ReplicaRoleMoveAllowed(from, to), to_from.at(to).count(from) == 1)
+          << ReplicaRoleName(from) << " -> " << ReplicaRoleName(to);
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::time_point(100s);
+  ReplicaRoleState role;
+  EXPECT_EQ(role.At(t0), R::kStandby);
+  EXPECT_FALSE(role.StepDown()) << "nothing to give up";
+  role.TookOver(t0, t0 + 3s, 5s);  // a grace of 3 s, a lease of 5 s (acting until 3 s after a renewal)
+  EXPECT_TRUE(role.Holds());
+  EXPECT_EQ(role.At(t0 + 1s), R::kWaitingOut);
+  EXPECT_EQ(role.At(t0 + 3s), R::kLapsed) << "the lease less its margin is over as well";
+  role.Renewed(t0 + 2s);
+  EXPECT_EQ(role.At(t0 + 3s), R::kActing);
+  EXPECT_EQ(role.At(t0 + 5s), R::kLapsed);
+  EXPECT_TRUE(role.Holds()) << "lapsed, it still holds the leadership";
+  EXPECT_TRUE(role.StepDown());
+  EXPECT_EQ(role.At(t0 + 5s), R::kStandby);
+  EXPECT_FALSE(role.Holds());
+
+  ReplicaRoleState lock;  // a lease of zero: a lock nobody takes away never lapses
+  lock.TookOver(t0, t0, 0s);
+  EXPECT_EQ(lock.At(t0 + 1h), R::kActing);
 }
 
 // One cluster's agent, shared by both replicas: told to update, it has updated.

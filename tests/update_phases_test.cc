@@ -68,6 +68,37 @@ TEST(UpdatePhasesTest, EveryPhaseIsReachedAndCompletedOnlyThroughApplying) {
   EXPECT_FALSE(UpdatePhaseMoveAllowed(P::kApplying, P::kFailed));  // a component's trouble waits, never fails
 }
 
+// What only one phase has goes with it: given with the move, gone with the next one,
+// and another phase's data is refused. The stored document keeps its flat fields.
+TEST(UpdatePhasesTest, ThePhasesDataMovesWithThePhase) {
+  UpdateProgress progress;
+  UpdateStatus status;
+  ASSERT_TRUE(MoveUpdatePhase(progress, P::kVerifying, status));
+  EXPECT_FALSE(MoveUpdatePhase(progress, P::kDownloading, status, FailedPhase{"R", "M", 7}));
+  EXPECT_EQ(progress.phase, P::kVerifying);
+  ASSERT_TRUE(status.failure);
+  EXPECT_EQ(status.failure->reason, "UpdatePhaseInvalid");
+  ASSERT_TRUE(MoveUpdatePhase(progress, P::kFailed, status, FailedPhase{"ImageVerificationFailed", "no key", 60}));
+  ASSERT_TRUE(progress.failed());
+  EXPECT_EQ(progress.failed()->retry_at, 60);
+  const JsonValue stored = ToJson(progress);
+  EXPECT_EQ(stored.Find("failedReason")->text(), "ImageVerificationFailed");
+  EXPECT_EQ(stored.Find("retryAt")->integer(), 60);
+  auto back = UpdateProgressFromJson(stored);
+  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back->failed());
+  EXPECT_EQ(back->failed()->message, "no key");
+  ASSERT_TRUE(MoveUpdatePhase(progress, P::kVerifying, status));
+  EXPECT_FALSE(progress.failed()) << "a retry starts over";
+  EXPECT_EQ(ToJson(progress).Find("failedReason")->text(), "");
+
+  auto handing_over = UpdateProgressFromJson(*kube::ParseJson(R"({"phase":"HandingOver","handOverId":"abc"})"));
+  ASSERT_TRUE(handing_over.ok());
+  ASSERT_TRUE(handing_over->handing_over());
+  EXPECT_EQ(handing_over->handing_over()->id, "abc");
+  EXPECT_EQ(ToJson(*handing_over).Find("handOverId")->text(), "abc");
+}
+
 // Each phase the update enters is one line of the agent's log, naming the release: the
 // log used to say nothing between "signal 15 received" and "handed over to ...".
 TEST(UpdatePhasesTest, EachPhaseIsLoggedOnceNamingTheRelease) {
@@ -79,10 +110,10 @@ TEST(UpdatePhasesTest, EachPhaseIsLoggedOnceNamingTheRelease) {
   UpdateProgress progress;
   progress.version = "4.1.1";
   progress.image = "quay.io/r@sha256:1";
-  ClusterVersion cv;
+  UpdateStatus status;
   for (P to : {P::kVerifying, P::kDownloading, P::kLoading, P::kApplying, P::kHandingOver, P::kHandingOver,
                P::kApplying, P::kCompleted}) {
-    EXPECT_TRUE(MoveUpdatePhase(progress, to, cv, "t"));
+    EXPECT_TRUE(MoveUpdatePhase(progress, to, status));
   }
   spdlog::set_default_logger(previous);
   EXPECT_EQ(out.str(),

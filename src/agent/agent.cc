@@ -75,6 +75,46 @@ void SetBaseConditions(ClusterVersion& cv, const std::string& now) {
   cv.SetCondition({"Failing", "False", "", "", now});
 }
 
+// The update runner's status in conditions, as the CVO's pkg/cvo/status.go words its
+// sync worker's: on top of the base, and what the step left unsaid stays as it was.
+void SetUpdateConditions(ClusterVersion& cv, const UpdateStatus& status, const std::string& now) {
+  using Progress = UpdateStatus::Progress;
+  if (status.release) {
+    cv.SetCondition({"ReleaseAccepted", status.release->accepted ? "True" : "False", status.release->reason,
+                     status.release->message, now});
+  }
+  switch (status.progress) {
+    case Progress::kUnsaid:
+      break;
+    case Progress::kDownloading:
+      cv.SetCondition({"Progressing", "True", "", fmt::format("Working towards {}: downloading update", status.target), now});
+      break;
+    case Progress::kApplying: {
+      const int64_t percent = status.total ? status.done * 100 / status.total : 100;
+      cv.SetCondition({"Progressing", "True", "",
+                       fmt::format("Working towards {}: {} of {} done ({}% complete), waiting on {}", status.target, status.done,
+                                   status.total, percent, fmt::join(status.waiting_on, ", ")),
+                       now});
+      break;
+    }
+    case Progress::kHandingOver:
+      cv.SetCondition({"Progressing", "True", "",
+                       fmt::format("Working towards {}: handing over to the new release's agent", status.target), now});
+      break;
+    case Progress::kNotAccepted:
+      cv.SetCondition({"Progressing", "False", status.release ? status.release->reason : "",
+                       fmt::format("Cluster version is {}; the update to {} was not accepted", cv.status.desired.version,
+                                   status.target),
+                       now});
+      break;
+    case Progress::kCompleted:
+      cv.SetCondition({"Available", "True", "", "Done applying " + status.target, now});
+      cv.SetCondition({"Progressing", "False", "", "Cluster version is " + status.target, now});
+      break;
+  }
+  if (status.failure) cv.SetCondition({"Failing", "True", status.failure->reason, status.failure->message, now});
+}
+
 }  // namespace
 
 std::string_view LoopStateName(LoopState state) {
@@ -432,6 +472,7 @@ Status Agent::UpdatePass() {
   const Release desired_before = copy.status.desired;
   UpdateStepResult result;
   if (step) result = runner_->Step(copy, target, force);  // network and disk, no lock
+  SetUpdateConditions(copy, result.status, Now());
   const bool queued = QueueReport(copy.spec.cluster_id);  // disk, no lock
   std::unique_lock lock(mu_);
   cv_.status.history = std::move(copy.status.history);
@@ -451,8 +492,8 @@ Status Agent::UpdatePass() {
   if (step) state_ = result.updating ? LoopState::kUpdating : LoopState::kRetrieving;
   const auto now = clock_.Now();
   next_update_ = now + kIdleUpdateCheck;
-  if (const UpdateProgress& p = runner_->progress(); p.phase == UpdatePhase::kFailed && p.retry_at > 0) {
-    next_update_ = std::min(next_update_, std::chrono::system_clock::time_point(std::chrono::seconds(p.retry_at)));
+  if (const FailedPhase* failed = runner_->progress().failed(); failed && failed->retry_at > 0) {
+    next_update_ = std::min(next_update_, std::chrono::system_clock::time_point(std::chrono::seconds(failed->retry_at)));
   }
   if (result.busy) next_update_ = std::min(next_update_, now + std::chrono::seconds(1));
   if (cv_.generation != generation) next_update_ = now;  // the spec changed meanwhile: again with it

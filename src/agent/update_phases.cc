@@ -41,24 +41,42 @@ std::string Doing(const UpdateProgress& p, UpdatePhase to) {
     case UpdatePhase::kApplying: return "applying " + target + ": the agent first, then each component in order";
     case UpdatePhase::kHandingOver: return "handing over to the new release's agent for " + target;
     case UpdatePhase::kCompleted: return "completed: " + target + " is applied and every component reports it";
-    case UpdatePhase::kFailed: return "failed: " + target + ": " + p.failed_reason + ": " + p.failed_message;
+    case UpdatePhase::kFailed: {
+      const FailedPhase failed = p.failed() ? *p.failed() : FailedPhase{};
+      return "failed: " + target + ": " + failed.reason + ": " + failed.message;
+    }
     case UpdatePhase::kIdle: return "stopped: no update is asked for";
   }
   return "";
 }
 
+// The data a phase carries: the one given, or the phase's empty one when none is given;
+// nullopt when the data given is another phase's.
+std::optional<UpdatePhaseData> DataOf(UpdatePhase phase, UpdatePhaseData data) {
+  UpdatePhaseData empty;
+  if (phase == UpdatePhase::kFailed) empty = FailedPhase{};
+  if (phase == UpdatePhase::kHandingOver) empty = HandingOverPhase{};
+  if (std::holds_alternative<std::monostate>(data)) return empty;
+  if (data.index() != empty.index()) return std::nullopt;
+  return data;
+}
+
 }  // namespace
 
-bool MoveUpdatePhase(UpdateProgress& progress, UpdatePhase to, ClusterVersion& cv, const std::string& now) {
-  if (UpdatePhaseMoveAllowed(progress.phase, to)) {
-    if (progress.phase != to) spdlog::info("update: {}", Doing(progress, to));
+bool MoveUpdatePhase(UpdateProgress& progress, UpdatePhase to, UpdateStatus& status, UpdatePhaseData data) {
+  std::optional<UpdatePhaseData> fits = DataOf(to, std::move(data));
+  if (UpdatePhaseMoveAllowed(progress.phase, to) && fits) {
+    const bool moves = progress.phase != to;
     progress.phase = to;
+    progress.phase_data = std::move(*fits);
+    if (moves) spdlog::info("update: {}", Doing(progress, to));
     return true;
   }
-  const std::string message = fmt::format("The update cannot move from {} to {}: not an allowed move (a bug in the agent)",
-                                          UpdatePhaseName(progress.phase), UpdatePhaseName(to));
+  const std::string message =
+      fmt::format("The update cannot move from {} to {}{}: not an allowed move (a bug in the agent)", UpdatePhaseName(progress.phase),
+                  UpdatePhaseName(to), fits ? "" : " with another phase's data");
   spdlog::error("{}", message);
-  cv.SetCondition({"Failing", "True", "UpdatePhaseInvalid", message, now});
+  status.failure = UpdateStatus::Failure{"UpdatePhaseInvalid", message};
   return false;
 }
 

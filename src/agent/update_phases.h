@@ -1,7 +1,7 @@
 // The update's phases (update_progress.h) and the only moves between them, checked by
 // the update runner at every phase change. A move the table does not allow is a bug in
-// the agent: the runner refuses it, keeps the phase, logs it and says it in Failing
-// (reason UpdatePhaseInvalid), and the step stops.
+// the agent: the runner refuses it, keeps the phase, logs it and says it in its status's
+// failure (Failing, reason UpdatePhaseInvalid), and the step stops.
 //
 //   Verifying -> Downloading -> Loading -> Applying -> Completed
 //   Applying -> HandingOver -> Applying       the agent's own manifests, then the new agent
@@ -14,18 +14,16 @@
 // UpdatePhaseMoveAllowed is pure; both are thread-safe.
 #pragma once
 
-#include <string>
-
-#include "agent/cluster_version.h"
 #include "agent/update_progress.h"
 
 namespace cincinnati::agent {
 
 bool UpdatePhaseMoveAllowed(UpdatePhase from, UpdatePhase to);
 
-// Every phase change of the runner goes through here: `progress` moves to `to` when the
-// table allows it; otherwise it stays, the refusal is logged and said in `cv`'s Failing
-// condition (UpdatePhaseInvalid, at `now`), and the result is false.
-bool MoveUpdatePhase(UpdateProgress& progress, UpdatePhase to, ClusterVersion& cv, const std::string& now);
+// Every phase change of the runner goes through here: `progress` moves to `to`, with
+// `data` as the data of its new phase (none given: that phase's empty data), when the
+// table allows it and the data is the phase's; otherwise it stays, the refusal is
+// logged and said in `status`'s failure (UpdatePhaseInvalid), and the result is false.
+bool MoveUpdatePhase(UpdateProgress& progress, UpdatePhase to, UpdateStatus& status, UpdatePhaseData data = {});
 
 }  // namespace cincinnati::agent

@@ -23,6 +23,9 @@ std::string_view UpdatePhaseName(UpdatePhase phase) {
 
 JsonValue ToJson(const UpdateProgress& p) {
   auto s = [](const std::string& v) { return JsonValue::String(v); };
+  // The flat fields of the stored document: empty outside their phase.
+  const FailedPhase failed = p.failed() ? *p.failed() : FailedPhase{};
+  const HandingOverPhase handing_over = p.handing_over() ? *p.handing_over() : HandingOverPhase{};
   return JsonValue::Object({
       {"phase", JsonValue::String(std::string(UpdatePhaseName(p.phase)))},
       {"image", s(p.image)},
@@ -35,10 +38,10 @@ JsonValue ToJson(const UpdateProgress& p) {
       {"nextGroup", JsonValue::Integer(p.next_group)},
       {"groupStarted", s(p.group_started)},
       {"started", s(p.started)},
-      {"failedReason", s(p.failed_reason)},
-      {"failedMessage", s(p.failed_message)},
-      {"retryAt", JsonValue::Integer(p.retry_at)},
-      {"handOverId", s(p.hand_over_id)},
+      {"failedReason", s(failed.reason)},
+      {"failedMessage", s(failed.message)},
+      {"retryAt", JsonValue::Integer(failed.retry_at)},
+      {"handOverId", s(handing_over.id)},
       {"handOverAttempts", JsonValue::Integer(p.hand_over_attempts)},
       {"attemptId", s(p.attempt_id)},
       {"fromVersion", s(p.from_version)},
@@ -97,10 +100,15 @@ Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json) {
   CINCINNATI_RETURN_IF_ERROR(integer("nextGroup", p.next_group));
   CINCINNATI_RETURN_IF_ERROR(text("groupStarted", p.group_started));
   CINCINNATI_RETURN_IF_ERROR(text("started", p.started));
-  CINCINNATI_RETURN_IF_ERROR(text("failedReason", p.failed_reason));
-  CINCINNATI_RETURN_IF_ERROR(text("failedMessage", p.failed_message));
-  CINCINNATI_RETURN_IF_ERROR(integer("retryAt", p.retry_at));
-  CINCINNATI_RETURN_IF_ERROR(text("handOverId", p.hand_over_id));
+  FailedPhase failed;
+  HandingOverPhase handing_over;
+  CINCINNATI_RETURN_IF_ERROR(text("failedReason", failed.reason));
+  CINCINNATI_RETURN_IF_ERROR(text("failedMessage", failed.message));
+  CINCINNATI_RETURN_IF_ERROR(integer("retryAt", failed.retry_at));
+  CINCINNATI_RETURN_IF_ERROR(text("handOverId", handing_over.id));
+  // Each phase's own fields go with it; what an older agent left in the others is dropped.
+  if (p.phase == UpdatePhase::kFailed) p.phase_data = std::move(failed);
+  if (p.phase == UpdatePhase::kHandingOver) p.phase_data = std::move(handing_over);
   CINCINNATI_RETURN_IF_ERROR(integer("handOverAttempts", p.hand_over_attempts));
   const std::pair<const char*, std::string*> attempt[] = {
       {"attemptId", &p.attempt_id},         {"fromVersion", &p.from_version},

@@ -5,9 +5,12 @@
 //   Idle -> Verifying -> Downloading -> Loading -> Applying -> Completed
 //                 \            \           \-> Failed (retried after a while, or on a new target)
 //   Applying -> HandingOver -> Applying   (the agent's own manifests first, then re-exec)
-// The whole table of moves, checked at every change, is in update_phases.h. Plain value
-// with JSON conversion; FromJson is total (a bad document is an error), and a document
-// of an older agent, without the attempt's fields, reads with their defaults.
+// The whole table of moves, checked at every change, is in update_phases.h. What only
+// one phase has (why it failed, the hand-over's id) lives with that phase, in
+// `phase_data`, set with the phase by MoveUpdatePhase; the stored document keeps its
+// flat fields (empty in the other phases). Plain value with JSON conversion; FromJson is
+// total (a bad document is an error), and a document of an older agent, without the
+// attempt's fields, reads with their defaults.
 //
 // An attempt (one update report each) begins when an update starts, and again
 // at each retry of a refused release; it ends once, Completed or Failed (result), and
@@ -16,7 +19,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "core/status.h"
 #include "kube/json_value.h"
@@ -28,8 +34,24 @@ using kube::JsonValue;
 enum class UpdatePhase { kIdle, kVerifying, kDownloading, kLoading, kApplying, kHandingOver, kCompleted, kFailed };
 std::string_view UpdatePhaseName(UpdatePhase phase);
 
+// kFailed: the release was refused, and is tried again after `retry_at`.
+struct FailedPhase {
+  std::string reason, message;
+  int64_t retry_at = 0;  // Unix seconds after which the target is tried again
+};
+// kHandingOver: the id given to the new agent (it alone continues from here; any other
+// process hands over again).
+struct HandingOverPhase {
+  std::string id;
+};
+using UpdatePhaseData = std::variant<std::monostate, FailedPhase, HandingOverPhase>;
+
 struct UpdateProgress {
   UpdatePhase phase = UpdatePhase::kIdle;
+  UpdatePhaseData phase_data;  // FailedPhase while kFailed, HandingOverPhase while kHandingOver, else none
+  const FailedPhase* failed() const { return std::get_if<FailedPhase>(&phase_data); }
+  const HandingOverPhase* handing_over() const { return std::get_if<HandingOverPhase>(&phase_data); }
+
   std::string image;    // the target pull spec
   std::string version;  // as requested (may be empty until the payload says)
   bool force = false;
@@ -40,12 +62,7 @@ struct UpdateProgress {
   int64_t next_group = 0;      // the first group of the plan not known to be done
   std::string group_started;   // RFC 3339: when next_group started (component timeouts)
   std::string started;         // RFC 3339: when the update started
-  std::string failed_reason, failed_message;  // kFailed
-  int64_t retry_at = 0;        // kFailed: Unix seconds after which the target is tried again
-  // kHandingOver: the id given to the new agent (it alone continues from here; any other
-  // process hands over again), and how many hand-overs this group has started.
-  std::string hand_over_id;
-  int64_t hand_over_attempts = 0;
+  int64_t hand_over_attempts = 0;  // how many hand-overs the group at next_group has started
 
   // The attempt ("" attempt_id: none, as in an older agent's document).
   std::string attempt_id;                  // 32 random lower-case hex digits
@@ -60,6 +77,31 @@ struct UpdateProgress {
   // refused again for the same reason is reported at most once a day.
   std::string refusal_reported;
   int64_t refusal_reported_at = 0;
+};
+
+// What the update runner says of the update after a step, as the CVO's sync worker
+// reports a SyncWorkerStatus (openshift/cluster-version-operator pkg/cvo/sync_worker.go);
+// the agent words it as the ClusterVersion's conditions (agent.cc), as the CVO's
+// pkg/cvo/status.go does. What a step did not say leaves its condition as it was.
+struct UpdateStatus {
+  // Progressing: what the update is doing.
+  enum class Progress { kUnsaid, kDownloading, kApplying, kHandingOver, kNotAccepted, kCompleted };
+  Progress progress = Progress::kUnsaid;
+  std::string target;  // the version worked towards (its image while the version is unknown)
+  int64_t done = 0, total = 0;          // kApplying: the plan's groups
+  std::vector<std::string> waiting_on;  // kApplying: the components, the degraded first
+  // ReleaseAccepted: whether the payload was accepted, as the CVO's LoadPayloadStatus;
+  // kNotAccepted's reason is this one's.
+  struct Acceptance {
+    bool accepted = false;
+    std::string reason, message;
+  };
+  std::optional<Acceptance> release;
+  // Failing: why the update does not go on (nullopt: it is not failing).
+  struct Failure {
+    std::string reason, message;
+  };
+  std::optional<Failure> failure;
 };
 
 JsonValue ToJson(const UpdateProgress& progress);

@@ -82,15 +82,15 @@ Status UpdateRunner::Save() {
   return s;
 }
 
-bool UpdateRunner::Commit(ClusterVersion& cv, UpdateStepResult& result) {
+bool UpdateRunner::Commit(UpdateStepResult& result) {
   Status s = Save();
   if (s.ok()) return true;
   // Not saved: nothing acts on the new phase. The store's phase comes back, and the
   // step is tried again soon (the disk may have room by then).
   if (saved_.image != progress_.image || saved_.payload_dir != progress_.payload_dir) loaded_.reset();
   progress_ = saved_;
-  cv.SetCondition({"Failing", "True", "AgentStateNotSaved",
-                   fmt::format("The update waits: the agent cannot save its progress: {}", s.message()), Now()});
+  result.status.failure = UpdateStatus::Failure{
+      "AgentStateNotSaved", fmt::format("The update waits: the agent cannot save its progress: {}", s.message())};
   result.busy = true;
   return false;
 }
@@ -100,10 +100,9 @@ UpdateRunner::Snapshot UpdateRunner::snapshot() const {
   return snapshot_;
 }
 
-bool UpdateRunner::Start(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force,
+bool UpdateRunner::Start(const ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force,
                          UpdateStepResult& result) {
-  UpdateProgress next;
-  next.phase = UpdatePhase::kVerifying;
+  UpdateProgress next;  // a new target starts over, from the signatures
   next.image = target->release.image;
   next.version = target->release.version;
   next.force = force;
@@ -112,11 +111,12 @@ bool UpdateRunner::Start(ClusterVersion& cv, const std::optional<ResolvedTarget>
   next.refusal_reported = progress_.refusal_reported;
   next.refusal_reported_at = progress_.refusal_reported_at;
   BeginAttempt(next, cv);
+  if (!MoveUpdatePhase(next, UpdatePhase::kVerifying, result.status)) return false;
   const std::string abandoned =
       !progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir ? progress_.payload_dir : "";
   progress_ = std::move(next);
   loaded_.reset();
-  if (!Commit(cv, result)) return false;
+  if (!Commit(result)) return false;
   if (!abandoned.empty()) {
     std::error_code ec;
     fs::remove_all(abandoned, ec);  // an abandoned target's payload
@@ -137,24 +137,21 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   } else if (!target && !applying) {
     if (progress_.phase == UpdatePhase::kCompleted && cv.status.desired.image == progress_.image) Complete(cv, result);
     if (progress_.phase != UpdatePhase::kIdle && progress_.phase != UpdatePhase::kCompleted) {
-      if (MoveUpdatePhase(progress_, UpdatePhase::kIdle, cv, Now())) Commit(cv, result);  // the request went away
+      if (MoveUpdatePhase(progress_, UpdatePhase::kIdle, result.status)) Commit(result);  // the request went away
     }
     return result;
   } else if (target && force != progress_.force && progress_.phase == UpdatePhase::kFailed) {
     if (!Start(cv, target, force, result)) return result;  // force added (or removed): try again at once
   }
   if (progress_.phase == UpdatePhase::kFailed) {
-    if (UnixSeconds(clock_.Now()) < progress_.retry_at) return result;
+    if (const FailedPhase* failed = progress_.failed(); failed && UnixSeconds(clock_.Now()) < failed->retry_at) return result;
     // A retry starts over: what the failed attempt found or let through is not kept.
-    if (!MoveUpdatePhase(progress_, UpdatePhase::kVerifying, cv, Now())) return result;
-    progress_.failed_reason.clear();
-    progress_.failed_message.clear();
-    progress_.retry_at = 0;
+    if (!MoveUpdatePhase(progress_, UpdatePhase::kVerifying, result.status)) return result;
     progress_.verified = false;
     progress_.accepted_risks.clear();
     progress_.started = Now();
     BeginAttempt(progress_, cv);  // a retry is a new attempt, with its own report
-    if (!Commit(cv, result)) return result;
+    if (!Commit(result)) return result;
   }
   if (progress_.phase == UpdatePhase::kCompleted) {
     Complete(cv, result);
@@ -163,24 +160,26 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   result.updating = true;
   const std::string version = progress_.version.empty() ? progress_.image : progress_.version;
   if (progress_.phase == UpdatePhase::kVerifying || progress_.phase == UpdatePhase::kDownloading) {
-    cv.SetCondition({"Progressing", "True", "", fmt::format("Working towards {}: downloading update", version), Now()});
+    result.status.progress = UpdateStatus::Progress::kDownloading;
+    result.status.target = version;
   }
   if (progress_.phase == UpdatePhase::kVerifying && !Verify(cv, result)) return result;
-  if (progress_.phase == UpdatePhase::kDownloading && !Download(cv, result)) return result;
+  if (progress_.phase == UpdatePhase::kDownloading && !Download(result)) return result;
   if (progress_.phase == UpdatePhase::kLoading && !LoadPayload(cv, result)) return result;
   if (progress_.phase == UpdatePhase::kHandingOver) {
     if (handing_over_) return result;  // this process started the hand-over: it is on its way out
-    const bool successor = !options_.hand_over || (!progress_.hand_over_id.empty() &&
-                                                   progress_.hand_over_id == options_.hand_over_id);
+    const HandingOverPhase* handing_over = progress_.handing_over();
+    const bool successor = !options_.hand_over || (handing_over && !handing_over->id.empty() &&
+                                                   handing_over->id == options_.hand_over_id);
     if (!successor && progress_.hand_over_attempts < kMaxHandOverAttempts) {
       // Not the agent this hand-over started: the old one died before its successor ran
       // (kill -9), or this is a restart in place (a container's PID 1 again). The
       // agent's own manifests are applied already: hand over again.
       spdlog::warn("the state says a hand-over to a new agent was under way; handing over again");
-      if (!PayloadStillWhole(cv, result)) return result;
+      if (!PayloadStillWhole(result)) return result;
       auto loaded = Payload(progress_.payload_dir);
       if (loaded.ok() && progress_.next_group < static_cast<int64_t>((*loaded)->plan.size())) {
-        HandOver(cv, **loaded, (*loaded)->plan[static_cast<size_t>(progress_.next_group)], result);
+        HandOver(**loaded, (*loaded)->plan[static_cast<size_t>(progress_.next_group)], result);
         return result;
       }
     }
@@ -188,42 +187,37 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
     // the old one applied its own manifests before handing over.
     ++progress_.next_group;
     progress_.group_started = Now();
-    if (!MoveUpdatePhase(progress_, UpdatePhase::kApplying, cv, Now())) return result;
-    progress_.hand_over_id.clear();
+    if (!MoveUpdatePhase(progress_, UpdatePhase::kApplying, result.status)) return result;
     progress_.hand_over_attempts = 0;
-    if (!Commit(cv, result)) return result;
+    if (!Commit(result)) return result;
   }
   EnsureStarted(cv);
-  if (ApplyGroups(cv, result) && Complete(cv, result)) result.updating = false;
+  if (ApplyGroups(result) && Complete(cv, result)) result.updating = false;
   return result;
 }
 
-void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std::string& message) {
-  cv.SetCondition({"ReleaseAccepted", "False", reason, message, Now()});
-  cv.SetCondition({"Progressing", "False", reason,
-                   fmt::format("Cluster version is {}; the update to {} was not accepted", cv.status.desired.version,
-                               progress_.version.empty() ? progress_.image : progress_.version),
-                   Now()});
+void UpdateRunner::Fail(const std::string& reason, const std::string& message, UpdateStepResult& result) {
+  result.status.release = UpdateStatus::Acceptance{false, reason, message};
+  result.status.progress = UpdateStatus::Progress::kNotAccepted;
+  result.status.target = progress_.version.empty() ? progress_.image : progress_.version;
   if (!progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir) {
     std::error_code ec;
     fs::remove_all(progress_.payload_dir, ec);  // a refused payload is not kept
   }
-  if (!MoveUpdatePhase(progress_, UpdatePhase::kFailed, cv, Now())) return;
+  const FailedPhase failed{reason, message, UnixSeconds(clock_.Now()) + options_.retry_after.count()};
+  if (!MoveUpdatePhase(progress_, UpdatePhase::kFailed, result.status, failed)) return;
   progress_.payload_dir.clear();
-  progress_.failed_reason = reason;
-  progress_.failed_message = message;
-  progress_.retry_at = UnixSeconds(clock_.Now()) + options_.retry_after.count();
   EndAttempt("Failed", "", reason);
   loaded_.reset();
   // A failure kept only in memory is harmless (a restart tries the target again), but
   // the disk's state is said.
   if (Status saved = Save(); !saved.ok()) {
-    cv.SetCondition({"Failing", "True", "AgentStateNotSaved",
-                     fmt::format("The agent cannot save its progress: {}", saved.message()), Now()});
+    result.status.failure =
+        UpdateStatus::Failure{"AgentStateNotSaved", fmt::format("The agent cannot save its progress: {}", saved.message())};
   }
 }
 
-Result<VerificationConfig> UpdateRunner::VerificationSource(ClusterVersion& cv, UpdateStepResult& result) {
+Result<VerificationConfig> UpdateRunner::VerificationSource(const ClusterVersion& cv, UpdateStepResult& result) {
   // The running release's own payload says whom to trust: pulled once, kept, and checked
   // against the record of its download before each use.
   const std::string& running_image = cv.status.desired.image;
@@ -235,7 +229,7 @@ Result<VerificationConfig> UpdateRunner::VerificationSource(ClusterVersion& cv, 
     auto dir = Pull(running_image);  // replaces a payload that is not whole only once the new one is
     if (dir.ok()) {
       progress_.running_payload_dir = *dir;
-      if (!Commit(cv, result)) return Status::IoError("the update's progress cannot be saved");
+      if (!Commit(result)) return Status::IoError("the update's progress cannot be saved");
       whole = Status::OK();
     } else if (dir.status().code() == Status::Code::kNoSpace) {
       return dir.status().WithContext("the running release's payload");
@@ -253,7 +247,7 @@ Result<VerificationConfig> UpdateRunner::VerificationSource(ClusterVersion& cv, 
       spdlog::warn("the running release's payload at {} is not what was downloaded ({}) and cannot be pulled again ({})",
                    progress_.running_payload_dir, whole.message(), pull_error);
       progress_.running_payload_dir.clear();
-      if (!Commit(cv, result)) return Status::IoError("the update's progress cannot be saved");
+      if (!Commit(result)) return Status::IoError("the update's progress cannot be saved");
     }
   }
   if (!progress_.running_payload_dir.empty()) {
@@ -271,7 +265,7 @@ Result<VerificationConfig> UpdateRunner::VerificationSource(ClusterVersion& cv, 
       pull_error.empty() ? "" : " (its payload could not be read: " + pull_error + ")"));
 }
 
-bool UpdateRunner::Verify(ClusterVersion& cv, UpdateStepResult& result) {
+bool UpdateRunner::Verify(const ClusterVersion& cv, UpdateStepResult& result) {
   Status verified = Status::OK();
   if (!verifier_ || verifier_source_ != progress_.running_payload_dir) {
     auto config = VerificationSource(cv, result);
@@ -280,9 +274,10 @@ bool UpdateRunner::Verify(ClusterVersion& cv, UpdateStepResult& result) {
       verifier_ = std::make_unique<ReleaseVerifier>(std::move(config).value(), options_.signature_ca_dir);
       verifier_source_ = progress_.running_payload_dir;
     } else if (config.status().code() == Status::Code::kNoSpace) {
-      Fail(cv, "RetrievePayload",
+      Fail("RetrievePayload",
            fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version,
-                       progress_.image, config.status().message()));
+                       progress_.image, config.status().message()),
+           result);
       return false;
     } else {
       verifier_.reset();
@@ -303,28 +298,30 @@ bool UpdateRunner::Verify(ClusterVersion& cv, UpdateStepResult& result) {
   if (!verified.ok()) {
     const std::string why = "The update cannot be verified: " + verified.message();
     if (!progress_.force) {
-      Fail(cv, "ImageVerificationFailed",
+      Fail("ImageVerificationFailed",
            fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version,
-                       progress_.image, why));
+                       progress_.image, why),
+           result);
       return false;
     }
     AddRisk(progress_.accepted_risks, why);
   }
-  return MoveUpdatePhase(progress_, UpdatePhase::kDownloading, cv, Now()) && Commit(cv, result);
+  return MoveUpdatePhase(progress_, UpdatePhase::kDownloading, result.status) && Commit(result);
 }
 
-bool UpdateRunner::Download(ClusterVersion& cv, UpdateStepResult& result) {
+bool UpdateRunner::Download(UpdateStepResult& result) {
   auto dir = Pull(progress_.image);
   if (!dir.ok()) {
     if (stop_.stop_requested()) return false;  // cut short by the shutdown: not a failure
-    Fail(cv, "RetrievePayload",
+    Fail("RetrievePayload",
          fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version,
-                     progress_.image, dir.status().message()));
+                     progress_.image, dir.status().message()),
+         result);
     return false;
   }
   progress_.payload_dir = *dir;
   whole_dir_ = *dir;  // read back and checked by the download
-  return MoveUpdatePhase(progress_, UpdatePhase::kLoading, cv, Now()) && Commit(cv, result);
+  return MoveUpdatePhase(progress_, UpdatePhase::kLoading, result.status) && Commit(result);
 }
 
 Result<std::string> UpdateRunner::Pull(const std::string& image) {
@@ -368,7 +365,7 @@ Result<const UpdateRunner::Loaded*> UpdateRunner::Payload(const std::string& dir
   return loaded_.get();
 }
 
-bool UpdateRunner::PayloadStillWhole(ClusterVersion& cv, UpdateStepResult& result) {
+bool UpdateRunner::PayloadStillWhole(UpdateStepResult& result) {
   if (!whole_dir_.empty() && progress_.payload_dir == whole_dir_) return true;  // downloaded or checked here
   Status whole = VerifyPayloadOnDisk(progress_.payload_dir);
   if (whole.ok()) {
@@ -379,47 +376,50 @@ bool UpdateRunner::PayloadStillWhole(ClusterVersion& cv, UpdateStepResult& resul
   // The download fetches it again (and replaces this one once the new one is whole).
   spdlog::warn("the payload of {} at {} is not what was downloaded ({}): downloading it again", progress_.image,
                progress_.payload_dir, whole.message());
-  if (MoveUpdatePhase(progress_, UpdatePhase::kDownloading, cv, Now()) && Commit(cv, result)) {
+  if (MoveUpdatePhase(progress_, UpdatePhase::kDownloading, result.status) && Commit(result)) {
     result.busy = true;  // download again at the next step
   }
   return false;
 }
 
-bool UpdateRunner::LoadPayload(ClusterVersion& cv, UpdateStepResult& result) {
-  if (!PayloadStillWhole(cv, result)) return false;
+bool UpdateRunner::LoadPayload(const ClusterVersion& cv, UpdateStepResult& result) {
+  if (!PayloadStillWhole(result)) return false;
   auto loaded = Payload(progress_.payload_dir);
   if (!loaded.ok()) {
-    Fail(cv, "UpdatePayloadIntegrity",
+    Fail("UpdatePayloadIntegrity",
          fmt::format("The update cannot be applied: the payload of version=\"{}\" image=\"{}\" is invalid: {}",
-                     progress_.version, progress_.image, loaded.status().message()));
+                     progress_.version, progress_.image, loaded.status().message()),
+         result);
     return false;
   }
   const std::string payload_version = (*loaded)->info.metadata.version.ToString();
   if (!progress_.version.empty() && progress_.version != payload_version) {
-    Fail(cv, "VerifyPayloadVersion",
+    Fail("VerifyPayloadVersion",
          fmt::format("release image version {} does not match the expected upstream version {}", payload_version,
-                     progress_.version));
+                     progress_.version),
+         result);
     return false;
   }
   progress_.version = payload_version;
   auto summary = Summarize(RunPreconditions(cv, payload_version, (*loaded)->info.metadata.previous), progress_.force);
   if (summary && summary->blocked) {
-    Fail(cv, summary->reason,
+    Fail(summary->reason,
          fmt::format("Preconditions failed for payload loaded version=\"{}\" image=\"{}\": {}", payload_version,
-                     progress_.image, summary->message));
+                     progress_.image, summary->message),
+         result);
     return false;
   }
   if (summary) AddRisk(progress_.accepted_risks, summary->message);
   const auto& metadata = (*loaded)->info.metadata.metadata;
   auto arch = metadata.find(std::string(kReleaseArchitectureKey));
-  cv.SetCondition({"ReleaseAccepted", "True", "PayloadLoaded",
-                   fmt::format("Payload loaded version=\"{}\" image=\"{}\" architecture=\"{}\"", payload_version,
-                               progress_.image, arch != metadata.end() ? arch->second : "amd64"),
-                   Now()});
-  if (!MoveUpdatePhase(progress_, UpdatePhase::kApplying, cv, Now())) return false;
+  result.status.release = UpdateStatus::Acceptance{
+      true, "PayloadLoaded",
+      fmt::format("Payload loaded version=\"{}\" image=\"{}\" architecture=\"{}\"", payload_version, progress_.image,
+                  arch != metadata.end() ? arch->second : "amd64")};
+  if (!MoveUpdatePhase(progress_, UpdatePhase::kApplying, result.status)) return false;
   progress_.next_group = 0;
   progress_.group_started = Now();
-  return Commit(cv, result);
+  return Commit(result);
 }
 
 }  // namespace cincinnati::agent

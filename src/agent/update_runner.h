@@ -3,8 +3,9 @@
 // the payload, check its layout, version and the preconditions, then apply its
 // manifests group by group until every component reports the new version.
 //
-// Each Step() moves the persisted UpdateProgress (update_progress.h) as far as it can
-// and writes the ClusterVersion status that says so:
+// Each Step() moves the persisted UpdateProgress (update_progress.h) as far as it can,
+// keeps the ClusterVersion's history and status.desired, and returns what it did as an
+// UpdateStatus (update_progress.h), which the agent words as these conditions:
 //   - ReleaseAccepted: True "PayloadLoaded", or False naming the step that refused the
 //     release (RetrievePayload with ImageVerificationFailed, VerifyPayloadVersion,
 //     UpdatePayloadIntegrity, PreconditionChecks with UpgradePreconditionCheckFailed).
@@ -21,9 +22,10 @@
 // differs), so a kill -9 at any moment resumes where the progress says.
 //
 // Every step forward is persisted before it is acted on (Commit): when the progress
-// cannot be saved (a full disk), the phase the store holds is put back, Failing=True
-// (reason AgentStateNotSaved) names the cause, and the step is tried again a second
-// later, so what runs never gets ahead of what a restart would resume from. A payload
+// cannot be saved (a full disk), the phase the store holds is put back, the status's
+// failure (Failing=True, reason AgentStateNotSaved) names the cause, and the step is
+// tried again a second later, so what runs never gets ahead of what a restart would
+// resume from. A payload
 // is checked against the record of its download before it is loaded; one that changed
 // on disk is fetched again, never applied and never reported as a bad payload. A full
 // disk while downloading is RetrievePayload naming the disk, retried after
@@ -96,6 +98,7 @@ struct UpdateOptions {
 };
 
 struct UpdateStepResult {
+  UpdateStatus status;    // what the step says of the update: the agent's conditions
   bool updating = false;  // an update is under way (keep stepping)
   bool busy = false;      // step again soon (waiting on components)
   // The agent's own manifests are applied: hand over to this binary ("": the same
@@ -112,8 +115,9 @@ class UpdateRunner {
                std::stop_token stop = {}, StorageHealth* storage = nullptr);
 
   Status Load();  // reads the persisted progress
-  // `cv`: a copy of the ClusterVersion whose status the step updates; `target`: the
-  // resolved desired update (nullopt: none, or the running release).
+  // `cv`: a copy of the ClusterVersion whose history and status.desired the step
+  // updates; `target`: the resolved desired update (nullopt: none, or the running
+  // release).
   UpdateStepResult Step(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force);
   const UpdateProgress& progress() const { return progress_; }  // loop thread
   // The attempt that has ended and is not marked reported yet (loop thread).
@@ -140,24 +144,24 @@ class UpdateRunner {
   };
 
   Status Save();
-  bool Commit(ClusterVersion& cv, UpdateStepResult& result);
-  bool Start(ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force, UpdateStepResult& result);
-  bool PayloadStillWhole(ClusterVersion& cv, UpdateStepResult& result);
-  void Fail(ClusterVersion& cv, const std::string& reason, const std::string& message);
-  bool Verify(ClusterVersion& cv, UpdateStepResult& result);
-  bool Download(ClusterVersion& cv, UpdateStepResult& result);
-  bool LoadPayload(ClusterVersion& cv, UpdateStepResult& result);
+  bool Commit(UpdateStepResult& result);
+  bool Start(const ClusterVersion& cv, const std::optional<ResolvedTarget>& target, bool force, UpdateStepResult& result);
+  bool PayloadStillWhole(UpdateStepResult& result);
+  void Fail(const std::string& reason, const std::string& message, UpdateStepResult& result);
+  bool Verify(const ClusterVersion& cv, UpdateStepResult& result);
+  bool Download(UpdateStepResult& result);
+  bool LoadPayload(const ClusterVersion& cv, UpdateStepResult& result);
   Result<const Loaded*> Payload(const std::string& dir);
-  bool ApplyGroups(ClusterVersion& cv, UpdateStepResult& result);
+  bool ApplyGroups(UpdateStepResult& result);
   std::string HandOverBinary(const Loaded& loaded, const ApplyGroup& group) const;
-  bool HandOver(ClusterVersion& cv, const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result);
+  bool HandOver(const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result);
   bool Complete(ClusterVersion& cv, UpdateStepResult& result);
   void EnsureStarted(ClusterVersion& cv);
   void BeginAttempt(UpdateProgress& progress, const ClusterVersion& cv) const;
   void EndAttempt(const char* result, const std::string& component, const std::string& reason);
   void WatchAttempt(const std::vector<std::string>& degraded, const std::vector<std::string>& waiting, bool late,
-                    ClusterVersion& cv, UpdateStepResult& result);
-  Result<VerificationConfig> VerificationSource(ClusterVersion& cv, UpdateStepResult& result);
+                    UpdateStepResult& result);
+  Result<VerificationConfig> VerificationSource(const ClusterVersion& cv, UpdateStepResult& result);
   Result<std::string> Pull(const std::string& image);
   std::string Now() const;
 

@@ -41,11 +41,11 @@ void UpdateRunner::EnsureStarted(ClusterVersion& cv) {
   }
 }
 
-bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
-  if (!PayloadStillWhole(cv, result)) return false;
+bool UpdateRunner::ApplyGroups(UpdateStepResult& result) {
+  if (!PayloadStillWhole(result)) return false;
   auto loaded = Payload(progress_.payload_dir);
   if (!loaded.ok()) {
-    cv.SetCondition({"Failing", "True", "UpdatePayloadIntegrity", loaded.status().message(), Now()});
+    result.status.failure = UpdateStatus::Failure{"UpdatePayloadIntegrity", loaded.status().message()};
     result.busy = true;
     return false;
   }
@@ -70,7 +70,7 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
         const Manifest& m = (*loaded)->manifests[i];
         auto level = components_.Apply(m, progress_.version);
         if (!level.ok()) {
-          cv.SetCondition({"Failing", "True", "ApplyFailed", level.status().message(), Now()});
+          result.status.failure = UpdateStatus::Failure{"ApplyFailed", level.status().message()};
           result.busy = true;
           return false;
         }
@@ -86,52 +86,49 @@ bool UpdateRunner::ApplyGroups(ClusterVersion& cv, UpdateStepResult& result) {
                         std::all_of(group.components.begin(), group.components.end(),
                                     [](const auto& c) { return c.first == kSelfComponent; });
       if (self && options_.hand_over) {
-        HandOver(cv, **loaded, group, result);
+        HandOver(**loaded, group, result);
         return false;
       }
       ++progress_.next_group;
       progress_.group_started = Now();
-      if (!Commit(cv, result)) return false;
+      if (!Commit(result)) return false;
       count();
       continue;
     }
-    const int64_t percent = total ? progress_.next_group * 100 / total : 100;
-    std::vector<std::string> slow = degraded;
-    slow.insert(slow.end(), waiting.begin(), waiting.end());
-    cv.SetCondition({"Progressing", "True", "",
-                     fmt::format("Working towards {}: {} of {} done ({}% complete), waiting on {}", progress_.version,
-                                 progress_.next_group, total, percent, fmt::join(slow, ", ")),
-                     Now()});
+    result.status.progress = UpdateStatus::Progress::kApplying;
+    result.status.target = progress_.version;
+    result.status.done = progress_.next_group;
+    result.status.total = total;
+    result.status.waiting_on = degraded;
+    result.status.waiting_on.insert(result.status.waiting_on.end(), waiting.begin(), waiting.end());
     auto started = graphdata::ParseDateTime(progress_.group_started);
     const bool late = started.ok() && std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count() - *started > options_.component_timeout.count();
     if (!degraded.empty()) {
-      cv.SetCondition({"Failing", "True", "ClusterOperatorDegraded",
-                       fmt::format("Cluster operator {} is degraded", fmt::join(degraded, ", ")), Now()});
+      result.status.failure =
+          UpdateStatus::Failure{"ClusterOperatorDegraded", fmt::format("Cluster operator {} is degraded", fmt::join(degraded, ", "))};
     } else if (late) {
-      cv.SetCondition({"Failing", "True", "ClusterOperatorNotAvailable",
-                       fmt::format("Cluster operator {} has not yet reported success after {} s", fmt::join(waiting, ", "),
-                                   options_.component_timeout.count()),
-                       Now()});
+      result.status.failure = UpdateStatus::Failure{
+          "ClusterOperatorNotAvailable", fmt::format("Cluster operator {} has not yet reported success after {} s",
+                                                     fmt::join(waiting, ", "), options_.component_timeout.count())};
     } else {
-      cv.SetCondition({"Failing", "False", "", "", Now()});
+      result.status.failure.reset();
     }
-    WatchAttempt(degraded, waiting, late, cv, result);
+    WatchAttempt(degraded, waiting, late, result);
     result.busy = true;
     return false;
   }
   return true;
 }
 
-bool UpdateRunner::HandOver(ClusterVersion& cv, const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result) {
-  if (!MoveUpdatePhase(progress_, UpdatePhase::kHandingOver, cv, Now())) return false;
-  progress_.hand_over_id = NewHandOverId();
+bool UpdateRunner::HandOver(const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result) {
+  if (!MoveUpdatePhase(progress_, UpdatePhase::kHandingOver, result.status, HandingOverPhase{NewHandOverId()})) return false;
   ++progress_.hand_over_attempts;
-  if (!Commit(cv, result)) return false;  // no hand-over the new agent could not resume
+  if (!Commit(result)) return false;  // no hand-over the new agent could not resume
   handing_over_ = true;
   result.hand_over_to = HandOverBinary(loaded, group);
-  result.hand_over_id = progress_.hand_over_id;
-  cv.SetCondition({"Progressing", "True", "",
-                   fmt::format("Working towards {}: handing over to the new release's agent", progress_.version), Now()});
+  result.hand_over_id = progress_.handing_over()->id;
+  result.status.progress = UpdateStatus::Progress::kHandingOver;
+  result.status.target = progress_.version;
   return true;
 }
 
@@ -162,13 +159,10 @@ bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
     // of an update its progress has not finished.
     const std::string left = progress_.running_payload_dir != progress_.payload_dir ? progress_.running_payload_dir : "";
     progress_.running_payload_dir = progress_.payload_dir;
-    if (!MoveUpdatePhase(progress_, UpdatePhase::kCompleted, cv, Now())) return false;
-    progress_.failed_reason.clear();
-    progress_.failed_message.clear();
-    progress_.retry_at = 0;
+    if (!MoveUpdatePhase(progress_, UpdatePhase::kCompleted, result.status)) return false;
     progress_.degraded_since.clear();
     EndAttempt("Completed", "", "");  // saved with the phase
-    if (!Commit(cv, result)) return false;
+    if (!Commit(result)) return false;
     if (!left.empty()) {
       std::error_code ec;
       fs::remove_all(left, ec);  // the release we left
@@ -196,9 +190,9 @@ bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
     }
     cv.status.desired = release;
   }
-  cv.SetCondition({"Available", "True", "", "Done applying " + progress_.version, now});
-  cv.SetCondition({"Failing", "False", "", "", now});
-  cv.SetCondition({"Progressing", "False", "", "Cluster version is " + progress_.version, now});
+  result.status.progress = UpdateStatus::Progress::kCompleted;
+  result.status.target = progress_.version;
+  result.status.failure.reset();
   return true;
 }
 

@@ -64,7 +64,7 @@ void UpdateRunner::EndAttempt(const char* result, const std::string& component, 
 }
 
 void UpdateRunner::WatchAttempt(const std::vector<std::string>& degraded, const std::vector<std::string>& waiting,
-                                bool late, ClusterVersion& cv, UpdateStepResult& result) {
+                                bool late, UpdateStepResult& result) {
   // The start of a Degraded spell is saved, so that a restart does not restart the grace.
   const std::string since = degraded.empty() ? "" : progress_.degraded_since.empty() ? Now() : progress_.degraded_since;
   bool changed = since != progress_.degraded_since;
@@ -79,7 +79,7 @@ void UpdateRunner::WatchAttempt(const std::vector<std::string>& degraded, const 
       changed = true;
     }
   }
-  if (changed) Commit(cv, result);  // not saved: seen again at the next step
+  if (changed) Commit(result);  // not saved: seen again at the next step
 }
 
 std::optional<UpdateProgress> UpdateRunner::UnreportedEnd() const {

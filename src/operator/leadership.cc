@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace cincinnati::upgrade {
 namespace {
@@ -66,6 +67,79 @@ std::string DefaultReplicaName() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   return fmt::format("{}:{}", host[0] ? host : "unknown-host", ::getpid());
+}
+
+std::string_view ReplicaRoleName(ReplicaRole role) {
+  switch (role) {
+    case ReplicaRole::kStandby: return "Standby";
+    case ReplicaRole::kWaitingOut: return "WaitingOut";
+    case ReplicaRole::kActing: return "Acting";
+    case ReplicaRole::kLapsed: return "Lapsed";
+  }
+  return "Standby";
+}
+
+bool ReplicaRoleMoveAllowed(ReplicaRole from, ReplicaRole to) {
+  using R = ReplicaRole;
+  switch (to) {
+    case R::kStandby: return from != R::kStandby;
+    case R::kWaitingOut: return from == R::kStandby || from == R::kLapsed;
+    case R::kActing: return from == R::kWaitingOut || from == R::kLapsed;
+    case R::kLapsed: return from == R::kWaitingOut || from == R::kActing;
+  }
+  return false;
+}
+
+bool ReplicaRoleState::Move(ReplicaRole to) const {
+  if (!ReplicaRoleMoveAllowed(role_, to)) {
+    spdlog::error("this replica cannot move from {} to {}: not an allowed move (a bug in the operator)", ReplicaRoleName(role_),
+                  ReplicaRoleName(to));
+    return false;
+  }
+  if (to == ReplicaRole::kLapsed) {
+    spdlog::warn("the leadership was not renewed within its lease: no pass, command or call starts until it is");
+  } else if (role_ == ReplicaRole::kLapsed) {
+    spdlog::info("the leadership is renewed again");
+  }
+  role_ = to;
+  return true;
+}
+
+ReplicaRole ReplicaRoleState::At(SteadyTime now) const {
+  std::lock_guard lock(mu_);
+  if (role_ == ReplicaRole::kStandby) return role_;
+  const bool lapsed = lease_.count() > 0 && now - renewed_ >= lease_ - kLeaseMargin;
+  const ReplicaRole due = lapsed ? ReplicaRole::kLapsed : now >= acting_from_ ? ReplicaRole::kActing : ReplicaRole::kWaitingOut;
+  if (due != role_) Move(due);
+  return role_;
+}
+
+bool ReplicaRoleState::Holds() const {
+  std::lock_guard lock(mu_);
+  return role_ != ReplicaRole::kStandby;
+}
+
+ReplicaRoleState::SteadyTime ReplicaRoleState::acting_from() const {
+  std::lock_guard lock(mu_);
+  return acting_from_;
+}
+
+void ReplicaRoleState::TookOver(SteadyTime renewed, SteadyTime acting_from, std::chrono::seconds lease) {
+  std::lock_guard lock(mu_);
+  if (!Move(ReplicaRole::kWaitingOut)) return;
+  renewed_ = renewed;
+  acting_from_ = acting_from;
+  lease_ = lease;
+}
+
+void ReplicaRoleState::Renewed(SteadyTime asked) {
+  std::lock_guard lock(mu_);
+  if (role_ != ReplicaRole::kStandby) renewed_ = asked;
+}
+
+bool ReplicaRoleState::StepDown() {
+  std::lock_guard lock(mu_);
+  return role_ != ReplicaRole::kStandby && Move(ReplicaRole::kStandby);
 }
 
 }  // namespace cincinnati::upgrade

@@ -26,7 +26,9 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -58,5 +60,44 @@ Result<std::unique_ptr<Leadership>> LockFileLeadership(const std::string& lock_p
 
 // "host:pid": a replica's default name.
 std::string DefaultReplicaName();
+
+// A replica's role in the fail-over, one state with one table of moves:
+//   Standby -> WaitingOut           it took the leadership; its predecessor may still act
+//   WaitingOut -> Acting            the predecessor's grace is over
+//   WaitingOut | Acting -> Lapsed   not renewed within its lease less kLeaseMargin
+//   Lapsed -> WaitingOut | Acting   renewed after all
+//   WaitingOut | Acting | Lapsed -> Standby   it stepped down, released or lost the leadership
+// A replica starts passes, agent commands and calls only while Acting, and answers as
+// the leader (pause, resume) while WaitingOut or Acting. The moves that time makes
+// (the grace ends, the lease lapses) are made when the role is read, so that a
+// renewal hanging on its database stops every side effect on time.
+enum class ReplicaRole { kStandby, kWaitingOut, kActing, kLapsed };
+std::string_view ReplicaRoleName(ReplicaRole role);
+bool ReplicaRoleMoveAllowed(ReplicaRole from, ReplicaRole to);
+
+// The role and the times it is read against. Thread-safe: the election thread moves
+// it, passes and API threads read it.
+class ReplicaRoleState {
+ public:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  ReplicaRole At(SteadyTime now) const;
+  bool Holds() const;  // not Standby: it holds the leadership, lapsed or not
+  SteadyTime acting_from() const;
+  // Standby -> WaitingOut: renewed at `renewed`, acting from `acting_from`; `lease`
+  // zero is a lock nobody takes away (it never lapses).
+  void TookOver(SteadyTime renewed, SteadyTime acting_from, std::chrono::seconds lease);
+  void Renewed(SteadyTime asked);  // the lease counts from `asked`
+  bool StepDown();  // -> Standby; false when it stood by already (nothing to give up)
+
+ private:
+  bool Move(ReplicaRole to) const;  // every move, under mu_: refuses and logs one not in the table
+
+  mutable std::mutex mu_;
+  mutable ReplicaRole role_ = ReplicaRole::kStandby;
+  SteadyTime renewed_{};
+  SteadyTime acting_from_{};
+  std::chrono::seconds lease_{0};
+};
 
 }  // namespace cincinnati::upgrade

@@ -20,11 +20,18 @@ UpgradeHistory& EnsureHistory(UpgradeConfig& config, const AgentSnapshot& agent,
   entry.preceding_version = PrecedingVersion(config, agent);
   auto commenced = HasUpgradeCommenced(config, agent);
   if (commenced.ok() && *commenced) {
-    entry.phase = Phase::kUpgrading;  // the agent already goes there: guarded steps skip
+    entry.MoveTo(Phase::kUpgrading);  // the agent already goes there: guarded steps skip
     entry.start_time = now;
   }
   config.SetHistory(std::move(entry));
   return *config.FindHistory(version);
+}
+
+// A pass's phase change: a move the table refuses (a bug) stops the pass with its error.
+bool MovePhase(UpgradeHistory& history, Phase to, PassResult& result) {
+  Status moved = history.MoveTo(to);
+  if (!moved.ok()) result.error = moved;
+  return moved.ok();
 }
 
 StepContext MakeStepContext(UpgradeConfig& config, UpgradeHistory& history, const AgentSnapshot& agent, const ClusterPorts& ports,
@@ -41,13 +48,13 @@ PassResult RunUpgrader(UpgradeConfig& config, UpgradeHistory& history, const Age
   const std::string now = FormatTime(pass.now);
   if (StartWindowExpired(steps)) {
     std::string error, waiting;
-    history.phase = RunFailurePath(steps, &error, &waiting);
+    if (!MovePhase(history, RunFailurePath(steps, &error, &waiting), result)) return result;
     if (!error.empty()) result.error = Status::IoError(error);
     result.note = history.phase == Phase::kFailed ? "the upgrade was not commanded within its window" : error.empty() ? waiting : error;
     return result;
   }
   RunOutcome outcome = RunSteps(StepsFor(config.spec.type), steps, history, now);
-  history.phase = outcome.phase;
+  if (!MovePhase(history, outcome.phase, result)) return result;
   if (outcome.phase == Phase::kUpgraded) {
     if (history.complete_time.empty()) history.complete_time = now;
     result.requeue = kResync;
@@ -80,7 +87,7 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
   // already run; the upgrade goes on where it stands, its guarded steps skipping what is
   // done, as the managed-upgrade operator does for an upgrade that has commenced.
   if (auto commenced = HasUpgradeCommenced(config, agent); commenced.ok() && *commenced) {
-    history.phase = Phase::kUpgrading;
+    if (PassResult refused; !MovePhase(history, Phase::kUpgrading, refused)) return refused;
     if (history.start_time.empty()) history.start_time = FormatTime(pass.now);
     spdlog::info("cluster {}: the upgrade to {} has commenced already: going on with it", config.cluster,
                  config.spec.desired.version);
@@ -127,7 +134,7 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
     // Honoured (the MUO ignores it): a start this late would land outside its maintenance slot.
     StepContext steps = MakeStepContext(config, history, agent, ports, pass);
     std::string error, waiting;
-    history.phase = RunFailurePath(steps, &error, &waiting);
+    if (!MovePhase(history, RunFailurePath(steps, &error, &waiting), result)) return result;
     if (!error.empty()) result.error = Status::IoError(error);
     result.note = "upgradeAt + the upgrade window passed before the upgrade could start";
     return result;
@@ -139,7 +146,7 @@ PassResult Pending(UpgradeConfig& config, UpgradeHistory& history, const AgentSn
       return result;
     }
   }
-  history.phase = Phase::kUpgrading;
+  if (!MovePhase(history, Phase::kUpgrading, result)) return result;
   history.start_time = FormatTime(pass.now);
   spdlog::info("cluster {}: upgrading to {}", config.cluster, config.spec.desired.version);
   return RunUpgrader(config, history, agent, ports, pass);
@@ -169,9 +176,9 @@ PassResult Reconcile(UpgradeConfig& config, const ClusterPorts& ports, PassConte
           return StepResult::Done();
         });
       }
-      history.phase = Phase::kPending;
       PassResult result;
       result.requeue = std::chrono::seconds(0);
+      MovePhase(history, Phase::kPending, result);
       return result;
     }
     case Phase::kPending:

@@ -4,7 +4,8 @@
 //   Pending -> (valid, upgradeAt reached, fleet allows) -> Upgrading
 //   Pending -> (upgradeAt + window passed)  -> Failed   (we honour `breached`; the MUO does not)
 //   Upgrading -> (steps all done) -> Upgraded;  (OSD, not commanded within the window) -> Failed
-// with the steps of steps.h. The caller persists the config after every pass and
+// with the steps of steps.h. Each phase change goes through UpgradeHistory::MoveTo
+// (upgrade_config.h has the table): a refused move ends the pass with its error. The caller persists the config after every pass and
 // requeues after `requeue` (operator time); an error asks for backoff.
 //
 // Pure over its inputs (ports, clock); waits on no peer but the cluster's agent (the

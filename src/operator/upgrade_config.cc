@@ -1,6 +1,7 @@
 #include "operator/upgrade_config.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -176,6 +177,29 @@ std::optional<Phase> ParsePhase(std::string_view name) {
     if (PhaseName(p) == name) return p;
   }
   return std::nullopt;
+}
+
+bool PhaseMoveAllowed(Phase from, Phase to) {
+  if (from == to) return true;
+  switch (to) {
+    case Phase::kPending: return from == Phase::kNew;
+    case Phase::kUpgrading: return from == Phase::kNew || from == Phase::kPending;
+    case Phase::kUpgraded: return from == Phase::kUpgrading;
+    case Phase::kFailed: return from == Phase::kPending || from == Phase::kUpgrading;
+    case Phase::kNew: return false;
+  }
+  return false;
+}
+
+Status UpgradeHistory::MoveTo(Phase to) {
+  if (PhaseMoveAllowed(phase, to)) {
+    phase = to;
+    return Status::OK();
+  }
+  const std::string message = fmt::format("the upgrade to {} cannot move from {} to {}: not an allowed move (a bug in the operator)",
+                                          version, PhaseName(phase), PhaseName(to));
+  spdlog::error("{}", message);
+  return Status::Internal(message);
 }
 
 const UpgradeCondition* UpgradeHistory::FindCondition(std::string_view type) const {

@@ -32,6 +32,16 @@ enum class Phase { kNew, kPending, kUpgrading, kUpgraded, kFailed };
 std::string_view PhaseName(Phase phase);
 std::optional<Phase> ParsePhase(std::string_view name);
 
+// The moves of a history entry's phase, as the managed-upgrade operator makes them
+// (reconciler.h says when):
+//   New -> Pending                  the next pass validates it
+//   New | Pending -> Upgrading      the upgrade starts, or the agent is there already
+//   Pending | Upgrading -> Failed   not commanded within its window
+//   Upgrading -> Upgraded           every step done
+// Staying in a phase is no move and always allowed. Upgraded and Failed are final: a
+// new desired version gets an entry of its own.
+bool PhaseMoveAllowed(Phase from, Phase to);
+
 struct Desired {
   std::string version;
   std::string channel;
@@ -70,6 +80,10 @@ struct UpgradeHistory {
   std::string worker_start_time;
   std::string worker_complete_time;
   bool operator==(const UpgradeHistory&) const = default;
+
+  // Every change of `phase` goes through here: a move the table does not allow leaves
+  // the phase, is logged, and is an Internal error naming both phases (a bug).
+  Status MoveTo(Phase to);
 
   const UpgradeCondition* FindCondition(std::string_view type) const;
   // As in the MUO: absent ⇒ prepended; present ⇒ replaced in place, lastTransitionTime

@@ -263,7 +263,7 @@ std::string UpgradeOperator::Admit(const UpgradeConfig& config) {
   UpgradeConfig& shared = shared_it->second;
   UpgradeHistory entry;
   if (const UpgradeHistory* h = NewestHistory(config)) entry = *h;
-  entry.phase = Phase::kUpgrading;
+  if (Status moved = entry.MoveTo(Phase::kUpgrading); !moved.ok()) return moved.message();  // not admitted: a bug, logged
   shared.SetHistory(std::move(entry));
   return "";
 }
@@ -464,7 +464,7 @@ void UpgradeOperator::Run(std::stop_token stop) {
     const auto now = options_.clock->Steady();
     auto next = due_queue_.empty() ? next_sync : std::min(next_sync, due_queue_.begin()->first);
     if (!leading) next = now + kElectionPeriod;  // TakeOver wakes it at once
-    next = std::max(next, ActingFrom());
+    next = std::max(next, role_.acting_from());
     wake_.wait_for(lock, stop, std::max(next - now, env::Clock::SteadyTime::duration::zero()), [&] { return woken_; });
     if (sync_requested_) next_sync = options_.clock->Steady();
     woken_ = false;
@@ -482,7 +482,7 @@ void UpgradeOperator::Run(std::stop_token stop) {
   elector.join();
   // Handed over now rather than when the lease ends (the next leader still waits out the
   // calls this one may have started).
-  if (leading_.exchange(false)) {
+  if (role_.StepDown()) {
     leadership_->Release();
     SetLeaderMetric(false);
   }

@@ -40,9 +40,10 @@
 // waits out its predecessor's grace, then passes every cluster at once. A replica that
 // loses leadership, or cannot renew it within its lease less the margin, starts no pass,
 // no agent command and no call more (a gate on each, checked just before it starts), and
-// the store refuses its writes. A clean stop keeps renewing until its passes ended. With
-// SQLite the lock is a file lock in --state-dir; with --state.postgres, a PostgreSQL
-// session lock (postgres_state.h).
+// the store refuses its writes. Its role (Standby, WaitingOut, Acting, Lapsed) is one
+// state with one table of moves (ReplicaRoleState, leadership.h). A clean stop keeps
+// renewing until its passes ended. With SQLite the lock is a file lock in --state-dir;
+// with --state.postgres, a PostgreSQL session lock (postgres_state.h).
 //
 // What the API shows (List, Get, FleetStatus, Metrics) is shaped by operator_view.h.
 //
@@ -133,8 +134,9 @@ class UpgradeOperator {
   std::string Metrics();
   // Configs per phase of their newest history entry ("New" without one): cheap to ask often.
   std::map<std::string, int> ClustersPerPhase();
-  bool Leading() const;  // leads, and renewed its leadership recently enough to act
-  bool Acting() const;   // leads, and its predecessor's grace is over: it may start side effects
+  ReplicaRole Role() const;  // leadership.h: the role, now
+  bool Leading() const;  // WaitingOut or Acting: leads, and renewed its leadership recently enough to act
+  bool Acting() const;   // Acting: leads, and its predecessor's grace is over: it may start side effects
 
  private:
   struct ClusterState {
@@ -183,12 +185,8 @@ class UpgradeOperator {
   OperatorConfig config_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<Leadership> leadership_;
-  std::atomic<bool> leading_{false};
-  std::atomic<env::Clock::SteadyTime::rep> renewed_{0};  // the last renewal, on the clock's steady time
+  ReplicaRoleState role_;  // on the clock's steady time
   std::string election_said_;  // what the election thread last logged (who leads, why it cannot): said once
-  // No pass, command or call before this (the predecessor's grace), on the clock's steady time.
-  std::atomic<env::Clock::SteadyTime::rep> acting_from_{0};
-  env::Clock::SteadyTime ActingFrom() const { return env::Clock::SteadyTime(env::Clock::SteadyTime::duration(acting_from_.load())); }
   env::Clock::SteadyTime standby_read_{};  // a standby's last read of the configs (under mu_)
   FleetPauses pauses_;
   GaugeTable metrics_;

@@ -24,14 +24,13 @@ void SayOnce(std::string& said, spdlog::level::level_enum level, const std::stri
 
 void UpgradeOperator::SetLeaderMetric(bool leading) { metrics_.Set(kLeaderMetric, kLeaderLabels, leading ? 1 : 0); }
 
-bool UpgradeOperator::Acting() const { return Leading() && options_.clock->Steady() >= ActingFrom(); }
+ReplicaRole UpgradeOperator::Role() const { return role_.At(options_.clock->Steady()); }
+
+bool UpgradeOperator::Acting() const { return Role() == ReplicaRole::kActing; }
 
 bool UpgradeOperator::Leading() const {
-  if (!leading_) return false;
-  const auto lease = leadership_->lease();
-  if (lease.count() == 0) return true;  // a lock nobody can take away
-  const auto renewed = env::Clock::SteadyTime(env::Clock::SteadyTime::duration(renewed_.load()));
-  return options_.clock->Steady() - renewed < lease - kLeaseMargin;
+  const ReplicaRole role = Role();
+  return role == ReplicaRole::kWaitingOut || role == ReplicaRole::kActing;
 }
 
 Status UpgradeOperator::RequireLeader() {
@@ -42,13 +41,13 @@ Status UpgradeOperator::RequireLeader() {
 }
 
 void UpgradeOperator::Elect() {
-  if (leading_) {
+  if (role_.Holds()) {
     // The lease runs from before the request: the server may have counted it from any
     // moment of the round trip.
     const auto asked = options_.clock->Steady();
     Status renewed = leadership_->Renew();
     if (renewed.ok()) {
-      renewed_ = asked.time_since_epoch().count();
+      role_.Renewed(asked);
       return;
     }
     StepDown(renewed.message());
@@ -102,16 +101,15 @@ void UpgradeOperator::TakeOver() {
   const auto now = options_.clock->Steady();
   // Its agent calls may be longer than the HTTP ports' (replicas share their settings).
   const auto grace = leadership_->PredecessorGrace(std::max(kLongestCall, options_.agent_timeout));
-  acting_from_ = (now + grace).time_since_epoch().count();
+  const auto acting_from = now + grace;
   for (auto& [name, state] : clusters_) {
     state->backoff = std::chrono::seconds(0);
     state->note.clear();
     state->last_error.clear();
     state->calls->Reset();  // an earlier term's answers are not this term's
-    SetDue(*state, ActingFrom());  // every cluster at once: the last leader's schedule is not known
+    SetDue(*state, acting_from);  // every cluster at once: the last leader's schedule is not known
   }
-  renewed_ = asked.time_since_epoch().count();
-  leading_ = true;
+  role_.TookOver(asked, acting_from, leadership_->lease());
   election_said_.clear();
   SetLeaderMetric(true);
   spdlog::info("leading as {}: the state of {} clusters read; acting in {} ms (the last leader's lease and longest call)",
@@ -122,7 +120,7 @@ void UpgradeOperator::TakeOver() {
 }
 
 void UpgradeOperator::StepDown(const std::string& why) {
-  if (!leading_.exchange(false)) return;
+  if (!role_.StepDown()) return;
   leadership_->Release();
   SetLeaderMetric(false);
   spdlog::warn("no longer leading ({}): no pass starts until this replica leads again", why);
@@ -132,7 +130,7 @@ void UpgradeOperator::StepDown(const std::string& why) {
 }
 
 void UpgradeOperator::RefreshStandby() {
-  if (leading_) return;
+  if (role_.Holds()) return;
   {
     // At most once a second, and only when asked: reading every config costs about
     // 0.5 s of CPU at 10,000 clusters, and a standby is rarely asked.
@@ -145,7 +143,7 @@ void UpgradeOperator::RefreshStandby() {
   if (!saved.ok()) return;  // the last view stays; the leader's API answers anyway
   std::lock_guard lock(mu_);
   // Taken over meanwhile: the new term's state, read after its epoch, stays.
-  if (leading_ || in_flight_ > 0) return;
+  if (role_.Holds() || in_flight_ > 0) return;
   configs_ = FleetConfigs(std::move(*saved));
 }
 
