@@ -47,7 +47,7 @@ bool StartsWithAny(const std::string& include, const std::vector<std::string>& p
 const std::vector<std::string> kServiceHalf = {"builder/", "policy/", "insight/", "ui/", "directory/", "server/", "reports/"};
 
 TEST(ModuleArrowsTest, TheClientHalfIncludesNothingOfTheServiceHalf) {
-  for (const char* dir : {"agent", "operator", "kube", "graph_client", "config_api", "prometheus", "env", "http_server"}) {
+  for (const char* dir : {"agent", "operator", "kube", "graph_client", "config_api", "prometheus", "env", "http_server", "sqlite"}) {
     for (const auto& [file, includes] : IncludesOf(dir)) {
       for (const std::string& include : includes) {
         EXPECT_FALSE(StartsWithAny(include, kServiceHalf)) << file << " includes " << include;
@@ -57,7 +57,7 @@ TEST(ModuleArrowsTest, TheClientHalfIncludesNothingOfTheServiceHalf) {
 }
 
 TEST(ModuleArrowsTest, TheOperatorAndTheSharedModulesIncludeNothingOfTheAgent) {
-  for (const char* dir : {"operator", "kube", "graph_client", "config_api", "prometheus", "env", "http_server"}) {
+  for (const char* dir : {"operator", "kube", "graph_client", "config_api", "prometheus", "env", "http_server", "sqlite"}) {
     for (const auto& [file, includes] : IncludesOf(dir)) {
       for (const std::string& include : includes) {
         EXPECT_NE(include.rfind("agent/", 0), 0u) << file << " includes " << include;
@@ -103,6 +103,7 @@ TEST(ModuleArrowsTest, TheAgentAndTheOperatorLinkOnlyWhatTheyUse) {
     }
   }
   EXPECT_FALSE(Links(closure.at("cincinnati_agent"), "SQLITE")) << "the agent links SQLite";
+  EXPECT_FALSE(Links(closure.at("cincinnati_agent"), "cincinnati_sqlite")) << "the agent links the SQLite wrapper";
   EXPECT_FALSE(Links(closure.at("cincinnati_agent"), "cincinnati_operator"));
   EXPECT_FALSE(Links(closure.at("cincinnati_operator"), "cincinnati_agent"));
   EXPECT_TRUE(Links(closure.at("cincinnati_operator"), "SQLITE")) << "the operator's state store is SQLite";
