@@ -48,7 +48,7 @@ const std::vector<std::string> kServiceHalf = {"builder/", "policy/", "insight/"
 
 TEST(ModuleArrowsTest, TheClientHalfIncludesNothingOfTheServiceHalf) {
   for (const char* dir : {"agent", "operator", "adm", "component", "kube", "graph_client", "config_api", "prometheus", "env",
-                          "http_server"}) {
+                          "http_server", "sqlite"}) {
     for (const auto& [file, includes] : IncludesOf(dir)) {
       for (const std::string& include : includes) {
         EXPECT_FALSE(StartsWithAny(include, kServiceHalf)) << file << " includes " << include;
@@ -60,7 +60,7 @@ TEST(ModuleArrowsTest, TheClientHalfIncludesNothingOfTheServiceHalf) {
 // `adm upgrade` is a client of the agent's API, as `oc adm upgrade` is of the CVO's: it
 // reads the ClusterVersion document, never the agent's code.
 TEST(ModuleArrowsTest, TheOperatorAndTheSharedModulesIncludeNothingOfTheAgent) {
-  for (const char* dir : {"operator", "adm", "kube", "graph_client", "config_api", "prometheus", "env", "http_server"}) {
+  for (const char* dir : {"operator", "adm", "kube", "graph_client", "config_api", "prometheus", "env", "http_server", "sqlite"}) {
     for (const auto& [file, includes] : IncludesOf(dir)) {
       for (const std::string& include : includes) {
         EXPECT_NE(include.rfind("agent/", 0), 0u) << file << " includes " << include;
@@ -106,6 +106,7 @@ TEST(ModuleArrowsTest, TheAgentAndTheOperatorLinkOnlyWhatTheyUse) {
     }
   }
   EXPECT_FALSE(Links(closure.at("cincinnati_agent"), "SQLITE")) << "the agent links SQLite";
+  EXPECT_FALSE(Links(closure.at("cincinnati_agent"), "cincinnati_sqlite")) << "the agent links the SQLite wrapper";
   EXPECT_FALSE(Links(closure.at("cincinnati_agent"), "cincinnati_operator"));
   EXPECT_FALSE(Links(closure.at("cincinnati_operator"), "cincinnati_agent"));
   EXPECT_TRUE(Links(closure.at("cincinnati_operator"), "SQLITE")) << "the operator's state store is SQLite";

@@ -10,35 +10,19 @@
 
 #include <fmt/format.h>
 #include <simdjson.h>
-#include <sqlite3.h>
 
 #include "core/csv.h"
 #include "core/hotfix_rule.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
 #include "directory/cluster_json.h"
+#include "sqlite/database.h"
 
 namespace cincinnati::directory {
 namespace {
 
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS clusters (id TEXT PRIMARY KEY, customer TEXT NOT NULL, labels TEXT NOT NULL)";
-
-Status SqlError(sqlite3* db, const std::string& what) {
-  return Status::IoError(fmt::format("{}: {}", what, db ? sqlite3_errmsg(db) : "out of memory"));
-}
-
-// A prepared statement that finalizes itself.
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  ~Statement() { sqlite3_finalize(stmt); }
-  void Bind(int i, const std::string& text) { sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT); }
-};
-
-std::string Column(sqlite3_stmt* stmt, int i) {
-  const unsigned char* text = sqlite3_column_text(stmt, i);
-  return text ? std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt, i)) : std::string();
-}
 
 }  // namespace
 
@@ -72,30 +56,19 @@ Result<std::unique_ptr<ClusterDatabase>> ClusterDatabase::Open(const std::string
   if (!create && ::stat(path.c_str(), &st) != 0) {
     return Status::NotFound(fmt::format("cluster database {} does not exist (add a cluster or import to create it)", path));
   }
-  sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
-    Status error = SqlError(db, "cannot open cluster database " + path);
-    sqlite3_close(db);
-    return error;
-  }
-  sqlite3_busy_timeout(db, 5000);
-  std::unique_ptr<ClusterDatabase> out(new ClusterDatabase(db, path));
-  CINCINNATI_RETURN_IF_ERROR(out->Exec(kSchema));
-  return out;
+  sqlite::Database::Options options;
+  options.access = create ? sqlite::Database::Options::Access::kCreate : sqlite::Database::Options::Access::kReadWrite;
+  // A rollback journal, not WAL: every commit changes the file itself, which is how the
+  // policy engine's reader sees that its cached answers are stale.
+  options.durable = false;
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(path, "cluster database " + path, options));
+  CINCINNATI_RETURN_IF_ERROR(db->Exec(kSchema));
+  return std::unique_ptr<ClusterDatabase>(new ClusterDatabase(std::move(db), path));
 }
 
-ClusterDatabase::~ClusterDatabase() { sqlite3_close(db_); }
+ClusterDatabase::ClusterDatabase(std::unique_ptr<sqlite::Database> db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
 
-Status ClusterDatabase::Exec(const char* sql) {
-  char* message = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    Status error = Status::IoError(fmt::format("{}: {}", path_, message ? message : "error"));
-    sqlite3_free(message);
-    return error;
-  }
-  return Status::OK();
-}
+ClusterDatabase::~ClusterDatabase() = default;
 
 Status ClusterDatabase::Put(const ClusterRecord& input, PutMode mode) {
   ClusterRecord r = input;
@@ -104,51 +77,41 @@ Status ClusterDatabase::Put(const ClusterRecord& input, PutMode mode) {
   const char* sql = mode == PutMode::kInsert   ? "INSERT INTO clusters (customer, labels, id) VALUES (?, ?, ?)"
                     : mode == PutMode::kUpdate ? "UPDATE clusters SET customer = ?, labels = ? WHERE id = ?"
                                                : "INSERT OR REPLACE INTO clusters (customer, labels, id) VALUES (?, ?, ?)";
-  Statement s;
-  if (sqlite3_prepare_v2(db_, sql, -1, &s.stmt, nullptr) != SQLITE_OK) return SqlError(db_, path_);
-  s.Bind(1, r.cluster.customer);
-  s.Bind(2, LabelsToJson(r.cluster.labels));
-  s.Bind(3, r.id);
-  int rc = sqlite3_step(s.stmt);
-  if (rc == SQLITE_CONSTRAINT) {
-    return Status::Conflict(fmt::format("cluster {} already exists (use `update`)", r.id));
+  CINCINNATI_ASSIGN_OR_RETURN(sqlite::Statement put, db_->Prepare(sql));
+  put.Bind(1, r.cluster.customer).Bind(2, LabelsToJson(r.cluster.labels)).Bind(3, r.id);
+  if (Status s = put.Run(); !s.ok()) {
+    if (s.code() == Status::Code::kConflict) return Status::Conflict(fmt::format("cluster {} already exists (use `update`)", r.id));
+    return s;
   }
-  if (rc != SQLITE_DONE) return SqlError(db_, path_);
-  if (mode == PutMode::kUpdate && sqlite3_changes(db_) == 0) {
+  if (mode == PutMode::kUpdate && db_->changes() == 0) {
     return Status::NotFound(fmt::format("cluster {} is not in {} (use `add`)", r.id, path_));
   }
   return Status::OK();
 }
 
 Status ClusterDatabase::Remove(const std::string& id) {
-  Statement s;
-  if (sqlite3_prepare_v2(db_, "DELETE FROM clusters WHERE id = ?", -1, &s.stmt, nullptr) != SQLITE_OK) {
-    return SqlError(db_, path_);
-  }
-  s.Bind(1, NormalizeClusterId(id));
-  if (sqlite3_step(s.stmt) != SQLITE_DONE) return SqlError(db_, path_);
-  if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("cluster {} is not in {}", NormalizeClusterId(id), path_));
+  CINCINNATI_ASSIGN_OR_RETURN(sqlite::Statement remove, db_->Prepare("DELETE FROM clusters WHERE id = ?"));
+  CINCINNATI_RETURN_IF_ERROR(remove.Bind(1, NormalizeClusterId(id)).Run());
+  if (db_->changes() == 0) return Status::NotFound(fmt::format("cluster {} is not in {}", NormalizeClusterId(id), path_));
   return Status::OK();
 }
 
 Result<std::vector<ClusterRecord>> ClusterDatabase::Select(const char* where, const std::string& value) const {
-  Statement s;
-  std::string sql = fmt::format("SELECT id, customer, labels FROM clusters{} ORDER BY id", where);
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) return SqlError(db_, path_);
-  if (*where) s.Bind(1, value);
+  CINCINNATI_ASSIGN_OR_RETURN(sqlite::Statement rows,
+                              db_->Prepare(fmt::format("SELECT id, customer, labels FROM clusters{} ORDER BY id", where)));
+  if (*where) rows.Bind(1, value);
   std::vector<ClusterRecord> out;
   simdjson::dom::parser parser;
-  int rc;
-  while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
-    ClusterRecord r{Column(s.stmt, 0), {Column(s.stmt, 1), {}}};
-    simdjson::padded_string labels(Column(s.stmt, 2));
+  for (;;) {
+    CINCINNATI_ASSIGN_OR_RETURN(const bool row, rows.Step());
+    if (!row) return out;
+    ClusterRecord r{rows.Text(0), {rows.Text(1), {}}};
+    simdjson::padded_string labels(rows.Text(2));
     simdjson::dom::element element;
     if (parser.parse(labels).get(element)) return Status::InvalidArgument(fmt::format("{}: cluster {}: bad labels", path_, r.id));
     CINCINNATI_ASSIGN_OR_RETURN(r.cluster.labels, LabelsFromJson(element, "cluster " + r.id));
     out.push_back(std::move(r));
   }
-  if (rc != SQLITE_DONE) return SqlError(db_, path_);
-  return out;
 }
 
 Result<std::vector<ClusterRecord>> ClusterDatabase::List(const std::string& customer) const {
@@ -167,14 +130,14 @@ Status ClusterDatabase::Import(const std::vector<ClusterRecord>& records, bool r
     n.id = NormalizeClusterId(n.id);
     CINCINNATI_RETURN_IF_ERROR(ValidateClusterRecord(n));
   }
-  CINCINNATI_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  Status st = replace_all ? Exec("DELETE FROM clusters") : Status::OK();
+  CINCINNATI_RETURN_IF_ERROR(db_->Begin());
+  Status st = replace_all ? db_->Exec("DELETE FROM clusters") : Status::OK();
   for (size_t i = 0; st.ok() && i < records.size(); ++i) st = Put(records[i], PutMode::kUpsert);
   if (!st.ok()) {
-    Exec("ROLLBACK");
+    db_->Rollback();
     return st;
   }
-  return Exec("COMMIT");
+  return db_->Commit();
 }
 
 // ---- files ----
@@ -276,17 +239,14 @@ std::string WriteClusterJson(const std::vector<ClusterRecord>& records) {
 
 struct SqliteClusterDirectory::Connection {
   std::mutex mu;
-  sqlite3* db = nullptr;
-  sqlite3_stmt* stmt = nullptr;
+  std::unique_ptr<sqlite::Database> db;
+  std::optional<sqlite::Statement> lookup;  // goes before db
   uint64_t generation = 0;
   simdjson::dom::parser parser;
   void Close() {
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    stmt = nullptr;
-    db = nullptr;
+    lookup.reset();
+    db.reset();
   }
-  ~Connection() { Close(); }
 };
 
 SqliteClusterDirectory::SqliteClusterDirectory(std::string path, size_t connections, size_t max_cached)
@@ -339,27 +299,31 @@ DirectoryAnswer SqliteClusterDirectory::Query(const std::string& id) {
   uint64_t generation = generation_.load();
   if (c.db && c.generation != generation) c.Close();
   if (!c.db) {
-    if (sqlite3_open_v2(path_.c_str(), &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK ||
-        sqlite3_prepare_v2(c.db, "SELECT customer, labels FROM clusters WHERE id = ?", -1, &c.stmt, nullptr) != SQLITE_OK) {
-      std::string why = fmt::format("cluster database {}: {}", path_, c.db ? sqlite3_errmsg(c.db) : "cannot open");
-      c.Close();
-      return DirectoryAnswer::Failed(why);
-    }
-    sqlite3_busy_timeout(c.db, 200);
+    // Read-only and locked by its slot's mutex; a writer holding the file makes a
+    // lookup fail fast rather than hold a worker.
+    const sqlite::Database::Options options{.access = sqlite::Database::Options::Access::kReadOnly,
+                                            .durable = false,
+                                            .shared = false,
+                                            .busy_timeout = std::chrono::milliseconds(200)};
+    auto db = sqlite::Database::Open(path_, "cluster database " + path_, options);
+    if (!db.ok()) return DirectoryAnswer::Failed(db.status().message());
+    auto lookup = (*db)->Prepare("SELECT customer, labels FROM clusters WHERE id = ?");
+    if (!lookup.ok()) return DirectoryAnswer::Failed(lookup.status().message());
+    c.db = std::move(db).value();
+    c.lookup.emplace(std::move(lookup).value());
     c.generation = generation;
   }
-  sqlite3_reset(c.stmt);
-  sqlite3_bind_text(c.stmt, 1, id.data(), static_cast<int>(id.size()), SQLITE_TRANSIENT);
-  int rc = sqlite3_step(c.stmt);
-  if (rc == SQLITE_DONE) return DirectoryAnswer::Unknown();
-  if (rc != SQLITE_ROW) {
-    std::string why = fmt::format("cluster database {}: {}", path_, sqlite3_errmsg(c.db));
+  sqlite::Statement& lookup = *c.lookup;
+  lookup.Reset();
+  const Result<bool> row = lookup.Bind(1, id).Step();
+  if (!row.ok()) {
     c.Close();  // reopen next time
-    return DirectoryAnswer::Failed(why);
+    return DirectoryAnswer::Failed(row.status().message());
   }
-  ClusterInfo info{Column(c.stmt, 0), {}};
-  simdjson::padded_string labels(Column(c.stmt, 1));
-  sqlite3_reset(c.stmt);
+  if (!*row) return DirectoryAnswer::Unknown();
+  ClusterInfo info{lookup.Text(0), {}};
+  simdjson::padded_string labels(lookup.Text(1));
+  lookup.Reset();
   simdjson::dom::element element;
   if (c.parser.parse(labels).get(element)) return DirectoryAnswer::Failed(fmt::format("cluster {}: bad labels in {}", id, path_));
   auto parsed = LabelsFromJson(element, "cluster " + id);

@@ -21,7 +21,9 @@
 #include "core/status.h"
 #include "directory/cluster_directory.h"
 
-struct sqlite3;
+namespace cincinnati::sqlite {
+class Database;
+}
 
 namespace cincinnati::directory {
 
@@ -46,11 +48,10 @@ class ClusterDatabase {
   Status Import(const std::vector<ClusterRecord>& records, bool replace_all);
 
  private:
-  ClusterDatabase(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  Status Exec(const char* sql);
+  ClusterDatabase(std::unique_ptr<sqlite::Database> db, std::string path);
   // Rows matching `where` (" WHERE col = ?" bound to `value`, or "" for all), by id.
   Result<std::vector<ClusterRecord>> Select(const char* where, const std::string& value) const;
-  sqlite3* db_;
+  std::unique_ptr<sqlite::Database> db_;
   std::string path_;
 };
 

@@ -1,14 +1,12 @@
 #include "operator/operator_view.h"
 
-#include <fmt/format.h>
-
-#include "operator/operator_metrics.h"
 #include "http_server/metrics.h"
 
 namespace cincinnati::upgrade {
 namespace {
 
 using kube::JsonValue;
+using GaugeFamily = http_server::Family<http_server::Gauge>;
 
 // The collector's suffix of each step's condition (none for the steps without one), as
 // the managed-upgrade operator's metrics collector names them.
@@ -91,35 +89,63 @@ JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, in
   return out;
 }
 
+namespace {
+
+// The collector's families, as the reference names them (no help; a family without a
+// sample is left out), and our count of passes.
+struct CollectorFamilies {
+  explicit CollectorFamilies(http_server::Registry& r)
+      : scheduled(Gauge(r, "managed_upgrade_upgrade_scheduled", WithPhase())),
+        pdb_timeout(Gauge(r, "managed_upgrade_upgrade_pdb_timeout_minutes", Base())),
+        started(Gauge(r, "managed_upgrade_upgrade_start_timestamp", WithPhase())),
+        completed(Gauge(r, "managed_upgrade_upgrade_complete_timestamp", WithPhase())),
+        reconciles(r.AddCounter("upgradeoperator_reconciles_total", "Reconcile passes of each cluster's UpgradeConfig",
+                                {"upgradeconfig_name"})) {
+    std::vector<std::string> with_condition = Base();
+    with_condition.push_back("condition");
+    for (const auto& [type, suffix] : ConditionSuffixes()) conditions[type] = &Gauge(r, "managed_upgrade_condition_" + suffix, with_condition);
+  }
+  static std::vector<std::string> Base() { return {"upgradeconfig_name", "version", "desired_version"}; }
+  static std::vector<std::string> WithPhase() { return {"upgradeconfig_name", "version", "desired_version", "phase"}; }
+  static GaugeFamily& Gauge(http_server::Registry& r, const std::string& name, std::vector<std::string> labels) {
+    return r.AddGauge(name, "", std::move(labels), http_server::WhenEmpty::kHidden);
+  }
+
+  GaugeFamily &scheduled, &pdb_timeout, &started, &completed;
+  std::map<std::string, GaugeFamily*> conditions;  // by condition type
+  http_server::Family<http_server::Counter>& reconciles;
+};
+
+// The gauges of one config, from its history entry for the desired version (none without).
+void CollectConfig(CollectorFamilies& f, const std::string& name, const UpgradeConfig& c) {
+  const UpgradeHistory* h = c.FindHistory(c.spec.desired.version);
+  if (!h) return;
+  const std::vector<std::string> base = {name, h->preceding_version, c.spec.desired.version};
+  std::vector<std::string> with_phase = base;
+  with_phase.push_back(std::string(PhaseName(h->phase)));
+  f.scheduled.With(with_phase).Set(UnixTime(c.spec.upgrade_at));
+  f.pdb_timeout.With(base).Set(c.spec.pdb_force_drain_timeout);
+  if (!h->start_time.empty()) f.started.With(with_phase).Set(UnixTime(h->start_time));
+  if (!h->complete_time.empty()) f.completed.With(with_phase).Set(UnixTime(h->complete_time));
+  for (const auto& condition : h->conditions) {
+    auto family = f.conditions.find(condition.type);
+    if (family == f.conditions.end()) continue;
+    std::vector<std::string> labels = base;
+    labels.push_back(condition.status);
+    family->second->With(labels).Set(UnixTime(condition.status == "True" ? condition.complete_time : condition.start_time));
+  }
+}
+
+}  // namespace
+
 std::string CollectorMetrics(const std::map<std::string, UpgradeConfig>& configs,
                              const std::map<std::string, uint64_t>& passes) {
-  GaugeTable collected;
-  for (const auto& [name, c] : configs) {
-    const UpgradeHistory* h = c.FindHistory(c.spec.desired.version);
-    if (!h) continue;  // nothing is emitted without a history entry
-    const Labels base = {{"upgradeconfig_name", name}, {"version", h->preceding_version}, {"desired_version", c.spec.desired.version}};
-    Labels with_phase = base;
-    with_phase.push_back({"phase", std::string(PhaseName(h->phase))});
-    collected.Set("managed_upgrade_upgrade_scheduled", with_phase, UnixTime(c.spec.upgrade_at));
-    collected.Set("managed_upgrade_upgrade_pdb_timeout_minutes", base, c.spec.pdb_force_drain_timeout);
-    if (!h->start_time.empty()) collected.Set("managed_upgrade_upgrade_start_timestamp", with_phase, UnixTime(h->start_time));
-    if (!h->complete_time.empty()) collected.Set("managed_upgrade_upgrade_complete_timestamp", with_phase, UnixTime(h->complete_time));
-    for (const auto& condition : h->conditions) {
-      auto suffix = ConditionSuffixes().find(condition.type);
-      if (suffix == ConditionSuffixes().end()) continue;
-      Labels labels = base;
-      labels.push_back({"condition", condition.status});
-      collected.Set("managed_upgrade_condition_" + suffix->second, labels,
-                    UnixTime(condition.status == "True" ? condition.complete_time : condition.start_time));
-    }
-  }
-  std::string out = collected.Render();
-  out += "# HELP upgradeoperator_reconciles_total Reconcile passes of each cluster's UpgradeConfig\n"
-         "# TYPE upgradeoperator_reconciles_total counter\n";
-  for (const auto& [name, count] : passes) {
-    out += fmt::format("upgradeoperator_reconciles_total{{upgradeconfig_name=\"{}\"}} {}\n", http_server::EscapeLabel(name), count);
-  }
-  return out;
+  // By name, as the reference's collector lists them; the count of passes sorts last.
+  http_server::Registry registry("", http_server::Registry::Order::kName);
+  CollectorFamilies families(registry);
+  for (const auto& [name, c] : configs) CollectConfig(families, name, c);
+  for (const auto& [name, count] : passes) families.reconciles.With({name}).Increment(static_cast<double>(count));
+  return registry.Render();
 }
 
 std::map<std::string, int> ClustersPerPhase(const std::map<std::string, UpgradeConfig>& configs) {
@@ -132,17 +158,24 @@ std::map<std::string, int> ClustersPerPhase(const std::map<std::string, UpgradeC
 }
 
 std::string PassMetrics(const std::map<std::string, UpgradeConfig>& configs, const std::map<std::string, PassStats>& passes) {
-  GaugeTable out;
-  for (const auto& [phase, count] : ClustersPerPhase(configs)) out.Set("upgradeoperator_clusters", {{"phase", phase}}, count);
-  int in_flight = 0;
+  http_server::Registry registry("", http_server::Registry::Order::kName);
+  auto gauge = [&](const std::string& name, std::vector<std::string> labels) -> GaugeFamily& {
+    return registry.AddGauge(name, "", std::move(labels), http_server::WhenEmpty::kHidden);
+  };
+  GaugeFamily& clusters = gauge("upgradeoperator_clusters", {"phase"});
+  GaugeFamily& duration = gauge("upgradeoperator_pass_duration_seconds", {"upgradeconfig_name"});
+  GaugeFamily& reconciled = gauge("upgradeoperator_last_reconcile_timestamp_seconds", {"upgradeconfig_name"});
+  GaugeFamily& in_flight = gauge("upgradeoperator_passes_in_flight", {});
+  for (const auto& [phase, count] : ClustersPerPhase(configs)) clusters.With({phase}).Set(count);
+  int running = 0;
   for (const auto& [name, stats] : passes) {
-    in_flight += stats.in_flight ? 1 : 0;
+    running += stats.in_flight ? 1 : 0;
     if (stats.last_reconciled <= 0) continue;
-    out.Set("upgradeoperator_pass_duration_seconds", {{"upgradeconfig_name", name}}, stats.last_pass_seconds);
-    out.Set("upgradeoperator_last_reconcile_timestamp_seconds", {{"upgradeconfig_name", name}}, stats.last_reconciled);
+    duration.With({name}).Set(stats.last_pass_seconds);
+    reconciled.With({name}).Set(stats.last_reconciled);
   }
-  out.Set("upgradeoperator_passes_in_flight", {}, in_flight);
-  return out.Render();
+  in_flight.Get().Set(running);
+  return registry.Render();
 }
 
 }  // namespace cincinnati::upgrade

@@ -1,31 +1,24 @@
 #include "operator/state_store.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <mutex>
+
+#include "sqlite/database.h"
 
 namespace cincinnati::upgrade {
 namespace {
 
 constexpr const char* kSchema[] = {
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=FULL",
     "CREATE TABLE IF NOT EXISTS configs (cluster TEXT PRIMARY KEY, document TEXT NOT NULL)",
     ("CREATE TABLE IF NOT EXISTS notifications (cluster TEXT NOT NULL, version TEXT NOT NULL, event TEXT NOT NULL, "
      "sent_at TEXT NOT NULL, PRIMARY KEY (cluster, version, event))"),
     "CREATE TABLE IF NOT EXISTS flags (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 };
 
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
-
 class SqliteStateStore final : public StateStore {
  public:
-  SqliteStateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  ~SqliteStateStore() override { sqlite3_close(db_); }
+  SqliteStateStore(std::unique_ptr<sqlite::Database> db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
 
   Result<std::vector<UpgradeConfig>> LoadConfigs() override;
   Result<std::optional<UpgradeConfig>> GetConfig(const std::string& cluster) override;
@@ -45,7 +38,7 @@ class SqliteStateStore final : public StateStore {
   Result<std::vector<std::vector<std::string>>> Query(const std::string& sql, const std::vector<std::string>& args);
 
   std::mutex mu_;
-  sqlite3* db_;
+  std::unique_ptr<sqlite::Database> db_;
   std::string path_;
 };
 
@@ -61,45 +54,21 @@ Result<UpgradeConfig> DecodeStoredConfig(const std::string& store, const std::st
 }
 
 Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
-    Status error = Status::IoError(fmt::format("cannot open the operator's state {}: {}", path, db ? sqlite3_errmsg(db) : "out of memory"));
-    sqlite3_close(db);
-    return error;
-  }
-  sqlite3_busy_timeout(db, 5000);
-  auto store = std::make_unique<SqliteStateStore>(db, path);
-  for (const char* sql : kSchema) {
-    char* message = nullptr;
-    if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-      Status error = Status::IoError(fmt::format("{}: {}", path, message ? message : "error"));
-      sqlite3_free(message);
-      return error;
-    }
-  }
-  return std::unique_ptr<StateStore>(std::move(store));
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
+                              sqlite::Database::Open(path, "the operator's state " + path, sqlite::Database::Options{}));
+  for (const char* sql : kSchema) CINCINNATI_RETURN_IF_ERROR(db->Exec(sql));
+  return std::unique_ptr<StateStore>(std::make_unique<SqliteStateStore>(std::move(db), path));
 }
 
 Result<std::vector<std::vector<std::string>>> SqliteStateStore::Query(const std::string& sql, const std::vector<std::string>& args) {
-  Statement s;
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
-    return Status::IoError(fmt::format("{}: {}", path_, sqlite3_errmsg(db_)));
-  }
-  for (size_t i = 0; i < args.size(); ++i) {
-    sqlite3_bind_text(s.stmt, static_cast<int>(i + 1), args[i].data(), static_cast<int>(args[i].size()), SQLITE_TRANSIENT);
-  }
+  CINCINNATI_ASSIGN_OR_RETURN(sqlite::Statement query, db_->Prepare(sql));
+  for (size_t i = 0; i < args.size(); ++i) query.Bind(static_cast<int>(i + 1), args[i]);
   std::vector<std::vector<std::string>> rows;
-  for (;;) {
-    int rc = sqlite3_step(s.stmt);
-    if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) return Status::IoError(fmt::format("{}: {}", path_, sqlite3_errmsg(db_)));
+  CINCINNATI_RETURN_IF_ERROR(query.ForEachRow([&] {
     std::vector<std::string> row;
-    for (int c = 0; c < sqlite3_column_count(s.stmt); ++c) {
-      const unsigned char* text = sqlite3_column_text(s.stmt, c);
-      row.emplace_back(text ? std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(s.stmt, c)) : "");
-    }
+    for (int c = 0; c < query.columns(); ++c) row.push_back(query.Text(c));
     rows.push_back(std::move(row));
-  }
+  }));
   return rows;
 }
 
@@ -142,7 +111,7 @@ Result<bool> SqliteStateStore::Claim(const std::string& cluster, const std::stri
   std::lock_guard lock(mu_);
   CINCINNATI_RETURN_IF_ERROR(Exec("INSERT OR IGNORE INTO notifications (cluster, version, event, sent_at) VALUES (?, ?, ?, ?)",
                                   {cluster, version, event, now}));
-  return sqlite3_changes(db_) == 1;
+  return db_->changes() == 1;
 }
 
 Status SqliteStateStore::Unclaim(const std::string& cluster, const std::string& version, const std::string& event) {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,7 +9,7 @@
 
 #include "core/date_time.h"
 #include "env/file_system.h"
-#include "reports/sqlite_statement.h"
+#include "sqlite/database.h"
 
 namespace cincinnati::reports {
 namespace {
@@ -18,8 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kSchema[] = {
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=FULL",
     "CREATE TABLE IF NOT EXISTS brakes(from_version TEXT NOT NULL, to_version TEXT NOT NULL, state TEXT NOT NULL, "
     "since INTEGER NOT NULL, first_failure INTEGER NOT NULL, clusters INTEGER NOT NULL, failures INTEGER NOT NULL, "
     "lower_bound REAL NOT NULL, message TEXT NOT NULL, evidence TEXT NOT NULL, by TEXT NOT NULL, note TEXT NOT NULL, "
@@ -71,12 +68,12 @@ std::string_view BrakeStateName(BrakeState state) {
 }
 
 BrakeBoard::BrakeBoard(std::string state_dir, BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics,
-                       std::unique_ptr<ReportLedger> ledger, sqlite3* db)
+                       std::unique_ptr<ReportLedger> ledger, std::unique_ptr<sqlite::Database> db)
     : state_dir_(std::move(state_dir)),
       settings_(std::move(settings)),
       clock_(clock),
       ledger_(std::move(ledger)),
-      db_(db),
+      db_(std::move(db)),
       received_(metrics.AddCounter("reports_received_total", "Update reports recorded, by result", {"result"})),
       duplicates_(metrics.AddCounter("reports_duplicate_total", "Update reports received again (same cluster and attempt)").Get()),
       off_graph_(metrics.AddCounter("reports_off_graph_total",
@@ -86,7 +83,7 @@ BrakeBoard::BrakeBoard(std::string state_dir, BrakeSettings settings, env::Clock
       delay_(metrics.AddHistogram("brake_delay_seconds", "Seconds from an edge's first counted failure to its brake",
                                   {60, 300, 900, 1800, 3600, 7200, 21600, 86400}).Get()) {}
 
-BrakeBoard::~BrakeBoard() { sqlite3_close_v2(db_); }
+BrakeBoard::~BrakeBoard() = default;
 
 Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_dir, BrakeSettings settings, env::Clock& clock,
                                                      http_server::Registry& metrics) {
@@ -98,34 +95,30 @@ Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_di
   const std::string path = (fs::path(state_dir) / "reports.db").string();
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<ReportLedger> ledger,
                               ReportLedger::Open(path, ReportLedger::Options{settings.counted_reasons}));
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
-    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close_v2(db);
-    return Status::IoError(fmt::format("brakes {}: {}", path, why));
-  }
-  sqlite3_busy_timeout(db, 5000);
-  std::unique_ptr<BrakeBoard> board(new BrakeBoard(state_dir, std::move(settings), clock, metrics, std::move(ledger), db));
+  sqlite::Database::Options options;
+  options.access = sqlite::Database::Options::Access::kReadWrite;  // the ledger made the file
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(path, "brakes " + path, options));
   for (const char* sql : kSchema) {
-    if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteFailure(db, "brakes " + path, "schema");
+    if (!db->Exec(sql).ok()) return db->Failure("schema");
   }
+  std::unique_ptr<BrakeBoard> board(
+      new BrakeBoard(state_dir, std::move(settings), clock, metrics, std::move(ledger), std::move(db)));
   CINCINNATI_RETURN_IF_ERROR(board->Load());
   return board;
 }
 
 Status BrakeBoard::Load() {
-  Statement rows(db_,
-                 "SELECT from_version, to_version, state, since, first_failure, clusters, failures, lower_bound, message, "
-                 "evidence, by, note FROM brakes");
-  if (!rows.ok()) return SqliteFailure(db_, "brakes " + state_dir_, "read");
+  auto rows = db_->Prepare(
+      "SELECT from_version, to_version, state, since, first_failure, clusters, failures, lower_bound, message, "
+      "evidence, by, note FROM brakes");
+  if (!rows.ok()) return db_->Failure("read");
   std::lock_guard lock(mu_);
-  int rc;
-  while ((rc = rows.Step()) == SQLITE_ROW) {
-    BrakeRecord r{rows.Text(0), rows.Text(1), StateOf(rows.Text(2)), rows.Integer(3), rows.Integer(4),
-                  {rows.Integer(5), rows.Integer(6)}, rows.Real(7), rows.Text(8), rows.Text(9), rows.Text(10), rows.Text(11)};
+  const Status read = rows->ForEachRow([&, &row = *rows] {
+    BrakeRecord r{row.Text(0), row.Text(1), StateOf(row.Text(2)), row.Integer(3), row.Integer(4),
+                  {row.Integer(5), row.Integer(6)}, row.Real(7), row.Text(8), row.Text(9), row.Text(10), row.Text(11)};
     brakes_[{r.from, r.to}] = r;
-  }
-  if (rc != SQLITE_DONE) return SqliteFailure(db_, "brakes " + state_dir_, "read");
+  });
+  if (!read.ok()) return db_->Failure("read");
   int in_force = 0;
   for (const auto& [key, record] : brakes_) {
     if (!InForceState(record.state)) {
@@ -182,20 +175,19 @@ Status BrakeBoard::WriteFile(const BrakeRecord& record) {
 }
 
 Status BrakeBoard::Save(const BrakeRecord& r, std::string_view action) {
-  const std::string where = "brakes " + state_dir_;
-  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteFailure(db_, where, "begin");
-  Statement put(db_,
-                "INSERT OR REPLACE INTO brakes(from_version, to_version, state, since, first_failure, clusters, failures, "
-                "lower_bound, message, evidence, by, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  Statement event(db_, "INSERT INTO brake_events(at, from_version, to_version, action, by, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!put.ok() || !event.ok()) return SqliteFailure(db_, where, "prepare");
-  put.Bind(1, r.from).Bind(2, r.to).Bind(3, std::string(BrakeStateName(r.state))).Bind(4, r.since).Bind(5, r.first_failure);
-  put.Bind(6, r.counts.clusters).Bind(7, r.counts.failures).BindReal(8, r.lower_bound).Bind(9, r.message).Bind(10, r.evidence);
-  put.Bind(11, r.by).Bind(12, r.note);
-  if (put.Step() != SQLITE_DONE) return SqliteFailure(db_, where, "save a brake");
-  event.Bind(1, UnixNow(clock_)).Bind(2, r.from).Bind(3, r.to).Bind(4, std::string(action)).Bind(5, r.by).Bind(6, r.note);
-  if (event.Step() != SQLITE_DONE) return SqliteFailure(db_, where, "record the action");
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteFailure(db_, where, "commit");
+  if (!db_->Begin().ok()) return db_->Failure("begin");
+  auto put = db_->Prepare(
+      "INSERT OR REPLACE INTO brakes(from_version, to_version, state, since, first_failure, clusters, failures, "
+      "lower_bound, message, evidence, by, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  auto event = db_->Prepare("INSERT INTO brake_events(at, from_version, to_version, action, by, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!put.ok() || !event.ok()) return db_->Failure("prepare");
+  put->Bind(1, r.from).Bind(2, r.to).Bind(3, BrakeStateName(r.state)).Bind(4, r.since).Bind(5, r.first_failure);
+  put->Bind(6, r.counts.clusters).Bind(7, r.counts.failures).BindReal(8, r.lower_bound).Bind(9, r.message).Bind(10, r.evidence);
+  put->Bind(11, r.by).Bind(12, r.note);
+  if (!put->Run().ok()) return db_->Failure("save a brake");
+  event->Bind(1, UnixNow(clock_)).Bind(2, r.from).Bind(3, r.to).Bind(4, action).Bind(5, r.by).Bind(6, r.note);
+  if (!event->Run().ok()) return db_->Failure("record the action");
+  if (!db_->Commit().ok()) return db_->Failure("commit");
   return Status::OK();
 }
 

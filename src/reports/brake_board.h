@@ -49,7 +49,9 @@
 #include "reports/report_verdict.h"
 #include "reports/served_edges.h"
 
-struct sqlite3;
+namespace cincinnati::sqlite {
+class Database;
+}
 
 namespace cincinnati::reports {
 
@@ -104,7 +106,7 @@ class BrakeBoard {
 
  private:
   BrakeBoard(std::string state_dir, BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics,
-             std::unique_ptr<ReportLedger> ledger, sqlite3* db);
+             std::unique_ptr<ReportLedger> ledger, std::unique_ptr<sqlite::Database> db);
   Status Load();
   Status Save(const BrakeRecord& record, std::string_view action);  // under mu_
   Status WriteFile(const BrakeRecord& record);
@@ -120,7 +122,7 @@ class BrakeBoard {
   BrakeSettings settings_;
   env::Clock& clock_;
   std::unique_ptr<ReportLedger> ledger_;
-  sqlite3* db_;
+  std::unique_ptr<sqlite::Database> db_;
   http_server::Family<http_server::Counter>& received_;
   http_server::Counter& duplicates_;
   http_server::Counter& off_graph_;

@@ -1,19 +1,17 @@
 #include "reports/report_ledger.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 
-#include "reports/sqlite_statement.h"
+#include "sqlite/database.h"
 
 namespace cincinnati::reports {
 namespace {
 
+using sqlite::Statement;
+
 constexpr const char* kSchema[] = {
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=FULL",
     "CREATE TABLE IF NOT EXISTS reports(cluster TEXT NOT NULL, attempt TEXT NOT NULL, from_version TEXT NOT NULL, "
     "to_version TEXT NOT NULL, arch TEXT NOT NULL, channel TEXT NOT NULL, result TEXT NOT NULL, component TEXT NOT NULL, "
     "reason TEXT NOT NULL, started INTEGER NOT NULL, ended INTEGER NOT NULL, received INTEGER NOT NULL, "
@@ -27,6 +25,9 @@ constexpr const char* kSchema[] = {
     "PRIMARY KEY(from_version, to_version))",
 };
 
+constexpr const char* kAddCluster =
+    "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+
 void CountFailure(EdgeState& edge, const std::string& component, int64_t at) {
   ++edge.counts.failures;
   ++edge.failed_components[component];
@@ -35,51 +36,26 @@ void CountFailure(EdgeState& edge, const std::string& component, int64_t at) {
 
 }  // namespace
 
-Status SqliteFailure(sqlite3* db, const std::string& file, const char* what) {
-  Status s = Status::IoError(fmt::format("{}: {}: {}", file, what, sqlite3_errmsg(db)));
-  if (sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-  return s;
-}
+ReportLedger::ReportLedger(std::unique_ptr<sqlite::Database> db, Options options)
+    : db_(std::move(db)), options_(std::move(options)) {}
 
-ReportLedger::ReportLedger(sqlite3* db, std::string path, Options options)
-    : db_(db), path_(std::move(path)), options_(std::move(options)) {}
-
-ReportLedger::~ReportLedger() { sqlite3_close_v2(db_); }
+ReportLedger::~ReportLedger() = default;
 
 Result<std::unique_ptr<ReportLedger>> ReportLedger::Open(const std::string& path, Options options) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
-    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close_v2(db);
-    return Status::IoError(fmt::format("report ledger {}: {}", path, why));
-  }
-  sqlite3_busy_timeout(db, 5000);
-  std::unique_ptr<ReportLedger> ledger(new ReportLedger(db, path, std::move(options)));
-  for (const char* sql : kSchema) CINCINNATI_RETURN_IF_ERROR(ledger->Exec(sql));
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
+                              sqlite::Database::Open(path, "report ledger " + path, sqlite::Database::Options{}));
+  std::unique_ptr<ReportLedger> ledger(new ReportLedger(std::move(db), std::move(options)));
+  for (const char* sql : kSchema) CINCINNATI_RETURN_IF_ERROR(ledger->db_->Exec(sql));
   CINCINNATI_RETURN_IF_ERROR(ledger->Load());
   return ledger;
 }
 
-Status ReportLedger::Exec(const char* sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string why = error ? error : sqlite3_errmsg(db_);
-    sqlite3_free(error);
-    return Status::IoError(fmt::format("report ledger {}: {}", path_, why));
-  }
-  return Status::OK();
-}
-
 Status ReportLedger::Load() {
-  Statement count(db_, "SELECT count(*) FROM reports");
-  Statement epochs(db_, "SELECT from_version, to_version, since FROM edge_epochs");
-  if (!count.ok() || !epochs.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  CINCINNATI_ASSIGN_OR_RETURN(Statement count, db_->Prepare("SELECT count(*) FROM reports"));
+  CINCINNATI_ASSIGN_OR_RETURN(Statement epochs, db_->Prepare("SELECT from_version, to_version, since FROM edge_epochs"));
   std::lock_guard lock(mu_);
-  if (count.Step() == SQLITE_ROW) reports_ = count.Integer(0);
-  int rc;
-  while ((rc = epochs.Step()) == SQLITE_ROW) epochs_[{epochs.Text(0), epochs.Text(1)}] = epochs.Integer(2);
-  if (rc != SQLITE_DONE) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
-  return Status::OK();
+  CINCINNATI_RETURN_IF_ERROR(count.ForEachRow([&] { reports_ = count.Integer(0); }));
+  return epochs.ForEachRow([&] { epochs_[{epochs.Text(0), epochs.Text(1)}] = epochs.Integer(2); });
 }
 
 Result<EdgeState*> ReportLedger::Loaded(const EdgeKey& key) const {
@@ -89,16 +65,14 @@ Result<EdgeState*> ReportLedger::Loaded(const EdgeKey& key) const {
 }
 
 Result<EdgeState> ReportLedger::Read(const EdgeKey& key) const {
-  Statement rows(db_, "SELECT failed, component, first_failure FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2");
-  if (!rows.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  CINCINNATI_ASSIGN_OR_RETURN(
+      Statement rows, db_->Prepare("SELECT failed, component, first_failure FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2"));
   rows.Bind(1, key.first).Bind(2, key.second);
   EdgeState edge{key.first, key.second, {}, 0, {}};
-  int rc;
-  while ((rc = rows.Step()) == SQLITE_ROW) {
+  CINCINNATI_RETURN_IF_ERROR(rows.ForEachRow([&] {
     ++edge.counts.clusters;
     if (rows.Integer(0) != 0) CountFailure(edge, rows.Text(1), rows.Integer(2));
-  }
-  if (rc != SQLITE_DONE) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  }));
   return edge;
 }
 
@@ -108,42 +82,42 @@ bool ReportLedger::Counted(const UpdateReport& r) const {
 }
 
 struct ReportLedger::CountStatements {
-  explicit CountStatements(sqlite3* db)
-      : find(db, "SELECT failed FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3"),
-        elsewhere(db, "SELECT 1 FROM edge_clusters WHERE from_version = ?1 AND cluster = ?2 AND to_version <> ?3 LIMIT 1"),
-        add(db,
-            "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) "
-            "VALUES(?1, ?2, ?3, ?4, ?5, ?6)"),
-        fail(db,
-             "UPDATE edge_clusters SET failed = 1, component = ?4, first_failure = ?5 "
-             "WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3") {}
-  bool ok() const { return find.ok() && elsewhere.ok() && add.ok() && fail.ok(); }
+  static Result<CountStatements> Prepare(const sqlite::Database& db) {
+    CINCINNATI_ASSIGN_OR_RETURN(Statement find,
+                                db.Prepare("SELECT failed FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3"));
+    CINCINNATI_ASSIGN_OR_RETURN(
+        Statement elsewhere,
+        db.Prepare("SELECT 1 FROM edge_clusters WHERE from_version = ?1 AND cluster = ?2 AND to_version <> ?3 LIMIT 1"));
+    CINCINNATI_ASSIGN_OR_RETURN(Statement add, db.Prepare(kAddCluster));
+    CINCINNATI_ASSIGN_OR_RETURN(Statement fail, db.Prepare("UPDATE edge_clusters SET failed = 1, component = ?4, first_failure = ?5 "
+                                                           "WHERE from_version = ?1 AND to_version = ?2 AND cluster = ?3"));
+    return CountStatements{std::move(find), std::move(elsewhere), std::move(add), std::move(fail)};
+  }
   Statement find, elsewhere, add, fail;
 };
 
 Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vector<UpdateReport>& batch, int64_t received) {
   for (const UpdateReport& r : batch) CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(r));
   std::lock_guard lock(mu_);
-  auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
   // Each edge's counts in memory first (read outside the write transaction).
   for (const UpdateReport& r : batch) CINCINNATI_RETURN_IF_ERROR(Loaded({r.from, r.to}).status());
-  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("begin");
-  Statement insert(db_,
-                   "INSERT OR IGNORE INTO reports(cluster, attempt, from_version, to_version, arch, channel, result, component, "
-                   "reason, started, ended, received) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  CountStatements sql(db_);
-  if (!insert.ok() || !sql.ok()) return failed("prepare");
+  if (!db_->Begin().ok()) return db_->Failure("begin");
+  auto insert = db_->Prepare(
+      "INSERT OR IGNORE INTO reports(cluster, attempt, from_version, to_version, arch, channel, result, component, "
+      "reason, started, ended, received) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  auto sql = CountStatements::Prepare(*db_);
+  if (!insert.ok() || !sql.ok()) return db_->Failure("prepare");
   // Applied to the in-memory counts only once the transaction has committed.
   std::map<EdgeKey, EdgeState> changed;
   std::vector<Outcome> outcomes;
   int64_t recorded = 0;
   for (const UpdateReport& r : batch) {
-    insert.Reset();
-    insert.Bind(1, r.cluster_id).Bind(2, r.attempt).Bind(3, r.from).Bind(4, r.to).Bind(5, r.arch).Bind(6, r.channel);
-    insert.Bind(7, std::string(UpdateResultName(r.result))).Bind(8, r.component).Bind(9, r.reason);
-    insert.Bind(10, r.started).Bind(11, r.ended).Bind(12, received);
-    if (insert.Step() != SQLITE_DONE) return failed("insert a report");
-    if (sqlite3_changes(db_) == 0) {
+    insert->Reset();
+    insert->Bind(1, r.cluster_id).Bind(2, r.attempt).Bind(3, r.from).Bind(4, r.to).Bind(5, r.arch).Bind(6, r.channel);
+    insert->Bind(7, UpdateResultName(r.result)).Bind(8, r.component).Bind(9, r.reason);
+    insert->Bind(10, r.started).Bind(11, r.ended).Bind(12, received);
+    if (!insert->Run().ok()) return db_->Failure("insert a report");
+    if (db_->changes() == 0) {
       outcomes.push_back(Outcome::kDuplicate);
       continue;
     }
@@ -152,16 +126,15 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
     const EdgeKey key{r.from, r.to};
     auto at = changed.find(key);
     if (at == changed.end()) at = changed.emplace(key, edges_.at(key)).first;
-    CINCINNATI_RETURN_IF_ERROR(Count(r, received, at->second, sql));
+    CINCINNATI_RETURN_IF_ERROR(Count(r, received, at->second, *sql));
   }
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("commit");
+  if (!db_->Commit().ok()) return db_->Failure("commit");
   for (auto& [key, edge] : changed) edges_[key] = std::move(edge);
   reports_ += recorded;
   return outcomes;
 }
 
 Status ReportLedger::Count(const UpdateReport& r, int64_t received, EdgeState& edge, CountStatements& sql) {
-  auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
   // Counted only when received after the edge's restart, for an attempt that started
   // after it (strictly: a report of the clear's own second may be from before it), and
   // not dated in the future (the times are the client's).
@@ -173,29 +146,29 @@ Status ReportLedger::Count(const UpdateReport& r, int64_t received, EdgeState& e
   const bool counted = Counted(r);
   sql.find.Reset();
   sql.find.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id);
-  const int rc = sql.find.Step();
-  const bool was_failed = rc == SQLITE_ROW && sql.find.Integer(0) != 0;
+  const Result<bool> found = sql.find.Step();
+  const bool was_failed = found.ok() && *found && sql.find.Integer(0) != 0;
   sql.find.Reset();  // no read left open under the writes below
-  if (rc == SQLITE_ROW) {
+  if (!found.ok()) return db_->Failure("read a cluster's count");
+  if (*found) {
     if (was_failed || !counted) return Status::OK();
     sql.fail.Reset();
     sql.fail.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id).Bind(4, r.component).Bind(5, received);
-    if (sql.fail.Step() != SQLITE_DONE) return failed("count a failure");
+    if (!sql.fail.Run().ok()) return db_->Failure("count a failure");
     CountFailure(edge, r.component, received);
     return Status::OK();
   }
-  if (rc != SQLITE_DONE) return failed("read a cluster's count");
   // A cluster already counted on another edge out of this version is not counted here.
   sql.elsewhere.Reset();
   sql.elsewhere.Bind(1, r.from).Bind(2, r.cluster_id).Bind(3, r.to);
-  const int other = sql.elsewhere.Step();
+  const Result<bool> other = sql.elsewhere.Step();
   sql.elsewhere.Reset();
-  if (other == SQLITE_ROW) return Status::OK();
-  if (other != SQLITE_DONE) return failed("read a cluster's other edges");
+  if (!other.ok()) return db_->Failure("read a cluster's other edges");
+  if (*other) return Status::OK();
   sql.add.Reset();
   sql.add.Bind(1, r.from).Bind(2, r.to).Bind(3, r.cluster_id).Bind(4, int64_t{counted ? 1 : 0});
   sql.add.Bind(5, counted ? r.component : std::string()).Bind(6, counted ? received : int64_t{0});
-  if (sql.add.Step() != SQLITE_DONE) return failed("count a cluster");
+  if (!sql.add.Run().ok()) return db_->Failure("count a cluster");
   ++edge.counts.clusters;
   if (counted) CountFailure(edge, r.component, received);
   return Status::OK();
@@ -206,9 +179,9 @@ Status ReportLedger::ClampEpochs(int64_t now) {
   for (auto& [key, since] : epochs_) {
     if (since <= now + kMaxClockSkew) continue;
     // A clear made while the clock was ahead: no report would count until that date.
-    Statement clamp(db_, "UPDATE edge_epochs SET since = ?3 WHERE from_version = ?1 AND to_version = ?2");
-    if (!clamp.ok() || clamp.Bind(1, key.first).Bind(2, key.second).Bind(3, now).Step() != SQLITE_DONE) {
-      return SqliteFailure(db_, "report ledger " + path_, "move a restart back to now");
+    auto clamp = db_->Prepare("UPDATE edge_epochs SET since = ?3 WHERE from_version = ?1 AND to_version = ?2");
+    if (!clamp.ok() || !clamp->Bind(1, key.first).Bind(2, key.second).Bind(3, now).Run().ok()) {
+      return db_->Failure("move a restart back to now");
     }
     spdlog::warn("brakes: the count of {} -> {} restarted at {}, ahead of this clock (it was ahead when a brake was cleared): "
                  "it counts from now on",
@@ -220,21 +193,18 @@ Status ReportLedger::ClampEpochs(int64_t now) {
 
 Status ReportLedger::RestartEdge(const std::string& from, const std::string& to, int64_t since) {
   std::lock_guard lock(mu_);
-  auto failed = [&](const char* what) { return SqliteFailure(db_, "report ledger " + path_, what); };
-  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("begin");
-  Statement epoch(db_, "INSERT OR REPLACE INTO edge_epochs(from_version, to_version, since) VALUES(?1, ?2, ?3)");
-  Statement clear(db_, "DELETE FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2");
-  Statement since_then(db_,
-                       "SELECT cluster, result, reason, component, received FROM reports WHERE from_version = ?1 AND to_version = ?2 "
-                       "AND received > ?3 AND started > ?3 AND started <= received + ?4 AND NOT EXISTS (SELECT 1 FROM "
-                       "edge_clusters e WHERE e.from_version = ?1 AND e.cluster = reports.cluster AND e.to_version <> ?2) "
-                       "ORDER BY received");
-  Statement add(db_,
-                "INSERT INTO edge_clusters(from_version, to_version, cluster, failed, component, first_failure) "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!epoch.ok() || !clear.ok() || !since_then.ok() || !add.ok()) return failed("prepare");
-  if (epoch.Bind(1, from).Bind(2, to).Bind(3, since).Step() != SQLITE_DONE) return failed("restart an edge");
-  if (clear.Bind(1, from).Bind(2, to).Step() != SQLITE_DONE) return failed("restart an edge");
+  if (!db_->Begin().ok()) return db_->Failure("begin");
+  auto epoch = db_->Prepare("INSERT OR REPLACE INTO edge_epochs(from_version, to_version, since) VALUES(?1, ?2, ?3)");
+  auto clear = db_->Prepare("DELETE FROM edge_clusters WHERE from_version = ?1 AND to_version = ?2");
+  auto since_then = db_->Prepare(
+      "SELECT cluster, result, reason, component, received FROM reports WHERE from_version = ?1 AND to_version = ?2 "
+      "AND received > ?3 AND started > ?3 AND started <= received + ?4 AND NOT EXISTS (SELECT 1 FROM "
+      "edge_clusters e WHERE e.from_version = ?1 AND e.cluster = reports.cluster AND e.to_version <> ?2) "
+      "ORDER BY received");
+  auto add = db_->Prepare(kAddCluster);
+  if (!epoch.ok() || !clear.ok() || !since_then.ok() || !add.ok()) return db_->Failure("prepare");
+  if (!epoch->Bind(1, from).Bind(2, to).Bind(3, since).Run().ok()) return db_->Failure("restart an edge");
+  if (!clear->Bind(1, from).Bind(2, to).Run().ok()) return db_->Failure("restart an edge");
   // Per cluster since then: failed if any attempt's failure counts, with the first one's component and time.
   struct Seen {
     bool failed = false;
@@ -242,25 +212,25 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
     int64_t at = 0;
   };
   std::map<std::string, Seen> clusters;
-  since_then.Bind(1, from).Bind(2, to).Bind(3, since).Bind(4, kMaxClockSkew);
-  int rc;
-  while ((rc = since_then.Step()) == SQLITE_ROW) {
+  Statement& rows = *since_then;
+  rows.Bind(1, from).Bind(2, to).Bind(3, since).Bind(4, kMaxClockSkew);
+  const Status read = rows.ForEachRow([&] {
     UpdateReport r;
-    r.result = since_then.Text(1) == "Failed" ? UpdateResult::kFailed : UpdateResult::kCompleted;
-    r.reason = since_then.Text(2);
-    Seen& seen = clusters[since_then.Text(0)];
-    if (!seen.failed && Counted(r)) seen = {true, since_then.Text(3), since_then.Integer(4)};
-  }
-  if (rc != SQLITE_DONE) return failed("read the edge's reports");
+    r.result = rows.Text(1) == "Failed" ? UpdateResult::kFailed : UpdateResult::kCompleted;
+    r.reason = rows.Text(2);
+    Seen& seen = clusters[rows.Text(0)];
+    if (!seen.failed && Counted(r)) seen = {true, rows.Text(3), rows.Integer(4)};
+  });
+  if (!read.ok()) return db_->Failure("read the edge's reports");
   EdgeState edge{from, to, {}, 0, {}};
   for (const auto& [cluster, seen] : clusters) {
-    add.Reset();
-    add.Bind(1, from).Bind(2, to).Bind(3, cluster).Bind(4, int64_t{seen.failed ? 1 : 0}).Bind(5, seen.component).Bind(6, seen.at);
-    if (add.Step() != SQLITE_DONE) return failed("count a cluster");
+    add->Reset();
+    add->Bind(1, from).Bind(2, to).Bind(3, cluster).Bind(4, int64_t{seen.failed ? 1 : 0}).Bind(5, seen.component).Bind(6, seen.at);
+    if (!add->Run().ok()) return db_->Failure("count a cluster");
     ++edge.counts.clusters;
     if (seen.failed) CountFailure(edge, seen.component, seen.at);
   }
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return failed("commit");
+  if (!db_->Commit().ok()) return db_->Failure("commit");
   epochs_[{from, to}] = since;
   edges_[{from, to}] = std::move(edge);
   return Status::OK();
@@ -290,12 +260,9 @@ std::vector<EdgeState> ReportLedger::Edges() const {
 
 Result<std::vector<std::pair<std::string, std::string>>> ReportLedger::EdgesWithFailures() const {
   std::lock_guard lock(mu_);
-  Statement rows(db_, "SELECT DISTINCT from_version, to_version FROM edge_clusters WHERE failed <> 0");
-  if (!rows.ok()) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  CINCINNATI_ASSIGN_OR_RETURN(Statement rows, db_->Prepare("SELECT DISTINCT from_version, to_version FROM edge_clusters WHERE failed <> 0"));
   std::vector<std::pair<std::string, std::string>> out;
-  int rc;
-  while ((rc = rows.Step()) == SQLITE_ROW) out.emplace_back(rows.Text(0), rows.Text(1));
-  if (rc != SQLITE_DONE) return Status::IoError(fmt::format("report ledger {}: {}", path_, sqlite3_errmsg(db_)));
+  CINCINNATI_RETURN_IF_ERROR(rows.ForEachRow([&] { out.emplace_back(rows.Text(0), rows.Text(1)); }));
   return out;
 }
 

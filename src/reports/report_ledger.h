@@ -39,7 +39,9 @@
 #include "core/update_report.h"
 #include "reports/brake_rule.h"
 
-struct sqlite3;
+namespace cincinnati::sqlite {
+class Database;
+}
 
 namespace cincinnati::reports {
 
@@ -85,10 +87,9 @@ class ReportLedger {
   Status ClampEpochs(int64_t now);
 
  private:
-  ReportLedger(sqlite3* db, std::string path, Options options);
+  ReportLedger(std::unique_ptr<sqlite::Database> db, Options options);
   using EdgeKey = std::pair<std::string, std::string>;
   Status Load();
-  Status Exec(const char* sql);
   // The edge's counts in memory, read from the file first when missing (under mu_).
   Result<EdgeState*> Loaded(const EdgeKey& key) const;
   Result<EdgeState> Read(const EdgeKey& key) const;  // from the file (under mu_)
@@ -97,8 +98,7 @@ class ReportLedger {
   // copy to apply once it commits.
   Status Count(const UpdateReport& r, int64_t received, EdgeState& edge, CountStatements& sql);
 
-  sqlite3* db_;
-  std::string path_;
+  std::unique_ptr<sqlite::Database> db_;
   Options options_;
   mutable std::mutex mu_;
   mutable std::map<EdgeKey, EdgeState> edges_;
