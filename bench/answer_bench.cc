@@ -56,7 +56,7 @@ TransformChain Chain() {
   TransformChain chain;
   chain.push_back(std::make_unique<policy::ChannelFilter>());
   chain.push_back(std::make_unique<policy::ArchFilter>());
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(kNow)));
+  chain.push_back(std::make_unique<policy::PhasedRollout>(env::ManualClock::AtUnixSeconds(kNow)));
   return chain;
 }
 

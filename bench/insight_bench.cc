@@ -30,7 +30,7 @@ const Graph& BuilderGraph() {
   return graph;
 }
 
-TransformChain DefaultChain() { return policy::DefaultChain({}, policy::FixedClock(kNow)); }
+TransformChain DefaultChain() { return policy::DefaultChain({}, env::ManualClock::AtUnixSeconds(kNow)); }
 
 void Explain(benchmark::State& state, std::optional<std::string> to) {
   const TransformChain chain = DefaultChain();

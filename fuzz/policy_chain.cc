@@ -9,6 +9,7 @@
 
 #include "gunzip.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "core/graph_json.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
+#include "env/clock.h"
 #include "insight/explain.h"
 #include "insight/update_paths.h"
 #include "policy/arch_filter.h"
@@ -41,13 +43,13 @@ namespace {
 
 constexpr int64_t kNow = 1700000000;  // inside or around most phased windows of the seeds
 
-TransformChain DefaultChain(const int64_t* now) {
+TransformChain DefaultChain(std::shared_ptr<const env::Clock> clock) {
   TransformChain chain;
   chain.push_back(std::make_unique<policy::ChannelFilter>());
   chain.push_back(std::make_unique<policy::ArchFilter>());
   chain.push_back(std::make_unique<policy::HotfixFilter>());
   chain.push_back(std::make_unique<policy::ChannelTarget>(std::set<std::string>{"*"}));
-  chain.push_back(std::make_unique<policy::PhasedRollout>([now] { return *now; }));
+  chain.push_back(std::make_unique<policy::PhasedRollout>(std::move(clock)));
   return chain;
 }
 
@@ -155,7 +157,8 @@ int PolicyChain(const uint8_t* data, size_t size) {
   const bool servable = CheckServable(*graph).ok();
   (void)policy::RolloutWindows(*graph);
   int64_t now = kNow;
-  const TransformChain chain = DefaultChain(&now);
+  const auto clock = env::ManualClock::AtUnixSeconds(now);
+  const TransformChain chain = DefaultChain(clock);
   const Choices choices = ChoicesOf(*graph);
   auto shared = std::make_shared<const Graph>(*graph);
   server::ViewCache cache(chain, shared, 64);
@@ -182,6 +185,7 @@ int PolicyChain(const uint8_t* data, size_t size) {
   };
   for (int64_t instant : Instants(*graph)) {
     now = instant;
+    clock->SetNow(env::Clock::SystemTime(std::chrono::seconds(now)));
     for (const std::string& channel : choices.channels) {
       for (const std::string& arch : choices.arches) {
         for (const char* id : {"", "8f5a3b1e-2c4d-4e6f-8a9b-0c1d2e3f4a5b", "00000000-0000-4000-8000-000000000000"}) {

@@ -191,7 +191,7 @@ TEST(AnswerPiecesTest, EveryClusterAtEveryInstantGetsTheChainsBytes) {
     for (int64_t now : f.instants) {
       TransformChain chain;
       chain.push_back(std::make_unique<policy::ChannelFilter>());
-      chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(now)));
+      chain.push_back(std::make_unique<policy::PhasedRollout>(env::ManualClock::AtUnixSeconds(now)));
       server::ViewCache cache(chain, shared);
       std::map<std::string, std::string> body_of_etag;
       uint64_t assembled = 0;
@@ -224,17 +224,17 @@ TEST(AnswerPiecesTest, OneCacheWhoseClockMovesBothWays) {
   for (int i = 0; i < 20; ++i) ids.push_back(RandomId(rng));
   for (int round = 0; round < 6; ++round) {
     PhasedFixture f = RandomPhasedGraph(rng, 1637712000);
-    int64_t now = 0;
+    const auto clock = env::ManualClock::AtUnixSeconds(0);
     TransformChain chain;
     chain.push_back(std::make_unique<policy::ChannelFilter>());
-    chain.push_back(std::make_unique<policy::PhasedRollout>([&now] { return now; }));
+    chain.push_back(std::make_unique<policy::PhasedRollout>(clock));
     server::ViewCache cache(chain, std::make_shared<const Graph>(f.graph));
     std::vector<int64_t> instants(f.instants.begin(), f.instants.end());
     for (size_t i = 0, n = instants.size(); i < n; ++i) instants.push_back(instants[i] + static_cast<int64_t>(rng() % 7200));
     std::shuffle(instants.begin(), instants.end(), rng);
     uint64_t requests = 0;
     for (int64_t t : instants) {
-      now = t;
+      clock->SetNow(env::Clock::SystemTime(std::chrono::seconds(t)));
       for (const std::string& id : ids) {
         const Parameters params = ClusterIn(id);
         const std::string expected = ChainBytes(chain, f.graph, params);
@@ -262,7 +262,7 @@ TEST(AnswerPiecesTest, PiecesBelongToOneChannel) {
   ASSERT_TRUE(g.AddEdge(0, 1).ok());
   TransformChain chain;
   chain.push_back(std::make_unique<policy::ArchFilter>());
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(t0 + day)));
+  chain.push_back(std::make_unique<policy::PhasedRollout>(env::ManualClock::AtUnixSeconds(t0 + day)));
   server::ViewCache cache(chain, std::make_shared<const Graph>(g));
   std::set<std::string> answers;
   for (const char* channel : {"a", "b", "a"}) {
@@ -279,7 +279,7 @@ TEST(AnswerPiecesTest, PiecesBelongToOneChannel) {
 TEST(AnswerPiecesTest, ASpanEndsWhereSomethingChanges) {
   std::mt19937_64 rng(5);
   PhasedFixture f = RandomPhasedGraph(rng, 1637712000);
-  policy::PhasedRollout step(policy::FixedClock(0));
+  policy::PhasedRollout step(env::ManualClock::AtUnixSeconds(0));
   for (int64_t now : f.instants) {
     auto span = step.SpanAt(f.graph, {{"channel", "c"}}, now);
     ASSERT_TRUE(span.ok()) << span.status().message();

@@ -100,7 +100,7 @@ TEST(HotfixFilterTest, ComposesWithPhasedRollouts) {
     chain.push_back(std::make_unique<ChannelFilter>());
     chain.push_back(std::make_unique<ArchFilter>());
     chain.push_back(std::make_unique<HotfixFilter>());
-    chain.push_back(std::make_unique<PhasedRollout>(FixedClock(now)));
+    chain.push_back(std::make_unique<PhasedRollout>(env::ManualClock::AtUnixSeconds(now)));
     TransformContext context;
     context.parameters = std::move(p);
     context.entitlements.hotfixes = std::move(hotfixes);

@@ -33,7 +33,7 @@ using testing::WriteFile;
 
 // The policy engine's default chain (cli/service_commands.cc) at a fixed instant.
 TransformChain DefaultChain(int64_t now, std::set<std::string> targets = {}) {
-  return policy::DefaultChain(std::move(targets), policy::FixedClock(now));
+  return policy::DefaultChain(std::move(targets), env::ManualClock::AtUnixSeconds(now));
 }
 
 Graph Build(const std::filesystem::path& dir) {

@@ -115,7 +115,7 @@ TEST(InternalMetadataTest, PolicyStepsReturnErrorsOnUndecodableKeys) {
   chain.push_back(std::make_unique<policy::ArchFilter>());
   chain.push_back(std::make_unique<policy::HotfixFilter>());
   chain.push_back(std::make_unique<policy::ChannelTarget>(std::set<std::string>{"*"}));
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(1600000000)));
+  chain.push_back(std::make_unique<policy::PhasedRollout>(env::ManualClock::AtUnixSeconds(1600000000)));
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {kStart, "stable-4.4=9223372036854775807"}, {kRollouts, "stable-4.4:minor=-7"}, {kHotfix, "x|y"}}) {
     Graph g = GraphWith(key, value);
@@ -136,7 +136,7 @@ TEST(InternalMetadataTest, RulesWithoutStartsNeverLeaveThePolicyEngine) {
   TransformChain chain;
   chain.push_back(std::make_unique<policy::ChannelFilter>());
   chain.push_back(std::make_unique<policy::ArchFilter>());
-  chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(1600000000)));
+  chain.push_back(std::make_unique<policy::PhasedRollout>(env::ManualClock::AtUnixSeconds(1600000000)));
   server::ViewCache cache(chain, std::make_shared<const Graph>(GraphWith(kRollouts, "stable-4.4:patch=60")));
   auto view = cache.Get({{"channel", "stable-4.4"}, {"arch", "amd64"}});
   ASSERT_TRUE(view.ok()) << view.status().message();

@@ -126,7 +126,7 @@ class PhasedSemanticsTest : public ::testing::Test {
       filtered = filtered_.emplace(channel, std::move(view).value()).first;
     }
     TransformChain chain;
-    chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(now)));
+    chain.push_back(std::make_unique<policy::PhasedRollout>(env::ManualClock::AtUnixSeconds(now)));
     if (!id.empty()) context.parameters["id"] = id;
     auto view = RunChainOn(chain, filtered->second, context);
     EXPECT_TRUE(view.ok()) << view.status().message();
@@ -140,7 +140,7 @@ class PhasedSemanticsTest : public ::testing::Test {
     TransformChain chain;
     chain.push_back(std::make_unique<policy::ChannelFilter>());
     chain.push_back(std::make_unique<policy::ArchFilter>());
-    chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(now)));
+    chain.push_back(std::make_unique<policy::PhasedRollout>(env::ManualClock::AtUnixSeconds(now)));
     TransformContext context;
     context.parameters = {{"channel", channel}, {"id", ids_[0]}};
     return RunChainOn(chain, graph_, context)->Find(version).has_value();
@@ -223,7 +223,7 @@ TEST_F(PhasedSemanticsTest, CachedAnswersEqualComputedOnes) {
     TransformChain chain;
     chain.push_back(std::make_unique<policy::ChannelFilter>());
     chain.push_back(std::make_unique<policy::ArchFilter>());
-    chain.push_back(std::make_unique<policy::PhasedRollout>(policy::FixedClock(now)));
+    chain.push_back(std::make_unique<policy::PhasedRollout>(env::ManualClock::AtUnixSeconds(now)));
     server::ViewCache cache(chain, std::make_shared<const Graph>(graph_));
     std::set<std::string> distinct;
     for (size_t i = 0; i < 300; ++i) {

@@ -42,7 +42,7 @@ Drawn IdsIn(const std::string& text) {
 Drawn ServedView(const fs::path& example, const std::string& channel) {
   auto graph = testing::BuildLocal(example / "releases", example / "graph-data");
   EXPECT_TRUE(graph.ok()) << graph.status().message();
-  const TransformChain chain = policy::DefaultChain({}, policy::SystemClock());
+  const TransformChain chain = policy::DefaultChain({}, env::SharedRealClock());
   TransformContext context;
   context.parameters = {{"channel", channel}, {"arch", "amd64"}};
   auto view = RunChainOn(chain, *graph, context);

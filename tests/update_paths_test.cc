@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 using insight::PathAnswer;
 using insight::PathQuery;
 
-TransformChain DefaultChain() { return policy::DefaultChain({}, policy::FixedClock(1800000000)); }
+TransformChain DefaultChain() { return policy::DefaultChain({}, env::ManualClock::AtUnixSeconds(1800000000)); }
 
 // The hops a cluster may take in `view`: edges, and conditional edges when every risk is accepted.
 std::map<std::string, std::map<std::string, std::vector<std::string>>> Usable(const Graph& view,

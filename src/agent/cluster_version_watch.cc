@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "env/clock.h"
+
 namespace cincinnati::agent {
 
 ClusterVersionWatches::ClusterVersionWatches(std::function<kube::JsonValue()> current, int64_t resource_version, size_t max_watches)
@@ -22,7 +24,7 @@ void ClusterVersionWatches::Wait(std::optional<int64_t> seen, std::chrono::secon
   {
     std::lock_guard lock(mu_);
     if (seen && *seen == resource_version_ && !stopping_ && watches_.size() < max_watches_) {
-      watches_.push_back({*seen, std::chrono::steady_clock::now() + timeout, std::move(respond)});
+      watches_.push_back({*seen, env::RealClock().Steady() + timeout, std::move(respond)});
       wake_.notify_all();
       return;
     }
@@ -51,7 +53,8 @@ void ClusterVersionWatches::Loop() {
   std::unique_lock lock(mu_);
   for (;;) {
     std::vector<Respond> changed, ended;
-    const auto now = std::chrono::steady_clock::now();
+    // The real clock: the deadlines are waited for with wait_until, in real time.
+    const auto now = env::RealClock().Steady();
     auto next = std::chrono::steady_clock::time_point::max();
     for (auto it = watches_.begin(); it != watches_.end();) {
       if (it->seen != resource_version_) {

@@ -105,8 +105,7 @@ Result<std::string> FileObjectStore::SetAside(const std::string& kind, const std
   std::lock_guard lock(mu_);
   const fs::path path = dir_ / kind / (name + ".json");
   // A new name each time: an earlier unreadable file is never overwritten.
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto seconds = env::UnixSeconds(clock_);
   fs::path aside;
   std::error_code ec;
   for (int n = 0;; ++n) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "env/clock.h"
 #include "env/file_system.h"
 #include "kube/json_value.h"
 
@@ -55,8 +56,10 @@ class ObjectStore {
 
 class FileObjectStore : public ObjectStore {
  public:
-  explicit FileObjectStore(std::filesystem::path dir, env::FileSystem& fs = env::DefaultFileSystem())
-      : dir_(std::move(dir)), fs_(fs) {}
+  // `clock`: the time in the names of set-aside documents.
+  explicit FileObjectStore(std::filesystem::path dir, env::FileSystem& fs = env::DefaultFileSystem(),
+                           const env::Clock& clock = env::RealClock())
+      : dir_(std::move(dir)), fs_(fs), clock_(clock) {}
   Result<std::optional<JsonValue>> Get(const std::string& kind, const std::string& name) override;
   Status Put(const std::string& kind, const std::string& name, const JsonValue& object) override;
   Result<std::vector<std::string>> List(const std::string& kind) override;
@@ -67,6 +70,7 @@ class FileObjectStore : public ObjectStore {
  private:
   std::filesystem::path dir_;
   env::FileSystem& fs_;
+  const env::Clock& clock_;
   std::mutex mu_;
 };
 

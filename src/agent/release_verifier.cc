@@ -111,11 +111,11 @@ class Search {
   std::stop_source done_;
 };
 
-void SearchStore(const SignatureStoreReader& store, const std::string& digest, Search& search,
+void SearchStore(const SignatureStoreReader& store, const std::string& digest, Search& search, const env::Clock& clock,
                  std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
   for (int index = 1; index <= kMaxSignaturesPerStore; ++index) {
     if (stop.stop_requested() || search.Done()) return;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.Steady());
     if (left.count() <= 0) {
       search.Problem(fmt::format("{}: out of time before signature-{}", store.url(), index));
       return;
@@ -206,8 +206,8 @@ Result<std::string> PinnedDigest(const std::string& pullspec) {
   return digest;
 }
 
-ReleaseVerifier::ReleaseVerifier(VerificationConfig config, std::string ca_path)
-    : config_(std::move(config)), ca_path_(std::move(ca_path)) {}
+ReleaseVerifier::ReleaseVerifier(VerificationConfig config, std::string ca_path, const env::Clock& clock)
+    : config_(std::move(config)), ca_path_(std::move(ca_path)), clock_(clock) {}
 
 bool ReleaseVerifier::Cached(const std::string& digest) {
   std::lock_guard lock(mu_);
@@ -246,7 +246,7 @@ Result<Verification> ReleaseVerifier::Verify(const std::string& pullspec,
   {
     std::vector<std::jthread> threads;
     for (const auto& store : stores) {
-      threads.emplace_back([&, s = store.get()] { SearchStore(*s, digest, search, deadline, search.stop_token()); });
+      threads.emplace_back([&, s = store.get()] { SearchStore(*s, digest, search, clock_, deadline, search.stop_token()); });
     }
   }  // joined
   if (stop.stop_requested() && !search.Done()) return Status::IoError("stopped: the agent is shutting down");

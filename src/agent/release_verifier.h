@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "env/clock.h"
 #include "kube/json_value.h"
 #include "registry/keyring.h"
 
@@ -65,8 +66,9 @@ struct Verification {
 
 class ReleaseVerifier {
  public:
-  // `ca_path`: extra trusted certificates for HTTPS stores.
-  ReleaseVerifier(VerificationConfig config, std::string ca_path = "");
+  // `ca_path`: extra trusted certificates for HTTPS stores. `clock`: what Verify's
+  // deadline is a steady time of (the caller's clock).
+  ReleaseVerifier(VerificationConfig config, std::string ca_path = "", const env::Clock& clock = env::RealClock());
 
   // `spec_stores`: spec.signatureStores URLs (nullopt: the field is not set). Once
   // `stop` is requested the search ends within about a second (IoError "stopped").
@@ -81,6 +83,7 @@ class ReleaseVerifier {
 
   VerificationConfig config_;
   std::string ca_path_;
+  const env::Clock& clock_;
   std::mutex mu_;
   std::deque<std::string> verified_;  // most recent last
 };

@@ -271,7 +271,7 @@ bool UpdateRunner::Verify(const ClusterVersion& cv, UpdateStepResult& result) {
     auto config = VerificationSource(cv, result);
     if (result.busy) return false;  // the progress could not be saved: said already
     if (config.ok()) {
-      verifier_ = std::make_unique<ReleaseVerifier>(std::move(config).value(), options_.signature_ca_dir);
+      verifier_ = std::make_unique<ReleaseVerifier>(std::move(config).value(), options_.signature_ca_dir, clock_);
       verifier_source_ = progress_.running_payload_dir;
     } else if (config.status().code() == Status::Code::kNoSpace) {
       Fail("RetrievePayload",
@@ -290,7 +290,7 @@ bool UpdateRunner::Verify(const ClusterVersion& cv, UpdateStepResult& result) {
       stores.emplace();
       for (const auto& s : cv.spec.signature_stores) stores->push_back(s.url);
     }
-    auto got = verifier_->Verify(progress_.image, stores, std::chrono::steady_clock::now() + options_.verify_budget, stop_);
+    auto got = verifier_->Verify(progress_.image, stores, clock_.Steady() + options_.verify_budget, stop_);
     if (!got.ok()) verified = got.status();
   }
   if (stop_.stop_requested()) return false;  // shutting down: a search cut short proves nothing

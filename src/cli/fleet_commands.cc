@@ -56,7 +56,7 @@ Result<SimulationSpec> Parse(const FleetFlags& f, fleet::PollMode& polls) {
   if (f.brakes != "true" && f.brakes != "false") return Status::InvalidArgument(fmt::format("--brakes '{}': true or false", f.brakes));
   s.brakes = f.brakes == "true";
   if (f.start.empty()) {
-    const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto now = env::UnixSeconds(env::RealClock());
     s.start = now - now % 60;
   } else {
     auto t = graphdata::ParseDateTime(f.start);
@@ -101,7 +101,7 @@ Result<SimulationSpec> Parse(const FleetFlags& f, fleet::PollMode& polls) {
   return s;
 }
 
-double RealNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+double RealNow() { return std::chrono::duration<double>(env::RealClock().Now().time_since_epoch()).count(); }
 
 bool Given(const std::vector<std::string>& args, const std::string& flag) {
   return std::any_of(args.begin(), args.end(), [&](const std::string& a) { return a == flag || a.starts_with(flag + "="); });

@@ -10,6 +10,7 @@
 #include "core/graph_json.h"
 #include "core/graph_records.h"
 #include "core/strings.h"
+#include "env/clock.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/time_format.h"
 #include "policy/arch_filter.h"
@@ -31,7 +32,7 @@ CLI::Validator ErrorClassList() {
 }
 
 Result<int64_t> InstantOrNow(const std::string& at) {
-  if (at.empty()) return policy::SystemClock()();
+  if (at.empty()) return env::UnixSeconds(env::RealClock());
   auto t = graphdata::ParseDateTime(at);
   if (!t.ok()) return t.status().WithContext("--at");
   return *t;

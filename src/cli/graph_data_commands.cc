@@ -7,6 +7,7 @@
 #include "builder/graph_data_image_source.h"
 #include "builder/graph_data_tarball.h"
 #include "cli/commands.h"
+#include "env/clock.h"
 #include "graph-data/lint.h"
 #include "graph-data/rollout_diff.h"
 #include "graph-data/time_format.h"
@@ -44,8 +45,7 @@ void RegisterGraphDataCommands(CLI::App& app, int& exit_code) {
   diff->add_flag("--force", diff_args->force, "Report but do not fail");
   diff->callback([diff_args, &exit_code] {
     const DiffArgs& a = *diff_args;
-    int64_t at = std::chrono::duration_cast<std::chrono::seconds>(
-                     std::chrono::system_clock::now().time_since_epoch()).count();
+    int64_t at = env::UnixSeconds(env::RealClock());
     if (!a.at.empty()) {
       auto t = graphdata::ParseDateTime(a.at);
       if (!t.ok()) {

@@ -15,6 +15,7 @@
 #include "insight/queries.h"
 #include "policy/default_chain.h"
 #include "http_server/query.h"
+#include "env/clock.h"
 #include "env/file_system.h"
 #include "ui/graph_render.h"
 
@@ -79,7 +80,7 @@ int Remote(const InsightArgs& a) {
 
 TransformChain LocalChain(const InsightArgs& a, int64_t now) {
   return policy::DefaultChain(std::set<std::string>(a.channel_targets.begin(), a.channel_targets.end()),
-                              policy::FixedClock(now));
+                              env::ManualClock::AtUnixSeconds(now));
 }
 
 Result<int> Local(const InsightArgs& a) {

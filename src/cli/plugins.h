@@ -13,6 +13,7 @@
 
 #include "cli/settings.h"
 #include "core/transform.h"
+#include "env/clock.h"
 #include "policy/phased_rollout.h"
 
 namespace cincinnati::cli {
@@ -27,7 +28,7 @@ struct UpstreamSettings {
 
 // What some plugins need from the service that builds them.
 struct PluginEnvironment {
-  policy::Clock clock = policy::SystemClock();  // phased-rollout
+  std::shared_ptr<const env::Clock> clock = env::SharedRealClock();  // phased-rollout
   UpstreamSettings* upstream = nullptr;         // cincinnati-graph-fetch (policy engine)
   PluginRole role = PluginRole::kGraphBuilder;  // set by MakeTransform
 };

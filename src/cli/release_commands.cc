@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "env/clock.h"
 #include "env/file_system.h"
 #include "agent/release_verifier.h"
 #include "agent/signature_store.h"
@@ -223,9 +224,7 @@ Status RunSign(const SignArgs& a) {
   }
   CINCINNATI_RETURN_IF_ERROR(agent::PinnedDigest("@" + digest).status().WithContext(a.image));
   const std::string reference = ref.location.PullSpecPrefix() + (ref.tag.empty() ? "@" + digest : ":" + ref.tag);
-  registry::AtomicSignature content{digest, reference, a.creator,
-                                    std::chrono::duration_cast<std::chrono::seconds>(
-                                        std::chrono::system_clock::now().time_since_epoch()).count()};
+  registry::AtomicSignature content{digest, reference, a.creator, env::UnixSeconds(env::RealClock())};
   CINCINNATI_ASSIGN_OR_RETURN(std::string signature,
                               registry::SignMessage(registry::WriteAtomicSignature(content), a.gnupg_home, a.key));
   // mirror: <store>/sha256=<hex>/signature-N (mirror.openshift.com, file:// stores);

@@ -9,6 +9,7 @@
 
 #include "builder/pipeline.h"
 #include "cli/commands.h"
+#include "env/clock.h"
 #include "graph-data/time_format.h"
 #include "policy/default_chain.h"
 #include "policy/params.h"
@@ -37,7 +38,7 @@ Status RunPreview(const PreviewArgs& a) {
   }
   // The service's chain up to phased-rollout, whose timings are listed instead.
   const TransformChain chain = policy::DefaultChain(
-      std::set<std::string>(a.channel_targets.begin(), a.channel_targets.end()), policy::FixedClock(now),
+      std::set<std::string>(a.channel_targets.begin(), a.channel_targets.end()), env::ManualClock::AtUnixSeconds(now),
       policy::Phases::kLeaveOut);
   TransformContext context;
   context.parameters = {{"channel", a.channel}, {"arch", a.arch}};

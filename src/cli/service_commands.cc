@@ -171,14 +171,14 @@ Result<TransformChain> BuilderChain(const Settings& s) {
 
 // When this process started: the default epoch of a scaled clock, read once so that every
 // clock built from the settings agrees.
-const std::chrono::system_clock::time_point kProcessStart = std::chrono::system_clock::now();
+const std::chrono::system_clock::time_point kProcessStart = env::RealClock().Now();
 
 // The service's clock: the system's; frozen at --testing.now; or, with
 // --testing.time_scale, simulated time from --testing.now at --testing.epoch.
 Result<std::shared_ptr<env::Clock>> ServiceClock(const Settings& s) {
   if (!s.Has("testing.now")) {
     if (s.Has("testing.time_scale")) return Status::InvalidArgument("--testing.time_scale needs --testing.now (where the clock starts)");
-    return std::shared_ptr<env::Clock>(&env::RealClock(), [](env::Clock*) {});
+    return env::SharedRealClock();
   }
   auto t = graphdata::ParseDateTime(s.String("testing.now", ""));
   if (!t.ok()) return t.status().WithContext("--testing.now");
@@ -200,25 +200,17 @@ Result<std::shared_ptr<env::Clock>> ServiceClock(const Settings& s) {
   return std::shared_ptr<env::Clock>(std::make_shared<env::ScaledClock>(start, scale, epoch));
 }
 
-// The policy engine's clock, in Unix seconds (ServiceClock).
-Result<policy::Clock> PolicyClock(const Settings& s) {
-  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<env::Clock> clock, ServiceClock(s));
-  return policy::Clock([clock] {
-    return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(clock->Now().time_since_epoch()).count());
-  });
-}
-
 // The policy chain; a cincinnati-graph-fetch table sets the upstream instead. The
 // default is the reference's (channel filter, arch filter) plus phased rollouts, which
-// only act on graph-data 2.x graphs.
+// only act on graph-data 2.x graphs, on the engine's clock (options.clock).
 Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOptions& options) {
   TransformChain chain;
   const auto& tables = s.plugins("policy");
-  CINCINNATI_ASSIGN_OR_RETURN(policy::Clock clock, PolicyClock(s));
+  const std::shared_ptr<const env::Clock> clock = options.clock;
   if (tables.empty()) {
     std::set<std::string> targets;
     for (const std::string& c : s.List("views.channel_targets")) targets.insert(c);
-    return policy::DefaultChain(std::move(targets), std::move(clock));
+    return policy::DefaultChain(std::move(targets), clock);
   }
   UpstreamSettings upstream{options.upstream_url, std::nullopt};
   PluginEnvironment environment{clock, &upstream};
@@ -389,8 +381,8 @@ Status Run(Invocation& inv) {
     CINCINNATI_ASSIGN_OR_RETURN(o.cache_ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
     CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
     CINCINNATI_RETURN_IF_ERROR(UpstreamOptions(s, o));
-    CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
     o.clock = clock;
+    CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
     CINCINNATI_ASSIGN_OR_RETURN(o.directory, Directory(s));
     if (s.Has("cluster_directory.log_interval_secs")) {
       CINCINNATI_ASSIGN_OR_RETURN(o.directory_log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));

@@ -19,27 +19,24 @@ using kube::ParseJson;
 using kube::WriteJson;
 namespace {
 
-std::string Now() {
-  return graphdata::FormatDateTime(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
-
-JsonValue Cond(const char* type, const char* status, std::string reason, std::string message) {
+JsonValue Cond(const std::string& now, const char* type, const char* status, std::string reason, std::string message) {
   return JsonValue::Object({{"type", JsonValue::String(type)},
                             {"status", JsonValue::String(status)},
-                            {"lastTransitionTime", JsonValue::String(Now())},
+                            {"lastTransitionTime", JsonValue::String(now)},
                             {"reason", JsonValue::String(std::move(reason))},
                             {"message", JsonValue::String(std::move(message))}});
 }
 
 // status.conditions for Available / Progressing / Degraded, and the operator version.
-JsonValue StatusOf(const std::string& version, bool progressing, bool degraded, const std::string& message) {
+JsonValue StatusOf(const env::Clock& clock, const std::string& version, bool progressing, bool degraded,
+                   const std::string& message) {
+  const std::string now = graphdata::FormatDateTime(env::UnixSeconds(clock));
   JsonValue status = JsonValue::Object(
       {{"conditions",
-        JsonValue::Array({Cond("Available", "True", "AsExpected", ""),
-                          Cond("Progressing", progressing ? "True" : "False", progressing ? "RollingOut" : "AsExpected",
+        JsonValue::Array({Cond(now, "Available", "True", "AsExpected", ""),
+                          Cond(now, "Progressing", progressing ? "True" : "False", progressing ? "RollingOut" : "AsExpected",
                                progressing ? message : ""),
-                          Cond("Degraded", degraded ? "True" : "False", degraded ? "RolloutFailed" : "AsExpected",
+                          Cond(now, "Degraded", degraded ? "True" : "False", degraded ? "RolloutFailed" : "AsExpected",
                                degraded ? message : "")})}});
   if (!version.empty()) {
     status.Set("versions", JsonValue::Array({JsonValue::Object(
@@ -67,9 +64,9 @@ std::string ReportedVersion(const JsonValue& object) {
   return "";
 }
 
-bool SleepFor(std::chrono::milliseconds d, std::stop_token stop) {
-  auto end = std::chrono::steady_clock::now() + d;
-  while (std::chrono::steady_clock::now() < end) {
+bool SleepFor(const env::Clock& clock, std::chrono::milliseconds d, std::stop_token stop) {
+  auto end = clock.Steady() + d;
+  while (clock.Steady() < end) {
     if (stop.stop_requested()) return false;
     std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50), d));
   }
@@ -91,7 +88,7 @@ Result<JsonValue> Component::Fetch() {
     // Not there yet: the component of the running release introduces itself.
     request.method = "PUT";
     JsonValue object = JsonValue::Object({{"metadata", JsonValue::Object({{"name", JsonValue::String(options_.name)}})},
-                                          {"status", StatusOf(options_.initial_version, false, false, "")}});
+                                          {"status", StatusOf(*options_.clock, options_.initial_version, false, false, "")}});
     request.body = WriteJson(object);
     r = http::Request(Url(), request);
   }
@@ -119,12 +116,12 @@ Status Component::RollOut(const JsonValue& object, const std::string& version, s
     spdlog::info("{}: rolling out {} (from {})", options_.name, version, current.empty() ? "nothing" : current);
     started_ = version;
   }
-  CINCINNATI_RETURN_IF_ERROR(PatchStatus(StatusOf(current, true, false, "Rolling out " + version)));
+  CINCINNATI_RETURN_IF_ERROR(PatchStatus(StatusOf(*options_.clock, current, true, false, "Rolling out " + version)));
   if (options_.fail) {
-    return PatchStatus(StatusOf(current, false, true, fmt::format("Rolling out {} failed (told to fail)", version)));
+    return PatchStatus(StatusOf(*options_.clock, current, false, true, fmt::format("Rolling out {} failed (told to fail)", version)));
   }
   if (options_.hang) {
-    while (SleepFor(std::chrono::seconds(1), stop)) {
+    while (SleepFor(*options_.clock, std::chrono::seconds(1), stop)) {
     }
     return Status::OK();
   }
@@ -134,7 +131,7 @@ Status Component::RollOut(const JsonValue& object, const std::string& version, s
     int rc = std::system(command.c_str());
     int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     if (code != 0) {
-      return PatchStatus(StatusOf(current, false, true, fmt::format("Rolling out {}: the rollout command exited {}", version, code)));
+      return PatchStatus(StatusOf(*options_.clock, current, false, true, fmt::format("Rolling out {}: the rollout command exited {}", version, code)));
     }
   } else {
     double seconds = options_.rollout_seconds;
@@ -145,12 +142,12 @@ Status Component::RollOut(const JsonValue& object, const std::string& version, s
     const int machines = std::max(options_.machines, 1);
     for (int done = 0; done < machines; ++done) {
       if (options_.machines > 0) {
-        JsonValue status = StatusOf(current, true, false, fmt::format("Updating machine {} of {}", done + 1, machines));
+        JsonValue status = StatusOf(*options_.clock, current, true, false, fmt::format("Updating machine {} of {}", done + 1, machines));
         status.Set("extension", JsonValue::Object({{"machineCount", JsonValue::Integer(machines)},
                                                    {"updatedMachineCount", JsonValue::Integer(done)}}));
         CINCINNATI_RETURN_IF_ERROR(PatchStatus(status));
       }
-      if (!SleepFor(total / machines, stop)) return Status::OK();
+      if (!SleepFor(*options_.clock, total / machines, stop)) return Status::OK();
     }
   }
   finished_ = version;
@@ -159,7 +156,7 @@ Status Component::RollOut(const JsonValue& object, const std::string& version, s
 }
 
 JsonValue Component::DoneStatus(const std::string& version) const {
-  JsonValue status = StatusOf(version, false, false, "");
+  JsonValue status = StatusOf(*options_.clock, version, false, false, "");
   if (options_.machines > 0) {
     status.Set("extension", JsonValue::Object({{"machineCount", JsonValue::Integer(options_.machines)},
                                                {"updatedMachineCount", JsonValue::Integer(options_.machines)}}));
@@ -186,7 +183,7 @@ void Component::Run(std::stop_token stop) {
     Status s = Reconcile(stop);
     if (!s.ok() && s.message() != last_error) spdlog::warn("{}: {}", options_.name, s.message());
     last_error = s.ok() ? "" : s.message();
-    SleepFor(options_.interval, stop);
+    SleepFor(*options_.clock, options_.interval, stop);
   }
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "env/clock.h"
 #include "kube/json_value.h"
 
 namespace cincinnati::component {
@@ -40,6 +41,7 @@ struct ComponentOptions {
   bool fail = false;
   bool hang = false;
   std::chrono::milliseconds interval{250};
+  const env::Clock* clock = &env::RealClock();  // lastTransitionTime, and how long a rollout lasts
 };
 
 class Component {

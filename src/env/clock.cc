@@ -16,6 +16,12 @@ Clock& RealClock() {
   return clocks;
 }
 
+std::shared_ptr<Clock> SharedRealClock() { return std::shared_ptr<Clock>(&RealClock(), [](Clock*) {}); }
+
+int64_t UnixSeconds(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
+}
+
 ManualClock::ManualClock(SystemTime start) : steady_(std::chrono::hours(24 * 365)), now_(start) {}
 
 Clock::SteadyTime ManualClock::Steady() const {
@@ -33,6 +39,10 @@ void ManualClock::Advance(std::chrono::nanoseconds by) {
   std::lock_guard lock(mu_);
   steady_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(by);
   now_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(by);
+}
+
+std::shared_ptr<ManualClock> ManualClock::AtUnixSeconds(int64_t unix_seconds) {
+  return std::make_shared<ManualClock>(SystemTime(std::chrono::seconds(unix_seconds)));
 }
 
 void ManualClock::SetNow(SystemTime now) {

@@ -4,12 +4,16 @@
 //  - Steady() measures durations and never goes back; Now() is the wall-clock time that
 //    is stored, compared with documents and shown.
 //  - RealClock() reads the system's clocks; every production caller defaults to it.
+//    Outside src/env nothing reads the system's clocks but through a Clock, so that one
+//    type serves everywhere (tests/clock_rule_test.cc keeps it so).
 //  - ManualClock stands still until Advance() moves both readings forward by the same
 //    amount, so a test steps past a TTL exactly, on any machine, at any load.
 // Thread-safe; never throws.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 
 namespace cincinnati::env {
@@ -26,6 +30,12 @@ class Clock {
 
 // The process's real clocks (a static object: valid for the whole run).
 Clock& RealClock();
+// The same, for owners that hold their clock by shared_ptr (it is never deleted).
+std::shared_ptr<Clock> SharedRealClock();
+
+// The wall-clock reading in whole Unix seconds (truncated, as duration_cast does), for
+// code that stores or compares times as seconds.
+int64_t UnixSeconds(const Clock& clock);
 
 class ManualClock final : public Clock {
  public:
@@ -41,6 +51,8 @@ class ManualClock final : public Clock {
   // Sets the wall-clock reading alone, either way, as NTP or a restored VM steps a real
   // one; the steady reading does not move.
   void SetNow(SystemTime now);
+  // A clock standing at `unix_seconds` (a command's --at, a test's fixed instant).
+  static std::shared_ptr<ManualClock> AtUnixSeconds(int64_t unix_seconds);
 
  private:
   mutable std::mutex mu_;

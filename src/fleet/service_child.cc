@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "env/clock.h"
 #include "http/client.h"
 
 namespace cincinnati::fleet {
@@ -42,7 +43,7 @@ std::string SelfPath() {
 
 Result<std::unique_ptr<ServiceChild>> ServiceChild::Start(const std::vector<std::string>& serve_args, const std::string& dir,
                                                            std::chrono::milliseconds ready_within) {
-  const auto deadline = std::chrono::steady_clock::now() + ready_within;
+  const auto deadline = env::RealClock().Steady() + ready_within;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError(fmt::format("{}: {}", dir, ec.message()));
@@ -72,7 +73,7 @@ Result<std::unique_ptr<ServiceChild>> ServiceChild::Start(const std::vector<std:
   ::close(fd);
   if (child->pid_ < 0) return Status::IoError("fork failed");
   CINCINNATI_RETURN_IF_ERROR(child->WaitForPorts(deadline, ports_file));
-  while (std::chrono::steady_clock::now() < deadline && child->Running()) {
+  while (env::RealClock().Steady() < deadline && child->Running()) {
     auto ready = http::Get(child->status_url_ + "/readiness", {.timeout = std::chrono::seconds(5), .accept_gzip = false});
     if (ready.status == 200) return child;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -82,7 +83,7 @@ Result<std::unique_ptr<ServiceChild>> ServiceChild::Start(const std::vector<std:
 }
 
 Status ServiceChild::WaitForPorts(std::chrono::steady_clock::time_point deadline, const std::string& ports_file) {
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (env::RealClock().Steady() < deadline) {
     if (!Running()) return Status::Internal(fmt::format("the service exited at start; {}:\n{}", log_, LogTail()));
     const std::string text = ReadAll(ports_file);
     const int main = PortIn(text, "main"), status = PortIn(text, "status");
@@ -106,8 +107,8 @@ bool ServiceChild::Running() {
 int ServiceChild::Stop() {
   if (pid_ > 0) {
     ::kill(pid_, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (Running() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto deadline = env::RealClock().Steady() + std::chrono::seconds(15);
+    while (Running() && env::RealClock().Steady() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &exit_status_, 0);

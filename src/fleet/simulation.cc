@@ -211,11 +211,12 @@ void Simulation::SampleUntil(int64_t t) {
 Status Simulation::Loop() {
   std::vector<FleetResponse> done;
   const uint32_t last = static_cast<uint32_t>(spec_.seconds);
-  auto checked = std::chrono::steady_clock::now();
+  // Checked once a real second, whatever the simulated clock's scale.
+  auto checked = env::RealClock().Steady();
   while (true) {
     // A service that died would turn the rest of the run into transport errors.
-    if (service_alive_ && std::chrono::steady_clock::now() - checked > std::chrono::seconds(1)) {
-      checked = std::chrono::steady_clock::now();
+    if (service_alive_ && env::RealClock().Steady() - checked > std::chrono::seconds(1)) {
+      checked = env::RealClock().Steady();
       if (!service_alive_()) return Status::Internal("the service exited during the simulation");
     }
     double now = SimNow();

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "env/clock.h"
 #include "http/transfer.h"
 
 namespace cincinnati::http {
@@ -108,7 +109,8 @@ bool SameOrigin(const std::string& a, const std::string& b) {
 }
 
 Result Request(const std::string& url, const RequestOptions& options) {
-  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  // The real clock: each hop's transfer is bounded by curl in real time.
+  const auto deadline = env::RealClock().Steady() + options.timeout;
   internal::Hop hop{.url = url, .method = options.head ? "HEAD" : options.method, .body = &options.body};
   std::vector<std::string> visited{url};
   Result result;
@@ -116,7 +118,7 @@ Result Request(const std::string& url, const RequestOptions& options) {
     if (options.stop.stop_requested()) {
       return Failure(ErrorKind::kCancelled, fmt::format("request for url ({}) cancelled", hop.url), std::move(result));
     }
-    hop.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    hop.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - env::RealClock().Steady());
     if (hop.timeout.count() <= 0) {
       return Failure(ErrorKind::kTransport, fmt::format("error sending request for url ({}): timed out after {} ms",
                                                         hop.url, options.timeout.count()), std::move(result));

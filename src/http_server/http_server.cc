@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "env/clock.h"
 #include "http_server/response_head.h"
 
 namespace cincinnati::http_server {
@@ -105,7 +106,9 @@ namespace {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
+  // Deadlines on the real clock: the sockets and the sweep's timer run in real time.
   using Clock = std::chrono::steady_clock;
+  static Clock::time_point Now() { return env::RealClock().Steady(); }
 
   Session(tcp::socket socket, HttpServer::Impl& server, LoopSessions& loop, std::shared_ptr<AsyncHandler> handler)
       : socket_(std::move(socket)),
@@ -145,7 +148,7 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(server_.limits.max_head_bytes));
     parser_->body_limit(server_.limits.max_body_bytes);
-    deadline_ = Clock::now() +
+    deadline_ = Now() +
                 (requests_ == 0 ? server_.limits.first_request_timeout : server_.limits.keep_alive_timeout);
     busy_ = false;
     http::async_read(socket_, buffer_, *parser_,
@@ -206,7 +209,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // the rest asynchronously when it does not.
   void Write(Response res) {
     if (closed_) return;
-    deadline_ = Clock::now() + server_.limits.write_timeout;
+    deadline_ = Now() + server_.limits.write_timeout;
     const bool keep_alive = keep_alive_ && !server_.stopping;
     const bool has_body = !head_request_ && res.status != 304 && res.status != 204;
     if (res.file && has_body && res.status == 200) {
@@ -324,7 +327,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
 void HttpServer::Impl::Sweep(size_t loop) {
   LoopSessions& ls = *loop_sessions[loop];
-  auto now = Session::Clock::now();
+  auto now = Session::Now();
   auto& list = ls.sessions;
   size_t kept = 0;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -463,8 +466,8 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
       if (auto s = weak.lock()) s->CloseIfIdle();
     }
   }
-  auto deadline = std::chrono::steady_clock::now() + grace;
-  while (impl_->connections.load() > 0 && std::chrono::steady_clock::now() < deadline && impl_->started) {
+  auto deadline = env::RealClock().Steady() + grace;
+  while (impl_->connections.load() > 0 && env::RealClock().Steady() < deadline && impl_->started) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   impl_->work.clear();

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "env/clock.h"
 #include "env/file_system.h"
 #include "operator/operator_config.h"
 
@@ -50,7 +51,8 @@ SourceRead LocalConfigSource::Read() {
       now.config = before->second.config;
       now.settled = true;
     } else {
-      const int64_t read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      // The real clock: the file system stamps the times it is compared with.
+      const int64_t read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(env::RealClock().Now().time_since_epoch()).count();
       now.settled = read_ns - std::max(now.mtime_ns, now.ctime_ns) > 2'000'000'000LL;
       auto text = env::ReadFile(file, kMaxUpgradeConfigFileBytes);
       now.config = std::make_shared<const Result<UpgradeConfig>>(text.ok() ? ParseUpgradeConfigYaml(*text, file.string())

@@ -10,6 +10,8 @@
 
 #include <cstring>
 
+#include "env/clock.h"
+
 extern char** environ;
 
 namespace cincinnati::upgrade {
@@ -68,11 +70,11 @@ HookResult ProcessHookRunner::Run(const std::string& command, const std::map<std
     result.output = fmt::format("cannot run the hook: {}", std::strerror(rc));
     return result;
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = env::RealClock().Steady() + timeout;  // poll() below waits in real time
   bool timed_out = false;
   char buf[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - env::RealClock().Steady());
     if (left.count() <= 0) {
       timed_out = true;
       break;

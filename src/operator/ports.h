@@ -20,8 +20,6 @@
 
 namespace cincinnati::upgrade {
 
-using Clock = std::function<std::chrono::system_clock::time_point()>;
-
 // ---- the cluster's update agent (ClusterVersion, ClusterOperators) ----
 struct AgentRelease {
   std::string version;

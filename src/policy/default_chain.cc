@@ -8,7 +8,7 @@
 
 namespace cincinnati::policy {
 
-TransformChain DefaultChain(std::set<std::string> targets, Clock clock, Phases phases) {
+TransformChain DefaultChain(std::set<std::string> targets, std::shared_ptr<const env::Clock> clock, Phases phases) {
   TransformChain chain;
   chain.push_back(std::make_unique<ChannelFilter>());
   chain.push_back(std::make_unique<ArchFilter>());

@@ -4,6 +4,7 @@
 // `targets` channels), then phased-rollout at `clock`. Also the channels a graph names.
 #pragma once
 
+#include <memory>
 #include <set>
 #include <string>
 
@@ -16,7 +17,8 @@ namespace cincinnati::policy {
 
 enum class Phases { kApply, kLeaveOut };  // kLeaveOut: the graph phased-rollout reads
 
-TransformChain DefaultChain(std::set<std::string> targets, Clock clock, Phases phases = Phases::kApply);
+TransformChain DefaultChain(std::set<std::string> targets, std::shared_ptr<const env::Clock> clock,
+                            Phases phases = Phases::kApply);
 
 // Every channel named by a release of `graph` (`<prefix>.release.channels`), sorted.
 std::set<std::string> ChannelsOf(const Graph& graph, const std::string& key_prefix = std::string(kDefaultKeyPrefix));

@@ -1,7 +1,6 @@
 #include "policy/phased_rollout.h"
 
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -146,16 +145,6 @@ Result<std::vector<EdgeTiming>> EdgeTimings(const Graph& view, std::string_view 
   return out;
 }
 
-Clock SystemClock() {
-  return [] {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  };
-}
-
-Clock FixedClock(int64_t t) {
-  return [t] { return t; };
-}
-
 double RolloutPosition(std::string_view cluster_id, std::string_view target_version) {
   std::string input;
   input.reserve(cluster_id.size() + 1 + target_version.size());
@@ -180,8 +169,8 @@ bool IsValidClusterId(std::string_view id) {
   return RE2::FullMatch(id, kUuid);
 }
 
-PhasedRollout::PhasedRollout(Clock now, std::string key_prefix)
-    : now_(std::move(now)),
+PhasedRollout::PhasedRollout(std::shared_ptr<const env::Clock> clock, std::string key_prefix)
+    : clock_(std::move(clock)),
       key_prefix_(key_prefix),
       start_key_(StartKey(key_prefix)),
       rollouts_key_(RolloutsKey(key_prefix)) {}
@@ -237,7 +226,7 @@ bool Representable(int64_t t) { return t == INT64_MIN || t == INT64_MAX || (t > 
 
 Result<Graph> PhasedRollout::ApplyTo(const Graph& graph, TransformContext& context) const {
   CINCINNATI_ASSIGN_OR_RETURN(std::string channel, RequiredParam(context.parameters, kChannelParam));
-  const int64_t now = now_();
+  const int64_t now = Now();
   std::string id;
   if (auto it = context.parameters.find("id"); it != context.parameters.end() && IsValidClusterId(it->second)) {
     id = it->second;

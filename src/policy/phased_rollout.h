@@ -16,18 +16,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <vector>
-#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/metadata_keys.h"
 #include "core/transform.h"
+#include "env/clock.h"
 
 namespace cincinnati::policy {
-
-using Clock = std::function<int64_t()>;  // Unix seconds
-Clock SystemClock();
-Clock FixedClock(int64_t unix_seconds);
 
 double RolloutPosition(std::string_view cluster_id, std::string_view target_version);
 bool IsValidClusterId(std::string_view id);
@@ -93,7 +90,9 @@ Result<std::vector<EdgeTiming>> EdgeTimings(const Graph& view, std::string_view 
 
 class PhasedRollout : public GraphTransform {
  public:
-  explicit PhasedRollout(Clock now, std::string key_prefix = std::string(kDefaultKeyPrefix));
+  // Answers for the Unix second `clock` reads (shared: the service's clock, or a command's
+  // or test's fixed instant, an env::ManualClock).
+  explicit PhasedRollout(std::shared_ptr<const env::Clock> clock, std::string key_prefix = std::string(kDefaultKeyPrefix));
   std::string_view name() const override { return "phased-rollout"; }
   Result<Graph> Apply(Graph graph, TransformContext& context) const override { return ApplyTo(graph, context); }
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
@@ -106,11 +105,11 @@ class PhasedRollout : public GraphTransform {
   // at the instant the answers are computed for.
   StepReason ExplainLoss(const StepLoss& loss) const override;
   // The instant its answers are computed for.
-  int64_t Now() const { return now_(); }
+  int64_t Now() const { return env::UnixSeconds(*clock_); }
   const std::string& key_prefix() const { return key_prefix_; }
 
  private:
-  Clock now_;
+  std::shared_ptr<const env::Clock> clock_;
   std::string key_prefix_, start_key_, rollouts_key_;
 };
 

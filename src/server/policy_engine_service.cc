@@ -29,9 +29,9 @@ namespace cincinnati::server {
 
 namespace {
 
+// Real time, for log intervals: options_.clock may stand still (--testing.now).
 int64_t NowMillis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(env::RealClock().Steady().time_since_epoch()).count();
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ struct PolicyEngineOptions {
   std::chrono::milliseconds max_stale{std::chrono::hours(24)};  // forwarded answers kept past a failed refresh
   double max_fetches_per_second = 50;  // forwarded queries
   // The wall clock: phased rollouts, signatures' times, graph generations, report times.
-  std::shared_ptr<env::Clock> clock = std::shared_ptr<env::Clock>(&env::RealClock(), [](env::Clock*) {});
+  std::shared_ptr<env::Clock> clock = env::SharedRealClock();
   std::shared_ptr<directory::ClusterDirectory> directory;  // none: nobody sees hotfixes
   size_t directory_threads = 8;
   size_t max_pending_lookups = 1024;  // beyond: fail open at once

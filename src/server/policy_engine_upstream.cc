@@ -22,8 +22,9 @@ void PolicyEngineService::StartUpstream() {
   // Every TTL, and every second while there is no graph yet (a graph builder starting
   // next to us may not have one).
   auto tick = std::min<std::chrono::milliseconds>(options_.cache_ttl, std::chrono::seconds(1));
+  // The real clock, as the task's own period: options_.clock may stand still (--testing.now).
   fetcher_.Start(tick, [this, last = std::chrono::steady_clock::time_point()]() mutable {
-    auto now = std::chrono::steady_clock::now();
+    auto now = env::RealClock().Steady();
     UpstreamState state = state_.load();
     bool waiting = state == UpstreamState::kDetecting || state == UpstreamState::kWaitingForGraph;
     if (waiting || last == std::chrono::steady_clock::time_point() || now - last >= options_.cache_ttl) {
