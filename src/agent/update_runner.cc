@@ -118,8 +118,7 @@ bool UpdateRunner::Start(ClusterVersion& cv, const std::optional<ResolvedTarget>
   loaded_.reset();
   if (!Commit(cv, result)) return false;
   if (!abandoned.empty()) {
-    std::error_code ec;
-    fs::remove_all(abandoned, ec);  // an abandoned target's payload
+    (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(abandoned);  // an abandoned target's payload
   }
   return true;
 }
@@ -205,8 +204,7 @@ void UpdateRunner::Fail(ClusterVersion& cv, const std::string& reason, const std
                                progress_.version.empty() ? progress_.image : progress_.version),
                    Now()});
   if (!progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir) {
-    std::error_code ec;
-    fs::remove_all(progress_.payload_dir, ec);  // a refused payload is not kept
+    (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(progress_.payload_dir);  // a refused payload is not kept
   }
   if (!MoveUpdatePhase(progress_, UpdatePhase::kFailed, cv, Now())) return;
   progress_.payload_dir.clear();
