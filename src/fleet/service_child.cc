@@ -13,7 +13,7 @@
 namespace cincinnati::fleet {
 namespace {
 
-// The ports file and the log are small; whatever cannot be read reads as empty.
+// Whole, whatever the size (the log's tail is wanted); what cannot be read reads as empty.
 std::string ReadAll(const std::string& path) {
   auto text = env::ReadFile(path, size_t{1} << 40);
   return text.ok() ? std::move(text).value() : std::string();
