@@ -78,12 +78,11 @@ Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, cons
   std::vector<Manifest> out;
   for (const std::string sub : {"manifests", "release-manifests"}) {
     std::vector<std::string> names;
-    std::error_code ec;
-    for (fs::directory_iterator it(fs::path(payload_dir) / sub, ec), end; !ec && it != end; it.increment(ec)) {
-      std::error_code type_error;
-      if (it->is_regular_file(type_error)) names.push_back(it->path().filename().string());
+    auto entries = env::DefaultFileSystem().ListDirectory(fs::path(payload_dir) / sub);
+    if (!entries.ok()) return Status::IoError(fmt::format("{}/: {}", sub, entries.status().message()));
+    for (const env::DirectoryEntry& entry : *entries) {
+      if (entry.type == env::FileType::kRegular) names.push_back(entry.path.filename().string());
     }
-    if (ec) return Status::IoError(fmt::format("{}/: {}", sub, ec.message()));
     std::sort(names.begin(), names.end());
     for (const std::string& name : names) {
       const std::string ext = fs::path(name).extension().string();

@@ -1,13 +1,9 @@
 #include "agent/object_store.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cerrno>
-#include <cstring>
 
 namespace cincinnati::agent {
 
@@ -65,9 +61,10 @@ Status FileObjectStore::Put(const std::string& kind, const std::string& name, co
   std::lock_guard lock(mu_);
   // Temporary files of a writer that crashed (another process id) go first.
   const std::string leftover = name + ".json" + std::string(kTempMarker);
-  std::error_code ec;
-  for (fs::directory_iterator it(dir_ / kind, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename().string().rfind(leftover, 0) == 0) fs::remove(it->path(), ec);
+  if (auto entries = fs_.ListDirectory(dir_ / kind); entries.ok()) {
+    for (const env::DirectoryEntry& entry : *entries) {
+      if (entry.path.filename().string().rfind(leftover, 0) == 0) (void)fs_.RemoveFile(entry.path);
+    }
   }
   return env::WriteFileDurably(dir_ / kind / (name + ".json"), text, fs_);
 }
@@ -76,17 +73,16 @@ Result<std::vector<std::string>> FileObjectStore::List(const std::string& kind) 
   if (!IsObjectName(kind)) return Status::InvalidArgument(fmt::format("invalid object kind '{}'", kind));
   std::lock_guard lock(mu_);
   std::vector<std::string> names;
-  std::error_code ec;
-  fs::directory_iterator it(dir_ / kind, ec);
-  if (ec == std::errc::no_such_file_or_directory) return names;
-  for (fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
-    const fs::path& path = it->path();
+  auto entries = fs_.ListDirectory(dir_ / kind);
+  if (!entries.ok() && entries.status().code() == Status::Code::kNotFound) return names;
+  if (!entries.ok()) return Status::IoError(fmt::format("list {}: {}", (dir_ / kind).string(), entries.status().message()));
+  for (const env::DirectoryEntry& entry : *entries) {
+    const fs::path& path = entry.path;
     const std::string file = path.filename().string();
     if (file.find(kTempMarker) != std::string::npos || path.extension() != ".json") continue;
     const std::string name = path.stem().string();
     if (IsObjectName(name)) names.push_back(name);
   }
-  if (ec) return Status::IoError(fmt::format("list {}: {}", (dir_ / kind).string(), ec.message()));
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -94,9 +90,9 @@ Result<std::vector<std::string>> FileObjectStore::List(const std::string& kind) 
 Status FileObjectStore::Delete(const std::string& kind, const std::string& name) {
   CINCINNATI_RETURN_IF_ERROR(CheckNames(kind, name));
   std::lock_guard lock(mu_);
-  // unlink(2) itself: removing needs no space, so a fake full disk has nothing to refuse.
+  // Removing needs no space: a fake full disk passes it to the real one.
   const fs::path path = dir_ / kind / (name + ".json");
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return env::ErrnoStatus("remove", path, errno);
+  CINCINNATI_RETURN_IF_ERROR(fs_.RemoveFile(path));
   return fs_.SyncPath(dir_ / kind);
 }
 
@@ -107,12 +103,11 @@ Result<std::string> FileObjectStore::SetAside(const std::string& kind, const std
   // A new name each time: an earlier unreadable file is never overwritten.
   const auto seconds = env::UnixSeconds(clock_);
   fs::path aside;
-  std::error_code ec;
   for (int n = 0;; ++n) {
     aside = path;
     aside += fmt::format("{}-{}", kSetAsideSuffix, seconds);
     if (n) aside += fmt::format("-{}", n);
-    if (!fs::exists(aside, ec)) break;
+    if (!fs_.Exists(aside)) break;
   }
   CINCINNATI_RETURN_IF_ERROR(fs_.Rename(path, aside));
   CINCINNATI_RETURN_IF_ERROR(fs_.SyncPath(dir_ / kind));

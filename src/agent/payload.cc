@@ -38,11 +38,8 @@ using PayloadIndex = std::map<std::string, WrittenFile>;  // path under the payl
 
 // Every file and directory under `dir`, and `dir` itself, on disk.
 Status SyncTree(const fs::path& dir, env::FileSystem& files) {
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    CINCINNATI_RETURN_IF_ERROR(files.SyncPath(it->path()));
-  }
-  if (ec) return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<env::DirectoryEntry> entries, files.ListTree(dir));
+  for (const env::DirectoryEntry& entry : entries) CINCINNATI_RETURN_IF_ERROR(files.SyncPath(entry.path));
   return files.SyncPath(dir);
 }
 
@@ -132,16 +129,13 @@ Status VerifyPayloadOnDisk(const std::string& dir) {
   }
   size_t files = 0;
   for (const char* top : {"manifests", "release-manifests"}) {
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(root / top, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (it->is_directory(ec)) continue;
-      const std::string relative = it->path().lexically_relative(root).generic_string();
+    auto entries = env::DefaultFileSystem().ListTree(root / top);
+    if (!entries.ok() && entries.status().code() != Status::Code::kNotFound) return entries.status();
+    for (const env::DirectoryEntry& entry : entries.ok() ? *entries : std::vector<env::DirectoryEntry>{}) {
+      if (entry.type == env::FileType::kDirectory) continue;
+      const std::string relative = entry.path.lexically_relative(root).generic_string();
       if (!index.count(relative)) return Status::InvalidArgument(fmt::format("{} was not written by the download", relative));
       ++files;
-    }
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      return Status::IoError(fmt::format("{}: {}", (root / top).string(), ec.message()));
     }
   }
   if (files != index.size()) return Status::InvalidArgument(fmt::format("{} written files are missing", index.size() - files));
@@ -152,28 +146,25 @@ Result<std::string> DownloadPayload(registry::RegistryClient& client, const std:
                                     std::stop_token stop, env::FileSystem& files) {
   CINCINNATI_ASSIGN_OR_RETURN(std::string digest, PinnedDigest(pullspec));
   const fs::path target = fs::path(root) / PayloadDirectoryName(pullspec);
-  std::error_code ec;
   bool stale = false;  // a payload is there, but not what was downloaded: replaced once a new one is whole
-  if (fs::is_directory(target, ec)) {
+  if (files.IsDirectory(target)) {
     Status whole = VerifyPayloadOnDisk(target.string());
     if (whole.ok()) return target.string();  // renamed into place and unchanged since
     spdlog::warn("the payload of {} at {} is not what was downloaded ({}): fetching it again", pullspec, target.string(),
                  whole.message());
     stale = true;
   }
-  fs::create_directories(root, ec);
-  if (ec) return env::ErrnoStatus("create", root, ec.value());
+  CINCINNATI_RETURN_IF_ERROR(files.CreateDirectories(root));
   // What an interrupted download left behind.
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code ignored;
-    if (it->path().filename().string().rfind(kPartialPrefix, 0) == 0) fs::remove_all(it->path(), ignored);
+  if (auto entries = files.ListDirectory(root); entries.ok()) {
+    for (const env::DirectoryEntry& entry : *entries) {
+      if (entry.path.filename().string().rfind(kPartialPrefix, 0) == 0) (void)files.RemoveTree(entry.path);
+    }
   }
   const fs::path partial = fs::path(root) / fmt::format("{}{}-{}", kPartialPrefix, PayloadDirectoryName(pullspec), ::getpid());
-  fs::create_directories(partial, ec);
-  if (ec) return env::ErrnoStatus("create", partial, ec.value());
+  CINCINNATI_RETURN_IF_ERROR(files.CreateDirectories(partial));
   auto fail = [&](Status s) {
-    std::error_code ignored;
-    fs::remove_all(partial, ignored);
+    (void)files.RemoveTree(partial);
     return s.WithContext(fmt::format("pulling {}", pullspec));
   };
 
@@ -207,26 +198,26 @@ Result<std::string> DownloadPayload(registry::RegistryClient& client, const std:
   if (!whole.ok()) return fail(whole.WithContext("the payload read back from disk differs from what was written"));
   const fs::path replaced = fs::path(root) / fmt::format("{}{}-{}", kPartialPrefix, "stale", PayloadDirectoryName(pullspec));
   if (stale) {
-    fs::remove_all(replaced, ec);
+    (void)files.RemoveTree(replaced);
     if (Status moved = files.Rename(target, replaced); !moved.ok()) return fail(moved);
   }
   Status renamed = files.Rename(partial, target);
   if (!renamed.ok()) return fail(renamed);
-  if (stale) fs::remove_all(replaced, ec);
+  if (stale) (void)files.RemoveTree(replaced);
   CINCINNATI_RETURN_IF_ERROR(files.SyncPath(root));
   return target.string();
 }
 
 Result<PayloadInfo> ReadPayload(const std::string& dir) {
   const fs::path root(dir);
-  std::error_code ec;
+  env::FileSystem& disk = env::DefaultFileSystem();
   for (const char* sub : {"manifests", "release-manifests"}) {
-    if (!fs::is_directory(root / sub, ec)) return Status::InvalidArgument(fmt::format("the payload has no {}/ directory", sub));
+    if (!disk.IsDirectory(root / sub)) return Status::InvalidArgument(fmt::format("the payload has no {}/ directory", sub));
   }
   PayloadInfo info;
   info.dir = dir;
   const fs::path metadata_path = root / registry::kReleaseMetadataPath;
-  if (!fs::is_regular_file(metadata_path, ec)) {
+  if (!disk.IsRegularFile(metadata_path)) {
     return Status::InvalidArgument(fmt::format("the payload has no {}", registry::kReleaseMetadataPath));
   }
   CINCINNATI_ASSIGN_OR_RETURN(std::string metadata_text, env::ReadFile(metadata_path, kMaxPayloadDocumentBytes));
@@ -235,7 +226,7 @@ Result<PayloadInfo> ReadPayload(const std::string& dir) {
   info.metadata = std::move(metadata).value();
 
   const std::string references = "release-manifests/image-references";
-  if (!fs::is_regular_file(root / references, ec)) return Status::InvalidArgument("the payload has no " + references);
+  if (!disk.IsRegularFile(root / references)) return Status::InvalidArgument("the payload has no " + references);
   CINCINNATI_ASSIGN_OR_RETURN(std::string references_text, env::ReadFile(root / references, kMaxPayloadDocumentBytes));
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue stream, kube::YamlToJson(references_text, references));
   const JsonValue* kind = stream.Find("kind");

@@ -170,13 +170,12 @@ Result<VerificationConfig> ReadVerificationConfigMap(const JsonValue& manifest) 
 
 Result<VerificationConfig> VerificationFromFiles(const std::string& keys_dir, std::vector<std::string> stores) {
   VerificationConfig config;
-  std::error_code ec;
   std::vector<fs::path> files;
-  for (fs::directory_iterator it(keys_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code type_error;
-    if (it->is_regular_file(type_error)) files.push_back(it->path());
+  auto entries = env::DefaultFileSystem().ListDirectory(keys_dir);
+  if (!entries.ok()) return Status::IoError(fmt::format("--verification.keys {}: {}", keys_dir, entries.status().message()));
+  for (const env::DirectoryEntry& entry : *entries) {
+    if (entry.type == env::FileType::kRegular) files.push_back(entry.path);
   }
-  if (ec) return Status::IoError(fmt::format("--verification.keys {}: {}", keys_dir, ec.message()));
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
     CINCINNATI_ASSIGN_OR_RETURN(std::string blob, env::ReadFile(file, kMaxKeyringBytes));

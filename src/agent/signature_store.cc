@@ -45,13 +45,9 @@ class FileSignatureStore : public SignatureStoreReader {
 
   SignatureFetch Fetch(const std::string& digest, int index, std::chrono::milliseconds, std::stop_token) const override {
     const fs::path path = registry::SignatureLocation(dir_, digest, index);
-    std::error_code ec;
-    if (!fs::exists(path, ec)) {
-      if (ec) return {SignatureFetch::Kind::kError, "", fmt::format("{}: {}", path.string(), ec.message())};
-      return {SignatureFetch::Kind::kNone, "", ""};
-    }
     auto body = env::ReadFile(path, kMaxSignatureBytes);
     if (!body.ok()) {
+      if (body.status().code() == Status::Code::kNotFound) return {SignatureFetch::Kind::kNone, "", ""};
       if (body.status().code() == Status::Code::kTooLarge) {
         return {SignatureFetch::Kind::kError, "",
                 fmt::format("{}: more than a signature may have ({} bytes)", path.string(), kMaxSignatureBytes)};

@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 #include <simdjson.h>
-#include <sys/stat.h>
 
 #include <map>
+
+#include "env/file_system.h"
 
 namespace cincinnati::agent {
 
@@ -40,17 +41,14 @@ std::string Describe(const Status& s) {
 }  // namespace
 
 Result<SalvagedClusterVersion> SalvageClusterVersion(const std::string& path, size_t max_bytes) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(fmt::format("{}: not a readable file", path));
+  const env::FileInfo info = env::DefaultFileSystem().Stat(path);
+  if (!info.is_regular()) return Status::InvalidArgument(fmt::format("{}: not a readable file", path));
+  if (info.size > max_bytes) {
+    return Status::TooLarge(fmt::format("{}: {} bytes, too large even to salvage (at most {})", path, info.size, max_bytes));
   }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return Status::TooLarge(fmt::format("{}: {} bytes, too large even to salvage (at most {})", path, st.st_size, max_bytes));
-  }
-  simdjson::padded_string text;
-  if (auto error = simdjson::padded_string::load(path).get(text)) {
-    return Status::IoError(fmt::format("{}: {}", path, simdjson::error_message(error)));
-  }
+  auto read = env::DefaultFileSystem().ReadFile(path, max_bytes);
+  if (!read.ok()) return Status::IoError(fmt::format("{}: {}", path, read.status().message()));
+  const simdjson::padded_string text(*read);
   od::parser parser;
   od::document doc;
   od::object top;

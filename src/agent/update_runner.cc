@@ -118,8 +118,7 @@ bool UpdateRunner::Start(const ClusterVersion& cv, const std::optional<ResolvedT
   loaded_.reset();
   if (!Commit(result)) return false;
   if (!abandoned.empty()) {
-    std::error_code ec;
-    fs::remove_all(abandoned, ec);  // an abandoned target's payload
+    (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(abandoned);  // an abandoned target's payload
   }
   return true;
 }
@@ -201,8 +200,7 @@ void UpdateRunner::Fail(const std::string& reason, const std::string& message, U
   result.status.progress = UpdateStatus::Progress::kNotAccepted;
   result.status.target = progress_.version.empty() ? progress_.image : progress_.version;
   if (!progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir) {
-    std::error_code ec;
-    fs::remove_all(progress_.payload_dir, ec);  // a refused payload is not kept
+    (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(progress_.payload_dir);  // a refused payload is not kept
   }
   const FailedPhase failed{reason, message, UnixSeconds(clock_.Now()) + options_.retry_after.count()};
   if (!MoveUpdatePhase(progress_, UpdatePhase::kFailed, result.status, failed)) return;

@@ -147,7 +147,7 @@ std::string UpdateRunner::HandOverBinary(const Loaded& loaded, const ApplyGroup&
       const JsonValue* command = containers->items()[0].Find("command");
       if (!command || !command->is_array() || command->items().empty() || !command->items()[0].is_string()) continue;
       const std::string& path = command->items()[0].text();
-      if (!path.empty() && path[0] == '/' && ::access(path.c_str(), X_OK) == 0) return path;
+      if (!path.empty() && path[0] == '/' && env::DefaultFileSystem().IsExecutable(path)) return path;
     }
   }
   return "";
@@ -164,8 +164,7 @@ bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
     EndAttempt("Completed", "", "");  // saved with the phase
     if (!Commit(result)) return false;
     if (!left.empty()) {
-      std::error_code ec;
-      fs::remove_all(left, ec);  // the release we left
+      (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(left);  // the release we left
     }
   }
   const std::string now = Now();

@@ -9,6 +9,7 @@
 
 #include "builder/graph_data_tarball.h"
 #include "core/metadata_keys.h"
+#include "env/file_system.h"
 
 namespace cincinnati {
 namespace {
@@ -54,9 +55,8 @@ Result<Graph> GraphDataGitSource::Apply(Graph graph, TransformContext& context) 
   git_repository* raw = nullptr;
   const bool cloned = git_repository_open(&raw, repo_dir.c_str()) != 0;
   if (cloned) {
-    std::error_code ec;
-    fs::remove_all(repo_dir, ec);
-    fs::create_directories(settings_.output_directory, ec);
+    (void)env::DefaultFileSystem().RemoveTree(repo_dir);
+    (void)env::DefaultFileSystem().CreateDirectories(settings_.output_directory);  // the clone says why it failed
     git_clone_options options = GIT_CLONE_OPTIONS_INIT;
     options.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;
     if (git_clone(&raw, settings_.url.c_str(), repo_dir.c_str(), &options) != 0) {

@@ -8,6 +8,7 @@
 
 #include "builder/graph_data_tarball.h"
 #include "core/metadata_keys.h"
+#include "env/file_system.h"
 #include "graph-data/file_reader.h"
 #include "http/client.h"
 #include "registry/credentials.h"
@@ -90,7 +91,7 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
   std::vector<registry::Descriptor> layers(image.layers_top_first.rbegin(), image.layers_top_first.rend());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (layers == last_layers_ && fs::is_directory(last_directory_)) {
+    if (layers == last_layers_ && env::DefaultFileSystem().IsDirectory(last_directory_)) {
       context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = last_directory_;
       context.parameters[std::string(kSecondaryMetadataTarParam)] = last_tar_;
       return graph;
@@ -98,10 +99,8 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
   }
   std::string hex = manifest.digest.substr(manifest.digest.find(':') + 1, 12);
   fs::path unpack = fs::path(settings_.output_directory) / ("graph-data-" + hex);
-  std::error_code ec;
-  fs::remove_all(unpack, ec);
-  fs::create_directories(unpack, ec);
-  if (ec) return Status::IoError(fmt::format("{}: {}", unpack.string(), ec.message()));
+  (void)env::DefaultFileSystem().RemoveTree(unpack);
+  CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(unpack));
   for (const registry::Descriptor& layer : layers) {  // lowest first
     CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(layer.digest, layer.size));
     CINCINNATI_RETURN_IF_ERROR(
@@ -123,7 +122,7 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
     last_directory_ = data.string();
     last_tar_ = tar;
   }
-  if (!previous.empty() && previous != unpack.string()) fs::remove_all(previous, ec);  // the older revision
+  if (!previous.empty() && previous != unpack.string()) (void)env::DefaultFileSystem().RemoveTree(previous);  // the older revision
   context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = data.string();
   context.parameters[std::string(kSecondaryMetadataTarParam)] = tar;
   return graph;

@@ -45,8 +45,7 @@ Result<Graph> LocalGraphDataSource::Apply(Graph graph, TransformContext& context
   std::string hash = Sha256Hex(fingerprint);
   std::lock_guard<std::mutex> lock(mu_);
   if (hash != last_hash_) {
-    std::error_code ec;
-    std::filesystem::create_directories(output_directory_, ec);
+    (void)env::DefaultFileSystem().CreateDirectories(output_directory_);  // the tarball's write says why it failed
     auto tar = WriteGraphDataTarball(directory_, output_directory_, allowlist);
     if (tar.ok()) {
       last_tar_ = *tar;

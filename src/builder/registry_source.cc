@@ -49,8 +49,7 @@ std::optional<RegistryReleaseSource::CachedImage> RegistryReleaseSource::LoadFro
 void RegistryReleaseSource::SaveToDisk(const std::string& digest, const CachedImage& image,
                                        Diagnostics& diagnostics) const {
   if (settings_.cache_directory.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(settings_.cache_directory, ec);
+  (void)env::DefaultFileSystem().CreateDirectories(settings_.cache_directory);  // the write below says why it failed
   const std::string entry = "{\"arch\":" + JsonString(image.arch) + ",\"release\":" +
                             (image.metadata ? registry::ReleaseMetadataJson(*image.metadata) : "null") + "}";
   // A reader sees the old file or the new one; a failure leaves no partial file.

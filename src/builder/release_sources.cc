@@ -8,6 +8,7 @@
 #include "builder/release_check.h"
 #include "core/graph_json.h"
 #include "core/sha256.h"
+#include "env/file_system.h"
 #include "graph-data/file_reader.h"
 
 namespace fs = std::filesystem;
@@ -47,17 +48,18 @@ Result<Release> LoadReleaseDocument(const fs::path& path, const ReleaseDirectory
 }  // namespace
 
 Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const ReleaseDirectoryOptions& options) {
-  std::error_code ec;
+  env::FileSystem& disk = env::DefaultFileSystem();
   std::vector<fs::path> documents;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") {
-      documents.push_back(entry.path());
-    } else if (entry.is_directory()) {
-      fs::path inner = entry.path() / "release-manifests" / "release-metadata";
-      if (fs::is_regular_file(inner)) documents.push_back(inner);
+  auto entries = disk.ListDirectory(dir);
+  if (!entries.ok()) return Status::IoError(fmt::format("{}: cannot list directory: {}", dir.string(), entries.status().message()));
+  for (const env::DirectoryEntry& entry : *entries) {
+    if (entry.type == env::FileType::kRegular && entry.path.extension() == ".json") {
+      documents.push_back(entry.path);
+    } else if (entry.type == env::FileType::kDirectory) {
+      fs::path inner = entry.path / "release-manifests" / "release-metadata";
+      if (disk.IsRegularFile(inner)) documents.push_back(inner);
     }
   }
-  if (ec) return Status::IoError(fmt::format("{}: cannot list directory: {}", dir.string(), ec.message()));
   std::sort(documents.begin(), documents.end());
   std::vector<Release> releases;
   releases.reserve(documents.size());
@@ -73,8 +75,7 @@ Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const Rel
 }
 
 Result<Graph> LoadReleases(const fs::path& path, const ReleaseDirectoryOptions& options, TransformContext& context) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
+  if (env::DefaultFileSystem().IsDirectory(path)) {
     CINCINNATI_ASSIGN_OR_RETURN(std::vector<Release> releases, LoadReleaseDirectory(path, options));
     auto graph = BuildRawGraph(KeepUsableReleases(std::move(releases), context), options.manifestref_key);
     if (!graph.ok()) return graph.status().WithContext(path.string());

@@ -2,13 +2,9 @@
 // with its API on 127.0.0.1.
 #include <fmt/format.h>
 #include <signal.h>
-#include <spawn.h>
-#include <unistd.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -17,12 +13,14 @@
 
 #include "agent/agent.h"
 #include "agent/agent_api.h"
-#include "component/component.h"
+#include "agent/hand_over.h"
 #include "agent/release_verifier.h"
 #include "commands.h"
+#include "component/component.h"
 #include "core/strings.h"
 #include "env/file_system.h"
 #include "env/key_files.h"
+#include "env/process.h"
 #include "kube/api_access.h"
 #include "kube/status_document.h"
 #include "http_server/http_server.h"
@@ -72,63 +70,6 @@ std::vector<std::string> HandOverArguments(uint16_t port) {
   return args;
 }
 
-// The hand-over's id travels to the new agent in its environment (update_progress.h).
-constexpr char kHandOverIdVariable[] = "CINCINNATI_AGENT_HAND_OVER_ID";
-
-// This process's environment with the hand-over id set.
-std::vector<std::string> HandOverEnvironment(const std::string& id) {
-  std::vector<std::string> env;
-  const std::string prefix = std::string(kHandOverIdVariable) + "=";
-  for (char** e = environ; *e; ++e) {
-    if (std::string_view(*e).rfind(prefix, 0) != 0) env.emplace_back(*e);
-  }
-  env.push_back(prefix + id);
-  return env;
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-// Starts `binary` with `args` in its own session; the caller exits after. The new
-// process gets stdin, stdout and stderr and nothing else: no listener, no lock, no
-// state file of this one. When it cannot be started, this process becomes the new
-// agent itself (exec in place), so that a hand-over never leaves no agent running.
-Status HandOverTo(const std::string& binary, std::vector<std::string> args, const std::string& id) {
-  std::vector<std::string> env = HandOverEnvironment(id);
-  std::vector<char*> argv = Pointers(args), envp = Pointers(env);
-  // /proc/self/exe runs this very binary, even when its file was replaced or removed.
-  const std::string path = binary.empty() ? "/proc/self/exe" : binary;
-  if (::getpid() == 1) {
-    // A container's first process: its exit would end the container, the new agent
-    // with it. It becomes the new agent instead.
-    spdlog::info("handing over to {} in place (this is process 1)", binary.empty() ? "this binary" : binary);
-    ::execve(path.c_str(), argv.data(), envp.data());
-    spdlog::error("handing over: cannot run {} in place ({})", path, std::strerror(errno));
-  }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addclosefrom_np(&files, 3);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, path.c_str(), &files, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&files);
-  posix_spawnattr_destroy(&attr);
-  if (rc == 0) {
-    spdlog::info("handed over to {} (pid {})", binary.empty() ? "this binary" : binary, pid);
-    return Status::OK();
-  }
-  spdlog::error("handing over: cannot start {} ({}); this process becomes the new agent", path, std::strerror(rc));
-  ::execve("/proc/self/exe", argv.data(), envp.data());
-  return Status::IoError(fmt::format("handing over to {}: {}; and exec of this binary: {}", path, std::strerror(rc),
-                                     std::strerror(errno)));
-}
-
 // Signed answers: the keys the update service's answers are checked with.
 Status SetAnswerSignatures(const AgentArgs& a, agent::AgentOptions& options) {
   if (a.upstream_public_keys.empty()) {
@@ -160,9 +101,7 @@ Status RunAgent(const AgentArgs& a) {
   CINCINNATI_RETURN_IF_ERROR(kube::RequireTokenOffLoopback("--listen", a.address, !token.empty()));
   if (a.fetch_timeout_seconds <= 0) return Status::InvalidArgument("--upstream.timeout must be a positive number of seconds");
   // One agent per state directory: two would overwrite each other's acknowledged writes.
-  std::error_code ec;
-  std::filesystem::create_directories(a.state_dir, ec);
-  if (ec) return Status::IoError(fmt::format("--state-dir {}: {}", a.state_dir, ec.message()));
+  CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(a.state_dir).WithContext("--state-dir"));
   auto lock = env::FileLock::Acquire(std::filesystem::path(a.state_dir) / ".lock");
   if (!lock.ok()) {
     return lock.status().WithContext(fmt::format("--state-dir {}: another agent runs on this state directory", a.state_dir));
@@ -217,10 +156,7 @@ Status RunAgent(const AgentArgs& a) {
     CINCINNATI_RETURN_IF_ERROR(agent::VerificationFromFiles(a.verification_keys, a.verification_stores).status());
   }
   // The new agent of a hand-over was started with its id (and passes it on to nobody).
-  if (const char* id = std::getenv(kHandOverIdVariable)) {
-    options.update.hand_over_id = id;
-    ::unsetenv(kHandOverIdVariable);
-  }
+  options.update.hand_over_id = agent::TakeHandOverId();
   std::mutex hand_over_mu;
   std::optional<std::pair<std::string, std::string>> hand_over_to;  // binary, id
   options.on_hand_over = [&](const std::string& binary, const std::string& id) {
@@ -228,7 +164,7 @@ Status RunAgent(const AgentArgs& a) {
       std::lock_guard lock(hand_over_mu);
       hand_over_to.emplace(binary, id);
     }
-    ::kill(::getpid(), SIGTERM);  // ends WaitForSignal below: shut down, then hand over
+    env::SignalSelf(SIGTERM);  // ends WaitForSignal below: shut down, then hand over
   };
   auto store = std::make_shared<agent::FileObjectStore>(a.state_dir);
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent, agent::Agent::Open(store, options));
@@ -262,7 +198,7 @@ Status RunAgent(const AgentArgs& a) {
     // The port is free again (the server shut down and closed it) and the state
     // directory is unlocked: the new agent binds and locks them.
     (*lock)->Release();
-    CINCINNATI_RETURN_IF_ERROR(HandOverTo(hand_over_to->first, HandOverArguments(port), hand_over_to->second));
+    CINCINNATI_RETURN_IF_ERROR(agent::HandOverTo(hand_over_to->first, HandOverArguments(port), hand_over_to->second));
   }
   return Status::OK();
 }

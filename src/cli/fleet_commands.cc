@@ -11,6 +11,7 @@
 
 #include "core/strings.h"
 #include "env/clock.h"
+#include "env/file_system.h"
 #include "env/scaled_clock.h"
 #include "fleet/fleet_results.h"
 #include "fleet/fleet_spec.h"
@@ -116,8 +117,7 @@ Result<std::unique_ptr<fleet::ServiceChild>> StartService(SimulationSpec& s) {
   const std::string dir = s.out_dir + "/service";
   double grace = 2;
   for (int attempt = 0;; ++attempt) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);  // a previous run's reports must not count
+    (void)env::DefaultFileSystem().RemoveTree(dir);  // a previous run's reports must not count
     s.epoch = RealNow() + grace;
     std::vector<std::string> args = {"--releases", s.releases, "--graph-data", s.graph_data,
                                      "--testing.now", graphdata::FormatDateTime(s.start),
@@ -153,9 +153,7 @@ Status Run(const FleetFlags& flags, bool& flag_error) {
   flag_error = !parsed.ok();
   if (!parsed.ok()) return parsed.status();
   SimulationSpec s = std::move(parsed).value();
-  std::error_code ec;
-  std::filesystem::create_directories(s.out_dir, ec);
-  if (ec) return Status::IoError(fmt::format("--out {}: {}", s.out_dir, ec.message()));
+  CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(s.out_dir).WithContext("--out"));
   std::unique_ptr<fleet::ServiceChild> child;
   std::string base = s.service_url;
   if (base.empty()) {

@@ -67,13 +67,13 @@ Result<std::vector<Version>> Versions(const std::vector<std::string>& texts, con
 // Regular files under `dir`, as layer entries relative to it.
 Result<std::vector<registry::LayerEntry>> FilesUnder(const std::string& dir, const char* flag) {
   std::vector<registry::LayerEntry> out;
-  std::error_code ec;
-  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file()) continue;
-    CINCINNATI_ASSIGN_OR_RETURN(std::string content, graphdata::ReadFileToString(entry.path()));
-    out.push_back({fs::relative(entry.path(), dir).string(), std::move(content)});
+  auto entries = env::DefaultFileSystem().ListTree(dir);
+  if (!entries.ok()) return Status::IoError(fmt::format("{} {}: {}", flag, dir, entries.status().message()));
+  for (const env::DirectoryEntry& entry : *entries) {
+    if (entry.type != env::FileType::kRegular) continue;
+    CINCINNATI_ASSIGN_OR_RETURN(std::string content, graphdata::ReadFileToString(entry.path));
+    out.push_back({entry.relative.string(), std::move(content)});
   }
-  if (ec) return Status::IoError(fmt::format("{} {}: {}", flag, dir, ec.message()));
   return out;
 }
 
@@ -234,10 +234,8 @@ Status RunSign(const SignArgs& a) {
                                                 : fs::path(a.store) / (digest.substr(0, colon) + "=" + digest.substr(colon + 1));
   for (int n = 1; n <= agent::kMaxSignaturesPerStore; ++n) {
     const fs::path path = dir / fmt::format("signature-{}", n);
-    std::error_code ec;
-    if (fs::exists(path, ec)) continue;
-    fs::create_directories(dir, ec);
-    if (ec) return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
+    if (env::DefaultFileSystem().Exists(path)) continue;
+    CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(dir));
     CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(path, signature));
     std::cout << path.string() << '\n';
     return Status::OK();

@@ -81,13 +81,10 @@ Result<uint16_t> Port(const Settings& s, const std::string& key, uint16_t fallba
 // Where graph-data is unpacked or tarred when --graph-data-cache is not given: a
 // directory of this process, removed when it exits.
 const std::string& DefaultScratchDirectory() {
-  static const std::string dir = (std::filesystem::temp_directory_path() /
+  static const std::string dir = (env::TempDirectory() /
                                   ("cincinnati-graph-data-" + std::to_string(::getpid()))).string();
   static const struct Remover {
-    ~Remover() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
+    ~Remover() { (void)env::DefaultFileSystem().RemoveTree(dir); }
   } remover;
   return dir;
 }
@@ -140,7 +137,7 @@ Result<TransformChain> BuilderChain(const Settings& s) {
   // remote sources may come later.
   for (const char* key : {"releases", "graph_data"}) {
     const std::string path = s.String(key, "");
-    if (!path.empty() && !std::filesystem::exists(path)) {
+    if (!path.empty() && !env::DefaultFileSystem().Exists(path)) {
       return Status::InvalidArgument(fmt::format(
           "--{}: {} does not exist{}", key == std::string("releases") ? "releases" : "graph-data", path,
           key == std::string("releases") ? " (or give --upstream.registry.url for a registry)"
@@ -240,7 +237,7 @@ Result<std::shared_ptr<directory::ClusterDirectory>> Directory(const Settings& s
   if (file && remote) return Status::InvalidArgument("give cluster_directory.path or cluster_directory.url, not both");
   if (file) {
     std::string path = s.String("cluster_directory.path", "");
-    if (!std::filesystem::exists(path)) {
+    if (!env::DefaultFileSystem().Exists(path)) {
       spdlog::warn("cluster directory {} does not exist yet; lookups fail (general graph) until it does", path);
     }
     return std::shared_ptr<directory::ClusterDirectory>(std::make_shared<directory::SqliteClusterDirectory>(path));
@@ -330,7 +327,7 @@ Status Run(Invocation& inv) {
   }
   std::vector<std::string> mandatory = s.List("service.mandatory_client_parameters");
   const std::string signatures_dir = s.String("signatures.dir", "");
-  if (!signatures_dir.empty() && !std::filesystem::is_directory(signatures_dir)) {
+  if (!signatures_dir.empty() && !env::DefaultFileSystem().IsDirectory(signatures_dir)) {
     return Status::InvalidArgument(fmt::format("signatures.dir {}: not a directory", signatures_dir));
   }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "env/file_system.h"
 #include "env/key_files.h"
 
 namespace cincinnati::cli {
@@ -21,9 +22,7 @@ Result<SigningParts> SetUpSigning(const Settings& s, Role role, env::Clock& cloc
     if (state_dir.empty()) {
       parts.generations = server::GraphGeneration::InMemory(clock);
     } else {
-      std::error_code ec;
-      std::filesystem::create_directories(state_dir, ec);
-      if (ec) return Status::IoError(fmt::format("signing.state_dir {}: {}", state_dir, ec.message()));
+      CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(state_dir).WithContext("signing.state_dir"));
       CINCINNATI_ASSIGN_OR_RETURN(parts.generations, server::GraphGeneration::Open(state_dir + "/generation", clock));
     }
   }

@@ -46,10 +46,10 @@ Status RunOperator(const OperatorArgs& a) {
   options.configs_dir = a.configs;
   if (!a.configs.empty()) {
     // Checked once here: a mistyped directory would otherwise be an error at every pass.
-    std::error_code ec;
-    if (!std::filesystem::is_directory(a.configs, ec)) {
+    const env::FileInfo configs = env::DefaultFileSystem().Stat(a.configs);
+    if (!configs.is_directory()) {
       return Status::InvalidArgument(fmt::format("--configs: {} is not a directory{}", a.configs,
-                                                 std::filesystem::exists(a.configs, ec) ? "" : " (it does not exist)"));
+                                                 configs.exists() ? "" : " (it does not exist)"));
     }
   }
   options.workers = a.workers;

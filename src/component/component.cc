@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <thread>
 
 #include "agent/component_objects.h"
+#include "env/process.h"
 #include "graph-data/time_format.h"
 #include "http/client.h"
 
@@ -128,8 +128,14 @@ Status Component::RollOut(const JsonValue& object, const std::string& version, s
   const std::string command = Text(object, {"metadata", "annotations", kRolloutCommandAnnotation});
   if (!command.empty()) {
     ::setenv("CINCINNATI_VERSION", version.c_str(), 1);
-    int rc = std::system(command.c_str());
-    int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    // As system(3) would: /bin/sh -c, waited for; not started or ended by a signal is -1.
+    int code = -1;
+    env::SpawnOptions shell_command;
+    shell_command.argv = {"/bin/sh", "-c", command};
+    if (auto shell = env::Process::Spawn(shell_command); shell.ok()) {
+      const env::ExitStatus exit = (*shell)->Wait();
+      if (exit.exited) code = exit.code;
+    }
     if (code != 0) {
       return PatchStatus(StatusOf(*options_.clock, current, false, true, fmt::format("Rolling out {}: the rollout command exited {}", version, code)));
     }

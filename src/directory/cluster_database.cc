@@ -1,6 +1,5 @@
 #include "directory/cluster_database.h"
 
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -16,6 +15,7 @@
 #include "core/json_writer.h"
 #include "core/strings.h"
 #include "directory/cluster_json.h"
+#include "env/file_system.h"
 #include "sqlite/database.h"
 
 namespace cincinnati::directory {
@@ -52,8 +52,7 @@ Status ValidateClusterRecord(const ClusterRecord& r) {
 // ---- writer ----
 
 Result<std::unique_ptr<ClusterDatabase>> ClusterDatabase::Open(const std::string& path, bool create) {
-  struct stat st;
-  if (!create && ::stat(path.c_str(), &st) != 0) {
+  if (!create && !env::DefaultFileSystem().Exists(path)) {
     return Status::NotFound(fmt::format("cluster database {} does not exist (add a cluster or import to create it)", path));
   }
   sqlite::Database::Options options;
@@ -258,11 +257,10 @@ SqliteClusterDirectory::~SqliteClusterDirectory() = default;
 
 DirectoryAnswer SqliteClusterDirectory::Lookup(std::string_view raw_id) {
   std::string id = NormalizeClusterId(raw_id);
-  struct stat st;
   std::optional<Signature> now;
-  if (::stat(path_.c_str(), &st) == 0) {
-    now = Signature{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
-                    static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+  if (const env::FileInfo st = env::DefaultFileSystem().Stat(path_); st.exists()) {
+    now = Signature{st.inode, st.size,
+                    static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(st.modified.time_since_epoch()).count())};
     std::shared_lock lock(mu_);
     if (*now == signature_) {
       if (auto it = cache_.find(id); it != cache_.end()) {

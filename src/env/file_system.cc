@@ -80,7 +80,7 @@ class PosixFileSystem : public FileSystem {
   }
 };
 
-std::string_view FileType(mode_t mode) {
+std::string_view FileKind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISSOCK(mode)) return "a socket";
@@ -89,7 +89,134 @@ std::string_view FileType(mode_t mode) {
   return "not a regular file";
 }
 
+FileType TypeOf(const fs::file_status& status) {
+  if (fs::is_regular_file(status)) return FileType::kRegular;
+  if (fs::is_directory(status)) return FileType::kDirectory;
+  if (!fs::exists(status)) return FileType::kMissing;
+  return FileType::kOther;
+}
+
+Status ListError(const fs::path& dir, const std::error_code& ec) {
+  if (ec == std::errc::no_such_file_or_directory) return Status::NotFound(fmt::format("{}: no such directory", dir.string()));
+  return Status::IoError(fmt::format("{}: {}", dir.string(), ec.message()));
+}
+
+std::chrono::system_clock::time_point TimeOf(const timespec& t) {
+  return std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+      std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec)));
+}
+
+DirectoryEntry EntryOf(const fs::directory_entry& entry, fs::path relative) {
+  std::error_code ec;
+  DirectoryEntry out;
+  out.path = entry.path();
+  out.relative = std::move(relative);
+  out.type = TypeOf(entry.status(ec));
+  out.is_symlink = entry.is_symlink(ec);
+  return out;
+}
+
 }  // namespace
+
+Result<std::string> FileSystem::ReadFile(const fs::path& path, size_t max_bytes, std::string_view display) {
+  return env::ReadFile(path, max_bytes, display);
+}
+
+Result<std::string> FileSystem::ReadStream(const fs::path& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+  std::string out;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      return Status::IoError(fmt::format("{}: read failed: {}", path.string(), std::strerror(error)));
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) {
+      ::close(fd);
+      return Status::TooLarge(fmt::format("{}: over the limit of {}", path.string(), HumanBytes(max_bytes)));
+    }
+    out.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+FileInfo FileSystem::Stat(const fs::path& path) {
+  struct stat st {};
+  FileInfo info;
+  if (::stat(path.c_str(), &st) != 0) return info;
+  info.type = S_ISREG(st.st_mode) ? FileType::kRegular : S_ISDIR(st.st_mode) ? FileType::kDirectory : FileType::kOther;
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.inode = static_cast<uint64_t>(st.st_ino);
+  info.modified = TimeOf(st.st_mtim);
+  info.changed = TimeOf(st.st_ctim);
+  return info;
+}
+
+bool FileSystem::IsExecutable(const fs::path& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+Result<std::vector<DirectoryEntry>> FileSystem::ListDirectory(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<DirectoryEntry> out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    out.push_back(EntryOf(*it, it->path().filename()));
+  }
+  if (ec) return ListError(dir, ec);
+  return out;
+}
+
+Result<std::vector<DirectoryEntry>> FileSystem::ListTree(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<DirectoryEntry> out;
+  std::vector<fs::path> names;  // of the entry and the directories above it, below `dir`
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names.resize(static_cast<size_t>(it.depth()));
+    names.push_back(it->path().filename());
+    fs::path relative;
+    for (const fs::path& name : names) relative /= name;
+    out.push_back(EntryOf(*it, std::move(relative)));
+  }
+  if (ec) return ListError(dir, ec);
+  return out;
+}
+
+Status FileSystem::CreateDirectories(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return ErrnoStatus("create", dir, ec.value());
+  return Status::OK();
+}
+
+Status FileSystem::RemoveFile(const fs::path& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+  if (ec) return ErrnoStatus("remove", path, ec.value());
+  return Status::OK();
+}
+
+Status FileSystem::RemoveTree(const fs::path& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (ec) return ErrnoStatus("remove", path, ec.value());
+  return Status::OK();
+}
+
+Result<fs::path> FileSystem::CreateUniqueDirectory(const fs::path& prefix) {
+  std::string pattern = prefix.string() + "XXXXXX";
+  if (!::mkdtemp(pattern.data())) return ErrnoStatus("create", pattern, errno);
+  return fs::path(pattern);
+}
+
+fs::path TempDirectory() {
+  std::error_code ec;
+  fs::path dir = fs::temp_directory_path(ec);
+  return ec ? fs::path("/tmp") : dir;
+}
 
 FileSystem& DefaultFileSystem() {
   static PosixFileSystem fs;
@@ -150,7 +277,7 @@ Result<std::string> ReadFile(const fs::path& path, size_t max_bytes, std::string
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::InvalidArgument(fmt::format("{}: {}, not a file", name, FileType(st.st_mode)));
+    return Status::InvalidArgument(fmt::format("{}: {}, not a file", name, FileKind(st.st_mode)));
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     ::close(fd);
@@ -183,36 +310,57 @@ Result<std::string> ReadFile(const fs::path& path, size_t max_bytes, std::string
   return out;
 }
 
-Result<std::unique_ptr<FileLock>> FileLock::Acquire(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+Result<std::unique_ptr<FileLock>> FileLock::Open(const fs::path& path, int mode) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoStatus("open", path, errno);
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int error = errno;
-    std::string holder;
-    char buffer[32] = {};
-    ssize_t n = ::pread(fd, buffer, sizeof(buffer) - 1, 0);
-    if (n > 0) holder = std::string(TrimRight(std::string_view(buffer, static_cast<size_t>(n))));
-    ::close(fd);
-    if (error == EWOULDBLOCK) {
-      return Status::InvalidArgument(fmt::format("{} is locked by another process{}", path.string(),
-                                                 holder.empty() ? "" : " (pid " + holder + ")"));
-    }
-    return ErrnoStatus("lock", path, error);
+  return std::unique_ptr<FileLock>(new FileLock(fd, path));
+}
+
+Result<std::unique_ptr<FileLock>> FileLock::Acquire(const fs::path& path) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock, Open(path));
+  auto locked = lock->TryLock();
+  if (!locked.ok() || !*locked) {
+    const std::string holder(TrimRight(lock->ReadHolder(31)));
+    if (!locked.ok()) return locked.status();
+    return Status::InvalidArgument(fmt::format("{} is locked by another process{}", path.string(),
+                                               holder.empty() ? "" : " (pid " + holder + ")"));
   }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    const int error = errno;
-    ::close(fd);
-    return ErrnoStatus("write", path, error);
-  }
-  return std::unique_ptr<FileLock>(new FileLock(fd));
+  CINCINNATI_RETURN_IF_ERROR(lock->WriteHolder(std::to_string(::getpid()) + "\n"));
+  return lock;
 }
 
 FileLock::~FileLock() { Release(); }
 
+Result<bool> FileLock::TryLock() {
+  if (fd_ < 0) return Status::IoError(fmt::format("lock {}: the file is closed", path_.string()));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return false;
+    return ErrnoStatus("lock", path_, errno);
+  }
+  return true;
+}
+
+void FileLock::Unlock() {
+  if (fd_ >= 0) ::flock(fd_, LOCK_UN);
+}
+
 void FileLock::Release() {
   if (fd_ >= 0) ::close(fd_);  // the lock goes with the descriptor
   fd_ = -1;
+}
+
+Status FileLock::WriteHolder(std::string_view text) {
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    return ErrnoStatus("write", path_, errno);
+  }
+  return Status::OK();
+}
+
+std::string FileLock::ReadHolder(size_t max_bytes) const {
+  std::string buffer(max_bytes, '\0');
+  const ssize_t n = fd_ >= 0 ? ::pread(fd_, buffer.data(), buffer.size(), 0) : -1;
+  buffer.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return buffer;
 }
 
 std::string HumanBytes(uint64_t bytes) {

@@ -1,6 +1,8 @@
 // FileSystem: the operating system's files, behind an interface that tests swap (in
 // the spirit of LevelDB's Env). Everything that writes state the agent or the operator
-// relies on goes through it, so that a full disk or a failing device is a tested case.
+// relies on goes through it, so that a full disk or a failing device is a tested case;
+// and so does every read, listing, query and removal outside src/env, so that what the
+// programs do to files is decided here (tests/env_rules_test.cc holds the line).
 //
 // Contract:
 // - Every write is checked to the end: WritableFile::Append checks each write(2),
@@ -11,6 +13,9 @@
 // - ReadFile reads only regular files (after symlinks), up to a stated size: a
 //   directory, FIFO, socket or device is an error naming what it is, never read, and a
 //   file over the limit is TooLarge naming both sizes, read no further than the limit.
+// - Queries and removals (Stat, ListDirectory, ListTree, Remove*, CreateDirectories)
+//   follow symlinks for what an entry is, never recurse through a symlinked directory,
+//   and treat a missing path as the answer (kMissing; removing it is OK), not an error.
 // - WriteFileDurably: a crash at any moment leaves the old or the new content, never a
 //   mix; when it returns OK the new content survives a crash. An error from its last
 //   step (the directory's fsync) means the new content is in place but may not survive
@@ -20,11 +25,14 @@
 // by one thread at a time. Nothing throws.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -38,6 +46,28 @@ class WritableFile {
   virtual Status Close() = 0;
 };
 
+// What a path is, after symlinks; kMissing also when it cannot be examined at all.
+enum class FileType { kMissing, kRegular, kDirectory, kOther };
+
+struct FileInfo {
+  FileType type = FileType::kMissing;
+  uint64_t size = 0;  // regular files
+  uint64_t inode = 0;
+  std::chrono::system_clock::time_point modified, changed;  // mtime, ctime
+  bool exists() const { return type != FileType::kMissing; }
+  bool is_regular() const { return type == FileType::kRegular; }
+  bool is_directory() const { return type == FileType::kDirectory; }
+};
+
+struct DirectoryEntry {
+  std::filesystem::path path;      // the listed directory's path / relative
+  std::filesystem::path relative;  // the entry's path below the listed directory
+  FileType type = FileType::kMissing;  // after symlinks (kMissing: a dangling one)
+  bool is_symlink = false;
+};
+
+// The writes are what a test fakes (a full disk); the rest has the real filesystem's
+// implementation here, which a fake inherits unless it overrides it too.
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -46,6 +76,34 @@ class FileSystem {
   virtual Status Rename(const std::filesystem::path& from, const std::filesystem::path& to) = 0;
   // fsync of a directory (or of a file), so that renames and new entries survive a crash.
   virtual Status SyncPath(const std::filesystem::path& path) = 0;
+
+  // env::ReadFile (below), through this interface.
+  virtual Result<std::string> ReadFile(const std::filesystem::path& path, size_t max_bytes, std::string_view display = {});
+  // Whatever `path` opens as, read to its end, at most `max_bytes`: FIFOs and devices
+  // too (waiting for a writer and for the end), for a command's FILE argument such as
+  // <(...). NotFound when it cannot be opened, IoError when a read fails, TooLarge.
+  virtual Result<std::string> ReadStream(const std::filesystem::path& path, size_t max_bytes);
+  virtual FileInfo Stat(const std::filesystem::path& path);
+  bool Exists(const std::filesystem::path& path) { return Stat(path).exists(); }
+  bool IsDirectory(const std::filesystem::path& path) { return Stat(path).is_directory(); }
+  bool IsRegularFile(const std::filesystem::path& path) { return Stat(path).is_regular(); }
+  // Whether this process may execute `path` (access(2), X_OK).
+  virtual bool IsExecutable(const std::filesystem::path& path);
+  // The entries of `dir` (not "." and ".."), in the directory's order. NotFound when it
+  // is missing, IoError when it cannot be read (also part way).
+  virtual Result<std::vector<DirectoryEntry>> ListDirectory(const std::filesystem::path& dir);
+  // Every entry under `dir`, recursively, each directory before what it holds; errors
+  // as ListDirectory's.
+  virtual Result<std::vector<DirectoryEntry>> ListTree(const std::filesystem::path& dir);
+  // mkdir -p; OK when it is a directory already.
+  virtual Status CreateDirectories(const std::filesystem::path& dir);
+  // A file (or an empty directory, or a symlink itself); OK when missing.
+  virtual Status RemoveFile(const std::filesystem::path& path);
+  // rm -rf; OK when missing.
+  virtual Status RemoveTree(const std::filesystem::path& path);
+  // A new directory with a unique name: `prefix` followed by six random characters
+  // (mkdtemp); its path.
+  virtual Result<std::filesystem::path> CreateUniqueDirectory(const std::filesystem::path& prefix);
 };
 
 // The real one (POSIX).
@@ -66,6 +124,9 @@ Status WriteFileDurably(const std::filesystem::path& path, std::string_view byte
 Status WriteNewFile(const std::filesystem::path& path, std::string_view bytes, FileSystem& fs = DefaultFileSystem(),
                     int mode = 0600);
 
+// The directory for temporary files ($TMPDIR, else /tmp).
+std::filesystem::path TempDirectory();
+
 // The marker of WriteFileDurably's temporary files: "<name>.tmp-<pid>".
 inline constexpr std::string_view kTempMarker = ".tmp-";
 
@@ -74,20 +135,37 @@ inline constexpr std::string_view kTempMarker = ".tmp-";
 // regular file, or a symlink loop), TooLarge (over the limit), IoError.
 Result<std::string> ReadFile(const std::filesystem::path& path, size_t max_bytes, std::string_view display = {});
 
-// An exclusive lock on a file (flock), held until the object is destroyed or Release()
-// is called: one process per state directory. The holder's process id is written into
-// the file, so that a refused second process can say who holds it.
+// An exclusive lock on a file (flock): one process per state directory, one leader per
+// host. The lock goes with the open file: Unlock() lets another process take it while
+// this one keeps the file (to read who holds it), Release() or the destructor close it.
+// A holder writes a line into the file (its pid, for Acquire), so that a process that
+// is refused can say who holds it.
 class FileLock {
  public:
-  // FailedPrecondition-like InvalidArgument naming the holder's pid when another
-  // process holds the lock; IoError when the file cannot be opened.
+  // Opens the lock file, creating it with `mode`, without locking it (IoError when it
+  // cannot be opened).
+  static Result<std::unique_ptr<FileLock>> Open(const std::filesystem::path& path, int mode = 0600);
+  // Open, then TryLock, then the pid as the holder: InvalidArgument naming the holder's
+  // pid when another process holds the lock; IoError when the file cannot be opened.
   static Result<std::unique_ptr<FileLock>> Acquire(const std::filesystem::path& path);
   ~FileLock();
-  void Release();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+  // True when this object now holds the lock, false when another does (never waits);
+  // IoError for anything else.
+  Result<bool> TryLock();
+  void Unlock();   // keeps the file open
+  void Release();  // closes it (the lock goes with it)
+  // Replaces the file's content with `text`.
+  Status WriteHolder(std::string_view text);
+  // Up to `max_bytes` of the file's content ("" when it cannot be read).
+  std::string ReadHolder(size_t max_bytes = 256) const;
 
  private:
-  explicit FileLock(int fd) : fd_(fd) {}
+  FileLock(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
   int fd_;
+  std::filesystem::path path_;
 };
 
 // "1.5 MiB", "512 bytes": sizes in messages.

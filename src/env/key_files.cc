@@ -38,15 +38,13 @@ Result<std::vector<std::shared_ptr<const SigningKey>>> LoadSigningKeys(const std
 }
 
 Result<TrustedKeys> LoadTrustedKeys(const std::string& dir) {
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec) return Status::IoError(fmt::format("trusted keys {}: {}", dir, ec.message()));
+  auto entries = DefaultFileSystem().ListDirectory(dir);
+  if (!entries.ok()) return Status::IoError(fmt::format("trusted keys {}: {}", dir, entries.status().message()));
   TrustedKeys keys;
   size_t files = 0;
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) return Status::IoError(fmt::format("trusted keys {}: {}", dir, ec.message()));
-    const fs::path& path = it->path();
-    if (path.extension() != ".pem" || !it->is_regular_file(ec)) continue;
+  for (const DirectoryEntry& entry : *entries) {
+    const fs::path& path = entry.path;
+    if (path.extension() != ".pem" || entry.type != FileType::kRegular) continue;
     if (++files > kMaxTrustedKeys) return Status::InvalidArgument(fmt::format("trusted keys {}: more than {} keys", dir, kMaxTrustedKeys));
     CINCINNATI_ASSIGN_OR_RETURN(std::string pem, ReadFile(path, kMaxKeyFile));
     auto key = PublicKey::FromPem(pem);

@@ -11,14 +11,13 @@
 // Not thread-safe.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "env/process.h"
 
 namespace cincinnati::fleet {
 
@@ -41,8 +40,7 @@ class ServiceChild {
   ServiceChild() = default;
   Status WaitForPorts(std::chrono::steady_clock::time_point deadline, const std::string& ports_file);
 
-  pid_t pid_ = -1;
-  int exit_status_ = 0;
+  std::unique_ptr<env::Process> process_;  // none until started
   std::string log_, base_url_, status_url_;
 };
 

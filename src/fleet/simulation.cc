@@ -30,8 +30,17 @@ Simulation::Simulation(const SimulationSpec& spec, PollMode polls, std::string b
       log_(log),
       next_sample_(begin) {}
 
-Simulation::~Simulation() {
-  if (versions_csv_) std::fclose(versions_csv_);
+Simulation::~Simulation() = default;
+
+void Simulation::AppendVersionRow(std::string_view row) {
+  versions_buffer_ += row;
+  if (versions_buffer_.size() >= (size_t{1} << 20)) (void)FlushVersions();
+}
+
+Status Simulation::FlushVersions() {
+  if (versions_error_.ok() && versions_csv_ && !versions_buffer_.empty()) versions_error_ = versions_csv_->Append(versions_buffer_);
+  versions_buffer_.clear();
+  return versions_error_;
 }
 
 double Simulation::SimNow() const {
@@ -61,10 +70,10 @@ std::string Simulation::GraphUrl(uint32_t c) const {
 
 Status Simulation::Prepare() {
   const std::string csv = spec_.out_dir + "/versions.csv";
-  versions_csv_ = std::fopen(csv.c_str(), "w");
-  if (!versions_csv_) return Status::IoError(fmt::format("{}: cannot create", csv));
-  std::setvbuf(versions_csv_, nullptr, _IOFBF, 1 << 20);
-  std::fputs("time,cluster,from,to,result\n", versions_csv_);
+  auto file = env::DefaultFileSystem().NewWritableFile(csv, 0644);
+  if (!file.ok()) return Status::IoError(fmt::format("{}: cannot create", csv));
+  versions_csv_ = std::move(file).value();
+  AppendVersionRow("time,cluster,from,to,result\n");
   std::vector<std::pair<double, uint16_t>> shares;  // cumulative
   double sum = 0;
   for (const VersionShare& s : spec_.start_versions) {
@@ -273,7 +282,7 @@ Status Simulation::Finish(FleetResults& out) {
   results_.channel = spec_.channel;
   results_.arch = spec_.arch;
   for (size_t v = 0; v < versions_.size(); ++v) results_.version_names.push_back(versions_.Name(static_cast<uint16_t>(v)));
-  if (std::fflush(versions_csv_) != 0) return Status::IoError(spec_.out_dir + "/versions.csv: write failed");
+  if (!FlushVersions().ok()) return Status::IoError(spec_.out_dir + "/versions.csv: write failed");
   out = std::move(results_);
   return Status::OK();
 }

@@ -49,6 +49,7 @@
 #include "core/status.h"
 #include "core/update_report.h"
 #include "env/clock.h"
+#include "env/file_system.h"
 #include "fleet/answer_digest.h"
 #include "fleet/fleet_http.h"
 #include "fleet/fleet_results.h"
@@ -173,7 +174,12 @@ class Simulation {
   uint32_t failed_ = 0, updating_ = 0;
   int64_t next_sample_;
   FleetResults results_;
-  std::FILE* versions_csv_ = nullptr;
+  // versions.csv, written in pieces of about 1 MiB; the first failed write is kept.
+  void AppendVersionRow(std::string_view row);
+  Status FlushVersions();
+  std::unique_ptr<env::WritableFile> versions_csv_;
+  std::string versions_buffer_;
+  Status versions_error_;
   std::unordered_map<std::string, int> notes_;  // messages logged once each
   std::function<bool()> service_alive_;
 };

@@ -160,8 +160,8 @@ void Simulation::DispatchFinish(uint32_t c, uint32_t t) {
   const bool failed =
       rule && DrawUnit(spec_.seed, c, Draw::kFailure, HashText(versions_.Name(from)), HashText(versions_.Name(to))) < rule->rate;
   const std::string id = ClusterId(spec_.seed, c);
-  fmt::print(versions_csv_, "{},{},{},{},{}\n", FormatUnixSeconds(begin_ + t), id, versions_.Name(from), versions_.Name(to),
-             failed ? "Failed" : "Completed");
+  AppendVersionRow(fmt::format("{},{},{},{},{}\n", FormatUnixSeconds(begin_ + t), id, versions_.Name(from),
+                               versions_.Name(to), failed ? "Failed" : "Completed"));
   --updating_;
   if (failed) {
     cl.phase = Phase::kFailed;  // stays at `from` and does not retry

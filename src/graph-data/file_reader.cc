@@ -1,10 +1,11 @@
 #include "graph-data/file_reader.h"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
+#include <limits>
 
 #include <fmt/format.h>
+
+#include "env/file_system.h"
 
 namespace fs = std::filesystem;
 
@@ -31,11 +32,11 @@ Result<ErrorClass> ParseErrorClass(std::string_view name) {
 
 Result<std::string> ReadFileToString(const fs::path& path, std::string_view display) {
   std::string name = display.empty() ? path.string() : std::string(display);
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) return Status::NotFound(fmt::format("{}: file is missing or unreadable", name));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::IoError(fmt::format("{}: read failed", name));
-  return text;
+  // Any kind of file (a FIFO from <(...) too), as a command's FILE argument may be.
+  auto text = env::DefaultFileSystem().ReadStream(path, std::numeric_limits<size_t>::max());
+  if (text.ok()) return text;
+  if (text.status().code() == Status::Code::kNotFound) return Status::NotFound(fmt::format("{}: file is missing or unreadable", name));
+  return Status::IoError(fmt::format("{}: read failed", name));
 }
 
 std::optional<std::string> FileExtension(std::string_view name) {
@@ -59,19 +60,19 @@ bool IsYamlExtension(std::string_view ext) {
 Result<std::vector<YamlFile>> ReadYamlDirectory(const fs::path& root, std::string_view subdir,
                                                 std::vector<FileProblem>* problems) {
   fs::path dir = root / subdir;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
+  env::FileSystem& disk = env::DefaultFileSystem();
+  if (!disk.IsDirectory(dir)) {
     return Status::NotFound(fmt::format("{}/: directory is missing", subdir));
   }
-  std::vector<fs::directory_entry> entries;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) entries.push_back(entry);
-  if (ec) return Status::IoError(fmt::format("{}/: cannot list directory: {}", subdir, ec.message()));
+  auto listed = disk.ListDirectory(dir);
+  if (!listed.ok()) return Status::IoError(fmt::format("{}/: cannot list directory: {}", subdir, listed.status().message()));
+  std::vector<env::DirectoryEntry> entries = std::move(listed).value();
   std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+            [](const auto& a, const auto& b) { return a.path.filename() < b.path.filename(); });
 
   std::vector<YamlFile> files;
   for (const auto& entry : entries) {
-    std::string name = entry.path().filename().string();
+    std::string name = entry.path.filename().string();
     std::string rel = fmt::format("{}/{}", subdir, name);
     // Placeholders that keep an empty directory in git are not graph-data.
     if (name == ".keep" || name == ".gitkeep") continue;
@@ -91,14 +92,14 @@ Result<std::vector<YamlFile>> ReadYamlDirectory(const fs::path& root, std::strin
     auto vanished = [&] {
       return Status::IoError(fmt::format("{}: vanished while the graph-data was being read", rel));
     };
-    bool regular = fs::is_regular_file(fs::status(entry.path(), ec));
-    if (ec == std::errc::no_such_file_or_directory) return vanished();
-    if (!regular) {
+    const env::FileInfo info = disk.Stat(entry.path);
+    if (!info.exists()) return vanished();
+    if (!info.is_regular()) {
       problems->push_back({ErrorClass::kFile, rel, "not a regular file"});
       continue;
     }
-    auto content = ReadFileToString(entry.path(), rel);
-    if (!content.ok() && content.status().code() == Status::Code::kNotFound && !fs::exists(entry.path(), ec)) {
+    auto content = ReadFileToString(entry.path, rel);
+    if (!content.ok() && content.status().code() == Status::Code::kNotFound && !disk.Exists(entry.path)) {
       return vanished();
     }
     if (!content.ok()) {

@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include "core/internal_metadata.h"
+#include "env/file_system.h"
 #include "graph-data/yaml_scalar.h"
 
 namespace fs = std::filesystem;
@@ -104,7 +105,7 @@ Status LoadManagingFiles(const fs::path& root, const LoadOptions& options, Diagn
 }
 
 Status LoadHotfixes(const fs::path& root, const LoadOptions& options, Diagnostics& diagnostics, GraphData& data) {
-  if (!fs::is_directory(root / "hotfixes")) return Status::OK();  // optional
+  if (!env::DefaultFileSystem().IsDirectory(root / "hotfixes")) return Status::OK();  // optional
   std::vector<FileProblem> problems;
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<YamlFile> files, ReadYamlDirectory(root, "hotfixes", &problems));
   CINCINNATI_RETURN_IF_ERROR(ReportAll(problems, options, diagnostics));

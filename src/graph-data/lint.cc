@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "env/file_system.h"
 #include "graph-data/documents.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/graph_data.h"
@@ -121,7 +122,7 @@ std::set<std::string> CheckManagingFiles(const fs::path& root, Diagnostics& out)
 
 // hotfixes/ (optional): every file decodes, names are unique, channels exist.
 void CheckHotfixes(const fs::path& root, const std::set<std::string>& channels, Diagnostics& out) {
-  if (!fs::is_directory(root / "hotfixes")) return;
+  if (!env::DefaultFileSystem().IsDirectory(root / "hotfixes")) return;
   std::map<std::string, std::string> owner;
   for (const YamlFile& file : ReadAll(root, "hotfixes", out)) {
     auto doc = ParseYaml(file.content);
@@ -229,7 +230,7 @@ void CheckBlockedEdges(const fs::path& root, Diagnostics& out) {
 
 Diagnostics CheckGraphData(const fs::path& root) {
   Diagnostics out;
-  if (!fs::is_directory(root)) {
+  if (!env::DefaultFileSystem().IsDirectory(root)) {
     out.Error(root.string(), "not a directory");
     return out;
   }

@@ -3,7 +3,7 @@
 #include <curl/curl.h>
 
 #include <filesystem>
-#include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/strings.h"
+#include "env/file_system.h"
 
 namespace cincinnati::http::internal {
 namespace {
@@ -49,6 +50,9 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return static_cast<const std::stop_token*>(user)->stop_requested() ? 1 : 0;
 }
 
+// A CA file larger than this is not certificates.
+constexpr size_t kMaxCaFileBytes = size_t{64} << 20;
+
 // The system bundle plus the certificates under `dir`, read once per directory.
 const std::string& CaBundle(const std::string& dir) {
   static std::mutex mu;
@@ -57,23 +61,25 @@ const std::string& CaBundle(const std::string& dir) {
   auto [it, inserted] = bundles.emplace(dir, std::string());
   if (!inserted) return it->second;
   std::string& bundle = it->second;  // a lambda may not capture a structured binding (clang 14)
+  env::FileSystem& fs = env::DefaultFileSystem();
   auto append = [&](const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    bundle.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    auto text = fs.ReadFile(p, kMaxCaFileBytes);  // unreadable: nothing of it
+    if (text.ok()) bundle += *text;
     bundle += '\n';
   };
   append("/etc/ssl/certs/ca-certificates.crt");
-  std::error_code ec;
-  for (auto e = std::filesystem::recursive_directory_iterator(dir, ec); !ec && e != std::filesystem::recursive_directory_iterator();
-       e.increment(ec)) {
-    if (e.depth() > 1) {
-      e.disable_recursion_pending();
-      continue;
+  // The certificates in `dir` and in its subdirectories, one level down (not through a
+  // symlinked directory); a symlink loop or a file gone meanwhile is skipped.
+  std::function<void(const std::filesystem::path&, int)> add = [&](const std::filesystem::path& d, int depth) {
+    auto entries = fs.ListDirectory(d);
+    if (!entries.ok()) return;
+    for (const env::DirectoryEntry& e : *entries) {
+      std::string ext = e.path.extension().string();
+      if (e.type == env::FileType::kRegular && (ext == ".pem" || ext == ".crt")) append(e.path);
+      if (depth == 0 && e.type == env::FileType::kDirectory && !e.is_symlink) add(e.path, 1);
     }
-    std::string ext = e->path().extension().string();
-    std::error_code type_error;  // a symlink loop or a file gone meanwhile is skipped
-    if (e->is_regular_file(type_error) && (ext == ".pem" || ext == ".crt")) append(e->path());
-  }
+  };
+  if (!dir.empty()) add(dir, 0);
   return it->second;
 }
 

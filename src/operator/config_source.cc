@@ -1,7 +1,6 @@
 #include "operator/config_source.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,14 +20,16 @@ bool SourceRead::Unreadable(const std::string& cluster) const {
 
 SourceRead LocalConfigSource::Read() {
   SourceRead out;
-  std::error_code ec;
   std::vector<fs::path> files;
-  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string ext = it->path().extension().string();
-    if (ext == ".yaml" || ext == ".yml" || ext == ".json") files.push_back(it->path());
+  auto entries = env::DefaultFileSystem().ListDirectory(dir_);
+  if (entries.ok()) {
+    for (const env::DirectoryEntry& entry : *entries) {
+      const std::string ext = entry.path.extension().string();
+      if (ext == ".yaml" || ext == ".yml" || ext == ".json") files.push_back(entry.path);
+    }
   }
-  if (ec) {
-    spdlog::error("upgrade configs {}: {} (every cluster's config stays as it is)", dir_, ec.message());
+  if (!entries.ok()) {
+    spdlog::error("upgrade configs {}: {} (every cluster's config stays as it is)", dir_, entries.status().message());
     out.unreadable.push_back("*");
     return out;
   }
@@ -37,13 +38,12 @@ SourceRead LocalConfigSource::Read() {
   std::map<std::string, Parsed> parsed;
   for (const auto& file : files) {
     const std::string stem = file.stem().string();
-    struct stat st{};
     Parsed now;
-    if (::stat(file.c_str(), &st) == 0) {
-      now.inode = st.st_ino;
-      now.size = static_cast<uint64_t>(st.st_size);
-      now.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-      now.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+    if (const env::FileInfo st = env::DefaultFileSystem().Stat(file); st.exists()) {
+      now.inode = st.inode;
+      now.size = st.size;
+      now.mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(st.modified.time_since_epoch()).count();
+      now.ctime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(st.changed.time_since_epoch()).count();
     }
     auto before = parsed_.find(file.string());
     if (before != parsed_.end() && before->second.settled && now.inode != 0 && before->second.inode == now.inode &&

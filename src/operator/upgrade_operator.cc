@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "env/file_system.h"
 #include "http/long_polls.h"
 #include "operator/agent_client.h"
 #include "operator/alertmanager.h"
@@ -99,9 +100,7 @@ Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions o
     leadership = std::move(shared.leadership);
   } else {
     if (options.state_dir.empty()) return Status::InvalidArgument("--state-dir DIR or --state.postgres URL is required");
-    std::error_code ec;
-    fs::create_directories(options.state_dir, ec);
-    if (ec) return Status::IoError(fmt::format("--state-dir {}: {}", options.state_dir, ec.message()));
+    CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(options.state_dir).WithContext("--state-dir"));
     CINCINNATI_ASSIGN_OR_RETURN(store, StateStore::Open((fs::path(options.state_dir) / "state.db").string()));
     CINCINNATI_ASSIGN_OR_RETURN(leadership, LockFileLeadership((fs::path(options.state_dir) / "operator.lock").string(), options.replica_name));
   }

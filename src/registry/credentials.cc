@@ -5,15 +5,15 @@
 
 #include "core/base64.h"
 #include "core/strings.h"
+#include "env/file_system.h"
 
 namespace cincinnati::registry {
 
 Result<Credentials> LookupDockerCredentials(const std::string& config_path, const RepositoryLocation& location) {
-  simdjson::padded_string content;
-  if (auto err = simdjson::padded_string::load(config_path).get(content)) {
-    return Status::InvalidArgument(fmt::format("{}: {}", config_path, simdjson::error_message(err)));
-  }
-  return FindDockerCredentials(content, location, config_path);
+  // A docker config is KiBs; 16 MiB is not one.
+  auto content = env::DefaultFileSystem().ReadFile(config_path, size_t{16} << 20);
+  if (!content.ok()) return Status::InvalidArgument(fmt::format("{}: {}", config_path, content.status().message()));
+  return FindDockerCredentials(*content, location, config_path);
 }
 
 Result<Credentials> FindDockerCredentials(std::string_view config, const RepositoryLocation& location,

@@ -5,8 +5,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <mutex>
 #include <utility>
 
@@ -81,9 +79,9 @@ std::string SignatureProblem(gpgme_signature_t s) {
 }  // namespace
 
 Result<std::unique_ptr<Keyring>> Keyring::Open(std::string name, const std::vector<std::string>& key_blobs) {
-  std::string pattern = (fs::temp_directory_path() / "cincinnati-keyring-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) return Status::IoError(fmt::format("keyring {}: cannot create a GnuPG home", name));
-  std::unique_ptr<Keyring> keyring(new Keyring(std::move(name), pattern));
+  auto home = env::DefaultFileSystem().CreateUniqueDirectory(env::TempDirectory() / "cincinnati-keyring-");
+  if (!home.ok()) return Status::IoError(fmt::format("keyring {}: cannot create a GnuPG home", name));
+  std::unique_ptr<Keyring> keyring(new Keyring(std::move(name), home->string()));
   // Public keys and signatures need no gpg-agent: none is started, so none can outlive
   // this keyring (a process killed -9 could not stop it, and it is a daemon of its own).
   CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably((fs::path(keyring->home_) / "gpg.conf").string(), "no-autostart\n")
@@ -106,21 +104,19 @@ Result<std::unique_ptr<Keyring>> Keyring::Open(std::string name, const std::vect
 
 Result<std::unique_ptr<Keyring>> Keyring::FromDirectory(std::string name, const std::string& dir) {
   std::vector<std::string> blobs;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code type_error;
-    if (!it->is_regular_file(type_error)) continue;
-    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, env::ReadFile(it->path(), size_t{1} << 20));  // a keyring is KiBs
+  auto entries = env::DefaultFileSystem().ListDirectory(dir);
+  if (!entries.ok()) return Status::IoError(fmt::format("public keys {}: {}", dir, entries.status().message()));
+  for (const env::DirectoryEntry& entry : *entries) {
+    if (entry.type != env::FileType::kRegular) continue;
+    CINCINNATI_ASSIGN_OR_RETURN(std::string blob, env::ReadFile(entry.path, size_t{1} << 20));  // a keyring is KiBs
     blobs.push_back(std::move(blob));
   }
-  if (ec) return Status::IoError(fmt::format("public keys {}: {}", dir, ec.message()));
   return Open(std::move(name), blobs);
 }
 
 Keyring::~Keyring() {
   // No gpg-agent runs for this home (its gpg.conf says no-autostart): removing it is all.
-  std::error_code ec;
-  fs::remove_all(home_, ec);
+  (void)env::DefaultFileSystem().RemoveTree(home_);
 }
 
 Result<VerifiedMessage> Keyring::Verify(std::string_view signed_message) const {

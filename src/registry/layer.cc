@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <iterator>
 
 #include "core/sha256.h"
@@ -170,8 +170,7 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
         return Status::InvalidArgument(fmt::format("layer entry '{}' is a whiteout of no file", raw));
       }
       if (name != ".wh..wh..opq") {  // opaque whiteouts are ignored, as upstream
-        std::error_code ec;
-        fs::remove_all(target.parent_path() / whited, ec);
+        (void)files.RemoveTree(target.parent_path() / whited);
         if (options.on_remove) {
           const size_t slash = path.rfind('/');
           options.on_remove((slash == std::string::npos ? "" : path.substr(0, slash + 1)) + whited);
@@ -179,13 +178,10 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
       }
       return true;
     }
-    std::error_code ec;
     if (type == EntryType::kDirectory) {
       if (!keep(path, true)) return true;
-      if (fs::is_directory(target, ec)) return true;
-      fs::create_directories(target, ec);
-      if (ec) return env::ErrnoStatus("create", target, ec.value());
-      return true;
+      if (files.IsDirectory(target)) return true;
+      return files.CreateDirectories(target);
     }
     if (type != EntryType::kRegular || !keep(path, false)) return true;
     CINCINNATI_ASSIGN_OR_RETURN(std::string content, read());
@@ -193,8 +189,7 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
     if (total > options.max_total_bytes) {
       return Status::TooLarge(fmt::format("the layer unpacks to more than {} bytes", options.max_total_bytes));
     }
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) return env::ErrnoStatus("create", target.parent_path(), ec.value());
+    CINCINNATI_RETURN_IF_ERROR(files.CreateDirectories(target.parent_path()));
     CINCINNATI_RETURN_IF_ERROR(env::WriteNewFile(target, content, files, 0644));
     if (options.on_file) options.on_file(path, content);
     return true;
@@ -202,21 +197,19 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
 }
 
 Result<std::vector<LayerEntry>> DirectoryEntries(const std::string& dir, bool with_directories) {
-  namespace fs = std::filesystem;
   std::vector<LayerEntry> entries;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (with_directories && it->is_directory()) {
-      entries.push_back({fs::relative(it->path(), dir).generic_string(), "", true});
+  env::FileSystem& fs = env::DefaultFileSystem();
+  auto listed = fs.ListTree(dir);
+  if (!listed.ok()) return Status::IoError(fmt::format("{}: {}", dir, listed.status().message()));
+  for (const env::DirectoryEntry& entry : *listed) {
+    if (with_directories && entry.type == env::FileType::kDirectory) {
+      entries.push_back({entry.relative.generic_string(), "", true});
       continue;
     }
-    if (!it->is_regular_file()) continue;
-    std::ifstream in(it->path(), std::ios::binary);
-    entries.push_back({fs::relative(it->path(), dir).generic_string(),
-                       std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>())});
+    if (entry.type != env::FileType::kRegular) continue;
+    auto content = fs.ReadFile(entry.path, std::numeric_limits<size_t>::max() - 1);  // unreadable: empty
+    entries.push_back({entry.relative.generic_string(), content.ok() ? std::move(content).value() : std::string()});
   }
-  if (ec) return Status::IoError(fmt::format("{}: {}", dir, ec.message()));
   std::sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.path < y.path; });
   return entries;
 }

@@ -89,9 +89,9 @@ Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_di
                                                      http_server::Registry& metrics) {
   CINCINNATI_RETURN_IF_ERROR(ValidateBrakeRule(settings.rule));
   if (settings.enabled) CINCINNATI_RETURN_IF_ERROR(ValidateUrlBase(settings.url_base));
-  std::error_code ec;
-  fs::create_directories(fs::path(state_dir) / "blocked-edges", ec);
-  if (ec) return Status::IoError(fmt::format("reports state directory {}: {}", state_dir, ec.message()));
+  if (Status made = env::DefaultFileSystem().CreateDirectories(fs::path(state_dir) / "blocked-edges"); !made.ok()) {
+    return Status::IoError(fmt::format("reports state directory {}: {}", state_dir, made.message()));
+  }
   const std::string path = (fs::path(state_dir) / "reports.db").string();
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<ReportLedger> ledger,
                               ReportLedger::Open(path, ReportLedger::Options{settings.counted_reasons}));
@@ -123,8 +123,7 @@ Status BrakeBoard::Load() {
   for (const auto& [key, record] : brakes_) {
     if (!InForceState(record.state)) {
       // A clear that died before its file went: the file goes now.
-      std::error_code ec;
-      fs::remove(file_path(record.from, record.to), ec);
+      (void)env::DefaultFileSystem().RemoveFile(file_path(record.from, record.to));
       continue;
     }
     ++in_force;
@@ -303,9 +302,7 @@ Status BrakeBoard::ChangeState(const std::string& from, const std::string& to, B
     actions_.With({std::string(action)}).Increment();
     spdlog::warn("brake: {} -> {} {} by {}{}", from, to, action, by, note.empty() ? "" : ": " + note);
     if (state != BrakeState::kCleared) return WriteFile(record);
-    std::error_code ec;
-    fs::remove(file_path(from, to), ec);
-    if (ec) return Status::IoError(fmt::format("{}: {}", file_path(from, to), ec.message()));
+    CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().RemoveFile(file_path(from, to)));
     CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().SyncPath(fs::path(file_path(from, to)).parent_path()));
     active_.Set(active_.value() - 1);
   }

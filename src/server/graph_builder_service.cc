@@ -5,7 +5,6 @@
 #include "server/graph_generation.h"
 
 #include <algorithm>
-#include <fstream>
 #include <future>
 #include <iterator>
 #include <set>
@@ -20,6 +19,7 @@
 #include "core/graph_records.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
+#include "env/file_system.h"
 #include "http_server/content_negotiation.h"
 #include "server/http_names.h"
 #include "server/responses.h"
@@ -245,8 +245,9 @@ bool GraphBuilderService::RefreshOnce() {
   }
   std::shared_ptr<const std::string> tar;
   if (auto it = context.parameters.find(kSecondaryMetadataTarParam); it != context.parameters.end()) {
-    std::ifstream in(it->second, std::ios::binary);
-    if (in) tar = std::make_shared<const std::string>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    // The tarball the builder just wrote; unreadable, it is served as absent.
+    auto text = env::DefaultFileSystem().ReadFile(it->second, size_t{1} << 40);
+    if (text.ok()) tar = std::make_shared<const std::string>(std::move(text).value());
   }
   // Kept for a republish only when there is an overlay to apply again (a graph's copy).
   if (options_.overlay) built_ = std::make_shared<const Graph>(*graph);

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
+#include "env/file_system.h"
 
 #include "server/responses.h"
 
@@ -45,15 +45,10 @@ std::optional<Response> SignatureFiles::Handle(const Request& request, Family<Co
   const std::string what = fmt::format("signature {}={}/{}", algo, digest, signature);
   if (!SafeName(digest) || !SafeName(signature)) return ErrorResponse(ErrorDocument::Of("does_not_exist", what), errors_total);
   const fs::path path = fs::path(dir_) / algo / digest / signature;
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec || !fs::is_regular_file(path, ec) || size > kMaxSignatureFileBytes) {
-    return ErrorResponse(ErrorDocument::Of("does_not_exist", what), errors_total);
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) return ErrorResponse(ErrorDocument::Of("does_not_exist", what), errors_total);
-  Response r = Response::Text(200, std::move(body), "application/octet-stream");
+  // Missing, not a regular file, over the limit or unreadable: all the same to a client.
+  auto body = env::DefaultFileSystem().ReadFile(path, kMaxSignatureFileBytes);
+  if (!body.ok()) return ErrorResponse(ErrorDocument::Of("does_not_exist", what), errors_total);
+  Response r = Response::Text(200, std::move(body).value(), "application/octet-stream");
   AddCorsHeaders(request, r);
   return r;
 }
