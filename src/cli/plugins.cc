@@ -89,101 +89,123 @@ Step NotInThisBuild(const Reader& r, const PluginEnvironment&) {
 constexpr auto kBuilder = PluginRole::kGraphBuilder;
 constexpr auto kPolicy = PluginRole::kPolicyEngine;
 
+// The makers of the steps with more than a line of settings to read.
+Step LocalReleases(const Reader& r, const PluginEnvironment&) {
+  std::string path = r.Get("path", "");
+  if (path.empty()) return Status::InvalidArgument("plugin 'local-releases': 'path' is required");
+  ReleaseDirectoryOptions o;
+  o.default_arch = r.Get("default_arch", o.default_arch);
+  o.repository = r.Get("repository", o.repository);
+  o.manifestref_key = r.Get("manifestref_key", o.manifestref_key);
+  return std::unique_ptr<GraphTransform>(std::make_unique<LocalReleaseSource>(path, o));
+}
+
+Step RegistryScrape(const Reader& r, const PluginEnvironment&) {
+  RegistrySourceSettings s;
+  s.registry = r.Get("registry", s.registry);
+  s.repository = r.Get("repository", s.repository);
+  s.manifestref_key = r.Get("manifestref_key", s.manifestref_key);
+  std::string concurrency = r.Get("fetch_concurrency", "16");
+  s.fetch_concurrency = std::max(1, std::atoi(concurrency.c_str()));
+  s.credentials = {r.Get("username", ""), r.Get("password", "")};
+  s.client.ca_path = r.Get("root_certificate_dir", "");
+  s.credentials_path = r.Get("credentials_path", "");
+  s.cache_directory = r.Get("cache_directory", "");
+  return std::unique_ptr<GraphTransform>(std::make_unique<RegistryReleaseSource>(s));
+}
+
+Step GraphDataImage(const Reader& r, const PluginEnvironment&) {
+  GraphDataImageSettings s;
+  s.registry = r.Get("registry", "");
+  s.repository = r.Get("repository", "");
+  s.tag = r.Get("tag", s.tag);
+  if (s.registry.empty() || s.repository.empty() || s.tag.empty()) {
+    return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': registry, repository and tag are required");
+  }
+  s.output_directory = r.Get("output_directory", "");
+  if (s.output_directory.empty()) {
+    return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': output_directory is required");
+  }
+  s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
+  s.output_allowlist = r.List("output_allowlist", s.output_allowlist);
+  s.credentials = {r.Get("username", ""), r.Get("password", "")};
+  s.credentials_path = r.Get("credentials_path", "");
+  s.client.ca_path = r.Get("root_certificate_dir", "");
+  CINCINNATI_ASSIGN_OR_RETURN(s.verify_signature, r.Bool("verify_signature", false));
+  s.signature_baseurl = r.Get("signature_baseurl", s.signature_baseurl);
+  s.public_keys_path = r.Get("public_keys_path", "");
+  return std::unique_ptr<GraphTransform>(std::make_unique<GraphDataImageSource>(s));
+}
+
+Step GraphDataGit(const Reader& r, const PluginEnvironment&) {
+  GraphDataGitSettings s;
+  s.url = r.Get("url", "");
+  s.output_directory = r.Get("output_directory", "");
+  if (s.url.empty() || s.output_directory.empty()) {
+    return Status::InvalidArgument("plugin 'git-secondary-metadata-scrape': url and output_directory are required");
+  }
+  s.reference_branch = r.Get("reference_branch", s.reference_branch);
+  s.reference_revision = r.Get("reference_revision", s.reference_revision);
+  s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
+  s.output_allowlist = r.List("output_allowlist", s.output_allowlist);
+  return Make<GraphDataGitSource>(s);
+}
+
+Step SecondaryMetadata(const Reader& r, const PluginEnvironment&) {
+  graphdata::SecondaryMetadataSettings s;
+  s.data_directory = r.Get("data_directory", "");
+  s.key_prefix = r.Get("key_prefix", s.key_prefix);
+  s.default_arch = r.Get("default_arch", s.default_arch);
+  for (const std::string& name : r.List("disallowed_errors", {})) {
+    CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));
+    s.disallowed_errors.insert(c);
+  }
+  return std::unique_ptr<GraphTransform>(std::make_unique<graphdata::SecondaryMetadataParse>(s));
+}
+
+Step EdgeAddRemoveStep(const Reader& r, const PluginEnvironment&) {
+  EdgeAddRemoveSettings s;
+  s.key_prefix = r.Get("key_prefix", s.key_prefix);
+  s.remove_all_edges_value = r.Get("remove_all_edges_value", s.remove_all_edges_value);
+  CINCINNATI_ASSIGN_OR_RETURN(s.remove_consumed_metadata, r.Bool("remove_consumed_metadata", false));
+  CINCINNATI_ASSIGN_OR_RETURN(s.include_conditional_edges, r.Bool("include_conditional_edges", true));
+  return std::unique_ptr<GraphTransform>(std::make_unique<EdgeAddRemove>(s));
+}
+
+Step GraphFetch(const Reader& r, const PluginEnvironment& env) {
+  if (!env.upstream) return Status::InvalidArgument("plugin 'cincinnati-graph-fetch' is not a step of this chain");
+  env.upstream->url = r.Get("upstream", env.upstream->url);
+  if (r.Get("timeout", "").empty()) return std::unique_ptr<GraphTransform>();
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t secs, r.Unsigned("timeout", 30));
+  env.upstream->timeout = std::chrono::milliseconds(secs * 1000);
+  return std::unique_ptr<GraphTransform>();
+}
+
 // The one table of plugins, by the reference's names (and ours).
 const std::map<std::string, Plugin>& Plugins() {
   static const auto* plugins = new std::map<std::string, Plugin>{
       {"local-releases",
        {kBuilder, {"path", "default_arch", "repository", "manifestref_key"},
-        [](const Reader& r, const PluginEnvironment&) -> Step {
-          std::string path = r.Get("path", "");
-          if (path.empty()) return Status::InvalidArgument("plugin 'local-releases': 'path' is required");
-          ReleaseDirectoryOptions o;
-          o.default_arch = r.Get("default_arch", o.default_arch);
-          o.repository = r.Get("repository", o.repository);
-          o.manifestref_key = r.Get("manifestref_key", o.manifestref_key);
-          return std::unique_ptr<GraphTransform>(std::make_unique<LocalReleaseSource>(path, o));
-        }}},
+        LocalReleases}},
       {"release-scrape-dockerv2",
        {kBuilder, {"registry", "repository", "manifestref_key", "fetch_concurrency", "username", "password",
          "credentials_path", "root_certificate_dir", "cache_directory"},
-        [](const Reader& r, const PluginEnvironment&) -> Step {
-          RegistrySourceSettings s;
-          s.registry = r.Get("registry", s.registry);
-          s.repository = r.Get("repository", s.repository);
-          s.manifestref_key = r.Get("manifestref_key", s.manifestref_key);
-          std::string concurrency = r.Get("fetch_concurrency", "16");
-          s.fetch_concurrency = std::max(1, std::atoi(concurrency.c_str()));
-          s.credentials = {r.Get("username", ""), r.Get("password", "")};
-          s.client.ca_path = r.Get("root_certificate_dir", "");
-          s.credentials_path = r.Get("credentials_path", "");
-          s.cache_directory = r.Get("cache_directory", "");
-          return std::unique_ptr<GraphTransform>(std::make_unique<RegistryReleaseSource>(s));
-        }}},
+        RegistryScrape}},
       {"dkrv2-secondary-metadata-scrape",
        {kBuilder, {"registry", "repository", "tag", "output_directory", "graph_data_path", "output_allowlist", "username",
          "password", "credentials_path", "root_certificate_dir", "verify_signature", "signature_baseurl",
          "public_keys_path"},
-        [](const Reader& r, const PluginEnvironment&) -> Step {
-          GraphDataImageSettings s;
-          s.registry = r.Get("registry", "");
-          s.repository = r.Get("repository", "");
-          s.tag = r.Get("tag", s.tag);
-          if (s.registry.empty() || s.repository.empty() || s.tag.empty()) {
-            return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': registry, repository and tag are required");
-          }
-          s.output_directory = r.Get("output_directory", "");
-          if (s.output_directory.empty()) {
-            return Status::InvalidArgument("plugin 'dkrv2-secondary-metadata-scrape': output_directory is required");
-          }
-          s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
-          s.output_allowlist = r.List("output_allowlist", s.output_allowlist);
-          s.credentials = {r.Get("username", ""), r.Get("password", "")};
-          s.credentials_path = r.Get("credentials_path", "");
-          s.client.ca_path = r.Get("root_certificate_dir", "");
-          CINCINNATI_ASSIGN_OR_RETURN(s.verify_signature, r.Bool("verify_signature", false));
-          s.signature_baseurl = r.Get("signature_baseurl", s.signature_baseurl);
-          s.public_keys_path = r.Get("public_keys_path", "");
-          return std::unique_ptr<GraphTransform>(std::make_unique<GraphDataImageSource>(s));
-        }}},
+        GraphDataImage}},
       {"git-secondary-metadata-scrape",
        {kBuilder, {"url", "reference_branch", "reference_revision", "output_directory", "graph_data_path",
                    "output_allowlist"},
-        [](const Reader& r, const PluginEnvironment&) -> Step {
-          GraphDataGitSettings s;
-          s.url = r.Get("url", "");
-          s.output_directory = r.Get("output_directory", "");
-          if (s.url.empty() || s.output_directory.empty()) {
-            return Status::InvalidArgument("plugin 'git-secondary-metadata-scrape': url and output_directory are required");
-          }
-          s.reference_branch = r.Get("reference_branch", s.reference_branch);
-          s.reference_revision = r.Get("reference_revision", s.reference_revision);
-          s.graph_data_path = r.Get("graph_data_path", s.graph_data_path);
-          s.output_allowlist = r.List("output_allowlist", s.output_allowlist);
-          return Make<GraphDataGitSource>(s);
-        }}},
+        GraphDataGit}},
       {"openshift-secondary-metadata-parse",
        {kBuilder, {"data_directory", "key_prefix", "default_arch", "disallowed_errors"},
-        [](const Reader& r, const PluginEnvironment&) -> Step {
-          graphdata::SecondaryMetadataSettings s;
-          s.data_directory = r.Get("data_directory", "");
-          s.key_prefix = r.Get("key_prefix", s.key_prefix);
-          s.default_arch = r.Get("default_arch", s.default_arch);
-          for (const std::string& name : r.List("disallowed_errors", {})) {
-            CINCINNATI_ASSIGN_OR_RETURN(graphdata::ErrorClass c, graphdata::ParseErrorClass(name));
-            s.disallowed_errors.insert(c);
-          }
-          return std::unique_ptr<GraphTransform>(std::make_unique<graphdata::SecondaryMetadataParse>(s));
-        }}},
+        SecondaryMetadata}},
       {"edge-add-remove",
        {kBuilder, {"key_prefix", "remove_all_edges_value", "remove_consumed_metadata", "include_conditional_edges"},
-        [](const Reader& r, const PluginEnvironment&) -> Step {
-          EdgeAddRemoveSettings s;
-          s.key_prefix = r.Get("key_prefix", s.key_prefix);
-          s.remove_all_edges_value = r.Get("remove_all_edges_value", s.remove_all_edges_value);
-          CINCINNATI_ASSIGN_OR_RETURN(s.remove_consumed_metadata, r.Bool("remove_consumed_metadata", false));
-          CINCINNATI_ASSIGN_OR_RETURN(s.include_conditional_edges, r.Bool("include_conditional_edges", true));
-          return std::unique_ptr<GraphTransform>(std::make_unique<EdgeAddRemove>(s));
-        }}},
+        EdgeAddRemoveStep}},
       {"node-remove",
        {std::nullopt, {"key_prefix"},
         [](const Reader& r, const PluginEnvironment& e) -> Step {
@@ -216,14 +238,7 @@ const std::map<std::string, Plugin>& Plugins() {
        {kPolicy, {}, [](const Reader&, const PluginEnvironment& env) { return Make<policy::PhasedRollout>(env.clock); }}},
       {"cincinnati-graph-fetch",
        {kPolicy, {"upstream", "timeout"},
-        [](const Reader& r, const PluginEnvironment& env) -> Step {
-          if (!env.upstream) return Status::InvalidArgument("plugin 'cincinnati-graph-fetch' is not a step of this chain");
-          env.upstream->url = r.Get("upstream", env.upstream->url);
-          if (r.Get("timeout", "").empty()) return std::unique_ptr<GraphTransform>();
-          CINCINNATI_ASSIGN_OR_RETURN(uint64_t secs, r.Unsigned("timeout", 30));
-          env.upstream->timeout = std::chrono::milliseconds(secs * 1000);
-          return std::unique_ptr<GraphTransform>();
-        }}},
+        GraphFetch}},
       {"github-secondary-metadata-scrape", {kBuilder, {}, NotInThisBuild}},
       {"quay-metadata", {kBuilder, {}, NotInThisBuild}},
   };
