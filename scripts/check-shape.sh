@@ -12,8 +12,9 @@
 # Each allow-list line is `PATH:NAME  REASON`, NAME as this script prints it (anonymous
 # namespaces left out); a line without a reason is an error, so that every exception says
 # why it is one. Entries that no longer match anything over the limits are reported as
-# stale, without failing (when all of src/ is checked). Lambdas count inside their function; a lambda is listed on its
-# own only when it is not inside one (a namespace-scope initialiser).
+# stale, without failing (only when all of src/ is checked). Lambdas count inside their
+# function; a lambda is listed on its own only when it is not inside one (a
+# namespace-scope initialiser). Exit status: 0 nothing over, 1 something over, 2 misuse.
 # Needs Universal Ctags (Debian: universal-ctags; scripts/deps.sh --test installs it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
     --max-members) max_members="$2"; shift 2 ;;
     --allow) allow="$2"; shift 2 ;;
     --all) all=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "check-shape: unknown option $1" >&2; exit 2 ;;
     *) paths+=("$1"); shift ;;
   esac
@@ -112,8 +113,9 @@ LC_ALL=C awk -F'\t' -v max_lines="$max_lines" -v max_members="$max_members" \
       split(k, f, "\t")
       name = display(f[2], "")
       sub(/::$/, "", name)
+      if (f[2] ~ /__anon[^:]*$/) name = "in " name
       line = (k in start) ? start[k] : "?"
-      report(f[1], line, kind[k] " " name, members[k] " data members", f[1] ":" name)
+      report(f[1], line, (f[2] ~ /__anon[^:]*$/ ? "anonymous " : "") kind[k] " " name, members[k] " data members", f[1] ":" name)
     }
     # Only a check of all of src/ can tell that an entry matches nothing.
     for (key in allowed)
