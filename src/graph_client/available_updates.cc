@@ -132,6 +132,38 @@ bool LooksLikeUrl(std::string_view text) {
   return true;
 }
 
+namespace {
+
+// The node's channels list, sorted, its empty entries named in `errors` (a few of them).
+void ReadChannels(const std::string& channels_key, const std::string& list, Release& release,
+                  std::vector<std::string>& errors) {
+  if (list.empty()) {
+    errors.push_back(channels_key + " is an empty string");
+    return;
+  }
+  std::vector<std::string_view> parts = Split(list, ',');
+  // The CVO names every empty entry; a few are named here, each quoting the list
+  // shortened, so that a hostile list cannot make the message grow as its square.
+  size_t named = 0, empty = 0;
+  for (size_t i = parts.size(); i-- > 0;) {
+    if (!parts[i].empty()) continue;
+    ++empty;
+    if (named++ < 3) {
+      errors.push_back(fmt::format("{} entry {} is an empty string: \"{}\"", channels_key, i, Abbreviate(list, 256)));
+    }
+  }
+  if (empty > named) errors.push_back(fmt::format("{} more empty entries", empty - named));
+  for (std::string_view part : parts) {
+    if (!part.empty()) release.channels.emplace_back(part);
+  }
+  if (release.channels.empty()) {
+    errors.push_back(fmt::format("no non-empty channels in {} \"{}\"", channels_key, Abbreviate(list, 256)));
+  }
+  std::sort(release.channels.begin(), release.channels.end());
+}
+
+}  // namespace
+
 Result<Release> ReleaseFromNode(const UpdateNode& node) {
   // Every problem is reported, one per line (the CVO joins its errors).
   Release release;
@@ -165,30 +197,7 @@ Result<Release> ReleaseFromNode(const UpdateNode& node) {
   }
   const std::string channels_key = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
   if (auto it = node.metadata.find(channels_key); it != node.metadata.end()) {
-    const std::string& list = it->second;
-    if (list.empty()) {
-      errors.push_back(channels_key + " is an empty string");
-    } else {
-      std::vector<std::string_view> parts = Split(list, ',');
-      // The CVO names every empty entry; a few are named here, each quoting the list
-      // shortened, so that a hostile list cannot make the message grow as its square.
-      size_t named = 0, empty = 0;
-      for (size_t i = parts.size(); i-- > 0;) {
-        if (!parts[i].empty()) continue;
-        ++empty;
-        if (named++ < 3) {
-          errors.push_back(fmt::format("{} entry {} is an empty string: \"{}\"", channels_key, i, Abbreviate(list, 256)));
-        }
-      }
-      if (empty > named) errors.push_back(fmt::format("{} more empty entries", empty - named));
-      for (std::string_view part : parts) {
-        if (!part.empty()) release.channels.emplace_back(part);
-      }
-      if (release.channels.empty()) {
-        errors.push_back(fmt::format("no non-empty channels in {} \"{}\"", channels_key, Abbreviate(list, 256)));
-      }
-      std::sort(release.channels.begin(), release.channels.end());
-    }
+    ReadChannels(channels_key, it->second, release, errors);
   } else {
     not_string(channels_key, channels_key);
   }
