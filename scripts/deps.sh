@@ -2,7 +2,8 @@
 # Installs the Debian packages this project needs, only those missing. Idempotent:
 # a machine that already has everything makes no network access at all.
 #   scripts/deps.sh          what building and running need
-#   scripts/deps.sh --test   also what only the tests use (headless Chromium and its driver)
+#   scripts/deps.sh --test   also what only the tests and checks use (headless Chromium and its
+#                            driver, Universal Ctags for scripts/check-shape.sh)
 set -euo pipefail
 
 PACKAGES=(
@@ -17,7 +18,7 @@ PACKAGES=(
   libgraphviz-dev
 )
 if [ "${1:-}" = "--test" ]; then
-  PACKAGES+=(chromium chromium-driver python3)
+  PACKAGES+=(chromium chromium-driver python3 universal-ctags)
 fi
 
 missing=()

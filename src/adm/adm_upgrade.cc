@@ -88,8 +88,8 @@ std::string DesiredUpdatePatch(const DesiredUpdate& u) {
                      text(u.architecture), u.force ? "true" : "false", text(u.image), text(u.version));
 }
 
-void StatusReport(const ClusterVersion& cv, const UpgradeOptions& o, UpgradeOutcome& r) {
-  const auto& s = cv.status;
+// The cluster's conditions as `oc adm upgrade` prints them.
+void ReportConditions(const ClusterVersionStatus& s, UpgradeOutcome& r) {
   if (const Condition* c = Find(s.conditions, "Failing")) {
     if (c->status != "False") {
       r.out += fmt::format("{}={}:\n\n  Reason: {}\n  Message: {}\n\n", c->type, c->status, c->reason, Indent(c->message));
@@ -109,17 +109,24 @@ void StatusReport(const ClusterVersion& cv, const UpgradeOptions& o, UpgradeOutc
   if (const Condition* c = Find(s.conditions, "ReleaseAccepted"); c && c->status != "True") {
     r.out += fmt::format("ReleaseAccepted={}\n\n  Reason: {}\n  Message: {}\n\n", c->status, c->reason, Indent(c->message));
   }
-  if (!cv.spec.channel.empty()) {
-    r.out += cv.spec.upstream.empty() ? "Upstream is unset, so the cluster will use an appropriate default.\n"
-                                      : fmt::format("Upstream: {}\n", cv.spec.upstream);
-    if (!s.desired.channels.empty()) {
-      std::string channels;
-      for (size_t i = 0; i < s.desired.channels.size(); ++i) channels += (i ? ", " : "") + s.desired.channels[i];
-      r.out += fmt::format("Channel: {} (available channels: {})\n", cv.spec.channel, channels);
-    } else {
-      r.out += fmt::format("Channel: {}\n", cv.spec.channel);
-    }
+}
+
+void ReportChannel(const ClusterVersion& cv, UpgradeOutcome& r) {
+  if (cv.spec.channel.empty()) return;
+  r.out += cv.spec.upstream.empty() ? "Upstream is unset, so the cluster will use an appropriate default.\n"
+                                    : fmt::format("Upstream: {}\n", cv.spec.upstream);
+  const auto& channels_of_desired = cv.status.desired.channels;
+  if (!channels_of_desired.empty()) {
+    std::string channels;
+    for (size_t i = 0; i < channels_of_desired.size(); ++i) channels += (i ? ", " : "") + channels_of_desired[i];
+    r.out += fmt::format("Channel: {} (available channels: {})\n", cv.spec.channel, channels);
+  } else {
+    r.out += fmt::format("Channel: {}\n", cv.spec.channel);
   }
+}
+
+// The recommended updates, newest first, in oc's table; or why there are none.
+void ReportRecommended(const ClusterVersionStatus& s, UpgradeOutcome& r) {
   const Condition* retrieved = Find(s.conditions, "RetrievedUpdates");
   if (!s.available_updates.empty()) {
     std::vector<Release> updates = s.available_updates;
@@ -146,7 +153,11 @@ void StatusReport(const ClusterVersion& cv, const UpgradeOptions& o, UpgradeOutc
     r.out += "No updates available. You may still upgrade to a specific release image with --to-image or wait for new "
              "updates to be available.\n";
   }
+}
 
+// The conditional updates that are not recommended: listed with --include-not-recommended,
+// else only said to exist.
+void ReportNotRecommended(const ClusterVersionStatus& s, const UpgradeOptions& o, UpgradeOutcome& r) {
   std::vector<const ConditionalUpdateStatus*> not_recommended;
   std::string qualifier;
   for (const auto& u : s.conditional_updates) {
@@ -177,6 +188,102 @@ void StatusReport(const ClusterVersion& cv, const UpgradeOptions& o, UpgradeOutc
   }
 }
 
+void StatusReport(const ClusterVersion& cv, const UpgradeOptions& o, UpgradeOutcome& r) {
+  ReportConditions(cv.status, r);
+  ReportChannel(cv, r);
+  ReportRecommended(cv.status, r);
+  ReportNotRecommended(cv.status, o, r);
+}
+
+// The search for the requested update among the available ones: what it found, and the
+// other targets it could have been (for --to-latest and the error that lists them).
+struct TargetSearch {
+  std::optional<DesiredUpdate> update;
+  std::vector<Release> possible;
+  std::map<std::string, const Condition*> not_recommended_by_image;
+};
+
+std::string AcceptedRiskWarning(const std::string& version, const Condition& c) {
+  return fmt::format("warning: with --allow-not-recommended you have accepted the risks with {} and bypassed {}={} {}: {}\n",
+                     version, c.type, c.status, c.reason, c.message);
+}
+
+// Among the conditional updates that are not recommended; false when the request names
+// one without --allow-not-recommended (the error is in `r`).
+bool SearchConditional(const ClusterVersionStatus& s, const UpgradeOptions& o, TargetSearch& t, UpgradeOutcome& r) {
+  for (const auto& u : s.conditional_updates) {
+    const Condition* c = Find(u.conditions, "Recommended");
+    if (!c || c->status == "True") continue;
+    if (TargetMatch(u.release, o.to, o.to_image)) {
+      if (!o.allow_not_recommended) {
+        r.error = fmt::format(
+            "the update {} is not one of the recommended updates, but is available as a conditional update. To accept "
+            "the {}={} risk and to proceed with update use --allow-not-recommended.\n  Reason: {}\n  Message: {}\n",
+            u.release.version, c->type, c->status, c->reason, Indent(c->message));
+        return false;
+      }
+      t.update = DesiredUpdate{u.release.version, u.release.image, false, ""};
+      r.err += AcceptedRiskWarning(u.release.version, *c);
+      return true;
+    }
+    if (o.allow_not_recommended) {
+      t.possible.push_back(u.release);
+      t.not_recommended_by_image[u.release.image] = c;
+    }
+  }
+  return true;
+}
+
+// No update was found: why, as an error (or a note when the cluster is at the latest).
+void ReportNoTarget(const ClusterVersionStatus& s, const UpgradeOptions& o, const std::vector<Release>& possible,
+                    UpgradeOutcome& r) {
+  const Condition* c = Find(s.conditions, "RetrievedUpdates");
+  std::string next_step = fmt::format("{} to continue with {} update", o.to_image.empty() ? "--to-image" : "--allow-explicit-upgrade",
+                                      o.to_latest ? "an" : "the");
+  if (c && c->status != "True") {
+    r.error = fmt::format("cannot refresh available updates:\n  Reason: {}\n  Message: {}\n\nspecify {}.", c->reason,
+                          Indent(c->message), next_step);
+  } else if (possible.empty() && o.allow_not_recommended) {
+    r.error = fmt::format("no recommended or conditional updates, specify {} or wait for new updates to be available.", next_step);
+  } else if (possible.empty() && o.to_latest) {
+    r.out += fmt::format("info: Cluster is already at the latest available version {}\n", s.desired.version);
+  } else if (possible.empty()) {
+    r.error = fmt::format("no recommended updates, specify {} or wait for new updates to be available.", next_step);
+  } else {
+    std::string versions;
+    for (size_t i = 0; i < possible.size(); ++i) versions += (i ? ", " : "") + possible[i].version;
+    r.error = fmt::format("the update is not one of the possible targets: {}. specify {}.", versions, next_step);
+  }
+}
+
+// The update the options ask for, or nullopt (then `r` says why).
+std::optional<DesiredUpdate> FindTarget(const ClusterVersionStatus& s, const UpgradeOptions& o, UpgradeOutcome& r) {
+  TargetSearch t;
+  for (const auto& available : s.available_updates) {
+    if (TargetMatch(available, o.to, o.to_image)) {
+      t.update = DesiredUpdate{available.version, o.to_image.empty() ? available.image : o.to_image, false, ""};
+      break;
+    }
+    t.possible.push_back(available);
+  }
+  if (!t.update && !SearchConditional(s, o, t, r)) return std::nullopt;
+  if (!t.update && !o.to_image.empty() && o.allow_explicit_upgrade) {
+    t.update = DesiredUpdate{"", o.to_image, false, ""};
+    r.err += "warning: The requested upgrade image is not one of the available updates. You have used "
+             "--allow-explicit-upgrade for the update to proceed anyway\n";
+  }
+  std::stable_sort(t.possible.begin(), t.possible.end(),
+                   [](const Release& a, const Release& b) { return Newer(a.version, b.version); });
+  if (o.to_latest && !t.possible.empty()) {
+    t.update = DesiredUpdate{t.possible[0].version, t.possible[0].image, false, ""};
+    if (auto it = t.not_recommended_by_image.find(t.update->image); it != t.not_recommended_by_image.end()) {
+      r.err += AcceptedRiskWarning(t.update->version, *it->second);
+    }
+  }
+  if (!t.update) ReportNoTarget(s, o, t.possible, r);
+  return t.update;
+}
+
 void RequestUpdate(const ClusterVersion& cv, const UpgradeOptions& o, UpgradeOutcome& r) {
   const auto& s = cv.status;
   if (!o.to.empty() && o.to == s.desired.version) {
@@ -187,73 +294,8 @@ void RequestUpdate(const ClusterVersion& cv, const UpgradeOptions& o, UpgradeOut
     r.out += fmt::format("info: Cluster is already at {}\n", o.to_image);
     return;
   }
-  std::optional<DesiredUpdate> update;
-  std::vector<Release> possible;
-  std::map<std::string, const Condition*> not_recommended_by_image;
-  for (const auto& available : s.available_updates) {
-    if (TargetMatch(available, o.to, o.to_image)) {
-      update = DesiredUpdate{available.version, o.to_image.empty() ? available.image : o.to_image, false, ""};
-      break;
-    }
-    possible.push_back(available);
-  }
-  if (!update) {
-    for (const auto& u : s.conditional_updates) {
-      const Condition* c = Find(u.conditions, "Recommended");
-      if (!c || c->status == "True") continue;
-      if (TargetMatch(u.release, o.to, o.to_image)) {
-        if (!o.allow_not_recommended) {
-          r.error = fmt::format(
-              "the update {} is not one of the recommended updates, but is available as a conditional update. To accept "
-              "the {}={} risk and to proceed with update use --allow-not-recommended.\n  Reason: {}\n  Message: {}\n",
-              u.release.version, c->type, c->status, c->reason, Indent(c->message));
-          return;
-        }
-        update = DesiredUpdate{u.release.version, u.release.image, false, ""};
-        r.err += fmt::format("warning: with --allow-not-recommended you have accepted the risks with {} and bypassed {}={} {}: {}\n",
-                             u.release.version, c->type, c->status, c->reason, c->message);
-        break;
-      }
-      if (o.allow_not_recommended) {
-        possible.push_back(u.release);
-        not_recommended_by_image[u.release.image] = c;
-      }
-    }
-  }
-  if (!update && !o.to_image.empty() && o.allow_explicit_upgrade) {
-    update = DesiredUpdate{"", o.to_image, false, ""};
-    r.err += "warning: The requested upgrade image is not one of the available updates. You have used "
-             "--allow-explicit-upgrade for the update to proceed anyway\n";
-  }
-  std::stable_sort(possible.begin(), possible.end(), [](const Release& a, const Release& b) { return Newer(a.version, b.version); });
-  if (o.to_latest && !possible.empty()) {
-    update = DesiredUpdate{possible[0].version, possible[0].image, false, ""};
-    if (auto it = not_recommended_by_image.find(update->image); it != not_recommended_by_image.end()) {
-      const Condition* c = it->second;
-      r.err += fmt::format("warning: with --allow-not-recommended you have accepted the risks with {} and bypassed {}={} {}: {}\n",
-                           update->version, c->type, c->status, c->reason, c->message);
-    }
-  }
-  if (!update) {
-    const Condition* c = Find(s.conditions, "RetrievedUpdates");
-    std::string next_step = fmt::format("{} to continue with {} update", o.to_image.empty() ? "--to-image" : "--allow-explicit-upgrade",
-                                        o.to_latest ? "an" : "the");
-    if (c && c->status != "True") {
-      r.error = fmt::format("cannot refresh available updates:\n  Reason: {}\n  Message: {}\n\nspecify {}.", c->reason,
-                            Indent(c->message), next_step);
-    } else if (possible.empty() && o.allow_not_recommended) {
-      r.error = fmt::format("no recommended or conditional updates, specify {} or wait for new updates to be available.", next_step);
-    } else if (possible.empty() && o.to_latest) {
-      r.out += fmt::format("info: Cluster is already at the latest available version {}\n", s.desired.version);
-    } else if (possible.empty()) {
-      r.error = fmt::format("no recommended updates, specify {} or wait for new updates to be available.", next_step);
-    } else {
-      std::string versions;
-      for (size_t i = 0; i < possible.size(); ++i) versions += (i ? ", " : "") + possible[i].version;
-      r.error = fmt::format("the update is not one of the possible targets: {}. specify {}.", versions, next_step);
-    }
-    return;
-  }
+  std::optional<DesiredUpdate> update = FindTarget(s, o, r);
+  if (!update) return;
   if (o.force) {
     update->force = true;
     r.err += kForceWarning;

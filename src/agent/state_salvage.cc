@@ -38,9 +38,11 @@ std::string Describe(const Status& s) {
   return text.size() > 200 ? text.substr(0, 200) + "..." : text;
 }
 
-}  // namespace
+// Raw parts of a ClusterVersion, by name; status members as "status.<name>".
+using Parts = std::map<std::string, std::string>;
 
-Result<SalvagedClusterVersion> SalvageClusterVersion(const std::string& path, size_t max_bytes) {
+// The file's text, refused unless a regular file of at most `max_bytes`.
+Result<simdjson::padded_string> LoadBounded(const std::string& path, size_t max_bytes) {
   const env::FileInfo info = env::DefaultFileSystem().Stat(path);
   if (!info.is_regular()) return Status::InvalidArgument(fmt::format("{}: not a readable file", path));
   if (info.size > max_bytes) {
@@ -48,16 +50,38 @@ Result<SalvagedClusterVersion> SalvageClusterVersion(const std::string& path, si
   }
   auto read = env::DefaultFileSystem().ReadFile(path, max_bytes);
   if (!read.ok()) return Status::IoError(fmt::format("{}: {}", path, read.status().message()));
-  const simdjson::padded_string text(*read);
-  od::parser parser;
-  od::document doc;
-  od::object top;
-  if (parser.iterate(text).get(doc) || doc.get_object().get(top)) {
-    return Status::InvalidArgument(fmt::format("{}: not a JSON object", path));
+  return simdjson::padded_string(*read);
+}
+
+// The status's members into `parts`, up to the first that cannot be read; the update lists
+// are dropped unread (the next poll retrieves them again).
+void ReadStatusParts(od::value value, Parts& parts, std::vector<std::string>& dropped) {
+  od::object status;
+  if (value.get_object().get(status)) return;
+  for (auto member : status) {
+    std::string_view name;
+    od::value member_value;
+    if (member.unescaped_key().get(name) || member.value().get(member_value)) break;
+    const std::string part = "status." + std::string(name);
+    std::string_view raw;
+    if (name == "availableUpdates" || name == "conditionalUpdates") {
+      dropped.push_back(part + " (retrieved again at the next poll)");
+      continue;  // skipped without being built
+    }
+    if (RawJson(member_value).get(raw)) {
+      dropped.push_back(part + " (not valid JSON)");
+      break;
+    }
+    if (raw.size() > kMaxPartBytes) {
+      dropped.push_back(fmt::format("{} ({} bytes)", part, raw.size()));
+      continue;
+    }
+    parts[part] = std::string(raw);
   }
-  // Raw parts, by name; status members as "status.<name>".
-  std::map<std::string, std::string> parts;
-  SalvagedClusterVersion out;
+}
+
+// The top-level members into `parts`, up to the first that cannot be read.
+void ReadParts(od::object& top, Parts& parts, std::vector<std::string>& dropped) {
   for (auto field : top) {
     std::string_view key;
     od::value value;
@@ -67,31 +91,13 @@ Result<SalvagedClusterVersion> SalvageClusterVersion(const std::string& path, si
       if (!RawJson(value).get(raw) && raw.size() <= kMaxPartBytes) parts[std::string(key)] = std::string(raw);
       continue;
     }
-    od::object status;
-    if (value.get_object().get(status)) continue;
-    for (auto member : status) {
-      std::string_view name;
-      od::value member_value;
-      if (member.unescaped_key().get(name) || member.value().get(member_value)) break;
-      const std::string part = "status." + std::string(name);
-      std::string_view raw;
-      if (name == "availableUpdates" || name == "conditionalUpdates") {
-        out.dropped.push_back(part + " (retrieved again at the next poll)");
-        continue;  // skipped without being built
-      }
-      if (RawJson(member_value).get(raw)) {
-        out.dropped.push_back(part + " (not valid JSON)");
-        break;
-      }
-      if (raw.size() > kMaxPartBytes) {
-        out.dropped.push_back(fmt::format("{} ({} bytes)", part, raw.size()));
-        continue;
-      }
-      parts[part] = std::string(raw);
-    }
+    ReadStatusParts(value, parts, dropped);
   }
+}
 
-  // metadata and spec first: without them there is nothing to salvage.
+// A document of the parts that still read as a ClusterVersion: metadata and spec first
+// (without them there is nothing to salvage), then each status member that keeps it readable.
+Result<JsonValue> Reassemble(const std::string& path, const Parts& parts, std::vector<std::string>& dropped) {
   JsonValue document = JsonValue::Object();
   for (const char* key : {"apiVersion", "kind", "metadata", "spec"}) {
     auto it = parts.find(key);
@@ -103,12 +109,11 @@ Result<SalvagedClusterVersion> SalvageClusterVersion(const std::string& path, si
   if (auto base = FromJson(document); !base.ok()) {
     return Status::InvalidArgument(fmt::format("{}: its metadata and spec cannot be read: {}", path, Describe(base.status())));
   }
-  // Then each status member, kept when the document still reads with it.
   for (const auto& [part, raw] : parts) {
     if (part.rfind("status.", 0) != 0) continue;
     auto value = ParseJson(raw, kMaxPartBytes);
     if (!value.ok()) {
-      out.dropped.push_back(fmt::format("{} ({})", part, Describe(value.status())));
+      dropped.push_back(fmt::format("{} ({})", part, Describe(value.status())));
       continue;
     }
     JsonValue status = *document.Find("status");
@@ -116,11 +121,28 @@ Result<SalvagedClusterVersion> SalvageClusterVersion(const std::string& path, si
     JsonValue trial = document;
     trial.Set("status", status);
     if (auto cv = FromJson(trial); !cv.ok()) {
-      out.dropped.push_back(fmt::format("{} ({})", part, Describe(cv.status())));
+      dropped.push_back(fmt::format("{} ({})", part, Describe(cv.status())));
       continue;
     }
     document = std::move(trial);
   }
+  return document;
+}
+
+}  // namespace
+
+Result<SalvagedClusterVersion> SalvageClusterVersion(const std::string& path, size_t max_bytes) {
+  CINCINNATI_ASSIGN_OR_RETURN(simdjson::padded_string text, LoadBounded(path, max_bytes));
+  od::parser parser;
+  od::document doc;
+  od::object top;
+  if (parser.iterate(text).get(doc) || doc.get_object().get(top)) {
+    return Status::InvalidArgument(fmt::format("{}: not a JSON object", path));
+  }
+  Parts parts;
+  SalvagedClusterVersion out;
+  ReadParts(top, parts, out.dropped);
+  CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, Reassemble(path, parts, out.dropped));
   CINCINNATI_ASSIGN_OR_RETURN(out.cv, FromJson(document));
   return out;
 }

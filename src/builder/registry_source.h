@@ -52,6 +52,8 @@ class RegistryReleaseSource : public GraphTransform {
   };
   const Counters& counters() const { return counters_; }
 
+  struct TagOutcome;  // what became of one tag in a scrape (defined with Apply)
+
  private:
   struct CachedImage {
     std::string arch;
@@ -59,6 +61,16 @@ class RegistryReleaseSource : public GraphTransform {
   };
   std::optional<CachedImage> LoadFromDisk(const std::string& digest) const;
   void SaveToDisk(const std::string& digest, const CachedImage& image, Diagnostics& diagnostics) const;
+  registry::Credentials FindCredentials(const registry::RepositoryLocation& location, Diagnostics& diagnostics) const;
+  // The image of `digest` from memory, else from the disk cache (then kept in memory too).
+  std::optional<CachedImage> FindCached(const std::string& digest) const;
+  // Reads the image and its release metadata from the registry and caches them; nullopt
+  // when the tag is skipped or fails (said in `out`).
+  std::optional<CachedImage> FetchImage(registry::RegistryClient& client, const registry::Manifest& manifest,
+                                        const std::string& tag, TagOutcome& out) const;
+  // One tag, from its manifest to its release (or why there is none), into `out`.
+  void ReadTag(registry::RegistryClient& client, const registry::RepositoryLocation& location, const std::string& tag,
+               TagOutcome& out) const;
 
   RegistrySourceSettings settings_;
   mutable std::mutex cache_mu_;

@@ -301,7 +301,8 @@ Result<http_server::ServerLimits> Limits(const Settings& s) {
   return limits;
 }
 
-Status Run(Invocation& inv) {
+// The TOML file over the flags, and logging as they ask.
+Status Configure(Invocation& inv) {
   Settings& s = inv.settings;
   if (!inv.config.empty()) {
     std::set<std::string> tables;
@@ -313,85 +314,188 @@ Status Run(Invocation& inv) {
   if (s.Has("verbosity")) verbosity = static_cast<int>(s.String("verbosity", "").size());
   SetLogLevel(verbosity);
   if (s.Has("service.tracing_endpoint")) spdlog::info("tracing_endpoint is accepted but tracing is not exported");
+  return Status::OK();
+}
 
-  const bool gb = inv.role == Role::kGraphBuilder;
-  const bool serve = inv.role == Role::kServe;
-  std::string default_prefix = serve ? "/api/upgrades_info" : "";
-  std::string prefix = server::NormalizePathPrefix(s.String("service.path_prefix", default_prefix));
-  std::string address = s.String("service.address", "127.0.0.1");
-  std::string status_address = s.String("status.address", "127.0.0.1");
-  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, Port(s, "service.port", gb ? 8080 : 8081));
-  CINCINNATI_ASSIGN_OR_RETURN(uint16_t status_port, Port(s, "status.port", gb ? 9080 : 9081));
-  if (address == status_address && port == status_port && port != 0) {
-    return Status::InvalidArgument(fmt::format("main and status listeners cannot both use {}:{}", address, port));
+// What the graph builder and the policy engine of one process share: the role, where
+// they listen (ports become the bound ones once listening), and what clients must send.
+struct Common {
+  bool gb = false, serve = false;
+  std::string prefix, address, status_address;
+  uint16_t port = 0, status_port = 0;
+  std::vector<std::string> mandatory;
+  std::string signatures_dir;
+};
+
+Result<Common> ReadCommon(const Settings& s, Role role) {
+  Common c;
+  c.gb = role == Role::kGraphBuilder;
+  c.serve = role == Role::kServe;
+  std::string default_prefix = c.serve ? "/api/upgrades_info" : "";
+  c.prefix = server::NormalizePathPrefix(s.String("service.path_prefix", default_prefix));
+  c.address = s.String("service.address", "127.0.0.1");
+  c.status_address = s.String("status.address", "127.0.0.1");
+  CINCINNATI_ASSIGN_OR_RETURN(c.port, Port(s, "service.port", c.gb ? 8080 : 8081));
+  CINCINNATI_ASSIGN_OR_RETURN(c.status_port, Port(s, "status.port", c.gb ? 9080 : 9081));
+  if (c.address == c.status_address && c.port == c.status_port && c.port != 0) {
+    return Status::InvalidArgument(fmt::format("main and status listeners cannot both use {}:{}", c.address, c.port));
   }
-  std::vector<std::string> mandatory = s.List("service.mandatory_client_parameters");
-  const std::string signatures_dir = s.String("signatures.dir", "");
-  if (!signatures_dir.empty() && !env::DefaultFileSystem().IsDirectory(signatures_dir)) {
-    return Status::InvalidArgument(fmt::format("signatures.dir {}: not a directory", signatures_dir));
+  c.mandatory = s.List("service.mandatory_client_parameters");
+  c.signatures_dir = s.String("signatures.dir", "");
+  if (!c.signatures_dir.empty() && !env::DefaultFileSystem().IsDirectory(c.signatures_dir)) {
+    return Status::InvalidArgument(fmt::format("signatures.dir {}: not a directory", c.signatures_dir));
   }
+  return c;
+}
+
+// The graph builder of graph-builder and serve; `reports` may be null.
+Result<std::unique_ptr<GraphBuilderService>> MakeBuilder(const Settings& s, const Common& c, const SigningParts& signing,
+                                                         ReportParts* reports, env::Clock* clock) {
+  CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, BuilderChain(s));
+  server::GraphBuilderOptions o;
+  o.path_prefix = c.prefix;
+  // Every prefix the chain's steps write with: their records never enter the graph.
+  for (const PluginTable& t : s.plugins("plugin_settings")) {
+    if (auto it = t.settings.find("key_prefix"); it != t.settings.end()) o.record_prefixes.push_back(it->second);
+  }
+  o.mandatory_client_parameters = c.mandatory;
+  if (c.gb) o.signatures_dir = c.signatures_dir;
+  o.generations = signing.generations;
+  o.clock = clock;
+  if (c.gb) o.signer = signing.signer;  // serve's graph builder serves no clients: its policy engine signs
+  CINCINNATI_ASSIGN_OR_RETURN(o.pause, Secs(s, "service.pause_secs", 300));
+  if (o.pause.count() == 0) return Status::InvalidArgument("service.pause_secs must be greater than 0");
+  if (s.Has("service.scrape_timeout_secs")) {
+    CINCINNATI_ASSIGN_OR_RETURN(o.scrape_timeout, Secs(s, "service.scrape_timeout_secs", 0));
+  }
+  if (reports && reports->board) {
+    o.overlay = [board = reports->board.get()](Graph& graph) { return reports::ApplyBrakes(graph, board->InForce(), kDefaultKeyPrefix); };
+  }
+  auto builder = std::make_unique<GraphBuilderService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
+  if (reports && reports->board) reports->board->OnChange([b = builder.get()] { b->RequestRepublish(); });
+  return builder;
+}
+
+// The policy engine of policy-engine and serve; `reports` may be null.
+Result<std::unique_ptr<PolicyEngineService>> MakeEngine(const Settings& s, const Common& c, const SigningParts& signing,
+                                                        ReportParts* reports, const std::shared_ptr<env::Clock>& clock) {
+  server::PolicyEngineOptions o;
+  o.path_prefix = c.prefix;
+  o.signatures_dir = c.signatures_dir;
+  o.mandatory_client_parameters = c.mandatory;
+  o.upstream_url = c.serve ? "" : s.String("upstream.cincinnati.url", "http://localhost:8080/graph");
+  CINCINNATI_ASSIGN_OR_RETURN(o.cache_ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
+  CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
+  CINCINNATI_RETURN_IF_ERROR(UpstreamOptions(s, o));
+  o.clock = clock;  // before the chain: its phased rollouts run on the engine's clock
+  CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
+  CINCINNATI_ASSIGN_OR_RETURN(o.directory, Directory(s));
+  if (s.Has("cluster_directory.log_interval_secs")) {
+    CINCINNATI_ASSIGN_OR_RETURN(o.directory_log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));
+  }
+  if (c.serve) o.upstream_url.clear();
+  CINCINNATI_ASSIGN_OR_RETURN(o.web_ui, s.Bool("web.enabled", c.serve));
+  if (reports) {
+    o.reports = reports->intake;
+    if (reports->routes) o.extra_routes = [routes = reports->routes.get()](const http_server::Request& r) { return routes->HandleBrakes(r); };
+  }
+  o.signer = signing.signer;
+  return std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
+}
+
+// graph-builder's three listeners (main, public, status); returns the ports file's text.
+Result<std::string> ListenAsBuilder(const Settings& s, HttpServer& http, Common& c, GraphBuilderService* builder,
+                                    ReportParts* reports) {
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port_setting, Port(s, "service.public_port", 8090));
+  // Asynchronous: a policy engine's batch of reports is answered once it is recorded,
+  // on the board's writer thread, while this thread serves graphs.
+  CINCINNATI_ASSIGN_OR_RETURN(c.port, http.ListenAsync(c.address, c.port, [=](const http_server::Request& r, auto respond) {
+                                if (reports) {
+                                  if (reports->routes->HandleBatch(r, respond)) return;
+                                  if (auto answer = reports->routes->HandleBrakes(r)) return respond(std::move(*answer));
+                                }
+                                respond(builder->HandleMain(r));
+                              }));
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port,
+                              http.Listen(c.address, public_port_setting, [=](const auto& r) { return builder->HandlePublic(r); }));
+  CINCINNATI_ASSIGN_OR_RETURN(c.status_port, http.Listen(c.status_address, c.status_port, [=](const http_server::Request& r) {
+                                if (reports && r.path == "/metrics") {
+                                  builder->UpdateMetrics();
+                                  return http_server::Response::Text(
+                                      200, http_server::RenderAll({&builder->metrics(), &reports->metrics}),
+                                      server::kMetricsContentType);
+                                }
+                                return builder->HandleStatus(r);
+                              }));
+  return fmt::format("main={}\npublic={}\nstatus={}\n", c.port, public_port, c.status_port);
+}
+
+// The listeners of policy-engine and serve (main, status); `builder` is serve's, else
+// null. Returns the ports file's text.
+Result<std::string> ListenAsEngine(HttpServer& http, Common& c, PolicyEngineService* engine,
+                                   GraphBuilderService* builder, ReportParts* reports) {
+  CINCINNATI_ASSIGN_OR_RETURN(c.port, http.ListenAsync(c.address, c.port, [=](const auto& r, auto respond) {
+                                engine->HandleMain(r, std::move(respond));
+                              }));
+  CINCINNATI_ASSIGN_OR_RETURN(c.status_port, http.Listen(c.status_address, c.status_port, [=](const http_server::Request& r) {
+                                if ((builder || reports) && r.path == "/metrics") {
+                                  engine->UpdateRolloutMetric();
+                                  std::vector<const http_server::Registry*> all = {&engine->metrics()};
+                                  if (builder) {
+                                    builder->UpdateMetrics();
+                                    all.insert(all.begin(), &builder->metrics());
+                                  }
+                                  if (reports) all.push_back(&reports->metrics);
+                                  return http_server::Response::Text(200, http_server::RenderAll(all),
+                                                                     server::kMetricsContentType);
+                                }
+                                if (builder && (r.path == "/liveness" || r.path == "/readiness")) {
+                                  return builder->HandleStatus(r);
+                                }
+                                return engine->HandleStatus(r);
+                              }));
+  return fmt::format("main={}\nstatus={}\n", c.port, c.status_port);
+}
+
+// Each new graph of serve's builder goes to its engine, and to the brake board, which
+// checks every report against the graph the builder serves.
+void ConnectGraphs(GraphBuilderService* builder, PolicyEngineService* engine, ReportParts* reports) {
+  if (builder && engine) {
+    builder->Subscribe([engine](std::shared_ptr<const server::GraphSnapshot> snapshot) {
+      engine->SetGraph(snapshot->graph, snapshot->generation);
+    });
+  }
+  if (builder && reports && reports->board) {
+    builder->Subscribe([board = reports->board.get()](std::shared_ptr<const server::GraphSnapshot> snapshot) {
+      board->SetGraph(std::make_shared<const reports::ServedEdges>(snapshot->graph));
+    });
+  }
+}
+
+Status Run(Invocation& inv) {
+  Settings& s = inv.settings;
+  CINCINNATI_RETURN_IF_ERROR(Configure(inv));
+  CINCINNATI_ASSIGN_OR_RETURN(Common c, ReadCommon(s, inv.role));
 
   // Update reports and brakes: opened first, so that they outlive the services
   // that call into them.
   CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<env::Clock> clock, ServiceClock(s));
   CINCINNATI_ASSIGN_OR_RETURN(
       std::unique_ptr<ReportParts> reports,
-      SetUpReports(s, inv.role != Role::kPolicyEngine, !gb, prefix, s.String("upstream.cincinnati.url", "http://localhost:8080/graph"),
+      SetUpReports(s, inv.role != Role::kPolicyEngine, !c.gb, c.prefix, s.String("upstream.cincinnati.url", "http://localhost:8080/graph"),
                    *clock));
   CINCINNATI_ASSIGN_OR_RETURN(SigningParts signing, SetUpSigning(s, inv.role, *clock));
   std::unique_ptr<GraphBuilderService> builder;
   if (inv.role != Role::kPolicyEngine) {
-    CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, BuilderChain(s));
-    server::GraphBuilderOptions o;
-    o.path_prefix = prefix;
-    // Every prefix the chain's steps write with: their records never enter the graph.
-    for (const PluginTable& t : s.plugins("plugin_settings")) {
-      if (auto it = t.settings.find("key_prefix"); it != t.settings.end()) o.record_prefixes.push_back(it->second);
-    }
-    o.mandatory_client_parameters = mandatory;
-    if (gb) o.signatures_dir = signatures_dir;
-    o.generations = signing.generations;
-    o.clock = clock.get();
-    if (gb) o.signer = signing.signer;  // serve's graph builder serves no clients: its policy engine signs
-    CINCINNATI_ASSIGN_OR_RETURN(o.pause, Secs(s, "service.pause_secs", 300));
-    if (o.pause.count() == 0) return Status::InvalidArgument("service.pause_secs must be greater than 0");
-    if (s.Has("service.scrape_timeout_secs")) {
-      CINCINNATI_ASSIGN_OR_RETURN(o.scrape_timeout, Secs(s, "service.scrape_timeout_secs", 0));
-    }
-    if (reports && reports->board) {
-      o.overlay = [board = reports->board.get()](Graph& graph) { return reports::ApplyBrakes(graph, board->InForce(), kDefaultKeyPrefix); };
-    }
-    builder = std::make_unique<GraphBuilderService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
-    if (reports && reports->board) reports->board->OnChange([b = builder.get()] { b->RequestRepublish(); });
+    CINCINNATI_ASSIGN_OR_RETURN(builder, MakeBuilder(s, c, signing, reports.get(), clock.get()));
   }
   // Before the builder goes, the board stops calling it (reports may still be recorded).
   std::shared_ptr<void> unhook(nullptr, [board = reports && reports->board ? reports->board.get() : nullptr](void*) {
     if (board) board->OnChange(nullptr);
   });
   std::unique_ptr<PolicyEngineService> engine;
-  if (!gb) {
-    server::PolicyEngineOptions o;
-    o.path_prefix = prefix;
-    o.signatures_dir = signatures_dir;
-    o.mandatory_client_parameters = mandatory;
-    o.upstream_url = serve ? "" : s.String("upstream.cincinnati.url", "http://localhost:8080/graph");
-    CINCINNATI_ASSIGN_OR_RETURN(o.cache_ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
-    CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
-    CINCINNATI_RETURN_IF_ERROR(UpstreamOptions(s, o));
-    o.clock = clock;
-    CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
-    CINCINNATI_ASSIGN_OR_RETURN(o.directory, Directory(s));
-    if (s.Has("cluster_directory.log_interval_secs")) {
-      CINCINNATI_ASSIGN_OR_RETURN(o.directory_log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));
-    }
-    if (serve) o.upstream_url.clear();
-    CINCINNATI_ASSIGN_OR_RETURN(o.web_ui, s.Bool("web.enabled", serve));
-    if (reports) {
-      o.reports = reports->intake;
-      if (reports->routes) o.extra_routes = [routes = reports->routes.get()](const http_server::Request& r) { return routes->HandleBrakes(r); };
-    }
-    o.signer = signing.signer;
-    engine = std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);
+  if (!c.gb) {
+    CINCINNATI_ASSIGN_OR_RETURN(engine, MakeEngine(s, c, signing, reports.get(), clock));
   }
 
   if (reports && reports->intake && engine) {
@@ -400,78 +504,27 @@ Status Run(Invocation& inv) {
     });
   }
   CINCINNATI_ASSIGN_OR_RETURN(http_server::ServerLimits limits, Limits(s));
-  if (gb && reports) limits.max_body_bytes = std::max<size_t>(limits.max_body_bytes, 1 << 20);  // policy engines' batches
+  if (c.gb && reports) limits.max_body_bytes = std::max<size_t>(limits.max_body_bytes, 1 << 20);  // policy engines' batches
   HttpServer http(limits);
   http.CatchSignals();
   std::string ports;
-  if (gb) {
-    CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port_setting, Port(s, "service.public_port", 8090));
-    // Asynchronous: a policy engine's batch of reports is answered once it is recorded,
-    // on the board's writer thread, while this thread serves graphs.
-    CINCINNATI_ASSIGN_OR_RETURN(port, http.ListenAsync(address, port, [&](const http_server::Request& r, auto respond) {
-                                  if (reports) {
-                                    if (reports->routes->HandleBatch(r, respond)) return;
-                                    if (auto answer = reports->routes->HandleBrakes(r)) return respond(std::move(*answer));
-                                  }
-                                  respond(builder->HandleMain(r));
-                                }));
-    CINCINNATI_ASSIGN_OR_RETURN(uint16_t public_port,
-                                http.Listen(address, public_port_setting, [&](const auto& r) { return builder->HandlePublic(r); }));
-    CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const http_server::Request& r) {
-                                  if (reports && r.path == "/metrics") {
-                                    builder->UpdateMetrics();
-                                    return http_server::Response::Text(
-                                        200, http_server::RenderAll({&builder->metrics(), &reports->metrics}),
-                                        server::kMetricsContentType);
-                                  }
-                                  return builder->HandleStatus(r);
-                                }));
-    ports = fmt::format("main={}\npublic={}\nstatus={}\n", port, public_port, status_port);
+  if (c.gb) {
+    CINCINNATI_ASSIGN_OR_RETURN(ports, ListenAsBuilder(s, http, c, builder.get(), reports.get()));
   } else {
-    CINCINNATI_ASSIGN_OR_RETURN(port, http.ListenAsync(address, port, [&](const auto& r, auto respond) {
-                                  engine->HandleMain(r, std::move(respond));
-                                }));
-    CINCINNATI_ASSIGN_OR_RETURN(status_port, http.Listen(status_address, status_port, [&](const http_server::Request& r) {
-                                  if ((builder || reports) && r.path == "/metrics") {
-                                    engine->UpdateRolloutMetric();
-                                    std::vector<const http_server::Registry*> all = {&engine->metrics()};
-                                    if (builder) {
-                                      builder->UpdateMetrics();
-                                      all.insert(all.begin(), &builder->metrics());
-                                    }
-                                    if (reports) all.push_back(&reports->metrics);
-                                    return http_server::Response::Text(200, http_server::RenderAll(all),
-                                                                       server::kMetricsContentType);
-                                  }
-                                  if (builder && (r.path == "/liveness" || r.path == "/readiness")) {
-                                    return builder->HandleStatus(r);
-                                  }
-                                  return engine->HandleStatus(r);
-                                }));
-    ports = fmt::format("main={}\nstatus={}\n", port, status_port);
+    CINCINNATI_ASSIGN_OR_RETURN(ports, ListenAsEngine(http, c, engine.get(), builder.get(), reports.get()));
   }
   if (s.Has("testing.ports_file")) {
     CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(s.String("testing.ports_file", ""), ports));
   }
 
-  if (builder && engine) {
-    builder->Subscribe([&engine](std::shared_ptr<const server::GraphSnapshot> snapshot) {
-      engine->SetGraph(snapshot->graph, snapshot->generation);
-    });
-  }
-  // The brake board checks every report against the graph the builder serves.
-  if (builder && reports && reports->board) {
-    builder->Subscribe([board = reports->board.get()](std::shared_ptr<const server::GraphSnapshot> snapshot) {
-      board->SetGraph(std::make_shared<const reports::ServedEdges>(snapshot->graph));
-    });
-  }
+  ConnectGraphs(builder.get(), engine.get(), reports.get());
   if (builder) builder->Start();
   if (engine) engine->StartUpstream();
   http.Start();
-  std::string base = fmt::format("http://{}:{}{}", address, port, prefix);
+  std::string base = fmt::format("http://{}:{}{}", c.address, c.port, c.prefix);
   std::cerr << fmt::format("cincinnati {}: serving {}/graph (status on http://{}:{})\n",
-                           gb ? "graph-builder" : (serve ? "serve" : "policy-engine"), base, status_address,
-                           status_port);
+                           c.gb ? "graph-builder" : (c.serve ? "serve" : "policy-engine"), base, c.status_address,
+                           c.status_port);
   http.WaitForSignal();
   if (engine) engine->Stop();
   if (builder) builder->Stop();

@@ -1,5 +1,6 @@
 #include "cli/service_flags.h"
 
+#include <iterator>
 #include <map>
 
 #include "cli/commands.h"
@@ -7,119 +8,142 @@
 
 namespace cincinnati::cli {
 
-std::vector<Flag> Flags(Role role) {
-  std::vector<Flag> flags = {
-      {"--service.address", "service.address", "Address of the main listener"},
-      {"--service.port", "service.port", "Port of the main listener"},
-      {"--service.path_prefix", "service.path_prefix", "Path prefix of the API routes (e.g. /api/upgrades_info)"},
-      {"--service.mandatory_client_parameters", "service.mandatory_client_parameters",
-       "Comma-separated query parameters every graph request must carry"},
-      {"--service.tracing_endpoint", "service.tracing_endpoint", "Accepted for compatibility; tracing is not exported"},
-      {"--status.address", "status.address", "Address of the status listener"},
-      {"--status.port", "status.port", "Port of the status listener"},
-      {"--testing.ports_file", "testing.ports_file", "Write the bound ports to this file (for tests)"},
-      {"--testing.now", "testing.now",
-       "Start the service's clock (phased rollouts, reports, brakes) at this RFC 3339 time; frozen there unless "
-       "--testing.time_scale is given"},
-      {"--testing.time_scale", "testing.time_scale",
-       "With --testing.now: simulated seconds per real second (a fleet simulation's clock)"},
-      {"--testing.epoch", "testing.epoch",
-       "With --testing.time_scale: the real Unix time (seconds, may be fractional) at which the clock reads "
-       "--testing.now (default: when the process started)"},
+namespace {
+
+// Every service's: its listeners, and what tests set.
+std::vector<Flag> CommonFlags() {
+  return {
+    {"--service.address", "service.address", "Address of the main listener"},
+    {"--service.port", "service.port", "Port of the main listener"},
+    {"--service.path_prefix", "service.path_prefix", "Path prefix of the API routes (e.g. /api/upgrades_info)"},
+    {"--service.mandatory_client_parameters", "service.mandatory_client_parameters",
+     "Comma-separated query parameters every graph request must carry"},
+    {"--service.tracing_endpoint", "service.tracing_endpoint", "Accepted for compatibility; tracing is not exported"},
+    {"--status.address", "status.address", "Address of the status listener"},
+    {"--status.port", "status.port", "Port of the status listener"},
+    {"--testing.ports_file", "testing.ports_file", "Write the bound ports to this file (for tests)"},
+    {"--testing.now", "testing.now",
+     "Start the service's clock (phased rollouts, reports, brakes) at this RFC 3339 time; frozen there unless "
+     "--testing.time_scale is given"},
+    {"--testing.time_scale", "testing.time_scale",
+     "With --testing.now: simulated seconds per real second (a fleet simulation's clock)"},
+    {"--testing.epoch", "testing.epoch",
+     "With --testing.time_scale: the real Unix time (seconds, may be fractional) at which the clock reads "
+     "--testing.now (default: when the process started)"},
   };
+}
+
+// The cluster directory of a policy engine (embedded or remote).
+std::vector<Flag> DirectoryFlags() {
+  return {
+    {"--cluster_directory.path", "cluster_directory.path",
+     "Embedded cluster directory: SQLite file managed with `cincinnati clusters`"},
+    {"--cluster_directory.url", "cluster_directory.url", "Remote cluster directory: GET <url>/clusters/<id>"},
+    {"--cluster_directory.timeout_ms", "cluster_directory.timeout_ms", "Milliseconds a remote lookup may take (500)"},
+    {"--cluster_directory.cache_ttl_secs", "cluster_directory.cache_ttl_secs", "Seconds a found cluster is cached (300)"},
+    {"--cluster_directory.negative_ttl_secs", "cluster_directory.negative_ttl_secs",
+     "Seconds an unknown cluster is cached (60)"},
+    {"--cluster_directory.cache_entries", "cluster_directory.cache_entries", "Most cached lookups (100000)"},
+    {"--cluster_directory.failure_backoff_ms", "cluster_directory.failure_backoff_ms",
+     "After a failed lookup, milliseconds during which uncached ids get the general graph at once (5000)"},
+    {"--cluster_directory.log_interval_secs", "cluster_directory.log_interval_secs",
+     "Seconds between two log lines about failing lookups (60)"},
+  };
+}
+
+// Where a graph builder reads releases and graph-data, and how often.
+std::vector<Flag> BuilderFlags() {
+  return {
+    {"--releases", "releases", "Graph JSON file, or directory of release-metadata documents"},
+    {"--graph-data", "graph_data", "Graph-data directory"},
+    {"--graph-data-image", "graph_data_image", "Graph-data container image (REGISTRY/REPO:TAG) instead of a directory"},
+    {"--graph-data-git", "graph_data_git", "Graph-data git repository URL[#BRANCH|#COMMIT] instead of a directory"},
+    {"--graph-data-public-keys", "graph_data_public_keys", "Verify the graph-data image's signature with these keys"},
+    {"--graph-data-signatures", "graph_data_signatures", "Signature store (URL or directory) for the graph-data image"},
+    {"--signatures.dir", "signatures.dir",
+     "Serve this directory's release signatures at {prefix}/signatures/ALGO=DIGEST/signature-N, read from "
+     "ALGO/DIGEST/signature-N (a graph-data repository's signatures/; the metadata-helper's role)"},
+    {"--graph-data-cache", "graph_data_cache", "Where the graph-data image is unpacked (default: a temporary directory)"},
+    {"--disallowed-errors", "disallowed_errors", kDisallowedErrorsHelp},
+    {"--service.pause_secs", "service.pause_secs", "Seconds between the end of a refresh and the next"},
+    {"--service.scrape_timeout", "service.scrape_timeout_secs", "Seconds a refresh may take"},
+    {"--upstream.registry.url,--registry", "upstream.registry.url",
+     "Registry to scrape releases from (e.g. quay.io, http://127.0.0.1:5000)"},
+    {"--upstream.registry.repository,--repository", "upstream.registry.repository", "Repository of the releases"},
+    {"--upstream.registry.credentials_path,--credentials-file,--credentials-path", "upstream.registry.credentials_path",
+     "dockercfg credentials file (config.json)"},
+    {"--upstream.registry.cache_directory", "upstream.registry.cache_directory",
+     "Keep scraped release metadata here across restarts"},
+    {"--upstream.registry.root_certificate_dir", "upstream.registry.root_certificate_dir",
+     "Extra trusted certificates (*.pem, *.crt)"},
+    {"--upstream.registry.manifestref_key", "upstream.registry.manifestref_key", "Metadata key for the manifest digest"},
+    {"--upstream.registry.fetch_concurrency", "upstream.registry.fetch_concurrency", "Images read in parallel"},
+  };
+}
+
+// How a policy engine's main listener takes connections.
+std::vector<Flag> ConnectionFlags() {
+  return {
+    {"--service.backlog", "service.backlog", "Listen backlog"},
+    {"--service.max_connections", "service.max_connections", "Most open connections per worker thread"},
+    {"--service.max_connection_rate", "service.max_connection_rate", "Accepted for compatibility"},
+    {"--service.keep_alive", "service.keep_alive", "Seconds an idle connection is kept (0: off)"},
+    {"--service.client_timeout", "service.client_timeout", "Seconds allowed for the first request"},
+  };
+}
+
+// A policy engine's upstream: where, how long its answers are reused, and their trust.
+std::vector<Flag> UpstreamFlags() {
+  return {
+    {"--upstream.cincinnati.url", "upstream.cincinnati.url", "Graph builder or policy engine URL"},
+    {"--upstream.cincinnati.cache_ttl_secs", "upstream.cincinnati.cache_ttl_secs",
+     "Seconds an upstream graph is reused (default 60)"},
+    {"--upstream.cincinnati.timeout_secs", "upstream.cincinnati.timeout_secs",
+     "Seconds an upstream fetch may take (default 30)"},
+    {"--upstream.cincinnati.kind", "upstream.cincinnati.kind",
+     "What the upstream is: auto (detected, the default), graph-builder or policy-engine"},
+    {"--upstream.cincinnati.max_stale_secs", "upstream.cincinnati.max_stale_secs",
+     "Seconds a forwarded answer is still served while its refresh fails (default 86400)"},
+    {"--upstream.cincinnati.max_cached_answers", "upstream.cincinnati.max_cached_answers",
+     "Most forwarded queries kept (default 4096)"},
+    {"--upstream.cincinnati.max_cached_bytes", "upstream.cincinnati.max_cached_bytes",
+     "Most bytes of forwarded answers kept (default 268435456)"},
+    {"--upstream.cincinnati.max_fetches_per_sec", "upstream.cincinnati.max_fetches_per_sec",
+     "Most forwarded queries fetched upstream per second, 0 for no limit (default 50)"},
+    {"--upstream.cincinnati.max_body_bytes", "upstream.cincinnati.max_body_bytes",
+     "Largest upstream answer accepted, in bytes (default 67108864)"},
+    {"--upstream.cincinnati.public_keys", "upstream.cincinnati.public_keys",
+     "Directory of Ed25519 public keys (*.pem): the upstream's answers must be signed by one of them, unexpired (a refused "
+     "answer is a failed fetch; the last good graph is served)"},
+    {"--upstream.cincinnati.require_signature", "upstream.cincinnati.require_signature",
+     "With upstream.cincinnati.public_keys: refuse unsigned upstream answers (default true with keys; false takes them "
+     "until the upstream has signed one)"},
+  };
+}
+
+void Append(std::vector<Flag>& flags, std::vector<Flag> more) {
+  flags.insert(flags.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
+
+}  // namespace
+
+std::vector<Flag> Flags(Role role) {
+  std::vector<Flag> flags = CommonFlags();
   if (role != Role::kGraphBuilder) {
     flags.push_back({"--views.channel_targets", "views.channel_targets",
                      "Channels (comma list, or *) whose clients get only the paths from their version to the target"});
     flags.push_back({"--web.enabled", "web.enabled",
                      "Serve the graph page at / (true or false; default true for serve, false for policy-engine)"});
-    std::vector<Flag> directory = {
-        {"--cluster_directory.path", "cluster_directory.path",
-         "Embedded cluster directory: SQLite file managed with `cincinnati clusters`"},
-        {"--cluster_directory.url", "cluster_directory.url", "Remote cluster directory: GET <url>/clusters/<id>"},
-        {"--cluster_directory.timeout_ms", "cluster_directory.timeout_ms", "Milliseconds a remote lookup may take (500)"},
-        {"--cluster_directory.cache_ttl_secs", "cluster_directory.cache_ttl_secs", "Seconds a found cluster is cached (300)"},
-        {"--cluster_directory.negative_ttl_secs", "cluster_directory.negative_ttl_secs",
-         "Seconds an unknown cluster is cached (60)"},
-        {"--cluster_directory.cache_entries", "cluster_directory.cache_entries", "Most cached lookups (100000)"},
-        {"--cluster_directory.failure_backoff_ms", "cluster_directory.failure_backoff_ms",
-         "After a failed lookup, milliseconds during which uncached ids get the general graph at once (5000)"},
-        {"--cluster_directory.log_interval_secs", "cluster_directory.log_interval_secs",
-         "Seconds between two log lines about failing lookups (60)"},
-    };
-    flags.insert(flags.end(), directory.begin(), directory.end());
+    Append(flags, DirectoryFlags());
   }
-  if (role != Role::kPolicyEngine) {
-    std::vector<Flag> gb = {
-        {"--releases", "releases", "Graph JSON file, or directory of release-metadata documents"},
-        {"--graph-data", "graph_data", "Graph-data directory"},
-        {"--graph-data-image", "graph_data_image", "Graph-data container image (REGISTRY/REPO:TAG) instead of a directory"},
-        {"--graph-data-git", "graph_data_git", "Graph-data git repository URL[#BRANCH|#COMMIT] instead of a directory"},
-        {"--graph-data-public-keys", "graph_data_public_keys", "Verify the graph-data image's signature with these keys"},
-        {"--graph-data-signatures", "graph_data_signatures", "Signature store (URL or directory) for the graph-data image"},
-        {"--signatures.dir", "signatures.dir",
-         "Serve this directory's release signatures at {prefix}/signatures/ALGO=DIGEST/signature-N, read from "
-         "ALGO/DIGEST/signature-N (a graph-data repository's signatures/; the metadata-helper's role)"},
-        {"--graph-data-cache", "graph_data_cache", "Where the graph-data image is unpacked (default: a temporary directory)"},
-        {"--disallowed-errors", "disallowed_errors", kDisallowedErrorsHelp},
-        {"--service.pause_secs", "service.pause_secs", "Seconds between the end of a refresh and the next"},
-        {"--service.scrape_timeout", "service.scrape_timeout_secs", "Seconds a refresh may take"},
-        {"--upstream.registry.url,--registry", "upstream.registry.url",
-         "Registry to scrape releases from (e.g. quay.io, http://127.0.0.1:5000)"},
-        {"--upstream.registry.repository,--repository", "upstream.registry.repository", "Repository of the releases"},
-        {"--upstream.registry.credentials_path,--credentials-file,--credentials-path", "upstream.registry.credentials_path",
-         "dockercfg credentials file (config.json)"},
-        {"--upstream.registry.cache_directory", "upstream.registry.cache_directory",
-         "Keep scraped release metadata here across restarts"},
-        {"--upstream.registry.root_certificate_dir", "upstream.registry.root_certificate_dir",
-         "Extra trusted certificates (*.pem, *.crt)"},
-        {"--upstream.registry.manifestref_key", "upstream.registry.manifestref_key", "Metadata key for the manifest digest"},
-        {"--upstream.registry.fetch_concurrency", "upstream.registry.fetch_concurrency", "Images read in parallel"},
-    };
-    flags.insert(flags.end(), gb.begin(), gb.end());
-  }
+  if (role != Role::kPolicyEngine) Append(flags, BuilderFlags());
   if (role == Role::kGraphBuilder) {
     flags.push_back({"--service.public_port", "service.public_port", "Port of the public listener (graph-data)"});
     flags[0].names += ",--address";
     flags[1].names += ",--port";
   }
-  if (role != Role::kGraphBuilder) {
-    std::vector<Flag> pe = {
-        {"--service.backlog", "service.backlog", "Listen backlog"},
-        {"--service.max_connections", "service.max_connections", "Most open connections per worker thread"},
-        {"--service.max_connection_rate", "service.max_connection_rate", "Accepted for compatibility"},
-        {"--service.keep_alive", "service.keep_alive", "Seconds an idle connection is kept (0: off)"},
-        {"--service.client_timeout", "service.client_timeout", "Seconds allowed for the first request"},
-    };
-    flags.insert(flags.end(), pe.begin(), pe.end());
-  }
-  if (role == Role::kPolicyEngine) {
-    flags.push_back({"--upstream.cincinnati.url", "upstream.cincinnati.url", "Graph builder or policy engine URL"});
-    flags.push_back({"--upstream.cincinnati.cache_ttl_secs", "upstream.cincinnati.cache_ttl_secs",
-                     "Seconds an upstream graph is reused (default 60)"});
-    flags.push_back({"--upstream.cincinnati.timeout_secs", "upstream.cincinnati.timeout_secs",
-                     "Seconds an upstream fetch may take (default 30)"});
-    std::vector<Flag> upstream = {
-        {"--upstream.cincinnati.kind", "upstream.cincinnati.kind",
-         "What the upstream is: auto (detected, the default), graph-builder or policy-engine"},
-        {"--upstream.cincinnati.max_stale_secs", "upstream.cincinnati.max_stale_secs",
-         "Seconds a forwarded answer is still served while its refresh fails (default 86400)"},
-        {"--upstream.cincinnati.max_cached_answers", "upstream.cincinnati.max_cached_answers",
-         "Most forwarded queries kept (default 4096)"},
-        {"--upstream.cincinnati.max_cached_bytes", "upstream.cincinnati.max_cached_bytes",
-         "Most bytes of forwarded answers kept (default 268435456)"},
-        {"--upstream.cincinnati.max_fetches_per_sec", "upstream.cincinnati.max_fetches_per_sec",
-         "Most forwarded queries fetched upstream per second, 0 for no limit (default 50)"},
-        {"--upstream.cincinnati.max_body_bytes", "upstream.cincinnati.max_body_bytes",
-         "Largest upstream answer accepted, in bytes (default 67108864)"},
-        {"--upstream.cincinnati.public_keys", "upstream.cincinnati.public_keys",
-         "Directory of Ed25519 public keys (*.pem): the upstream's answers must be signed by one of them, unexpired (a refused "
-         "answer is a failed fetch; the last good graph is served)"},
-        {"--upstream.cincinnati.require_signature", "upstream.cincinnati.require_signature",
-         "With upstream.cincinnati.public_keys: refuse unsigned upstream answers (default true with keys; false takes them "
-         "until the upstream has signed one)"},
-    };
-    flags.insert(flags.end(), upstream.begin(), upstream.end());
-  }
+  if (role != Role::kGraphBuilder) Append(flags, ConnectionFlags());
+  if (role == Role::kPolicyEngine) Append(flags, UpstreamFlags());
   // Signed answers.
   flags.push_back({"--signing.keys", "signing.keys",
                    "Ed25519 private keys (PEM files, comma-separated; two during a key rotation) that sign every graph answer"});

@@ -194,6 +194,73 @@ std::string WithheldMessage(std::string_view withheld) {
                      Abbreviate(withheld, 80));
 }
 
+namespace {
+
+// Whether one of the header's signatures by a trusted key signs `statement`; if none
+// does, `check` says why (an untrusted signer, or a signature that does not match).
+bool VerifySignatures(const ParsedHeader& parsed, const std::string& statement, const AnswerScope& scope,
+                      const TrustedKeys& keys, SignatureCheck& check) {
+  bool trusted = false;
+  for (const auto& [id, signature] : parsed.sigs) {
+    const PublicKey* key = keys.Find(id);
+    if (key == nullptr) continue;
+    trusted = true;
+    if (key->Verify(statement, signature)) {
+      check.key_id = id;
+      check.verdict = SignatureVerdict::kAccepted;
+      return true;
+    }
+  }
+  std::string ids;
+  for (const auto& sig : parsed.sigs) ids += (ids.empty() ? "" : ", ") + sig.first;
+  check.verdict = trusted ? SignatureVerdict::kInvalid : SignatureVerdict::kUnknownKey;
+  check.message = trusted ? fmt::format("the signature by {} does not match this answer to channel {}, arch {}, version {}{}", ids,
+                                        scope.channel, scope.arch, scope.version, parsed.facts.per_cluster ? " and this cluster" : "")
+                          : fmt::format("signed by {}, none of them a trusted key", ids);
+  return false;
+}
+
+// Whether a verified answer is fresh: not expired, not signed in the future, its
+// generation neither far ahead of this clock nor behind the newest seen; if not, `check`
+// says why.
+bool CheckFreshness(const SignedFacts& facts, int64_t now, uint64_t newest_generation, int64_t skew,
+                    SignatureCheck& check) {
+  if (now >= facts.expires) {
+    check.verdict = SignatureVerdict::kExpired;
+    check.message = fmt::format("the answer's signature expired at {} ({} s ago): a stale or replayed answer, or a service cut off "
+                                "from its source (or this cluster's clock is ahead)",
+                                facts.expires, now - facts.expires);
+    return false;
+  }
+  if (facts.signed_at > now + skew) {
+    check.verdict = SignatureVerdict::kExpired;
+    check.message = fmt::format("the answer was signed at {}, {} s in the future", facts.signed_at, facts.signed_at - now);
+    return false;
+  }
+  // Generations are a clock in milliseconds (server/graph_generation.h). One ahead of
+  // this clock by more than the lead comes from a clock that is wrong (the service's
+  // ahead, or this one behind) or a forged number, and taken it would make every later
+  // answer look rolled back: refused.
+  if (now > 0 && facts.generation / 1000 > static_cast<uint64_t>(now) + kMaxGenerationLead) {
+    check.verdict = SignatureVerdict::kInvalid;
+    check.message = fmt::format(
+        "the answer's graph generation {} is {} s ahead of this clock ({} ms), more than the {} s allowed: the update "
+        "service's clock is ahead, this cluster's is behind, or the number is forged",
+        facts.generation, facts.generation / 1000 - static_cast<uint64_t>(now), static_cast<uint64_t>(now) * 1000,
+        kMaxGenerationLead);
+    return false;
+  }
+  if (facts.generation < newest_generation) {
+    check.verdict = SignatureVerdict::kRolledBack;
+    check.message = fmt::format("the answer is of graph generation {}, older than generation {} already seen: a rolled-back answer",
+                                facts.generation, newest_generation);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view body, const AnswerScope& scope,
                                     const TrustedKeys& keys, int64_t now, uint64_t newest_generation, int64_t skew) {
   SignatureCheck check;
@@ -210,57 +277,8 @@ SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view 
   check.facts = parsed->facts;
   check.key_id = parsed->sigs.front().first;
   const std::string statement = SignatureStatement(parsed->facts, scope, Sha256Hex(body));
-  bool trusted = false;
-  for (const auto& [id, signature] : parsed->sigs) {
-    const PublicKey* key = keys.Find(id);
-    if (key == nullptr) continue;
-    trusted = true;
-    if (key->Verify(statement, signature)) {
-      check.key_id = id;
-      check.verdict = SignatureVerdict::kAccepted;
-      break;
-    }
-  }
-  if (check.verdict != SignatureVerdict::kAccepted) {
-    std::string ids;
-    for (const auto& sig : parsed->sigs) ids += (ids.empty() ? "" : ", ") + sig.first;
-    check.verdict = trusted ? SignatureVerdict::kInvalid : SignatureVerdict::kUnknownKey;
-    check.message = trusted ? fmt::format("the signature by {} does not match this answer to channel {}, arch {}, version {}{}", ids,
-                                          scope.channel, scope.arch, scope.version, parsed->facts.per_cluster ? " and this cluster" : "")
-                            : fmt::format("signed by {}, none of them a trusted key", ids);
-    return check;
-  }
-  if (now >= parsed->facts.expires) {
-    check.verdict = SignatureVerdict::kExpired;
-    check.message = fmt::format("the answer's signature expired at {} ({} s ago): a stale or replayed answer, or a service cut off "
-                                "from its source (or this cluster's clock is ahead)",
-                                parsed->facts.expires, now - parsed->facts.expires);
-    return check;
-  }
-  if (parsed->facts.signed_at > now + skew) {
-    check.verdict = SignatureVerdict::kExpired;
-    check.message = fmt::format("the answer was signed at {}, {} s in the future", parsed->facts.signed_at, parsed->facts.signed_at - now);
-    return check;
-  }
-  // Generations are a clock in milliseconds (server/graph_generation.h). One ahead of
-  // this clock by more than the lead comes from a clock that is wrong (the service's
-  // ahead, or this one behind) or a forged number, and taken it would make every later
-  // answer look rolled back: refused.
-  if (now > 0 && parsed->facts.generation / 1000 > static_cast<uint64_t>(now) + kMaxGenerationLead) {
-    check.verdict = SignatureVerdict::kInvalid;
-    check.message = fmt::format(
-        "the answer's graph generation {} is {} s ahead of this clock ({} ms), more than the {} s allowed: the update "
-        "service's clock is ahead, this cluster's is behind, or the number is forged",
-        parsed->facts.generation, parsed->facts.generation / 1000 - static_cast<uint64_t>(now), static_cast<uint64_t>(now) * 1000,
-        kMaxGenerationLead);
-    return check;
-  }
-  if (parsed->facts.generation < newest_generation) {
-    check.verdict = SignatureVerdict::kRolledBack;
-    check.message = fmt::format("the answer is of graph generation {}, older than generation {} already seen: a rolled-back answer",
-                                parsed->facts.generation, newest_generation);
-    return check;
-  }
+  if (!VerifySignatures(*parsed, statement, scope, keys, check)) return check;
+  if (!CheckFreshness(parsed->facts, now, newest_generation, skew, check)) return check;
   check.message = fmt::format("signed by {}, graph generation {}, valid until {}", check.key_id, parsed->facts.generation,
                               parsed->facts.expires);
   return check;

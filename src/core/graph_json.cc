@@ -233,36 +233,37 @@ std::string WriteGraphJson(const Graph& graph, const GraphJsonWriteOptions& opti
   return out;
 }
 
-Result<Graph> ReadGraphJson(std::string_view json, const GraphJsonReadOptions& options) {
-  thread_local simdjson::dom::parser parser;
-  simdjson::padded_string padded(json.data(), json.size());
-  element doc;
-  if (auto err = parser.parse(padded).get(doc)) {
-    return Bad(fmt::format("invalid JSON: {}", simdjson::error_message(err)));
-  }
-  object top;
-  if (doc.get_object().get(top)) return Bad("graph document must be a JSON object");
+namespace {
+
+// The members of a graph document's top-level object; any other key is an error.
+struct TopLevel {
   element nodes, edges, conditional;
   bool has_nodes = false, has_edges = false, has_conditional = false, has_version = false;
+};
+
+Result<TopLevel> ReadTopLevel(object top, const GraphJsonReadOptions& options) {
+  TopLevel t;
   for (auto field : top) {
     if (field.key == "nodes") {
-      nodes = field.value, has_nodes = true;
+      t.nodes = field.value, t.has_nodes = true;
     } else if (field.key == "edges") {
-      edges = field.value, has_edges = true;
+      t.edges = field.value, t.has_edges = true;
     } else if (field.key == "conditionalEdges") {
-      conditional = field.value, has_conditional = true;
+      t.conditional = field.value, t.has_conditional = true;
     } else if (field.key == "version" && options.allow_version_key) {
       uint64_t v;
       if (field.value.get_uint64().get(v)) return Bad("'version' must be a non-negative integer");
-      has_version = true;
+      t.has_version = true;
     } else {
       return Bad(fmt::format("unknown top-level key '{}'", field.key));
     }
   }
-  if (!has_nodes) return Bad("missing 'nodes'");
-  if (!has_edges) return Bad("missing 'edges'");
+  if (!t.has_nodes) return Bad("missing 'nodes'");
+  if (!t.has_edges) return Bad("missing 'edges'");
+  return t;
+}
 
-  Graph graph;
+Status ReadNodes(element nodes, Graph& graph) {
   array list;
   if (nodes.get_array().get(list)) return Bad("'nodes' must be an array");
   size_t index = 0;
@@ -272,10 +273,16 @@ Result<Graph> ReadGraphJson(std::string_view json, const GraphJsonReadOptions& o
     if (!added.ok()) return added.status().WithContext(fmt::format("nodes[{}]", index));
     ++index;
   }
+  return Status::OK();
+}
+
+// Edges as [from, to] pairs of indices into the nodes already read.
+Status ReadEdges(element edges, Graph& graph) {
+  array list;
   if (edges.get_array().get(list)) return Bad("'edges' must be an array");
   std::vector<Edge> edge_list;
   edge_list.reserve(list.size());
-  index = 0;
+  size_t index = 0;
   for (element e : list) {
     array pair;
     uint64_t from, to;
@@ -290,19 +297,38 @@ Result<Graph> ReadGraphJson(std::string_view json, const GraphJsonReadOptions& o
     edge_list.push_back(Edge{static_cast<NodeIndex>(from), static_cast<NodeIndex>(to)});
     ++index;
   }
-  CINCINNATI_RETURN_IF_ERROR(graph.AddEdges(edge_list));
+  return graph.AddEdges(edge_list);
+}
 
-  graph.set_conditional_edges_present(has_conditional);
-  graph.set_served_view(has_version);
-  if (has_conditional) {
-    if (conditional.get_array().get(list)) return Bad("'conditionalEdges' must be an array");
-    index = 0;
-    for (element e : list) {
-      CINCINNATI_ASSIGN_OR_RETURN(ConditionalEdge ce,
-                                  ReadConditionalEdge(e, fmt::format("conditionalEdges[{}]", index++)));
-      graph.mutable_conditional_edges().push_back(std::move(ce));
-    }
+Status ReadConditionalEdges(element conditional, Graph& graph) {
+  array list;
+  if (conditional.get_array().get(list)) return Bad("'conditionalEdges' must be an array");
+  size_t index = 0;
+  for (element e : list) {
+    CINCINNATI_ASSIGN_OR_RETURN(ConditionalEdge ce, ReadConditionalEdge(e, fmt::format("conditionalEdges[{}]", index++)));
+    graph.mutable_conditional_edges().push_back(std::move(ce));
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<Graph> ReadGraphJson(std::string_view json, const GraphJsonReadOptions& options) {
+  thread_local simdjson::dom::parser parser;
+  simdjson::padded_string padded(json.data(), json.size());
+  element doc;
+  if (auto err = parser.parse(padded).get(doc)) {
+    return Bad(fmt::format("invalid JSON: {}", simdjson::error_message(err)));
+  }
+  object top;
+  if (doc.get_object().get(top)) return Bad("graph document must be a JSON object");
+  CINCINNATI_ASSIGN_OR_RETURN(TopLevel t, ReadTopLevel(top, options));
+  Graph graph;
+  CINCINNATI_RETURN_IF_ERROR(ReadNodes(t.nodes, graph));
+  CINCINNATI_RETURN_IF_ERROR(ReadEdges(t.edges, graph));
+  graph.set_conditional_edges_present(t.has_conditional);
+  graph.set_served_view(t.has_version);
+  if (t.has_conditional) CINCINNATI_RETURN_IF_ERROR(ReadConditionalEdges(t.conditional, graph));
   return graph;
 }
 

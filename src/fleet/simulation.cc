@@ -27,8 +27,9 @@ Simulation::Simulation(const SimulationSpec& spec, PollMode polls, std::string b
       clock_(clock),
       begin_(begin),
       end_(begin + spec.seconds),
-      log_(log),
-      next_sample_(begin) {}
+      log_(log) {
+  tally_.next_sample = begin;
+}
 
 Simulation::~Simulation() = default;
 
@@ -83,10 +84,10 @@ Status Simulation::Prepare() {
   for (const FailureRule& rule : spec_.failures) {
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t from, versions_.Intern(rule.from));
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t to, versions_.Intern(rule.to));
-    edge_keys_.emplace_back(from, to);
+    tally_.edge_keys.emplace_back(from, to);
     results_.edges.push_back(EdgeResult{.rule = rule});
   }
-  per_version_.assign(versions_.size(), 0);
+  tally_.per_version.assign(versions_.size(), 0);
   clusters_.resize(spec_.clusters);
   for (uint32_t c = 0; c < clusters_.size(); ++c) {
     Cluster& cl = clusters_[c];
@@ -99,7 +100,7 @@ Status Simulation::Prepare() {
       }
     }
     cl.auto_update = DrawUnit(spec_.seed, c, Draw::kAutoUpdate) < spec_.auto_update_share;
-    ++per_version_[cl.version];
+    ++tally_.per_version[cl.version];
     SchedulePoll(c, 0);  // the first poll, at the cluster's phase
   }
   // Graph requests and reports in lanes of their own (fleet_http.h). Reports get four
@@ -108,8 +109,8 @@ Status Simulation::Prepare() {
   const int graphs = spec_.parallel, reports = kReportLaneFactor * spec_.parallel;
   http_ = std::make_unique<FleetHttp>(std::vector<int>{graphs, reports},
                                       [this](std::string_view etag) { return answers_.Find(etag) != nullptr; });
-  pending_.resize(static_cast<size_t>(graphs + reports));
-  for (int i = graphs + reports - 1; i >= 0; --i) free_tags_.push_back(static_cast<uint32_t>(i));
+  requests_.pending.resize(static_cast<size_t>(graphs + reports));
+  for (int i = graphs + reports - 1; i >= 0; --i) requests_.free.push_back(static_cast<uint32_t>(i));
   CINCINNATI_RETURN_IF_ERROR(ProbeNow());
   Push(static_cast<uint32_t>(spec_.probe_every), 0, Kind::kProbe);
   return Status::OK();
@@ -126,13 +127,13 @@ Status Simulation::ProbeNow() {
     return Status::InvalidArgument(fmt::format("the service's answer for channel {} ({}): HTTP {} {}{}{}", spec_.channel, spec_.arch,
                                                graph.status, graph.error, graph.body.substr(0, 300), hint));
   }
-  CINCINNATI_ASSIGN_OR_RETURN(idless_, DigestAnswer(graph.body, versions_));
-  idless_body_ = graph.body;
-  if (const std::string* etag = graph.Header("ETag")) idless_etag_ = *etag;
+  CINCINNATI_ASSIGN_OR_RETURN(channel_.idless, DigestAnswer(graph.body, versions_));
+  channel_.idless_body = graph.body;
+  if (const std::string* etag = graph.Header("ETag")) channel_.idless_etag = *etag;
   // A start version the channel does not have is a typo: its clusters would never move.
   for (const VersionShare& s : spec_.start_versions) {
     const uint16_t v = versions_.Find(s.version);
-    if (std::find(idless_->nodes.begin(), idless_->nodes.end(), v) == idless_->nodes.end()) {
+    if (std::find(channel_.idless->nodes.begin(), channel_.idless->nodes.end(), v) == channel_.idless->nodes.end()) {
       return Status::InvalidArgument(fmt::format("--start-versions: {} is not a release of channel {} ({}) at the start",
                                                  s.version, spec_.channel, spec_.arch));
     }
@@ -159,8 +160,8 @@ Status Simulation::ProbeNow() {
 }
 
 void Simulation::SetWindows(const std::vector<PhasedWindow>& windows) {
-  windows_ = windows;
-  windows_from_.clear();
+  channel_.windows = windows;
+  channel_.windows_from.clear();
   const int64_t now = begin_ + static_cast<int64_t>(SimNow());
   for (const PhasedWindow& w : windows) {
     // A window that is over adds nothing to any cluster's answer the one without id lacks.
@@ -168,15 +169,15 @@ void Simulation::SetWindows(const std::vector<PhasedWindow>& windows) {
     auto from = versions_.Intern(w.from);
     auto to = versions_.Intern(w.to);
     if (!from.ok() || !to.ok()) continue;
-    if (windows_from_.size() <= *from) windows_from_.resize(*from + 1u);
-    windows_from_[*from].push_back(Window{*to, w.to, w.begin, w.complete_at - w.begin});
+    if (channel_.windows_from.size() <= *from) channel_.windows_from.resize(*from + 1u);
+    channel_.windows_from[*from].push_back(Window{*to, w.to, w.begin, w.complete_at - w.begin});
   }
 }
 
 uint32_t Simulation::Send(FleetRequest request, Pending pending) {
-  const uint32_t tag = free_tags_.back();
-  free_tags_.pop_back();
-  pending_[tag] = pending;
+  const uint32_t tag = requests_.free.back();
+  requests_.free.pop_back();
+  requests_.pending[tag] = pending;
   request.tag = tag;
   http_->Submit(std::move(request), LaneOf(pending.kind));
   ++results_.requests;
@@ -188,7 +189,7 @@ void Simulation::Dispatch(const Event& e) {
     case Kind::kProbe: {
       ++results_.probes;
       FleetRequest r{.url = fmt::format("{}/graph?channel={}&arch={}", base_url_, QueryEscape(spec_.channel), QueryEscape(spec_.arch))};
-      r.if_none_match = idless_etag_;
+      r.if_none_match = channel_.idless_etag;
       r.may_skip_body = false;  // compared with the last one
       Send(std::move(r), Pending{.kind = Kind::kProbe, .t = e.t});
       Push(e.t + static_cast<uint32_t>(spec_.probe_every), 0, Kind::kProbe);
@@ -202,18 +203,18 @@ void Simulation::Dispatch(const Event& e) {
 }
 
 void Simulation::SampleUntil(int64_t t) {
-  while (next_sample_ <= begin_ + t && next_sample_ <= end_) {
+  while (tally_.next_sample <= begin_ + t && tally_.next_sample <= end_) {
     AdoptionRow row;
-    row.time = next_sample_;
-    row.per_version = per_version_;
-    row.failed = failed_;
-    row.updating = updating_;
+    row.time = tally_.next_sample;
+    row.per_version = tally_.per_version;
+    row.failed = tally_.failed;
+    row.updating = tally_.updating;
     for (const EdgeResult& e : results_.edges) {
       row.edge_took.push_back(e.took);
       row.edge_failed.push_back(e.failed);
     }
     results_.adoption.push_back(std::move(row));
-    next_sample_ += 3600;
+    tally_.next_sample += 3600;
   }
 }
 
@@ -255,7 +256,7 @@ Status Simulation::Loop() {
 
 Status Simulation::Finish(FleetResults& out) {
   if (results_.adoption.empty() || results_.adoption.back().time < end_) {
-    next_sample_ = end_;
+    tally_.next_sample = end_;
     SampleUntil(spec_.seconds);
   }
   const std::string brakes_base = spec_.brakes_url.empty() ? base_url_ : spec_.brakes_url;
@@ -271,7 +272,7 @@ Status Simulation::Finish(FleetResults& out) {
     Note(fmt::format("GET {}/v1/brakes: HTTP {} (the service keeps no reports? behind a policy engine, give --brakes-url)",
                      brakes_base, brakes.status));
   }
-  results_.reports_unsent = reports_.size() - free_reports_.size();  // still waiting for a retry
+  results_.reports_unsent = reports_.queued.size() - reports_.free.size();  // still waiting for a retry
   results_.connections = http_->connections_opened();
   results_.answers_parsed = answers_.parsed();
   results_.clusters = spec_.clusters;

@@ -154,25 +154,34 @@ class Simulation {
   AnswerCache answers_;
   std::vector<Cluster> clusters_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
-  std::vector<Pending> pending_;  // by request tag
-  std::vector<uint32_t> free_tags_;
-  std::vector<QueuedReport> reports_;  // by report slot
-  std::vector<uint32_t> free_reports_;
+  // Requests in flight by tag, and reports to send by slot, each with its free slots.
+  struct {
+    std::vector<Pending> pending;
+    std::vector<uint32_t> free;
+  } requests_;
+  struct {
+    std::vector<QueuedReport> queued;
+    std::vector<uint32_t> free;
+  } reports_;
   // The channel's answer without id and its phased windows, as the last probe saw them.
-  std::shared_ptr<const AnswerDigest> idless_;
-  std::string idless_body_, idless_etag_;
-  std::vector<PhasedWindow> windows_;
   struct Window {
     uint16_t to;
     std::string to_name;
     int64_t begin, duration;
   };
-  std::vector<std::vector<Window>> windows_from_;  // by from-version index
+  struct {
+    std::shared_ptr<const AnswerDigest> idless;
+    std::string idless_body, idless_etag;
+    std::vector<PhasedWindow> windows;
+    std::vector<std::vector<Window>> windows_from;  // by from-version index
+  } channel_;
   // Per failing edge: (from, to) indices; and the counts behind the samples.
-  std::vector<std::pair<uint16_t, uint16_t>> edge_keys_;
-  std::vector<uint32_t> per_version_;
-  uint32_t failed_ = 0, updating_ = 0;
-  int64_t next_sample_;
+  struct {
+    std::vector<std::pair<uint16_t, uint16_t>> edge_keys;
+    std::vector<uint32_t> per_version;
+    uint32_t failed = 0, updating = 0;
+    int64_t next_sample = 0;
+  } tally_;
   FleetResults results_;
   // versions.csv, written in pieces of about 1 MiB; the first failed write is kept.
   void AppendVersionRow(std::string_view row);

@@ -26,8 +26,8 @@ std::string ErrorKind(const std::string& body) {
 }  // namespace
 
 void Simulation::OnResponse(FleetResponse&& response) {
-  const Pending p = pending_[response.tag];
-  free_tags_.push_back(response.tag);
+  const Pending p = requests_.pending[response.tag];
+  requests_.free.push_back(response.tag);
   (p.kind == Kind::kReport ? results_.report_seconds : results_.graph_seconds) += response.seconds;
   if (response.status == 0) ++results_.http_errors;
   switch (p.kind) {
@@ -56,7 +56,7 @@ std::shared_ptr<const AnswerDigest> Simulation::Digest(FleetResponse& r) {
     return nullptr;
   }
   answers_.Put(r.etag, *digest);
-  if (per_version_.size() < versions_.size()) per_version_.resize(versions_.size(), 0);
+  if (tally_.per_version.size() < versions_.size()) tally_.per_version.resize(versions_.size(), 0);
   return *digest;
 }
 
@@ -94,7 +94,7 @@ void Simulation::OnClusterAnswer(const Pending& p, FleetResponse& response) {
 }
 
 void Simulation::OnReportAnswer(const Pending& p, const FleetResponse& response) {
-  QueuedReport& q = reports_[p.who];
+  QueuedReport& q = reports_.queued[p.who];
   if (response.status == 200) {
     const bool duplicate = response.body.find("duplicate") != std::string::npos;
     ++(duplicate ? results_.reports_duplicate : results_.reports_accepted);
@@ -121,7 +121,7 @@ void Simulation::OnReportAnswer(const Pending& p, const FleetResponse& response)
     Note(fmt::format("a report was refused: HTTP {} {}{}", response.status, response.error, Abbreviate(response.body, 300)));
   }
   q = QueuedReport{};
-  free_reports_.push_back(p.who);
+  reports_.free.push_back(p.who);
 }
 
 void Simulation::OnProbeGraph(const Pending& p, FleetResponse& response) {
@@ -132,13 +132,13 @@ void Simulation::OnProbeGraph(const Pending& p, FleetResponse& response) {
       if (!inflated.ok()) Note(inflated.status().message());
       body = inflated.ok() ? std::move(inflated).value() : std::string();
     }
-    idless_etag_ = response.etag;
-    if (!body.empty() && body != idless_body_) {
+    channel_.idless_etag = response.etag;
+    if (!body.empty() && body != channel_.idless_body) {
       auto digest = DigestAnswer(body, versions_);
       if (digest.ok()) {
-        idless_ = *digest;
-        idless_body_ = std::move(body);
-        if (per_version_.size() < versions_.size()) per_version_.resize(versions_.size(), 0);
+        channel_.idless = *digest;
+        channel_.idless_body = std::move(body);
+        if (tally_.per_version.size() < versions_.size()) tally_.per_version.resize(versions_.size(), 0);
         Regenerate(BaseTime(p.t));
       } else {
         Note(digest.status().message());
@@ -156,7 +156,7 @@ void Simulation::OnProbeRollouts(const Pending& p, const FleetResponse& response
   if (response.status != 200) return;  // no page (web.enabled false): the graph probe still runs
   auto doc = ParseRollouts(response.body);
   if (!doc.ok()) return Note(doc.status().message());
-  if (doc->windows == windows_) return;
+  if (doc->windows == channel_.windows) return;
   SetWindows(doc->windows);
   Regenerate(BaseTime(p.t));
 }

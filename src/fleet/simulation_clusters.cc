@@ -37,10 +37,10 @@ void Simulation::SchedulePoll(uint32_t c, int64_t at_or_after) {
 // nothing when the answer had it already.
 void Simulation::SchedulePhased(uint32_t c, uint32_t after) {
   const Cluster& cl = clusters_[c];
-  if (!cl.auto_update || cl.version >= windows_from_.size()) return;
+  if (!cl.auto_update || cl.version >= channel_.windows_from.size()) return;
   int64_t next = INT64_MAX;
   std::string id;
-  for (const Window& w : windows_from_[cl.version]) {
+  for (const Window& w : channel_.windows_from[cl.version]) {
     if (w.begin + w.duration <= begin_ + after) continue;  // over: every cluster sees it
     if (id.empty()) id = ClusterId(spec_.seed, c);
     const double appears = static_cast<double>(w.begin) + policy::RolloutPosition(id, w.to_name) * static_cast<double>(w.duration);
@@ -54,9 +54,9 @@ void Simulation::SchedulePhased(uint32_t c, uint32_t after) {
 // answer may then hold an edge the answer without id does not.
 bool Simulation::PhasedEdgeAppeared(uint32_t c, uint32_t t) const {
   const Cluster& cl = clusters_[c];
-  if (cl.version >= windows_from_.size()) return false;
+  if (cl.version >= channel_.windows_from.size()) return false;
   std::string id;
-  for (const Window& w : windows_from_[cl.version]) {
+  for (const Window& w : channel_.windows_from[cl.version]) {
     // Not begun, or over (then the answer without id has it too).
     if (w.begin > begin_ + t || w.begin + w.duration <= begin_ + t) continue;
     if (id.empty()) id = ClusterId(spec_.seed, c);
@@ -69,7 +69,7 @@ bool Simulation::PhasedEdgeAppeared(uint32_t c, uint32_t t) const {
 // Whether the cluster's answer at `t` can recommend an update from its version: the
 // answer without id does, or a phased edge from its version has appeared for its id.
 bool Simulation::AnswerMayOfferUpdate(uint32_t c, uint32_t t) const {
-  if (idless_ && idless_->NewestFrom(clusters_[c].version) != kNoVersion) return true;
+  if (channel_.idless && channel_.idless->NewestFrom(clusters_[c].version) != kNoVersion) return true;
   return PhasedEdgeAppeared(c, t);
 }
 
@@ -95,7 +95,7 @@ void Simulation::DispatchPoll(uint32_t c, uint32_t t) {
     }
   }
   if (cl.phase != Phase::kFresh && cl.phase != Phase::kIdle) return;
-  const uint16_t local = idless_ ? idless_->NewestFrom(cl.version) : kNoVersion;
+  const uint16_t local = channel_.idless ? channel_.idless->NewestFrom(cl.version) : kNoVersion;
   const bool ask = polls_ == PollMode::kAll ||
                    (cl.auto_update && (PhasedEdgeAppeared(c, t) || (local != kNoVersion && DelayOf(c) == 0)));
   if (ask) {
@@ -118,8 +118,8 @@ void Simulation::DispatchStart(uint32_t c, uint32_t t) {
 }
 
 int Simulation::EdgeIndex(uint16_t from, uint16_t to) const {
-  for (size_t i = 0; i < edge_keys_.size(); ++i) {
-    if (edge_keys_[i].first == from && edge_keys_[i].second == to) return static_cast<int>(i);
+  for (size_t i = 0; i < tally_.edge_keys.size(); ++i) {
+    if (tally_.edge_keys[i].first == from && tally_.edge_keys[i].second == to) return static_cast<int>(i);
   }
   return -1;
 }
@@ -139,7 +139,7 @@ void Simulation::StartUpdate(uint32_t c, uint32_t t, uint16_t target) {
   cl.phase = Phase::kUpdating;
   cl.target = target;
   cl.started = t;
-  ++updating_;
+  ++tally_.updating;
   ++results_.updates_started;
   if (const int edge = EdgeIndex(cl.version, target); edge >= 0) {
     ++results_.edges[static_cast<size_t>(edge)].took;
@@ -162,18 +162,18 @@ void Simulation::DispatchFinish(uint32_t c, uint32_t t) {
   const std::string id = ClusterId(spec_.seed, c);
   AppendVersionRow(fmt::format("{},{},{},{},{}\n", FormatUnixSeconds(begin_ + t), id, versions_.Name(from),
                                versions_.Name(to), failed ? "Failed" : "Completed"));
-  --updating_;
+  --tally_.updating;
   if (failed) {
     cl.phase = Phase::kFailed;  // stays at `from` and does not retry
-    ++failed_;
+    ++tally_.failed;
     ++results_.updates_failed;
     EdgeResult& e = results_.edges[static_cast<size_t>(edge)];
     ++e.failed;
     if (e.first_failure < 0) e.first_failure = begin_ + t;
   } else {
-    if (per_version_.size() <= to) per_version_.resize(to + 1u, 0);
-    --per_version_[from];
-    ++per_version_[to];
+    if (tally_.per_version.size() <= to) tally_.per_version.resize(to + 1u, 0);
+    --tally_.per_version[from];
+    ++tally_.per_version[to];
     cl.version = to;
     cl.phase = Phase::kIdle;
     cl.target = kNoVersion;
@@ -194,19 +194,19 @@ void Simulation::DispatchFinish(uint32_t c, uint32_t t) {
                  .started = begin_ + cl.started,
                  .ended = begin_ + t};
   uint32_t slot;
-  if (free_reports_.empty()) {
-    slot = static_cast<uint32_t>(reports_.size());
-    reports_.emplace_back();
+  if (reports_.free.empty()) {
+    slot = static_cast<uint32_t>(reports_.queued.size());
+    reports_.queued.emplace_back();
   } else {
-    slot = free_reports_.back();
-    free_reports_.pop_back();
+    slot = reports_.free.back();
+    reports_.free.pop_back();
   }
-  reports_[slot] = QueuedReport{std::move(r), 0};
+  reports_.queued[slot] = QueuedReport{std::move(r), 0};
   SendReport(slot);
 }
 
 void Simulation::SendReport(uint32_t slot) {
-  const QueuedReport& q = reports_[slot];
+  const QueuedReport& q = reports_.queued[slot];
   ++results_.reports_sent;
   Send(FleetRequest{.url = fmt::format("{}/v1/reports?id={}", base_url_, q.report.cluster_id), .body = EncodeUpdateReport(q.report)},
        Pending{.kind = Kind::kReport, .who = slot});

@@ -55,26 +55,65 @@ std::optional<NodeIndex> FindConcrete(const Graph& graph, const std::string& ver
 
 }  // namespace
 
-void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph) {
-  const VersionIndex index(graph);
-  const std::string remove_regex_key = PrefixedKey(prefix, kPreviousRemoveRegexSuffix);
+namespace {
+
+// Writes graph-data into a graph's metadata, one kind of file at a time, in the order the
+// metadata's lists must come out: raw metadata, blocked edges (unconditional, then
+// conditional), channels and their targets, hotfixes.
+class GraphDataWriter {
+ public:
+  GraphDataWriter(std::string_view prefix, Graph& graph)
+      : graph_(graph),
+        index_(graph),
+        remove_regex_key_(PrefixedKey(prefix, kPreviousRemoveRegexSuffix)),
+        blocked_by_key_(PrefixedKey(prefix, kBlockedBySuffix)),
+        channels_key_(PrefixedKey(prefix, kChannelsSuffix)),
+        prefix_(prefix) {}
+
+  void RawMetadata(const std::vector<RawMetadataEntry>& entries);
+  void UnconditionalBlocks(const GraphData& data);
+  void ConditionalBlocks(const GraphData& data);
+  void ManagingFiles(const GraphData& data);
+  void ChannelFiles(const GraphData& data);
+  void ChannelTargets(const GraphData& data);
+  void Hotfixes(const GraphData& data);
+  void SortChannels();
+
+ private:
+  // The concrete nodes of `version`, and of its build when it names one.
+  template <typename F>
+  void ForEachRelease(const Version& version, F&& f) {
+    for (NodeIndex i : index_.Equal(version)) {
+      if (!graph_.node(i).concrete) continue;
+      if (!version.build().empty() && version.build() != index_.parsed[i]->build()) continue;
+      f(i);
+    }
+  }
+  void HotfixRelease(const Hotfix& hotfix, const Version& release, Metadata& metadata);
+
+  Graph& graph_;
+  const VersionIndex index_;
+  const std::string remove_regex_key_;
   // Which file put each rule into remove_regex, written the same way (an unconditional
   // block replaces, a conditional one appends), for explanations.
-  const std::string blocked_by_key = PrefixedKey(prefix, kBlockedBySuffix);
-  const std::string channels_key = PrefixedKey(prefix, kChannelsSuffix);
+  const std::string blocked_by_key_;
+  const std::string channels_key_;
+  const std::string_view prefix_;
+};
 
-  // 1. Raw metadata.
-  for (const RawMetadataEntry& entry : data.raw_metadata) {
-    for (NodeIndex i : index.Equal(entry.version)) {
-      if (!graph.node(i).concrete) continue;
+void GraphDataWriter::RawMetadata(const std::vector<RawMetadataEntry>& entries) {
+  for (const RawMetadataEntry& entry : entries) {
+    for (NodeIndex i : index_.Equal(entry.version)) {
+      if (!graph_.node(i).concrete) continue;
       for (const auto& [key, value] : entry.values) {
-        if (IsReservedKey(key, prefix)) continue;  // under a custom prefix; the default one is skipped when read
-        AppendValue(graph.mutable_metadata(i), key, value, ',');
+        if (IsReservedKey(key, prefix_)) continue;  // under a custom prefix; the default one is skipped when read
+        AppendValue(graph_.mutable_metadata(i), key, value, ',');
       }
     }
   }
+}
 
-  // 2. Unconditional blocked edges.
+void GraphDataWriter::UnconditionalBlocks(const GraphData& data) {
   static const std::vector<Identifier> kS390x{Identifier::Text("s390x")};
   for (const auto& [path, block] : data.unconditional_blocks) {
     std::vector<std::string> targets;
@@ -83,31 +122,34 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
     } else if (block.to.pre() == kS390x) {
       targets.push_back(block.to.WithBuild(kS390x).ToString());
     } else {
-      for (const auto& [_, build] : index.builds) targets.push_back(block.to.WithBuild(build).ToString());
+      for (const auto& [_, build] : index_.builds) targets.push_back(block.to.WithBuild(build).ToString());
     }
     for (const std::string& target : targets) {
-      if (auto i = FindConcrete(graph, target)) {
-        graph.mutable_metadata(*i).insert_or_assign(remove_regex_key, block.from);
-        graph.mutable_metadata(*i).insert_or_assign(blocked_by_key, EncodeBlockRecord({false, path, block.from}));
+      if (auto i = FindConcrete(graph_, target)) {
+        graph_.mutable_metadata(*i).insert_or_assign(remove_regex_key_, block.from);
+        graph_.mutable_metadata(*i).insert_or_assign(blocked_by_key_, EncodeBlockRecord({false, path, block.from}));
       }
     }
   }
+}
 
-  // 3. Conditional blocked edges (risks).
+// Risks: each becomes a risk template and appends to its targets' remove_regex.
+void GraphDataWriter::ConditionalBlocks(const GraphData& data) {
   for (const auto& [path, block] : data.conditional_blocks) {
-    graph.mutable_risk_templates().push_back(RiskTemplate{block.from, block.to.ToString(), {block.risk}});
-    for (const auto& [_, build] : index.builds) {
-      if (auto i = FindConcrete(graph, block.to.WithBuild(build).ToString())) {
-        AppendValue(graph.mutable_metadata(*i), remove_regex_key, block.from, '|');
-        AppendValue(graph.mutable_metadata(*i), blocked_by_key, EncodeBlockRecord({true, path, block.from}), ';');
+    graph_.mutable_risk_templates().push_back(RiskTemplate{block.from, block.to.ToString(), {block.risk}});
+    for (const auto& [_, build] : index_.builds) {
+      if (auto i = FindConcrete(graph_, block.to.WithBuild(build).ToString())) {
+        AppendValue(graph_.mutable_metadata(*i), remove_regex_key_, block.from, '|');
+        AppendValue(graph_.mutable_metadata(*i), blocked_by_key_, EncodeBlockRecord({true, path, block.from}), ';');
       }
     }
   }
+}
 
-  // 4. Channels: 1.x channel files, or 2.x managing files with start times and rules.
-  std::vector<char> member(graph.node_count());
-  const std::string start_key = PrefixedKey(prefix, kPhasedStartSuffix);
-  const std::string rollouts_key = PrefixedKey(prefix, kPhasedRolloutsSuffix);
+// 2.x managing files: channels with start times and phased-rollout rules.
+void GraphDataWriter::ManagingFiles(const GraphData& data) {
+  const std::string start_key = PrefixedKey(prefix_, kPhasedStartSuffix);
+  const std::string rollouts_key = PrefixedKey(prefix_, kPhasedRolloutsSuffix);
   for (const auto& [path, file] : data.managing_files) {
     std::string rules;  // "channel:criterion=seconds,...;..." for the channels with rules
     for (const ManagedChannel& c : file.channels) {
@@ -118,38 +160,35 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
       }
     }
     for (const VersionStart& entry : file.versions) {
-      for (NodeIndex i : index.Equal(entry.version)) {
-        if (!graph.node(i).concrete) continue;
-        if (!entry.version.build().empty() && entry.version.build() != index.parsed[i]->build()) continue;
+      ForEachRelease(entry.version, [&](NodeIndex i) {
         for (const ManagedChannel& c : file.channels) {
-          AppendValue(graph.mutable_metadata(i), channels_key, c.name, ',');
-          AppendValue(graph.mutable_metadata(i), start_key, fmt::format("{}={}", c.name, entry.start), ',');
+          AppendValue(graph_.mutable_metadata(i), channels_key_, c.name, ',');
+          AppendValue(graph_.mutable_metadata(i), start_key, fmt::format("{}={}", c.name, entry.start), ',');
         }
-        if (!rules.empty()) AppendValue(graph.mutable_metadata(i), rollouts_key, rules, ';');
-      }
+        if (!rules.empty()) AppendValue(graph_.mutable_metadata(i), rollouts_key, rules, ';');
+      });
     }
   }
+}
+
+// 1.x channel files: a release listed twice in one file joins its channel once.
+void GraphDataWriter::ChannelFiles(const GraphData& data) {
+  std::vector<char> member(graph_.node_count());
   for (const auto& [path, channel] : data.channels) {
     std::fill(member.begin(), member.end(), 0);
     for (const Version& listed : channel.versions) {
-      for (NodeIndex i : index.Equal(listed)) {
-        if (graph.node(i).concrete && (listed.build().empty() || listed.build() == index.parsed[i]->build())) {
-          member[i] = 1;
-        }
-      }
+      ForEachRelease(listed, [&](NodeIndex i) { member[i] = 1; });
     }
-    for (NodeIndex i = 0; i < graph.node_count(); ++i) {
-      if (member[i]) AppendValue(graph.mutable_metadata(i), channels_key, channel.name, ',');
+    for (NodeIndex i = 0; i < graph_.node_count(); ++i) {
+      if (member[i]) AppendValue(graph_.mutable_metadata(i), channels_key_, channel.name, ',');
     }
   }
-  // Explicit channel targets.
-  const std::string targets_key = PrefixedKey(prefix, kChannelTargetsSuffix);
+}
+
+void GraphDataWriter::ChannelTargets(const GraphData& data) {
+  const std::string targets_key = PrefixedKey(prefix_, kChannelTargetsSuffix);
   auto mark_target = [&](const Version& target, const std::string& channel) {
-    for (NodeIndex i : index.Equal(target)) {
-      if (!graph.node(i).concrete) continue;
-      if (!target.build().empty() && target.build() != index.parsed[i]->build()) continue;
-      AppendValue(graph.mutable_metadata(i), targets_key, channel, ',');
-    }
+    ForEachRelease(target, [&](NodeIndex i) { AppendValue(graph_.mutable_metadata(i), targets_key, channel, ','); });
   };
   for (const auto& [path, channel] : data.channels) {
     if (channel.target) mark_target(*channel.target, channel.name);
@@ -159,40 +198,58 @@ void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph
       if (c.target) mark_target(*c.target, c.name);
     }
   }
-  // 5. Hotfixes: their releases join the hotfix's channels and carry its rule (the
-  // policy engine hides them from everyone else); extra edges become edge additions.
-  const std::string rules_key = PrefixedKey(prefix, kHotfixRulesSuffix);
-  const std::string previous_add_key = PrefixedKey(prefix, kPreviousAddSuffix);
-  const std::string next_add_key = PrefixedKey(prefix, kNextAddSuffix);
+}
+
+// A hotfix's releases join its channels and carry its rule (the policy engine hides them
+// from everyone else); its extra edges become edge additions.
+void GraphDataWriter::Hotfixes(const GraphData& data) {
   for (const auto& [path, hotfix] : data.hotfixes) {
-    const std::string rule = EncodeHotfixRule(hotfix.rule);
     for (const Version& release : hotfix.releases) {
-      for (NodeIndex i : index.Equal(release)) {
-        if (!graph.node(i).concrete) continue;
-        if (!release.build().empty() && release.build() != index.parsed[i]->build()) continue;
-        Metadata& metadata = graph.mutable_metadata(i);
-        for (const std::string& channel : hotfix.rule.channels) {
-          auto listed = metadata.find(channels_key);
-          if (listed == metadata.end() || !ListContains(listed->second, channel)) {
-            AppendValue(metadata, channels_key, channel, ',');
-          }
-        }
-        AppendValue(metadata, rules_key, rule, ';');
-        for (const HotfixEdge& e : hotfix.edges) {
-          if (e.to == release) AppendValue(metadata, previous_add_key, e.from.ToStringWithoutBuild(), ',');
-          // An edge between two of the hotfix's releases is already a previous.add of its target.
-          bool into_own_release = std::find(hotfix.releases.begin(), hotfix.releases.end(), e.to) != hotfix.releases.end();
-          if (e.from == release && !into_own_release) {
-            AppendValue(metadata, next_add_key, e.to.ToStringWithoutBuild(), ',');
-          }
-        }
-      }
+      ForEachRelease(release, [&](NodeIndex i) { HotfixRelease(hotfix, release, graph_.mutable_metadata(i)); });
     }
   }
-  for (NodeIndex i = 0; i < graph.node_count(); ++i) {
-    auto& metadata = graph.mutable_metadata(i);
-    if (auto it = metadata.find(channels_key); it != metadata.end()) it->second = SortChannelList(it->second);
+}
+
+void GraphDataWriter::HotfixRelease(const Hotfix& hotfix, const Version& release, Metadata& metadata) {
+  const std::string rules_key = PrefixedKey(prefix_, kHotfixRulesSuffix);
+  const std::string previous_add_key = PrefixedKey(prefix_, kPreviousAddSuffix);
+  const std::string next_add_key = PrefixedKey(prefix_, kNextAddSuffix);
+  for (const std::string& channel : hotfix.rule.channels) {
+    auto listed = metadata.find(channels_key_);
+    if (listed == metadata.end() || !ListContains(listed->second, channel)) {
+      AppendValue(metadata, channels_key_, channel, ',');
+    }
   }
+  AppendValue(metadata, rules_key, EncodeHotfixRule(hotfix.rule), ';');
+  for (const HotfixEdge& e : hotfix.edges) {
+    if (e.to == release) AppendValue(metadata, previous_add_key, e.from.ToStringWithoutBuild(), ',');
+    // An edge between two of the hotfix's releases is already a previous.add of its target.
+    bool into_own_release = std::find(hotfix.releases.begin(), hotfix.releases.end(), e.to) != hotfix.releases.end();
+    if (e.from == release && !into_own_release) {
+      AppendValue(metadata, next_add_key, e.to.ToStringWithoutBuild(), ',');
+    }
+  }
+}
+
+void GraphDataWriter::SortChannels() {
+  for (NodeIndex i = 0; i < graph_.node_count(); ++i) {
+    auto& metadata = graph_.mutable_metadata(i);
+    if (auto it = metadata.find(channels_key_); it != metadata.end()) it->second = SortChannelList(it->second);
+  }
+}
+
+}  // namespace
+
+void ApplyGraphData(const GraphData& data, std::string_view prefix, Graph& graph) {
+  GraphDataWriter writer(prefix, graph);
+  writer.RawMetadata(data.raw_metadata);
+  writer.UnconditionalBlocks(data);
+  writer.ConditionalBlocks(data);
+  writer.ManagingFiles(data);
+  writer.ChannelFiles(data);
+  writer.ChannelTargets(data);
+  writer.Hotfixes(data);
+  writer.SortChannels();
 }
 
 Result<Graph> SecondaryMetadataParse::Apply(Graph graph, TransformContext& context) const {

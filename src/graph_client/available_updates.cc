@@ -132,6 +132,38 @@ bool LooksLikeUrl(std::string_view text) {
   return true;
 }
 
+namespace {
+
+// The node's channels list, sorted, its empty entries named in `errors` (a few of them).
+void ReadChannels(const std::string& channels_key, const std::string& list, Release& release,
+                  std::vector<std::string>& errors) {
+  if (list.empty()) {
+    errors.push_back(channels_key + " is an empty string");
+    return;
+  }
+  std::vector<std::string_view> parts = Split(list, ',');
+  // The CVO names every empty entry; a few are named here, each quoting the list
+  // shortened, so that a hostile list cannot make the message grow as its square.
+  size_t named = 0, empty = 0;
+  for (size_t i = parts.size(); i-- > 0;) {
+    if (!parts[i].empty()) continue;
+    ++empty;
+    if (named++ < 3) {
+      errors.push_back(fmt::format("{} entry {} is an empty string: \"{}\"", channels_key, i, Abbreviate(list, 256)));
+    }
+  }
+  if (empty > named) errors.push_back(fmt::format("{} more empty entries", empty - named));
+  for (std::string_view part : parts) {
+    if (!part.empty()) release.channels.emplace_back(part);
+  }
+  if (release.channels.empty()) {
+    errors.push_back(fmt::format("no non-empty channels in {} \"{}\"", channels_key, Abbreviate(list, 256)));
+  }
+  std::sort(release.channels.begin(), release.channels.end());
+}
+
+}  // namespace
+
 Result<Release> ReleaseFromNode(const UpdateNode& node) {
   // Every problem is reported, one per line (the CVO joins its errors).
   Release release;
@@ -165,30 +197,7 @@ Result<Release> ReleaseFromNode(const UpdateNode& node) {
   }
   const std::string channels_key = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
   if (auto it = node.metadata.find(channels_key); it != node.metadata.end()) {
-    const std::string& list = it->second;
-    if (list.empty()) {
-      errors.push_back(channels_key + " is an empty string");
-    } else {
-      std::vector<std::string_view> parts = Split(list, ',');
-      // The CVO names every empty entry; a few are named here, each quoting the list
-      // shortened, so that a hostile list cannot make the message grow as its square.
-      size_t named = 0, empty = 0;
-      for (size_t i = parts.size(); i-- > 0;) {
-        if (!parts[i].empty()) continue;
-        ++empty;
-        if (named++ < 3) {
-          errors.push_back(fmt::format("{} entry {} is an empty string: \"{}\"", channels_key, i, Abbreviate(list, 256)));
-        }
-      }
-      if (empty > named) errors.push_back(fmt::format("{} more empty entries", empty - named));
-      for (std::string_view part : parts) {
-        if (!part.empty()) release.channels.emplace_back(part);
-      }
-      if (release.channels.empty()) {
-        errors.push_back(fmt::format("no non-empty channels in {} \"{}\"", channels_key, Abbreviate(list, 256)));
-      }
-      std::sort(release.channels.begin(), release.channels.end());
-    }
+    ReadChannels(channels_key, it->second, release, errors);
   } else {
     not_string(channels_key, channels_key);
   }
@@ -199,6 +208,135 @@ Result<Release> ReleaseFromNode(const UpdateNode& node) {
   }
   return release;
 }
+
+namespace {
+
+// A conditional update as found: its entry in the graph's conditional edges and its node.
+struct Candidate {
+  size_t set;
+  size_t node;
+};
+
+// The updates from one node of a graph, read as the CVO reads them. Every error of the
+// answer (kResponseInvalid) is a Status whose message the failure carries.
+class UpdatesReader {
+ public:
+  UpdatesReader(const UpdateGraph& graph, size_t current) : graph_(graph), current_(current) {}
+
+  // Each node's metadata is read once, however many edges lead to it; its version is kept
+  // for sorting.
+  Result<Release> NodeRelease(size_t index, std::string_view what) {
+    if (auto it = releases_.find(index); it != releases_.end()) return it->second;
+    auto release = ReleaseFromNode(graph_.nodes[index]);
+    if (!release.ok()) return Status::InvalidArgument(fmt::format("invalid {} node: {}", what, release.status().message()));
+    releases_.emplace(index, *release);
+    versions_[release->version] = graph_.nodes[index].version;
+    return release;
+  }
+  const Release& release(size_t index) const { return releases_.at(index); }
+
+  // The targets of the current node's edges, each once, in the order of the edges.
+  Status AddRecommended(std::vector<Release>& recommended) {
+    std::vector<size_t> targets;
+    std::vector<bool> seen(graph_.nodes.size(), false);
+    for (const auto& [from, to] : graph_.edges) {
+      if (from != current_ || seen[to]) continue;
+      seen[to] = true;
+      targets.push_back(to);
+    }
+    for (size_t to : targets) {
+      CINCINNATI_ASSIGN_OR_RETURN(Release release, NodeRelease(to, "recommended update"));
+      recommended.push_back(std::move(release));
+    }
+    return Status::OK();
+  }
+
+  // Conditional updates: (entry, node) pairs, the node found by its exact version string
+  // (the first such node, as the CVO's search finds it).
+  Result<std::vector<Candidate>> FindConditional(const std::string& current_text) {
+    std::vector<Candidate> candidates;
+    std::unordered_map<std::string, size_t> by_version;
+    for (size_t s = 0; s < graph_.conditional_edges.size(); ++s) {
+      for (const auto& [from, to] : graph_.conditional_edges[s].edges) {
+        if (from != current_text) continue;
+        if (by_version.empty()) {
+          for (size_t i = graph_.nodes.size(); i-- > 0;) by_version[graph_.nodes[i].version.ToString()] = i;
+        }
+        auto target = by_version.find(to);
+        if (target == by_version.end()) return Status::InvalidArgument(fmt::format("no node for conditional update {}", to));
+        CINCINNATI_RETURN_IF_ERROR(NodeRelease(target->second, "conditional update").status());
+        candidates.push_back({s, target->second});
+      }
+    }
+    return candidates;
+  }
+
+  // The CVO's order: the recommended copy of a conditional image goes first, then
+  // updates with a risk left without a usable rule, then images with more than one
+  // conditional update; a recommended image is kept once.
+  void Prune(std::vector<Release>& recommended, std::vector<Candidate>& candidates) const {
+    std::unordered_set<std::string> conditional_images;
+    for (const Candidate& c : candidates) conditional_images.insert(graph_.nodes[c.node].payload);
+    std::erase_if(recommended, [&](const Release& r) { return conditional_images.count(r.image) > 0; });
+    auto usable = [&](size_t set) {
+      const auto& risks = graph_.conditional_edges[set].risks;
+      return std::all_of(risks.begin(), risks.end(), [](const Risk& r) {
+        return std::any_of(r.matching_rules.begin(), r.matching_rules.end(), RuleIsUsable);
+      });
+    };
+    std::erase_if(candidates, [&](const Candidate& c) { return !usable(c.set); });
+    std::unordered_map<std::string, int> per_image;
+    for (const Candidate& c : candidates) ++per_image[graph_.nodes[c.node].payload];
+    std::erase_if(candidates, [&](const Candidate& c) { return per_image[graph_.nodes[c.node].payload] > 1; });
+    std::unordered_set<std::string> recommended_images;  // one entry per image
+    std::erase_if(recommended, [&](const Release& r) { return !recommended_images.insert(r.image).second; });
+  }
+
+  // Whether the agent can keep all the updates (KeptLimits), the current release already
+  // charged to `budget`.
+  Status CheckKept(const std::vector<Release>& recommended, const std::vector<Candidate>& candidates,
+                   const std::string& current_text, const KeptLimits& limits, KeptBudget& budget) const {
+    const size_t count = recommended.size() + candidates.size();
+    if (count > limits.max_updates) {
+      return Status::TooLarge(fmt::format("updates from {}: the answer offers {} updates, more than the {} the agent keeps",
+                                          current_text, count, limits.max_updates));
+    }
+    for (const Release& r : recommended) {
+      if (Status kept = budget.AddRelease(r, "recommended update"); !kept.ok()) {
+        return Status::TooLarge(fmt::format("updates from {}: {}", current_text, kept.message()));
+      }
+    }
+    for (const Candidate& c : candidates) {
+      const Release& release = releases_.at(c.node);
+      Status kept = budget.AddRelease(release, "conditional update");
+      if (kept.ok()) kept = budget.AddRisks(graph_.conditional_edges[c.set].risks, "conditional update " + release.version);
+      if (!kept.ok()) return Status::TooLarge(fmt::format("updates from {}: {}", current_text, kept.message()));
+    }
+    return Status::OK();
+  }
+
+  // The conditional updates with only their usable rules, and both lists newest first.
+  void Finish(AvailableUpdates& updates, const std::vector<Candidate>& candidates) const {
+    auto& conditional = updates.conditional;
+    for (const Candidate& c : candidates) {
+      ConditionalUpdate update{releases_.at(c.node), graph_.conditional_edges[c.set].risks};
+      for (auto& risk : update.risks) std::erase_if(risk.matching_rules, [](const MatchingRule& r) { return !RuleIsUsable(r); });
+      conditional.push_back(std::move(update));
+    }
+    SortDescending(updates.recommended, versions_);
+    std::stable_sort(conditional.begin(), conditional.end(), [&](const ConditionalUpdate& a, const ConditionalUpdate& b) {
+      return versions_.at(b.release.version) < versions_.at(a.release.version);
+    });
+  }
+
+ private:
+  const UpdateGraph& graph_;
+  const size_t current_;
+  std::map<size_t, Release> releases_;
+  std::map<std::string, Version> versions_;  // display string -> version, for sorting
+};
+
+}  // namespace
 
 UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const UpdatesQuery& query,
                                          std::string_view channel, const KeptLimits& limits) {
@@ -215,119 +353,28 @@ UpdatesOrFailure ComputeAvailableUpdates(const UpdateGraph& graph, const Updates
                    fmt::format("currently reconciling cluster version {} not found in the \"{}\" channel",
                                current_text, channel));
   }
-  // Each node's metadata is read once, however many edges lead to it.
-  std::map<size_t, Release> releases;
-  auto node_release = [&](size_t index, std::string_view what) -> Result<Release> {
-    if (auto it = releases.find(index); it != releases.end()) return it->second;
-    auto release = ReleaseFromNode(graph.nodes[index]);
-    if (!release.ok()) return Status::InvalidArgument(fmt::format("invalid {} node: {}", what, release.status().message()));
-    releases.emplace(index, *release);
-    return release;
-  };
-
+  UpdatesReader reader(graph, current);
   UpdatesOrFailure out;
-  auto current_release = node_release(current, "current");
-  if (!current_release.ok()) return Failure(reason::kResponseInvalid, current_release.status().message());
+  auto invalid = [](const Status& st) { return Failure(reason::kResponseInvalid, st.message()); };
+  auto current_release = reader.NodeRelease(current, "current");
+  if (!current_release.ok()) return invalid(current_release.status());
   out.updates.current = std::move(current_release).value();
   KeptBudget budget(limits);
-  if (Status kept = budget.AddRelease(out.updates.current, "the current release"); !kept.ok()) {
-    return Failure(reason::kResponseInvalid, kept.message());
-  }
-  std::map<std::string, Version> versions;  // display string -> version, for sorting
-  versions[out.updates.current.version] = graph.nodes[current].version;
+  if (Status kept = budget.AddRelease(out.updates.current, "the current release"); !kept.ok()) return invalid(kept);
 
   // Multi-arch migration: the multi payload of the running version is the only update.
   if (query.desired_multi && !query.current_multi) {
     out.updates.recommended.push_back(out.updates.current);
     return out;
   }
-
-  std::vector<size_t> targets;  // of the current node's edges, each once
-  std::vector<bool> seen(graph.nodes.size(), false);
-  for (const auto& [from, to] : graph.edges) {
-    if (from != current || seen[to]) continue;
-    seen[to] = true;
-    targets.push_back(to);
+  if (Status st = reader.AddRecommended(out.updates.recommended); !st.ok()) return invalid(st);
+  auto candidates = reader.FindConditional(current_text);
+  if (!candidates.ok()) return invalid(candidates.status());
+  reader.Prune(out.updates.recommended, *candidates);
+  if (Status st = reader.CheckKept(out.updates.recommended, *candidates, current_text, limits, budget); !st.ok()) {
+    return invalid(st);
   }
-  for (size_t to : targets) {
-    auto release = node_release(to, "recommended update");
-    if (!release.ok()) return Failure(reason::kResponseInvalid, release.status().message());
-    versions[release->version] = graph.nodes[to].version;
-    out.updates.recommended.push_back(std::move(release).value());
-  }
-
-  // Conditional updates: (entry, node) pairs, the node found by its exact version string
-  // (the first such node, as the CVO's search finds it).
-  struct Candidate {
-    size_t set;
-    size_t node;
-  };
-  std::vector<Candidate> candidates;
-  std::unordered_map<std::string, size_t> by_version;
-  for (size_t s = 0; s < graph.conditional_edges.size(); ++s) {
-    for (const auto& [from, to] : graph.conditional_edges[s].edges) {
-      if (from != current_text) continue;
-      if (by_version.empty()) {
-        for (size_t i = graph.nodes.size(); i-- > 0;) by_version[graph.nodes[i].version.ToString()] = i;
-      }
-      auto target = by_version.find(to);
-      if (target == by_version.end()) {
-        return Failure(reason::kResponseInvalid, fmt::format("no node for conditional update {}", to));
-      }
-      auto release = node_release(target->second, "conditional update");
-      if (!release.ok()) return Failure(reason::kResponseInvalid, release.status().message());
-      versions[release->version] = graph.nodes[target->second].version;
-      candidates.push_back({s, target->second});
-    }
-  }
-
-  // The CVO's order: the recommended copy of a conditional image goes first, then
-  // updates with a risk left without a usable rule, then images with more than one
-  // conditional update.
-  std::unordered_set<std::string> conditional_images;
-  for (const Candidate& c : candidates) conditional_images.insert(graph.nodes[c.node].payload);
-  std::erase_if(out.updates.recommended, [&](const Release& r) { return conditional_images.count(r.image) > 0; });
-  auto usable = [&](size_t set) {
-    const auto& risks = graph.conditional_edges[set].risks;
-    return std::all_of(risks.begin(), risks.end(), [](const Risk& r) {
-      return std::any_of(r.matching_rules.begin(), r.matching_rules.end(), RuleIsUsable);
-    });
-  };
-  std::erase_if(candidates, [&](const Candidate& c) { return !usable(c.set); });
-  std::unordered_map<std::string, int> per_image;
-  for (const Candidate& c : candidates) ++per_image[graph.nodes[c.node].payload];
-  std::erase_if(candidates, [&](const Candidate& c) { return per_image[graph.nodes[c.node].payload] > 1; });
-  std::unordered_set<std::string> recommended_images;  // one entry per image
-  std::erase_if(out.updates.recommended, [&](const Release& r) { return !recommended_images.insert(r.image).second; });
-
-  const size_t count = out.updates.recommended.size() + candidates.size();
-  if (count > limits.max_updates) {
-    return Failure(reason::kResponseInvalid,
-                   fmt::format("updates from {}: the answer offers {} updates, more than the {} the agent keeps",
-                               current_text, count, limits.max_updates));
-  }
-  for (const Release& r : out.updates.recommended) {
-    if (Status kept = budget.AddRelease(r, "recommended update"); !kept.ok()) {
-      return Failure(reason::kResponseInvalid, fmt::format("updates from {}: {}", current_text, kept.message()));
-    }
-  }
-  for (const Candidate& c : candidates) {
-    const Release& release = releases.at(c.node);
-    Status kept = budget.AddRelease(release, "conditional update");
-    if (kept.ok()) kept = budget.AddRisks(graph.conditional_edges[c.set].risks, "conditional update " + release.version);
-    if (!kept.ok()) return Failure(reason::kResponseInvalid, fmt::format("updates from {}: {}", current_text, kept.message()));
-  }
-
-  auto& conditional = out.updates.conditional;
-  for (const Candidate& c : candidates) {
-    ConditionalUpdate update{releases.at(c.node), graph.conditional_edges[c.set].risks};
-    for (auto& risk : update.risks) std::erase_if(risk.matching_rules, [](const MatchingRule& r) { return !RuleIsUsable(r); });
-    conditional.push_back(std::move(update));
-  }
-  SortDescending(out.updates.recommended, versions);
-  std::stable_sort(conditional.begin(), conditional.end(), [&](const ConditionalUpdate& a, const ConditionalUpdate& b) {
-    return versions.at(b.release.version) < versions.at(a.release.version);
-  });
+  reader.Finish(out.updates, *candidates);
   return out;
 }
 

@@ -78,11 +78,7 @@ Status ReadEndpoint(const Section& s, Endpoint& out) {
   return Status::OK();
 }
 
-Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
-  Section top(&doc, "");
-  CINCINNATI_RETURN_IF_ERROR(top.Check({"upgradeType", "configManager", "maintenance", "upgradeWindow", "nodeDrain", "healthCheck",
-                                        "extDependencyAvailabilityChecks", "featureGate", "scale", "validation",
-                                        "prometheus", "alertmanager", "notifications", "hooks", "fleet"}));
+Status ReadUpgradeType(const Section& top, OperatorConfig& c) {
   std::string type;
   CINCINNATI_RETURN_IF_ERROR(top.String("upgradeType", type));
   if (type == "ARO") {
@@ -92,8 +88,11 @@ Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
   } else {
     return Status::InvalidArgument(fmt::format("upgradeType: \"{}\" is not OSD or ARO", type));
   }
+  return Status::OK();
+}
 
-  Section cm = top.Child("configManager");
+// Where the UpgradeConfigs come from.
+Status ReadConfigManager(const Section& cm, OperatorConfig& c) {
   CINCINNATI_RETURN_IF_ERROR(cm.Check({"source", "localConfigDir", "localConfigName", "ocmBaseUrl", "ocmTokenFile", "watchInterval"}));
   CINCINNATI_RETURN_IF_ERROR(cm.String("ocmTokenFile", c.ocm_token_file));
   CINCINNATI_RETURN_IF_ERROR(cm.String("source", c.source));
@@ -107,7 +106,11 @@ Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
   if (c.source == "OCM" && c.ocm_base_url.empty()) {
     return Status::InvalidArgument("configManager.ocmBaseUrl: Required value (configManager.source is OCM)");
   }
+  return Status::OK();
+}
 
+// The upgrade's times: the control plane's, the window's, each node's drain.
+Status ReadTimes(const Section& top, OperatorConfig& c) {
   Section maintenance = top.Child("maintenance");
   CINCINNATI_RETURN_IF_ERROR(maintenance.Check({"controlPlaneTime", "ignoredAlerts"}));
   CINCINNATI_RETURN_IF_ERROR(maintenance.Int("controlPlaneTime", c.control_plane_minutes, 1, 24 * 60, "minutes"));
@@ -124,7 +127,11 @@ Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
   CINCINNATI_RETURN_IF_ERROR(drain.Check({"timeOut", "expectedNodeDrainTime", "disableDrainStrategies", "ignoredNamespacePatterns"}));
   CINCINNATI_RETURN_IF_ERROR(drain.Int("timeOut", c.node_drain_timeout_minutes, 1, 24 * 60, "minutes"));
   CINCINNATI_RETURN_IF_ERROR(drain.Int("expectedNodeDrainTime", c.expected_node_drain_minutes, 1, 24 * 60, "minutes"));
+  return Status::OK();
+}
 
+// What is checked before an upgrade: alerts, outside dependencies, the update service.
+Status ReadChecks(const Section& top, OperatorConfig& c) {
   Section health = top.Child("healthCheck");
   CINCINNATI_RETURN_IF_ERROR(health.Check({"ignoredCriticals", "ignoredNamespaces"}));
   CINCINNATI_RETURN_IF_ERROR(health.Strings("ignoredCriticals", c.ignored_criticals));
@@ -143,48 +150,50 @@ Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
     if (!v->is_bool()) return Status::InvalidArgument("validation.cincinnati: must be true or false");
     c.cincinnati_check = v->bool_value();
   }
+  return Status::OK();
+}
 
-  Section gates = top.Child("featureGate");
+Status ReadFeatureGates(const Section& gates, OperatorConfig& c) {
   CINCINNATI_RETURN_IF_ERROR(gates.Check({"enabled"}));
   std::vector<std::string> enabled;
   CINCINNATI_RETURN_IF_ERROR(gates.Strings("enabled", enabled));
   c.pre_health_check_gate = std::find(enabled.begin(), enabled.end(), "PreHealthCheck") != enabled.end();
+  return Status::OK();
+}
 
-  Section scale = top.Child("scale");
-  CINCINNATI_RETURN_IF_ERROR(scale.Check({"timeOut", "extraMachinePools"}));
-  CINCINNATI_RETURN_IF_ERROR(scale.Int("timeOut", c.scale_timeout_minutes, 1, 24 * 60, "minutes"));
+bool IsHttpUrl(const std::string& url) { return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0; }
 
-  CINCINNATI_RETURN_IF_ERROR(ReadEndpoint(top.Child("prometheus"), c.prometheus));
-  CINCINNATI_RETURN_IF_ERROR(ReadEndpoint(top.Child("alertmanager"), c.alertmanager));
-
-  Section notifications = top.Child("notifications");
+Status ReadWebhooks(const Section& notifications, OperatorConfig& c) {
   CINCINNATI_RETURN_IF_ERROR(notifications.Check({"webhooks"}));
-  if (const JsonValue* hooks = notifications.Find("webhooks"); hooks && !hooks->is_null()) {
-    if (!hooks->is_array()) return Status::InvalidArgument("notifications.webhooks: must be a list");
-    for (size_t i = 0; i < hooks->items().size(); ++i) {
-      Section w(&hooks->items()[i], fmt::format("notifications.webhooks[{}]", i));
-      if (!hooks->items()[i].is_object()) return Status::InvalidArgument(w.Path("") + ": must be a mapping");
-      CINCINNATI_RETURN_IF_ERROR(w.Check({"url", "tokenFile", "headers"}));
-      WebhookConfig hook;
-      Endpoint e;
-      CINCINNATI_RETURN_IF_ERROR(w.String("url", hook.url));
-      CINCINNATI_RETURN_IF_ERROR(w.String("tokenFile", hook.token_file));
-      CINCINNATI_RETURN_IF_ERROR(w.Strings("headers", hook.headers));
-      if (hook.url.rfind("http://", 0) != 0 && hook.url.rfind("https://", 0) != 0) {
-        return Status::InvalidArgument(fmt::format("{}: \"{}\" is not an http:// or https:// URL", w.Path("url"), hook.url));
-      }
-      c.webhooks.push_back(std::move(hook));
+  const JsonValue* hooks = notifications.Find("webhooks");
+  if (!hooks || hooks->is_null()) return Status::OK();
+  if (!hooks->is_array()) return Status::InvalidArgument("notifications.webhooks: must be a list");
+  for (size_t i = 0; i < hooks->items().size(); ++i) {
+    Section w(&hooks->items()[i], fmt::format("notifications.webhooks[{}]", i));
+    if (!hooks->items()[i].is_object()) return Status::InvalidArgument(w.Path("") + ": must be a mapping");
+    CINCINNATI_RETURN_IF_ERROR(w.Check({"url", "tokenFile", "headers"}));
+    WebhookConfig hook;
+    CINCINNATI_RETURN_IF_ERROR(w.String("url", hook.url));
+    CINCINNATI_RETURN_IF_ERROR(w.String("tokenFile", hook.token_file));
+    CINCINNATI_RETURN_IF_ERROR(w.Strings("headers", hook.headers));
+    if (!IsHttpUrl(hook.url)) {
+      return Status::InvalidArgument(fmt::format("{}: \"{}\" is not an http:// or https:// URL", w.Path("url"), hook.url));
     }
+    c.webhooks.push_back(std::move(hook));
   }
+  return Status::OK();
+}
 
-  Section hooks = top.Child("hooks");
+Status ReadHooks(const Section& hooks, OperatorConfig& c) {
   CINCINNATI_RETURN_IF_ERROR(hooks.Check({"capacityReservation", "capacityRemoval", "drain", "timeout"}));
   CINCINNATI_RETURN_IF_ERROR(hooks.String("capacityReservation", c.capacity_hook));
   CINCINNATI_RETURN_IF_ERROR(hooks.String("capacityRemoval", c.capacity_removal_hook));
   CINCINNATI_RETURN_IF_ERROR(hooks.String("drain", c.drain_hook));
   CINCINNATI_RETURN_IF_ERROR(hooks.Int("timeout", c.hook_timeout_seconds, 1, 24 * 3600, "seconds"));
+  return Status::OK();
+}
 
-  Section fleet = top.Child("fleet");
+Status ReadFleet(const Section& fleet, OperatorConfig& c) {
   CINCINNATI_RETURN_IF_ERROR(fleet.Check({"maxParallel", "waveLabel", "waves", "failureThreshold"}));
   CINCINNATI_RETURN_IF_ERROR(fleet.Int("maxParallel", c.max_parallel, 0, 100000, "clusters"));
   CINCINNATI_RETURN_IF_ERROR(fleet.String("waveLabel", c.wave_label));
@@ -192,6 +201,29 @@ Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
   CINCINNATI_RETURN_IF_ERROR(fleet.Int("failureThreshold", c.failure_threshold, 0, 100000, "failures"));
   if (!c.waves.empty() && c.wave_label.empty()) return Status::InvalidArgument("fleet.waveLabel: Required value (fleet.waves is set)");
   return Status::OK();
+}
+
+// The sections in the order their errors are reported.
+Status ReadConfig(const JsonValue& doc, OperatorConfig& c) {
+  Section top(&doc, "");
+  CINCINNATI_RETURN_IF_ERROR(top.Check({"upgradeType", "configManager", "maintenance", "upgradeWindow", "nodeDrain", "healthCheck",
+                                        "extDependencyAvailabilityChecks", "featureGate", "scale", "validation",
+                                        "prometheus", "alertmanager", "notifications", "hooks", "fleet"}));
+  CINCINNATI_RETURN_IF_ERROR(ReadUpgradeType(top, c));
+  CINCINNATI_RETURN_IF_ERROR(ReadConfigManager(top.Child("configManager"), c));
+  CINCINNATI_RETURN_IF_ERROR(ReadTimes(top, c));
+  CINCINNATI_RETURN_IF_ERROR(ReadChecks(top, c));
+  CINCINNATI_RETURN_IF_ERROR(ReadFeatureGates(top.Child("featureGate"), c));
+
+  Section scale = top.Child("scale");
+  CINCINNATI_RETURN_IF_ERROR(scale.Check({"timeOut", "extraMachinePools"}));
+  CINCINNATI_RETURN_IF_ERROR(scale.Int("timeOut", c.scale_timeout_minutes, 1, 24 * 60, "minutes"));
+
+  CINCINNATI_RETURN_IF_ERROR(ReadEndpoint(top.Child("prometheus"), c.prometheus));
+  CINCINNATI_RETURN_IF_ERROR(ReadEndpoint(top.Child("alertmanager"), c.alertmanager));
+  CINCINNATI_RETURN_IF_ERROR(ReadWebhooks(top.Child("notifications"), c));
+  CINCINNATI_RETURN_IF_ERROR(ReadHooks(top.Child("hooks"), c));
+  return ReadFleet(top.Child("fleet"), c);
 }
 
 }  // namespace
