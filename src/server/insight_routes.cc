@@ -15,7 +15,7 @@ std::optional<Response> PolicyEngineService::ServeInsight(const Request& request
   incoming_requests_.With({request.path}).Increment();
   auto params = ParseQuery(request.query);
   if (!params.ok()) return ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_);
-  if (!ServesSharedGraph(state_.load())) {
+  if (!ServesSharedGraph(feed_.state())) {
     return ErrorResponse(
         ErrorDocument::Of("failed_upstream_fetch",
                           fmt::format("paths and explanations need the graph builder's graph; this policy engine "
@@ -25,7 +25,7 @@ std::optional<Response> PolicyEngineService::ServeInsight(const Request& request
   }
   // Hotfix entitlements come from the cluster directory, as for the graph itself.
   std::optional<std::string> id;
-  if (auto it = params->find("id"); options_.directory && hotfixes_.load() && it != params->end() && !it->second.empty()) {
+  if (auto it = params->find("id"); lookups_.enabled() && answers_.hotfixes() && it != params->end() && !it->second.empty()) {
     id = it->second;
   }
   return WithCluster(request, id, respond, nullptr,
@@ -37,14 +37,10 @@ std::optional<Response> PolicyEngineService::ServeInsight(const Request& request
 
 Response PolicyEngineService::AnswerInsight(const Request& request, bool path, const Parameters& params,
                                             const std::optional<directory::DirectoryAnswer>& cluster) {
-  std::shared_ptr<const Graph> graph = insight_graph_.load();
-  if (!graph) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ErrorResponse(upstream_error_.value_or(ErrorDocument::Of("failed_upstream_fetch", "no upstream graph yet")),
-                         response_errors_);
-  }
-  const bool found = cluster && RecordLookup(*cluster);
-  std::shared_ptr<const policy::HotfixIndex> hotfixes = hotfixes_.load();
+  std::shared_ptr<const Graph> graph = answers_.insight_graph();
+  if (!graph) return ErrorResponse(feed_.NoGraphError(), response_errors_);
+  const bool found = cluster && lookups_.Record(*cluster);
+  std::shared_ptr<const policy::HotfixIndex> hotfixes = answers_.hotfixes();
   // Per channel: a path may cross several.
   auto entitle = [&](std::string_view channel) {
     ClusterEntitlements e;

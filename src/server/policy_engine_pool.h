@@ -1,5 +1,5 @@
-// The policy engine's worker pools (fetches, directory lookups) and its cache of laid-out
-// views: private to its .cc files.
+// The policy engine's cache of laid-out views (the graph page's pictures): private to
+// its .cc files.
 #pragma once
 
 #include <map>
@@ -7,16 +7,9 @@
 #include <mutex>
 #include <string>
 
-#include <boost/asio/thread_pool.hpp>
-
 #include "server/policy_engine_service.h"
 
 namespace cincinnati::server {
-
-struct PolicyEngineService::Pool {
-  explicit Pool(size_t n) : pool(n) {}
-  boost::asio::thread_pool pool;
-};
 
 // SVG per (channel, arch, blocked) for one graph; emptied when the graph changes or the
 // cache is full. Rendering happens outside the lock.

@@ -1,15 +1,14 @@
-// The policy engine's check of an update report's edge (policy_engine_service.h,
-// CheckReportEdge): against the shared graph it serves, or, when it forwards client
-// queries, against the answer its upstream gives the report's cluster.
+#include "server/report_edge_checks.h"
+
 #include <fmt/format.h>
 
 #include "core/graph_json.h"
-#include "server/policy_engine_service.h"
+#include "server/answer_service.h"
+#include "server/policy_engine_options.h"
+#include "server/upstream_feed.h"
 
 namespace cincinnati::server {
 namespace {
-
-constexpr size_t kForwardedEdgesKept = 16;
 
 Status NotAnEdge(const UpdateReport& r, std::string_view where) {
   return Status::InvalidArgument(
@@ -18,12 +17,23 @@ Status NotAnEdge(const UpdateReport& r, std::string_view where) {
 
 }  // namespace
 
-void PolicyEngineService::CheckReportEdge(const UpdateReport& report, std::function<void(Status)> done) {
-  if (auto views = views_.load(); views && ServesSharedGraph(state_.load())) {
-    const bool has = ServedEdgesOf(views)->Has(report.channel, report.arch, report.from, report.to, Now());
+ReportEdgeChecks::ReportEdgeChecks(const PolicyEngineOptions& options, const AnswerService& answers, UpstreamFeed& feed,
+                                   Registry& metrics)
+    : answers_(answers), feed_(feed) {
+  ForwardedAnswersOptions checks{options.cache_ttl, options.max_stale, kReportCheckEntries, kReportCheckBytes,
+                                 kReportCheckFetchesPerSecond};
+  checks.fallback_without_id = false;
+  checks_ = feed.NewForwardedCache(checks, metrics.AddCounter("report_edge_checks_throttled_total",
+                                                              "Reports' edge checks not fetched from the upstream policy engine: over "
+                                                              "their own budget (answered 503)").Get());
+}
+
+void ReportEdgeChecks::Check(const UpdateReport& report, std::function<void(Status)> done) {
+  if (auto views = answers_.views(); views && ServesSharedGraph(feed_.state())) {
+    const bool has = ServedEdgesOf(views)->Has(report.channel, report.arch, report.from, report.to, answers_.Now());
     return done(has ? Status::OK() : NotAnEdge(report, "this service's graph"));
   }
-  if (state_.load() != UpstreamState::kForwarding) return done(Status::IoError("this policy engine has no graph yet"));
+  if (feed_.state() != UpstreamState::kForwarding) return done(Status::IoError("this policy engine has no graph yet"));
   // First the channel's answer for a cluster without an id (one for every report of the
   // channel); only an edge missing there between releases that are there may be in a
   // phased window, visible to some clusters: then the answer this cluster gets.
@@ -36,17 +46,17 @@ void PolicyEngineService::CheckReportEdge(const UpdateReport& report, std::funct
   });
 }
 
-void PolicyEngineService::CheckForwarded(const UpdateReport& report, bool with_id, std::function<void(Result<bool>)> done) {
+void ReportEdgeChecks::CheckForwarded(const UpdateReport& report, bool with_id, std::function<void(Result<bool>)> done) {
   Parameters params = {{"channel", report.channel}, {"arch", report.arch}};
   if (with_id) params.emplace("id", report.cluster_id);
-  report_checks_->Get(ForwardedQueryOf(params, {}), [this, report, with_id, done = std::move(done)](const ForwardedAnswer& answer) {
+  checks_->Get(ForwardedQueryOf(params, {}), [this, report, with_id, done = std::move(done)](const ForwardedAnswer& answer) {
     if (!answer.view) {
       return done(Status::IoError(fmt::format("the upstream policy engine's answer for channel {}: {}", report.channel,
                                               answer.error ? answer.error->value : "none")));
     }
     std::shared_ptr<const reports::ServedEdges> edges = ForwardedEdgesOf(*answer.view);
     if (!edges) return done(Status::IoError("the upstream policy engine's answer does not parse"));
-    if (edges->Has(report.channel, report.arch, report.from, report.to, Now())) return done(true);
+    if (edges->Has(report.channel, report.arch, report.from, report.to, answers_.Now())) return done(true);
     // A release that is not in the channel's answer at all is in no cluster's.
     if (!with_id && (!edges->HasRelease(report.from) || !edges->HasRelease(report.to))) {
       return done(NotAnEdge(report, "the upstream policy engine's answer"));
@@ -55,19 +65,19 @@ void PolicyEngineService::CheckForwarded(const UpdateReport& report, bool with_i
   });
 }
 
-std::shared_ptr<const reports::ServedEdges> PolicyEngineService::ServedEdgesOf(const std::shared_ptr<ViewCache>& views) {
-  std::lock_guard lock(served_edges_mu_);
-  if (!served_edges_ || served_edges_views_.lock() != views) {
+std::shared_ptr<const reports::ServedEdges> ReportEdgeChecks::ServedEdgesOf(const std::shared_ptr<ViewCache>& views) {
+  std::lock_guard lock(mu_);
+  if (!served_edges_ || served_views_.lock() != views) {
     // The graph is shared with the views (never copied).
     served_edges_ = std::make_shared<const reports::ServedEdges>(std::shared_ptr<const Graph>(views, &views->graph()));
-    served_edges_views_ = views;
+    served_views_ = views;
   }
   return served_edges_;
 }
 
-std::shared_ptr<const reports::ServedEdges> PolicyEngineService::ForwardedEdgesOf(const View& answer) {
+std::shared_ptr<const reports::ServedEdges> ReportEdgeChecks::ForwardedEdgesOf(const View& answer) {
   {
-    std::lock_guard lock(served_edges_mu_);
+    std::lock_guard lock(mu_);
     for (const auto& [etag, edges] : forwarded_edges_) {
       if (etag == answer.etag()) return edges;
     }
@@ -76,7 +86,7 @@ std::shared_ptr<const reports::ServedEdges> PolicyEngineService::ForwardedEdgesO
   if (!graph.ok()) return nullptr;
   graph->set_served_view(true);  // one channel and arch already
   auto edges = std::make_shared<const reports::ServedEdges>(std::make_shared<const Graph>(std::move(graph).value()));
-  std::lock_guard lock(served_edges_mu_);
+  std::lock_guard lock(mu_);
   forwarded_edges_.emplace_back(answer.etag(), edges);
   if (forwarded_edges_.size() > kForwardedEdgesKept) forwarded_edges_.erase(forwarded_edges_.begin());
   return edges;

@@ -34,10 +34,10 @@ ReportIntake::ReportIntake(std::shared_ptr<ReportSink> sink, ReportIntakeOptions
       refilled_(clock.Steady()) {}
 
 // The sightings read an id's 128 bits whatever its case.
-void ReportIntake::SawPoll(std::string_view id, std::string_view version) {
+int64_t ReportIntake::SawPoll(std::string_view id, std::string_view version) {
   const int64_t now = UnixNow();
   sightings_.Record(id, version, now);
-  adoption_.MaybeSample(sightings_, now);
+  return now;
 }
 
 int64_t ReportIntake::UnixNow() const {

@@ -44,7 +44,6 @@
 #include "env/clock.h"
 #include "http_server/http_types.h"
 #include "http_server/metrics.h"
-#include "server/adoption_history.h"
 #include "server/poll_sightings.h"
 
 namespace cincinnati::server {
@@ -82,11 +81,11 @@ class ReportIntake {
   ReportIntake(std::shared_ptr<ReportSink> sink, ReportIntakeOptions options, env::Clock& clock,
                http_server::Registry& metrics);
 
-  // Every graph request with an id and a version (the policy engine's hot path); takes
-  // an adoption sample when one is due.
-  void SawPoll(std::string_view id, std::string_view version);
-  // The clusters seen polling, by version, over time (adoption_history.h).
-  std::string AdoptionJson() const { return adoption_.Json(); }
+  // Every graph request with an id and a version (the policy engine's hot path).
+  // Returns when it was seen (Unix seconds), for the adoption curves drawn from the
+  // sightings (adoption_history.h).
+  int64_t SawPoll(std::string_view id, std::string_view version);
+  const PollSightings& sightings() const { return sightings_; }
   // Step 6; unset: every report is refused with 503 (no graph to check against).
   void SetEdgeCheck(EdgeCheck check) { edge_check_ = std::move(check); }
   // POST {prefix}/v1/reports; `respond` is called once.
@@ -106,7 +105,6 @@ class ReportIntake {
   ReportIntakeOptions options_;
   env::Clock& clock_;
   PollSightings sightings_;
-  AdoptionHistory adoption_;
   Counter& accepted_;
   Family<Counter>& refused_;
   std::mutex bucket_mu_;

@@ -16,7 +16,6 @@
 #include "server/policy_engine_pool.h"
 #include "http_server/query.h"
 #include "server/http_names.h"
-#include "server/report_intake.h"
 #include "server/responses.h"
 #include "ui/graph_render.h"
 #include "ui/web_page.h"
@@ -46,6 +45,23 @@ std::string ChannelsJson(const Graph& graph) {
 std::string Param(const Parameters& p, const char* name, const char* fallback) {
   auto it = p.find(name);
   return it == p.end() ? fallback : it->second;
+}
+
+// The channel's phased rollouts at `now`: how far each window is.
+std::string RolloutsJson(const Graph& graph, const std::string& channel, int64_t now) {
+  auto windows = policy::RolloutWindows(graph);
+  std::string out = "{\"channel\":" + JsonString(channel) + ",\"now\":" +
+                    JsonString(graphdata::FormatDateTime(now)) + ",\"rollouts\":[";
+  bool first = true;
+  for (const policy::RolloutWindow& w : windows.ok() ? *windows : std::vector<policy::RolloutWindow>{}) {
+    if (w.channel != channel) continue;
+    out += fmt::format("{}{{\"from\":{},\"to\":{},\"share\":{:.4f},\"begin\":{},\"completeAt\":{}}}", first ? "" : ",",
+                       JsonString(w.from), JsonString(w.to), w.Fraction(now),
+                       JsonString(graphdata::FormatDateTime(w.begin)),
+                       JsonString(graphdata::FormatDateTime(w.begin + w.duration)));
+    first = false;
+  }
+  return out + "]}";
 }
 
 }  // namespace
@@ -78,44 +94,38 @@ std::optional<Response> PolicyEngineService::ServeUi(const Request& request) {
 
   auto params = ParseQuery(request.query);
   if (!params.ok()) return ErrorResponse(ErrorDocument::FromStatus(params.status()), response_errors_);
-  std::shared_ptr<const Graph> full = insight_graph_.load();
-  std::shared_ptr<ViewCache> views = views_.load();
+  return ServeUiData(request.path.substr(prefix.size() + 7), *params);
+}
+
+std::optional<Response> PolicyEngineService::ServeUiData(const std::string& what, const Parameters& params) {
+  std::shared_ptr<const Graph> full = answers_.insight_graph();
+  std::shared_ptr<ViewCache> views = answers_.views();
   if (!full || !views) {
     return ErrorResponse(ErrorDocument::Of("failed_upstream_fetch", "no graph yet (the page needs a graph builder's graph)"),
                          response_errors_);
   }
-  const std::string what = request.path.substr(prefix.size() + 7);
   if (what == "channels") return Response::Text(200, ChannelsJson(*full), "application/json");
   if (what == "adoption") {
     // Clusters are seen only where reports are taken (the sightings are theirs).
-    return Response::Text(200, options_.reports ? options_.reports->AdoptionJson() : R"({"samples":[],"off":"reports are off"})",
+    return Response::Text(200, options_.reports ? adoption_.Json() : R"({"samples":[],"off":"reports are off"})",
                           "application/json");
   }
 
-  const std::string channel = Param(*params, "channel", "");
-  const std::string arch = Param(*params, "arch", "amd64");
+  const std::string channel = Param(params, "channel", "");
+  const std::string arch = Param(params, "arch", "amd64");
   if (Status st = policy::ValidateChannel(channel); !st.ok()) return ErrorResponse(ErrorDocument::FromStatus(st), response_errors_);
   if (Status st = policy::ValidateArch(arch); !st.ok()) return ErrorResponse(ErrorDocument::FromStatus(st), response_errors_);
 
-  if (what == "rollouts") {
-    const int64_t now = Now();
-    auto windows = policy::RolloutWindows(views->graph());
-    std::string out = "{\"channel\":" + JsonString(channel) + ",\"now\":" +
-                      JsonString(graphdata::FormatDateTime(now)) + ",\"rollouts\":[";
-    bool first = true;
-    for (const policy::RolloutWindow& w : windows.ok() ? *windows : std::vector<policy::RolloutWindow>{}) {
-      if (w.channel != channel) continue;
-      out += fmt::format("{}{{\"from\":{},\"to\":{},\"share\":{:.4f},\"begin\":{},\"completeAt\":{}}}", first ? "" : ",",
-                         JsonString(w.from), JsonString(w.to), w.Fraction(now),
-                         JsonString(graphdata::FormatDateTime(w.begin)),
-                         JsonString(graphdata::FormatDateTime(w.begin + w.duration)));
-      first = false;
-    }
-    return Response::Text(200, out + "]}", "application/json");
-  }
+  if (what == "rollouts") return Response::Text(200, RolloutsJson(views->graph(), channel, Now()), "application/json");
   if (what != "graph.svg") return Response::Empty(404);
+  return ServeSvg(params, full, *views);
+}
 
-  const bool blocked = Param(*params, "blocked", "") == "1";
+Response PolicyEngineService::ServeSvg(const Parameters& params, const std::shared_ptr<const Graph>& full,
+                                       const ViewCache& views) {
+  const std::string channel = Param(params, "channel", "");
+  const std::string arch = Param(params, "arch", "amd64");
+  const bool blocked = Param(params, "blocked", "") == "1";
   const std::string key = fmt::format("{}\n{}\n{}", channel, arch, blocked);
   {
     std::lock_guard<std::mutex> lock(svgs_->mu);
@@ -130,7 +140,7 @@ std::optional<Response> PolicyEngineService::ServeUi(const Request& request) {
   }
   TransformContext context;
   context.parameters = {{"channel", channel}, {"arch", arch}};
-  auto view = RunChainOn(chain_, views->graph(), context);
+  auto view = RunChainOn(chain_, views.graph(), context);
   if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), response_errors_);
   ui::DotOptions dot;
   dot.title = fmt::format("{} ({})", channel, arch);
