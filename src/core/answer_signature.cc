@@ -242,7 +242,7 @@ SignatureCheck CheckAnswerSignature(const std::string* header, std::string_view 
     check.message = fmt::format("the answer was signed at {}, {} s in the future", parsed->facts.signed_at, parsed->facts.signed_at - now);
     return check;
   }
-  // Generations are a clock in milliseconds (server/graph_generation.h). One ahead of
+  // Generations are a clock in milliseconds (signing/graph_generation.h). One ahead of
   // this clock by more than the lead comes from a clock that is wrong (the service's
   // ahead, or this one behind) or a forged number, and taken it would make every later
   // answer look rolled back: refused.
