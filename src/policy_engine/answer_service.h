@@ -24,9 +24,9 @@
 #include "http_server/metrics.h"
 #include "policy/channel_target.h"
 #include "policy/hotfix_filter.h"
-#include "signing/answer_signer.h"
 #include "service/http_names.h"
 #include "service/view_cache.h"
+#include "signing/answer_signer.h"
 
 namespace cincinnati::server {
 

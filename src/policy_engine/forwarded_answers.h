@@ -34,8 +34,8 @@
 #include "env/clock.h"
 #include "http_server/metrics.h"
 #include "service/http_names.h"
-#include "signing/answer_signer.h"
 #include "service/view_cache.h"
+#include "signing/answer_signer.h"
 
 namespace boost::asio {
 class thread_pool;

@@ -2,9 +2,9 @@
 // policy_engine_service.h and insight/queries.h).
 #include <fmt/format.h>
 
+#include "http_server/query.h"
 #include "insight/queries.h"
 #include "policy_engine/policy_engine_service.h"
-#include "http_server/query.h"
 #include "service/http_names.h"
 #include "service/responses.h"
 

@@ -14,8 +14,8 @@
 #include "core/answer_signature.h"
 #include "directory/cluster_directory.h"
 #include "env/clock.h"
-#include "service/http_names.h"
 #include "policy_engine/upstream_state.h"
+#include "service/http_names.h"
 
 namespace cincinnati::server {
 

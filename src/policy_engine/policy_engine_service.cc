@@ -8,12 +8,12 @@
 #include "core/strings.h"
 #include "http_server/content_negotiation.h"
 #include "http_server/query.h"
-#include "signing/answer_signer.h"
-#include "service/http_names.h"
 #include "policy_engine/openapi.h"
 #include "policy_engine/svg_cache.h"
 #include "reports/report_intake.h"
+#include "service/http_names.h"
 #include "service/responses.h"
+#include "signing/answer_signer.h"
 
 namespace cincinnati::server {
 

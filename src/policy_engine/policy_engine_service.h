@@ -40,11 +40,11 @@
 #include "policy_engine/adoption_history.h"
 #include "policy_engine/answer_service.h"
 #include "policy_engine/cluster_lookups.h"
-#include "service/http_names.h"
 #include "policy_engine/policy_engine_options.h"
 #include "policy_engine/report_edge_checks.h"
-#include "service/signature_files.h"
 #include "policy_engine/upstream_feed.h"
+#include "service/http_names.h"
+#include "service/signature_files.h"
 
 namespace cincinnati::server {
 

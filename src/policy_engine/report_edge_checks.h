@@ -20,8 +20,8 @@
 #include "core/status.h"
 #include "core/update_report.h"
 #include "http_server/metrics.h"
-#include "reports/served_edges.h"
 #include "policy_engine/forwarded_answers.h"
+#include "reports/served_edges.h"
 #include "service/http_names.h"
 #include "service/view_cache.h"
 

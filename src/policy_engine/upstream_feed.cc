@@ -12,10 +12,10 @@
 #include "core/internal_metadata.h"
 #include "core/strings.h"
 #include "policy_engine/answer_service.h"
-#include "signing/answer_signer.h"
-#include "signing/graph_generation.h"
 #include "policy_engine/policy_engine_options.h"
 #include "policy_engine/upstream_fetch.h"
+#include "signing/answer_signer.h"
+#include "signing/graph_generation.h"
 
 namespace cincinnati::server {
 

@@ -32,10 +32,10 @@
 #include "core/transform.h"
 #include "http_server/metrics.h"
 #include "policy_engine/forwarded_answers.h"
-#include "service/http_names.h"
-#include "service/periodic_task.h"
 #include "policy_engine/upstream_fetch.h"
 #include "policy_engine/upstream_state.h"
+#include "service/http_names.h"
+#include "service/periodic_task.h"
 #include "signing/upstream_trust.h"
 
 namespace boost::asio {

@@ -22,8 +22,8 @@
 #include "core/graph_records.h"
 #include "core/status.h"
 #include "http_server/metrics.h"
-#include "service/http_names.h"
 #include "policy_engine/upstream_state.h"
+#include "service/http_names.h"
 #include "signing/upstream_trust.h"
 
 namespace cincinnati::server {
