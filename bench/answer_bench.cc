@@ -1,6 +1,6 @@
 // Per-cluster answers of a real-size phased channel: the policy chain run and its
 // answer written (and compressed) per request, against the answer assembled from pieces
-// (server/answer_pieces.h), for a fresh random cluster id each time.
+// (service/answer_pieces.h), for a fresh random cluster id each time.
 //   CINCINNATI_BENCH_PHASED_2021=DIR build/bench/pipeline_bench --benchmark_filter=PerCluster
 // where DIR holds graph-data/ (python3 bench/phased_2021.py FIXTURE DIR/graph-data) and
 // releases/ (python3 bench/real_releases.py DIR/graph-data DIR/releases).
@@ -23,11 +23,11 @@
 #include <openssl/pem.h>
 
 #include "http_server/response_head.h"
-#include "server/adoption_history.h"
-#include "server/answer_signer.h"
-#include "server/responses.h"
-#include "server/poll_sightings.h"
-#include "server/view_cache.h"
+#include "policy_engine/adoption_history.h"
+#include "signing/answer_signer.h"
+#include "service/responses.h"
+#include "reports/poll_sightings.h"
+#include "service/view_cache.h"
 
 namespace cincinnati::bench {
 namespace {
@@ -160,7 +160,7 @@ void BM_AnswerResponse(benchmark::State& state) {
 }
 BENCHMARK(BM_AnswerResponse)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
-// One adoption sample (server/adoption_history.h): a pass over the sightings of N
+// One adoption sample (policy_engine/adoption_history.h): a pass over the sightings of N
 // polling clusters spread over 12 versions, as the poll that finds it due takes it.
 void BM_AdoptionSample(benchmark::State& state) {
   const auto n = static_cast<size_t>(state.range(0));

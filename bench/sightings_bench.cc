@@ -1,4 +1,4 @@
-// PollSightings (server/poll_sightings.h) at the default capacity, full: the memory an
+// PollSightings (reports/poll_sightings.h) at the default capacity, full: the memory an
 // id takes, and the time of Record, which every graph request of a policy engine with
 // reports on makes.
 //   build/bench/pipeline_bench --benchmark_filter=Sightings
@@ -21,7 +21,7 @@
 
 #include <fmt/format.h>
 
-#include "server/poll_sightings.h"
+#include "reports/poll_sightings.h"
 
 namespace cincinnati::bench {
 namespace {

@@ -28,7 +28,7 @@
 #include "policy/channel_target.h"
 #include "policy/hotfix_filter.h"
 #include "policy/phased_rollout.h"
-#include "server/view_cache.h"
+#include "service/view_cache.h"
 
 namespace cincinnati::fuzz {
 namespace {

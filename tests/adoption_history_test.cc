@@ -1,5 +1,5 @@
 // The clusters a policy engine saw polling, by version, over time
-// (server/adoption_history.h and PollSightings::CountByVersion): what a sample counts,
+// (policy_engine/adoption_history.h and PollSightings::CountByVersion): what a sample counts,
 // when samples are taken, and the bounds.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 
 #include <thread>
 
-#include "server/adoption_history.h"
-#include "server/poll_sightings.h"
+#include "policy_engine/adoption_history.h"
+#include "reports/poll_sightings.h"
 
 namespace cincinnati::server {
 namespace {

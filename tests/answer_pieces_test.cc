@@ -1,4 +1,4 @@
-// Per-cluster answers assembled from pieces (server/answer_pieces.h,
+// Per-cluster answers assembled from pieces (service/answer_pieces.h,
 // http_server/pieced_document.h): byte for byte what the policy chain writes, for
 // thousands of cluster ids at every instant where something changes and between them,
 // plain and gzip, over random phased graphs with conditional edges.
@@ -20,8 +20,8 @@
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
-#include "server/answer_pieces.h"
-#include "server/view_cache.h"
+#include "service/answer_pieces.h"
+#include "service/view_cache.h"
 
 namespace cincinnati {
 namespace {

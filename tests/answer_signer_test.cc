@@ -1,11 +1,11 @@
-// AnswerSigner (server/answer_signer.h): the head lines of graph answers, made once per
+// AnswerSigner (signing/answer_signer.h): the head lines of graph answers, made once per
 // distinct (answer, query, generation, freshness) and shared; what they carry verifies,
 // what is asked often survives a flood of distinct queries, and without keys only the
 // generation lines are sent.
 #include <gtest/gtest.h>
 
 #include "core/answer_signature.h"
-#include "server/answer_signer.h"
+#include "signing/answer_signer.h"
 #include "signing_util.h"
 
 namespace cincinnati::server {

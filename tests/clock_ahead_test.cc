@@ -1,6 +1,6 @@
 // A service whose clock was once ahead (an NTP mis-step, a VM restored with a bad clock)
 // does not lock checking agents out once its clock is right again
-// (server/graph_generation.h, docs/clocks-ahead.md), and refuses a signature validity
+// (signing/graph_generation.h, docs/clocks-ahead.md), and refuses a signature validity
 // that would expire every answer; over real `serve` processes and agents' checks.
 #include <gtest/gtest.h>
 

@@ -30,10 +30,10 @@ struct Allowed {
 };
 
 const Allowed kAllowed[] = {
-    {"server/graph_builder_service.cc", 4,
+    {"graph_builder/graph_builder_service.cc", 4,
      "how long a refresh and a republish took: the scrape-duration metrics and the log line"},
-    {"server/policy_engine_service.cc", 4,
-     "how long precomputing a graph's answers took (log) and how long an answer took (serve-duration metric)"},
+    {"policy_engine/answer_service.cc", 2, "how long precomputing a graph's answers took (log)"},
+    {"policy_engine/policy_engine_service.cc", 2, "how long an answer took (serve-duration metric)"},
     {"operator/upgrade_operator.cc", 2, "how long a reconcile pass took: the pass-duration metric"},
     {"fleet/fleet_http.cc", 2, "how long each simulated request took: the simulation's latency figures"},
     {"fleet/simulation.cc", 2, "how long the whole simulation took in real time: its real_seconds figure"},

@@ -11,8 +11,8 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "env/clock.h"
-#include "server/forwarded_answers.h"
-#include "server/upstream_state.h"
+#include "policy_engine/forwarded_answers.h"
+#include "policy_engine/upstream_state.h"
 
 namespace cincinnati::server {
 namespace {

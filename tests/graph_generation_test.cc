@@ -1,7 +1,7 @@
-// GraphGeneration (server/graph_generation.h): numbers that only grow, never run ahead of
+// GraphGeneration (signing/graph_generation.h): numbers that only grow, never run ahead of
 // the clock by more than a checker allows, and recover from a clock that was ahead
 // without anyone deleting the state file.
-#include "server/graph_generation.h"
+#include "signing/graph_generation.h"
 
 #include <gtest/gtest.h>
 

@@ -15,8 +15,8 @@
 #include "policy/hotfix_filter.h"
 #include "policy/phased_rollout.h"
 #include "core/sha256.h"
-#include "server/graph_builder_service.h"
-#include "server/view_cache.h"
+#include "graph_builder/graph_builder_service.h"
+#include "service/view_cache.h"
 #include "test_util.h"
 
 namespace cincinnati {

@@ -16,7 +16,7 @@
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
 #include "policy/phased_rollout.h"
-#include "server/view_cache.h"
+#include "service/view_cache.h"
 #include "core/graph_json.h"
 #include "test_util.h"
 

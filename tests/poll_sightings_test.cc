@@ -1,10 +1,10 @@
-// Who polled at which version (server/poll_sightings.h): the checks a report passes,
+// Who polled at which version (reports/poll_sightings.h): the checks a report passes,
 // what it keeps, and floods of invented ids that cannot push out the clusters that poll.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
-#include "server/poll_sightings.h"
+#include "reports/poll_sightings.h"
 
 namespace cincinnati::server {
 namespace {

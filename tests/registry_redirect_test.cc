@@ -10,7 +10,7 @@
 #include "builder/registry_source.h"
 #include "fault_proxy.h"
 #include "registry_util.h"
-#include "server/graph_builder_service.h"
+#include "graph_builder/graph_builder_service.h"
 
 namespace cincinnati {
 namespace {

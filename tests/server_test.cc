@@ -11,7 +11,7 @@
 #include "http_server/http_server.h"
 #include "http_server/metrics.h"
 #include "http_server/query.h"
-#include "server/responses.h"
+#include "service/responses.h"
 
 namespace cincinnati::server {
 namespace {

@@ -12,8 +12,8 @@
 #include "core/answer_signature.h"
 #include "core/sha256.h"
 #include "http_server/query.h"
-#include "server/answer_signer.h"
-#include "server/view_cache.h"
+#include "signing/answer_signer.h"
+#include "service/view_cache.h"
 #include "test_util.h"
 
 namespace cincinnati {

@@ -1,4 +1,4 @@
-// A policy engine that checks its graph builder's signed graphs (server/upstream_trust.h),
+// A policy engine that checks its graph builder's signed graphs (signing/upstream_trust.h),
 // over real HTTP: it takes a graph signed by a trusted key; a graph signed by another
 // key (the same bytes or new ones), unsigned (by default, or once the upstream has
 // signed), or replayed from before is a failed fetch, and the last good graph goes on

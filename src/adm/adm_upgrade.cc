@@ -9,6 +9,7 @@
 namespace cincinnati::adm {
 
 using config_api::Condition;
+using config_api::ClusterVersionStatus;
 using config_api::ConditionalUpdateStatus;
 using config_api::DesiredUpdate;
 using config_api::Release;

@@ -146,7 +146,7 @@ RetrievalFailure AnswerTrust::Refuse(const SignatureCheck& check, const AnswerSc
   }
   // A rollback from a number that is itself ahead of this clock: taken when a clock was
   // ahead. Services with a right clock never number below what a right clock allows
-  // (server/graph_generation.h), so this cluster's clock was ahead too when it took it.
+  // (signing/graph_generation.h), so this cluster's clock was ahead too when it took it.
   if (check.verdict == SignatureVerdict::kRolledBack && known && now > 0 &&
       known->newest / 1000 > static_cast<uint64_t>(now) + kMaxGenerationLead) {
     message += fmt::format(

@@ -36,10 +36,10 @@
 #include "core/strings.h"
 #include "env/file_system.h"
 #include "graph-data/time_format.h"
-#include "server/graph_builder_service.h"
+#include "graph_builder/graph_builder_service.h"
 #include "http_server/http_server.h"
-#include "server/policy_engine_service.h"
-#include "server/responses.h"
+#include "policy_engine/policy_engine_service.h"
+#include "service/responses.h"
 
 #ifndef CINCINNATI_GIT_COMMIT
 #define CINCINNATI_GIT_COMMIT "unknown"
@@ -272,7 +272,7 @@ Status UpstreamOptions(const Settings& s, server::PolicyEngineOptions& o) {
   o.max_cached_queries = answers;
   o.max_cached_bytes = bytes;
   o.max_fetches_per_second = static_cast<double>(rate);
-  // The upstream's signed answers (server/upstream_trust.h).
+  // The upstream's signed answers (signing/upstream_trust.h).
   const std::string keys = s.String("upstream.cincinnati.public_keys", "");
   // Required by default with keys: the engine's trust on first use lasts a process's life,
   // so each restart would reopen the window to strip the first answer's signature.

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "kube/api_access.h"
-#include "server/report_relay.h"
+#include "reports/report_relay.h"
 
 namespace cincinnati::cli {
 namespace {

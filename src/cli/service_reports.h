@@ -22,8 +22,8 @@
 #include "env/clock.h"
 #include "http_server/metrics.h"
 #include "reports/brake_board.h"
-#include "server/report_intake.h"
-#include "server/report_routes.h"
+#include "reports/report_intake.h"
+#include "reports/report_routes.h"
 
 namespace cincinnati::cli {
 

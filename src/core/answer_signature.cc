@@ -237,7 +237,7 @@ bool CheckFreshness(const SignedFacts& facts, int64_t now, uint64_t newest_gener
     check.message = fmt::format("the answer was signed at {}, {} s in the future", facts.signed_at, facts.signed_at - now);
     return false;
   }
-  // Generations are a clock in milliseconds (server/graph_generation.h). One ahead of
+  // Generations are a clock in milliseconds (signing/graph_generation.h). One ahead of
   // this clock by more than the lead comes from a clock that is wrong (the service's
   // ahead, or this one behind) or a forged number, and taken it would make every later
   // answer look rolled back: refused.

@@ -44,7 +44,7 @@ inline constexpr size_t kMaxSignatures = 8;
 // How far (seconds) a signed generation, a clock in milliseconds, may be ahead of the
 // checker's clock: as far as a signature's time may be (CheckAnswerSignature's skew).
 // Services never number a graph further ahead of their own clock
-// (server/graph_generation.h), so a legitimate generation is within it wherever the
+// (signing/graph_generation.h), so a legitimate generation is within it wherever the
 // clocks agree that closely.
 inline constexpr uint64_t kMaxGenerationLead = 300;
 

@@ -1,7 +1,7 @@
 // GraphJsonLayout: where each edge, conditional edge and conditional-edge reference lies
 // in a graph's JSON document, so that a per-cluster answer (the same graph less some
 // edges) can be assembled from the document's pieces instead of being written again
-// (server/answer_pieces.h). The bytes are exactly WriteGraphJson's.
+// (service/answer_pieces.h). The bytes are exactly WriteGraphJson's.
 #pragma once
 
 #include <cstddef>

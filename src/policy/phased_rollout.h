@@ -34,7 +34,7 @@ std::vector<double> RolloutPositions(std::string_view id, const std::vector<std:
 
 // Whether a cluster at position u sees, at `now`, an edge whose window opens at `begin`
 // and lasts `window` (> 0) seconds. PhasedRollout and the answer pieces
-// (server/answer_pieces.h) both decide with this one comparison, so they agree on every
+// (service/answer_pieces.h) both decide with this one comparison, so they agree on every
 // cluster to the last bit of the floating-point arithmetic.
 inline bool SeesPhasedEdge(int64_t now, int64_t begin, int64_t window, double u) {
   return static_cast<double>(now) >= static_cast<double>(begin) + u * static_cast<double>(window);

@@ -1,0 +1,136 @@
+#include "reports/report_intake.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/date_time.h"
+#include "core/error_document.h"
+#include "core/strings.h"
+#include "http_server/query.h"
+#include "kube/api_access.h"
+
+namespace cincinnati::server {
+namespace {
+
+using http_server::Response;
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+ReportIntake::ReportIntake(std::shared_ptr<ReportSink> sink, ReportIntakeOptions options, env::Clock& clock,
+                           http_server::Registry& metrics)
+    : sink_(std::move(sink)),
+      options_(options),
+      clock_(clock),
+      sightings_(options.sightings),
+      accepted_(metrics.AddCounter("reports_accepted_total", "Update reports passed on to the graph builder").Get()),
+      refused_(metrics.AddCounter("reports_refused_total", "Update reports refused, by reason", {"reason"})),
+      tokens_(options.max_per_second),
+      refilled_(clock.Steady()) {}
+
+// The sightings read an id's 128 bits whatever its case.
+int64_t ReportIntake::SawPoll(std::string_view id, std::string_view version) {
+  const int64_t now = UnixNow();
+  sightings_.Record(id, version, now);
+  return now;
+}
+
+int64_t ReportIntake::UnixNow() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+}
+
+bool ReportIntake::TakeToken() {
+  std::lock_guard lock(bucket_mu_);
+  const auto now = clock_.Steady();
+  const double elapsed = std::chrono::duration<double>(now - refilled_).count();
+  refilled_ = now;
+  tokens_ = std::min(options_.max_per_second, tokens_ + elapsed * options_.max_per_second);
+  if (tokens_ < 1) return false;
+  tokens_ -= 1;
+  return true;
+}
+
+Response ReportIntake::RateLimited(const std::string& message) {
+  Response r = Refuse(429, "rate_limited", message);
+  r.headers["Retry-After"] = "60";
+  return r;
+}
+
+Response ReportIntake::Refuse(int status, const std::string& kind, const std::string& message) {
+  refused_.With({kind}).Increment();
+  ErrorDocument doc{kind, message, status};
+  return Response::Text(status, doc.ToJson(), "application/json");
+}
+
+void ReportIntake::Handle(const http_server::Request& request, std::function<void(Response)> respond) {
+  if (request.method != "POST") return respond(Response::Empty(405));
+  if (request.body.size() > kMaxUpdateReportBytes) {
+    return respond(Refuse(413, "too_large", fmt::format("a report has at most {} bytes", kMaxUpdateReportBytes)));
+  }
+  if (!kube::IsJsonRequest(request.Header("Content-Type"), {"application/json"})) return respond(Refuse(415, "not_json", "POST with Content-Type: application/json"));
+  Result<UpdateReport> report = DecodeUpdateReport(request.body);
+  if (!report.ok()) return respond(Refuse(400, "invalid_report", report.status().message()));
+  auto params = http_server::ParseQuery(request.query);
+  auto id = params.ok() ? params->find("id") : Parameters::const_iterator{};
+  if (!params.ok() || id == params->end() || Lower(id->second) != report->cluster_id) {
+    return respond(Refuse(400, "invalid_report", "the query's id must be the report's clusterID"));
+  }
+  const int64_t now = UnixNow();
+  // Times are the client's: one from the future would pass for an old poller, and would
+  // outlive a person's clearing of a brake.
+  if (report->started > now + kClockSkew || report->ended > now + kClockSkew) {
+    return respond(Refuse(400, "invalid_report", fmt::format("the attempt ends after the service's now, {}", FormatUnixSeconds(now))));
+  }
+  // A cluster that has polled at `from`, the version it updated from, for a while: so
+  // one set of ids cannot weigh on every edge into a version. Checked before any rate is
+  // charged: a stranger's reports use up nobody's allowance, nor the edge check's work.
+  if (!sightings_.SeenAt(report->cluster_id, report->from, now, options_.sighting_window_secs, options_.min_poller_age_secs,
+                         options_.min_polls)) {
+    return respond(Refuse(403, "unknown_poller",
+                          fmt::format("cluster {} has not been polling at {} for {} s", report->cluster_id, report->from,
+                                      options_.min_poller_age_secs)));
+  }
+  // The id's own allowance first, then everyone's: one id cannot use up the rate of all
+  // (a report that gets no further than the edge check still costs its sender).
+  if (!sightings_.ChargeReport(report->cluster_id, now, options_.per_cluster_per_day)) {
+    return respond(RateLimited("this cluster sent its reports for today"));
+  }
+  if (!TakeToken()) {
+    sightings_.RefundReport(report->cluster_id, now);
+    return respond(RateLimited("too many reports: try again later"));
+  }
+  CheckEdgeAndSubmit(std::move(report).value(), now, std::move(respond));
+}
+
+void ReportIntake::CheckEdgeAndSubmit(UpdateReport report, int64_t now, std::function<void(Response)> respond) {
+  if (!edge_check_) return respond(Refuse(503, "report_not_recorded", "this service has no graph to check reports against"));
+  // The check may answer on another thread (a forwarding engine asks its upstream).
+  auto shared = std::make_shared<UpdateReport>(std::move(report));
+  edge_check_(*shared, [this, shared, now, respond = std::move(respond)](Status edge) mutable {
+    if (edge.code() == Status::Code::kInvalidArgument) return respond(Refuse(400, "invalid_report", edge.message()));
+    if (!edge.ok()) return respond(Refuse(503, "report_not_recorded", edge.message()));
+    Submit(std::move(*shared), now, std::move(respond));
+  });
+}
+
+void ReportIntake::Submit(UpdateReport report, int64_t now, std::function<void(Response)> respond) {
+  const std::string id = report.cluster_id;
+  sink_->Submit(std::move(report), [this, id, now, respond = std::move(respond)](Result<reports::ReportVerdict> verdict) {
+    using Kind = reports::ReportVerdict::Kind;
+    // A resend (a duplicate) and a report the sink could not record give the allowance
+    // back: the agent sends them again, and they are no new report.
+    if (!verdict.ok() || verdict->kind == Kind::kDuplicate) sightings_.RefundReport(id, now);
+    if (!verdict.ok()) return respond(Refuse(503, "report_not_recorded", verdict.status().message()));
+    if (verdict->kind == Kind::kRefused) return respond(Refuse(400, "invalid_report", verdict->why));
+    accepted_.Increment();
+    respond(Response::Text(200, verdict->kind == Kind::kDuplicate ? R"({"status":"duplicate"})" : R"({"status":"accepted"})",
+                           "application/json"));
+  });
+}
+
+}  // namespace cincinnati::server

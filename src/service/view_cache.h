@@ -1,0 +1,141 @@
+// ViewCache: a policy engine's answers for one upstream graph, keyed by the client
+// parameters the transform chain declares it reads (channel, arch by default) and, when
+// a step reads them, the cluster's entitlements.
+//
+// The chain's leading steps that declare their parameters form a cacheable prefix;
+// the rest (per-cluster steps such as phased rollouts) run per request on the cached
+// prefix result, and only when one of them applies to it, so a graph without phased
+// releases is still served entirely from memory. When the only such step is the phased
+// rollout, a kept entry holds every cluster's answer for the current span of time as
+// pieces (service/answer_pieces.h), cut again when time leaves the span: a request
+// assembles its answer, plain or gzip, in microseconds, whatever its cluster id.
+//
+// Answers are computed once and served from memory: the versioned JSON body, its
+// ETag, and a gzip copy made on first demand. When the chain reads channel and arch,
+// Precompute() builds every (channel, arch) pair present in the graph up front (other
+// key parameters absent, as in a plain client's request).
+// Errors (bad parameters) are not cached, and the cache holds at most `max_entries`
+// views so that random well-formed channel names cannot grow it without bound.
+// Memory: each kept view holds its answer, its gzip once asked, its graph when a step
+// runs per request, and for a phased view about 2.5 times its answer in pieces (the
+// widest answer, its tail Huffman-coded, its head deflated).
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/graph.h"
+#include "core/transform.h"
+#include "http_server/http_types.h"
+#include "http_server/pieced_document.h"
+#include "service/answer_pieces.h"
+#include "service/http_names.h"
+
+namespace cincinnati::server {
+
+class View {
+ public:
+  explicit View(std::string body);
+  // An answer assembled from pieces on first demand, plain or gzip; `etag_hash` (32 hex
+  // digits) names its bytes.
+  View(std::string etag_hash, std::shared_ptr<const http_server::PiecedDocument> document, std::vector<uint32_t> pieces);
+  const std::shared_ptr<const std::string>& body() const;
+  // What to send, in at most two parts (`tail` may be null): for an assembled answer
+  // the part it shares with every other and its own, so the shared part is not copied.
+  struct Parts {
+    std::shared_ptr<const std::string> head, tail;
+  };
+  Parts BodyParts() const;
+  Parts GzipParts() const;
+  const std::string& etag() const { return etag_; }            // "\"<hash>\""
+  const std::string& gzip_etag() const { return gzip_etag_; }  // "\"<hash>-gzip\""
+  std::shared_ptr<const std::string> Gzip() const;
+  // File copies of large bodies for sendfile (nullptr for small ones and assembled
+  // answers, which are sent once), made on demand.
+  std::shared_ptr<const FileBody> BodyFile() const;
+  std::shared_ptr<const FileBody> GzipFile() const;
+
+ private:
+  static constexpr size_t kFileThreshold = 32 * 1024;
+  std::shared_ptr<const http_server::PiecedDocument> document_;  // set: assembled
+  std::vector<uint32_t> pieces_;
+  mutable std::once_flag body_once_;
+  mutable std::shared_ptr<const std::string> body_;
+  mutable std::once_flag body_file_once_, gzip_file_once_;
+  mutable std::shared_ptr<const FileBody> body_file_, gzip_file_;
+  std::string etag_, gzip_etag_;
+  mutable std::once_flag gzip_once_;
+  mutable std::shared_ptr<const std::string> gzip_;
+};
+
+// Runs `chain` on `graph` for `params` and wraps the result as a versioned document.
+Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, const Graph& graph,
+                                                const Parameters& params);
+
+class ViewCache {
+ public:
+  // `generation`: the number of `graph` (signing/graph_generation.h), which signed answers carry.
+  ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096, uint64_t generation = 0);
+  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
+  // The same graph, numbered again upstream. A higher number is taken (a graph builder
+  // restarted without its state: policy engines behind one address then agree on the
+  // larger number); a lower one only when the number held is more than
+  // kMaxGenerationLead ahead of `now_ms` (it came from a clock that was ahead, and its
+  // source gave it up: signing/graph_generation.h). True when the number changed.
+  bool AdoptGeneration(uint64_t generation, int64_t now_ms);
+
+  Result<std::shared_ptr<const View>> Get(const Parameters& params, const ClusterEntitlements& entitlements = {});
+  // Builds every (channel, arch) answer into a map that is read without locks. Call
+  // before sharing the cache between threads. Returns the number of views built.
+  size_t Precompute(const std::string& channels_key, const std::string& arch_key);
+  size_t size() const;
+  const Graph& graph() const { return *graph_; }
+  // Answers assembled from pieces so far (the others ran the per-request steps).
+  uint64_t assembled() const { return assembled_.load(std::memory_order_relaxed); }
+
+ private:
+  // The answer of the cacheable prefix, and its graph when later steps must run on it.
+  struct Entry {
+    std::shared_ptr<const View> view;
+    std::shared_ptr<const Graph> graph;  // set only when `personal`
+    bool personal = false;
+    // When the only per-request step is a phased rollout: every cluster's answer
+    // during the current span, as pieces (replaced when time leaves the span).
+    const policy::PhasedRollout* phased = nullptr;
+    struct Pieces {
+      std::atomic<std::shared_ptr<const AnswerPieces>> current;  // read without a lock
+      std::mutex cutting;  // one thread cuts the next span's pieces
+      std::atomic<bool> uncuttable{false};  // the graph cannot be cut: for good
+    };
+    std::shared_ptr<Pieces> pieces;
+  };
+  // The pieces covering `now`, cut when time has left the last span; nullptr when the
+  // span cannot be cut or another request is cutting it (the step then runs for the
+  // request, and reports any error).
+  std::shared_ptr<const AnswerPieces> PiecesAt(const Entry& entry, const Parameters& params, int64_t now) const;
+  std::optional<std::string> Key(const Parameters& params, const ClusterEntitlements& entitlements) const;
+  // `kept`: the entry will be cached (then it may hold answer pieces).
+  Result<std::shared_ptr<const Entry>> ComputeEntry(const TransformContext& request, bool kept) const;
+  Result<std::shared_ptr<const Entry>> GetEntry(const Parameters& params, const ClusterEntitlements& entitlements);
+
+  const TransformChain& chain_;
+  std::shared_ptr<const Graph> graph_;
+  size_t max_entries_;
+  std::atomic<uint64_t> generation_;
+  size_t prefix_ = 0;  // steps [0, prefix_) are cacheable
+  std::optional<std::vector<std::string>> key_parameters_;  // nullopt: nothing cacheable
+  bool key_entitlements_ = false;  // a cacheable step reads the entitlements
+  bool keys_channel_ = false;      // a cacheable step reads the channel
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> views_;  // computed on demand
+  std::atomic<uint64_t> assembled_{0};
+};
+
+}  // namespace cincinnati::server

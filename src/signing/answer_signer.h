@@ -1,0 +1,129 @@
+// AnswerSigner: the header lines of a service's graph answers (the signature's
+// format in core/answer_signature.h):
+//   Cincinnati-Graph-Generation: G            (always: graph_generation.h)
+//   Cincinnati-Graph-Fresh: F                 (always)
+//   Cincinnati-Signature: v=1; ...            (when signing)
+// formatted once per distinct (answer, query, generation, freshness), kept, and handed to
+// every response that needs them as one shared string (Response::head_lines): serving a
+// signed answer costs a lookup, with no hashing of the body, no allocation and no header
+// map insertion per request. The answer's ETag names its bytes.
+//
+// Freshness: a signature expires `validity` after `fresh_as_of`, the moment the graph's
+// source last vouched for it (a graph builder's last successful refresh, passed down a
+// chain as Cincinnati-Graph-Fresh: each service takes the older of its own last fetch
+// and its upstream's), not after the request. A service cut off from its source, or a
+// graph builder whose refreshes fail, keeps serving its last good graph, but checking
+// agents see its answers expire `validity` later.
+//
+// Bounded: at most 16,384 kept entries (at most about 1.3 KiB each: the lines, and a
+// query of at most kMaxKeptScope bytes; about 20 MiB in all), in 16 shards by hash so
+// that concurrent requests rarely wait for one another, each in two halves: a lookup
+// that hits the older half moves the entry to the newer one; when the newer half is
+// full, the older is dropped. So what is asked often stays, and a flood of distinct
+// queries (unknown channels) costs a signature each but evicts in turn. Without keys it
+// keeps only the unsigned lines of the newest (generation, freshness).
+//
+// Never an expired signature: an answer whose signature would expire at or before the
+// moment it is signed (its source stopped answering for longer than the validity) goes
+// out with the generation lines and Cincinnati-Signature-Withheld (core/answer_signature.h),
+// counted in withheld_count() and logged once per freshness. Services refuse at start a validity no longer than the time between their
+// source's answers (cli/service_signing.h), so this happens only when the source stops.
+// Thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/answer_signature.h"
+#include "service/view_cache.h"
+
+namespace cincinnati::server {
+
+// What an answer's signature vouches for besides its bytes and query: the graph's
+// generation, when its source last vouched for it, the latest moment an upstream's own
+// signature allows (0: no limit; a policy engine never signs an answer valid for longer
+// than the upstream answer it came from), and whether it was made for one cluster alone.
+struct AnswerSource {
+  uint64_t generation = 0;
+  int64_t fresh_as_of = 0;  // Unix seconds
+  int64_t not_after = 0;    // Unix seconds; 0: none
+  bool per_cluster = false;
+};
+
+// "Cincinnati-Graph-Generation: G\r\nCincinnati-Graph-Fresh: F\r\n".
+std::string GenerationLines(uint64_t generation, int64_t fresh_as_of);
+// The channel, arch, version and id of a query (views into `params`).
+AnswerScope QueryScope(const Parameters& params);
+
+class AnswerSigner {
+ public:
+  // No keys: answers go unsigned (HeadLines still gives the generation lines).
+  AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, std::chrono::seconds validity);
+  // The signer of a service that does not sign: the generation lines alone.
+  static std::shared_ptr<AnswerSigner> Unsigned();
+
+  bool signing() const { return !keys_.empty(); }
+  // The head lines for `view` answering `scope` (as the query gave it; the id is bound
+  // only when `source.per_cluster`), signed at `now` (Unix seconds), valid `validity`
+  // after `source.fresh_as_of` and never after `source.not_after`. On a signing failure,
+  // the unsigned lines and the error. A query longer than kMaxKeptScope is signed but
+  // not kept, so that odd queries cannot fill memory.
+  struct Lines {
+    std::shared_ptr<const std::string> text;
+    Status error;
+  };
+  Lines HeadLines(const View& view, const AnswerScope& scope, const AnswerSource& source, int64_t now);
+  static constexpr size_t kMaxKeptScope = 256;
+  // The ids of the keys it signs with, for the logs.
+  std::string KeyIds() const;
+  // Signatures made so far (each a SHA-256 of the answer and an Ed25519 signature per key).
+  uint64_t signed_count() const { return signed_.load(std::memory_order_relaxed); }
+  // Answers served unsigned because their signature would already have expired.
+  uint64_t withheld_count() const { return withheld_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr size_t kShards = 16;
+  static constexpr size_t kHalf = 512;  // per shard: 16 x 2 x 512 = 16,384 entries
+  // What a kept entry is for, compared whole on a lookup (the hash only finds it), and
+  // its lines, in one allocation.
+  struct Entry {
+    AnswerSource source;
+    std::string etag, channel, arch, version, id;
+    std::string lines;
+    bool Matches(std::string_view etag, const AnswerScope& scope, std::string_view id, const AnswerSource& source) const;
+  };
+  using Half = std::unordered_multimap<uint64_t, std::shared_ptr<const Entry>>;
+  struct Shard {
+    std::mutex mu;
+    Half newer, older;  // under mu
+  };
+  static std::shared_ptr<const Entry> Find(const Half& half, uint64_t hash, std::string_view etag, const AnswerScope& scope,
+                                           std::string_view id, const AnswerSource& source);
+  static std::shared_ptr<const std::string> LinesOf(std::shared_ptr<const Entry> entry);
+  static void Keep(Shard& shard, uint64_t hash, std::shared_ptr<const Entry> entry);  // under shard.mu
+  std::shared_ptr<const std::string> UnsignedLines(uint64_t generation, int64_t fresh_as_of);
+  std::shared_ptr<const std::string> Withhold(const AnswerSource& source, int64_t expires, int64_t now);
+
+  const std::vector<std::shared_ptr<const SigningKey>> keys_;
+  const std::chrono::seconds validity_;
+  std::array<Shard, kShards> shards_;
+  // The unsigned lines of the newest (generation, freshness) asked.
+  struct UnsignedLinesEntry {
+    uint64_t generation;
+    int64_t fresh_as_of;
+    std::string lines;
+  };
+  std::atomic<std::shared_ptr<const UnsignedLinesEntry>> unsigned_;
+  std::atomic<uint64_t> signed_{0};
+  std::atomic<uint64_t> withheld_{0};
+  std::atomic<int64_t> withheld_logged_{-1};  // the freshness last logged as withheld
+};
+
+}  // namespace cincinnati::server
