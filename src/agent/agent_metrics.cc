@@ -7,6 +7,10 @@
 
 namespace cincinnati::agent {
 namespace {
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 double Seconds(const std::string& rfc3339) {
   auto t = graphdata::ParseDateTime(rfc3339);
@@ -119,7 +123,7 @@ std::string Agent::Metrics() {
     payload.With({update.progress.version, "pending"}).Set(static_cast<double>(update.pending));
   }
 
-  std::vector<JsonValue> components;
+  JsonArray components;
   if (auto listed = ListComponents(); listed.ok()) components = std::move(listed).value();
 
   std::lock_guard lock(mu_);
@@ -150,30 +154,30 @@ std::string Agent::Metrics() {
     }
   }
   for (const auto& component : components) {
-    const JsonValue* name = component.Find("metadata") ? component.Find("metadata")->Find("name") : nullptr;
+    const JsonValue* name = FindMember(component, "metadata") ? FindMember(*FindMember(component, "metadata"), "name") : nullptr;
     if (!name || !name->is_string()) continue;
-    const JsonValue* status = component.Find("status");
+    const JsonValue* status = FindMember(component, "status");
     std::string operator_version, reason = "NoAvailableCondition";
     double up = 0;
-    if (status && status->Find("versions") && status->Find("versions")->is_array()) {
-      for (const auto& v : status->Find("versions")->items()) {
-        const JsonValue* n = v.Find("name");
-        const JsonValue* ver = v.Find("version");
-        if (n && n->is_string() && n->text() == "operator" && ver && ver->is_string()) operator_version = ver->text();
+    if (status && FindMember(*status, "versions") && FindMember(*status, "versions")->is_array()) {
+      for (const auto& v : ItemsOf(*FindMember(*status, "versions"))) {
+        const JsonValue* n = FindMember(v, "name");
+        const JsonValue* ver = FindMember(v, "version");
+        if (n && n->is_string() && TextOf(*n) == "operator" && ver && ver->is_string()) operator_version = TextOf(*ver);
       }
     }
-    if (status && status->Find("conditions") && status->Find("conditions")->is_array()) {
-      for (const auto& c : status->Find("conditions")->items()) {
-        auto text = [&](const char* key) { const JsonValue* v = c.Find(key); return v && v->is_string() ? v->text() : ""; };
+    if (status && FindMember(*status, "conditions") && FindMember(*status, "conditions")->is_array()) {
+      for (const auto& c : ItemsOf(*FindMember(*status, "conditions"))) {
+        auto text = [&](const char* key) { const JsonValue* v = FindMember(c, key); return v && v->is_string() ? TextOf(*v) : ""; };
         const std::string type = text("type"), value = text("status"), why = text("reason");
-        if (value == "True" || value == "False") conditions.With({name->text(), type, why}).Set(value == "True" ? 1 : 0);
+        if (value == "True" || value == "False") conditions.With({TextOf(*name), type, why}).Set(value == "True" ? 1 : 0);
         if (type == "Available") {
           reason = why;
           up = value == "True" ? 1 : 0;
         }
       }
     }
-    operator_up.With({name->text(), operator_version, reason}).Set(up);
+    operator_up.With({TextOf(*name), operator_version, reason}).Set(up);
   }
   return registry.Render();
 }

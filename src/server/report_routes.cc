@@ -15,6 +15,8 @@
 
 namespace cincinnati::server {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
 
 using http_server::Response;
 
@@ -139,10 +141,10 @@ Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
   }
   auto body = kube::ParseJson(request.body);
   auto text = [&](const char* key) -> std::optional<std::string> {
-    const kube::JsonValue* v = body.ok() ? body->Find(key) : nullptr;
+    const kube::JsonValue* v = body.ok() ? FindMember(*body, key) : nullptr;
     if (!v) return std::string();
     if (!v->is_string()) return std::nullopt;
-    return v->text();
+    return TextOf(*v);
   };
   auto from = text("from"), to = text("to"), by = text("by"), note = text("note");
   if (!body.ok() || !from || !to || !by || !note || from->empty() || to->empty()) {
