@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
 #include "core/date_time.h"
 #include "core/error_document.h"
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "kube/api_access.h"
 #include "kube/json_value.h"
 #include "server/report_batches.h"
@@ -107,12 +108,8 @@ bool ReportRoutes::HandleBatch(const http_server::Request& request, const std::f
       if (--pending->left > 0) return;
       lock.unlock();
       if (!pending->error.empty()) return respond(Error(503, "report_not_recorded", pending->error));
-      std::string out = R"({"results":[)";
-      for (size_t k = 0; k < pending->results.size(); ++k) {
-        if (k > 0) out += ',';
-        out += JsonString(pending->results[k]);
-      }
-      respond(Response::Text(200, out + "]}", "application/json"));
+      respond(Response::Text(200, WriteJson(boost::json::object{{"results", boost::json::value_from(pending->results)}}),
+                             "application/json"));
     });
   }
   return true;
@@ -163,18 +160,27 @@ Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
 }
 
 std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes, bool with_people) {
-  std::string out = R"({"brakes":[)";
-  for (size_t i = 0; i < brakes.size(); ++i) {
-    const reports::BrakeRecord& b = brakes[i];
-    out += fmt::format(
-        R"({}{{"from":{},"to":{},"state":"{}","since":"{}","firstFailure":"{}","clusters":{},"failures":{},"lowerBound":{:.4f},)"
-        R"("risk":{},"file":{},"message":{}{}}})",
-        i ? "," : "", JsonString(b.from), JsonString(b.to), reports::BrakeStateName(b.state), FormatUnixSeconds(b.since),
-        FormatUnixSeconds(b.first_failure), b.counts.clusters, b.counts.failures, b.lower_bound,
-        JsonString(reports::BrakeRiskName(b.from, b.to)), JsonString(reports::BrakeFileName(b.from, b.to)), JsonString(b.message),
-        with_people ? fmt::format(R"(,"by":{},"note":{})", JsonString(b.by), JsonString(b.note)) : std::string());
+  boost::json::array list;
+  for (const reports::BrakeRecord& b : brakes) {
+    boost::json::object brake{{"from", b.from},
+                              {"to", b.to},
+                              {"state", reports::BrakeStateName(b.state)},
+                              {"since", FormatUnixSeconds(b.since)},
+                              {"firstFailure", FormatUnixSeconds(b.first_failure)},
+                              {"clusters", b.counts.clusters},
+                              {"failures", b.counts.failures},
+                              // Four decimals, as the bound has always been given (in its shortest form).
+                              {"lowerBound", std::round(b.lower_bound * 1e4) / 1e4},
+                              {"risk", reports::BrakeRiskName(b.from, b.to)},
+                              {"file", reports::BrakeFileName(b.from, b.to)},
+                              {"message", b.message}};
+    if (with_people) {
+      brake["by"] = b.by;
+      brake["note"] = b.note;
+    }
+    list.push_back(std::move(brake));
   }
-  return out + "]}";
+  return WriteJson(boost::json::object{{"brakes", std::move(list)}});
 }
 
 }  // namespace cincinnati::server
