@@ -17,4 +17,8 @@ namespace cincinnati {
 
 std::string WriteJson(const boost::json::value& value, int indent = 0);
 
+// Compact, with every double given with `decimals` digits after the point ("1.0000"),
+// for documents whose fractions have always been written so.
+std::string WriteJsonFixed(const boost::json::value& value, int decimals);
+
 }  // namespace cincinnati

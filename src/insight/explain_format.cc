@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <boost/json.hpp>
-#include <cmath>
 
 #include "core/json.h"
 #include "graph-data/time_format.h"
@@ -18,8 +17,7 @@ boost::json::object ReasonJson(const Reason& r) {
   if (!r.rule.empty()) out["rule"] = r.rule;
   if (!r.risks.empty()) out["risks"] = boost::json::value_from(r.risks);
   if (r.visible_from) out["visibleFrom"] = graphdata::FormatDateTime(*r.visible_from);
-  // Four decimals, as the share has always been given (written in its shortest form).
-  if (r.share_now) out["shareNow"] = std::round(*r.share_now * 1e4) / 1e4;
+  if (r.share_now) out["shareNow"] = *r.share_now;
   if (r.complete_at) out["completeAt"] = graphdata::FormatDateTime(*r.complete_at);
   return out;
 }
@@ -42,7 +40,7 @@ std::string ExplanationJson(const Explanation& e) {
     out["stop"] = e.stop;
     out["message"] = e.message;
   }
-  return WriteJson(out);
+  return WriteJsonFixed(out, 4);  // the share, as it has always been given
 }
 
 std::string ExplanationText(const Explanation& e) {

@@ -101,8 +101,8 @@ JsonValue* FindMember(JsonValue& v, std::string_view key) {
 }
 
 std::string TextOf(const JsonValue& v) {
-  const boost::json::string* s = v.if_string();
-  return s ? std::string(s->data(), s->size()) : std::string();
+  if (const boost::json::string* s = v.if_string()) return std::string(s->data(), s->size());
+  return v.is_number() ? WriteJson(v) : std::string();
 }
 
 std::optional<int64_t> IntegerOf(const JsonValue& v) {

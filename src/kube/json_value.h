@@ -48,7 +48,7 @@ JsonValue NumberFromText(std::string_view text);
 // The member `key` of an object: nullptr when absent or when `v` is not an object.
 const JsonValue* FindMember(const JsonValue& v, std::string_view key);
 JsonValue* FindMember(JsonValue& v, std::string_view key);
-// A string's contents; empty for anything else.
+// A string's contents, or a number's JSON text ("30", "0.5"); empty for anything else.
 std::string TextOf(const JsonValue& v);
 // A number without fraction or exponent that fits in an int64_t.
 std::optional<int64_t> IntegerOf(const JsonValue& v);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
@@ -169,8 +168,7 @@ std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes, bool wit
                               {"firstFailure", FormatUnixSeconds(b.first_failure)},
                               {"clusters", b.counts.clusters},
                               {"failures", b.counts.failures},
-                              // Four decimals, as the bound has always been given (in its shortest form).
-                              {"lowerBound", std::round(b.lower_bound * 1e4) / 1e4},
+                              {"lowerBound", b.lower_bound},
                               {"risk", reports::BrakeRiskName(b.from, b.to)},
                               {"file", reports::BrakeFileName(b.from, b.to)},
                               {"message", b.message}};
@@ -180,7 +178,7 @@ std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes, bool wit
     }
     list.push_back(std::move(brake));
   }
-  return WriteJson(boost::json::object{{"brakes", std::move(list)}});
+  return WriteJsonFixed(boost::json::object{{"brakes", std::move(list)}}, 4);  // the bound, as it has always been given
 }
 
 }  // namespace cincinnati::server

@@ -3,7 +3,6 @@
 #include <boost/json.hpp>
 
 #include <chrono>
-#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -100,15 +99,15 @@ std::optional<Response> PolicyEngineService::ServeUi(const Request& request) {
       if (w.channel != channel) continue;
       rollouts.push_back(boost::json::object{{"from", w.from},
                                              {"to", w.to},
-                                             // Four decimals, as the share has always been given (in its shortest form).
-                                             {"share", std::round(w.Fraction(now) * 1e4) / 1e4},
+                                             {"share", w.Fraction(now)},
                                              {"begin", graphdata::FormatDateTime(w.begin)},
                                              {"completeAt", graphdata::FormatDateTime(w.begin + w.duration)}});
     }
     return Response::Text(200,
-                          WriteJson(boost::json::object{{"channel", channel},
-                                                        {"now", graphdata::FormatDateTime(now)},
-                                                        {"rollouts", std::move(rollouts)}}),
+                          WriteJsonFixed(boost::json::object{{"channel", channel},
+                                                             {"now", graphdata::FormatDateTime(now)},
+                                                             {"rollouts", std::move(rollouts)}},
+                                         4),  // the shares, as they have always been given
                           "application/json");
   }
   if (what != "graph.svg") return Response::Empty(404);
