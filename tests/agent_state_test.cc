@@ -39,6 +39,16 @@ TEST(JsonValueTest, RoundTripsKeepingOrderAndNumberText) {
   EXPECT_EQ(WriteJson(Json(R"({"a":[1]})"), 2), "{\n  \"a\": [\n    1\n  ]\n}");
 }
 
+TEST(JsonValueTest, KeepsOrderAndTheNumberFormsItHasAlwaysWritten) {
+  // A removed member leaves the others in their places.
+  EXPECT_EQ(WriteJson(MergePatch(Json(R"({"a":1,"b":2,"c":3})"), Json(R"({"a":null})"))), R"({"b":2,"c":3})");
+  // Doubles in their shortest form with a point (never Boost's "1E0"); integers as written.
+  EXPECT_EQ(WriteJson(Json("[1.0,0.25,1E2,18446744073709551615,-7]")), "[1.0,0.25,100.0,18446744073709551615,-7]");
+  EXPECT_EQ(WriteJsonFixed(Json(R"({"share":1.0,"n":3})"), 4), R"({"share":1.0000,"n":3})");
+  EXPECT_EQ(TextOf(Json("30")), "30");
+  EXPECT_EQ(TextOf(Json("true")), "");
+}
+
 TEST(JsonValueTest, BadInputIsAnError) {
   EXPECT_FALSE(ParseJson("{").ok());
   EXPECT_FALSE(ParseJson("").ok());
