@@ -12,7 +12,6 @@
 #include "agent/release_verifier.h"
 #include "agent/signature_store.h"
 #include "core/json.h"
-#include "core/json_writer.h"
 #include "core/strings.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/graph_data.h"
@@ -141,10 +140,12 @@ Status RunInfo(const std::string& image, const RegistryAccess& access) {
   CINCINNATI_ASSIGN_OR_RETURN(registry::Credentials credentials, access.For(ref.location));
   registry::RegistryClient client(ref.location, credentials, {.ca_path = access.ca_dir});
   CINCINNATI_ASSIGN_OR_RETURN(registry::ReleaseImage release, registry::ReadReleaseImage(client, ref.reference()));
-  std::cout << fmt::format(R"({{"image":{},"digest":{},"architecture":{},"metadata":{}}})",
-                           JsonString(ref.location.PullSpecPrefix() + "@" + release.digest), JsonString(release.digest),
-                           JsonString(release.arch),
-                           release.metadata ? registry::ReleaseMetadataJson(*release.metadata) : "null")
+  std::cout << WriteJson(boost::json::object{
+                   {"image", ref.location.PullSpecPrefix() + "@" + release.digest},
+                   {"digest", release.digest},
+                   {"architecture", release.arch},
+                   {"metadata", release.metadata ? boost::json::value(registry::ReleaseMetadataObject(*release.metadata))
+                                                 : boost::json::value()}})
             << '\n';
   if (!release.metadata) {
     return Status::NotFound(fmt::format("{} has no {}", image, registry::kReleaseMetadataPath));

@@ -68,7 +68,7 @@ Result<ReleaseImage> ReadReleaseImage(RegistryClient& client, const std::string&
   return ReleaseImage{image.digest, image.arch, std::move(metadata)};
 }
 
-std::string ReleaseMetadataJson(const ReleaseMetadata& m) {
+boost::json::object ReleaseMetadataObject(const ReleaseMetadata& m) {
   auto list = [](const std::vector<Version>& versions) {
     boost::json::array out;
     for (const Version& v : versions) out.push_back(boost::json::value(v.ToString()));
@@ -76,12 +76,14 @@ std::string ReleaseMetadataJson(const ReleaseMetadata& m) {
   };
   boost::json::object metadata;
   for (const auto& [k, v] : m.metadata) metadata[k] = v;
-  return WriteJson(boost::json::object{{"kind", "cincinnati-metadata-v0"},
-                                       {"version", m.version.ToString()},
-                                       {"previous", list(m.previous)},
-                                       {"next", list(m.next)},
-                                       {"metadata", std::move(metadata)}});
+  return boost::json::object{{"kind", "cincinnati-metadata-v0"},
+                             {"version", m.version.ToString()},
+                             {"previous", list(m.previous)},
+                             {"next", list(m.next)},
+                             {"metadata", std::move(metadata)}};
 }
+
+std::string ReleaseMetadataJson(const ReleaseMetadata& m) { return WriteJson(ReleaseMetadataObject(m)); }
 
 namespace {
 
