@@ -33,6 +33,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using kube::JsonValue;
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 int FreePort() {
   static int next = 20000 + (::getpid() % 20000);
@@ -136,13 +139,13 @@ void InstantComponents(agent::Agent& a) {
   auto items = a.ListComponents();
   if (!items.ok()) return;
   for (const JsonValue& co : *items) {
-    const JsonValue* md = co.Find("metadata");
-    const JsonValue* ann = md ? md->Find("annotations") : nullptr;
-    const JsonValue* want = ann ? ann->Find(agent::kDesiredVersionAnnotation) : nullptr;
+    const JsonValue* md = FindMember(co, "metadata");
+    const JsonValue* ann = md ? FindMember(*md, "annotations") : nullptr;
+    const JsonValue* want = ann ? FindMember(*ann, agent::kDesiredVersionAnnotation) : nullptr;
     if (!want) continue;
-    auto patch = kube::ParseJson(R"({"status":{"versions":[{"name":"operator","version":")" + want->text() +
+    auto patch = kube::ParseJson(R"({"status":{"versions":[{"name":"operator","version":")" + TextOf(*want) +
                                   R"("}],"conditions":[{"type":"Available","status":"True"}]}})");
-    (void)a.PatchComponentStatus(md->Find("name")->text(), *patch);
+    (void)a.PatchComponentStatus(TextOf(*FindMember(*md, "name")), *patch);
   }
 }
 
@@ -171,8 +174,8 @@ void BM_UpdateToCompleted_200Manifests(benchmark::State& state) {
       (void)(*a)->RunPass();
       InstantComponents(**a);
       JsonValue cv = (*a)->ClusterVersionJson();
-      const JsonValue& first = cv.Find("status")->Find("history")->items()[0];
-      done = first.Find("state")->text() == "Completed" && first.Find("version")->text() == "4.1.1";
+      const JsonValue& first = ItemsOf(*FindMember(*FindMember(cv, "status"), "history"))[0];
+      done = TextOf(*FindMember(first, "state")) == "Completed" && TextOf(*FindMember(first, "version")) == "4.1.1";
     }
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     a->reset();

@@ -61,6 +61,8 @@ extern "C" long long cincinnati_fuzz_reset_peak() __attribute__((weak));
 
 namespace cincinnati::fuzz {
 namespace {
+using kube::JsonObject;
+using kube::FindMember;
 
 // A broken promise: report it and abort so libFuzzer (or the test) records the input.
 #define FUZZ_CHECK(cond, what)                                                      \
@@ -243,8 +245,8 @@ int AgentJson(const uint8_t* data, size_t size) {
   FUZZ_CHECK(again.ok(), "written JSON parses");
   FUZZ_CHECK(*again == *value, "JSON round-trips");
   (void)kube::MergePatch(*value, *value);
-  (void)kube::MergePatch(kube::JsonValue::Object(), *value);
-  if (const kube::JsonValue* spec = value->Find("spec")) (void)agent::SpecFromJson(*spec);
+  (void)kube::MergePatch(kube::JsonValue(JsonObject()), *value);
+  if (const kube::JsonValue* spec = FindMember(*value, "spec")) (void)agent::SpecFromJson(*spec);
   auto cv = agent::FromJson(*value);
   if (!cv.ok()) return 0;
   auto reread = agent::FromJson(agent::ToJson(*cv));

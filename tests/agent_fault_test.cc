@@ -16,6 +16,13 @@ namespace cincinnati::agent {
 
 using kube::JsonValue;
 using kube::WriteJson;
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::SetMember;
+using kube::ItemsOf;
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,9 +38,9 @@ using testing::Json;
 constexpr char kCv[] = "/apis/config.openshift.io/v1/clusterversions/version";
 
 size_t ListSize(const JsonValue& cv, const char* list) {
-  const JsonValue* status = cv.Find("status");
-  const JsonValue* items = status ? status->Find(list) : nullptr;
-  return items && items->is_array() ? items->items().size() : 0;
+  const JsonValue* status = FindMember(cv, "status");
+  const JsonValue* items = status ? FindMember(*status, list) : nullptr;
+  return items && items->is_array() ? ItemsOf(*items).size() : 0;
 }
 
 // The most resident memory a process has used, in bytes (VmHWM).
@@ -48,8 +55,8 @@ int64_t PeakResidentBytes(pid_t pid) {
 
 int64_t AgentPid(const ServiceProcess& agent) {
   auto progress = Json(Get(agent.url("/apis/agent.cincinnati.openshift.io/v1/updateprogress")).body);
-  const JsonValue* pid = progress.Find("agentPid");
-  return pid && pid->integer() ? *pid->integer() : 0;
+  const JsonValue* pid = FindMember(progress, "agentPid");
+  return pid && IntegerOf(*pid) ? *IntegerOf(*pid) : 0;
 }
 
 http::Result Patch(const std::string& url, const std::string& body) {
@@ -145,8 +152,8 @@ TEST_F(AgentFaultTest, AHostileAnswerIsRefusedAndNeverKeepsTheAgentFromRestartin
   service.SetMode("duplicate-edges");
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
-    const JsonValue* list = cv.Find("status")->Find("availableUpdates");
-    return list && list->is_array() && list->items().size() == 1 && list->items()[0].Find("version")->text() == "4.1.2";
+    const JsonValue* list = FindMember(*FindMember(cv, "status"), "availableUpdates");
+    return list && list->is_array() && ItemsOf(*list).size() == 1 && TextOf(*FindMember(ItemsOf(*list)[0], "version")) == "4.1.2";
   }, 30s)) << WriteJson(cv, 2);
   EXPECT_LT(StateFileBytes(), 64u * 1024);
 
@@ -156,10 +163,10 @@ TEST_F(AgentFaultTest, AHostileAnswerIsRefusedAndNeverKeepsTheAgentFromRestartin
   EXPECT_LT(peak, int64_t{1} << 30) << "the agent's peak resident memory, after answers of up to 40 MiB";
 
   // The state reads back whole: a restart keeps the cluster's identity.
-  const std::string id = cv.Find("spec")->Find("clusterID")->text();
+  const std::string id = TextOf(*FindMember(*FindMember(cv, "spec"), "clusterID"));
   ASSERT_EQ(agent->Stop(), 0) << agent->log();
   agent = StartAgent(service.url());
-  EXPECT_EQ(Cv(*agent).Find("spec")->Find("clusterID")->text(), id);
+  EXPECT_EQ(TextOf(*FindMember(*FindMember(Cv(*agent), "spec"), "clusterID")), id);
 
   // With the default cap, the 40 MiB answer is not even read whole.
   service.SetMode("huge-message");
@@ -176,21 +183,21 @@ TEST_F(AgentFaultTest, AStateFileTooLargeToReadIsSalvaged) {
   JsonValue cv = WaitForRetrieved(*agent, "True");
   ASSERT_EQ(agent->Stop(), 0);
   // 84 MB of available updates, as an older agent kept a hostile answer's.
-  const std::string id = cv.Find("spec")->Find("clusterID")->text();
-  JsonValue update = JsonValue::Object({{"version", JsonValue::String("4.1.1")},
-                                        {"image", JsonValue::String("registry.example.com/ocp/release@sha256:" + std::string(64, '1'))},
-                                        {"url", JsonValue::String(std::string(1000, 'u'))}});
-  JsonValue status = *cv.Find("status");
-  status.Set("availableUpdates", JsonValue::Array(std::vector<JsonValue>(80000, update)));
+  const std::string id = TextOf(*FindMember(*FindMember(cv, "spec"), "clusterID"));
+  JsonValue update = JsonObject({{"version", JsonValue("4.1.1")},
+                                        {"image", JsonValue("registry.example.com/ocp/release@sha256:" + std::string(64, '1'))},
+                                        {"url", JsonValue(std::string(1000, 'u'))}});
+  JsonValue status = *FindMember(cv, "status");
+  SetMember(status, "availableUpdates", JsonValue(JsonArray(JsonArray(80000, update))));
   JsonValue big = cv;
-  big.Set("status", std::move(status));
+  SetMember(big, "status", std::move(status));
   testing::WriteFile(fs::path(state_dir()) / "clusterversions" / "version.json", WriteJson(big));
   ASSERT_GT(StateFileBytes(), uintmax_t{80} << 20);
 
   agent = StartAgent(service.url());
   cv = Cv(*agent);
-  EXPECT_EQ(cv.Find("spec")->Find("clusterID")->text(), id) << "the cluster keeps its identity";
-  EXPECT_EQ(cv.Find("status")->Find("desired")->Find("version")->text(), "4.1.0");
+  EXPECT_EQ(TextOf(*FindMember(*FindMember(cv, "spec"), "clusterID")), id) << "the cluster keeps its identity";
+  EXPECT_EQ(TextOf(*FindMember(*FindMember(*FindMember(cv, "status"), "desired"), "version")), "4.1.0");
   EXPECT_NE(agent->log().find("could not be read whole"), std::string::npos) << agent->log();
   EXPECT_NE(agent->log().find("status.availableUpdates"), std::string::npos) << agent->log();
   WaitForRetrieved(*agent, "True");
@@ -200,7 +207,7 @@ TEST_F(AgentFaultTest, AStateFileTooLargeToReadIsSalvaged) {
   ASSERT_EQ(agent->Stop(), 0);
   testing::WriteFile(fs::path(state_dir()) / "clusterversions" / "version.json", "{\"spec\": garbage");
   agent = StartAgent(service.url());
-  EXPECT_NE(Cv(*agent).Find("spec")->Find("clusterID")->text(), id);
+  EXPECT_NE(TextOf(*FindMember(*FindMember(Cv(*agent), "spec"), "clusterID")), id);
   size_t set_aside = 0;
   for (const auto& e : fs::directory_iterator(fs::path(state_dir()) / "clusterversions")) {
     set_aside += e.path().filename().string().rfind("version.json.unreadable-", 0) == 0;
@@ -284,8 +291,8 @@ TEST_F(AgentFaultTest, TheApiIsGuarded) {
   auto refused = http::Request(agent->url(kCv), big);
   EXPECT_EQ(refused.status, 413);
   const JsonValue status = Json(refused.body);
-  EXPECT_EQ(status.Find("kind") ? status.Find("kind")->text() : "", "Status") << refused.body;
-  EXPECT_EQ(status.Find("reason") ? status.Find("reason")->text() : "", "RequestEntityTooLarge") << refused.body;
+  EXPECT_EQ(FindMember(status, "kind") ? TextOf(*FindMember(status, "kind")) : "", "Status") << refused.body;
+  EXPECT_EQ(FindMember(status, "reason") ? TextOf(*FindMember(status, "reason")) : "", "RequestEntityTooLarge") << refused.body;
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 namespace cincinnati::agent {
 
 using kube::WriteJson;
+using kube::TextOf;
+using kube::BoolOf;
+using kube::SetMember;
 namespace {
 
 using namespace update_test;
@@ -53,8 +56,8 @@ TEST_F(UpdateTest, TheHandOverAlwaysHandsOver) {
     if (round >= kHandOvers / 2) {  // with components, each update completes before the next
       ASSERT_TRUE(WaitFor([&] {
         const JsonValue cv = Json(Get(api + kCv).body);
-        return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed" &&
-               At(HistoryEntry(cv, 0), {"version"}).text() == (odd ? "4.1.2" : "4.1.1");
+        return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed" &&
+               TextOf(At(HistoryEntry(cv, 0), {"version"})) == (odd ? "4.1.2" : "4.1.1");
       }, 30s)) << WriteJson(Json(Get(api + kCv).body), 2);
     }
   }
@@ -78,9 +81,9 @@ TEST_F(UpdateTest, AHandOverCutShortIsDoneAgain) {
   // The state as the kill left it: the agent's own group applied, the hand-over recorded.
   const fs::path progress_file = state_ / "agent" / "agentstate" / "update.json";
   JsonValue progress = Json(testing::ReadFile(progress_file));
-  progress.Set("phase", JsonValue::String("HandingOver"));
-  progress.Set("nextGroup", JsonValue::Integer(0));
-  progress.Set("handOverId", JsonValue::String("the-agent-that-never-started"));
+  SetMember(progress, "phase", JsonValue("HandingOver"));
+  SetMember(progress, "nextGroup", JsonValue(int64_t(0)));
+  SetMember(progress, "handOverId", JsonValue("the-agent-that-never-started"));
   WriteFile(progress_file, WriteJson(progress, 2));
 
   agent = StartAgent({}, port, /*hands_over=*/true);
@@ -92,7 +95,7 @@ TEST_F(UpdateTest, AHandOverCutShortIsDoneAgain) {
   }, 20s)) << agent->log();
   EXPECT_NE(agent->log().find("handing over again"), std::string::npos) << agent->log();
   ASSERT_TRUE(WaitFor([&] {
-    return At(Json(Get(api + "/apis/agent.cincinnati.openshift.io/v1/updateprogress").body), {"phase"}).text() == "Applying";
+    return TextOf(At(Json(Get(api + "/apis/agent.cincinnati.openshift.io/v1/updateprogress").body), {"phase"})) == "Applying";
   }, 20s));
   Report(*agent, "ingress", "4.1.1");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2);
@@ -169,7 +172,7 @@ TEST_F(UpdateTest, AFullDiskNeverCompletesAWrongUpdate) {
   EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "status"), "False");
   EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "reason"), "RetrievePayload");
   EXPECT_EQ(HistorySize(cv), 1u);
-  EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.0");
+  EXPECT_EQ(TextOf(At(cv, {"status", "desired", "version"})), "4.1.0");
   EXPECT_EQ(DesiredOf(*agent, "ingress"), "") << "nothing of the release was applied";
   const std::string metrics = Get(agent->url("/metrics")).body;
   EXPECT_GE(testing::MetricValue(metrics, "cincinnati_agent_storage_errors_total{kind=\"no_space\"}"), 1) << metrics;
@@ -181,13 +184,13 @@ TEST_F(UpdateTest, AFullDiskNeverCompletesAWrongUpdate) {
   Report(*agent, "dns", "4.1.1");
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
-    return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed" && At(HistoryEntry(cv, 0), {"version"}).text() == "4.1.1";
+    return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed" && TextOf(At(HistoryEntry(cv, 0), {"version"})) == "4.1.1";
   }, 20s)) << WriteJson(cv, 2);
   auto big = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/objects/configmap.openshift-big.big")).body);
-  EXPECT_EQ(At(big, {"data", "blob"}).text().size(), size_t{1} << 20) << "applied whole";
+  EXPECT_EQ(TextOf(At(big, {"data", "blob"})).size(), size_t{1} << 20) << "applied whole";
   const JsonValue progress = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/updateprogress")).body);
-  EXPECT_EQ(At(progress, {"phase"}).text(), "Completed");
-  EXPECT_EQ(At(progress, {"failedReason"}).text(), "") << "the old failure is cleared: " << WriteJson(progress, 2);
+  EXPECT_EQ(TextOf(At(progress, {"phase"})), "Completed");
+  EXPECT_EQ(TextOf(At(progress, {"failedReason"})), "") << "the old failure is cleared: " << WriteJson(progress, 2);
   EXPECT_EQ(testing::MetricValue(Get(agent->url("/metrics")).body, "cincinnati_agent_storage_full"), 0);
   StopAgentAt(agent->url(""));
 }
@@ -282,10 +285,10 @@ TEST_F(UpdateTest, KillNineAtAnyStepResumesWithoutRepeatingARollout) {
     JsonValue cv;
     ASSERT_TRUE(WaitFor([&] {
       cv = Cv(*agent);
-      return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed" && At(HistoryEntry(cv, 0), {"version"}).text() == version;
+      return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed" && TextOf(At(HistoryEntry(cv, 0), {"version"})) == version;
     }, 40s)) << WriteJson(cv, 2) << agent->log();
     EXPECT_EQ(HistorySize(cv), static_cast<size_t>(round + 1)) << WriteJson(cv, 2);
-    EXPECT_TRUE(At(HistoryEntry(cv, 0), {"verified"}).bool_value());
+    EXPECT_TRUE(BoolOf(At(HistoryEntry(cv, 0), {"verified"})));
     previous = version;
   }
   for (auto& c : components) {
@@ -322,7 +325,7 @@ TEST_F(UpdateTest, AsProcessOneTheAgentHandsOverInPlace) {
             200);
   ASSERT_TRUE(WaitFor([&] {
     const JsonValue object = Json(Get(api + kOperators + "ingress").body);
-    return At(object, {"metadata", "annotations", "agent.cincinnati.openshift.io/desired-version"}).text() == "4.1.1";
+    return TextOf(At(object, {"metadata", "annotations", "agent.cincinnati.openshift.io/desired-version"})) == "4.1.1";
   }, 30s)) << agent.log();
   EXPECT_NE(agent.log().find("in place (this is process 1)"), std::string::npos) << agent.log();
   EXPECT_TRUE(agent.running()) << "the container lives on";

@@ -20,6 +20,8 @@
 namespace cincinnati::agent {
 
 using kube::WriteJson;
+using kube::FindMember;
+using kube::TextOf;
 namespace {
 
 namespace fs = std::filesystem;
@@ -74,8 +76,8 @@ TEST_F(PayloadDir, LoadsInOrderTemplatesAndNamesTheFile) {
   EXPECT_EQ((*loaded)[0].component, "cluster-version-operator");
   EXPECT_EQ((*loaded)[0].run_level, "00");
   EXPECT_EQ((*loaded)[1].name, "ingress");
-  EXPECT_EQ((*loaded)[1].object.Find("spec")->Find("image")->text(), Context().images["ingress-operator"]);
-  EXPECT_EQ((*loaded)[1].object.Find("spec")->Find("release")->text(), Context().release_image);
+  EXPECT_EQ(TextOf(*FindMember(*FindMember((*loaded)[1].object, "spec"), "image")), Context().images["ingress-operator"]);
+  EXPECT_EQ(TextOf(*FindMember(*FindMember((*loaded)[1].object, "spec"), "release")), Context().release_image);
   EXPECT_EQ((*loaded)[2].name, "ingress-extra");
   EXPECT_EQ((*loaded)[2].document, 1u);
   EXPECT_EQ((*loaded)[3].Describe(), "ConfigMap ns/c (release-manifests/0000_10_config_01.json#0)");
@@ -222,7 +224,7 @@ TEST(PayloadDownloadTest, PullsByDigestReadsTheLayoutAndRefusesTampering) {
   auto loaded = LoadManifests(*dir, context);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   ASSERT_EQ(loaded->size(), 3u);
-  EXPECT_EQ((*loaded)[1].object.Find("spec")->Find("release")->text(), pullspec);
+  EXPECT_EQ(TextOf(*FindMember(*FindMember((*loaded)[1].object, "spec"), "release")), pullspec);
   ASSERT_TRUE(IsVerificationConfigMap((*loaded)[2].object)) << (*loaded)[2].Describe();
   auto verification = ReadVerificationConfigMap((*loaded)[2].object);
   ASSERT_TRUE(verification.ok()) << verification.status().message();

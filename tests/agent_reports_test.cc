@@ -9,6 +9,8 @@
 namespace cincinnati::agent {
 
 using kube::WriteJson;
+using kube::TextOf;
+using kube::BoolOf;
 namespace {
 
 using namespace update_test;
@@ -58,7 +60,7 @@ TEST_F(AgentReportsTest, ACompletedUpdateSendsOneCompletedReport) {
   Sign(target);
   auto agent = StartReporting();
   Components(*agent);
-  const std::string cluster = At(Cv(*agent), {"spec", "clusterID"}).text();
+  const std::string cluster = TextOf(At(Cv(*agent), {"spec", "clusterID"}));
   Request(*agent, target, "4.1.1");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
   Report(*agent, "ingress", "4.1.1");
@@ -83,8 +85,8 @@ TEST_F(AgentReportsTest, ACompletedUpdateSendsOneCompletedReport) {
   EXPECT_EQ(received[0].query, "id=" + cluster);
   EXPECT_EQ(received[0].content_type, "application/json");
   const JsonValue progress = Progress(*agent);
-  EXPECT_EQ(At(progress, {"attemptId"}).text(), report.attempt);
-  EXPECT_TRUE(At(progress, {"reported"}).bool_value());
+  EXPECT_EQ(TextOf(At(progress, {"attemptId"})), report.attempt);
+  EXPECT_TRUE(BoolOf(At(progress, {"reported"})));
   ASSERT_TRUE(WaitFor([&] { return Metric(*agent, "cincinnati_agent_reports_sent_total") == 1; }, 10s));
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_reports_pending"), 0);
   EXPECT_EQ(QueuedFiles(), 0u);
@@ -116,7 +118,7 @@ TEST_F(AgentReportsTest, ARefusedReleaseIsReportedOnceNotAtEveryRetry) {
   std::set<std::string> attempts;
   ASSERT_TRUE(WaitFor([&] {
     const JsonValue p = Progress(*agent);
-    if (At(p, {"result"}).text() == "Failed") attempts.insert(At(p, {"attemptId"}).text());
+    if (TextOf(At(p, {"result"})) == "Failed") attempts.insert(TextOf(At(p, {"attemptId"})));
     return attempts.size() >= 3;
   }, 30s)) << WriteJson(Progress(*agent), 2);
   Settle(*agent);
@@ -134,7 +136,7 @@ TEST_F(AgentReportsTest, AReportOutlivesA503AndAKillNineAndIsTakenOnce) {
   Request(*agent, image, "4.1.2");
   ASSERT_TRUE(WaitFor([&] { return receiver_.count() >= 2; }, 20s)) << agent->log();
   EXPECT_EQ(receiver_.taken().size(), 0u);
-  const std::string attempt = At(Progress(*agent), {"attemptId"}).text();
+  const std::string attempt = TextOf(At(Progress(*agent), {"attemptId"}));
   ASSERT_EQ(attempt.size(), 32u);
   EXPECT_TRUE(fs::exists(state_ / "agent" / "reports" / (attempt + ".json")));
   EXPECT_GE(Metric(*agent, "cincinnati_agent_report_send_errors_total"), 2);
@@ -195,11 +197,11 @@ TEST_F(AgentReportsTest, DegradedAndSlowComponentsEndTheirAttemptsFailedOnce) {
   Report(*agent, "ingress", "4.1.2");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.2"; }, 20s)) << WriteJson(Cv(*agent), 2);
   Report(*agent, "dns", "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return At(HistoryEntry(Cv(*agent), 0), {"state"}).text() == "Completed"; }, 20s))
+  ASSERT_TRUE(WaitFor([&] { return TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})) == "Completed"; }, 20s))
       << WriteJson(Cv(*agent), 2);
   Settle(*agent);
   EXPECT_EQ(receiver_.count(), 2u);
-  EXPECT_EQ(At(Progress(*agent), {"result"}).text(), "Failed") << "the attempt's first end stays";
+  EXPECT_EQ(TextOf(At(Progress(*agent), {"result"})), "Failed") << "the attempt's first end stays";
 }
 
 }  // namespace

@@ -29,6 +29,11 @@ namespace cincinnati::agent_signature {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using kube::JsonValue;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::ItemsOf;
 using testing::ChildProcess;
 using testing::Get;
 using testing::ServiceProcess;
@@ -114,7 +119,7 @@ inline const JsonValue& At(const JsonValue& v, std::initializer_list<const char*
   static const JsonValue kNull;
   const JsonValue* at = &v;
   for (const char* key : path) {
-    at = at->Find(key);
+    at = FindMember(*at, key);
     if (!at) return kNull;
   }
   return *at;
@@ -124,8 +129,8 @@ inline const JsonValue& Retrieved(const JsonValue& cv) {
   static const JsonValue kNull;
   const JsonValue& conditions = At(cv, {"status", "conditions"});
   if (!conditions.is_array()) return kNull;
-  for (const auto& c : conditions.items()) {
-    if (At(c, {"type"}).text() == "RetrievedUpdates") return c;
+  for (const auto& c : ItemsOf(conditions)) {
+    if (TextOf(At(c, {"type"})) == "RetrievedUpdates") return c;
   }
   return kNull;
 }
@@ -139,7 +144,7 @@ inline std::vector<std::string> AvailableVersions(const JsonValue& cv) {
   std::vector<std::string> out;
   const JsonValue& list = At(cv, {"status", "availableUpdates"});
   if (list.is_array()) {
-    for (const auto& r : list.items()) out.push_back(At(r, {"version"}).text());
+    for (const auto& r : ItemsOf(list)) out.push_back(TextOf(At(r, {"version"})));
   }
   return out;
 }
@@ -205,7 +210,7 @@ class AgentSignatureTest : public ::testing::Test {
   // Waits for the first answer to be taken (the agent's first fetch).
   JsonValue Accepted(ServiceProcess& agent) {
     JsonValue cv;
-    EXPECT_TRUE(WaitFor([&] { return At(Retrieved(cv = Cv(agent)), {"status"}).text() == "True"; }, 20s))
+    EXPECT_TRUE(WaitFor([&] { return TextOf(At(Retrieved(cv = Cv(agent)), {"status"})) == "True"; }, 20s))
         << kube::WriteJson(cv, 2) << agent.log();
     return cv;
   }
@@ -215,9 +220,9 @@ class AgentSignatureTest : public ::testing::Test {
     const double before = Signatures(agent, reason);
     const JsonValue cv = Fetched(agent, std::move(answer));
     const JsonValue& retrieved = Retrieved(cv);
-    EXPECT_EQ(At(retrieved, {"status"}).text(), "False") << reason;
-    EXPECT_EQ(At(retrieved, {"reason"}).text(), reason);
-    const std::string message = At(retrieved, {"message"}).text();
+    EXPECT_EQ(TextOf(At(retrieved, {"status"})), "False") << reason;
+    EXPECT_EQ(TextOf(At(retrieved, {"reason"})), reason);
+    const std::string message = TextOf(At(retrieved, {"message"}));
     EXPECT_TRUE(message.starts_with("Unable to retrieve available updates: ")) << message;
     EXPECT_NE(message.find(says), std::string::npos) << reason << ": " << message;
     EXPECT_EQ(Lists(cv), lists) << reason << ": the lists changed";
@@ -229,9 +234,9 @@ class AgentSignatureTest : public ::testing::Test {
     if (upstream.empty()) upstream = upstream_.url();
     auto record = kube::ParseJson(testing::ReadFile(RecordPath()));
     const JsonValue& list = record.ok() ? At(*record, {"upstreams"}) : JsonValue();
-    for (const auto& entry : list.is_array() ? list.items() : std::vector<JsonValue>{}) {
+    for (const auto& entry : list.is_array() ? ItemsOf(list) : JsonArray{}) {
       const JsonValue& generation = At(entry, {"newestGeneration"});
-      if (At(entry, {"upstream"}).text() == upstream && generation.integer()) return *generation.integer();
+      if (TextOf(At(entry, {"upstream"})) == upstream && IntegerOf(generation)) return *IntegerOf(generation);
     }
     return -1;
   }

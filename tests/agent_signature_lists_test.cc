@@ -6,6 +6,7 @@
 
 namespace cincinnati::agent_signature {
 namespace {
+using kube::TextOf;
 
 // As the CVO drops its cached lists when a fetch after a change of channel fails, a
 // refused answer after a channel change leaves none shown, not the old channel's.
@@ -19,19 +20,19 @@ TEST_F(AgentSignatureTest, AfterAChannelChangeARefusedAnswerShowsNoUpdates) {
 
   JsonValue cv = Patched(*agent, R"({"channel":"fast-4.13"})", upstream_, stripped, "channel=fast-4.13");
   const JsonValue& retrieved = Retrieved(cv);
-  EXPECT_EQ(At(retrieved, {"status"}).text(), "False");
-  EXPECT_EQ(At(retrieved, {"reason"}).text(), "SignatureMissing");
+  EXPECT_EQ(TextOf(At(retrieved, {"status"})), "False");
+  EXPECT_EQ(TextOf(At(retrieved, {"reason"})), "SignatureMissing");
   EXPECT_TRUE(AvailableVersions(cv).empty()) << Lists(cv);
   EXPECT_FALSE(testing::ListsVersion(cv, "conditionalUpdates", "4.13.2")) << Lists(cv);
   // Nor after a restart.
   agent->Kill();
   agent = StartAgent();
   cv = Fetched(*agent, stripped);
-  EXPECT_EQ(At(Retrieved(cv), {"reason"}).text(), "SignatureMissing");
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"reason"})), "SignatureMissing");
   EXPECT_TRUE(AvailableVersions(cv).empty()) << Lists(cv);
 
   cv = Fetched(*agent, Signed(kGraphA, 7, {first_}, RealNow() - 60, RealNow() + 3600, "fast-4.13"));
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True");
   EXPECT_EQ(AvailableVersions(cv), (std::vector<std::string>{"4.13.0", "4.12.4"}));
 }
 
@@ -117,7 +118,7 @@ TEST_F(AgentSignatureTest, KeysRotateWithoutAGap) {
   for (const Answer& answer : {Signed(kGraphB, 2, {first_, second}), Signed(kGraphA, 3, {second}),
                                Signed(kGraphB, 4, {second})}) {
     const JsonValue cv = Fetched(*agent, answer);
-    EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True") << kube::WriteJson(Retrieved(cv));
+    EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True") << kube::WriteJson(Retrieved(cv));
   }
   const std::string metrics = Get(agent->url("/metrics")).body;
   for (const char* refusal : {"SignatureMissing", "SignatureMalformed", "SignatureUnknownKey", "SignatureInvalid",
@@ -129,7 +130,7 @@ TEST_F(AgentSignatureTest, KeysRotateWithoutAGap) {
   fs::remove(trusted_ / "first.pem");
   agent = StartAgent();
   const JsonValue cv = Fetched(*agent, Signed(kGraphB, 4, {second}));
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True");
   EXPECT_EQ(AvailableVersions(cv).size(), 3u);
   ExpectRefused(*agent, Signed(kGraphA, 5, {first_}), "SignatureUnknownKey", Lists(cv), "none of them a trusted key");
 }

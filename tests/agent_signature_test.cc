@@ -9,13 +9,15 @@
 
 namespace cincinnati::agent_signature {
 namespace {
+using kube::TextOf;
+using kube::ItemsOf;
 
 TEST_F(AgentSignatureTest, ASignedAnswerIsTakenAndItsGenerationKept) {
   upstream_.Serve(Signed(kGraphA, 5, {first_}));
   auto agent = StartAgent();
   const JsonValue cv = Accepted(*agent);
   EXPECT_EQ(AvailableVersions(cv), (std::vector<std::string>{"4.13.0", "4.12.4"}));
-  EXPECT_EQ(At(At(cv, {"status", "conditionalUpdates"}).items().at(0), {"release", "version"}).text(), "4.13.2");
+  EXPECT_EQ(TextOf(At(ItemsOf(At(cv, {"status", "conditionalUpdates"})).at(0), {"release", "version"})), "4.13.2");
   EXPECT_EQ(upstream_.last_query().find("arch=amd64&channel=stable-4.13"), 0u) << upstream_.last_query();
   EXPECT_TRUE(upstream_.gzipped()) << "checked on the bytes after content decoding";
   EXPECT_GE(Signatures(*agent, "accepted"), 1);
@@ -41,7 +43,7 @@ TEST_F(AgentSignatureTest, ForgedStaleAndUnknownAnswersAreRefusedAndChangeNothin
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_answer_generation"), 5) << "no refusal raises it";
 
   const JsonValue cv = Fetched(*agent, Signed(kGraphB, 6, {first_}));
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True");
   EXPECT_EQ(AvailableVersions(cv), (std::vector<std::string>{"4.13.0", "4.12.5", "4.12.4"}));
 }
 
@@ -51,7 +53,7 @@ TEST_F(AgentSignatureTest, WithoutTrustedKeysNothingIsChecked) {
   auto agent = StartAgent({}, /*with_keys=*/false);
   EXPECT_EQ(AvailableVersions(Accepted(*agent)).size(), 2u);
   const JsonValue cv = Fetched(*agent, Signed(kGraphB, 1, {first_}, RealNow() - 7200, RealNow() - 3600));
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True") << "an expired signature is not even read";
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True") << "an expired signature is not even read";
   EXPECT_EQ(AvailableVersions(cv).size(), 3u);
   EXPECT_EQ(Get(agent->url("/metrics")).body.find("cincinnati_agent_answer_signatures_total"), std::string::npos);
   EXPECT_FALSE(fs::exists(state_ / "agent" / "agentstate" / "answer-signatures.json"));
@@ -76,10 +78,10 @@ TEST_F(AgentSignatureTest, ARolledBackGenerationIsRefusedAlsoAfterARestart) {
 
   // The same generation again is fine (a service that has not moved on), and so is a newer one.
   JsonValue cv = Fetched(*agent, Signed(kGraphA, 6, {first_}));
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True");
   EXPECT_EQ(AvailableVersions(cv).size(), 2u);
   cv = Fetched(*agent, Signed(kGraphB, 7, {first_}));
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True");
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_answer_generation"), 7);
   EXPECT_EQ(RecordedGeneration(), 7);
 
@@ -87,7 +89,7 @@ TEST_F(AgentSignatureTest, ARolledBackGenerationIsRefusedAlsoAfterARestart) {
   // starts again there, and the first one's count is kept.
   GraphUpstream other;
   cv = Patched(*agent, R"({"upstream":")" + other.url() + R"("})", other, Signed(kGraphA, 2, {first_}), "channel=");
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True") << kube::WriteJson(cv, 2);
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True") << kube::WriteJson(cv, 2);
   EXPECT_EQ(AvailableVersions(cv).size(), 2u);
   EXPECT_EQ(RecordedGeneration(other.url()), 2);
   EXPECT_EQ(RecordedGeneration(), 7);
@@ -100,7 +102,7 @@ TEST_F(AgentSignatureTest, AnUnsignedAnswerIsUsedUnlessSignaturesAreRequired) {
   auto agent = StartAgent();
   Accepted(*agent);
   JsonValue cv = Fetched(*agent, {kGraphB, std::nullopt});
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True");
   EXPECT_EQ(AvailableVersions(cv).size(), 3u);
   AfterAPass(*agent);
   AfterAPass(*agent);
@@ -112,7 +114,7 @@ TEST_F(AgentSignatureTest, AnUnsignedAnswerIsUsedUnlessSignaturesAreRequired) {
   agent = StartAgent({"--upstream.require-signature"});
   ExpectRefused(*agent, {kGraphA, std::nullopt}, "SignatureMissing", lists, "--upstream.require-signature requires one");
   cv = Fetched(*agent, Signed(kGraphA, 6, {first_}));
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True");
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True");
   EXPECT_EQ(AvailableVersions(cv).size(), 2u);
 }
 
@@ -127,7 +129,7 @@ TEST_F(AgentSignatureTest, AnUpstreamThatSignedMustKeepSigning) {
   ASSERT_EQ(RecordedGeneration(), 5);
   const Answer unsigned_b{kGraphB, std::nullopt};
   ExpectRefused(*agent, unsigned_b, "SignatureMissing", lists, "signed the answers taken from it before (generation 5)");
-  EXPECT_NE(At(Retrieved(Cv(*agent)), {"message"}).text().find(RecordPath().string()), std::string::npos)
+  EXPECT_NE(TextOf(At(Retrieved(Cv(*agent)), {"message"})).find(RecordPath().string()), std::string::npos)
       << "says which file to delete";
   EXPECT_EQ(Signatures(*agent, "unsigned"), 0);
 
@@ -138,13 +140,13 @@ TEST_F(AgentSignatureTest, AnUpstreamThatSignedMustKeepSigning) {
   // Another upstream that never signed: its unsigned answers are used.
   GraphUpstream other;
   JsonValue cv = Patched(*agent, R"({"upstream":")" + other.url() + R"("})", other, unsigned_b, "channel=");
-  EXPECT_EQ(At(Retrieved(cv), {"status"}).text(), "True") << kube::WriteJson(Retrieved(cv));
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"status"})), "True") << kube::WriteJson(Retrieved(cv));
   EXPECT_EQ(AvailableVersions(cv).size(), 3u);
   EXPECT_EQ(RecordedGeneration(other.url()), -1) << "an unsigned answer records nothing";
   // Back to the first: still refused, and since the upstream changed, the other's
   // updates are not shown.
   cv = Patched(*agent, R"({"upstream":")" + upstream_.url() + R"("})", upstream_, unsigned_b, "channel=");
-  EXPECT_EQ(At(Retrieved(cv), {"reason"}).text(), "SignatureMissing") << kube::WriteJson(Retrieved(cv));
+  EXPECT_EQ(TextOf(At(Retrieved(cv), {"reason"})), "SignatureMissing") << kube::WriteJson(Retrieved(cv));
   EXPECT_EQ(AvailableVersions(cv).size(), 0u) << Lists(cv);
   EXPECT_FALSE(testing::ListsVersion(cv, "conditionalUpdates", "4.13.2")) << Lists(cv);
 

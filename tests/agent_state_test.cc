@@ -15,6 +15,11 @@ namespace cincinnati::agent {
 using kube::MergePatch;
 using kube::ParseJson;
 using kube::WriteJson;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::SetMember;
+using kube::ItemsOf;
 namespace {
 
 namespace fs = std::filesystem;
@@ -29,9 +34,19 @@ TEST(JsonValueTest, RoundTripsKeepingOrderAndNumberText) {
   const std::string text = R"({"b":1,"a":[true,null,"x\n",1.50,-12345678901234],"c":{}})";
   JsonValue v = Json(text);
   EXPECT_EQ(WriteJson(v), R"({"b":1,"a":[true,null,"x\n",1.5,-12345678901234],"c":{}})");
-  EXPECT_EQ(v.Find("b")->integer(), 1);
-  EXPECT_FALSE(v.Find("a")->items()[3].integer().has_value());
+  EXPECT_EQ(IntegerOf(*FindMember(v, "b")), 1);
+  EXPECT_FALSE(IntegerOf(ItemsOf(*FindMember(v, "a"))[3]).has_value());
   EXPECT_EQ(WriteJson(Json(R"({"a":[1]})"), 2), "{\n  \"a\": [\n    1\n  ]\n}");
+}
+
+TEST(JsonValueTest, KeepsOrderAndTheNumberFormsItHasAlwaysWritten) {
+  // A removed member leaves the others in their places.
+  EXPECT_EQ(WriteJson(MergePatch(Json(R"({"a":1,"b":2,"c":3})"), Json(R"({"a":null})"))), R"({"b":2,"c":3})");
+  // Doubles in their shortest form with a point (never Boost's "1E0"); integers as written.
+  EXPECT_EQ(WriteJson(Json("[1.0,0.25,1E2,18446744073709551615,-7]")), "[1.0,0.25,100.0,18446744073709551615,-7]");
+  EXPECT_EQ(WriteJsonFixed(Json(R"({"share":1.0,"n":3})"), 4), R"({"share":1.0000,"n":3})");
+  EXPECT_EQ(TextOf(Json("30")), "30");
+  EXPECT_EQ(TextOf(Json("true")), "");
 }
 
 TEST(JsonValueTest, BadInputIsAnError) {
@@ -81,14 +96,17 @@ ClusterVersion Sample() {
 TEST(ClusterVersionTest, WritesTheConfigV1ShapeAndReadsItBack) {
   ClusterVersion cv = Sample();
   JsonValue json = ToJson(cv);
-  EXPECT_EQ(json.Find("apiVersion")->text(), "config.openshift.io/v1");
-  EXPECT_EQ(json.Find("kind")->text(), "ClusterVersion");
-  EXPECT_EQ(json.Find("spec")->Find("clusterID")->text(), cv.spec.cluster_id);
-  EXPECT_EQ(json.Find("spec")->Find("desiredUpdate")->Find("version")->text(), "4.13.0");
-  const JsonValue* status = json.Find("status");
-  EXPECT_EQ(status->Find("history")->items()[0].Find("state")->text(), "Completed");
-  EXPECT_EQ(status->Find("conditionalUpdates")->items()[0].Find("risks")->items()[0].Find("matchingRules")->items()[0]
-                .Find("promql")->Find("promql")->text(),
+  EXPECT_EQ(TextOf(*FindMember(json, "apiVersion")), "config.openshift.io/v1");
+  EXPECT_EQ(TextOf(*FindMember(json, "kind")), "ClusterVersion");
+  EXPECT_EQ(TextOf(*FindMember(*FindMember(json, "spec"), "clusterID")), cv.spec.cluster_id);
+  EXPECT_EQ(TextOf(*FindMember(*FindMember(*FindMember(json, "spec"), "desiredUpdate"), "version")), "4.13.0");
+  const JsonValue* status = FindMember(json, "status");
+  EXPECT_EQ(TextOf(*FindMember(ItemsOf(*FindMember(*status, "history"))[0], "state")), "Completed");
+  EXPECT_EQ(TextOf(*FindMember(*FindMember(ItemsOf(*FindMember(ItemsOf(*FindMember(ItemsOf(*FindMember(*status, "conditionalUpdates"))[0],
+                                                                                       "risks"))[0],
+                                                             "matchingRules"))[0],
+                                          "promql"),
+                              "promql")),
             "up == 0");
 
   auto back = FromJson(Json(WriteJson(json)));
@@ -98,7 +116,7 @@ TEST(ClusterVersionTest, WritesTheConfigV1ShapeAndReadsItBack) {
 
   // No updates: availableUpdates is null, as the operator writes it.
   cv.status.available_updates.clear();
-  EXPECT_TRUE(ToJson(cv).Find("status")->Find("availableUpdates")->is_null());
+  EXPECT_TRUE(FindMember(*FindMember(ToJson(cv), "status"), "availableUpdates")->is_null());
 }
 
 TEST(ClusterVersionTest, ConditionsKeepTheirTransitionTimeWhileUnchanged) {
@@ -221,14 +239,14 @@ TEST(StateSalvageTest, AClusterVersionTooLargeOrBrokenOpensWithWhatCanBeRead) {
   options.initial_upstream = "http://127.0.0.1:1/graph";
   auto agent = Agent::Open(store, options);
   ASSERT_TRUE(agent.ok()) << agent.status().message();
-  EXPECT_EQ(*(*agent)->ClusterVersionJson().Find("spec")->Find("clusterID"), JsonValue::String(cv.spec.cluster_id));
+  EXPECT_EQ(*FindMember(*FindMember((*agent)->ClusterVersionJson(), "spec"), "clusterID"), JsonValue(cv.spec.cluster_id));
   EXPECT_LT(fs::file_size(dir / "clusterversions" / "version.json"), size_t{64} << 10) << "written back whole";
 
   // A status member of the wrong shape is dropped alone.
   JsonValue doc = ToJson(Sample());
-  JsonValue status = *doc.Find("status");
-  status.Set("history", JsonValue::String("not a list"));
-  doc.Set("status", status);
+  JsonValue status = *FindMember(doc, "status");
+  SetMember(status, "history", JsonValue("not a list"));
+  SetMember(doc, "status", status);
   testing::WriteFile(dir / "clusterversions" / "version.json", WriteJson(doc));
   auto partial = SalvageClusterVersion((dir / "clusterversions" / "version.json").string());
   ASSERT_TRUE(partial.ok()) << partial.status().message();
@@ -256,7 +274,7 @@ TEST(ComponentObjectsTest, LimitsAndSchemaAreCheckedAndOneBadObjectBreaksNothing
   EXPECT_EQ(over.status().code(), Status::Code::kTooLarge);
   EXPECT_NE(over.status().message().find("clusteroperators.config.openshift.io \"ingress\""), std::string::npos)
       << over.status().message();
-  EXPECT_FALSE(components.Get("ingress")->value().Find("status")->Find("extension")->Find("more")) << "the old object stays";
+  EXPECT_FALSE(FindMember(*FindMember(*FindMember(components.Get("ingress")->value(), "status"), "extension"), "more")) << "the old object stays";
 
   struct Case {
     std::string patch, words;
@@ -290,13 +308,13 @@ TEST(ComponentObjectsTest, LimitsAndSchemaAreCheckedAndOneBadObjectBreaksNothing
   (void)(*agent)->RunPass();
   const JsonValue cv = (*agent)->ClusterVersionJson();
   const JsonValue* upgradeable = nullptr;
-  for (const auto& c : cv.Find("status")->Find("conditions")->items()) {
-    if (c.Find("type")->text() == "Upgradeable") upgradeable = &c;
+  for (const auto& c : ItemsOf(*FindMember(*FindMember(cv, "status"), "conditions"))) {
+    if (TextOf(*FindMember(c, "type")) == "Upgradeable") upgradeable = &c;
   }
   ASSERT_NE(upgradeable, nullptr) << WriteJson(cv, 2);
-  EXPECT_EQ(upgradeable->Find("status")->text(), "False");
-  EXPECT_EQ(upgradeable->Find("reason")->text(), "ClusterOperatorUnreadable");
-  EXPECT_NE(upgradeable->Find("message")->text().find("dns"), std::string::npos);
+  EXPECT_EQ(TextOf(*FindMember(*upgradeable, "status")), "False");
+  EXPECT_EQ(TextOf(*FindMember(*upgradeable, "reason")), "ClusterOperatorUnreadable");
+  EXPECT_NE(TextOf(*FindMember(*upgradeable, "message")).find("dns"), std::string::npos);
 }
 
 }  // namespace

@@ -11,6 +11,10 @@
 namespace cincinnati::agent {
 
 using kube::WriteJson;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::BoolOf;
 namespace {
 
 using namespace update_test;
@@ -41,14 +45,14 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
   EXPECT_NE(agent->log().find("handed over to"), std::string::npos) << agent->log();
   EXPECT_EQ(DesiredOf(*agent, "dns"), "");
   auto config = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/objects/configmap.openshift-cluster-version.agent-config")).body);
-  ASSERT_NE(config.Find("data"), nullptr) << WriteJson(config, 2);
-  EXPECT_EQ(At(config, {"data", "release"}).text(), target);
+  ASSERT_NE(FindMember(config, "data"), nullptr) << WriteJson(config, 2);
+  EXPECT_EQ(TextOf(At(config, {"data", "release"})), target);
   JsonValue cv = Cv(*agent);
   ASSERT_EQ(HistorySize(cv), 2u);
   const JsonValue& partial = HistoryEntry(cv, 0);
-  EXPECT_EQ(At(partial, {"state"}).text(), "Partial");
-  EXPECT_EQ(At(partial, {"version"}).text(), "4.1.1");
-  EXPECT_TRUE(At(partial, {"verified"}).bool_value());
+  EXPECT_EQ(TextOf(At(partial, {"state"})), "Partial");
+  EXPECT_EQ(TextOf(At(partial, {"version"})), "4.1.1");
+  EXPECT_TRUE(BoolOf(At(partial, {"verified"})));
   ASSERT_TRUE(WaitFor([&] {
     return ConditionText(Cv(*agent), "Progressing", "message").find("waiting on ingress") != std::string::npos;
   }, 10s)) << WriteJson(Cv(*agent), 2);
@@ -57,27 +61,27 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
   const std::string metrics = Get(agent->url("/metrics")).body;
   EXPECT_NE(metrics.find("cluster_version_payload{version=\"4.1.1\",type=\"applied\"} 1\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("cluster_version_payload{version=\"4.1.1\",type=\"pending\"} 3\n"), std::string::npos) << metrics;
-  EXPECT_EQ(At(Cv(*agent), {"status", "desired", "version"}).text(), "4.1.0");
+  EXPECT_EQ(TextOf(At(Cv(*agent), {"status", "desired", "version"})), "4.1.0");
 
   Report(*agent, "ingress", "4.1.1");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
   Report(*agent, "dns", "4.1.1");
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
-    return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed";
+    return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed";
   }, 10s)) << WriteJson(cv, 2);
-  EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.1");
-  EXPECT_EQ(At(cv, {"status", "desired", "image"}).text(), target);
+  EXPECT_EQ(TextOf(At(cv, {"status", "desired", "version"})), "4.1.1");
+  EXPECT_EQ(TextOf(At(cv, {"status", "desired", "image"})), target);
   EXPECT_EQ(ConditionText(cv, "Progressing", "message"), "Cluster version is 4.1.1");
   EXPECT_EQ(ConditionText(cv, "Failing", "status"), "False");
-  EXPECT_NE(At(HistoryEntry(cv, 0), {"completionTime"}).text(), "");
+  EXPECT_NE(TextOf(At(HistoryEntry(cv, 0), {"completionTime"})), "");
 
   // Restarted, the agent stays where it is: nothing is applied again.
   StopAgentAt(agent->url(""));
   agent = StartAgent();
   cv = Cv(*agent);
   EXPECT_EQ(HistorySize(cv), 2u);
-  EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.1");
+  EXPECT_EQ(TextOf(At(cv, {"status", "desired", "version"})), "4.1.1");
 }
 
 // Once an update completes, the release just installed leaves the list of
@@ -111,7 +115,7 @@ TEST_F(UpdateTest, TheInstalledReleaseLeavesTheAvailableUpdatesAtOnce) {
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
   const int polls_before = polls.load();
   Report(*agent, "dns", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return At(HistoryEntry(Cv(*agent), 0), {"state"}).text() == "Completed"; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})) == "Completed"; }, 10s));
   EXPECT_TRUE(WaitFor([&] { return available().find("4.1.1") == std::string::npos; }, 10s))
       << "4.1.1 is installed and still listed: " << WriteJson(Cv(*agent), 2);
   EXPECT_GT(polls.load(), polls_before) << "the agent asked again with the version it now runs";
@@ -186,10 +190,10 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
     EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "reason"), c.reason);
     EXPECT_EQ(HistorySize(cv), 1u);
     EXPECT_EQ(DesiredOf(*agent, "ingress"), "");
-    EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.0");
+    EXPECT_EQ(TextOf(At(cv, {"status", "desired", "version"})), "4.1.0");
     // The refused payload is not kept (the running release's is: whom to trust).
     const std::string running =
-        At(Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/updateprogress")).body), {"runningPayloadDir"}).text();
+        TextOf(At(Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/updateprogress")).body), {"runningPayloadDir"}));
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(state_ / "agent" / "updatepayloads", ec)) {
       EXPECT_EQ(e.path().string(), running) << "a refused payload was kept";
@@ -214,9 +218,9 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
   EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.5"; }, 10s));
   const JsonValue entry = HistoryEntry(Cv(*agent), 0);
-  EXPECT_FALSE(At(entry, {"verified"}).bool_value());
-  EXPECT_NE(At(entry, {"acceptedRisks"}).text().find("The update cannot be verified"), std::string::npos)
-      << At(entry, {"acceptedRisks"}).text();
+  EXPECT_FALSE(BoolOf(At(entry, {"verified"})));
+  EXPECT_NE(TextOf(At(entry, {"acceptedRisks"})).find("The update cannot be verified"), std::string::npos)
+      << TextOf(At(entry, {"acceptedRisks"}));
 }
 
 TEST_F(UpdateTest, ADegradedOrSlowComponentIsNamedInFailing) {
@@ -284,11 +288,11 @@ TEST_F(UpdateTest, ComponentProcessesTakeTheUpdateToCompleted) {
   JsonValue cv;
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
-    return At(HistoryEntry(cv, 0), {"state"}).text() == "Completed" && At(HistoryEntry(cv, 0), {"version"}).text() == "4.1.1";
+    return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed" && TextOf(At(HistoryEntry(cv, 0), {"version"})) == "4.1.1";
   }, 30s)) << WriteJson(cv, 2) << ingress->log() << dns->log();
   const JsonValue pool = Operator(*agent, "dns");
-  EXPECT_EQ(At(pool, {"status", "extension", "machineCount"}).integer(), 3);
-  EXPECT_EQ(At(pool, {"status", "extension", "updatedMachineCount"}).integer(), 3);
+  EXPECT_EQ(IntegerOf(At(pool, {"status", "extension", "machineCount"})), 3);
+  EXPECT_EQ(IntegerOf(At(pool, {"status", "extension", "updatedMachineCount"})), 3);
   EXPECT_NE(dns->log().find("dns: at 4.1.1"), std::string::npos) << dns->log();
   EXPECT_EQ(ConditionText(cv, "Failing", "status"), "False");
 
@@ -301,7 +305,7 @@ TEST_F(UpdateTest, ComponentProcessesTakeTheUpdateToCompleted) {
   ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorDegraded"; }, 20s))
       << WriteJson(Cv(*agent), 2) << failing->log();
   EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "message"), "Cluster operator ingress is degraded");
-  EXPECT_EQ(At(HistoryEntry(Cv(*agent), 0), {"state"}).text(), "Partial");
+  EXPECT_EQ(TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})), "Partial");
 }
 
 // Without --verification.keys, the agent trusts what its running release's verification
@@ -324,9 +328,9 @@ TEST_F(UpdateTest, TheRunningReleaseSaysWhomToTrust) {
   JsonValue cv;
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
-    return At(HistoryEntry(cv, 0), {"version"}).text() == "4.1.1";
+    return TextOf(At(HistoryEntry(cv, 0), {"version"})) == "4.1.1";
   }, 10s)) << WriteJson(cv, 2) << agent->log();
-  EXPECT_TRUE(At(HistoryEntry(cv, 0), {"verified"}).bool_value()) << WriteJson(cv, 2);
+  EXPECT_TRUE(BoolOf(At(HistoryEntry(cv, 0), {"verified"}))) << WriteJson(cv, 2);
 }
 
 }  // namespace

@@ -22,6 +22,8 @@
 namespace cincinnati::agent {
 
 using kube::ParseJson;
+using kube::JsonObject;
+using kube::SetMember;
 namespace {
 
 namespace fs = std::filesystem;
@@ -310,7 +312,7 @@ TEST(ReleaseVerifierTest, ReadsTheVerificationConfigMap) {
   EXPECT_FALSE(ReadVerificationConfigMap(configmap(key_entry + R"(,"store-a":"ftp://x/")")).ok());
   EXPECT_FALSE(ReadVerificationConfigMap(configmap(R"("verifier-public-key-x":"garbage","store-a":"https://x/")")).ok());
   JsonValue plain = good;
-  plain.Set("metadata", JsonValue::Object({{"name", JsonValue::String("other")}}));
+  SetMember(plain, "metadata", JsonValue(JsonObject({{"name", JsonValue("other")}})));
   EXPECT_FALSE(IsVerificationConfigMap(plain));
 }
 

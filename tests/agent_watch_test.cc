@@ -15,6 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using kube::JsonValue;
+using kube::JsonObject;
 
 class WatchesTest : public ::testing::Test {
  protected:
@@ -35,7 +36,7 @@ class WatchesTest : public ::testing::Test {
   }
   JsonValue Current() {
     std::lock_guard lock(mu_);
-    return JsonValue::Object({{"metadata", JsonValue::Object({{"resourceVersion", JsonValue::String(std::to_string(rv_))}})}});
+    return JsonValue(JsonObject({{"metadata", JsonValue(JsonObject({{"resourceVersion", JsonValue(std::to_string(rv_))}}))}}));
   }
 
   std::mutex mu_;

@@ -10,6 +10,9 @@
 #include "kube/json_value.h"
 
 namespace cincinnati::testing {
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 inline kube::JsonValue Json(const std::string& text) {
   auto v = kube::ParseJson(text, size_t{64} << 20);
@@ -21,7 +24,7 @@ inline const kube::JsonValue& At(const kube::JsonValue& v, std::initializer_list
   static const kube::JsonValue kNull;
   const kube::JsonValue* at = &v;
   for (std::string_view key : path) {
-    at = at->Find(key);
+    at = FindMember(*at, key);
     if (!at) return kNull;
   }
   return *at;
@@ -31,8 +34,8 @@ inline const kube::JsonValue& At(const kube::JsonValue& v, std::initializer_list
 inline const kube::JsonValue* ConditionOf(const kube::JsonValue& cv, std::string_view type) {
   const kube::JsonValue& list = At(cv, {"status", "conditions"});
   if (!list.is_array()) return nullptr;
-  for (const auto& c : list.items()) {
-    if (c.Find("type") && c.Find("type")->text() == type) return &c;
+  for (const auto& c : ItemsOf(list)) {
+    if (FindMember(c, "type") && TextOf(*FindMember(c, "type")) == type) return &c;
   }
   return nullptr;
 }
@@ -42,9 +45,9 @@ inline const kube::JsonValue* ConditionOf(const kube::JsonValue& cv, std::string
 inline bool ListsVersion(const kube::JsonValue& cv, const char* list, const std::string& version) {
   const kube::JsonValue& items = At(cv, {"status", list});
   if (!items.is_array()) return false;
-  for (const kube::JsonValue& item : items.items()) {
-    const kube::JsonValue* release = item.Find("release");
-    if ((release ? At(*release, {"version"}) : At(item, {"version"})).text() == version) return true;
+  for (const kube::JsonValue& item : ItemsOf(items)) {
+    const kube::JsonValue* release = FindMember(item, "release");
+    if (TextOf((release ? At(*release, {"version"}) : At(item, {"version"}))) == version) return true;
   }
   return false;
 }
@@ -52,7 +55,7 @@ inline bool ListsVersion(const kube::JsonValue& cv, const char* list, const std:
 // A field of that condition ("" when absent).
 inline std::string ConditionText(const kube::JsonValue& cv, std::string_view type, const char* field) {
   const kube::JsonValue* c = ConditionOf(cv, type);
-  return c && c->Find(field) ? c->Find(field)->text() : "";
+  return c && FindMember(*c, field) ? TextOf(*FindMember(*c, field)) : "";
 }
 
 }  // namespace cincinnati::testing

@@ -27,6 +27,10 @@ namespace cincinnati::upgrade::e2e {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using kube::JsonValue;
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::TextOf;
+using kube::ItemsOf;
 using testing::At;
 using testing::Json;
 using testing::ChildProcess;
@@ -86,14 +90,14 @@ class WebhookReceiver {
   int Count(const std::string& cluster, const std::string& event) {
     std::lock_guard lock(mu_);
     int n = 0;
-    for (const auto& b : bodies_) n += At(b, {"cluster"}).text() == cluster && At(b, {"event"}).text() == event;
+    for (const auto& b : bodies_) n += TextOf(At(b, {"cluster"})) == cluster && TextOf(At(b, {"event"})) == event;
     return n;
   }
   std::vector<std::string> Events(const std::string& cluster) {
     std::lock_guard lock(mu_);
     std::vector<std::string> out;
     for (const auto& b : bodies_) {
-      if (At(b, {"cluster"}).text() == cluster) out.push_back(At(b, {"event"}).text());
+      if (TextOf(At(b, {"cluster"})) == cluster) out.push_back(TextOf(At(b, {"event"})));
     }
     return out;
   }
@@ -101,7 +105,7 @@ class WebhookReceiver {
  private:
   http_server::HttpServer server_;
   std::mutex mu_;
-  std::vector<JsonValue> bodies_;
+  JsonArray bodies_;
   uint16_t port_ = 0;
 };
 
@@ -137,13 +141,13 @@ class PolicyServiceStandIn {
       return http_server::Response::Text(200, R"({"items":[{"id":"p-1","version":")" + version_ + R"(","next_run":")" + next_run_ + R"("}]})");
     }
     if (r.path == policy && r.method == "GET") {
-      return http_server::Response::Text(200, kube::WriteJson(JsonValue::Object({{"value", JsonValue::String(state_)},
-                                                                               {"description", JsonValue::String(description_)}})));
+      return http_server::Response::Text(200, kube::WriteJson(JsonValue(JsonObject({{"value", JsonValue(state_)},
+                                                                               {"description", JsonValue(description_)}}))));
     }
     if (r.path == policy && r.method == "PATCH") {
       JsonValue body = Json(r.body);
-      state_ = At(body, {"value"}).text();
-      description_ = At(body, {"description"}).text();
+      state_ = TextOf(At(body, {"value"}));
+      description_ = TextOf(At(body, {"description"}));
       states_.push_back(state_);
       return http_server::Response::Text(200, r.body);
     }
@@ -256,7 +260,7 @@ class OperatorE2ETest : public ::testing::Test {
       JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
       const JsonValue& updates = At(cv, {"status", "availableUpdates"});
       JsonValue operators = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusteroperators")).body);
-      return updates.is_array() && !updates.items().empty() && At(operators, {"items"}).items().size() == 2;
+      return updates.is_array() && !ItemsOf(updates).empty() && ItemsOf(At(operators, {"items"})).size() == 2;
     }, 30s)) << c.agent->log();
   }
 
@@ -319,20 +323,20 @@ class OperatorE2ETest : public ::testing::Test {
   std::string Phase(const std::string& cluster) {
     const JsonValue config = Config(cluster);
     const JsonValue& history = At(config, {"status", "history"});
-    return history.is_array() && !history.items().empty() ? At(history.items()[0], {"phase"}).text() : "";
+    return history.is_array() && !ItemsOf(history).empty() ? TextOf(At(ItemsOf(history)[0], {"phase"})) : "";
   }
   std::string ConditionMessage(const std::string& cluster, const std::string& type) {
     const JsonValue config = Config(cluster);
     const JsonValue& history = At(config, {"status", "history"});
-    if (!history.is_array() || history.items().empty()) return "";
-    for (const auto& c : At(history.items()[0], {"conditions"}).items()) {
-      if (At(c, {"type"}).text() == type) return At(c, {"message"}).text();
+    if (!history.is_array() || ItemsOf(history).empty()) return "";
+    for (const auto& c : ItemsOf(At(ItemsOf(history)[0], {"conditions"}))) {
+      if (TextOf(At(c, {"type"})) == type) return TextOf(At(c, {"message"}));
     }
     return "";
   }
-  std::vector<JsonValue> Silences() {
+  JsonArray Silences() {
     JsonValue list = Json(Get(alertmanager_url() + "/api/v2/silences").body);
-    return list.is_array() ? list.items() : std::vector<JsonValue>{};
+    return list.is_array() ? ItemsOf(list) : JsonArray{};
   }
   double Metric(const std::string& series) { return testing::MetricValue(Get(operator_->url("/metrics")).body, series); }
 

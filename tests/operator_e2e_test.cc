@@ -8,6 +8,9 @@
 
 namespace cincinnati::upgrade::e2e {
 namespace {
+using kube::TextOf;
+using kube::BoolOf;
+using kube::ItemsOf;
 
 TEST_F(OperatorE2ETest, AScheduledUpgradeWaitsForItsTimeAndForTheAlertToClear) {
   Cluster& c = AddCluster("prod-1");
@@ -34,38 +37,38 @@ TEST_F(OperatorE2ETest, AScheduledUpgradeWaitsForItsTimeAndForTheAlertToClear) {
   bool saw_window = false;
   ASSERT_TRUE(WaitFor([&] {
     for (const auto& s : Silences()) {
-      saw_window |= At(s, {"comment"}).text() == "Silence for OSD control plane upgrade to version 4.1.1" &&
-                    At(s, {"status", "state"}).text() == "active";
+      saw_window |= TextOf(At(s, {"comment"})) == "Silence for OSD control plane upgrade to version 4.1.1" &&
+                    TextOf(At(s, {"status", "state"})) == "active";
     }
     return Phase("prod-1") == "Upgraded";
   }, 90s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   EXPECT_TRUE(saw_window) << "the control plane's silence was never seen active";
 
   const JsonValue config = Config("prod-1");
-  const JsonValue& entry = At(config, {"status", "history"}).items()[0];
-  EXPECT_EQ(At(entry, {"version"}).text(), "4.1.1");
-  EXPECT_EQ(At(entry, {"precedingVersion"}).text(), "4.1.0");
-  EXPECT_FALSE(At(entry, {"completeTime"}).text().empty());
-  const auto& conditions = At(entry, {"conditions"}).items();
+  const JsonValue& entry = ItemsOf(At(config, {"status", "history"}))[0];
+  EXPECT_EQ(TextOf(At(entry, {"version"})), "4.1.1");
+  EXPECT_EQ(TextOf(At(entry, {"precedingVersion"})), "4.1.0");
+  EXPECT_FALSE(TextOf(At(entry, {"completeTime"})).empty());
+  const auto& conditions = ItemsOf(At(entry, {"conditions"}));
   ASSERT_EQ(conditions.size(), std::size(kOsdConditions)) << kube::WriteJson(entry, 2);
   for (size_t i = 0; i < conditions.size(); ++i) {
     // Newest-added first: the last step's condition leads.
-    EXPECT_EQ(At(conditions[i], {"type"}).text(), kOsdConditions[std::size(kOsdConditions) - 1 - i]);
-    EXPECT_EQ(At(conditions[i], {"status"}).text(), "True") << At(conditions[i], {"type"}).text();
+    EXPECT_EQ(TextOf(At(conditions[i], {"type"})), kOsdConditions[std::size(kOsdConditions) - 1 - i]);
+    EXPECT_EQ(TextOf(At(conditions[i], {"status"})), "True") << TextOf(At(conditions[i], {"type"}));
   }
   cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
-  EXPECT_EQ(At(At(cv, {"status", "history"}).items()[0], {"state"}).text(), "Completed");
-  EXPECT_EQ(At(At(cv, {"status", "history"}).items()[0], {"version"}).text(), "4.1.1");
+  EXPECT_EQ(TextOf(At(ItemsOf(At(cv, {"status", "history"}))[0], {"state"})), "Completed");
+  EXPECT_EQ(TextOf(At(ItemsOf(At(cv, {"status", "history"}))[0], {"version"})), "4.1.1");
 
   int control_plane = 0, criticals = 0;
   for (const auto& s : Silences()) {
-    const std::string comment = At(s, {"comment"}).text();
+    const std::string comment = TextOf(At(s, {"comment"}));
     control_plane += comment == "Silence for OSD control plane upgrade to version 4.1.1";
     criticals += comment == "Silence for critical alerts during OSD control plane upgrade to version 4.1.1";
     if (comment.find("4.1.1") != std::string::npos) {
-      EXPECT_EQ(At(s, {"status", "state"}).text(), "expired") << comment;
+      EXPECT_EQ(TextOf(At(s, {"status", "state"})), "expired") << comment;
     }
-    EXPECT_EQ(At(s, {"createdBy"}).text(), "managed-upgrade-operator");
+    EXPECT_EQ(TextOf(At(s, {"createdBy"})), "managed-upgrade-operator");
   }
   EXPECT_EQ(control_plane, 1);
   EXPECT_EQ(criticals, 1);
@@ -111,7 +114,7 @@ TEST_F(OperatorE2ETest, ATargetNotOfferedOrOlderFailsValidation) {
   WriteUpgradeConfig("prod-1", "4.0.9", std::chrono::system_clock::now());  // replaces the config: it never started
   ASSERT_TRUE(WaitFor([&] {
     const JsonValue config = Config("prod-1");
-    return At(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"}).text() ==
+    return TextOf(At(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"})) ==
            "downgrades to desired version 4.0.9 from 4.1.0 are unsupported";
   })) << kube::WriteJson(Config("prod-1"), 2);
   EXPECT_EQ(Metric(metric), 1);
@@ -163,10 +166,10 @@ TEST_F(OperatorE2ETest, KillNineAtAnyStepRepeatsNoSideEffect) {
   }
   EXPECT_GE(received, static_cast<int>(std::size(kOnceEach)) - kills);
   int control_plane = 0;
-  for (const auto& s : Silences()) control_plane += At(s, {"comment"}).text() == "Silence for OSD control plane upgrade to version 4.1.1";
+  for (const auto& s : Silences()) control_plane += TextOf(At(s, {"comment"})) == "Silence for OSD control plane upgrade to version 4.1.1";
   EXPECT_EQ(control_plane, 1);
   JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
-  EXPECT_EQ(At(cv, {"status", "history"}).items().size(), 2u) << kube::WriteJson(cv, 2);
+  EXPECT_EQ(ItemsOf(At(cv, {"status", "history"})).size(), 2u) << kube::WriteJson(cv, 2);
 }
 
 // The operator's clock can start anywhere and run faster than real time: an upgrade
@@ -182,7 +185,7 @@ TEST_F(OperatorE2ETest, ATimeScaleRunsHoursOfScheduleInSeconds) {
   ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") == "Upgraded"; }, 60s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   EXPECT_LT(std::chrono::steady_clock::now() - real_start, 40s);
   const JsonValue config = Config("prod-1");
-  const std::string started = At(At(config, {"status", "history"}).items()[0], {"startTime"}).text();
+  const std::string started = TextOf(At(ItemsOf(At(config, {"status", "history"}))[0], {"startTime"}));
   EXPECT_GE(started, Rfc3339(start + 1h)) << started;   // not before upgradeAt ...
   EXPECT_LT(started, Rfc3339(start + 2h)) << started;   // ... and in operator time, not today
 }
@@ -199,21 +202,21 @@ TEST_F(OperatorE2ETest, AFinishedControlPlaneIsNoticedAtOnceNotAnIntervalLater) 
   auto condition = [&]() -> JsonValue {
     const JsonValue config = Config("prod-1");
     const JsonValue& history = At(config, {"status", "history"});
-    if (!history.is_array() || history.items().empty()) return JsonValue();
-    for (const auto& item : At(history.items()[0], {"conditions"}).items()) {
-      if (At(item, {"type"}).text() == "ControlPlaneUpgraded" && At(item, {"status"}).text() == "True") return item;
+    if (!history.is_array() || ItemsOf(history).empty()) return JsonValue();
+    for (const auto& item : ItemsOf(At(ItemsOf(history)[0], {"conditions"}))) {
+      if (TextOf(At(item, {"type"})) == "ControlPlaneUpgraded" && TextOf(At(item, {"status"})) == "True") return item;
     }
     return JsonValue();
   };
   ASSERT_TRUE(WaitFor([&] { return !condition().is_null(); }, 120s)) << kube::WriteJson(Config("prod-1"), 2) << operator_->log();
   const JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
-  const JsonValue& newest = At(cv, {"status", "history"}).items()[0];
-  ASSERT_EQ(At(newest, {"state"}).text(), "Completed");
-  auto completed = ParseTime(At(newest, {"completionTime"}).text());
-  auto noticed = ParseTime(At(condition(), {"completeTime"}).text());
+  const JsonValue& newest = ItemsOf(At(cv, {"status", "history"}))[0];
+  ASSERT_EQ(TextOf(At(newest, {"state"})), "Completed");
+  auto completed = ParseTime(TextOf(At(newest, {"completionTime"})));
+  auto noticed = ParseTime(TextOf(At(condition(), {"completeTime"})));
   ASSERT_TRUE(completed.ok() && noticed.ok());
   const auto delay = std::chrono::duration_cast<std::chrono::seconds>(*noticed - *completed);
-  std::cerr << "control plane Completed at " << At(newest, {"completionTime"}).text() << ", noticed " << delay.count() << " s later\n";
+  std::cerr << "control plane Completed at " << TextOf(At(newest, {"completionTime"})) << ", noticed " << delay.count() << " s later\n";
   EXPECT_LE(delay, 60s);  // an hour without the watch
   EXPECT_EQ(receiver_.Count("prod-1", "control_plane_finished"), 1);
 }
@@ -225,15 +228,15 @@ TEST_F(OperatorE2ETest, ARemotePolicyDrivesTheUpgradeAndHearsHowItWent) {
   Cluster& c = AddCluster("prod-1");
   WaitUntilOffered(c);
   JsonValue cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
-  PolicyServiceStandIn ocm(At(cv, {"spec", "clusterID"}).text(), "4.1.1", Rfc3339(std::chrono::system_clock::now() + 60s));
+  PolicyServiceStandIn ocm(TextOf(At(cv, {"spec", "clusterID"})), "4.1.1", Rfc3339(std::chrono::system_clock::now() + 60s));
   // 30 operator seconds a real one: the source is read every 2 s, the policy runs in 2 s.
   StartOperator("configManager: {source: OCM, ocmBaseUrl: \"" + ocm.url() + "\", watchInterval: 1}\n",
                 {"--testing.time-scale", "30", "--interval", "30"});
   ASSERT_TRUE(WaitFor([&] { return Phase("prod-1") != ""; })) << operator_->log();
   const JsonValue config = Config("prod-1");
-  EXPECT_EQ(At(config, {"spec", "desired", "channel"}).text(), "stable-4.1");
-  EXPECT_EQ(At(config, {"spec", "PDBForceDrainTimeout"}).text(), "30");
-  EXPECT_TRUE(At(config, {"spec", "capacityReservation"}).bool_value());
+  EXPECT_EQ(TextOf(At(config, {"spec", "desired", "channel"})), "stable-4.1");
+  EXPECT_EQ(TextOf(At(config, {"spec", "PDBForceDrainTimeout"})), "30");
+  EXPECT_TRUE(BoolOf(At(config, {"spec", "capacityReservation"})));
   // Started; then a skipped capacity step (no hook) reads as delayed; then completed,
   // which the operator sets at its last step, after the health check. (The phase is not
   // polled: the completed policy removes the config within milliseconds of Upgraded.)
@@ -241,8 +244,8 @@ TEST_F(OperatorE2ETest, ARemotePolicyDrivesTheUpgradeAndHearsHowItWent) {
       << operator_->log();
   EXPECT_EQ(ocm.states(), (std::vector<std::string>{"started", "delayed", "completed"}));
   cv = Json(Get(c.agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
-  EXPECT_EQ(At(cv, {"status", "desired", "version"}).text(), "4.1.1");
-  EXPECT_EQ(At(At(cv, {"status", "history"}).items()[0], {"state"}).text(), "Completed");
+  EXPECT_EQ(TextOf(At(cv, {"status", "desired", "version"})), "4.1.1");
+  EXPECT_EQ(TextOf(At(ItemsOf(At(cv, {"status", "history"}))[0], {"state"})), "Completed");
   // The completed policy asks for nothing more: the config goes at the next sync.
   ASSERT_TRUE(WaitFor([&] { return Get(operator_->url(std::string(kConfigs) + "/prod-1")).status == 404; }, 30s)) << operator_->log();
 }

@@ -6,6 +6,9 @@
 
 namespace cincinnati::upgrade::e2e {
 namespace {
+using kube::TextOf;
+using kube::BoolOf;
+using kube::ItemsOf;
 
 // A fleet of three with a cap of one upgrade at a time and waves canary, main: no two
 // clusters upgrade at once and the canary goes first.
@@ -21,10 +24,10 @@ TEST_F(OperatorE2ETest, TheFleetCapAndWavesOrderTheUpgrades) {
   ASSERT_TRUE(WaitFor([&] {
     JsonValue list = Json(Get(operator_->url(kConfigs)).body);
     int upgrading = 0, upgraded = 0;
-    for (const auto& item : At(list, {"items"}).items()) {
-      const std::string name = At(item, {"metadata", "labels", "cluster"}).text();
+    for (const auto& item : ItemsOf(At(list, {"items"}))) {
+      const std::string name = TextOf(At(item, {"metadata", "labels", "cluster"}));
       const JsonValue& history = At(item, {"status", "history"});
-      const std::string phase = history.is_array() && !history.items().empty() ? At(history.items()[0], {"phase"}).text() : "";
+      const std::string phase = history.is_array() && !ItemsOf(history).empty() ? TextOf(At(ItemsOf(history)[0], {"phase"})) : "";
       if (phase == "Upgrading" || phase == "Upgraded") {
         if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
       }
@@ -48,12 +51,12 @@ TEST_F(OperatorE2ETest, TwoFailuresPauseTheRestUntilResumed) {
   WriteUpgradeConfig("late-2", "4.1.1", std::chrono::system_clock::now() - 3h);
   StartOperator("fleet: {failureThreshold: 2}\n");
   ASSERT_TRUE(WaitFor([&] { return Phase("late-1") == "Failed" && Phase("late-2") == "Failed"; })) << operator_->log();
-  ASSERT_TRUE(WaitFor([&] { return At(Json(Get(operator_->url("/apis/upgrade.cincinnati.openshift.io/v1/fleet")).body), {"paused"}).bool_value(); }))
+  ASSERT_TRUE(WaitFor([&] { return BoolOf(At(Json(Get(operator_->url("/apis/upgrade.cincinnati.openshift.io/v1/fleet")).body), {"paused"})); }))
       << operator_->log();
   WriteUpgradeConfig("on-time", "4.1.1", std::chrono::system_clock::now());
   ASSERT_TRUE(WaitFor([&] {
     const JsonValue config = Config("on-time");
-    return At(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"}).text().find("the fleet is paused") == 0;
+    return TextOf(At(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"})).find("the fleet is paused") == 0;
   })) << kube::WriteJson(Config("on-time"), 2);
   WaitForPasses("on-time", 2);
   EXPECT_EQ(Phase("on-time"), "Pending");

@@ -15,6 +15,10 @@
 
 namespace cincinnati::upgrade {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
+using kube::BoolOf;
+using kube::ItemsOf;
 
 using testing::TempDir;
 using testing::WriteFile;
@@ -97,8 +101,8 @@ TEST(FleetPausesTest, APauseThatCannotBeReadIsAnErrorAndAHalfWrittenOneHoldsEver
 TEST(FleetStatusDocumentTest, AnUnreadablePauseShowsAsAPause) {
   const TimePoint now = *ParseTime("2026-01-01T12:00:00Z");
   kube::JsonValue broken = FleetStatusDocument(Status::IoError("state.db: disk I/O error"), 1, 2, now);
-  EXPECT_TRUE(broken.Find("paused")->bool_value());
-  EXPECT_EQ(broken.Find("reason")->text(), "the fleet's pause cannot be read: state.db: disk I/O error");
+  EXPECT_TRUE(BoolOf(*FindMember(broken, "paused")));
+  EXPECT_EQ(TextOf(*FindMember(broken, "reason")), "the fleet's pause cannot be read: state.db: disk I/O error");
   kube::JsonValue running = FleetStatusDocument(FleetPause{}, 0, 2, now);
   EXPECT_EQ(kube::WriteJson(running), R"({"paused":false,"upgrading":0,"maxParallel":2,"now":"2026-01-01T12:00:00Z"})");
   kube::JsonValue paused = FleetStatusDocument(FleetPause{"2 failed", "4.1.1"}, 3, 0, now);
@@ -114,15 +118,15 @@ TEST(UpgradeConfigListTest, ItemsCarryWhatTheirClusterWaitsForAndAreFoundByClust
   UpgradeConfig b = a;
   b.cluster = "prod-2";
   kube::JsonValue list = UpgradeConfigList({{"prod-1", a}, {"prod-2", b}}, {{"prod-1", "the fleet is paused"}, {"prod-2", ""}});
-  ASSERT_EQ(list.Find("items")->items().size(), 2u);
+  ASSERT_EQ(ItemsOf(*FindMember(list, "items")).size(), 2u);
   auto one = FindUpgradeConfig(list, "prod-1");
   ASSERT_TRUE(one);
-  EXPECT_EQ(one->Find("metadata")->Find("annotations")->Find(kWaitingForAnnotation)->text(), "the fleet is paused");
+  EXPECT_EQ(TextOf(*FindMember(*FindMember(*FindMember(*one, "metadata"), "annotations"), kWaitingForAnnotation)), "the fleet is paused");
   auto two = FindUpgradeConfig(list, "prod-2");
   ASSERT_TRUE(two);
-  EXPECT_EQ(two->Find("metadata")->Find("annotations"), nullptr);
+  EXPECT_EQ(FindMember(*FindMember(*two, "metadata"), "annotations"), nullptr);
   EXPECT_FALSE(FindUpgradeConfig(list, "prod-3"));
-  EXPECT_FALSE(FindUpgradeConfig(kube::JsonValue::String("not a list"), "prod-1"));
+  EXPECT_FALSE(FindUpgradeConfig(kube::JsonValue("not a list"), "prod-1"));
 }
 
 TEST(CollectorMetricsTest, GaugesComeFromTheHistoryAndPassesAreCountedPerCluster) {

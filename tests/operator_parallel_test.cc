@@ -26,6 +26,9 @@
 
 namespace cincinnati::upgrade {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 using namespace std::chrono_literals;
 
@@ -152,10 +155,10 @@ class OperatorParallelTest : public ::testing::Test {
   std::map<std::string, std::string> Phases() {
     std::map<std::string, std::string> phases;
     kube::JsonValue list = operator_->List();
-    for (const auto& item : list.Find("items")->items()) {
-      const kube::JsonValue* history = item.Find("status") ? item.Find("status")->Find("history") : nullptr;
-      phases[item.Find("metadata")->Find("labels")->Find("cluster")->text()] =
-          history && history->is_array() && !history->items().empty() ? history->items()[0].Find("phase")->text() : "";
+    for (const auto& item : ItemsOf(*FindMember(list, "items"))) {
+      const kube::JsonValue* history = FindMember(item, "status") ? FindMember(*FindMember(item, "status"), "history") : nullptr;
+      phases[TextOf(*FindMember(*FindMember(*FindMember(item, "metadata"), "labels"), "cluster"))] =
+          history && history->is_array() && !ItemsOf(*history).empty() ? TextOf(*FindMember(ItemsOf(*history)[0], "phase")) : "";
     }
     return phases;
   }
@@ -163,14 +166,14 @@ class OperatorParallelTest : public ::testing::Test {
   // ("" when absent).
   std::string ConditionField(const std::string& cluster, const std::string& type, const char* field) {
     kube::JsonValue list = operator_->List();
-    for (const auto& item : list.Find("items")->items()) {
-      if (item.Find("metadata")->Find("labels")->Find("cluster")->text() != cluster) continue;
-      const kube::JsonValue* history = item.Find("status") ? item.Find("status")->Find("history") : nullptr;
-      if (!history || !history->is_array() || history->items().empty()) return "";
-      const kube::JsonValue* conditions = history->items()[0].Find("conditions");
+    for (const auto& item : ItemsOf(*FindMember(list, "items"))) {
+      if (TextOf(*FindMember(*FindMember(*FindMember(item, "metadata"), "labels"), "cluster")) != cluster) continue;
+      const kube::JsonValue* history = FindMember(item, "status") ? FindMember(*FindMember(item, "status"), "history") : nullptr;
+      if (!history || !history->is_array() || ItemsOf(*history).empty()) return "";
+      const kube::JsonValue* conditions = FindMember(ItemsOf(*history)[0], "conditions");
       if (!conditions || !conditions->is_array()) return "";
-      for (const auto& c : conditions->items()) {
-        if (c.Find("type")->text() == type) return c.Find(field)->text();
+      for (const auto& c : ItemsOf(*conditions)) {
+        if (TextOf(*FindMember(c, "type")) == type) return TextOf(*FindMember(c, field));
       }
     }
     return "";
@@ -205,7 +208,7 @@ TEST_F(OperatorParallelTest, HangingPeersHoldOnlyTheirOwnCluster) {
                            release.string() + "' ]; do sleep 0.05; done; fi";
   Start("extDependencyAvailabilityChecks: {http: {urls: [\"" + dependency.url() + "\"], timeout: 60}}\n"
         "notifications: {webhooks: [{url: \"" + webhooks.url() + "\"}]}\n"
-        "hooks: {capacityReservation: " + kube::WriteJson(kube::JsonValue::String(hook)) + ", timeout: 300}\n",
+        "hooks: {capacityReservation: " + kube::WriteJson(kube::JsonValue(hook)) + ", timeout: 300}\n",
         20, true, &env::RealClock());
   std::jthread run([&](std::stop_token stop) { operator_->Run(stop); });
 

@@ -10,6 +10,8 @@
 
 namespace cincinnati::upgrade::e2e {
 namespace {
+using kube::TextOf;
+using kube::ItemsOf;
 
 double MetricOf(ServiceProcess& p, const std::string& series) { return testing::MetricValue(Get(p.url("/metrics")).body, series); }
 
@@ -41,15 +43,15 @@ TEST_F(OperatorE2ETest, TwoReplicasOnPostgresHandOverAtAnyMomentAndRepeatNoSideE
       if (!r) continue;
       const JsonValue config = Json(Get(r->url(std::string(kConfigs) + "/" + cluster)).body);
       const JsonValue& history = At(config, {"status", "history"});
-      if (history.is_array() && !history.items().empty()) return history.items()[0];
+      if (history.is_array() && !ItemsOf(history).empty()) return ItemsOf(history)[0];
     }
     return JsonValue();
   };
-  auto phase = [&](const std::string& cluster) { return At(newest(cluster), {"phase"}).text(); };
+  auto phase = [&](const std::string& cluster) { return TextOf(At(newest(cluster), {"phase"})); };
   auto condition = [&](const std::string& cluster, const std::string& type) {
     const JsonValue entry = newest(cluster);
-    for (const auto& c : At(entry, {"conditions"}).items()) {
-      if (At(c, {"type"}).text() == type) return At(c, {"status"}).text();
+    for (const auto& c : ItemsOf(At(entry, {"conditions"}))) {
+      if (TextOf(At(c, {"type"})) == type) return TextOf(At(c, {"status"}));
     }
     return std::string();
   };
@@ -101,13 +103,13 @@ TEST_F(OperatorE2ETest, TwoReplicasOnPostgresHandOverAtAnyMomentAndRepeatNoSideE
     EXPECT_GE(received, static_cast<int>(std::size(kOnceEach)) - kills) << name;
     int control_plane = 0;
     for (const auto& s : Silences()) {
-      control_plane += At(s, {"comment"}).text() == "Silence for OSD control plane upgrade to version 4.1.1 on cluster " + name;
+      control_plane += TextOf(At(s, {"comment"})) == "Silence for OSD control plane upgrade to version 4.1.1 on cluster " + name;
     }
     EXPECT_EQ(control_plane, 1) << name;
   }
   for (auto& c : clusters_) {
     JsonValue cv = Json(Get(c->agent->url("/apis/config.openshift.io/v1/clusterversions/version")).body);
-    EXPECT_EQ(At(cv, {"status", "history"}).items().size(), 2u) << c->name << kube::WriteJson(cv, 2);
+    EXPECT_EQ(ItemsOf(At(cv, {"status", "history"})).size(), 2u) << c->name << kube::WriteJson(cv, 2);
   }
 }
 

@@ -27,6 +27,9 @@
 
 namespace cincinnati::upgrade {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 using namespace std::chrono_literals;
 
@@ -228,9 +231,9 @@ class OperatorReplicasTest : public ::testing::Test {
     std::map<std::string, std::string> phases;
     for (const auto& [name, config] : std::map<std::string, std::string>{{"c1", ""}, {"c2", ""}, {"c3", ""}}) {
       auto item = op.Get(name);
-      const kube::JsonValue* status = item ? item->Find("status") : nullptr;
-      const kube::JsonValue* history = status ? status->Find("history") : nullptr;
-      phases[name] = history && history->is_array() && !history->items().empty() ? history->items()[0].Find("phase")->text() : "";
+      const kube::JsonValue* status = item ? FindMember(*item, "status") : nullptr;
+      const kube::JsonValue* history = status ? FindMember(*status, "history") : nullptr;
+      phases[name] = history && history->is_array() && !ItemsOf(*history).empty() ? TextOf(*FindMember(ItemsOf(*history)[0], "phase")) : "";
     }
     return phases;
   }
@@ -388,9 +391,9 @@ TEST_F(OperatorReplicasTest, ANewLeaderWaitsOutTheCommandsOfTheOneBefore) {
   }, 60s));
   auto item = b->Get("c1");
   ASSERT_TRUE(item.has_value());
-  const kube::JsonValue* history = item->Find("status") ? item->Find("status")->Find("history") : nullptr;
-  ASSERT_TRUE(history && history->is_array() && !history->items().empty()) << kube::WriteJson(*item);
-  EXPECT_EQ(history->items()[0].Find("phase")->text(), "Upgrading");
+  const kube::JsonValue* history = FindMember(*item, "status") ? FindMember(*FindMember(*item, "status"), "history") : nullptr;
+  ASSERT_TRUE(history && history->is_array() && !ItemsOf(*history).empty()) << kube::WriteJson(*item);
+  EXPECT_EQ(TextOf(*FindMember(ItemsOf(*history)[0], "phase")), "Upgrading");
   std::lock_guard lock(shared.mu);
   EXPECT_EQ(shared.most_at_once, 1);
   EXPECT_EQ(shared.commands.front(), "replica-a");

@@ -15,6 +15,9 @@
 
 namespace cincinnati::upgrade {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 using namespace fakes;
 using std::chrono::minutes;
@@ -65,8 +68,8 @@ class OperatorScheduleTest : public ::testing::Test {
   std::string Phase(const std::string& cluster) {
     auto config = operator_->Get(cluster);
     if (!config) return "";
-    const kube::JsonValue* history = config->Find("status") ? config->Find("status")->Find("history") : nullptr;
-    return history && history->is_array() && !history->items().empty() ? history->items()[0].Find("phase")->text() : "";
+    const kube::JsonValue* history = FindMember(*config, "status") ? FindMember(*FindMember(*config, "status"), "history") : nullptr;
+    return history && history->is_array() && !ItemsOf(*history).empty() ? TextOf(*FindMember(ItemsOf(*history)[0], "phase")) : "";
   }
   bool Commanded(const std::string& cluster) { return agents_.at(cluster)->snapshot.desired_update.version == "4.1.1"; }
 

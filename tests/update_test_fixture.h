@@ -29,6 +29,10 @@ namespace cincinnati::agent::update_test {
 
 using kube::JsonValue;
 using kube::WriteJson;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::ItemsOf;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -56,12 +60,12 @@ inline http::Result Send(const std::string& method, const std::string& url, cons
 inline const JsonValue& HistoryEntry(const JsonValue& cv, size_t i) {
   static const JsonValue kNull;
   const JsonValue& history = At(cv, {"status", "history"});
-  return history.is_array() && i < history.items().size() ? history.items()[i] : kNull;
+  return history.is_array() && i < ItemsOf(history).size() ? ItemsOf(history)[i] : kNull;
 }
 
 inline size_t HistorySize(const JsonValue& cv) {
   const JsonValue& history = At(cv, {"status", "history"});
-  return history.is_array() ? history.items().size() : 0;
+  return history.is_array() ? ItemsOf(history).size() : 0;
 }
 
 inline std::string ClusterOperator(const std::string& name) {
@@ -106,8 +110,8 @@ class UpdateTest : public ::testing::Test {
     auto manifest = Get(registry_.url() + "/v2/ocp/release/manifests/" + digest);
     ASSERT_EQ(manifest.status, 200);
     const JsonValue layers = At(Json(manifest.body), {"layers"});
-    ASSERT_TRUE(layers.is_array() && !layers.items().empty()) << manifest.body;
-    const std::string layer = At(layers.items()[0], {"digest"}).text().substr(7);
+    ASSERT_TRUE(layers.is_array() && !ItemsOf(layers).empty()) << manifest.body;
+    const std::string layer = TextOf(At(ItemsOf(layers)[0], {"digest"})).substr(7);
     const fs::path data = registry_.storage() / "docker/registry/v2/blobs/sha256" / layer.substr(0, 2) / layer / "data";
     std::string bytes = testing::ReadFile(data);
     ASSERT_FALSE(bytes.empty()) << data;
@@ -121,8 +125,8 @@ class UpdateTest : public ::testing::Test {
   // The process answering at `base` (after a hand-over, not the one the test started).
   int64_t AgentPid(const std::string& base) {
     auto progress = Json(Get(base + "/apis/agent.cincinnati.openshift.io/v1/updateprogress").body);
-    const JsonValue* pid = progress.Find("agentPid");
-    return pid && pid->integer() ? *pid->integer() : 0;
+    const JsonValue* pid = FindMember(progress, "agentPid");
+    return pid && IntegerOf(*pid) ? *IntegerOf(*pid) : 0;
   }
   void StopAgentAt(const std::string& base) {
     const int64_t pid = AgentPid(base);
@@ -160,10 +164,10 @@ class UpdateTest : public ::testing::Test {
   JsonValue Operator(ServiceProcess& agent, const std::string& name) { return Read(agent, kOperators + name); }
   std::string DesiredOf(ServiceProcess& agent, const std::string& name) {
     const JsonValue o = Operator(agent, name);
-    const JsonValue* metadata = o.Find("metadata");
-    const JsonValue* annotations = metadata ? metadata->Find("annotations") : nullptr;
-    const JsonValue* v = annotations ? annotations->Find("agent.cincinnati.openshift.io/desired-version") : nullptr;
-    return v ? v->text() : "";
+    const JsonValue* metadata = FindMember(o, "metadata");
+    const JsonValue* annotations = metadata ? FindMember(*metadata, "annotations") : nullptr;
+    const JsonValue* v = annotations ? FindMember(*annotations, "agent.cincinnati.openshift.io/desired-version") : nullptr;
+    return v ? TextOf(*v) : "";
   }
   // What a component does once rolled out: it reports the version, Available.
   void Report(ServiceProcess& agent, const std::string& name, const std::string& version, const char* degraded = "False") {

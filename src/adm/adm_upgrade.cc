@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <boost/json.hpp>
+
 #include <algorithm>
 
-#include "core/json_writer.h"
+#include "core/json.h"
 
 namespace cincinnati::adm {
 
@@ -84,9 +86,12 @@ std::string CheckForUpgrade(const ClusterVersion& cv) {
 // Every member is written, so that the patch replaces the whole request (a merge
 // patch removes what is null).
 std::string DesiredUpdatePatch(const DesiredUpdate& u) {
-  auto text = [](const std::string& v) { return v.empty() ? std::string("null") : JsonString(v); };
-  return fmt::format(R"({{"spec":{{"desiredUpdate":{{"architecture":{},"force":{},"image":{},"version":{}}}}}}})",
-                     text(u.architecture), u.force ? "true" : "false", text(u.image), text(u.version));
+  auto text = [](const std::string& v) { return v.empty() ? boost::json::value() : boost::json::value(v); };
+  return WriteJson(boost::json::object{
+      {"spec", boost::json::object{{"desiredUpdate", boost::json::object{{"architecture", text(u.architecture)},
+                                                                          {"force", u.force},
+                                                                          {"image", text(u.image)},
+                                                                          {"version", text(u.version)}}}}}});
 }
 
 // The cluster's conditions as `oc adm upgrade` prints them.
@@ -434,8 +439,8 @@ UpgradeOutcome PlanChannelChange(const ClusterVersion& cv, const ChannelOptions&
     r.err += fmt::format("warning: Clearing channel \"{}\"; cluster will no longer request available update recommendations.\n",
                          current);
   }
-  r.patch = o.channel.empty() ? std::string("{\"spec\":{\"channel\":null}}")
-                              : "{\"spec\":{\"channel\":" + JsonString(o.channel) + "}}";
+  r.patch = WriteJson(boost::json::object{
+      {"spec", boost::json::object{{"channel", o.channel.empty() ? boost::json::value() : boost::json::value(o.channel)}}}});
   return r;
 }
 

@@ -19,6 +19,12 @@
 namespace cincinnati::agent {
 
 using kube::WriteJson;
+using kube::JsonObject;
+using kube::FindMember;
+using kube::TextOf;
+using kube::SetMember;
+using kube::EraseMember;
+using kube::ItemsOf;
 namespace {
 
 constexpr char kKind[] = "clusterversions";
@@ -207,10 +213,10 @@ Status Agent::LoadState() {
     auto read = FromJson(**stored);
     if (read.ok()) {
       cv_ = std::move(read).value();
-      const JsonValue* metadata = (*stored)->Find("metadata");
-      const JsonValue* annotations = metadata ? metadata->Find("annotations") : nullptr;
-      if (const JsonValue* s = annotations ? annotations->Find(kLoopStateAnnotation) : nullptr) {
-        state_ = ParseLoopState(s->text());
+      const JsonValue* metadata = FindMember(*(*stored), "metadata");
+      const JsonValue* annotations = metadata ? FindMember(*metadata, "annotations") : nullptr;
+      if (const JsonValue* s = annotations ? FindMember(*annotations, kLoopStateAnnotation) : nullptr) {
+        state_ = ParseLoopState(TextOf(*s));
       }
       lists_origin_ = ListsOrigin::FromAnnotations(annotations);
       retriever_->Seed(cv_.status.available_updates, cv_.status.conditional_updates, lists_origin_);
@@ -276,19 +282,19 @@ Status Agent::Save() {
   // while a risk is pending).
   auto document = [&] {
     JsonValue json = ToJson(cv_);
-    JsonValue metadata = *json.Find("metadata");
+    JsonValue metadata = *FindMember(json, "metadata");
     JsonValue annotations =
-        JsonValue::Object({{kLoopStateAnnotation, JsonValue::String(std::string(LoopStateName(state_)))}});
+        JsonValue(JsonObject({{kLoopStateAnnotation, JsonValue(std::string(LoopStateName(state_)))}}));
     if (lists_origin_) lists_origin_->Annotate(annotations);  // in the same write as the lists
-    metadata.Set("annotations", std::move(annotations));
-    json.Set("metadata", std::move(metadata));
+    SetMember(metadata, "annotations", std::move(annotations));
+    SetMember(json, "metadata", std::move(metadata));
     return json;
   };
   auto probe_text = [&] {
     JsonValue probe = document();
-    JsonValue probe_metadata = *probe.Find("metadata");
-    probe_metadata.Erase("resourceVersion");
-    probe.Set("metadata", std::move(probe_metadata));
+    JsonValue probe_metadata = *FindMember(probe, "metadata");
+    EraseMember(probe_metadata, "resourceVersion");
+    SetMember(probe, "metadata", std::move(probe_metadata));
     return WriteJson(probe);
   };
   std::string text = probe_text();
@@ -364,15 +370,15 @@ std::optional<Condition> Agent::ComponentsUpgradeable() {
                                  "its ClusterOperator cannot be read: " + why.message(), ""}});
   }
   for (const auto& object : listed.objects) {
-    const JsonValue* name = object.Find("metadata") ? object.Find("metadata")->Find("name") : nullptr;
-    const JsonValue* status = object.Find("status");
-    const JsonValue* conditions = status ? status->Find("conditions") : nullptr;
+    const JsonValue* name = FindMember(object, "metadata") ? FindMember(*FindMember(object, "metadata"), "name") : nullptr;
+    const JsonValue* status = FindMember(object, "status");
+    const JsonValue* conditions = status ? FindMember(*status, "conditions") : nullptr;
     if (!name || !name->is_string() || !conditions) continue;
-    for (const auto& c : conditions->items()) {
-      const JsonValue* type = c.Find("type");
-      if (!type || type->text() != "Upgradeable") continue;
-      auto text = [&](const char* key) { const JsonValue* v = c.Find(key); return v && v->is_string() ? v->text() : ""; };
-      components.push_back({name->text(), {"Upgradeable", text("status"), text("reason"), text("message"), ""}});
+    for (const auto& c : ItemsOf(*conditions)) {
+      const JsonValue* type = FindMember(c, "type");
+      if (!type || TextOf(*type) != "Upgradeable") continue;
+      auto text = [&](const char* key) { const JsonValue* v = FindMember(c, key); return v && v->is_string() ? TextOf(*v) : ""; };
+      components.push_back({TextOf(*name), {"Upgradeable", text("status"), text("reason"), text("message"), ""}});
     }
   }
   return UpgradeableCondition(components, Now());

@@ -74,6 +74,7 @@
 namespace cincinnati::agent {
 
 using kube::JsonValue;
+using kube::JsonArray;
 
 enum class LoopState { kRetrieving, kInvalid, kUpdateRequested, kUpdating };
 std::string_view LoopStateName(LoopState state);
@@ -135,7 +136,7 @@ class Agent {
 
   // Components (ClusterOperator objects): read, create or replace, merge their status.
   Result<std::optional<JsonValue>> GetComponent(const std::string& name);
-  Result<std::vector<JsonValue>> ListComponents();
+  Result<JsonArray> ListComponents();
   Result<JsonValue> PutComponent(const std::string& name, const JsonValue& object);
   Result<JsonValue> PatchComponentStatus(const std::string& name, const JsonValue& patch);
 

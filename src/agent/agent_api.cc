@@ -15,6 +15,9 @@ namespace cincinnati::agent {
 
 using kube::ParseJson;
 using kube::WriteJson;
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::SetMember;
 namespace {
 
 constexpr std::string_view kGroupPath = "/apis/config.openshift.io/v1/";
@@ -92,9 +95,9 @@ http_server::Response OperatorsRoute(Agent& agent, const http_server::Request& r
     if (request.method != "GET") return Error(405, "MethodNotAllowed", "only GET is allowed on the collection", "clusteroperators");
     auto items = agent.ListComponents();
     if (!items.ok()) return FromStatus(items.status(), "clusteroperators", "");
-    JsonValue list = JsonValue::Object({{"apiVersion", JsonValue::String("config.openshift.io/v1")},
-                                        {"kind", JsonValue::String("ClusterOperatorList")},
-                                        {"items", JsonValue::Array(std::move(items).value())}});
+    JsonValue list = JsonObject({{"apiVersion", JsonValue("config.openshift.io/v1")},
+                                        {"kind", JsonValue("ClusterOperatorList")},
+                                        {"items", JsonValue(JsonArray(std::move(items).value()))}});
     return Json(200, WriteJson(list, 2));
   }
   std::string name(rest.substr(1));
@@ -136,10 +139,10 @@ http_server::Response ObjectsRoute(Agent& agent, const http_server::Request& req
   if (rest.empty()) {
     auto names = agent.ListObjects();
     if (!names.ok()) return FromStatus(names.status(), "objects", "");
-    std::vector<JsonValue> items;
-    for (auto& n : *names) items.push_back(JsonValue::String(std::move(n)));
-    return Json(200, WriteJson(JsonValue::Object({{"kind", JsonValue::String("ObjectList")},
-                                                  {"names", JsonValue::Array(std::move(items))}}),
+    JsonArray items;
+    for (auto& n : *names) items.push_back(JsonValue(std::move(n)));
+    return Json(200, WriteJson(JsonValue(JsonObject({{"kind", JsonValue("ObjectList")},
+                                                  {"names", JsonValue(std::move(items))}})),
                                2));
   }
   std::string name(rest.substr(1));
@@ -169,7 +172,7 @@ http_server::Response HandleAgentApi(Agent& agent, const http_server::Request& r
   }
   if (path == kUpdateProgress) {
     JsonValue progress = ToJson(agent.update_progress());
-    progress.Set("agentPid", JsonValue::Integer(::getpid()));  // which process answers (hand-overs change it)
+    SetMember(progress, "agentPid", JsonValue(int64_t(::getpid())));  // which process answers (hand-overs change it)
     return Json(200, WriteJson(progress, 2));
   }
   if (path.rfind(kGroupPath, 0) == 0 && path.rfind("/clusterversions/", std::string::npos) != std::string::npos) {

@@ -9,6 +9,8 @@
 namespace cincinnati::agent {
 
 using kube::MergePatch;
+using kube::JsonArray;
+using kube::FindMember;
 
 JsonValue Agent::ClusterVersionJson() {
   std::lock_guard lock(mu_);
@@ -29,7 +31,7 @@ Result<JsonValue> Agent::PatchClusterVersion(const JsonValue& patch) {
   if (!patch.is_object()) return Status::InvalidArgument("the patch must be a JSON object (application/merge-patch+json)");
   std::lock_guard lock(mu_);
   JsonValue merged = MergePatch(ToJson(cv_), patch);
-  const JsonValue* spec_json = merged.Find("spec");
+  const JsonValue* spec_json = FindMember(merged, "spec");
   if (!spec_json) return Status::InvalidArgument("spec: Required value");
   CINCINNATI_ASSIGN_OR_RETURN(ClusterVersionSpec spec, SpecFromJson(*spec_json));
   if (spec.cluster_id != cv_.spec.cluster_id && !cv_.spec.cluster_id.empty()) {
@@ -55,7 +57,7 @@ Result<JsonValue> Agent::PatchClusterVersion(const JsonValue& patch) {
 
 Result<std::optional<JsonValue>> Agent::GetComponent(const std::string& name) { return components_->Get(name); }
 
-Result<std::vector<JsonValue>> Agent::ListComponents() {
+Result<JsonArray> Agent::ListComponents() {
   ComponentList listed = components_->ListAll();
   for (const auto& [name, why] : listed.unreadable) spdlog::warn("ClusterOperator {} is left out: {}", name, why.message());
   return std::move(listed.objects);

@@ -7,6 +7,10 @@
 
 namespace cincinnati::agent {
 namespace {
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 using http_server::Counter;
 using http_server::Family;
@@ -83,30 +87,30 @@ void FillClusterVersion(ClusterVersionFamilies& f, const ClusterVersion& cv, boo
 // Each component's series: up (its Available condition) and every True or False condition.
 void FillComponents(ClusterVersionFamilies& f, const std::vector<JsonValue>& components) {
   for (const auto& component : components) {
-    const JsonValue* name = component.Find("metadata") ? component.Find("metadata")->Find("name") : nullptr;
+    const JsonValue* name = FindMember(component, "metadata") ? FindMember(*FindMember(component, "metadata"), "name") : nullptr;
     if (!name || !name->is_string()) continue;
-    const JsonValue* status = component.Find("status");
+    const JsonValue* status = FindMember(component, "status");
     std::string operator_version, reason = "NoAvailableCondition";
     double up = 0;
-    if (status && status->Find("versions") && status->Find("versions")->is_array()) {
-      for (const auto& v : status->Find("versions")->items()) {
-        const JsonValue* n = v.Find("name");
-        const JsonValue* ver = v.Find("version");
-        if (n && n->is_string() && n->text() == "operator" && ver && ver->is_string()) operator_version = ver->text();
+    if (status && FindMember(*status, "versions") && FindMember(*status, "versions")->is_array()) {
+      for (const auto& v : ItemsOf(*FindMember(*status, "versions"))) {
+        const JsonValue* n = FindMember(v, "name");
+        const JsonValue* ver = FindMember(v, "version");
+        if (n && n->is_string() && TextOf(*n) == "operator" && ver && ver->is_string()) operator_version = TextOf(*ver);
       }
     }
-    if (status && status->Find("conditions") && status->Find("conditions")->is_array()) {
-      for (const auto& c : status->Find("conditions")->items()) {
-        auto text = [&](const char* key) { const JsonValue* v = c.Find(key); return v && v->is_string() ? v->text() : ""; };
+    if (status && FindMember(*status, "conditions") && FindMember(*status, "conditions")->is_array()) {
+      for (const auto& c : ItemsOf(*FindMember(*status, "conditions"))) {
+        auto text = [&](const char* key) { const JsonValue* v = FindMember(c, key); return v && v->is_string() ? TextOf(*v) : ""; };
         const std::string type = text("type"), value = text("status"), why = text("reason");
-        if (value == "True" || value == "False") f.conditions.With({name->text(), type, why}).Set(value == "True" ? 1 : 0);
+        if (value == "True" || value == "False") f.conditions.With({TextOf(*name), type, why}).Set(value == "True" ? 1 : 0);
         if (type == "Available") {
           reason = why;
           up = value == "True" ? 1 : 0;
         }
       }
     }
-    f.operator_up.With({name->text(), operator_version, reason}).Set(up);
+    f.operator_up.With({TextOf(*name), operator_version, reason}).Set(up);
   }
 }
 

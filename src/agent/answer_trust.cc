@@ -8,6 +8,12 @@
 
 namespace cincinnati::agent {
 namespace {
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::ItemsOf;
 
 constexpr char kKind[] = "agentstate";
 constexpr char kName[] = "answer-signatures";
@@ -18,8 +24,8 @@ bool ContentError(const Status& s) {
 }
 
 Result<uint64_t> GenerationOf(const JsonValue& record) {
-  const JsonValue* generation = record.Find("newestGeneration");
-  const std::optional<int64_t> n = generation ? generation->integer() : std::nullopt;
+  const JsonValue* generation = FindMember(record, "newestGeneration");
+  const std::optional<int64_t> n = generation ? IntegerOf(*generation) : std::nullopt;
   if (!n || *n < 0) return Status::InvalidArgument("newestGeneration is not a non-negative integer");
   return static_cast<uint64_t>(*n);
 }
@@ -27,10 +33,10 @@ Result<uint64_t> GenerationOf(const JsonValue& record) {
 // One recorded upstream: {"upstream": URL, "newestGeneration": G}. The first agents to
 // record upstreams wrote one such object alone, and reads as a list of one.
 Result<std::pair<std::string, uint64_t>> SignerOf(const JsonValue& entry) {
-  const JsonValue* upstream = entry.Find("upstream");
+  const JsonValue* upstream = FindMember(entry, "upstream");
   if (!upstream || !upstream->is_string()) return Status::InvalidArgument("upstream is not a string");
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t generation, GenerationOf(entry));
-  return std::make_pair(upstream->text(), generation);
+  return std::make_pair(TextOf(*upstream), generation);
 }
 
 }  // namespace
@@ -43,8 +49,8 @@ Status AnswerTrust::Load() {
   Status why = stored.status();
   if (stored.ok()) {
     if (!*stored) return Status::OK();  // no signed answer taken yet
-    const JsonValue* list = (*stored)->Find("upstreams");
-    const std::vector<JsonValue> entries = list && list->is_array() ? list->items() : std::vector<JsonValue>{**stored};
+    const JsonValue* list = FindMember(*(*stored), "upstreams");
+    const JsonArray entries = list && list->is_array() ? ItemsOf(*list) : JsonArray{**stored};
     std::vector<Signer> signers;
     for (const JsonValue& entry : entries) {
       auto signer = SignerOf(entry);
@@ -180,12 +186,12 @@ void AnswerTrust::Taken(const Outcome& outcome) {
 }
 
 void AnswerTrust::Persist() {
-  std::vector<JsonValue> entries;
+  JsonArray entries;
   for (const Signer& s : signers_) {
-    entries.push_back(JsonValue::Object({{"upstream", JsonValue::String(s.upstream)},
-                                         {"newestGeneration", JsonValue::Integer(static_cast<int64_t>(s.newest))}}));
+    entries.push_back(JsonValue(JsonObject({{"upstream", JsonValue(s.upstream)},
+                                         {"newestGeneration", JsonValue(int64_t(static_cast<int64_t>(s.newest)))}})));
   }
-  const Status s = store_.Put(kKind, kName, JsonValue::Object({{"upstreams", JsonValue::Array(std::move(entries))}}));
+  const Status s = store_.Put(kKind, kName, JsonValue(JsonObject({{"upstreams", JsonValue(std::move(entries))}})));
   if (storage_) storage_->Record(StorageArea::kState, s);
   if (!s.ok()) {
     spdlog::error("cannot save the upstreams whose signed answers were taken (the newest generation {}): {}; tried "

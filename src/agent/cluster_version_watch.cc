@@ -6,6 +6,7 @@
 #include "env/clock.h"
 
 namespace cincinnati::agent {
+using kube::JsonObject;
 
 ClusterVersionWatches::ClusterVersionWatches(std::function<kube::JsonValue()> current, int64_t resource_version, size_t max_watches)
     : current_(std::move(current)), max_watches_(max_watches), resource_version_(resource_version), thread_([this] { Loop(); }) {}
@@ -16,7 +17,7 @@ ClusterVersionWatches::~ClusterVersionWatches() {
 }
 
 http_server::Response ClusterVersionWatches::Event() {
-  kube::JsonValue event = kube::JsonValue::Object({{"type", kube::JsonValue::String("MODIFIED")}, {"object", current_()}});
+  kube::JsonValue event = kube::JsonValue(JsonObject({{"type", kube::JsonValue("MODIFIED")}, {"object", current_()}}));
   return http_server::Response::Text(200, kube::WriteJson(event) + "\n", "application/json");
 }
 

@@ -8,6 +8,12 @@ namespace cincinnati::agent {
 
 using kube::MergePatch;
 using kube::WriteJson;
+using kube::JsonObject;
+using kube::FindMember;
+using kube::TextOf;
+using kube::MembersOf;
+using kube::SetMember;
+using kube::ItemsOf;
 namespace {
 
 std::string Lower(std::string s) {
@@ -16,13 +22,13 @@ std::string Lower(std::string s) {
 }
 
 std::string ConditionStatus(const JsonValue& object, std::string_view type) {
-  const JsonValue* status = object.Find("status");
-  const JsonValue* conditions = status ? status->Find("conditions") : nullptr;
+  const JsonValue* status = FindMember(object, "status");
+  const JsonValue* conditions = status ? FindMember(*status, "conditions") : nullptr;
   if (!conditions || !conditions->is_array()) return "";
-  for (const auto& c : conditions->items()) {
-    const JsonValue* t = c.Find("type");
-    const JsonValue* s = c.Find("status");
-    if (t && t->is_string() && t->text() == type && s && s->is_string()) return s->text();
+  for (const auto& c : ItemsOf(*conditions)) {
+    const JsonValue* t = FindMember(c, "type");
+    const JsonValue* s = FindMember(c, "status");
+    if (t && t->is_string() && TextOf(*t) == type && s && s->is_string()) return TextOf(*s);
   }
   return "";
 }
@@ -30,13 +36,13 @@ std::string ConditionStatus(const JsonValue& object, std::string_view type) {
 // name -> version pairs of a ClusterOperator's status.versions.
 std::vector<std::pair<std::string, std::string>> Versions(const JsonValue& object) {
   std::vector<std::pair<std::string, std::string>> out;
-  const JsonValue* status = object.Find("status");
-  const JsonValue* versions = status ? status->Find("versions") : nullptr;
+  const JsonValue* status = FindMember(object, "status");
+  const JsonValue* versions = status ? FindMember(*status, "versions") : nullptr;
   if (!versions || !versions->is_array()) return out;
-  for (const auto& v : versions->items()) {
-    const JsonValue* n = v.Find("name");
-    const JsonValue* ver = v.Find("version");
-    if (n && n->is_string() && ver && ver->is_string()) out.emplace_back(n->text(), ver->text());
+  for (const auto& v : ItemsOf(*versions)) {
+    const JsonValue* n = FindMember(v, "name");
+    const JsonValue* ver = FindMember(v, "version");
+    if (n && n->is_string() && ver && ver->is_string()) out.emplace_back(TextOf(*n), TextOf(*ver));
   }
   return out;
 }
@@ -51,17 +57,17 @@ Status CheckItems(const JsonValue* array, const std::string& field, std::initial
                   std::initializer_list<const char*> required) {
   if (!array || array->is_null()) return Status::OK();
   if (!array->is_array()) return Invalid(field, "Invalid value: must be an array");
-  for (size_t i = 0; i < array->items().size(); ++i) {
-    const JsonValue& item = array->items()[i];
+  for (size_t i = 0; i < ItemsOf(*array).size(); ++i) {
+    const JsonValue& item = ItemsOf(*array)[i];
     const std::string at = fmt::format("{}[{}]", field, i);
     if (!item.is_object()) return Invalid(at, "Invalid value: must be an object");
     for (const char* key : strings) {
-      const JsonValue* v = item.Find(key);
+      const JsonValue* v = FindMember(item, key);
       if (v && !v->is_null() && !v->is_string()) return Invalid(at + "." + key, "Invalid value: must be a string");
     }
     for (const char* key : required) {
-      const JsonValue* v = item.Find(key);
-      if (!v || !v->is_string() || v->text().empty()) return Invalid(at + "." + key, "Required value");
+      const JsonValue* v = FindMember(item, key);
+      if (!v || !v->is_string() || TextOf(*v).empty()) return Invalid(at + "." + key, "Required value");
     }
   }
   return Status::OK();
@@ -77,29 +83,29 @@ Status CheckComponent(const std::string& name, const JsonValue& object) {
                                         name, size, kMaxComponentBytes));
   }
   if (!object.is_object()) return Status::InvalidArgument("the ClusterOperator must be a JSON object");
-  const JsonValue* status = object.Find("status");
+  const JsonValue* status = FindMember(object, "status");
   if (!status || status->is_null()) return Status::OK();
   if (!status->is_object()) return Invalid("status", "Invalid value: must be an object");
-  const JsonValue* conditions = status->Find("conditions");
+  const JsonValue* conditions = FindMember(*status, "conditions");
   CINCINNATI_RETURN_IF_ERROR(CheckItems(conditions, "status.conditions",
                                         {"type", "status", "reason", "message", "lastTransitionTime"}, {"type", "status"}));
   if (conditions && conditions->is_array()) {
-    for (size_t i = 0; i < conditions->items().size(); ++i) {
-      const std::string& value = conditions->items()[i].Find("status")->text();
+    for (size_t i = 0; i < ItemsOf(*conditions).size(); ++i) {
+      const std::string& value = TextOf(*FindMember(ItemsOf(*conditions)[i], "status"));
       if (value != "True" && value != "False" && value != "Unknown") {
         return Invalid(fmt::format("status.conditions[{}].status", i),
                        fmt::format("Unsupported value: \"{}\": supported values: \"True\", \"False\", \"Unknown\"", value));
       }
     }
   }
-  CINCINNATI_RETURN_IF_ERROR(CheckItems(status->Find("versions"), "status.versions", {"name", "version"}, {"name", "version"}));
-  return CheckItems(status->Find("relatedObjects"), "status.relatedObjects", {"group", "resource", "namespace", "name"},
+  CINCINNATI_RETURN_IF_ERROR(CheckItems(FindMember(*status, "versions"), "status.versions", {"name", "version"}, {"name", "version"}));
+  return CheckItems(FindMember(*status, "relatedObjects"), "status.relatedObjects", {"group", "resource", "namespace", "name"},
                     {"resource", "name"});
 }
 
 ComponentLevel LevelOf(const JsonValue& live, const JsonValue& manifest, const std::string& target_version) {
-  const JsonValue* name = live.Find("metadata") ? live.Find("metadata")->Find("name") : nullptr;
-  const std::string who = name && name->is_string() ? name->text() : "?";
+  const JsonValue* name = FindMember(live, "metadata") ? FindMember(*FindMember(live, "metadata"), "name") : nullptr;
+  const std::string who = name && name->is_string() ? TextOf(*name) : "?";
   ComponentLevel level;
   if (ConditionStatus(live, "Degraded") == "True") {
     level.degraded = true;
@@ -152,15 +158,15 @@ ComponentList ComponentObjects::ListAll() {
 Result<JsonValue> ComponentObjects::Put(const std::string& name, const JsonValue& object) {
   if (!object.is_object()) return Status::InvalidArgument("the ClusterOperator must be a JSON object");
   JsonValue stored = object;
-  stored.Set("apiVersion", JsonValue::String("config.openshift.io/v1"));
-  stored.Set("kind", JsonValue::String("ClusterOperator"));
-  JsonValue metadata = stored.Find("metadata") && stored.Find("metadata")->is_object() ? *stored.Find("metadata")
-                                                                                         : JsonValue::Object();
-  if (const JsonValue* n = metadata.Find("name"); n && (!n->is_string() || n->text() != name)) {
+  SetMember(stored, "apiVersion", JsonValue("config.openshift.io/v1"));
+  SetMember(stored, "kind", JsonValue("ClusterOperator"));
+  JsonValue metadata = FindMember(stored, "metadata") && FindMember(stored, "metadata")->is_object() ? *FindMember(stored, "metadata")
+                                                                                         : JsonValue(JsonObject());
+  if (const JsonValue* n = FindMember(metadata, "name"); n && (!n->is_string() || TextOf(*n) != name)) {
     return Status::InvalidArgument(fmt::format("metadata.name: Invalid value: must be \"{}\" as in the URL", name));
   }
-  metadata.Set("name", JsonValue::String(name));
-  stored.Set("metadata", std::move(metadata));
+  SetMember(metadata, "name", JsonValue(name));
+  SetMember(stored, "metadata", std::move(metadata));
   CINCINNATI_RETURN_IF_ERROR(CheckComponent(name, stored));
   std::lock_guard lock(mu_);
   CINCINNATI_RETURN_IF_ERROR(store_.Put(kComponentKind, name, stored));
@@ -172,11 +178,11 @@ Result<JsonValue> ComponentObjects::PatchStatus(const std::string& name, const J
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(auto object, store_.Get(kComponentKind, name));
   if (!object) return Status::NotFound(fmt::format("clusteroperators.config.openshift.io \"{}\" not found", name));
-  const JsonValue* status = patch.Find("status");
+  const JsonValue* status = FindMember(patch, "status");
   if (!status) return *object;
   JsonValue updated = *object;
-  const JsonValue* current = updated.Find("status");
-  updated.Set("status", MergePatch(current ? *current : JsonValue::Object(), *status));
+  const JsonValue* current = FindMember(updated, "status");
+  SetMember(updated, "status", MergePatch(current ? *current : JsonValue(JsonObject()), *status));
   CINCINNATI_RETURN_IF_ERROR(CheckComponent(name, updated));
   CINCINNATI_RETURN_IF_ERROR(store_.Put(kComponentKind, name, updated));
   return updated;
@@ -199,22 +205,22 @@ Result<ComponentLevel> ComponentObjects::Apply(const Manifest& manifest, const s
   }
   CINCINNATI_ASSIGN_OR_RETURN(auto live, store_.Get(kComponentKind, manifest.name));
   JsonValue object = live ? *live
-                          : JsonValue::Object({{"apiVersion", JsonValue::String("config.openshift.io/v1")},
-                                               {"kind", JsonValue::String("ClusterOperator")},
-                                               {"metadata", JsonValue::Object({{"name", JsonValue::String(manifest.name)}})},
-                                               {"status", JsonValue::Object()}});
-  JsonValue metadata = object.Find("metadata") && object.Find("metadata")->is_object() ? *object.Find("metadata")
-                                                                                         : JsonValue::Object();
-  JsonValue annotations = metadata.Find("annotations") && metadata.Find("annotations")->is_object()
-                              ? *metadata.Find("annotations")
-                              : JsonValue::Object();
+                          : JsonValue(JsonObject({{"apiVersion", JsonValue("config.openshift.io/v1")},
+                                               {"kind", JsonValue("ClusterOperator")},
+                                               {"metadata", JsonValue(JsonObject({{"name", JsonValue(manifest.name)}}))},
+                                               {"status", JsonValue(JsonObject())}}));
+  JsonValue metadata = FindMember(object, "metadata") && FindMember(object, "metadata")->is_object() ? *FindMember(object, "metadata")
+                                                                                         : JsonValue(JsonObject());
+  JsonValue annotations = FindMember(metadata, "annotations") && FindMember(metadata, "annotations")->is_object()
+                              ? *FindMember(metadata, "annotations")
+                              : JsonValue(JsonObject());
   // The manifest's own annotations (rollout settings for components) follow the payload.
-  if (const JsonValue* m = manifest.object.Find("metadata"); m && m->Find("annotations") && m->Find("annotations")->is_object()) {
-    for (const auto& [k, v] : m->Find("annotations")->members()) annotations.Set(k, v);
+  if (const JsonValue* m = FindMember(manifest.object, "metadata"); m && FindMember(*m, "annotations") && FindMember(*m, "annotations")->is_object()) {
+    for (const auto& [k, v] : MembersOf(*FindMember(*m, "annotations"))) SetMember(annotations, k, v);
   }
-  annotations.Set(kDesiredVersionAnnotation, JsonValue::String(target_version));
-  metadata.Set("annotations", std::move(annotations));
-  object.Set("metadata", std::move(metadata));
+  SetMember(annotations, kDesiredVersionAnnotation, JsonValue(target_version));
+  SetMember(metadata, "annotations", std::move(annotations));
+  SetMember(object, "metadata", std::move(metadata));
   if (!live || *live != object) {  // unchanged: no write, so a component never sees a version twice
     CINCINNATI_RETURN_IF_ERROR(CheckComponent(manifest.name, object).WithContext(manifest.Describe()));
     Status s = store_.Put(kComponentKind, manifest.name, object);

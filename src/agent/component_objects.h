@@ -36,6 +36,7 @@
 namespace cincinnati::agent {
 
 using kube::JsonValue;
+using kube::JsonArray;
 
 inline constexpr char kComponentKind[] = "clusteroperators";
 inline constexpr char kObjectKind[] = "objects";
@@ -45,7 +46,7 @@ inline constexpr char kDesiredVersionAnnotation[] = "agent.cincinnati.openshift.
 inline constexpr size_t kMaxComponentBytes = size_t{1} << 20;
 
 struct ComponentList {
-  std::vector<JsonValue> objects;                             // readable and valid, by name
+  JsonArray objects;                             // readable and valid, by name
   std::vector<std::pair<std::string, Status>> unreadable;     // name, why
 };
 

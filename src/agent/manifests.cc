@@ -14,6 +14,9 @@
 namespace cincinnati::agent {
 
 using kube::WriteJson;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
 namespace {
 
 namespace fs = std::filesystem;
@@ -54,10 +57,10 @@ Result<std::string> RenderTemplate(const std::string& text, const ManifestContex
 std::string TextAt(const JsonValue& object, std::initializer_list<std::string_view> path) {
   const JsonValue* v = &object;
   for (std::string_view key : path) {
-    v = v->Find(key);
+    v = FindMember(*v, key);
     if (!v) return "";
   }
-  return v->is_string() ? v->text() : "";
+  return v->is_string() ? TextOf(*v) : "";
 }
 
 bool ListContains(const std::string& list, std::string_view item) {
@@ -92,7 +95,7 @@ Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, cons
       if (sub == "manifests") {
         CINCINNATI_ASSIGN_OR_RETURN(text, RenderTemplate(text, context, file));
       }
-      CINCINNATI_ASSIGN_OR_RETURN(std::vector<JsonValue> documents, kube::YamlDocumentsToJson(text, file));
+      CINCINNATI_ASSIGN_OR_RETURN(JsonArray documents, kube::YamlDocumentsToJson(text, file));
       std::string run_level, component;
       RE2::FullMatch(name, kRunLevel, &run_level, &component);
       for (size_t i = 0; i < documents.size(); ++i) {
@@ -115,12 +118,12 @@ Result<std::vector<Manifest>> LoadManifests(const std::string& payload_dir, cons
 }
 
 std::optional<std::string> ExclusionReason(const Manifest& manifest, const ManifestContext& context) {
-  const JsonValue* metadata = manifest.object.Find("metadata");
-  const JsonValue* annotations = metadata ? metadata->Find("annotations") : nullptr;
+  const JsonValue* metadata = FindMember(manifest.object, "metadata");
+  const JsonValue* annotations = metadata ? FindMember(*metadata, "annotations") : nullptr;
   auto annotation = [&](const std::string& key) -> std::optional<std::string> {
-    const JsonValue* v = annotations ? annotations->Find(key) : nullptr;
+    const JsonValue* v = annotations ? FindMember(*annotations, key) : nullptr;
     if (!v) return std::nullopt;
-    return v->is_string() ? v->text() : WriteJson(*v);
+    return v->is_string() ? TextOf(*v) : WriteJson(*v);
   };
   if (!context.exclude_id.empty() && annotation("exclude.release.openshift.io/" + context.exclude_id) == "true") {
     return fmt::format("excluded for {}", context.exclude_id);

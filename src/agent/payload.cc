@@ -23,6 +23,12 @@ namespace cincinnati::agent {
 
 using kube::ParseJson;
 using kube::WriteJson;
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::ItemsOf;
 namespace {
 
 namespace fs = std::filesystem;
@@ -44,13 +50,13 @@ Status SyncTree(const fs::path& dir, env::FileSystem& files) {
 }
 
 std::string IndexJson(const PayloadIndex& index) {
-  std::vector<JsonValue> entries;
+  JsonArray entries;
   for (const auto& [path, file] : index) {
-    entries.push_back(JsonValue::Object({{"path", JsonValue::String(path)},
-                                         {"size", JsonValue::Integer(static_cast<int64_t>(file.size))},
-                                         {"sha256", JsonValue::String(file.sha256)}}));
+    entries.push_back(JsonValue(JsonObject({{"path", JsonValue(path)},
+                                         {"size", JsonValue(int64_t(static_cast<int64_t>(file.size)))},
+                                         {"sha256", JsonValue(file.sha256)}})));
   }
-  return WriteJson(JsonValue::Object({{"files", JsonValue::Array(std::move(entries))}})) + "\n";
+  return WriteJson(JsonValue(JsonObject({{"files", JsonValue(std::move(entries))}}))) + "\n";
 }
 
 Result<PayloadIndex> ReadIndex(const fs::path& dir) {
@@ -62,17 +68,17 @@ Result<PayloadIndex> ReadIndex(const fs::path& dir) {
     return text.status();
   }
   auto json = ParseJson(*text, kMaxIndexBytes);
-  const JsonValue* files = json.ok() ? json->Find("files") : nullptr;
+  const JsonValue* files = json.ok() ? FindMember(*json, "files") : nullptr;
   if (!files || !files->is_array()) return Status::InvalidArgument(fmt::format("{} is not a payload record", kPayloadIndexFile));
   PayloadIndex index;
-  for (const auto& entry : files->items()) {
-    const JsonValue* path = entry.Find("path");
-    const JsonValue* size = entry.Find("size");
-    const JsonValue* sha = entry.Find("sha256");
-    if (!path || !path->is_string() || !size || !size->integer() || *size->integer() < 0 || !sha || !sha->is_string()) {
+  for (const auto& entry : ItemsOf(*files)) {
+    const JsonValue* path = FindMember(entry, "path");
+    const JsonValue* size = FindMember(entry, "size");
+    const JsonValue* sha = FindMember(entry, "sha256");
+    if (!path || !path->is_string() || !size || !IntegerOf(*size) || *IntegerOf(*size) < 0 || !sha || !sha->is_string()) {
       return Status::InvalidArgument(fmt::format("{} is not a payload record", kPayloadIndexFile));
     }
-    index[path->text()] = {static_cast<uint64_t>(*size->integer()), sha->text()};
+    index[TextOf(*path)] = {static_cast<uint64_t>(*IntegerOf(*size)), TextOf(*sha)};
   }
   return index;
 }
@@ -229,28 +235,28 @@ Result<PayloadInfo> ReadPayload(const std::string& dir) {
   if (!disk.IsRegularFile(root / references)) return Status::InvalidArgument("the payload has no " + references);
   CINCINNATI_ASSIGN_OR_RETURN(std::string references_text, env::ReadFile(root / references, kMaxPayloadDocumentBytes));
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue stream, kube::YamlToJson(references_text, references));
-  const JsonValue* kind = stream.Find("kind");
-  if (!kind || !kind->is_string() || kind->text() != "ImageStream") {
+  const JsonValue* kind = FindMember(stream, "kind");
+  if (!kind || !kind->is_string() || TextOf(*kind) != "ImageStream") {
     return Status::InvalidArgument(references + ": kind must be ImageStream");
   }
-  const JsonValue* metadata_json = stream.Find("metadata");
-  const JsonValue* name = metadata_json ? metadata_json->Find("name") : nullptr;
+  const JsonValue* metadata_json = FindMember(stream, "metadata");
+  const JsonValue* name = metadata_json ? FindMember(*metadata_json, "name") : nullptr;
   const std::string version = info.metadata.version.ToString();
-  if (!name || !name->is_string() || name->text() != version) {
+  if (!name || !name->is_string() || TextOf(*name) != version) {
     return Status::InvalidArgument(fmt::format("{}: metadata.name must be the release's version {}", references, version));
   }
-  const JsonValue* spec = stream.Find("spec");
-  const JsonValue* tags = spec ? spec->Find("tags") : nullptr;
+  const JsonValue* spec = FindMember(stream, "spec");
+  const JsonValue* tags = spec ? FindMember(*spec, "tags") : nullptr;
   if (tags && tags->is_array()) {
-    for (size_t i = 0; i < tags->items().size(); ++i) {
-      const JsonValue& tag = tags->items()[i];
-      const JsonValue* tag_name = tag.Find("name");
-      const JsonValue* from = tag.Find("from");
-      const JsonValue* pull = from ? from->Find("name") : nullptr;
+    for (size_t i = 0; i < ItemsOf(*tags).size(); ++i) {
+      const JsonValue& tag = ItemsOf(*tags)[i];
+      const JsonValue* tag_name = FindMember(tag, "name");
+      const JsonValue* from = FindMember(tag, "from");
+      const JsonValue* pull = from ? FindMember(*from, "name") : nullptr;
       if (!tag_name || !tag_name->is_string() || !pull || !pull->is_string()) {
         return Status::InvalidArgument(fmt::format("{}: spec.tags[{}] needs name and from.name", references, i));
       }
-      info.images[tag_name->text()] = pull->text();
+      info.images[TextOf(*tag_name)] = TextOf(*pull);
     }
   }
   return info;

@@ -16,6 +16,9 @@
 
 namespace cincinnati::agent {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
+using kube::MembersOf;
 
 constexpr size_t kMaxKeyringBytes = size_t{1} << 20;  // an armored keyring is a few KiB
 
@@ -26,10 +29,10 @@ constexpr std::string_view kKeyPrefix = "verifier-public-key-";
 constexpr std::string_view kStorePrefix = "store-";
 
 std::string ConfigMapName(const JsonValue& manifest) {
-  const JsonValue* metadata = manifest.Find("metadata");
-  const JsonValue* ns = metadata ? metadata->Find("namespace") : nullptr;
-  const JsonValue* name = metadata ? metadata->Find("name") : nullptr;
-  return fmt::format("ConfigMap {}/{}", ns && ns->is_string() ? ns->text() : "", name && name->is_string() ? name->text() : "");
+  const JsonValue* metadata = FindMember(manifest, "metadata");
+  const JsonValue* ns = metadata ? FindMember(*metadata, "namespace") : nullptr;
+  const JsonValue* name = metadata ? FindMember(*metadata, "name") : nullptr;
+  return fmt::format("ConfigMap {}/{}", ns && ns->is_string() ? TextOf(*ns) : "", name && name->is_string() ? TextOf(*name) : "");
 }
 
 // What the parallel search of one Verify() shares between its store threads.
@@ -134,26 +137,26 @@ void SearchStore(const SignatureStoreReader& store, const std::string& digest, S
 }  // namespace
 
 bool IsVerificationConfigMap(const JsonValue& manifest) {
-  const JsonValue* kind = manifest.Find("kind");
-  const JsonValue* metadata = manifest.Find("metadata");
-  const JsonValue* annotations = metadata ? metadata->Find("annotations") : nullptr;
-  return kind && kind->is_string() && kind->text() == "ConfigMap" && annotations &&
-         annotations->Find(kVerificationConfigMapAnnotation) != nullptr;
+  const JsonValue* kind = FindMember(manifest, "kind");
+  const JsonValue* metadata = FindMember(manifest, "metadata");
+  const JsonValue* annotations = metadata ? FindMember(*metadata, "annotations") : nullptr;
+  return kind && kind->is_string() && TextOf(*kind) == "ConfigMap" && annotations &&
+         FindMember(*annotations, kVerificationConfigMapAnnotation) != nullptr;
 }
 
 Result<VerificationConfig> ReadVerificationConfigMap(const JsonValue& manifest) {
   const std::string name = ConfigMapName(manifest);
   VerificationConfig config;
-  const JsonValue* data = manifest.Find("data");
+  const JsonValue* data = FindMember(manifest, "data");
   if (data && data->is_object()) {
-    for (const auto& [key, value] : data->members()) {
+    for (const auto& [key, value] : MembersOf(*data)) {
       if (!value.is_string()) return Status::InvalidArgument(fmt::format("{}: data.{} must be a string", name, key));
       if (key.rfind(kKeyPrefix, 0) == 0) {
-        auto keyring = registry::Keyring::Open(key.substr(kKeyPrefix.size()), {value.text()});
+        auto keyring = registry::Keyring::Open(key.substr(kKeyPrefix.size()), {TextOf(value)});
         if (!keyring.ok()) return keyring.status().WithContext(fmt::format("{}: data.{}", name, key));
         config.keyrings.push_back(std::move(keyring).value());
       } else if (key.rfind(kStorePrefix, 0) == 0) {
-        const std::string& url = value.text();
+        const std::string& url = TextOf(value);
         if (url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0 && url.rfind("file://", 0) != 0) {
           return Status::InvalidArgument(fmt::format("{}: data.{}: the store URL must be https, http or file: {}", name, key, url));
         }

@@ -18,6 +18,8 @@ namespace {
 
 using kube::ParseJson;
 using kube::WriteJson;
+using kube::FindMember;
+using kube::TextOf;
 using SystemTime = std::chrono::system_clock::time_point;
 
 constexpr char kKind[] = "reports";
@@ -49,8 +51,8 @@ bool UnknownPoller(const std::string& body) {
   auto json = ParseJson(body, kMaxAnswerBytes);
   if (!json.ok() || !json->is_object()) return false;
   for (const char* key : {"reason", "kind"}) {
-    const JsonValue* v = json->Find(key);
-    if (v && v->is_string() && v->text() == "unknown_poller") return true;
+    const JsonValue* v = FindMember(*json, key);
+    if (v && v->is_string() && TextOf(*v) == "unknown_poller") return true;
   }
   return false;
 }

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <boost/json.hpp>
+
 #include <cctype>
 #include <ctime>
 
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "core/strings.h"
 
 namespace cincinnati::agent {
@@ -49,15 +51,9 @@ std::string ClockTime(std::chrono::system_clock::time_point t) {
 }  // namespace
 
 std::string RuleJson(const MatchingRule& rule) {
-  std::string out = "{\"type\":";
-  AppendJsonString(out, rule.type);
-  if (rule.promql) {
-    out += ",\"promql\":{\"promql\":";
-    AppendJsonString(out, *rule.promql);
-    out += '}';
-  }
-  out += '}';
-  return out;
+  boost::json::object out{{"type", rule.type}};
+  if (rule.promql) out["promql"] = boost::json::object{{"promql", *rule.promql}};
+  return WriteJson(out);
 }
 
 CachedRuleEvaluator::CachedRuleEvaluator(RuleEvaluator& inner, env::Clock& clock, RuleCacheSettings settings)

@@ -10,6 +10,9 @@
 namespace cincinnati::agent {
 
 using kube::ParseJson;
+using kube::JsonObject;
+using kube::FindMember;
+using kube::SetMember;
 namespace {
 
 namespace od = simdjson::ondemand;
@@ -98,14 +101,14 @@ void ReadParts(od::object& top, Parts& parts, std::vector<std::string>& dropped)
 // A document of the parts that still read as a ClusterVersion: metadata and spec first
 // (without them there is nothing to salvage), then each status member that keeps it readable.
 Result<JsonValue> Reassemble(const std::string& path, const Parts& parts, std::vector<std::string>& dropped) {
-  JsonValue document = JsonValue::Object();
+  JsonValue document = JsonObject();
   for (const char* key : {"apiVersion", "kind", "metadata", "spec"}) {
     auto it = parts.find(key);
     if (it == parts.end()) continue;
     auto value = ParseJson(it->second, kMaxPartBytes);
-    if (value.ok()) document.Set(key, std::move(value).value());
+    if (value.ok()) SetMember(document, key, std::move(value).value());
   }
-  document.Set("status", JsonValue::Object());
+  SetMember(document, "status", JsonValue(JsonObject()));
   if (auto base = FromJson(document); !base.ok()) {
     return Status::InvalidArgument(fmt::format("{}: its metadata and spec cannot be read: {}", path, Describe(base.status())));
   }
@@ -116,10 +119,10 @@ Result<JsonValue> Reassemble(const std::string& path, const Parts& parts, std::v
       dropped.push_back(fmt::format("{} ({})", part, Describe(value.status())));
       continue;
     }
-    JsonValue status = *document.Find("status");
-    status.Set(part.substr(7), std::move(value).value());
+    JsonValue status = *FindMember(document, "status");
+    SetMember(status, part.substr(7), std::move(value).value());
     JsonValue trial = document;
-    trial.Set("status", status);
+    SetMember(trial, "status", status);
     if (auto cv = FromJson(trial); !cv.ok()) {
       dropped.push_back(fmt::format("{} ({})", part, Describe(cv.status())));
       continue;

@@ -4,6 +4,11 @@
 
 namespace cincinnati::agent {
 namespace {
+using kube::JsonObject;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::BoolOf;
 
 constexpr std::pair<UpdatePhase, std::string_view> kPhases[] = {
     {UpdatePhase::kIdle, "Idle"},           {UpdatePhase::kVerifying, "Verifying"},
@@ -22,27 +27,27 @@ std::string_view UpdatePhaseName(UpdatePhase phase) {
 }
 
 JsonValue ToJson(const UpdateProgress& p) {
-  auto s = [](const std::string& v) { return JsonValue::String(v); };
+  auto s = [](const std::string& v) { return JsonValue(v); };
   // The flat fields of the stored document: empty outside their phase.
   const FailedPhase failed = p.failed() ? *p.failed() : FailedPhase{};
   const HandingOverPhase handing_over = p.handing_over() ? *p.handing_over() : HandingOverPhase{};
-  return JsonValue::Object({
-      {"phase", JsonValue::String(std::string(UpdatePhaseName(p.phase)))},
+  return JsonValue(JsonObject({
+      {"phase", JsonValue(std::string(UpdatePhaseName(p.phase)))},
       {"image", s(p.image)},
       {"version", s(p.version)},
-      {"force", JsonValue::Bool(p.force)},
-      {"verified", JsonValue::Bool(p.verified)},
+      {"force", JsonValue(p.force)},
+      {"verified", JsonValue(p.verified)},
       {"acceptedRisks", s(p.accepted_risks)},
       {"payloadDir", s(p.payload_dir)},
       {"runningPayloadDir", s(p.running_payload_dir)},
-      {"nextGroup", JsonValue::Integer(p.next_group)},
+      {"nextGroup", JsonValue(int64_t(p.next_group))},
       {"groupStarted", s(p.group_started)},
       {"started", s(p.started)},
       {"failedReason", s(failed.reason)},
       {"failedMessage", s(failed.message)},
-      {"retryAt", JsonValue::Integer(failed.retry_at)},
+      {"retryAt", JsonValue(int64_t(failed.retry_at))},
       {"handOverId", s(handing_over.id)},
-      {"handOverAttempts", JsonValue::Integer(p.hand_over_attempts)},
+      {"handOverAttempts", JsonValue(int64_t(p.hand_over_attempts))},
       {"attemptId", s(p.attempt_id)},
       {"fromVersion", s(p.from_version)},
       {"fromImage", s(p.from_image)},
@@ -53,34 +58,34 @@ JsonValue ToJson(const UpdateProgress& p) {
       {"result", s(p.result)},
       {"resultComponent", s(p.result_component)},
       {"resultReason", s(p.result_reason)},
-      {"reported", JsonValue::Bool(p.reported)},
+      {"reported", JsonValue(p.reported)},
       {"refusalReported", s(p.refusal_reported)},
-      {"refusalReportedAt", JsonValue::Integer(p.refusal_reported_at)},
-  });
+      {"refusalReportedAt", JsonValue(int64_t(p.refusal_reported_at))},
+  }));
 }
 
 Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json) {
   if (!json.is_object()) return Status::InvalidArgument("update progress: not an object");
   UpdateProgress p;
   auto text = [&](const char* key, std::string& out) -> Status {
-    const JsonValue* v = json.Find(key);
+    const JsonValue* v = FindMember(json, key);
     if (!v) return Status::OK();
     if (!v->is_string()) return Status::InvalidArgument(fmt::format("update progress: {} must be a string", key));
-    out = v->text();
+    out = TextOf(*v);
     return Status::OK();
   };
   auto boolean = [&](const char* key, bool& out) -> Status {
-    const JsonValue* v = json.Find(key);
+    const JsonValue* v = FindMember(json, key);
     if (!v) return Status::OK();
     if (!v->is_bool()) return Status::InvalidArgument(fmt::format("update progress: {} must be a boolean", key));
-    out = v->bool_value();
+    out = BoolOf(*v);
     return Status::OK();
   };
   auto integer = [&](const char* key, int64_t& out) -> Status {
-    const JsonValue* v = json.Find(key);
+    const JsonValue* v = FindMember(json, key);
     if (!v) return Status::OK();
-    if (!v->integer()) return Status::InvalidArgument(fmt::format("update progress: {} must be an integer", key));
-    out = *v->integer();
+    if (!IntegerOf(*v)) return Status::InvalidArgument(fmt::format("update progress: {} must be an integer", key));
+    out = *IntegerOf(*v);
     return Status::OK();
   };
   std::string phase;

@@ -12,6 +12,9 @@
 
 namespace cincinnati::agent {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
+using kube::SetMember;
 
 namespace reason = retrieval_reason;
 
@@ -69,17 +72,17 @@ UpdateRetriever::UpdateRetriever(GraphFetcher& fetcher, RiskMatcher match, env::
     : fetcher_(fetcher), match_(std::move(match)), clock_(clock), settings_(settings) {}
 
 void ListsOrigin::Annotate(JsonValue& annotations) const {
-  annotations.Set(std::string(kListsQueryAnnotation), JsonValue::String(query));
-  annotations.Set(std::string(kListsRetrievedAnnotation), JsonValue::String(Rfc3339(retrieved)));
+  SetMember(annotations, std::string(kListsQueryAnnotation), JsonValue(query));
+  SetMember(annotations, std::string(kListsRetrievedAnnotation), JsonValue(Rfc3339(retrieved)));
 }
 
 std::optional<ListsOrigin> ListsOrigin::FromAnnotations(const JsonValue* annotations) {
-  const JsonValue* query = annotations ? annotations->Find(kListsQueryAnnotation) : nullptr;
-  const JsonValue* retrieved = annotations ? annotations->Find(kListsRetrievedAnnotation) : nullptr;
+  const JsonValue* query = annotations ? FindMember(*annotations, kListsQueryAnnotation) : nullptr;
+  const JsonValue* retrieved = annotations ? FindMember(*annotations, kListsRetrievedAnnotation) : nullptr;
   if (!query || !query->is_string() || !retrieved || !retrieved->is_string()) return std::nullopt;
-  auto seconds = graphdata::ParseDateTime(retrieved->text());
+  auto seconds = graphdata::ParseDateTime(TextOf(*retrieved));
   if (!seconds.ok()) return std::nullopt;
-  return ListsOrigin{query->text(), std::chrono::system_clock::time_point(std::chrono::seconds(*seconds))};
+  return ListsOrigin{TextOf(*query), std::chrono::system_clock::time_point(std::chrono::seconds(*seconds))};
 }
 
 void UpdateRetriever::Seed(const std::vector<Release>& available, const std::vector<ConditionalUpdateStatus>& previous,

@@ -15,6 +15,9 @@
 
 namespace cincinnati::agent {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 namespace fs = std::filesystem;
 
@@ -139,14 +142,14 @@ std::string UpdateRunner::HandOverBinary(const Loaded& loaded, const ApplyGroup&
     for (size_t i : indexes) {
       const Manifest& m = loaded.manifests[i];
       if (m.kind != "Deployment") continue;
-      const JsonValue* spec = m.object.Find("spec");
-      const JsonValue* tmpl = spec ? spec->Find("template") : nullptr;
-      const JsonValue* pod = tmpl ? tmpl->Find("spec") : nullptr;
-      const JsonValue* containers = pod ? pod->Find("containers") : nullptr;
-      if (!containers || !containers->is_array() || containers->items().empty()) continue;
-      const JsonValue* command = containers->items()[0].Find("command");
-      if (!command || !command->is_array() || command->items().empty() || !command->items()[0].is_string()) continue;
-      const std::string& path = command->items()[0].text();
+      const JsonValue* spec = FindMember(m.object, "spec");
+      const JsonValue* tmpl = spec ? FindMember(*spec, "template") : nullptr;
+      const JsonValue* pod = tmpl ? FindMember(*tmpl, "spec") : nullptr;
+      const JsonValue* containers = pod ? FindMember(*pod, "containers") : nullptr;
+      if (!containers || !containers->is_array() || ItemsOf(*containers).empty()) continue;
+      const JsonValue* command = FindMember(ItemsOf(*containers)[0], "command");
+      if (!command || !command->is_array() || ItemsOf(*command).empty() || !ItemsOf(*command)[0].is_string()) continue;
+      const std::string& path = TextOf(ItemsOf(*command)[0]);
       if (!path.empty() && path[0] == '/' && env::DefaultFileSystem().IsExecutable(path)) return path;
     }
   }

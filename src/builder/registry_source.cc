@@ -8,10 +8,12 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <boost/json.hpp>
+
 #include "builder/raw_graph.h"
 #include "builder/release_check.h"
 #include "core/guard.h"
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "env/file_system.h"
 #include "registry/credentials.h"
 #include "registry/release_image.h"
@@ -51,8 +53,9 @@ void RegistryReleaseSource::SaveToDisk(const std::string& digest, const CachedIm
                                        Diagnostics& diagnostics) const {
   if (settings_.cache_directory.empty()) return;
   (void)env::DefaultFileSystem().CreateDirectories(settings_.cache_directory);  // the write below says why it failed
-  const std::string entry = "{\"arch\":" + JsonString(image.arch) + ",\"release\":" +
-                            (image.metadata ? registry::ReleaseMetadataJson(*image.metadata) : "null") + "}";
+  const std::string entry = WriteJson(boost::json::object{
+      {"arch", image.arch},
+      {"release", image.metadata ? boost::json::value(registry::ReleaseMetadataObject(*image.metadata)) : boost::json::value()}});
   // A reader sees the old file or the new one; a failure leaves no partial file.
   if (Status s = env::WriteFileDurably(CacheFile(settings_.cache_directory, digest), entry); !s.ok()) {
     diagnostics.Warn(settings_.cache_directory, "cannot write the release cache (" + s.message() + "); continuing without it");

@@ -13,6 +13,8 @@
 
 namespace cincinnati::cli {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
 
 constexpr char kCvPath[] = "/apis/config.openshift.io/v1/clusterversions/version";
 
@@ -39,7 +41,7 @@ std::vector<std::string> Headers(const AdmArgs& a) {
 // The message of a Kubernetes Status answer, else the body.
 std::string ApiMessage(const http::Result& r) {
   auto doc = kube::ParseJson(r.body);
-  if (doc.ok() && doc->Find("message") && doc->Find("message")->is_string()) return doc->Find("message")->text();
+  if (doc.ok() && FindMember(*doc, "message") && FindMember(*doc, "message")->is_string()) return TextOf(*FindMember(*doc, "message"));
   return fmt::format("HTTP {}: {}", r.status, std::string(TrimWhitespace(r.body)));
 }
 

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <boost/json.hpp>
+
 #include <iostream>
 #include <memory>
 
 #include "cli/service_reports.h"
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "http/client.h"
 #include "kube/api_access.h"
 
@@ -108,8 +110,8 @@ void RegisterBrakeCommands(CLI::App& app, int& exit_code) {
     AddCommon(cmd, a);
     AddEdge(cmd, a);
     cmd->callback([a, clear, &exit_code] {
-      const std::string body = fmt::format(R"({{"from":{},"to":{},"by":{},"note":{}}})", JsonString(a->from), JsonString(a->to),
-                                           JsonString(a->by), JsonString(a->note));
+      const std::string body =
+          WriteJson(boost::json::object{{"from", a->from}, {"to", a->to}, {"by", a->by}, {"note", a->note}});
       exit_code = Finish(Call(*a, "POST", clear ? "/v1/brakes/clear" : "/v1/brakes/confirm", body), false);
     });
   }

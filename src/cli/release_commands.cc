@@ -5,12 +5,14 @@
 
 #include <fmt/format.h>
 
+#include <boost/json.hpp>
+
 #include "cli/commands.h"
 #include "env/clock.h"
 #include "env/file_system.h"
 #include "agent/release_verifier.h"
 #include "agent/signature_store.h"
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "core/strings.h"
 #include "graph-data/file_reader.h"
 #include "graph-data/graph_data.h"
@@ -82,20 +84,18 @@ Result<registry::LayerEntry> VerificationConfigMap(const std::string& keys_dir, 
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> keys, FilesUnder(keys_dir, "--verification-keys"));
   if (keys.empty()) return Status::InvalidArgument(fmt::format("--verification-keys {}: no key file", keys_dir));
   if (stores.empty()) return Status::InvalidArgument("--verification-keys needs at least one --verification-stores URL");
-  std::string data;
-  for (const auto& key : keys) {
-    std::string id = fs::path(key.path).stem().string();
-    data += fmt::format("{}{}:{}", data.empty() ? "" : ",", JsonString("verifier-public-key-" + id), JsonString(key.content));
-  }
-  for (size_t i = 0; i < stores.size(); ++i) {
-    data += fmt::format(",{}:{}", JsonString(fmt::format("store-{}", i + 1)), JsonString(stores[i]));
-  }
+  boost::json::object data;
+  for (const auto& key : keys) data["verifier-public-key-" + fs::path(key.path).stem().string()] = key.content;
+  for (size_t i = 0; i < stores.size(); ++i) data[fmt::format("store-{}", i + 1)] = stores[i];
+  boost::json::object metadata{
+      {"name", "release-verification"},
+      {"namespace", "openshift-config-managed"},
+      {"annotations", boost::json::object{{agent::kVerificationConfigMapAnnotation, ""},
+                                          {"include.release.openshift.io/self-managed-high-availability", "true"}}}};
   return registry::LayerEntry{
       "0000_90_cluster-version-operator_02_verification-configmap.json",
-      fmt::format(R"({{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"release-verification",)"
-                  R"("namespace":"openshift-config-managed","annotations":{{"{}":"",)"
-                  R"("include.release.openshift.io/self-managed-high-availability":"true"}}}},"data":{{{}}}}})",
-                  agent::kVerificationConfigMapAnnotation, data) +
+      WriteJson(boost::json::object{
+          {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", std::move(metadata)}, {"data", std::move(data)}}) +
           "\n"};
 }
 
@@ -141,10 +141,12 @@ Status RunInfo(const std::string& image, const RegistryAccess& access) {
   CINCINNATI_ASSIGN_OR_RETURN(registry::Credentials credentials, access.For(ref.location));
   registry::RegistryClient client(ref.location, credentials, {.ca_path = access.ca_dir});
   CINCINNATI_ASSIGN_OR_RETURN(registry::ReleaseImage release, registry::ReadReleaseImage(client, ref.reference()));
-  std::cout << fmt::format(R"({{"image":{},"digest":{},"architecture":{},"metadata":{}}})",
-                           JsonString(ref.location.PullSpecPrefix() + "@" + release.digest), JsonString(release.digest),
-                           JsonString(release.arch),
-                           release.metadata ? registry::ReleaseMetadataJson(*release.metadata) : "null")
+  std::cout << WriteJson(boost::json::object{
+                   {"image", ref.location.PullSpecPrefix() + "@" + release.digest},
+                   {"digest", release.digest},
+                   {"architecture", release.arch},
+                   {"metadata", release.metadata ? boost::json::value(registry::ReleaseMetadataObject(*release.metadata))
+                                                 : boost::json::value()}})
             << '\n';
   if (!release.metadata) {
     return Status::NotFound(fmt::format("{} has no {}", image, registry::kReleaseMetadataPath));

@@ -25,6 +25,12 @@ namespace cincinnati::cli {
 namespace {
 
 using kube::JsonValue;
+using kube::JsonObject;
+using kube::FindMember;
+using kube::TextOf;
+using kube::BoolOf;
+using kube::MembersOf;
+using kube::ItemsOf;
 
 struct OperatorArgs {
   std::string config, fleet, state_dir, postgres, replica, configs, address = "127.0.0.1", token_file, ports_file, testing_now;
@@ -114,8 +120,8 @@ Result<JsonValue> Call(const ClientArgs& a, const std::string& method, const std
   if (!got.error.empty()) return Status::IoError(got.error);
   auto json = kube::ParseJson(got.body);
   if (!got.ok()) {
-    const JsonValue* message = json.ok() ? json->Find("message") : nullptr;
-    return Status::IoError(fmt::format("{}: HTTP {}{}", a.url + path, got.status, message ? ": " + message->text() : ""));
+    const JsonValue* message = json.ok() ? FindMember(*json, "message") : nullptr;
+    return Status::IoError(fmt::format("{}: HTTP {}{}", a.url + path, got.status, message ? ": " + TextOf(*message) : ""));
   }
   if (!json.ok()) return Status::IoError(fmt::format("{}: the answer is not JSON: {}", a.url + path, json.status().message()));
   return json;
@@ -124,16 +130,16 @@ Result<JsonValue> Call(const ClientArgs& a, const std::string& method, const std
 std::string Text(const JsonValue& v, std::initializer_list<const char*> path) {
   const JsonValue* at = &v;
   for (const char* key : path) {
-    at = at->Find(key);
+    at = FindMember(*at, key);
     if (!at) return "";
   }
-  return at->is_string() ? at->text() : "";
+  return at->is_string() ? TextOf(*at) : "";
 }
 
 const JsonValue* NewestHistory(const JsonValue& config) {
-  const JsonValue* status = config.Find("status");
-  const JsonValue* history = status ? status->Find("history") : nullptr;
-  return history && history->is_array() && !history->items().empty() ? &history->items()[0] : nullptr;
+  const JsonValue* status = FindMember(config, "status");
+  const JsonValue* history = status ? FindMember(*status, "history") : nullptr;
+  return history && history->is_array() && !ItemsOf(*history).empty() ? &ItemsOf(*history)[0] : nullptr;
 }
 
 // The table of `upgrades list`. MESSAGE says what the cluster waits for when its last pass
@@ -141,19 +147,19 @@ const JsonValue* NewestHistory(const JsonValue& config) {
 // agent that cannot be read, a file that cannot be read); clusters whose UpgradeConfig
 // cannot be read at all are listed too, as Unreadable. A paused fleet is said first.
 void PrintList(const JsonValue& list, const JsonValue& fleet) {
-  if (const JsonValue* paused = fleet.Find("paused"); paused && paused->bool_value()) {
+  if (const JsonValue* paused = FindMember(fleet, "paused"); paused && BoolOf(*paused)) {
     std::cout << fmt::format("The fleet is paused: {}. Upgrades that have not started wait (`cincinnati upgrades resume`).\n\n",
                              Text(fleet, {"reason"}).empty() ? "no reason given" : Text(fleet, {"reason"}));
   }
   std::vector<std::vector<std::string>> rows = {{"NAME", "DESIRED_VERSION", "UPGRADE_AT", "PHASE", "STAGE", "STATUS", "REASON", "MESSAGE"}};
   std::set<std::string> listed;
-  for (const auto& item : list.Find("items")->items()) {
+  for (const auto& item : ItemsOf(*FindMember(list, "items"))) {
     std::vector<std::string> row = {Text(item, {"metadata", "labels", "cluster"}), Text(item, {"spec", "desired", "version"}),
                                     Text(item, {"spec", "upgradeAt"})};
     listed.insert(row[0]);
     const JsonValue* h = NewestHistory(item);
-    const JsonValue* conditions = h ? h->Find("conditions") : nullptr;
-    const JsonValue* c = conditions && conditions->is_array() && !conditions->items().empty() ? &conditions->items()[0] : nullptr;
+    const JsonValue* conditions = h ? FindMember(*h, "conditions") : nullptr;
+    const JsonValue* c = conditions && conditions->is_array() && !ItemsOf(*conditions).empty() ? &ItemsOf(*conditions)[0] : nullptr;
     row.push_back(h ? Text(*h, {"phase"}) : "");
     for (const char* key : {"type", "status", "reason", "message"}) row.push_back(c ? Text(*c, {key}) : "");
     // A note that only names the step adds nothing to the step's own message.
@@ -161,9 +167,9 @@ void PrintList(const JsonValue& list, const JsonValue& fleet) {
     if (!waiting.empty() && waiting != row[4]) row.back() = waiting;
     rows.push_back(std::move(row));
   }
-  if (const JsonValue* unreadable = fleet.Find("unreadableConfigs"); unreadable && unreadable->is_object()) {
-    for (const auto& [cluster, why] : unreadable->members()) {
-      if (!listed.count(cluster) && why.is_string()) rows.push_back({cluster, "", "", "Unreadable", "", "", "", why.text()});
+  if (const JsonValue* unreadable = FindMember(fleet, "unreadableConfigs"); unreadable && unreadable->is_object()) {
+    for (const auto& [cluster, why] : MembersOf(*unreadable)) {
+      if (!listed.count(cluster) && why.is_string()) rows.push_back({cluster, "", "", "Unreadable", "", "", "", TextOf(why)});
     }
   }
   std::vector<size_t> width(rows[0].size(), 0);
@@ -185,16 +191,16 @@ void PrintStatus(const JsonValue& config) {
   if (std::string waiting = Text(config, {"metadata", "annotations", "upgrade.cincinnati.openshift.io/waiting-for"}); !waiting.empty()) {
     std::cout << "Waiting for:  " << waiting << '\n';
   }
-  const JsonValue* history = config.Find("status") ? config.Find("status")->Find("history") : nullptr;
+  const JsonValue* history = FindMember(config, "status") ? FindMember(*FindMember(config, "status"), "history") : nullptr;
   if (!history || !history->is_array()) return;
-  for (const auto& h : history->items()) {
+  for (const auto& h : ItemsOf(*history)) {
     std::cout << fmt::format("\nHistory {} (from {}): {}", Text(h, {"version"}), Text(h, {"precedingVersion"}), Text(h, {"phase"}));
     if (!Text(h, {"startTime"}).empty()) std::cout << ", started " << Text(h, {"startTime"});
     if (!Text(h, {"completeTime"}).empty()) std::cout << ", completed " << Text(h, {"completeTime"});
     std::cout << '\n';
-    const JsonValue* conditions = h.Find("conditions");
+    const JsonValue* conditions = FindMember(h, "conditions");
     if (!conditions || !conditions->is_array()) continue;
-    for (auto it = conditions->items().rbegin(); it != conditions->items().rend(); ++it) {  // in step order
+    for (auto it = ItemsOf(*conditions).rbegin(); it != ItemsOf(*conditions).rend(); ++it) {  // in step order
       std::cout << fmt::format("  {:<40} {:<6} {}\n", Text(*it, {"type"}), Text(*it, {"status"}), Text(*it, {"message"}));
     }
   }
@@ -231,7 +237,7 @@ void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
       // The fleet's pause and unreadable configs; an operator that cannot say still lists.
       Result<JsonValue> fleet = Call(*a, "GET", std::string(upgrade::kFleetPath));
       if (!fleet.ok()) std::cerr << "warning: the fleet's state: " << fleet.status().message() << '\n';
-      PrintList(v, fleet.ok() ? *fleet : JsonValue::Object());
+      PrintList(v, fleet.ok() ? *fleet : JsonValue(JsonObject()));
     });
   });
 
@@ -252,7 +258,7 @@ void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
   // The fleet after the command, as a state rather than a negation ("not paused" after
   // a resume read like an error).
   auto print_fleet = [](const JsonValue& v) {
-    std::cout << (v.Find("paused") && v.Find("paused")->bool_value() ? "paused: " + Text(v, {"reason"})
+    std::cout << (FindMember(v, "paused") && BoolOf(*FindMember(v, "paused")) ? "paused: " + Text(v, {"reason"})
                                                                       : std::string("running: upgrades start when they are due"))
               << '\n';
   };
@@ -260,7 +266,7 @@ void RegisterUpgradesClient(CLI::App& app, int& exit_code) {
   AddClientOptions(pause, a);
   pause->add_option("--reason", a->reason, "Why (shown in every held cluster's status)");
   pause->callback([a, &exit_code, print_fleet] {
-    JsonValue body = JsonValue::Object({{"reason", JsonValue::String(a->reason)}});
+    JsonValue body = JsonObject({{"reason", JsonValue(a->reason)}});
     exit_code = Report(Call(*a, "POST", std::string(upgrade::kFleetPath) + "/pause", kube::WriteJson(body)), print_fleet);
   });
   CLI::App* resume = upgrades->add_subcommand("resume", "Let held upgrades start again (failures so far are acknowledged)");

@@ -17,30 +17,36 @@ using agent::kDesiredVersionAnnotation;
 
 using kube::ParseJson;
 using kube::WriteJson;
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::SetMember;
+using kube::ItemsOf;
 namespace {
 
 JsonValue Cond(const std::string& now, const char* type, const char* status, std::string reason, std::string message) {
-  return JsonValue::Object({{"type", JsonValue::String(type)},
-                            {"status", JsonValue::String(status)},
-                            {"lastTransitionTime", JsonValue::String(now)},
-                            {"reason", JsonValue::String(std::move(reason))},
-                            {"message", JsonValue::String(std::move(message))}});
+  return JsonValue(JsonObject({{"type", JsonValue(type)},
+                               {"status", JsonValue(status)},
+                               {"lastTransitionTime", JsonValue(now)},
+                               {"reason", JsonValue(std::move(reason))},
+                               {"message", JsonValue(std::move(message))}}));
 }
 
 // status.conditions for Available / Progressing / Degraded, and the operator version.
 JsonValue StatusOf(const env::Clock& clock, const std::string& version, bool progressing, bool degraded,
                    const std::string& message) {
   const std::string now = graphdata::FormatDateTime(env::UnixSeconds(clock));
-  JsonValue status = JsonValue::Object(
+  JsonValue status = JsonValue(JsonObject(
       {{"conditions",
-        JsonValue::Array({Cond(now, "Available", "True", "AsExpected", ""),
-                          Cond(now, "Progressing", progressing ? "True" : "False", progressing ? "RollingOut" : "AsExpected",
-                               progressing ? message : ""),
-                          Cond(now, "Degraded", degraded ? "True" : "False", degraded ? "RolloutFailed" : "AsExpected",
-                               degraded ? message : "")})}});
+        JsonValue(JsonArray({Cond(now, "Available", "True", "AsExpected", ""),
+                             Cond(now, "Progressing", progressing ? "True" : "False", progressing ? "RollingOut" : "AsExpected",
+                                  progressing ? message : ""),
+                             Cond(now, "Degraded", degraded ? "True" : "False", degraded ? "RolloutFailed" : "AsExpected",
+                                  degraded ? message : "")}))}}));
   if (!version.empty()) {
-    status.Set("versions", JsonValue::Array({JsonValue::Object(
-                               {{"name", JsonValue::String("operator")}, {"version", JsonValue::String(version)}})}));
+    SetMember(status, "versions", JsonValue(JsonArray({JsonValue(JsonObject(
+                               {{"name", JsonValue("operator")}, {"version", JsonValue(version)}}))})));
   }
   return status;
 }
@@ -48,17 +54,17 @@ JsonValue StatusOf(const env::Clock& clock, const std::string& version, bool pro
 std::string Text(const JsonValue& object, std::initializer_list<std::string_view> path) {
   const JsonValue* v = &object;
   for (std::string_view key : path) {
-    v = v->Find(key);
+    v = FindMember(*v, key);
     if (!v) return "";
   }
-  return v->is_string() ? v->text() : "";
+  return v->is_string() ? TextOf(*v) : "";
 }
 
 std::string ReportedVersion(const JsonValue& object) {
-  const JsonValue* status = object.Find("status");
-  const JsonValue* versions = status ? status->Find("versions") : nullptr;
+  const JsonValue* status = FindMember(object, "status");
+  const JsonValue* versions = status ? FindMember(*status, "versions") : nullptr;
   if (!versions || !versions->is_array()) return "";
-  for (const auto& v : versions->items()) {
+  for (const auto& v : ItemsOf(*versions)) {
     if (Text(v, {"name"}) == "operator") return Text(v, {"version"});
   }
   return "";
@@ -87,8 +93,8 @@ Result<JsonValue> Component::Fetch() {
   if (r.status == 404) {
     // Not there yet: the component of the running release introduces itself.
     request.method = "PUT";
-    JsonValue object = JsonValue::Object({{"metadata", JsonValue::Object({{"name", JsonValue::String(options_.name)}})},
-                                          {"status", StatusOf(*options_.clock, options_.initial_version, false, false, "")}});
+    JsonValue object = JsonObject({{"metadata", JsonValue(JsonObject({{"name", JsonValue(options_.name)}}))},
+                                   {"status", StatusOf(*options_.clock, options_.initial_version, false, false, "")}});
     request.body = WriteJson(object);
     r = http::Request(Url(), request);
   }
@@ -102,7 +108,7 @@ Status Component::PatchStatus(const JsonValue& status) {
   request.timeout = std::chrono::seconds(10);
   request.headers = {"Content-Type: application/merge-patch+json"};
   if (!options_.token.empty()) request.headers.push_back("Authorization: Bearer " + options_.token);
-  request.body = WriteJson(JsonValue::Object({{"status", status}}));
+  request.body = WriteJson(JsonValue(JsonObject({{"status", status}})));
   http::Result r = http::Request(Url() + "/status", request);
   if (!r.ok()) return Status::IoError(fmt::format("{}/status: {}", Url(), r.error.empty() ? r.body : r.error));
   return Status::OK();
@@ -149,8 +155,8 @@ Status Component::RollOut(const JsonValue& object, const std::string& version, s
     for (int done = 0; done < machines; ++done) {
       if (options_.machines > 0) {
         JsonValue status = StatusOf(*options_.clock, current, true, false, fmt::format("Updating machine {} of {}", done + 1, machines));
-        status.Set("extension", JsonValue::Object({{"machineCount", JsonValue::Integer(machines)},
-                                                   {"updatedMachineCount", JsonValue::Integer(done)}}));
+        SetMember(status, "extension", JsonValue(JsonObject({{"machineCount", JsonValue(int64_t(machines))},
+                                                   {"updatedMachineCount", JsonValue(int64_t(done))}})));
         CINCINNATI_RETURN_IF_ERROR(PatchStatus(status));
       }
       if (!SleepFor(*options_.clock, total / machines, stop)) return Status::OK();
@@ -164,8 +170,8 @@ Status Component::RollOut(const JsonValue& object, const std::string& version, s
 JsonValue Component::DoneStatus(const std::string& version) const {
   JsonValue status = StatusOf(*options_.clock, version, false, false, "");
   if (options_.machines > 0) {
-    status.Set("extension", JsonValue::Object({{"machineCount", JsonValue::Integer(options_.machines)},
-                                               {"updatedMachineCount", JsonValue::Integer(options_.machines)}}));
+    SetMember(status, "extension", JsonValue(JsonObject({{"machineCount", JsonValue(int64_t(options_.machines))},
+                                               {"updatedMachineCount", JsonValue(int64_t(options_.machines))}})));
   }
   return status;
 }
@@ -176,8 +182,8 @@ Status Component::Reconcile(std::stop_token stop) {
   if (desired.empty() || desired == ReportedVersion(object)) return Status::OK();
   if (desired == finished_) return PatchStatus(DoneStatus(desired));  // rolled out; the report was lost
   // Already told to fail this version: do not start again (no version is rolled out twice).
-  if (options_.fail && object.Find("status") &&
-      WriteJson(*object.Find("status")).find("Rolling out " + desired + " failed") != std::string::npos) {
+  if (options_.fail && FindMember(object, "status") &&
+      WriteJson(*FindMember(object, "status")).find("Rolling out " + desired + " failed") != std::string::npos) {
     return Status::OK();
   }
   return RollOut(object, desired, stop);

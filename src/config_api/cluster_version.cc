@@ -9,12 +9,21 @@
 
 namespace cincinnati::config_api {
 namespace {
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::BoolOf;
+using kube::MembersOf;
+using kube::SetMember;
+using kube::ItemsOf;
 
 using graph_client::IsUuidV4;
 using graph_client::LooksLikeUrl;
 using graph_client::MatchingRule;
 
-using Members = JsonValue::Members;
+using Members = JsonObject;
 
 // Reads the members of one object, remembering the first problem (named by its path)
 // and which keys were read, so that unknown ones can be refused.
@@ -29,18 +38,18 @@ class Fields {
     const JsonValue* v = Get(key);
     if (!v || v->is_null()) return {};
     if (!v->is_string()) return Fail(key, "must be a string"), std::string();
-    return v->text();
+    return TextOf(*v);
   }
   bool Bool(std::string_view key) {
     const JsonValue* v = Get(key);
     if (!v || v->is_null()) return false;
     if (!v->is_bool()) return Fail(key, "must be a boolean"), false;
-    return v->bool_value();
+    return BoolOf(*v);
   }
   int64_t Integer(std::string_view key) {
     const JsonValue* v = Get(key);
     if (!v || v->is_null()) return 0;
-    auto n = v->integer();
+    auto n = IntegerOf(*v);
     if (!n) return Fail(key, "must be an integer"), 0;
     return *n;
   }
@@ -51,8 +60,8 @@ class Fields {
     const JsonValue* v = Get(key);
     if (!v || v->is_null()) return out;
     if (!v->is_array()) return Fail(key, "must be an array"), out;
-    for (size_t i = 0; i < v->items().size() && status_.ok(); ++i) {
-      Fields item(&v->items()[i], fmt::format("{}[{}]", Path(key), i), strict_items_);
+    for (size_t i = 0; i < ItemsOf(*v).size() && status_.ok(); ++i) {
+      Fields item(&ItemsOf(*v)[i], fmt::format("{}[{}]", Path(key), i), strict_items_);
       out.push_back(read(item));
       item.Finish(strict_items_);
       if (!item.status_.ok()) status_ = item.status_;
@@ -61,7 +70,7 @@ class Fields {
   }
   const JsonValue* Get(std::string_view key) {
     seen_.insert(std::string(key));
-    return object_ && object_->is_object() ? object_->Find(key) : nullptr;
+    return object_ && object_->is_object() ? FindMember(*object_, key) : nullptr;
   }
   void Fail(std::string_view key, std::string_view why) {
     if (status_.ok()) status_ = Status::InvalidArgument(fmt::format("{}: {}", key.empty() ? path_ : Path(key), why));
@@ -70,7 +79,7 @@ class Fields {
   // With `strict`, a member that was never read is an error.
   Status Finish(bool strict) {
     if (strict && status_.ok() && object_ && object_->is_object()) {
-      for (const auto& [key, _] : object_->members()) {
+      for (const auto& [key, _] : MembersOf(*object_)) {
         if (!seen_.count(key)) Fail(key, "unknown field");
       }
     }
@@ -90,9 +99,9 @@ class Fields {
 };
 
 JsonValue Strings(const std::vector<std::string>& list) {
-  std::vector<JsonValue> items;
-  for (const auto& s : list) items.push_back(JsonValue::String(s));
-  return JsonValue::Array(std::move(items));
+  JsonArray items;
+  for (const auto& s : list) items.push_back(JsonValue(s));
+  return JsonValue(std::move(items));
 }
 
 Release ReadRelease(Fields& f) {
@@ -102,9 +111,9 @@ Release ReadRelease(Fields& f) {
   r.url = f.String("url");
   if (const JsonValue* channels = f.Get("channels"); channels && !channels->is_null()) {
     if (!channels->is_array()) f.Fail("channels", "must be an array");
-    for (size_t i = 0; channels->is_array() && i < channels->items().size(); ++i) {
-      if (!channels->items()[i].is_string()) f.Fail(fmt::format("channels[{}]", i), "must be a string");
-      r.channels.push_back(channels->items()[i].text());
+    for (size_t i = 0; channels->is_array() && i < ItemsOf(*channels).size(); ++i) {
+      if (!ItemsOf(*channels)[i].is_string()) f.Fail(fmt::format("channels[{}]", i), "must be a string");
+      r.channels.push_back(TextOf(ItemsOf(*channels)[i]));
     }
   }
   r.multi_architecture = f.String("architecture") == "Multi";
@@ -119,7 +128,7 @@ MatchingRule ReadRule(Fields& f) {
   MatchingRule rule;
   rule.type = f.String("type");
   if (const JsonValue* promql = f.Get("promql"); promql && promql->is_object()) {
-    if (const JsonValue* q = promql->Find("promql"); q && q->is_string()) rule.promql = q->text();
+    if (const JsonValue* q = FindMember(*promql, "promql"); q && q->is_string()) rule.promql = TextOf(*q);
   }
   return rule;
 }
@@ -134,16 +143,16 @@ Risk ReadRisk(Fields& f) {
 }
 
 JsonValue RiskToJson(const Risk& risk) {
-  std::vector<JsonValue> rules;
+  JsonArray rules;
   for (const auto& rule : risk.matching_rules) {
-    JsonValue r = JsonValue::Object({{"type", JsonValue::String(rule.type)}});
-    if (rule.promql) r.Set("promql", JsonValue::Object({{"promql", JsonValue::String(*rule.promql)}}));
+    JsonValue r = JsonObject({{"type", JsonValue(rule.type)}});
+    if (rule.promql) SetMember(r, "promql", JsonValue(JsonObject({{"promql", JsonValue(*rule.promql)}})));
     rules.push_back(std::move(r));
   }
-  return JsonValue::Object({{"url", JsonValue::String(risk.url)},
-                            {"name", JsonValue::String(risk.name)},
-                            {"message", JsonValue::String(risk.message)},
-                            {"matchingRules", JsonValue::Array(std::move(rules))}});
+  return JsonValue(JsonObject({{"url", JsonValue(risk.url)},
+                            {"name", JsonValue(risk.name)},
+                            {"message", JsonValue(risk.message)},
+                            {"matchingRules", JsonValue(std::move(rules))}}));
 }
 
 }  // namespace
@@ -168,88 +177,88 @@ void ClusterVersion::SetCondition(Condition condition) {
 }
 
 JsonValue ReleaseToJson(const Release& r) {
-  JsonValue out = JsonValue::Object();
-  if (r.multi_architecture) out.Set("architecture", JsonValue::String("Multi"));
-  if (!r.channels.empty()) out.Set("channels", Strings(r.channels));
-  out.Set("image", JsonValue::String(r.image));
-  if (!r.url.empty()) out.Set("url", JsonValue::String(r.url));
-  out.Set("version", JsonValue::String(r.version));
+  JsonValue out = JsonObject();
+  if (r.multi_architecture) SetMember(out, "architecture", JsonValue("Multi"));
+  if (!r.channels.empty()) SetMember(out, "channels", Strings(r.channels));
+  SetMember(out, "image", JsonValue(r.image));
+  if (!r.url.empty()) SetMember(out, "url", JsonValue(r.url));
+  SetMember(out, "version", JsonValue(r.version));
   return out;
 }
 
 JsonValue ConditionToJson(const Condition& c) {
-  JsonValue out = JsonValue::Object({{"lastTransitionTime", JsonValue::String(c.last_transition_time)}});
-  if (!c.message.empty()) out.Set("message", JsonValue::String(c.message));
-  if (!c.reason.empty()) out.Set("reason", JsonValue::String(c.reason));
-  out.Set("status", JsonValue::String(c.status));
-  out.Set("type", JsonValue::String(c.type));
+  JsonValue out = JsonObject({{"lastTransitionTime", JsonValue(c.last_transition_time)}});
+  if (!c.message.empty()) SetMember(out, "message", JsonValue(c.message));
+  if (!c.reason.empty()) SetMember(out, "reason", JsonValue(c.reason));
+  SetMember(out, "status", JsonValue(c.status));
+  SetMember(out, "type", JsonValue(c.type));
   return out;
 }
 
 JsonValue SpecToJson(const ClusterVersionSpec& spec) {
-  JsonValue out = JsonValue::Object();
-  if (!spec.channel.empty()) out.Set("channel", JsonValue::String(spec.channel));
-  out.Set("clusterID", JsonValue::String(spec.cluster_id));
+  JsonValue out = JsonObject();
+  if (!spec.channel.empty()) SetMember(out, "channel", JsonValue(spec.channel));
+  SetMember(out, "clusterID", JsonValue(spec.cluster_id));
   if (spec.desired_update) {
     const DesiredUpdate& d = *spec.desired_update;
-    JsonValue desired = JsonValue::Object();
-    if (!d.architecture.empty()) desired.Set("architecture", JsonValue::String(d.architecture));
-    desired.Set("force", JsonValue::Bool(d.force));
-    if (!d.image.empty()) desired.Set("image", JsonValue::String(d.image));
-    if (!d.version.empty()) desired.Set("version", JsonValue::String(d.version));
-    out.Set("desiredUpdate", std::move(desired));
+    JsonValue desired = JsonObject();
+    if (!d.architecture.empty()) SetMember(desired, "architecture", JsonValue(d.architecture));
+    SetMember(desired, "force", JsonValue(d.force));
+    if (!d.image.empty()) SetMember(desired, "image", JsonValue(d.image));
+    if (!d.version.empty()) SetMember(desired, "version", JsonValue(d.version));
+    SetMember(out, "desiredUpdate", std::move(desired));
   }
   if (!spec.signature_stores.empty()) {
-    std::vector<JsonValue> stores;
-    for (const auto& s : spec.signature_stores) stores.push_back(JsonValue::Object({{"url", JsonValue::String(s.url)}}));
-    out.Set("signatureStores", JsonValue::Array(std::move(stores)));
+    JsonArray stores;
+    for (const auto& s : spec.signature_stores) stores.push_back(JsonValue(JsonObject({{"url", JsonValue(s.url)}})));
+    SetMember(out, "signatureStores", JsonValue(std::move(stores)));
   }
-  if (!spec.upstream.empty()) out.Set("upstream", JsonValue::String(spec.upstream));
+  if (!spec.upstream.empty()) SetMember(out, "upstream", JsonValue(spec.upstream));
   return out;
 }
 
 JsonValue ToJson(const ClusterVersion& cv) {
-  JsonValue metadata = JsonValue::Object({{"creationTimestamp", JsonValue::String(cv.creation_timestamp)},
-                                          {"generation", JsonValue::Integer(cv.generation)},
-                                          {"name", JsonValue::String("version")},
-                                          {"resourceVersion", JsonValue::String(std::to_string(cv.resource_version))},
-                                          {"uid", JsonValue::String(cv.uid)}});
+  JsonValue metadata = JsonObject({{"creationTimestamp", JsonValue(cv.creation_timestamp)},
+                                          {"generation", JsonValue(int64_t(cv.generation))},
+                                          {"name", JsonValue("version")},
+                                          {"resourceVersion", JsonValue(std::to_string(cv.resource_version))},
+                                          {"uid", JsonValue(cv.uid)}});
   const ClusterVersionStatus& s = cv.status;
-  std::vector<JsonValue> available, conditional, conditions, history;
+  JsonArray available, conditional, conditions, history;
   for (const auto& r : s.available_updates) available.push_back(ReleaseToJson(r));
   for (const auto& u : s.conditional_updates) {
-    std::vector<JsonValue> risks, update_conditions;
+    JsonArray risks, update_conditions;
     for (const auto& risk : u.risks) risks.push_back(RiskToJson(risk));
     for (const auto& c : u.conditions) update_conditions.push_back(ConditionToJson(c));
-    conditional.push_back(JsonValue::Object({{"conditions", JsonValue::Array(std::move(update_conditions))},
+    conditional.push_back(JsonValue(JsonObject({{"conditions", JsonValue(std::move(update_conditions))},
                                              {"release", ReleaseToJson(u.release)},
-                                             {"risks", JsonValue::Array(std::move(risks))}}));
+                                             {"risks", JsonValue(std::move(risks))}})));
   }
   for (const auto& c : s.conditions) conditions.push_back(ConditionToJson(c));
   for (const auto& h : s.history) {
-    JsonValue entry = JsonValue::Object();
-    if (!h.accepted_risks.empty()) entry.Set("acceptedRisks", JsonValue::String(h.accepted_risks));
-    entry.Set("completionTime", h.completion_time.empty() ? JsonValue() : JsonValue::String(h.completion_time));
-    entry.Set("image", JsonValue::String(h.image));
-    entry.Set("startedTime", JsonValue::String(h.started_time));
-    entry.Set("state", JsonValue::String(h.state));
-    entry.Set("verified", JsonValue::Bool(h.verified));
-    entry.Set("version", JsonValue::String(h.version));
+    JsonValue entry = JsonObject();
+    if (!h.accepted_risks.empty()) SetMember(entry, "acceptedRisks", JsonValue(h.accepted_risks));
+    SetMember(entry, "completionTime", h.completion_time.empty() ? JsonValue() : JsonValue(h.completion_time));
+    SetMember(entry, "image", JsonValue(h.image));
+    SetMember(entry, "startedTime", JsonValue(h.started_time));
+    SetMember(entry, "state", JsonValue(h.state));
+    SetMember(entry, "verified", JsonValue(h.verified));
+    SetMember(entry, "version", JsonValue(h.version));
     history.push_back(std::move(entry));
   }
-  JsonValue status = JsonValue::Object(
-      {{"availableUpdates", available.empty() ? JsonValue() : JsonValue::Array(std::move(available))}});
-  if (!conditional.empty()) status.Set("conditionalUpdates", JsonValue::Array(std::move(conditional)));
-  status.Set("conditions", JsonValue::Array(std::move(conditions)));
-  status.Set("desired", ReleaseToJson(s.desired));
-  status.Set("history", JsonValue::Array(std::move(history)));
-  status.Set("observedGeneration", JsonValue::Integer(s.observed_generation));
-  status.Set("versionHash", JsonValue::String(s.version_hash));
-  return JsonValue::Object({{"apiVersion", JsonValue::String("config.openshift.io/v1")},
-                            {"kind", JsonValue::String("ClusterVersion")},
+  JsonValue status = JsonValue(JsonObject(
+      {{"availableUpdates", available.empty() ? JsonValue() : JsonValue(std::move(available))}}));
+  if (!conditional.empty()) SetMember(status, "conditionalUpdates", JsonValue(std::move(conditional)));
+  SetMember(status, "conditions", JsonValue(std::move(conditions)));
+  SetMember(status, "desired", ReleaseToJson(s.desired));
+  SetMember(status, "history", JsonValue(std::move(history)));
+  SetMember(status, "observedGeneration", JsonValue(int64_t(s.observed_generation)));
+  SetMember(status, "versionHash", JsonValue(s.version_hash));
+  return JsonValue(JsonObject({{"apiVersion", JsonValue("config.openshift.io/v1")},
+                            {"kind", JsonValue("ClusterVersion")},
                             {"metadata", std::move(metadata)},
                             {"spec", SpecToJson(cv.spec)},
-                            {"status", std::move(status)}});
+                            {"status", std::move(status)}}));
 }
 
 namespace {

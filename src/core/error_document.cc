@@ -1,8 +1,9 @@
 #include "core/error_document.h"
 
+#include <boost/json.hpp>
 #include <simdjson.h>
 
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "core/strings.h"
 
 namespace cincinnati {
@@ -48,17 +49,8 @@ ErrorDocument ErrorDocument::FromStatus(const Status& status) {
 }
 
 std::string ErrorDocument::ToJson() const {
-  std::string out = "{\"kind\":";
-  AppendJsonString(out, kind);
-  out += ",\"value\":";
   // A message may echo client or file bytes: never let it make the JSON invalid.
-  if (IsValidUtf8(value)) {
-    AppendJsonString(out, value);
-  } else {
-    AppendJsonString(out, ToValidUtf8(value));
-  }
-  out += '}';
-  return out;
+  return WriteJson(boost::json::object{{"kind", kind}, {"value", IsValidUtf8(value) ? value : ToValidUtf8(value)}});
 }
 
 Result<ErrorDocument> ErrorDocument::Parse(std::string_view json) {

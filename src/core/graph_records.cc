@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <boost/json.hpp>
+
 #include "core/graph_json.h"
 #include "core/internal_metadata.h"
 #include "core/sha256.h"
+#include "core/json.h"
 #include "core/json_writer.h"
 
 namespace cincinnati {
@@ -83,27 +86,13 @@ GraphRecords TakeGraphRecords(Graph& graph, const RecordPrefixes& prefixes) {
 }
 
 std::string WriteGraphRecordsJson(const GraphRecords& records) {
-  std::string out = "{\"graph\":";
-  AppendJsonString(out, records.graph_sha256);
-  out += ",\"nodes\":{";
-  bool first_node = true;
+  boost::json::object nodes;
   for (const auto& [version, metadata] : records.nodes) {
-    if (!first_node) out += ',';
-    first_node = false;
-    AppendJsonString(out, version);
-    out += ":{";
-    bool first_key = true;
-    for (const auto& [key, value] : metadata) {
-      if (!first_key) out += ',';
-      first_key = false;
-      AppendJsonString(out, key);
-      out += ':';
-      AppendJsonString(out, value);
-    }
-    out += '}';
+    boost::json::object keys;
+    for (const auto& [key, value] : metadata) keys[key] = value;
+    nodes[version] = std::move(keys);
   }
-  out += "}}";
-  return out;
+  return WriteJson(boost::json::object{{"graph", records.graph_sha256}, {"nodes", std::move(nodes)}});
 }
 
 Result<GraphRecords> ReadGraphRecordsJson(std::string_view json, size_t max_nodes, const RecordPrefixes& prefixes) {

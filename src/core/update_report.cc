@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <boost/json.hpp>
+
 #include <array>
 #include <cctype>
 
 #include "core/date_time.h"
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "core/semver.h"
 
 namespace cincinnati {
@@ -129,25 +131,17 @@ Status ValidateUpdateReport(const UpdateReport& r) {
 }
 
 std::string EncodeUpdateReport(const UpdateReport& r) {
-  std::string out = "{";
-  auto put = [&](std::string_view key, std::string_view value) {
-    if (out.size() > 1) out += ',';
-    AppendJsonString(out, key);
-    out += ':';
-    AppendJsonString(out, value);
-  };
-  put("clusterID", r.cluster_id);
-  put("attempt", r.attempt);
-  put("from", r.from);
-  put("to", r.to);
-  put("arch", r.arch);
-  put("channel", r.channel);
-  put("result", UpdateResultName(r.result));
-  put("component", r.component);
-  put("reason", r.reason);
-  put("started", FormatUnixSeconds(r.started));
-  put("ended", FormatUnixSeconds(r.ended));
-  return out + "}";
+  return WriteJson(boost::json::object{{"clusterID", r.cluster_id},
+                                       {"attempt", r.attempt},
+                                       {"from", r.from},
+                                       {"to", r.to},
+                                       {"arch", r.arch},
+                                       {"channel", r.channel},
+                                       {"result", UpdateResultName(r.result)},
+                                       {"component", r.component},
+                                       {"reason", r.reason},
+                                       {"started", FormatUnixSeconds(r.started)},
+                                       {"ended", FormatUnixSeconds(r.ended)}});
 }
 
 Result<UpdateReport> DecodeUpdateReport(std::string_view json) {

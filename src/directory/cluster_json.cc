@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "core/json_writer.h"
+#include <boost/json.hpp>
+
+#include "core/json.h"
 
 namespace cincinnati::directory {
 namespace {
@@ -40,14 +42,9 @@ Result<ClusterInfo> ClusterInfoFromJson(simdjson::dom::element element, std::str
 }
 
 std::string LabelsToJson(const std::map<std::string, std::string>& labels) {
-  std::string out = "{";
-  for (const auto& [k, v] : labels) {
-    if (out.size() > 1) out += ',';
-    AppendJsonString(out, k);
-    out += ':';
-    AppendJsonString(out, v);
-  }
-  return out + "}";
+  boost::json::object out;
+  for (const auto& [k, v] : labels) out[k] = v;
+  return WriteJson(out);
 }
 
 }  // namespace cincinnati::directory

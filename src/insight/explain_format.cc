@@ -1,51 +1,46 @@
 // The JSON and text forms of an Explanation (explain.h).
 #include <fmt/format.h>
 
-#include "core/json_writer.h"
+#include <boost/json.hpp>
+
+#include "core/json.h"
 #include "graph-data/time_format.h"
 #include "insight/explain.h"
 
 namespace cincinnati::insight {
 namespace {
 
-void AppendReason(std::string& out, const Reason& r) {
-  out += "{\"kind\":" + JsonString(r.kind) + ",\"message\":" + JsonString(r.message);
-  if (!r.step.empty()) out += ",\"step\":" + JsonString(r.step);
-  if (!r.file.empty()) out += ",\"file\":" + JsonString(r.file);
-  if (!r.rule.empty()) out += ",\"rule\":" + JsonString(r.rule);
-  if (!r.risks.empty()) {
-    out += ",\"risks\":[";
-    for (size_t i = 0; i < r.risks.size(); ++i) {
-      if (i) out += ',';
-      AppendJsonString(out, r.risks[i]);
-    }
-    out += "]";
-  }
-  if (r.visible_from) out += ",\"visibleFrom\":" + JsonString(graphdata::FormatDateTime(*r.visible_from));
-  if (r.share_now) out += fmt::format(",\"shareNow\":{:.4f}", *r.share_now);
-  if (r.complete_at) out += ",\"completeAt\":" + JsonString(graphdata::FormatDateTime(*r.complete_at));
-  out += "}";
+boost::json::object ReasonJson(const Reason& r) {
+  boost::json::object out{{"kind", r.kind}, {"message", r.message}};
+  if (!r.step.empty()) out["step"] = r.step;
+  if (!r.file.empty()) out["file"] = r.file;
+  if (!r.rule.empty()) out["rule"] = r.rule;
+  if (!r.risks.empty()) out["risks"] = boost::json::value_from(r.risks);
+  if (r.visible_from) out["visibleFrom"] = graphdata::FormatDateTime(*r.visible_from);
+  if (r.share_now) out["shareNow"] = *r.share_now;
+  if (r.complete_at) out["completeAt"] = graphdata::FormatDateTime(*r.complete_at);
+  return out;
 }
 
 }  // namespace
 
 std::string ExplanationJson(const Explanation& e) {
-  std::string out = "{\"channel\":" + JsonString(e.channel) + ",\"arch\":" + JsonString(e.arch) +
-                    ",\"version\":" + JsonString(e.version) + ",\"edges\":[";
-  for (size_t i = 0; i < e.edges.size(); ++i) {
-    const EdgeExplanation& edge = e.edges[i];
-    out += fmt::format("{}{{\"from\":{},\"to\":{},\"verdict\":\"{}\",\"offered\":{},\"reasons\":[", i ? "," : "",
-                       JsonString(edge.from), JsonString(edge.to), VerdictName(edge.verdict),
-                       edge.verdict == Verdict::kOffered ? "true" : "false");
-    for (size_t j = 0; j < edge.reasons.size(); ++j) {
-      if (j) out += ",";
-      AppendReason(out, edge.reasons[j]);
-    }
-    out += "]}";
+  boost::json::array edges;
+  for (const EdgeExplanation& edge : e.edges) {
+    boost::json::array reasons;
+    for (const Reason& r : edge.reasons) reasons.push_back(ReasonJson(r));
+    edges.push_back(boost::json::object{{"from", edge.from},
+                                        {"to", edge.to},
+                                        {"verdict", VerdictName(edge.verdict)},
+                                        {"offered", edge.verdict == Verdict::kOffered},
+                                        {"reasons", std::move(reasons)}});
   }
-  out += "]";
-  if (!e.stop.empty()) out += ",\"stop\":" + JsonString(e.stop) + ",\"message\":" + JsonString(e.message);
-  return out + "}";
+  boost::json::object out{{"channel", e.channel}, {"arch", e.arch}, {"version", e.version}, {"edges", std::move(edges)}};
+  if (!e.stop.empty()) {
+    out["stop"] = e.stop;
+    out["message"] = e.message;
+  }
+  return WriteJsonFixed(out, 4);  // the share, as it has always been given
 }
 
 std::string ExplanationText(const Explanation& e) {

@@ -2,35 +2,25 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/json_writer.h"
+#include <boost/json.hpp>
+
+#include "core/json.h"
 #include "insight/update_paths.h"
 
 namespace cincinnati::insight {
 namespace {
 
-std::string Strings(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    AppendJsonString(out, items[i]);
-  }
-  return out + "]";
-}
+boost::json::value Strings(const std::vector<std::string>& items) { return boost::json::value_from(items); }
 
-std::string PathObject(const UpdatePath& path) {
-  std::string out = fmt::format("{{\"hops\":{},\"releases\":[", path.hops.size());
-  for (size_t i = 0; i < path.hops.size(); ++i) {
-    if (i == 0) AppendJsonString(out, path.hops[i].from);
-    out += ',';
-    AppendJsonString(out, path.hops[i].to);
+boost::json::object PathObject(const UpdatePath& path) {
+  boost::json::array releases;
+  boost::json::array edges;
+  for (const PathHop& h : path.hops) {
+    if (releases.empty()) releases.push_back(boost::json::value(h.from));
+    releases.push_back(boost::json::value(h.to));
+    edges.push_back(boost::json::object{{"from", h.from}, {"to", h.to}, {"channel", h.channel}, {"risks", Strings(h.risks)}});
   }
-  out += "],\"edges\":[";
-  for (size_t i = 0; i < path.hops.size(); ++i) {
-    const PathHop& h = path.hops[i];
-    out += fmt::format("{}{{\"from\":{},\"to\":{},\"channel\":{},\"risks\":{}}}", i ? "," : "", JsonString(h.from),
-                       JsonString(h.to), JsonString(h.channel), Strings(h.risks));
-  }
-  return out + "]}";
+  return boost::json::object{{"hops", path.hops.size()}, {"releases", std::move(releases)}, {"edges", std::move(edges)}};
 }
 
 std::string HopLine(const PathHop& h, std::string_view note = {}) {
@@ -41,30 +31,29 @@ std::string HopLine(const PathHop& h, std::string_view note = {}) {
 }  // namespace
 
 std::string PathJson(const PathAnswer& a) {
-  std::string out = fmt::format("{{\"from\":{},\"to\":{},\"channels\":{},\"accepted\":{},\"found\":{},\"paths\":[",
-                                JsonString(a.from), JsonString(a.to), Strings(a.channels), Strings(a.accepted_risks),
-                                a.paths.empty() ? "false" : "true");
-  for (size_t i = 0; i < a.paths.size(); ++i) {
-    if (i) out += ',';
-    out += PathObject(a.paths[i]);
-  }
-  out += "]";
+  boost::json::array paths;
+  for (const UpdatePath& path : a.paths) paths.push_back(PathObject(path));
+  boost::json::object out{{"from", a.from},
+                          {"to", a.to},
+                          {"channels", Strings(a.channels)},
+                          {"accepted", Strings(a.accepted_risks)},
+                          {"found", !a.paths.empty()},
+                          {"paths", std::move(paths)}};
   if (!a.stop.empty()) {
-    out += ",\"stop\":" + JsonString(a.stop) + ",\"message\":" + JsonString(a.message);
-    if (!a.needed_risks.empty()) out += ",\"neededRisks\":" + Strings(a.needed_risks);
-    if (a.would_take) out += ",\"wouldTake\":" + PathObject(*a.would_take);
+    out["stop"] = a.stop;
+    out["message"] = a.message;
+    if (!a.needed_risks.empty()) out["neededRisks"] = Strings(a.needed_risks);
+    if (a.would_take) out["wouldTake"] = PathObject(*a.would_take);
     if (!a.blocked.empty()) {
-      out += ",\"blocked\":[";
-      for (size_t i = 0; i < a.blocked.size(); ++i) {
-        const BlockedHop& b = a.blocked[i];
-        out += fmt::format("{}{{\"from\":{},\"to\":{},\"channel\":{},\"why\":{}}}", i ? "," : "", JsonString(b.from),
-                           JsonString(b.to), JsonString(b.channel), JsonString(b.why));
+      boost::json::array blocked;
+      for (const BlockedHop& b : a.blocked) {
+        blocked.push_back(boost::json::object{{"from", b.from}, {"to", b.to}, {"channel", b.channel}, {"why", b.why}});
       }
-      out += "]";
+      out["blocked"] = std::move(blocked);
     }
   }
-  if (a.truncated) out += ",\"truncated\":true";
-  return out + "}";
+  if (a.truncated) out["truncated"] = true;
+  return WriteJson(out);
 }
 
 std::string PathText(const PathAnswer& a) {

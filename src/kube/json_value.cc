@@ -4,8 +4,8 @@
 #include <simdjson.h>
 
 #include <charconv>
-
-#include "core/json_writer.h"
+#include <cstdlib>
+#include <limits>
 
 namespace cincinnati::kube {
 namespace {
@@ -18,162 +18,36 @@ Result<JsonValue> FromElement(simdjson::dom::element e, size_t depth) {
     case simdjson::dom::element_type::NULL_VALUE:
       return JsonValue();
     case simdjson::dom::element_type::BOOL:
-      return JsonValue::Bool(bool(e.get_bool()));
+      return JsonValue(bool(e.get_bool()));
     case simdjson::dom::element_type::INT64:
+      return JsonValue(int64_t(e.get_int64()));
     case simdjson::dom::element_type::UINT64:
+      return JsonValue(uint64_t(e.get_uint64()));
     case simdjson::dom::element_type::DOUBLE:
-      return JsonValue::Number(simdjson::minify(e));
+      return JsonValue(double(e.get_double()));
     case simdjson::dom::element_type::STRING:
-      return JsonValue::String(std::string(std::string_view(e.get_string())));
+      return JsonValue(std::string_view(e.get_string()));
     case simdjson::dom::element_type::ARRAY: {
-      std::vector<JsonValue> items;
+      JsonArray items;
       for (simdjson::dom::element item : e.get_array()) {
         CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, FromElement(item, depth + 1));
         items.push_back(std::move(v));
       }
-      return JsonValue::Array(std::move(items));
+      return JsonValue(std::move(items));
     }
     case simdjson::dom::element_type::OBJECT: {
-      JsonValue object = JsonValue::Object();
+      JsonObject object;
       for (auto field : e.get_object()) {
         CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, FromElement(field.value, depth + 1));
-        object.Set(std::string(field.key), std::move(v));  // a repeated key: the last wins
+        object[field.key] = std::move(v);  // a repeated key: the last wins, in the first one's place
       }
-      return object;
+      return JsonValue(std::move(object));
     }
   }
   return Status::InvalidArgument("unknown JSON element");
 }
 
-void Write(const JsonValue& v, int indent, int level, std::string& out) {
-  auto newline = [&](int at) {
-    if (indent <= 0) return;
-    out += '\n';
-    out.append(static_cast<size_t>(indent * at), ' ');
-  };
-  switch (v.kind()) {
-    case JsonValue::Kind::kNull: out += "null"; break;
-    case JsonValue::Kind::kBool: out += v.bool_value() ? "true" : "false"; break;
-    case JsonValue::Kind::kNumber: out += v.text(); break;
-    case JsonValue::Kind::kString: AppendJsonString(out, v.text()); break;
-    case JsonValue::Kind::kArray: {
-      if (v.items().empty()) {
-        out += "[]";
-        break;
-      }
-      out += '[';
-      for (size_t i = 0; i < v.items().size(); ++i) {
-        if (i) out += ',';
-        newline(level + 1);
-        Write(v.items()[i], indent, level + 1, out);
-      }
-      newline(level);
-      out += ']';
-      break;
-    }
-    case JsonValue::Kind::kObject: {
-      if (v.members().empty()) {
-        out += "{}";
-        break;
-      }
-      out += '{';
-      for (size_t i = 0; i < v.members().size(); ++i) {
-        if (i) out += ',';
-        newline(level + 1);
-        AppendJsonString(out, v.members()[i].first);
-        out += indent > 0 ? ": " : ":";
-        Write(v.members()[i].second, indent, level + 1, out);
-      }
-      newline(level);
-      out += '}';
-      break;
-    }
-  }
-}
-
 }  // namespace
-
-JsonValue JsonValue::Bool(bool b) {
-  JsonValue v;
-  v.kind_ = Kind::kBool;
-  v.bool_ = b;
-  return v;
-}
-JsonValue JsonValue::Number(std::string text) {
-  JsonValue v;
-  v.kind_ = Kind::kNumber;
-  v.text_ = std::move(text);
-  return v;
-}
-JsonValue JsonValue::Integer(int64_t n) { return Number(std::to_string(n)); }
-JsonValue JsonValue::String(std::string s) {
-  JsonValue v;
-  v.kind_ = Kind::kString;
-  v.text_ = std::move(s);
-  return v;
-}
-JsonValue JsonValue::Array(std::vector<JsonValue> items) {
-  JsonValue v;
-  v.kind_ = Kind::kArray;
-  v.items_ = std::move(items);
-  return v;
-}
-JsonValue JsonValue::Object(Members members) {
-  JsonValue v;
-  v.kind_ = Kind::kObject;
-  for (auto& [k, value] : members) v.Set(std::move(k), std::move(value));
-  return v;
-}
-
-std::optional<int64_t> JsonValue::integer() const {
-  if (kind_ != Kind::kNumber || text_.find_first_of(".eE") != std::string::npos) return std::nullopt;
-  int64_t n = 0;
-  auto [ptr, ec] = std::from_chars(text_.data(), text_.data() + text_.size(), n);
-  if (ec != std::errc() || ptr != text_.data() + text_.size()) return std::nullopt;
-  return n;
-}
-
-const JsonValue* JsonValue::Find(std::string_view key) const {
-  if (kind_ != Kind::kObject) return nullptr;
-  for (const auto& [k, v] : members_) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
-void JsonValue::Set(std::string key, JsonValue value) {
-  for (auto& [k, v] : members_) {
-    if (k == key) {
-      v = std::move(value);
-      return;
-    }
-  }
-  members_.emplace_back(std::move(key), std::move(value));
-}
-
-void JsonValue::Erase(std::string_view key) {
-  std::erase_if(members_, [&](const auto& m) { return m.first == key; });
-}
-
-bool JsonValue::operator==(const JsonValue& o) const {
-  if (kind_ != o.kind_) return false;
-  switch (kind_) {
-    case Kind::kNull: return true;
-    case Kind::kBool: return bool_ == o.bool_;
-    case Kind::kNumber:
-    case Kind::kString: return text_ == o.text_;
-    case Kind::kArray: return items_ == o.items_;
-    case Kind::kObject: {
-      if (members_.size() != o.members_.size()) return false;
-      for (const auto& [k, v] : members_) {
-        const JsonValue* other = o.Find(k);
-        if (!other || !(*other == v)) return false;
-      }
-      return true;
-    }
-  }
-  return false;
-}
 
 Result<JsonValue> ParseJson(std::string_view text, size_t max_bytes) {
   if (text.size() > max_bytes) {
@@ -188,24 +62,73 @@ Result<JsonValue> ParseJson(std::string_view text, size_t max_bytes) {
   return FromElement(doc, 0);
 }
 
-std::string WriteJson(const JsonValue& value, int indent) {
-  std::string out;
-  Write(value, indent, 0, out);
-  return out;
-}
-
 JsonValue MergePatch(const JsonValue& target, const JsonValue& patch) {
   if (!patch.is_object()) return patch;
-  JsonValue result = target.is_object() ? target : JsonValue::Object();
-  for (const auto& [key, value] : patch.members()) {
-    if (value.is_null()) {
-      result.Erase(key);
+  JsonValue result = target.is_object() ? target : JsonValue(JsonObject());
+  for (const auto& member : patch.get_object()) {
+    if (member.value().is_null()) {
+      EraseMember(result, member.key());
     } else {
-      const JsonValue* existing = result.Find(key);
-      result.Set(key, MergePatch(existing ? *existing : JsonValue(), value));
+      const JsonValue* existing = FindMember(result, member.key());
+      SetMember(result, member.key(), MergePatch(existing ? *existing : JsonValue(), member.value()));
     }
   }
   return result;
+}
+
+JsonValue NumberFromText(std::string_view text) {
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (text.find_first_of(".eE") == std::string_view::npos) {
+    int64_t n = 0;
+    auto [ptr, ec] = std::from_chars(begin, end, n);
+    if (ec == std::errc() && ptr == end) return JsonValue(n);
+  }
+  double d = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, d);
+  if (ec == std::errc() && ptr == end) return JsonValue(d);
+  return JsonValue();
+}
+
+const JsonValue* FindMember(const JsonValue& v, std::string_view key) {
+  const JsonObject* object = v.if_object();
+  return object ? object->if_contains(key) : nullptr;
+}
+
+JsonValue* FindMember(JsonValue& v, std::string_view key) {
+  JsonObject* object = v.if_object();
+  return object ? object->if_contains(key) : nullptr;
+}
+
+std::string TextOf(const JsonValue& v) {
+  if (const boost::json::string* s = v.if_string()) return std::string(s->data(), s->size());
+  return v.is_number() ? WriteJson(v) : std::string();
+}
+
+std::optional<int64_t> IntegerOf(const JsonValue& v) {
+  if (v.is_int64()) return v.get_int64();
+  if (v.is_uint64() && v.get_uint64() <= uint64_t(std::numeric_limits<int64_t>::max())) return int64_t(v.get_uint64());
+  return std::nullopt;
+}
+
+bool BoolOf(const JsonValue& v) { return v.is_bool() && v.get_bool(); }
+
+const JsonArray& ItemsOf(const JsonValue& v) {
+  static const JsonArray kEmpty;
+  const JsonArray* a = v.if_array();
+  return a ? *a : kEmpty;
+}
+
+const JsonObject& MembersOf(const JsonValue& v) {
+  static const JsonObject kEmpty;
+  const JsonObject* o = v.if_object();
+  return o ? *o : kEmpty;
+}
+
+void SetMember(JsonValue& object, std::string_view key, JsonValue value) { object.as_object()[key] = std::move(value); }
+
+void EraseMember(JsonValue& object, std::string_view key) {
+  if (JsonObject* o = object.if_object()) o->stable_erase(key);
 }
 
 }  // namespace cincinnati::kube

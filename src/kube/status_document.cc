@@ -1,33 +1,25 @@
 #include "kube/status_document.h"
 
-#include <fmt/format.h>
+#include <boost/json.hpp>
 
-#include "core/json_writer.h"
+#include "core/json.h"
 
 namespace cincinnati::kube {
 
 std::string StatusDocument(int code, std::string_view reason, std::string_view message, std::string_view kind,
                            std::string_view name, std::string_view field, std::string_view cause) {
-  std::string out = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
-  AppendJsonString(out, message);
-  out += ",\"reason\":";
-  AppendJsonString(out, reason);
+  boost::json::object out{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", boost::json::object()},
+                          {"status", "Failure"}, {"message", message}, {"reason", reason}};
   if (!kind.empty()) {
-    out += ",\"details\":{\"name\":";
-    AppendJsonString(out, name);
-    out += ",\"group\":\"config.openshift.io\",\"kind\":";
-    AppendJsonString(out, kind);
+    boost::json::object details{{"name", name}, {"group", "config.openshift.io"}, {"kind", kind}};
     if (!field.empty()) {
-      out += ",\"causes\":[{\"reason\":\"FieldValueInvalid\",\"message\":";
-      AppendJsonString(out, cause.empty() ? message : cause);
-      out += ",\"field\":";
-      AppendJsonString(out, field);
-      out += "}]";
+      details["causes"] = boost::json::array{
+          boost::json::object{{"reason", "FieldValueInvalid"}, {"message", cause.empty() ? message : cause}, {"field", field}}};
     }
-    out += '}';
+    out["details"] = std::move(details);
   }
-  out += fmt::format(",\"code\":{}}}", code);
-  return out;
+  out["code"] = code;
+  return WriteJson(out);
 }
 
 http_server::Response ServerErrorResponse(int status, std::string_view message) {

@@ -21,23 +21,23 @@ Result<JsonValue> NodeToJson(const YAML::Node& node, const std::string& what, in
     case YAML::NodeType::Null:
       return JsonValue();
     case YAML::NodeType::Scalar:
-      return node.Tag() == "?" ? PlainScalarToJson(node.Scalar()) : JsonValue::String(node.Scalar());
+      return node.Tag() == "?" ? PlainScalarToJson(node.Scalar()) : JsonValue(node.Scalar());
     case YAML::NodeType::Sequence: {
-      std::vector<JsonValue> items;
+      JsonArray items;
       for (const auto& item : node) {
         CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(item, what, depth + 1));
         items.push_back(std::move(v));
       }
-      return JsonValue::Array(std::move(items));
+      return JsonValue(std::move(items));
     }
     case YAML::NodeType::Map: {
-      JsonValue::Members members;
+      JsonObject members;
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) return Status::InvalidArgument(what + ": a mapping key that is not a scalar");
         CINCINNATI_ASSIGN_OR_RETURN(JsonValue v, NodeToJson(kv.second, what, depth + 1));
-        members.emplace_back(kv.first.Scalar(), std::move(v));
+        members.insert_or_assign(kv.first.Scalar(), std::move(v));  // a repeated key: the last wins
       }
-      return JsonValue::Object(std::move(members));
+      return JsonValue(std::move(members));
     }
   }
   return JsonValue();
@@ -52,26 +52,26 @@ JsonValue PlainScalarToJson(const std::string& text) {
   static const RE2 kDecimal("[-+]?[0-9]+");
   static const RE2 kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
   if (RE2::FullMatch(text, kNull)) return JsonValue();
-  if (RE2::FullMatch(text, kTrue)) return JsonValue::Bool(true);
-  if (RE2::FullMatch(text, kFalse)) return JsonValue::Bool(false);
+  if (RE2::FullMatch(text, kTrue)) return JsonValue(true);
+  if (RE2::FullMatch(text, kFalse)) return JsonValue(false);
   if (RE2::FullMatch(text, kDecimal)) {
     int64_t n = 0;
     const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
     auto [end, ec] = std::from_chars(begin, text.data() + text.size(), n);
-    if (ec == std::errc() && end == text.data() + text.size()) return JsonValue::Integer(n);
+    if (ec == std::errc() && end == text.data() + text.size()) return JsonValue(int64_t(n));
   }
   if (RE2::FullMatch(text, kFloat)) {
     double d = std::strtod(text.c_str(), nullptr);
-    if (std::isfinite(d)) return JsonValue::Number(fmt::format("{}", d));
+    if (std::isfinite(d)) return NumberFromText(fmt::format("{}", d));
   }
   for (const char* prefix : {"0x", "0o"}) {
     if (text.rfind(prefix, 0) == 0 && text.size() > 2) {
       int64_t n = 0;
       auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), n, prefix[1] == 'x' ? 16 : 8);
-      if (ec == std::errc() && end == text.data() + text.size()) return JsonValue::Integer(n);
+      if (ec == std::errc() && end == text.data() + text.size()) return JsonValue(int64_t(n));
     }
   }
-  return JsonValue::String(text);
+  return JsonValue(text);
 }
 
 Result<JsonValue> YamlToJson(const std::string& yaml_text, const std::string& what) {
@@ -80,10 +80,10 @@ Result<JsonValue> YamlToJson(const std::string& yaml_text, const std::string& wh
   return NodeToJson(*node, what, 0);
 }
 
-Result<std::vector<JsonValue>> YamlDocumentsToJson(const std::string& yaml_text, const std::string& what) {
+Result<JsonArray> YamlDocumentsToJson(const std::string& yaml_text, const std::string& what) {
   auto documents = graphdata::ParseStrictYamlDocuments(yaml_text);
   if (!documents.ok()) return documents.status().WithContext(what);
-  std::vector<JsonValue> out;
+  JsonArray out;
   out.reserve(documents->size());
   for (size_t i = 0; i < documents->size(); ++i) {
     CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, NodeToJson((*documents)[i], fmt::format("{}#{}", what, i), 0));

@@ -25,6 +25,6 @@ Result<JsonValue> YamlToJson(const std::string& yaml_text, const std::string& wh
 JsonValue PlainScalarToJson(const std::string& text);
 
 // Every document of a multi-document stream, in order (an empty document is null).
-Result<std::vector<JsonValue>> YamlDocumentsToJson(const std::string& yaml_text, const std::string& what);
+Result<JsonArray> YamlDocumentsToJson(const std::string& yaml_text, const std::string& what);
 
 }  // namespace cincinnati::kube

@@ -11,21 +11,26 @@ namespace cincinnati::upgrade {
 namespace {
 
 using kube::JsonValue;
+using kube::JsonObject;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::ItemsOf;
 
 constexpr std::string_view kClusterVersion = "/apis/config.openshift.io/v1/clusterversions/version";
 constexpr std::string_view kOperators = "/apis/config.openshift.io/v1/clusteroperators";
 
 // Reads optional string members, naming the path of a member of the wrong type.
 Status Str(const JsonValue& object, std::string_view key, const std::string& path, std::string& out) {
-  const JsonValue* v = object.is_object() ? object.Find(key) : nullptr;
+  const JsonValue* v = object.is_object() ? FindMember(object, key) : nullptr;
   if (!v || v->is_null()) return Status::OK();
   if (!v->is_string()) return Status::InvalidArgument(fmt::format("{}.{}: not a string", path, key));
-  out = v->text();
+  out = TextOf(*v);
   return Status::OK();
 }
 
 Result<const JsonValue*> List(const JsonValue* parent, std::string_view key, const std::string& path) {
-  const JsonValue* v = parent && parent->is_object() ? parent->Find(key) : nullptr;
+  const JsonValue* v = parent && parent->is_object() ? FindMember(*parent, key) : nullptr;
   if (!v || v->is_null()) return static_cast<const JsonValue*>(nullptr);
   if (!v->is_array()) return Status::InvalidArgument(fmt::format("{}.{}: not a list", path, key));
   return v;
@@ -35,8 +40,8 @@ Result<const JsonValue*> List(const JsonValue* parent, std::string_view key, con
 Result<AgentCondition> Condition(const JsonValue* conditions, std::string_view type, const std::string& path) {
   AgentCondition out;
   if (!conditions) return out;
-  for (size_t i = 0; i < conditions->items().size(); ++i) {
-    const JsonValue& c = conditions->items()[i];
+  for (size_t i = 0; i < ItemsOf(*conditions).size(); ++i) {
+    const JsonValue& c = ItemsOf(*conditions)[i];
     const std::string at = fmt::format("{}[{}]", path, i);
     if (!c.is_object()) return Status::InvalidArgument(at + ": not an object");
     std::string t;
@@ -86,24 +91,24 @@ Status ReadClusterVersion(const JsonValue& document, AgentSnapshot& s) {
 Status ReadOperators(const JsonValue& list, AgentSnapshot& s) {
   CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* items, List(&list, "items", "ClusterOperatorList"));
   if (!items) return Status::OK();
-  for (size_t i = 0; i < items->items().size(); ++i) {
-    const JsonValue& o = items->items()[i];
+  for (size_t i = 0; i < ItemsOf(*items).size(); ++i) {
+    const JsonValue& o = ItemsOf(*items)[i];
     const std::string at = fmt::format("items[{}]", i);
     if (!o.is_object()) return Status::InvalidArgument(at + ": not an object");
     ComponentHealth c;
-    if (const JsonValue* metadata = o.Find("metadata")) CINCINNATI_RETURN_IF_ERROR(Str(*metadata, "name", at + ".metadata", c.name));
-    const JsonValue* status = o.Find("status");
+    if (const JsonValue* metadata = FindMember(o, "metadata")) CINCINNATI_RETURN_IF_ERROR(Str(*metadata, "name", at + ".metadata", c.name));
+    const JsonValue* status = FindMember(o, "status");
     CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* conditions, List(status, "conditions", at + ".status"));
     CINCINNATI_ASSIGN_OR_RETURN(AgentCondition available, Condition(conditions, "Available", at + ".status.conditions"));
     CINCINNATI_ASSIGN_OR_RETURN(AgentCondition degraded, Condition(conditions, "Degraded", at + ".status.conditions"));
     c.available = available.status == "True";
     c.degraded = degraded.status == "True";
-    const JsonValue* extension = status && status->is_object() ? status->Find("extension") : nullptr;
-    const JsonValue* machines = extension && extension->is_object() ? extension->Find("machineCount") : nullptr;
-    const JsonValue* updated = extension && extension->is_object() ? extension->Find("updatedMachineCount") : nullptr;
+    const JsonValue* extension = status && status->is_object() ? FindMember(*status, "extension") : nullptr;
+    const JsonValue* machines = extension && extension->is_object() ? FindMember(*extension, "machineCount") : nullptr;
+    const JsonValue* updated = extension && extension->is_object() ? FindMember(*extension, "updatedMachineCount") : nullptr;
     if (machines && updated) {
-      auto m = machines->is_number() ? machines->integer() : std::nullopt;
-      auto u = updated->is_number() ? updated->integer() : std::nullopt;
+      auto m = machines->is_number() ? IntegerOf(*machines) : std::nullopt;
+      auto u = updated->is_number() ? IntegerOf(*updated) : std::nullopt;
       if (!m || !u) return Status::InvalidArgument(at + ".status.extension: machineCount and updatedMachineCount must be integers");
       if (!s.worker_pool.found || c.name == "machine-config") s.worker_pool = {true, c.name, *m, *u};
     }
@@ -157,7 +162,7 @@ bool HttpUpdateAgent::Watch(int64_t seen, std::chrono::seconds timeout, std::fun
     bool changed = false;
     if (got.ok() && !got.body.empty()) {
       auto event = kube::ParseJson(got.body, size_t{16} << 20);
-      const JsonValue* object = event.ok() && event->is_object() && event->Find("type") ? event->Find("object") : nullptr;
+      const JsonValue* object = event.ok() && event->is_object() && FindMember(*event, "type") ? FindMember(*event, "object") : nullptr;
       if (object && object->is_object()) {
         auto cv = config_api::FromJson(*object, config_api::ReadAs::kPeer);
         changed = cv.ok() && cv->resource_version != seen;
@@ -169,14 +174,14 @@ bool HttpUpdateAgent::Watch(int64_t seen, std::chrono::seconds timeout, std::fun
 }
 
 Status HttpUpdateAgent::SetChannel(const std::string& channel) {
-  JsonValue patch = JsonValue::Object({{"spec", JsonValue::Object({{"channel", JsonValue::String(channel)}})}});
+  JsonValue patch = JsonObject({{"spec", JsonValue(JsonObject({{"channel", JsonValue(channel)}}))}});
   return Call(endpoint_, "PATCH", kClusterVersion, kube::WriteJson(patch)).status();
 }
 
 Status HttpUpdateAgent::SetDesiredUpdate(const std::string& version, const std::string& image) {
-  auto text = [](const std::string& v) { return v.empty() ? JsonValue() : JsonValue::String(v); };
-  JsonValue desired = JsonValue::Object({{"version", text(version)}, {"image", text(image)}});
-  JsonValue patch = JsonValue::Object({{"spec", JsonValue::Object({{"desiredUpdate", std::move(desired)}})}});
+  auto text = [](const std::string& v) { return v.empty() ? JsonValue() : JsonValue(v); };
+  JsonValue desired = JsonObject({{"version", text(version)}, {"image", text(image)}});
+  JsonValue patch = JsonObject({{"spec", JsonValue(JsonObject({{"desiredUpdate", std::move(desired)}}))}});
   return Call(endpoint_, "PATCH", kClusterVersion, kube::WriteJson(patch)).status();
 }
 

@@ -9,14 +9,16 @@
 
 namespace cincinnati::upgrade {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
 
 // What an error answer says: "message" (Kubernetes), "error" (Prometheus), else the text.
 std::string ErrorText(const std::string& body) {
   auto json = kube::ParseJson(body);
   if (json.ok() && json->is_object()) {
     for (const char* key : {"message", "error"}) {
-      const kube::JsonValue* v = json->Find(key);
-      if (v && v->is_string()) return v->text();
+      const kube::JsonValue* v = FindMember(*json, key);
+      if (v && v->is_string()) return TextOf(*v);
     }
   }
   std::string text(TrimWhitespace(body));

@@ -7,6 +7,8 @@
 
 namespace cincinnati::upgrade {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
 
 http_server::Response Json(int status, const JsonValue& value) {
   return http_server::Response::Text(status, kube::WriteJson(value, 2) + "\n", "application/json");
@@ -57,9 +59,9 @@ http_server::Response HandleOperatorApi(UpgradeOperator& op, const http_server::
       std::string reason;
       if (!request.body.empty()) {
         auto body = kube::ParseJson(request.body);
-        const JsonValue* r = body.ok() ? body->Find("reason") : nullptr;
+        const JsonValue* r = body.ok() ? FindMember(*body, "reason") : nullptr;
         if (!body.ok() || (r && !r->is_string())) return Error(400, "BadRequest", "the body must be {\"reason\": \"...\"}");
-        if (r) reason = r->text();
+        if (r) reason = TextOf(*r);
       }
       s = op.Pause(reason);
     } else {

@@ -10,6 +10,12 @@
 
 namespace cincinnati::upgrade {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::BoolOf;
+using kube::MembersOf;
+using kube::ItemsOf;
 
 // One YAML mapping, read strictly: every key must be known, every value of its type.
 class Section {
@@ -19,7 +25,7 @@ class Section {
   Status Check(std::initializer_list<std::string_view> known) const {
     if (!object_) return Status::OK();
     if (!object_->is_object()) return Status::InvalidArgument(path_ + ": must be a mapping");
-    for (const auto& [key, value] : object_->members()) {
+    for (const auto& [key, value] : MembersOf(*object_)) {
       if (std::find(known.begin(), known.end(), key) == known.end()) {
         std::string list;
         for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
@@ -33,14 +39,14 @@ class Section {
     const JsonValue* v = Find(key);
     if (!v || v->is_null()) return Status::OK();
     if (!v->is_string()) return Status::InvalidArgument(Path(key) + ": must be a string");
-    out = v->text();
+    out = TextOf(*v);
     return Status::OK();
   }
   // A whole number within [min, max].
   Status Int(std::string_view key, int& out, int min, int max, std::string_view unit) const {
     const JsonValue* v = Find(key);
     if (!v || v->is_null()) return Status::OK();
-    auto n = v->is_number() ? v->integer() : std::nullopt;
+    auto n = v->is_number() ? IntegerOf(*v) : std::nullopt;
     if (!n || *n < min || *n > max) {
       return Status::InvalidArgument(fmt::format("{}: must be a whole number of {} from {} to {}", Path(key), unit, min, max));
     }
@@ -52,13 +58,13 @@ class Section {
     if (!v || v->is_null()) return Status::OK();
     if (!v->is_array()) return Status::InvalidArgument(Path(key) + ": must be a list of strings");
     out.clear();
-    for (size_t i = 0; i < v->items().size(); ++i) {
-      if (!v->items()[i].is_string()) return Status::InvalidArgument(fmt::format("{}[{}]: must be a string", Path(key), i));
-      out.push_back(v->items()[i].text());
+    for (size_t i = 0; i < ItemsOf(*v).size(); ++i) {
+      if (!ItemsOf(*v)[i].is_string()) return Status::InvalidArgument(fmt::format("{}[{}]: must be a string", Path(key), i));
+      out.push_back(TextOf(ItemsOf(*v)[i]));
     }
     return Status::OK();
   }
-  const JsonValue* Find(std::string_view key) const { return object_ && object_->is_object() ? object_->Find(key) : nullptr; }
+  const JsonValue* Find(std::string_view key) const { return object_ && object_->is_object() ? FindMember(*object_, key) : nullptr; }
   std::string Path(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
 
  private:
@@ -148,7 +154,7 @@ Status ReadChecks(const Section& top, OperatorConfig& c) {
   CINCINNATI_RETURN_IF_ERROR(validation.Check({"cincinnati"}));
   if (const JsonValue* v = validation.Find("cincinnati"); v && !v->is_null()) {
     if (!v->is_bool()) return Status::InvalidArgument("validation.cincinnati: must be true or false");
-    c.cincinnati_check = v->bool_value();
+    c.cincinnati_check = BoolOf(*v);
   }
   return Status::OK();
 }
@@ -168,9 +174,9 @@ Status ReadWebhooks(const Section& notifications, OperatorConfig& c) {
   const JsonValue* hooks = notifications.Find("webhooks");
   if (!hooks || hooks->is_null()) return Status::OK();
   if (!hooks->is_array()) return Status::InvalidArgument("notifications.webhooks: must be a list");
-  for (size_t i = 0; i < hooks->items().size(); ++i) {
-    Section w(&hooks->items()[i], fmt::format("notifications.webhooks[{}]", i));
-    if (!hooks->items()[i].is_object()) return Status::InvalidArgument(w.Path("") + ": must be a mapping");
+  for (size_t i = 0; i < ItemsOf(*hooks).size(); ++i) {
+    Section w(&ItemsOf(*hooks)[i], fmt::format("notifications.webhooks[{}]", i));
+    if (!ItemsOf(*hooks)[i].is_object()) return Status::InvalidArgument(w.Path("") + ": must be a mapping");
     CINCINNATI_RETURN_IF_ERROR(w.Check({"url", "tokenFile", "headers"}));
     WebhookConfig hook;
     CINCINNATI_RETURN_IF_ERROR(w.String("url", hook.url));

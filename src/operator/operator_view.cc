@@ -7,6 +7,12 @@ namespace {
 
 using kube::JsonValue;
 using GaugeFamily = http_server::Family<http_server::Gauge>;
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::SetMember;
+using kube::ItemsOf;
 
 // The collector's suffix of each step's condition (none for the steps without one), as
 // the managed-upgrade operator's metrics collector names them.
@@ -39,52 +45,52 @@ double UnixTime(const std::string& text) {
 
 JsonValue UpgradeConfigList(const std::map<std::string, UpgradeConfig>& configs,
                             const std::map<std::string, std::string>& waiting_for) {
-  std::vector<JsonValue> items;
+  JsonArray items;
   for (const auto& [name, c] : configs) {
     JsonValue item = ToJson(c);
     auto note = waiting_for.find(name);
     if (note != waiting_for.end() && !note->second.empty()) {
-      JsonValue metadata = *item.Find("metadata");
-      metadata.Set("annotations", JsonValue::Object({{kWaitingForAnnotation, JsonValue::String(note->second)}}));
-      item.Set("metadata", std::move(metadata));
+      JsonValue metadata = *FindMember(item, "metadata");
+      SetMember(metadata, "annotations", JsonValue(JsonObject({{kWaitingForAnnotation, JsonValue(note->second)}})));
+      SetMember(item, "metadata", std::move(metadata));
     }
     items.push_back(std::move(item));
   }
-  return JsonValue::Object({{"apiVersion", JsonValue::String(std::string(kApiVersion))},
-                            {"kind", JsonValue::String("UpgradeConfigList")},
-                            {"items", JsonValue::Array(std::move(items))}});
+  return JsonValue(JsonObject({{"apiVersion", JsonValue(std::string(kApiVersion))},
+                            {"kind", JsonValue("UpgradeConfigList")},
+                            {"items", JsonValue(std::move(items))}}));
 }
 
 std::optional<JsonValue> FindUpgradeConfig(const JsonValue& list, const std::string& cluster) {
-  const JsonValue* items = list.is_object() ? list.Find("items") : nullptr;
+  const JsonValue* items = list.is_object() ? FindMember(list, "items") : nullptr;
   if (!items || !items->is_array()) return std::nullopt;
-  for (const auto& item : items->items()) {
-    const JsonValue* metadata = item.is_object() ? item.Find("metadata") : nullptr;
-    const JsonValue* labels = metadata && metadata->is_object() ? metadata->Find("labels") : nullptr;
-    const JsonValue* name = labels && labels->is_object() ? labels->Find("cluster") : nullptr;
-    if (name && name->is_string() && name->text() == cluster) return item;
+  for (const auto& item : ItemsOf(*items)) {
+    const JsonValue* metadata = item.is_object() ? FindMember(item, "metadata") : nullptr;
+    const JsonValue* labels = metadata && metadata->is_object() ? FindMember(*metadata, "labels") : nullptr;
+    const JsonValue* name = labels && labels->is_object() ? FindMember(*labels, "cluster") : nullptr;
+    if (name && name->is_string() && TextOf(*name) == cluster) return item;
   }
   return std::nullopt;
 }
 
 JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, int max_parallel, TimePoint now,
                               const std::map<std::string, std::string>& unreadable_configs) {
-  JsonValue out = JsonValue::Object();
+  JsonValue out = JsonObject();
   if (!pause.ok()) {
-    out.Set("paused", JsonValue::Bool(true));
-    out.Set("reason", JsonValue::String("the fleet's pause cannot be read: " + pause.status().message()));
+    SetMember(out, "paused", JsonValue(true));
+    SetMember(out, "reason", JsonValue("the fleet's pause cannot be read: " + pause.status().message()));
   } else {
-    out.Set("paused", JsonValue::Bool(!pause->reason.empty()));
-    if (!pause->reason.empty()) out.Set("reason", JsonValue::String(pause->reason));
-    if (!pause->reason.empty() && !pause->version.empty()) out.Set("version", JsonValue::String(pause->version));
+    SetMember(out, "paused", JsonValue(!pause->reason.empty()));
+    if (!pause->reason.empty()) SetMember(out, "reason", JsonValue(pause->reason));
+    if (!pause->reason.empty() && !pause->version.empty()) SetMember(out, "version", JsonValue(pause->version));
   }
-  out.Set("upgrading", JsonValue::Integer(upgrading));
-  out.Set("maxParallel", JsonValue::Integer(max_parallel));
-  out.Set("now", JsonValue::String(FormatTime(now)));
+  SetMember(out, "upgrading", JsonValue(int64_t(upgrading)));
+  SetMember(out, "maxParallel", JsonValue(int64_t(max_parallel)));
+  SetMember(out, "now", JsonValue(FormatTime(now)));
   if (!unreadable_configs.empty()) {
-    JsonValue unreadable = JsonValue::Object();
-    for (const auto& [cluster, why] : unreadable_configs) unreadable.Set(cluster, JsonValue::String(why));
-    out.Set("unreadableConfigs", std::move(unreadable));
+    JsonValue unreadable = JsonObject();
+    for (const auto& [cluster, why] : unreadable_configs) SetMember(unreadable, cluster, JsonValue(why));
+    SetMember(out, "unreadableConfigs", std::move(unreadable));
   }
   return out;
 }

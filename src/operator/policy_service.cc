@@ -14,10 +14,15 @@ namespace cincinnati::upgrade {
 namespace {
 
 using kube::JsonValue;
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::ItemsOf;
 
 std::string Text(const JsonValue* object, std::string_view key) {
-  const JsonValue* v = object && object->is_object() ? object->Find(key) : nullptr;
-  return v && v->is_string() ? v->text() : "";
+  const JsonValue* v = object && object->is_object() ? FindMember(*object, key) : nullptr;
+  return v && v->is_string() ? TextOf(*v) : "";
 }
 
 Result<JsonValue> Document(const std::string& body, const std::string& url) {
@@ -26,14 +31,14 @@ Result<JsonValue> Document(const std::string& body, const std::string& url) {
   return doc;
 }
 
-Result<const std::vector<JsonValue>*> Items(const JsonValue& doc, const std::string& url) {
-  const JsonValue* items = doc.Find("items");
+Result<const JsonArray*> Items(const JsonValue& doc, const std::string& url) {
+  const JsonValue* items = FindMember(doc, "items");
   if (!items) {
-    static const std::vector<JsonValue> kNone;
+    static const JsonArray kNone;
     return &kNone;
   }
   if (!items->is_array()) return Status::InvalidArgument(fmt::format("{}: items is not a list", url));
-  return &items->items();
+  return &ItemsOf(*items);
 }
 
 }  // namespace
@@ -51,7 +56,7 @@ Result<RemoteCluster> PolicyService::FindCluster(const std::string& external_id)
                           http_server::EncodeQuery({{"search", fmt::format("external_id = '{}'", external_id)}, {"size", "1"}});
   CINCINNATI_ASSIGN_OR_RETURN(std::string body, CallPeer(peer_, "GET", url));
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, Document(body, url));
-  CINCINNATI_ASSIGN_OR_RETURN(const std::vector<JsonValue>* items, Items(doc, url));
+  CINCINNATI_ASSIGN_OR_RETURN(const JsonArray* items, Items(doc, url));
   if (items->size() != 1) {
     return Status::NotFound(fmt::format("OCM did not return a valid cluster ID: {} clusters with external_id {}", items->size(), external_id));
   }
@@ -59,10 +64,10 @@ Result<RemoteCluster> PolicyService::FindCluster(const std::string& external_id)
   RemoteCluster out;
   out.id = Text(&c, "id");
   if (out.id.empty()) return Status::InvalidArgument(fmt::format("{}: the cluster has no id", url));
-  if (std::string group = Text(c.Find("version"), "channel_group"); !group.empty()) out.channel_group = group;
-  if (const JsonValue* grace = c.Find("node_drain_grace_period"); grace && grace->is_object()) {
-    const JsonValue* value = grace->Find("value");
-    if (value && value->is_number()) out.node_drain_minutes = static_cast<int>(std::clamp<double>(std::atof(value->text().c_str()), 0, 1e6));
+  if (std::string group = Text(FindMember(c, "version"), "channel_group"); !group.empty()) out.channel_group = group;
+  if (const JsonValue* grace = FindMember(c, "node_drain_grace_period"); grace && grace->is_object()) {
+    const JsonValue* value = FindMember(*grace, "value");
+    if (value && value->is_number()) out.node_drain_minutes = static_cast<int>(std::clamp<double>(value->to_number<double>(), 0, 1e6));
   }
   return out;
 }
@@ -82,7 +87,7 @@ Result<std::vector<UpgradePolicy>> PolicyService::Policies(const std::string& cl
   const std::string url = ClusterUrl(cluster_id) + "/upgrade_policies";
   CINCINNATI_ASSIGN_OR_RETURN(std::string body, CallPeer(peer_, "GET", url));
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue doc, Document(body, url));
-  CINCINNATI_ASSIGN_OR_RETURN(const std::vector<JsonValue>* items, Items(doc, url));
+  CINCINNATI_ASSIGN_OR_RETURN(const JsonArray* items, Items(doc, url));
   std::vector<UpgradePolicy> out;
   for (const auto& item : *items) {
     UpgradePolicy p;
@@ -101,7 +106,7 @@ Result<std::vector<UpgradePolicy>> PolicyService::Policies(const std::string& cl
 Status PolicyService::SetState(const std::string& cluster_id, const std::string& policy_id, const std::string& value,
                                const std::string& description) {
   const std::string url = ClusterUrl(cluster_id) + "/upgrade_policies/" + policy_id + "/state";
-  JsonValue body = JsonValue::Object({{"value", JsonValue::String(value)}, {"description", JsonValue::String(description)}});
+  JsonValue body = JsonObject({{"value", JsonValue(value)}, {"description", JsonValue(description)}});
   return CallPeer(peer_, "PATCH", url, kube::WriteJson(body)).status();
 }
 

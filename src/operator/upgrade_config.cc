@@ -9,6 +9,15 @@
 
 namespace cincinnati::upgrade {
 namespace {
+using kube::JsonObject;
+using kube::JsonArray;
+using kube::FindMember;
+using kube::TextOf;
+using kube::IntegerOf;
+using kube::BoolOf;
+using kube::MembersOf;
+using kube::SetMember;
+using kube::ItemsOf;
 
 // Reads the members of one JSON object, naming `path` in every error.
 class Fields {
@@ -16,30 +25,30 @@ class Fields {
   Fields(const JsonValue& object, std::string path) : object_(object), path_(std::move(path)) {}
 
   Status String(std::string_view key, std::string& out, bool required = false) const {
-    const JsonValue* v = object_.Find(key);
+    const JsonValue* v = FindMember(object_, key);
     if (!v || v->is_null()) return required ? Missing(key) : Status::OK();
     if (!v->is_string()) return Wrong(key, "a string");
-    out = v->text();
+    out = TextOf(*v);
     return Status::OK();
   }
   Status Bool(std::string_view key, bool& out) const {
-    const JsonValue* v = object_.Find(key);
+    const JsonValue* v = FindMember(object_, key);
     if (!v || v->is_null()) return Status::OK();
     if (!v->is_bool()) return Wrong(key, "a boolean");
-    out = v->bool_value();
+    out = BoolOf(*v);
     return Status::OK();
   }
   Status Int32(std::string_view key, int32_t& out, bool required) const {
-    const JsonValue* v = object_.Find(key);
+    const JsonValue* v = FindMember(object_, key);
     if (!v || v->is_null()) return required ? Missing(key) : Status::OK();
-    auto n = v->is_number() ? v->integer() : std::nullopt;
+    auto n = v->is_number() ? IntegerOf(*v) : std::nullopt;
     if (!n || *n < INT32_MIN || *n > INT32_MAX) return Wrong(key, "a 32-bit integer");
     out = static_cast<int32_t>(*n);
     return Status::OK();
   }
   // nullptr when absent or null; an error when present but not an object/array.
   Result<const JsonValue*> Object(std::string_view key, bool required = false) const {
-    const JsonValue* v = object_.Find(key);
+    const JsonValue* v = FindMember(object_, key);
     if (!v || v->is_null()) {
       if (required) return Missing(key);
       return static_cast<const JsonValue*>(nullptr);
@@ -48,7 +57,7 @@ class Fields {
     return v;
   }
   Result<const JsonValue*> Array(std::string_view key) const {
-    const JsonValue* v = object_.Find(key);
+    const JsonValue* v = FindMember(object_, key);
     if (!v || v->is_null()) return static_cast<const JsonValue*>(nullptr);
     if (!v->is_array()) return Wrong(key, "a list");
     return v;
@@ -99,9 +108,9 @@ Status ReadHistory(const JsonValue& v, const std::string& path, UpgradeHistory& 
   CINCINNATI_RETURN_IF_ERROR(f.String("workerCompleteTime", h.worker_complete_time));
   CINCINNATI_ASSIGN_OR_RETURN(const JsonValue* conditions, f.Array("conditions"));
   if (conditions) {
-    for (size_t i = 0; i < conditions->items().size(); ++i) {
+    for (size_t i = 0; i < ItemsOf(*conditions).size(); ++i) {
       UpgradeCondition c;
-      CINCINNATI_RETURN_IF_ERROR(ReadCondition(conditions->items()[i], fmt::format("{}.conditions[{}]", path, i), c));
+      CINCINNATI_RETURN_IF_ERROR(ReadCondition(ItemsOf(*conditions)[i], fmt::format("{}.conditions[{}]", path, i), c));
       h.conditions.push_back(std::move(c));
     }
   }
@@ -113,7 +122,7 @@ Status ReadHistory(const JsonValue& v, const std::string& path, UpgradeHistory& 
 // (capacityReservaton would be dropped; upgradAt would read as "upgradeAt: Required
 // value"). metadata and status may hold anything a cluster's copy of the object holds.
 Status RefuseUnknown(const JsonValue& object, std::string_view path, std::initializer_list<std::string_view> known) {
-  for (const auto& [key, value] : object.members()) {
+  for (const auto& [key, value] : MembersOf(object)) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string names;
     for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
@@ -154,7 +163,7 @@ Status ReadSpec(const JsonValue& spec_json, UpgradeConfigSpec& spec, bool strict
 }
 
 void PutString(JsonValue& object, const char* key, const std::string& value, bool omit_empty = true) {
-  if (!omit_empty || !value.empty()) object.Set(key, JsonValue::String(value));
+  if (!omit_empty || !value.empty()) SetMember(object, key, JsonValue(value));
 }
 
 }  // namespace
@@ -278,9 +287,9 @@ Result<UpgradeConfig> FromJson(const JsonValue& document, std::string_view what,
     auto history = Fields(**status, "status").Array("history");
     if (!history.ok()) return in(history.status());
     if (*history) {
-      for (size_t i = 0; i < (*history)->items().size(); ++i) {
+      for (size_t i = 0; i < ItemsOf(*(*history)).size(); ++i) {
         UpgradeHistory h;
-        if (Status s = ReadHistory((*history)->items()[i], fmt::format("status.history[{}]", i), h); !s.ok()) return in(s);
+        if (Status s = ReadHistory(ItemsOf(*(*history))[i], fmt::format("status.history[{}]", i), h); !s.ok()) return in(s);
         config.history.push_back(std::move(h));
       }
     }
@@ -302,25 +311,25 @@ Result<UpgradeConfig> ParseUpgradeConfigYaml(const std::string& text, std::strin
 }
 
 JsonValue SpecToJson(const UpgradeConfigSpec& spec) {
-  JsonValue desired = JsonValue::Object();
+  JsonValue desired = JsonObject();
   PutString(desired, "version", spec.desired.version);
   PutString(desired, "channel", spec.desired.channel);
   PutString(desired, "image", spec.desired.image);
-  JsonValue out = JsonValue::Object();
-  out.Set("type", JsonValue::String(std::string(UpgradeTypeName(spec.type))));
-  out.Set("upgradeAt", JsonValue::String(spec.upgrade_at));
-  out.Set("PDBForceDrainTimeout", JsonValue::Integer(spec.pdb_force_drain_timeout));
-  if (spec.capacity_reservation) out.Set("capacityReservation", JsonValue::Bool(true));
-  out.Set("desired", std::move(desired));
+  JsonValue out = JsonObject();
+  SetMember(out, "type", JsonValue(std::string(UpgradeTypeName(spec.type))));
+  SetMember(out, "upgradeAt", JsonValue(spec.upgrade_at));
+  SetMember(out, "PDBForceDrainTimeout", JsonValue(int64_t(spec.pdb_force_drain_timeout)));
+  if (spec.capacity_reservation) SetMember(out, "capacityReservation", JsonValue(true));
+  SetMember(out, "desired", std::move(desired));
   return out;
 }
 
 JsonValue ToJson(const UpgradeConfig& config) {
-  std::vector<JsonValue> history;
+  JsonArray history;
   for (const auto& h : config.history) {
-    std::vector<JsonValue> conditions;
+    JsonArray conditions;
     for (const auto& c : h.conditions) {
-      JsonValue cj = JsonValue::Object();
+      JsonValue cj = JsonObject();
       PutString(cj, "type", c.type, false);
       PutString(cj, "status", c.status, false);
       PutString(cj, "reason", c.reason);
@@ -331,27 +340,27 @@ JsonValue ToJson(const UpgradeConfig& config) {
       PutString(cj, "lastTransitionTime", c.last_transition_time);
       conditions.push_back(std::move(cj));
     }
-    JsonValue hj = JsonValue::Object();
+    JsonValue hj = JsonObject();
     PutString(hj, "version", h.version);
     PutString(hj, "precedingVersion", h.preceding_version);
-    hj.Set("phase", JsonValue::String(std::string(PhaseName(h.phase))));
+    SetMember(hj, "phase", JsonValue(std::string(PhaseName(h.phase))));
     PutString(hj, "startTime", h.start_time);
     PutString(hj, "completeTime", h.complete_time);
     PutString(hj, "workerStartTime", h.worker_start_time);
     PutString(hj, "workerCompleteTime", h.worker_complete_time);
-    hj.Set("conditions", JsonValue::Array(std::move(conditions)));
+    SetMember(hj, "conditions", JsonValue(std::move(conditions)));
     history.push_back(std::move(hj));
   }
-  JsonValue metadata = JsonValue::Object({{"name", JsonValue::String(config.name)}});
+  JsonValue metadata = JsonObject({{"name", JsonValue(config.name)}});
   if (!config.cluster.empty()) {
-    metadata.Set("labels", JsonValue::Object({{"cluster", JsonValue::String(config.cluster)}}));
+    SetMember(metadata, "labels", JsonValue(JsonObject({{"cluster", JsonValue(config.cluster)}})));
   }
-  JsonValue out = JsonValue::Object();
-  out.Set("apiVersion", JsonValue::String(std::string(kApiVersion)));
-  out.Set("kind", JsonValue::String(std::string(kKind)));
-  out.Set("metadata", std::move(metadata));
-  out.Set("spec", SpecToJson(config.spec));
-  out.Set("status", JsonValue::Object({{"history", JsonValue::Array(std::move(history))}}));
+  JsonValue out = JsonObject();
+  SetMember(out, "apiVersion", JsonValue(std::string(kApiVersion)));
+  SetMember(out, "kind", JsonValue(std::string(kKind)));
+  SetMember(out, "metadata", std::move(metadata));
+  SetMember(out, "spec", SpecToJson(config.spec));
+  SetMember(out, "status", JsonValue(JsonObject({{"history", JsonValue(std::move(history))}})));
   return out;
 }
 

@@ -6,15 +6,16 @@
 namespace cincinnati::upgrade {
 
 using kube::JsonValue;
+using kube::JsonObject;
 
 std::string NotificationJson(const Notification& n) {
-  return kube::WriteJson(JsonValue::Object({{"kind", JsonValue::String("UpgradeNotification")},
-                                             {"id", JsonValue::String(n.id)},
-                                             {"cluster", JsonValue::String(n.cluster)},
-                                             {"event", JsonValue::String(n.event)},
-                                             {"version", JsonValue::String(n.version)},
-                                             {"description", JsonValue::String(n.description)},
-                                             {"time", JsonValue::String(n.time)}}));
+  return kube::WriteJson(JsonValue(JsonObject({{"kind", JsonValue("UpgradeNotification")},
+                                             {"id", JsonValue(n.id)},
+                                             {"cluster", JsonValue(n.cluster)},
+                                             {"event", JsonValue(n.event)},
+                                             {"version", JsonValue(n.version)},
+                                             {"description", JsonValue(n.description)},
+                                             {"time", JsonValue(n.time)}})));
 }
 
 Status WebhookNotifier::Send(const Notification& notification) {

@@ -1,10 +1,12 @@
 #include "policy_engine/adoption_history.h"
 
+#include <boost/json.hpp>
+
 #include <algorithm>
 #include <limits>
 
 #include "core/date_time.h"
-#include "core/json_writer.h"
+#include "core/json.h"
 
 namespace cincinnati::server {
 
@@ -29,22 +31,17 @@ void AdoptionHistory::MaybeSample(const PollSightings& sightings, int64_t now) {
 }
 
 std::string AdoptionHistory::Json() const {
-  std::string out = "{\"periodSeconds\":" + std::to_string(options_.period) + ",\"windowSeconds\":" + std::to_string(options_.window) +
-                    ",\"samples\":[";
-  std::lock_guard lock(mu_);
-  for (size_t i = 0; i < samples_.size(); ++i) {
-    const Sample& s = samples_[i];
-    out += i == 0 ? "{\"time\":" : ",{\"time\":";
-    AppendJsonString(out, FormatUnixSeconds(s.time));
-    out += ",\"clusters\":{";
-    for (size_t v = 0; v < s.clusters.size(); ++v) {
-      if (v > 0) out += ',';
-      AppendJsonString(out, s.clusters[v].first);
-      out += ':' + std::to_string(s.clusters[v].second);
+  boost::json::array samples;
+  {
+    std::lock_guard lock(mu_);
+    for (const Sample& s : samples_) {
+      boost::json::object clusters;
+      for (const auto& [version, count] : s.clusters) clusters[version] = count;
+      samples.push_back(boost::json::object{{"time", FormatUnixSeconds(s.time)}, {"clusters", std::move(clusters)}});
     }
-    out += "}}";
   }
-  return out + "]}";
+  return WriteJson(boost::json::object{
+      {"periodSeconds", options_.period}, {"windowSeconds", options_.window}, {"samples", std::move(samples)}});
 }
 
 }  // namespace cincinnati::server

@@ -1,11 +1,13 @@
 // The policy engine's graph page (`/`) and its data under `{prefix}/v1/ui/` (see
 // policy_engine_service.h and ui/web_page.h).
+#include <boost/json.hpp>
+
 #include <chrono>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "core/metadata_keys.h"
 #include "core/strings.h"
 #include "graph-data/time_format.h"
@@ -23,15 +25,6 @@
 namespace cincinnati::server {
 namespace {
 
-std::string JsonList(const std::set<std::string>& items) {
-  std::string out = "[";
-  for (const std::string& s : items) {
-    if (out.size() > 1) out += ',';
-    AppendJsonString(out, s);
-  }
-  return out + "]";
-}
-
 // Channels and architectures named by the graph's releases.
 std::string ChannelsJson(const Graph& graph) {
   std::set<std::string> arches;
@@ -39,7 +32,8 @@ std::string ChannelsJson(const Graph& graph) {
     auto arch = n.metadata.find(std::string(kArchKey));
     arches.insert(arch == n.metadata.end() ? "amd64" : arch->second);
   }
-  return "{\"channels\":" + JsonList(policy::ChannelsOf(graph)) + ",\"arches\":" + JsonList(arches) + "}";
+  return WriteJson(boost::json::object{{"channels", boost::json::value_from(policy::ChannelsOf(graph))},
+                                       {"arches", boost::json::value_from(arches)}});
 }
 
 std::string Param(const Parameters& p, const char* name, const char* fallback) {
@@ -50,18 +44,19 @@ std::string Param(const Parameters& p, const char* name, const char* fallback) {
 // The channel's phased rollouts at `now`: how far each window is.
 std::string RolloutsJson(const Graph& graph, const std::string& channel, int64_t now) {
   auto windows = policy::RolloutWindows(graph);
-  std::string out = "{\"channel\":" + JsonString(channel) + ",\"now\":" +
-                    JsonString(graphdata::FormatDateTime(now)) + ",\"rollouts\":[";
-  bool first = true;
+  boost::json::array rollouts;
   for (const policy::RolloutWindow& w : windows.ok() ? *windows : std::vector<policy::RolloutWindow>{}) {
     if (w.channel != channel) continue;
-    out += fmt::format("{}{{\"from\":{},\"to\":{},\"share\":{:.4f},\"begin\":{},\"completeAt\":{}}}", first ? "" : ",",
-                       JsonString(w.from), JsonString(w.to), w.Fraction(now),
-                       JsonString(graphdata::FormatDateTime(w.begin)),
-                       JsonString(graphdata::FormatDateTime(w.begin + w.duration)));
-    first = false;
+    rollouts.push_back(boost::json::object{{"from", w.from},
+                                           {"to", w.to},
+                                           {"share", w.Fraction(now)},
+                                           {"begin", graphdata::FormatDateTime(w.begin)},
+                                           {"completeAt", graphdata::FormatDateTime(w.begin + w.duration)}});
   }
-  return out + "]}";
+  return WriteJsonFixed(boost::json::object{{"channel", channel},
+                                            {"now", graphdata::FormatDateTime(now)},
+                                            {"rollouts", std::move(rollouts)}},
+                        4);  // the shares, as they have always been given
 }
 
 }  // namespace

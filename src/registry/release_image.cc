@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "core/json_writer.h"
+#include <boost/json.hpp>
+
+#include "core/json.h"
 #include "registry/manifest.h"
 
 namespace cincinnati::registry {
@@ -66,27 +68,22 @@ Result<ReleaseImage> ReadReleaseImage(RegistryClient& client, const std::string&
   return ReleaseImage{image.digest, image.arch, std::move(metadata)};
 }
 
-std::string ReleaseMetadataJson(const ReleaseMetadata& m) {
+boost::json::object ReleaseMetadataObject(const ReleaseMetadata& m) {
   auto list = [](const std::vector<Version>& versions) {
-    std::string out = "[";
-    for (size_t i = 0; i < versions.size(); ++i) {
-      if (i) out += ',';
-      AppendJsonString(out, versions[i].ToString());
-    }
-    return out + "]";
+    boost::json::array out;
+    for (const Version& v : versions) out.push_back(boost::json::value(v.ToString()));
+    return out;
   };
-  std::string out = fmt::format(R"({{"kind":"cincinnati-metadata-v0","version":{},"previous":{},"next":{},"metadata":{{)",
-                                JsonString(m.version.ToString()), list(m.previous), list(m.next));
-  bool first = true;
-  for (const auto& [k, v] : m.metadata) {
-    if (!first) out += ',';
-    AppendJsonString(out, k);
-    out += ':';
-    AppendJsonString(out, v);
-    first = false;
-  }
-  return out + "}}";
+  boost::json::object metadata;
+  for (const auto& [k, v] : m.metadata) metadata[k] = v;
+  return boost::json::object{{"kind", "cincinnati-metadata-v0"},
+                             {"version", m.version.ToString()},
+                             {"previous", list(m.previous)},
+                             {"next", list(m.next)},
+                             {"metadata", std::move(metadata)}};
 }
+
+std::string ReleaseMetadataJson(const ReleaseMetadata& m) { return WriteJson(ReleaseMetadataObject(m)); }
 
 namespace {
 
@@ -129,21 +126,23 @@ Result<std::string> CopyImage(RegistryClient& from, RegistryClient& to, const st
 
 Result<std::string> PushImage(RegistryClient& client, const std::string& tag, const std::string& arch,
                               const std::vector<Layer>& layers, size_t chunk_size) {
-  std::string diff_ids, layer_list;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    CINCINNATI_ASSIGN_OR_RETURN(std::string digest, client.PushBlob(layers[i].gzip, chunk_size));
-    if (i) diff_ids += ',';
-    AppendJsonString(diff_ids, layers[i].diff_id);
-    layer_list += fmt::format(R"({}{{"mediaType":"{}","size":{},"digest":"{}"}})", i ? "," : "", kDockerLayerGzip,
-                              layers[i].gzip.size(), digest);
+  boost::json::array diff_ids, layer_list;
+  for (const Layer& layer : layers) {
+    CINCINNATI_ASSIGN_OR_RETURN(std::string digest, client.PushBlob(layer.gzip, chunk_size));
+    diff_ids.push_back(boost::json::value(layer.diff_id));
+    layer_list.push_back(boost::json::object{{"mediaType", kDockerLayerGzip}, {"size", layer.gzip.size()}, {"digest", digest}});
   }
-  std::string config = fmt::format(
-      R"({{"architecture":{},"os":"linux","config":{{}},"rootfs":{{"type":"layers","diff_ids":[{}]}}}})",
-      JsonString(arch), diff_ids);
+  const std::string config = WriteJson(boost::json::object{
+      {"architecture", arch},
+      {"os", "linux"},
+      {"config", boost::json::object()},
+      {"rootfs", boost::json::object{{"type", "layers"}, {"diff_ids", std::move(diff_ids)}}}});
   CINCINNATI_ASSIGN_OR_RETURN(std::string config_digest, client.PushBlob(config, chunk_size));
-  std::string manifest = fmt::format(
-      R"({{"schemaVersion":2,"mediaType":"{}","config":{{"mediaType":"{}","size":{},"digest":"{}"}},"layers":[{}]}})",
-      kDockerManifest, kDockerConfig, config.size(), config_digest, layer_list);
+  const std::string manifest = WriteJson(boost::json::object{
+      {"schemaVersion", 2},
+      {"mediaType", kDockerManifest},
+      {"config", boost::json::object{{"mediaType", kDockerConfig}, {"size", config.size()}, {"digest", config_digest}}},
+      {"layers", std::move(layer_list)}});
   return client.PushManifest(tag, kDockerManifest, manifest);
 }
 
@@ -158,9 +157,11 @@ Result<std::string> PushRelease(RegistryClient& client, const std::string& tag, 
   }
   if (!references) {
     entries.push_back({"release-manifests/image-references",
-                       fmt::format(R"({{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{{"name":{}}},)"
-                                   R"("spec":{{"tags":[]}}}})",
-                                   JsonString(release.metadata.version.ToString())) +
+                       WriteJson(boost::json::object{
+                           {"kind", "ImageStream"},
+                           {"apiVersion", "image.openshift.io/v1"},
+                           {"metadata", boost::json::object{{"name", release.metadata.version.ToString()}}},
+                           {"spec", boost::json::object{{"tags", boost::json::array()}}}}) +
                            "\n"});
   }
   for (const LayerEntry& m : release.payload_manifests) entries.push_back({"manifests/" + m.path, m.content});

@@ -9,6 +9,8 @@
 // Every blob is downloaded with its descriptor's size as the limit.
 #pragma once
 
+#include <boost/json.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -46,8 +48,10 @@ Result<std::optional<ReleaseMetadata>> ReadReleaseMetadata(RegistryClient& clien
 
 Result<ReleaseImage> ReadReleaseImage(RegistryClient& client, const std::string& reference);
 
-// The cincinnati-metadata-v0 document as JSON.
+// The cincinnati-metadata-v0 document, as JSON and as an object for documents that
+// carry it.
 std::string ReleaseMetadataJson(const ReleaseMetadata& metadata);
+boost::json::object ReleaseMetadataObject(const ReleaseMetadata& metadata);
 
 struct NewRelease {
   ReleaseMetadata metadata;

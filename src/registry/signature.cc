@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "core/json_writer.h"
+#include <boost/json.hpp>
+
+#include "core/json.h"
 #include "registry/keyring.h"
 
 namespace cincinnati::registry {
@@ -88,13 +90,14 @@ Result<AtomicSignature> ParseAtomicSignature(std::string_view json) {
 }
 
 std::string WriteAtomicSignature(const AtomicSignature& signature) {
-  std::string optional;
-  if (!signature.creator.empty()) optional += fmt::format("\"creator\":{}", JsonString(signature.creator));
-  if (signature.timestamp) optional += fmt::format("{}\"timestamp\":{}", optional.empty() ? "" : ",", *signature.timestamp);
-  return fmt::format(
-      "{{\"critical\":{{\"type\":\"atomic container signature\",\"image\":{{\"docker-manifest-digest\":{}}},"
-      "\"identity\":{{\"docker-reference\":{}}}}},\"optional\":{{{}}}}}",
-      JsonString(signature.digest), JsonString(signature.reference), optional);
+  boost::json::object optional;
+  if (!signature.creator.empty()) optional["creator"] = signature.creator;
+  if (signature.timestamp) optional["timestamp"] = *signature.timestamp;
+  return WriteJson(boost::json::object{
+      {"critical", boost::json::object{{"type", "atomic container signature"},
+                                       {"image", boost::json::object{{"docker-manifest-digest", signature.digest}}},
+                                       {"identity", boost::json::object{{"docker-reference", signature.reference}}}}},
+      {"optional", std::move(optional)}});
 }
 
 Result<std::string> VerifyImageSignature(const std::string& signature, const std::string& public_keys_dir,

@@ -8,13 +8,15 @@
 
 #include "core/date_time.h"
 #include "core/error_document.h"
-#include "core/json_writer.h"
+#include "core/json.h"
 #include "kube/api_access.h"
 #include "kube/json_value.h"
 #include "reports/report_batches.h"
 
 namespace cincinnati::server {
 namespace {
+using kube::FindMember;
+using kube::TextOf;
 
 using http_server::Response;
 
@@ -105,12 +107,8 @@ bool ReportRoutes::HandleBatch(const http_server::Request& request, const std::f
       if (--pending->left > 0) return;
       lock.unlock();
       if (!pending->error.empty()) return respond(Error(503, "report_not_recorded", pending->error));
-      std::string out = R"({"results":[)";
-      for (size_t k = 0; k < pending->results.size(); ++k) {
-        if (k > 0) out += ',';
-        out += JsonString(pending->results[k]);
-      }
-      respond(Response::Text(200, out + "]}", "application/json"));
+      respond(Response::Text(200, WriteJson(boost::json::object{{"results", boost::json::value_from(pending->results)}}),
+                             "application/json"));
     });
   }
   return true;
@@ -139,10 +137,10 @@ Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
   }
   auto body = kube::ParseJson(request.body);
   auto text = [&](const char* key) -> std::optional<std::string> {
-    const kube::JsonValue* v = body.ok() ? body->Find(key) : nullptr;
+    const kube::JsonValue* v = body.ok() ? FindMember(*body, key) : nullptr;
     if (!v) return std::string();
     if (!v->is_string()) return std::nullopt;
-    return v->text();
+    return TextOf(*v);
   };
   auto from = text("from"), to = text("to"), by = text("by"), note = text("note");
   if (!body.ok() || !from || !to || !by || !note || from->empty() || to->empty()) {
@@ -161,18 +159,26 @@ Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
 }
 
 std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes, bool with_people) {
-  std::string out = R"({"brakes":[)";
-  for (size_t i = 0; i < brakes.size(); ++i) {
-    const reports::BrakeRecord& b = brakes[i];
-    out += fmt::format(
-        R"({}{{"from":{},"to":{},"state":"{}","since":"{}","firstFailure":"{}","clusters":{},"failures":{},"lowerBound":{:.4f},)"
-        R"("risk":{},"file":{},"message":{}{}}})",
-        i ? "," : "", JsonString(b.from), JsonString(b.to), reports::BrakeStateName(b.state), FormatUnixSeconds(b.since),
-        FormatUnixSeconds(b.first_failure), b.counts.clusters, b.counts.failures, b.lower_bound,
-        JsonString(reports::BrakeRiskName(b.from, b.to)), JsonString(reports::BrakeFileName(b.from, b.to)), JsonString(b.message),
-        with_people ? fmt::format(R"(,"by":{},"note":{})", JsonString(b.by), JsonString(b.note)) : std::string());
+  boost::json::array list;
+  for (const reports::BrakeRecord& b : brakes) {
+    boost::json::object brake{{"from", b.from},
+                              {"to", b.to},
+                              {"state", reports::BrakeStateName(b.state)},
+                              {"since", FormatUnixSeconds(b.since)},
+                              {"firstFailure", FormatUnixSeconds(b.first_failure)},
+                              {"clusters", b.counts.clusters},
+                              {"failures", b.counts.failures},
+                              {"lowerBound", b.lower_bound},
+                              {"risk", reports::BrakeRiskName(b.from, b.to)},
+                              {"file", reports::BrakeFileName(b.from, b.to)},
+                              {"message", b.message}};
+    if (with_people) {
+      brake["by"] = b.by;
+      brake["note"] = b.note;
+    }
+    list.push_back(std::move(brake));
   }
-  return out + "]}";
+  return WriteJsonFixed(boost::json::object{{"brakes", std::move(list)}}, 4);  // the bound, as it has always been given
 }
 
 }  // namespace cincinnati::server
