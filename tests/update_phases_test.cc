@@ -82,21 +82,21 @@ TEST(UpdatePhasesTest, ThePhasesDataMovesWithThePhase) {
   ASSERT_TRUE(progress.failed());
   EXPECT_EQ(progress.failed()->retry_at, 60);
   const JsonValue stored = ToJson(progress);
-  EXPECT_EQ(stored.Find("failedReason")->text(), "ImageVerificationFailed");
-  EXPECT_EQ(stored.Find("retryAt")->integer(), 60);
+  EXPECT_EQ(kube::TextOf(*kube::FindMember(stored, "failedReason")), "ImageVerificationFailed");
+  EXPECT_EQ(kube::IntegerOf(*kube::FindMember(stored, "retryAt")), 60);
   auto back = UpdateProgressFromJson(stored);
   ASSERT_TRUE(back.ok());
   ASSERT_TRUE(back->failed());
   EXPECT_EQ(back->failed()->message, "no key");
   ASSERT_TRUE(MoveUpdatePhase(progress, P::kVerifying, status));
   EXPECT_FALSE(progress.failed()) << "a retry starts over";
-  EXPECT_EQ(ToJson(progress).Find("failedReason")->text(), "");
+  EXPECT_EQ(kube::TextOf(*kube::FindMember(ToJson(progress), "failedReason")), "");
 
   auto handing_over = UpdateProgressFromJson(*kube::ParseJson(R"({"phase":"HandingOver","handOverId":"abc"})"));
   ASSERT_TRUE(handing_over.ok());
   ASSERT_TRUE(handing_over->handing_over());
   EXPECT_EQ(handing_over->handing_over()->id, "abc");
-  EXPECT_EQ(ToJson(*handing_over).Find("handOverId")->text(), "abc");
+  EXPECT_EQ(kube::TextOf(*kube::FindMember(ToJson(*handing_over), "handOverId")), "abc");
 }
 
 // Each phase the update enters is one line of the agent's log, naming the release: the

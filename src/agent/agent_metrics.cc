@@ -85,7 +85,7 @@ void FillClusterVersion(ClusterVersionFamilies& f, const ClusterVersion& cv, boo
 }
 
 // Each component's series: up (its Available condition) and every True or False condition.
-void FillComponents(ClusterVersionFamilies& f, const std::vector<JsonValue>& components) {
+void FillComponents(ClusterVersionFamilies& f, const JsonArray& components) {
   for (const auto& component : components) {
     const JsonValue* name = FindMember(component, "metadata") ? FindMember(*FindMember(component, "metadata"), "name") : nullptr;
     if (!name || !name->is_string()) continue;
@@ -205,7 +205,7 @@ std::string Agent::Metrics() {
     cluster_version.payload.With({update.progress.version, "pending"}).Set(static_cast<double>(update.pending));
   }
 
-  std::vector<JsonValue> components;
+  JsonArray components;
   if (auto listed = ListComponents(); listed.ok()) components = std::move(listed).value();
 
   std::lock_guard lock(mu_);
