@@ -209,14 +209,14 @@ Result<TransformChain> PolicyChain(const Settings& s, server::PolicyEngineOption
     for (const std::string& c : s.List("views.channel_targets")) targets.insert(c);
     return policy::DefaultChain(std::move(targets), clock);
   }
-  UpstreamSettings upstream{options.upstream_url, std::nullopt};
+  UpstreamSettings upstream{options.upstream.url, std::nullopt};
   PluginEnvironment environment{clock, &upstream};
   for (const PluginTable& t : tables) {
     CINCINNATI_ASSIGN_OR_RETURN(auto step, MakeTransform(t, PluginRole::kPolicyEngine, environment));
     if (step) chain.push_back(std::move(step));
   }
-  options.upstream_url = upstream.url;
-  if (upstream.timeout) options.upstream_timeout = *upstream.timeout;
+  options.upstream.url = upstream.url;
+  if (upstream.timeout) options.upstream.timeout = *upstream.timeout;
   // Hotfix releases must never leak to other clusters, so a chain that does not name
   // the filter gets it before its first per-cluster step (or at its end).
   bool has_hotfix_filter = false;
@@ -261,28 +261,28 @@ Result<std::shared_ptr<directory::ClusterDirectory>> Directory(const Settings& s
 
 // How a policy engine treats an HTTP upstream beyond its URL and timeouts.
 Status UpstreamOptions(const Settings& s, server::PolicyEngineOptions& o) {
-  CINCINNATI_ASSIGN_OR_RETURN(o.upstream_kind, server::ParseUpstreamKind(s.String("upstream.cincinnati.kind", "auto")));
-  CINCINNATI_ASSIGN_OR_RETURN(o.max_stale, Secs(s, "upstream.cincinnati.max_stale_secs", 86400));
+  CINCINNATI_ASSIGN_OR_RETURN(o.upstream.kind, server::ParseUpstreamKind(s.String("upstream.cincinnati.kind", "auto")));
+  CINCINNATI_ASSIGN_OR_RETURN(o.cache.max_stale, Secs(s, "upstream.cincinnati.max_stale_secs", 86400));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t answers, s.Unsigned("upstream.cincinnati.max_cached_answers", 4096));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t bytes, s.Unsigned("upstream.cincinnati.max_cached_bytes", 256u << 20));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t rate, s.Unsigned("upstream.cincinnati.max_fetches_per_sec", 50));
   CINCINNATI_ASSIGN_OR_RETURN(uint64_t body, s.Unsigned("upstream.cincinnati.max_body_bytes", 64u << 20));
-  o.max_upstream_body_bytes = body;
+  o.upstream.max_body_bytes = body;
   if (answers == 0) return Status::InvalidArgument("upstream.cincinnati.max_cached_answers must be greater than 0");
-  o.max_cached_queries = answers;
-  o.max_cached_bytes = bytes;
-  o.max_fetches_per_second = static_cast<double>(rate);
+  o.cache.max_queries = answers;
+  o.cache.max_bytes = bytes;
+  o.cache.max_fetches_per_second = static_cast<double>(rate);
   // The upstream's signed answers (signing/upstream_trust.h).
   const std::string keys = s.String("upstream.cincinnati.public_keys", "");
   // Required by default with keys: the engine's trust on first use lasts a process's life,
   // so each restart would reopen the window to strip the first answer's signature.
-  CINCINNATI_ASSIGN_OR_RETURN(o.upstream_require_signature, s.Bool("upstream.cincinnati.require_signature", !keys.empty()));
+  CINCINNATI_ASSIGN_OR_RETURN(o.upstream.require_signature, s.Bool("upstream.cincinnati.require_signature", !keys.empty()));
   if (!keys.empty()) {
     CINCINNATI_ASSIGN_OR_RETURN(TrustedKeys trusted, env::LoadTrustedKeys(keys));
     if (trusted.size() == 0) return Status::InvalidArgument(fmt::format("upstream.cincinnati.public_keys {}: no *.pem key in it", keys));
     spdlog::info("policy engine: the upstream's answers are checked against {} trusted key(s) in {}", trusted.size(), keys);
-    o.upstream_keys = std::move(trusted);
-  } else if (o.upstream_require_signature) {
+    o.upstream.keys = std::move(trusted);
+  } else if (o.upstream.require_signature) {
     return Status::InvalidArgument("upstream.cincinnati.require_signature needs upstream.cincinnati.public_keys");
   }
   return Status::OK();
@@ -383,17 +383,17 @@ Result<std::unique_ptr<PolicyEngineService>> MakeEngine(const Settings& s, const
   o.path_prefix = c.prefix;
   o.signatures_dir = c.signatures_dir;
   o.mandatory_client_parameters = c.mandatory;
-  o.upstream_url = c.serve ? "" : s.String("upstream.cincinnati.url", "http://localhost:8080/graph");
-  CINCINNATI_ASSIGN_OR_RETURN(o.cache_ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
-  CINCINNATI_ASSIGN_OR_RETURN(o.upstream_timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
+  o.upstream.url = c.serve ? "" : s.String("upstream.cincinnati.url", "http://localhost:8080/graph");
+  CINCINNATI_ASSIGN_OR_RETURN(o.cache.ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
+  CINCINNATI_ASSIGN_OR_RETURN(o.upstream.timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
   CINCINNATI_RETURN_IF_ERROR(UpstreamOptions(s, o));
   o.clock = clock;  // before the chain: its phased rollouts run on the engine's clock
   CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
-  CINCINNATI_ASSIGN_OR_RETURN(o.directory, Directory(s));
+  CINCINNATI_ASSIGN_OR_RETURN(o.directory.client, Directory(s));
   if (s.Has("cluster_directory.log_interval_secs")) {
-    CINCINNATI_ASSIGN_OR_RETURN(o.directory_log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));
+    CINCINNATI_ASSIGN_OR_RETURN(o.directory.log_interval, Secs(s, "cluster_directory.log_interval_secs", 60));
   }
-  if (c.serve) o.upstream_url.clear();
+  if (c.serve) o.upstream.url.clear();
   CINCINNATI_ASSIGN_OR_RETURN(o.web_ui, s.Bool("web.enabled", c.serve));
   if (reports) {
     o.reports = reports->intake;

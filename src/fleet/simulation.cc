@@ -34,14 +34,14 @@ Simulation::Simulation(const SimulationSpec& spec, PollMode polls, std::string b
 Simulation::~Simulation() = default;
 
 void Simulation::AppendVersionRow(std::string_view row) {
-  versions_buffer_ += row;
-  if (versions_buffer_.size() >= (size_t{1} << 20)) (void)FlushVersions();
+  versions_csv_.buffer += row;
+  if (versions_csv_.buffer.size() >= (size_t{1} << 20)) (void)FlushVersions();
 }
 
 Status Simulation::FlushVersions() {
-  if (versions_error_.ok() && versions_csv_ && !versions_buffer_.empty()) versions_error_ = versions_csv_->Append(versions_buffer_);
-  versions_buffer_.clear();
-  return versions_error_;
+  if (versions_csv_.error.ok() && versions_csv_.file && !versions_csv_.buffer.empty()) versions_csv_.error = versions_csv_.file->Append(versions_csv_.buffer);
+  versions_csv_.buffer.clear();
+  return versions_csv_.error;
 }
 
 double Simulation::SimNow() const {
@@ -73,7 +73,7 @@ Status Simulation::Prepare() {
   const std::string csv = spec_.out_dir + "/versions.csv";
   auto file = env::DefaultFileSystem().NewWritableFile(csv, 0644);
   if (!file.ok()) return Status::IoError(fmt::format("{}: cannot create", csv));
-  versions_csv_ = std::move(file).value();
+  versions_csv_.file = std::move(file).value();
   AppendVersionRow("time,cluster,from,to,result\n");
   std::vector<std::pair<double, uint16_t>> shares;  // cumulative
   double sum = 0;

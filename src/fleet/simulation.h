@@ -186,9 +186,11 @@ class Simulation {
   // versions.csv, written in pieces of about 1 MiB; the first failed write is kept.
   void AppendVersionRow(std::string_view row);
   Status FlushVersions();
-  std::unique_ptr<env::WritableFile> versions_csv_;
-  std::string versions_buffer_;
-  Status versions_error_;
+  struct {
+    std::unique_ptr<env::WritableFile> file;
+    std::string buffer;
+    Status error;
+  } versions_csv_;
   std::unordered_map<std::string, int> notes_;  // messages logged once each
   std::function<bool()> service_alive_;
 };

@@ -60,34 +60,38 @@ bool NamesMediaType(const std::string* accept, std::string_view type) {
 
 }  // namespace
 
+GraphBuilderService::Metrics::Metrics(const std::string& path_prefix, std::string git_commit)
+    : raw_releases(registry.AddGauge("graph_upstream_raw_releases", "Number of releases fetched from upstream, before graph building").Get()),
+      final_releases(registry.AddGauge("graph_final_releases", "Number of nodes in the last good graph").Get()),
+      rejected_releases(registry.AddGauge("graph_upstream_rejected_releases",
+                                          "Releases left out of the last good graph: their own metadata is unusable")
+                            .Get()),
+      last_refresh(registry.AddGauge("graph_last_successful_refresh_timestamp", "Unix time of the last good refresh").Get()),
+      upstream_errors(registry.AddCounter("graph_upstream_errors_total", "Failed graph refreshes").Get()),
+      scrapes(registry.AddCounter("graph_upstream_scrapes_total", "Graph refreshes, good or failed").Get()),
+      initial_duration(registry.AddGauge("graph_initial_upstream_scrape_duration", "Seconds of the first good refresh").Get()),
+      scrape_duration(registry.AddHistogram("graph_upstream_scrapes_duration", "Seconds of later refreshes",
+                                            {5, 6, 7, 8, 9, 10, 15, 20, 30}).Get()),
+      incoming_requests(registry.AddCounter("graph_incoming_requests_total", "Graph requests", {"uri_path"})),
+      response_errors(registry.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})),
+      scrape_progress(registry.AddGauge("graph_upstream_scrape_progress",
+                                        "Progress of the current or last refresh's release scrape", {"item"})),
+      generation_ahead(registry.AddGauge("graph_generation_ahead_seconds",
+                                         "Seconds the graph's generation is ahead of this clock (0 when it is not)").Get()),
+      generations_given_up(registry.AddCounter("graph_generations_given_up_total",
+                                               "Graph generations given up because they were ahead of this clock").Get()) {
+  registry.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
+  graph_requests = &incoming_requests.With({path_prefix + "/graph"});
+  v1_graph_requests = &incoming_requests.With({path_prefix + "/v1/graph"});
+}
+
 GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptions options, std::string git_commit)
     : chain_(std::make_shared<const TransformChain>(std::move(chain))),
       options_(std::move(options)),
       signatures_(options_.signatures_dir.empty()
                       ? std::nullopt
                       : std::make_optional<SignatureFiles>(options_.signatures_dir, options_.path_prefix)),
-      raw_releases_(metrics_.AddGauge("graph_upstream_raw_releases", "Number of releases fetched from upstream, before graph building").Get()),
-      final_releases_(metrics_.AddGauge("graph_final_releases", "Number of nodes in the last good graph").Get()),
-      rejected_releases_(metrics_.AddGauge("graph_upstream_rejected_releases",
-                                           "Releases left out of the last good graph: their own metadata is unusable")
-                             .Get()),
-      last_refresh_(metrics_.AddGauge("graph_last_successful_refresh_timestamp", "Unix time of the last good refresh").Get()),
-      upstream_errors_(metrics_.AddCounter("graph_upstream_errors_total", "Failed graph refreshes").Get()),
-      scrapes_(metrics_.AddCounter("graph_upstream_scrapes_total", "Graph refreshes, good or failed").Get()),
-      initial_duration_(metrics_.AddGauge("graph_initial_upstream_scrape_duration", "Seconds of the first good refresh").Get()),
-      scrape_duration_(metrics_.AddHistogram("graph_upstream_scrapes_duration", "Seconds of later refreshes",
-                                             {5, 6, 7, 8, 9, 10, 15, 20, 30}).Get()),
-      incoming_requests_(metrics_.AddCounter("graph_incoming_requests_total", "Graph requests", {"uri_path"})),
-      response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})),
-      scrape_progress_(metrics_.AddGauge("graph_upstream_scrape_progress",
-                                         "Progress of the current or last refresh's release scrape", {"item"})),
-      generation_ahead_(metrics_.AddGauge("graph_generation_ahead_seconds",
-                                          "Seconds the graph's generation is ahead of this clock (0 when it is not)").Get()),
-      generations_given_up_(metrics_.AddCounter("graph_generations_given_up_total",
-                                                "Graph generations given up because they were ahead of this clock").Get()) {
-  metrics_.AddCounter("build_info", "Build information", {"git_commit"}).With({std::move(git_commit)}).Increment();
-  graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/graph"});
-  v1_graph_requests_ = &incoming_requests_.With({options_.path_prefix + "/v1/graph"});
+      metrics_(options_.path_prefix, std::move(git_commit)) {
   // Unsigned graphs carry the generation lines all the same (signing/answer_signer.h).
   if (!options_.signer) options_.signer = AnswerSigner::Unsigned();
 }
@@ -95,7 +99,7 @@ GraphBuilderService::GraphBuilderService(TransformChain chain, GraphBuilderOptio
 GraphBuilderService::~GraphBuilderService() { Stop(); }
 
 void GraphBuilderService::UpdateMetrics() {
-  if (options_.generations) generation_ahead_.Set(options_.generations->SecondsAhead());
+  if (options_.generations) metrics_.generation_ahead.Set(options_.generations->SecondsAhead());
 }
 
 int64_t GraphBuilderService::UnixNow() const {
@@ -112,7 +116,7 @@ void GraphBuilderService::Start() {
       return Status::OK();
     });
     if (!st.ok()) {
-      upstream_errors_.Increment();
+      metrics_.upstream_errors.Increment();
       spdlog::error("{}", st.message());
     }
     return true;
@@ -120,7 +124,7 @@ void GraphBuilderService::Start() {
 }
 
 void GraphBuilderService::Stop() {
-  shutdown_.request_stop();  // first: the refresher's current run ends soon, then it is joined
+  refresh_.shutdown.request_stop();  // first: the refresher's current run ends soon, then it is joined
   refresher_.Stop();
   republisher_.Stop();
 }
@@ -144,11 +148,11 @@ void GraphBuilderService::RequestRepublish() {
 }
 
 bool GraphBuilderService::RepublishOnce() {
-  std::lock_guard<std::mutex> one_at_a_time(refresh_mu_);
+  std::lock_guard<std::mutex> one_at_a_time(refresh_.mu);
   auto latest = Latest();
-  if (!built_ || !latest) return false;
+  if (!refresh_.built || !latest) return false;
   auto start = std::chrono::steady_clock::now();
-  auto snapshot = Publish(*built_, latest->graph_data_tar);
+  auto snapshot = Publish(*refresh_.built, latest->graph_data_tar);
   spdlog::info("graph republished in {:.3f} s (generation {}): {} edges, {} conditional edge groups",
                Seconds(std::chrono::steady_clock::now() - start), snapshot->generation, snapshot->graph->edge_count(),
                snapshot->graph->conditional_edges().size());
@@ -166,7 +170,7 @@ std::shared_ptr<const GraphSnapshot> GraphBuilderService::Publish(Graph graph, s
   if (options_.generations) {
     const uint64_t given_up = options_.generations->given_up();
     generation = options_.generations->For(Sha256Hex(document));
-    generations_given_up_.Increment(static_cast<double>(options_.generations->given_up() - given_up));
+    metrics_.generations_given_up.Increment(static_cast<double>(options_.generations->given_up() - given_up));
   }
   snapshot->json = std::make_shared<const View>(std::move(document));
   snapshot->records = std::make_shared<const View>(WriteGraphRecordsJson(records));
@@ -174,12 +178,12 @@ std::shared_ptr<const GraphSnapshot> GraphBuilderService::Publish(Graph graph, s
   snapshot->graph_data_tar = std::move(graph_data_tar);
   std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++generation_;
-    snapshot->generation = generation != 0 ? generation : generation_;
+    std::lock_guard<std::mutex> lock(published_.mu);
+    ++published_.generation;
+    snapshot->generation = generation != 0 ? generation : published_.generation;
     snapshot->published_at = UnixNow();
-    latest_ = snapshot;
-    subscribers = subscribers_;
+    published_.latest = snapshot;
+    subscribers = published_.subscribers;
   }
   for (auto& fn : subscribers) fn(snapshot);
   return snapshot;
@@ -187,7 +191,7 @@ std::shared_ptr<const GraphSnapshot> GraphBuilderService::Publish(Graph graph, s
 
 Result<Graph> GraphBuilderService::RunChainWithTimeout(TransformContext& context) {
   std::stop_source run;  // requested at the deadline or by Stop()
-  std::stop_callback on_shutdown(shutdown_.get_token(), [&run] { run.request_stop(); });
+  std::stop_callback on_shutdown(refresh_.shutdown.get_token(), [&run] { run.request_stop(); });
   if (!options_.scrape_timeout) {
     context.stop = run.get_token();
     return RunChain(*chain_, Graph(), context);
@@ -212,12 +216,12 @@ Result<Graph> GraphBuilderService::RunChainWithTimeout(TransformContext& context
 }
 
 bool GraphBuilderService::RefreshOnce() {
-  std::lock_guard<std::mutex> one_at_a_time(refresh_mu_);
+  std::lock_guard<std::mutex> one_at_a_time(refresh_.mu);
   auto start = std::chrono::steady_clock::now();
-  scrapes_.Increment();
+  metrics_.scrapes.Increment();
   TransformContext context;
   context.progress = [this](std::string_view item, double value) {
-    scrape_progress_.With({std::string(item)}).Set(value);
+    metrics_.scrape_progress.With({std::string(item)}).Set(value);
   };
   Result<Graph> graph = RunChainWithTimeout(context);
   if (graph.ok()) {
@@ -225,23 +229,23 @@ bool GraphBuilderService::RefreshOnce() {
   }
   double seconds = Seconds(std::chrono::steady_clock::now() - start);
 
-  LogNew(context.diagnostics, last_warnings_, last_notes_);
+  LogNew(context.diagnostics, refresh_.last_warnings, refresh_.last_notes);
   if (!graph.ok()) {
-    upstream_errors_.Increment();
-    if (ready_) scrape_duration_.Observe(seconds);
+    metrics_.upstream_errors.Increment();
+    if (ready_) metrics_.scrape_duration.Observe(seconds);
     // The cause is logged once; while it repeats, only at debug level.
-    if (FailureCause(graph.status().message()) != FailureCause(last_error_)) {
+    if (FailureCause(graph.status().message()) != FailureCause(refresh_.last_error)) {
       spdlog::error("graph refresh failed, {}: {}",
                     ready_ ? "still serving the previous graph" : "no graph is served yet", graph.status().message());
-      last_error_ = graph.status().message();
+      refresh_.last_error = graph.status().message();
     } else {
-      spdlog::debug("graph refresh failed again: {}", last_error_);
+      spdlog::debug("graph refresh failed again: {}", refresh_.last_error);
     }
     return false;
   }
-  if (!last_error_.empty()) {
-    spdlog::warn("graph refresh succeeded again after: {}", last_error_);
-    last_error_.clear();
+  if (!refresh_.last_error.empty()) {
+    spdlog::warn("graph refresh succeeded again after: {}", refresh_.last_error);
+    refresh_.last_error.clear();
   }
   std::shared_ptr<const std::string> tar;
   if (auto it = context.parameters.find(kSecondaryMetadataTarParam); it != context.parameters.end()) {
@@ -250,17 +254,17 @@ bool GraphBuilderService::RefreshOnce() {
     if (text.ok()) tar = std::make_shared<const std::string>(std::move(text).value());
   }
   // Kept for a republish only when there is an overlay to apply again (a graph's copy).
-  if (options_.overlay) built_ = std::make_shared<const Graph>(*graph);
+  if (options_.overlay) refresh_.built = std::make_shared<const Graph>(*graph);
   // Subscribers are told before the figures below are set and the log line is written.
   auto snapshot = Publish(std::move(graph).value(), std::move(tar));
-  raw_releases_.Set(static_cast<double>(context.raw_releases));
-  rejected_releases_.Set(static_cast<double>(context.rejected_releases));
-  final_releases_.Set(static_cast<double>(snapshot->graph->node_count()));
-  last_refresh_.Set(static_cast<double>(UnixNow()));
+  metrics_.raw_releases.Set(static_cast<double>(context.raw_releases));
+  metrics_.rejected_releases.Set(static_cast<double>(context.rejected_releases));
+  metrics_.final_releases.Set(static_cast<double>(snapshot->graph->node_count()));
+  metrics_.last_refresh.Set(static_cast<double>(UnixNow()));
   if (!ready_) {
-    initial_duration_.Set(seconds);
+    metrics_.initial_duration.Set(seconds);
   } else {
-    scrape_duration_.Observe(seconds);
+    metrics_.scrape_duration.Observe(seconds);
   }
   spdlog::info("graph refreshed in {:.3f} s: {} nodes, {} edges, {} conditional edge groups", seconds,
                snapshot->graph->node_count(), snapshot->graph->edge_count(),
@@ -270,16 +274,16 @@ bool GraphBuilderService::RefreshOnce() {
 }
 
 std::shared_ptr<const GraphSnapshot> GraphBuilderService::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return latest_;
+  std::lock_guard<std::mutex> lock(published_.mu);
+  return published_.latest;
 }
 
 void GraphBuilderService::Subscribe(std::function<void(std::shared_ptr<const GraphSnapshot>)> fn) {
   std::shared_ptr<const GraphSnapshot> current;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    subscribers_.push_back(fn);
-    current = latest_;
+    std::lock_guard<std::mutex> lock(published_.mu);
+    published_.subscribers.push_back(fn);
+    current = published_.latest;
   }
   if (current) fn(current);
 }
@@ -300,12 +304,12 @@ Response GraphBuilderService::HandleMain(const Request& request) {
 
 Response GraphBuilderService::GraphResponse(const Request& request) {
   if (request.method != "GET" && request.method != "HEAD") return Response::Empty(405);
-  (request.path == options_.path_prefix + "/graph" ? graph_requests_ : v1_graph_requests_)->Increment();
+  (request.path == options_.path_prefix + "/graph" ? metrics_.graph_requests : metrics_.v1_graph_requests)->Increment();
   if (!NegotiateContentType(request.Header("Accept"), {std::string(kApplicationJson)})) {
-    return ErrorResponse(ErrorDocument::Of("invalid_content_type"), response_errors_);
+    return ErrorResponse(ErrorDocument::Of("invalid_content_type"), metrics_.response_errors);
   }
   if (auto missing = MissingParameters(request.query, options_.mandatory_client_parameters)) {
-    return ErrorResponse(*missing, response_errors_);
+    return ErrorResponse(*missing, metrics_.response_errors);
   }
   auto snapshot = Latest();
   if (!snapshot) return Response::Text(200, "", "application/json");  // before the first graph, as upstream
@@ -327,13 +331,13 @@ Response GraphBuilderService::RecordsResponse(const Request& request) {
 
 Response GraphBuilderService::HandlePublic(const Request& request) {
   if (signatures_) {
-    if (auto answer = signatures_->Handle(request, response_errors_)) return std::move(*answer);
+    if (auto answer = signatures_->Handle(request, metrics_.response_errors)) return std::move(*answer);
   }
   if (request.path != options_.path_prefix + "/graph-data") return Response::Empty(404);
   auto snapshot = Latest();
   if (!snapshot || !snapshot->graph_data_tar) {
     return ErrorResponse(ErrorDocument::Of("file_open_err", "graph-data.tar.gz: No such file or directory"),
-                         response_errors_);
+                         metrics_.response_errors);
   }
   Response r;
   r.headers["Content-Type"] = "application/gzip";
@@ -347,7 +351,7 @@ Response GraphBuilderService::HandleStatus(const Request& request) {
   if (request.path == "/readiness") return Response::Empty(ready_ ? 200 : 503);
   if (request.path == "/metrics") {
     UpdateMetrics();
-    return Response::Text(200, metrics_.Render(), kMetricsContentType);
+    return Response::Text(200, metrics_.registry.Render(), kMetricsContentType);
   }
   return Response::Empty(404);
 }

@@ -99,7 +99,7 @@ class GraphBuilderService {
   Response HandleMain(const Request& request);
   Response HandlePublic(const Request& request);
   Response HandleStatus(const Request& request);
-  const Registry& metrics() const { return metrics_; }
+  const Registry& metrics() const { return metrics_.registry; }
   // Sets the figures read at scrape time (the generation's lead on the clock); HandleStatus
   // calls it, and so must a caller that renders metrics() itself.
   void UpdateMetrics();
@@ -112,37 +112,49 @@ class GraphBuilderService {
   int64_t UnixNow() const;
   Response RecordsResponse(const Request& request);
 
+  // The metric families, registered in the order they render (prefix cincinnati_gb_).
+  struct Metrics {
+    Metrics(const std::string& path_prefix, std::string git_commit);
+    Registry registry{"cincinnati_gb_"};
+    Gauge& raw_releases;
+    Gauge& final_releases;
+    Gauge& rejected_releases;
+    Gauge& last_refresh;
+    Counter& upstream_errors;
+    Counter& scrapes;
+    Gauge& initial_duration;
+    Histogram& scrape_duration;
+    Family<Counter>& incoming_requests;
+    Family<Counter>& response_errors;
+    Family<Gauge>& scrape_progress;
+    Gauge& generation_ahead;
+    Counter& generations_given_up;
+    Counter* graph_requests = nullptr;  // resolved once: no lock per request
+    Counter* v1_graph_requests = nullptr;
+  };
+  // What runs of the chain carry from one to the next; everything but `shutdown` under `mu`.
+  struct RefreshState {
+    std::mutex mu;               // held for a whole refresh: one at a time
+    std::stop_source shutdown;   // requested by Stop(): cancels the running refresh
+    std::set<std::string> last_warnings, last_notes;  // of the previous refresh, logged
+    std::string last_error;      // of the latest refresh, if it failed
+    std::shared_ptr<const Graph> built;  // the chain's last good graph before the overlay, if any
+  };
+  // The graph served and who is told of the next one (under `mu`).
+  struct Published {
+    mutable std::mutex mu;
+    std::shared_ptr<const GraphSnapshot> latest;
+    std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers;
+    uint64_t generation = 0;
+  };
+
   std::shared_ptr<const TransformChain> chain_;
   GraphBuilderOptions options_;
   std::optional<SignatureFiles> signatures_;
-  Registry metrics_{"cincinnati_gb_"};
-  Gauge& raw_releases_;
-  Gauge& final_releases_;
-  Gauge& rejected_releases_;
-  Gauge& last_refresh_;
-  Counter& upstream_errors_;
-  Counter& scrapes_;
-  Gauge& initial_duration_;
-  Histogram& scrape_duration_;
-  Family<Counter>& incoming_requests_;
-  Counter* graph_requests_ = nullptr;  // resolved once: no lock per request
-  Counter* v1_graph_requests_ = nullptr;
-  Family<Counter>& response_errors_;
-  Family<Gauge>& scrape_progress_;
-  Gauge& generation_ahead_;
-  Counter& generations_given_up_;
-
-  std::mutex refresh_mu_;      // held for a whole refresh: one at a time
-  std::stop_source shutdown_;  // requested by Stop(): cancels the running refresh
-
-  mutable std::mutex mu_;
-  std::shared_ptr<const GraphSnapshot> latest_;
-  std::vector<std::function<void(std::shared_ptr<const GraphSnapshot>)>> subscribers_;
-  std::set<std::string> last_warnings_, last_notes_;  // of the previous refresh, logged
-  std::string last_error_;  // of the latest refresh, if it failed
-  std::shared_ptr<const Graph> built_;  // the chain's last good graph before the overlay, if any (under refresh_mu_)
+  Metrics metrics_;
+  RefreshState refresh_;
+  Published published_;
   std::atomic<bool> ready_{false}, live_{false};
-  uint64_t generation_ = 0;
   std::once_flag republisher_started_;
   PeriodicTask republisher_;
   PeriodicTask refresher_;  // last member: stopped first

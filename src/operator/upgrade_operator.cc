@@ -115,11 +115,11 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
     : options_(std::move(options)),
       config_(std::move(config)),
       store_(std::move(store)),
-      leadership_(std::move(leadership)),
+      replica_{.leadership = std::move(leadership)},
       pauses_(*store_) {
   SetLeaderMetric(false);
-  started_steady_ = options_.clock->Steady();
-  started_at_ = options_.testing_now.value_or(options_.clock->Now());
+  started_.steady = options_.clock->Steady();
+  started_.at = options_.testing_now.value_or(options_.clock->Now());
   std::vector<std::unique_ptr<Notifier>> notifiers;
   for (const auto& w : config_.webhooks) {
     notifiers.push_back(std::make_unique<WebhookNotifier>(WebhookSettings{w.url, w.token_file, "", w.headers, std::chrono::seconds(10)}));
@@ -177,8 +177,8 @@ UpgradeOperator::~UpgradeOperator() {
 
 TimePoint UpgradeOperator::Now() const {
   if (!options_.testing_now && options_.time_scale == 1.0) return options_.clock->Now();
-  const auto elapsed = std::chrono::duration<double>(options_.clock->Steady() - started_steady_).count() * options_.time_scale;
-  return started_at_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(elapsed));
+  const auto elapsed = std::chrono::duration<double>(options_.clock->Steady() - started_.steady).count() * options_.time_scale;
+  return started_.at + std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(elapsed));
 }
 
 std::chrono::steady_clock::duration UpgradeOperator::RealDelay(std::chrono::seconds operator_time) const {
@@ -268,11 +268,11 @@ std::string UpgradeOperator::Admit(const UpgradeConfig& config) {
 }
 
 void UpgradeOperator::ReconcileCluster(ClusterState& state) {
-  if (stopping_ || !Leading()) {  // queued before Run() stopped or leadership went: nothing more is started
+  if (passes_.stopping || !Leading()) {  // queued before Run() stopped or leadership went: nothing more is started
     std::lock_guard lock(mu_);
     state.in_flight = false;
     SetDue(state, state.due);  // back in the queue for a later Run()
-    if (--in_flight_ == 0) idle_.notify_all();
+    if (--passes_.in_flight == 0) passes_.idle.notify_all();
     return;
   }
   const auto started = std::chrono::steady_clock::now();
@@ -282,7 +282,7 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
     auto it = configs_.find(state.cluster.name);
     if (it == configs_.end()) {  // gone since it was dispatched: nothing to do
       state.in_flight = false;
-      if (--in_flight_ == 0) idle_.notify_all();
+      if (--passes_.in_flight == 0) passes_.idle.notify_all();
       return;
     }
     config = it->second;
@@ -329,11 +329,11 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   SetDue(state, due);
   state.rerun = false;
   configs_[config.cluster] = std::move(config);
-  --in_flight_;
-  passes_ended_ = true;
-  woken_ = true;
-  wake_.notify_all();
-  if (in_flight_ == 0) idle_.notify_all();
+  --passes_.in_flight;
+  passes_.ended = true;
+  passes_.woken = true;
+  passes_.wake.notify_all();
+  if (passes_.in_flight == 0) passes_.idle.notify_all();
 }
 
 void UpgradeOperator::WatchAgent(ClusterState& state, int64_t seen) {
@@ -365,29 +365,29 @@ void UpgradeOperator::CallEnded(ClusterState& state) {
   } else {
     SetDue(state, options_.clock->Steady());
   }
-  woken_ = true;
-  wake_.notify_all();
+  passes_.woken = true;
+  passes_.wake.notify_all();
 }
 
 void UpgradeOperator::SetDue(ClusterState& state, env::Clock::SteadyTime due) {
-  if (state.queued) due_queue_.erase({state.due, &state});
+  if (state.queued) passes_.due_queue.erase({state.due, &state});
   state.due = due;
   state.queued = !state.in_flight;
-  if (state.queued) due_queue_.insert({due, &state});
+  if (state.queued) passes_.due_queue.insert({due, &state});
 }
 
 size_t UpgradeOperator::DispatchDue() {
   const auto now = options_.clock->Steady();
   if (!Acting()) return 0;
   size_t dispatched = 0;
-  while (!due_queue_.empty() && due_queue_.begin()->first <= now) {
-    ClusterState* state = due_queue_.begin()->second;
-    due_queue_.erase(due_queue_.begin());
+  while (!passes_.due_queue.empty() && passes_.due_queue.begin()->first <= now) {
+    ClusterState* state = passes_.due_queue.begin()->second;
+    passes_.due_queue.erase(passes_.due_queue.begin());
     state->queued = false;
     // Without a config it waits out of the queue: SyncSource queues it when one comes.
     if (!configs_.count(state->cluster.name)) continue;
     state->in_flight = true;
-    ++in_flight_;
+    ++passes_.in_flight;
     ++dispatched;
     pass_pool_->Post([this, state] { ReconcileCluster(*state); });
   }
@@ -420,20 +420,20 @@ void UpgradeOperator::CheckFailureThreshold() {
 }
 
 void UpgradeOperator::RunOnce() {
-  stopping_ = false;
+  passes_.stopping = false;
   Elect();
   if (!Leading()) return;
   SyncSource();
   {
     std::unique_lock lock(mu_);
     DispatchDue();
-    idle_.wait(lock, [&] { return in_flight_ == 0; });
+    passes_.idle.wait(lock, [&] { return passes_.in_flight == 0; });
   }
   CheckFailureThreshold();
 }
 
 void UpgradeOperator::Run(std::stop_token stop) {
-  stopping_ = false;
+  passes_.stopping = false;
   // Elections on their own thread: a slow source or a busy loop never delays a renewal.
   std::jthread elector([this](std::stop_token st) {
     std::mutex m;
@@ -454,44 +454,44 @@ void UpgradeOperator::Run(std::stop_token stop) {
     bool check_failures = false;
     std::unique_lock lock(mu_);
     if (leading) DispatchDue();
-    std::swap(check_failures, passes_ended_);
+    std::swap(check_failures, passes_.ended);
     if (check_failures) {
       lock.unlock();
       CheckFailureThreshold();
       lock.lock();
     }
     const auto now = options_.clock->Steady();
-    auto next = due_queue_.empty() ? next_sync : std::min(next_sync, due_queue_.begin()->first);
+    auto next = passes_.due_queue.empty() ? next_sync : std::min(next_sync, passes_.due_queue.begin()->first);
     if (!leading) next = now + kElectionPeriod;  // TakeOver wakes it at once
-    next = std::max(next, role_.acting_from());
-    wake_.wait_for(lock, stop, std::max(next - now, env::Clock::SteadyTime::duration::zero()), [&] { return woken_; });
-    if (sync_requested_) next_sync = options_.clock->Steady();
-    woken_ = false;
-    sync_requested_ = false;
+    next = std::max(next, replica_.role.acting_from());
+    passes_.wake.wait_for(lock, stop, std::max(next - now, env::Clock::SteadyTime::duration::zero()), [&] { return passes_.woken; });
+    if (passes_.sync_requested) next_sync = options_.clock->Steady();
+    passes_.woken = false;
+    passes_.sync_requested = false;
   }
   // Passes still running end before Run returns (they hold the cluster's state); queued
   // ones are dropped.
   // The elector keeps renewing while they end: a leader that stops still leads until then.
   {
     std::unique_lock lock(mu_);
-    stopping_ = true;
-    idle_.wait(lock, [&] { return in_flight_ == 0; });
+    passes_.stopping = true;
+    passes_.idle.wait(lock, [&] { return passes_.in_flight == 0; });
   }
   elector.request_stop();
   elector.join();
   // Handed over now rather than when the lease ends (the next leader still waits out the
   // calls this one may have started).
-  if (role_.StepDown()) {
-    leadership_->Release();
+  if (replica_.role.StepDown()) {
+    replica_.leadership->Release();
     SetLeaderMetric(false);
   }
 }
 
 void UpgradeOperator::Wake() {
   std::lock_guard lock(mu_);
-  woken_ = true;
-  sync_requested_ = true;
-  wake_.notify_all();
+  passes_.woken = true;
+  passes_.sync_requested = true;
+  passes_.wake.notify_all();
 }
 
 JsonValue UpgradeOperator::List() {

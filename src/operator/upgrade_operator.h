@@ -149,7 +149,7 @@ class UpgradeOperator {
     std::string last_error;
     uint64_t passes = 0;
     bool in_flight = false;  // a pass is queued or running
-    bool queued = false;     // in due_queue_ at `due`
+    bool queued = false;     // in passes_.due_queue at `due`
     bool rerun = false;      // a call ended during the pass: run again at once
     bool watching = false;   // a watch of its agent is open
     double last_pass_seconds = 0;
@@ -184,33 +184,45 @@ class UpgradeOperator {
   OperatorOptions options_;
   OperatorConfig config_;
   std::unique_ptr<StateStore> store_;
-  std::unique_ptr<Leadership> leadership_;
-  ReplicaRoleState role_;  // on the clock's steady time
-  std::string election_said_;  // what the election thread last logged (who leads, why it cannot): said once
-  env::Clock::SteadyTime standby_read_{};  // a standby's last read of the configs (under mu_)
+  // This replica among others: its hold on leadership and what it does meanwhile.
+  struct Replica {
+    std::unique_ptr<Leadership> leadership;
+    ReplicaRoleState role;  // on the clock's steady time
+    std::string election_said;  // what the election thread last logged (who leads, why it cannot): said once
+    env::Clock::SteadyTime standby_read{};  // a standby's last read of the configs (under mu_)
+  };
+  Replica replica_;
   FleetPauses pauses_;
   GaugeTable metrics_;
   std::unique_ptr<NotificationCenter> notifications_;
-  env::Clock::SteadyTime started_steady_;
-  TimePoint started_at_;
+  // Operator time's origin (Now()): the steady clock at start, and the time it stands for.
+  struct {
+    env::Clock::SteadyTime steady;
+    TimePoint at;
+  } started_;
 
   std::mutex mu_;  // guards configs_ and the notes of clusters_
-  std::condition_variable_any wake_;
-  bool woken_ = false;
   std::map<std::string, UpgradeConfig> configs_;  // by cluster
   std::map<std::string, std::string> unreadable_configs_;  // by cluster: why the last read failed
   std::map<std::string, std::unique_ptr<ClusterState>> clusters_;
   std::unique_ptr<PolicyService> policies_;  // source OCM
   PolicyIndex policy_index_;
   std::unique_ptr<ConfigSource> source_;
-  size_t in_flight_ = 0;         // passes queued or running (under mu_)
-  // Clusters not in a pass, by the time their next one is due (under mu_): no scan of
-  // the fleet at each wake-up.
-  std::set<std::pair<env::Clock::SteadyTime, ClusterState*>> due_queue_;
-  bool passes_ended_ = false;    // since the failure threshold was last checked (under mu_)
-  bool sync_requested_ = false;  // Wake(): re-read the source now (under mu_)
-  std::atomic<bool> stopping_{false};  // Run() was stopped: queued passes are dropped
-  std::condition_variable_any idle_;  // in_flight_ reached 0
+  // When passes run: what is due, what is in flight, and the waits on both (under mu_
+  // but `stopping`).
+  struct Passes {
+    std::condition_variable_any wake;
+    bool woken = false;
+    size_t in_flight = 0;         // passes queued or running
+    // Clusters not in a pass, by the time their next one is due: no scan of the fleet
+    // at each wake-up.
+    std::set<std::pair<env::Clock::SteadyTime, ClusterState*>> due_queue;
+    bool ended = false;           // since the failure threshold was last checked
+    bool sync_requested = false;  // Wake(): re-read the source now
+    std::atomic<bool> stopping{false};  // Run() was stopped: queued passes are dropped
+    std::condition_variable_any idle;   // in_flight reached 0
+  };
+  Passes passes_;
   // Last, so that they stop first: their threads use everything above.
   std::unique_ptr<CallRunner> call_runner_;
   std::unique_ptr<http::LongPolls> agent_watches_;  // the agents' watches, on one thread

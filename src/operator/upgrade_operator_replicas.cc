@@ -24,7 +24,7 @@ void SayOnce(std::string& said, spdlog::level::level_enum level, const std::stri
 
 void UpgradeOperator::SetLeaderMetric(bool leading) { metrics_.Set(kLeaderMetric, kLeaderLabels, leading ? 1 : 0); }
 
-ReplicaRole UpgradeOperator::Role() const { return role_.At(options_.clock->Steady()); }
+ReplicaRole UpgradeOperator::Role() const { return replica_.role.At(options_.clock->Steady()); }
 
 bool UpgradeOperator::Acting() const { return Role() == ReplicaRole::kActing; }
 
@@ -35,19 +35,19 @@ bool UpgradeOperator::Leading() const {
 
 Status UpgradeOperator::RequireLeader() {
   if (Leading()) return Status::OK();
-  const std::string leader = leadership_->Leader();
+  const std::string leader = replica_.leadership->Leader();
   return Status::Conflict(fmt::format("this replica ({}) stands by{}: pause and resume on the leader", options_.replica_name,
                                       leader.empty() ? "" : "; the leader is " + leader));
 }
 
 void UpgradeOperator::Elect() {
-  if (role_.Holds()) {
+  if (replica_.role.Holds()) {
     // The lease runs from before the request: the server may have counted it from any
     // moment of the round trip.
     const auto asked = options_.clock->Steady();
-    Status renewed = leadership_->Renew();
+    Status renewed = replica_.leadership->Renew();
     if (renewed.ok()) {
-      role_.Renewed(asked);
+      replica_.role.Renewed(asked);
       return;
     }
     StepDown(renewed.message());
@@ -57,18 +57,18 @@ void UpgradeOperator::Elect() {
     // Passes of a term that ended finish first: none may write over the next term's
     // state. A replica that stops takes no leadership.
     std::lock_guard lock(mu_);
-    if (in_flight_ > 0 || stopping_) return;
+    if (passes_.in_flight > 0 || passes_.stopping) return;
   }
-  auto acquired = leadership_->TryAcquire();
+  auto acquired = replica_.leadership->TryAcquire();
   if (acquired.ok() && *acquired) {
     TakeOver();
     return;
   }
   if (!acquired.ok()) {
-    SayOnce(election_said_, spdlog::level::warn, "cannot try to lead: " + acquired.status().message());
+    SayOnce(replica_.election_said, spdlog::level::warn, "cannot try to lead: " + acquired.status().message());
   } else {
-    const std::string leader = leadership_->Leader();
-    SayOnce(election_said_, spdlog::level::info, "standing by: " + (leader.empty() ? std::string("another replica") : leader) + " leads");
+    const std::string leader = replica_.leadership->Leader();
+    SayOnce(replica_.election_said, spdlog::level::info, "standing by: " + (leader.empty() ? std::string("another replica") : leader) + " leads");
   }
 }
 
@@ -85,22 +85,22 @@ void UpgradeOperator::TakeOver() {
   // make no more.
   auto saved = store_->LoadConfigs();
   if (!saved.ok()) {
-    SayOnce(election_said_, spdlog::level::err, "cannot lead without the state: " + saved.status().message());
-    leadership_->Release();
+    SayOnce(replica_.election_said, spdlog::level::err, "cannot lead without the state: " + saved.status().message());
+    replica_.leadership->Release();
     return;
   }
   // Reading a large fleet takes a while: renew, and count the lease from then.
   const auto asked = options_.clock->Steady();
-  if (Status renewed = leadership_->Renew(); !renewed.ok()) {
+  if (Status renewed = replica_.leadership->Renew(); !renewed.ok()) {
     spdlog::warn("lost the leadership while reading the state: {}", renewed.message());
-    leadership_->Release();
+    replica_.leadership->Release();
     return;
   }
   std::lock_guard lock(mu_);
   configs_ = FleetConfigs(std::move(*saved));
   const auto now = options_.clock->Steady();
   // Its agent calls may be longer than the HTTP ports' (replicas share their settings).
-  const auto grace = leadership_->PredecessorGrace(std::max(kLongestCall, options_.agent_timeout));
+  const auto grace = replica_.leadership->PredecessorGrace(std::max(kLongestCall, options_.agent_timeout));
   const auto acting_from = now + grace;
   for (auto& [name, state] : clusters_) {
     state->backoff = std::chrono::seconds(0);
@@ -109,41 +109,41 @@ void UpgradeOperator::TakeOver() {
     state->calls->Reset();  // an earlier term's answers are not this term's
     SetDue(*state, acting_from);  // every cluster at once: the last leader's schedule is not known
   }
-  role_.TookOver(asked, acting_from, leadership_->lease());
-  election_said_.clear();
+  replica_.role.TookOver(asked, acting_from, replica_.leadership->lease());
+  replica_.election_said.clear();
   SetLeaderMetric(true);
   spdlog::info("leading as {}: the state of {} clusters read; acting in {} ms (the last leader's lease and longest call)",
                options_.replica_name, configs_.size(), grace.count());
-  woken_ = true;
-  sync_requested_ = true;
-  wake_.notify_all();
+  passes_.woken = true;
+  passes_.sync_requested = true;
+  passes_.wake.notify_all();
 }
 
 void UpgradeOperator::StepDown(const std::string& why) {
-  if (!role_.StepDown()) return;
-  leadership_->Release();
+  if (!replica_.role.StepDown()) return;
+  replica_.leadership->Release();
   SetLeaderMetric(false);
   spdlog::warn("no longer leading ({}): no pass starts until this replica leads again", why);
   std::lock_guard lock(mu_);
-  woken_ = true;
-  wake_.notify_all();
+  passes_.woken = true;
+  passes_.wake.notify_all();
 }
 
 void UpgradeOperator::RefreshStandby() {
-  if (role_.Holds()) return;
+  if (replica_.role.Holds()) return;
   {
     // At most once a second, and only when asked: reading every config costs about
     // 0.5 s of CPU at 10,000 clusters, and a standby is rarely asked.
     std::lock_guard lock(mu_);
     const auto now = options_.clock->Steady();
-    if (in_flight_ > 0 || (standby_read_ != env::Clock::SteadyTime{} && now - standby_read_ < std::chrono::seconds(1))) return;
-    standby_read_ = now;
+    if (passes_.in_flight > 0 || (replica_.standby_read != env::Clock::SteadyTime{} && now - replica_.standby_read < std::chrono::seconds(1))) return;
+    replica_.standby_read = now;
   }
   auto saved = store_->LoadConfigs();
   if (!saved.ok()) return;  // the last view stays; the leader's API answers anyway
   std::lock_guard lock(mu_);
   // Taken over meanwhile: the new term's state, read after its epoch, stays.
-  if (role_.Holds() || in_flight_ > 0) return;
+  if (replica_.role.Holds() || passes_.in_flight > 0) return;
   configs_ = FleetConfigs(std::move(*saved));
 }
 

@@ -44,7 +44,7 @@ void AnswerService::Publish(std::shared_ptr<const Graph> graph, uint64_t generat
   if (HasExplanationKeys(*graph)) graph = std::make_shared<const Graph>(StripExplanationKeys(*graph));
   auto hotfixes = std::make_shared<const policy::HotfixIndex>(*graph);
   hotfixes_.store(hotfixes->empty() ? nullptr : std::move(hotfixes));
-  auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.max_cached_queries, generation);
+  auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.cache.max_queries, generation);
   size_t built = views->Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey));
   spdlog::info("policy engine: {} answers precomputed in {:.1f} ms", built,
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());

@@ -29,7 +29,7 @@ ClusterLookups::ClusterLookups(const PolicyEngineOptions& options, Registry& met
                                      "Cluster directory lookups answered from the cache").Get()),
       failures_(metrics.AddCounter("cluster_directory_failures_total",
                                    "Failed cluster directory lookups, answered with the general graph").Get()) {
-  if (options_.directory) pool_ = std::make_unique<boost::asio::thread_pool>(std::max<size_t>(1, options_.directory_threads));
+  if (options_.directory.client) pool_ = std::make_unique<boost::asio::thread_pool>(std::max<size_t>(1, options_.directory.threads));
 }
 
 ClusterLookups::~ClusterLookups() { Stop(); }
@@ -38,10 +38,10 @@ void ClusterLookups::Stop() {
   if (pool_) pool_->join();
 }
 
-bool ClusterLookups::enabled() const { return options_.directory != nullptr; }
+bool ClusterLookups::enabled() const { return options_.directory.client != nullptr; }
 
 std::optional<std::string> ClusterLookups::LookupFor(const Parameters& params, const policy::HotfixIndex* hotfixes) const {
-  if (!options_.directory || !hotfixes) return std::nullopt;
+  if (!options_.directory.client || !hotfixes) return std::nullopt;
   auto id = params.find("id");
   auto channel = params.find("channel");
   if (id == params.end() || id->second.empty() || channel == params.end()) return std::nullopt;
@@ -52,8 +52,8 @@ std::optional<std::string> ClusterLookups::LookupFor(const Parameters& params, c
 }
 
 std::optional<directory::DirectoryAnswer> ClusterLookups::Quick(const std::string& id) const {
-  std::optional<directory::DirectoryAnswer> quick = options_.directory->Quick(id);
-  if (!quick && pending_.load() >= options_.max_pending_lookups) {
+  std::optional<directory::DirectoryAnswer> quick = options_.directory.client->Quick(id);
+  if (!quick && pending_.load() >= options_.directory.max_pending_lookups) {
     quick = directory::DirectoryAnswer::Failed("too many cluster directory lookups in flight");
   }
   return quick;
@@ -65,7 +65,7 @@ void ClusterLookups::Later(std::string id, std::function<void(Response)> respond
   boost::asio::post(*pool_, [this, id = std::move(id), respond = std::move(respond), answer = std::move(answer),
                              on_error = std::move(on_error)] {
     auto answered = Guarded("cluster directory lookup",
-                            [&]() -> Result<Response> { return answer(options_.directory->Lookup(id)); });
+                            [&]() -> Result<Response> { return answer(options_.directory.client->Lookup(id)); });
     --pending_;
     respond(answered.ok() ? std::move(answered).value() : on_error(answered.status()));
   });
@@ -90,12 +90,12 @@ bool ClusterLookups::Record(const directory::DirectoryAnswer& answer) {
     uint64_t failures = failures_since_log_.fetch_add(1) + 1;
     int64_t now = NowMillis();
     int64_t last = last_failure_log_ms_.load();
-    if ((last == INT64_MIN || now - last >= options_.directory_log_interval.count()) &&
+    if ((last == INT64_MIN || now - last >= options_.directory.log_interval.count()) &&
         last_failure_log_ms_.compare_exchange_strong(last, now)) {
       failures = failures_since_log_.exchange(0);
       spdlog::warn("policy engine: cluster directory ({}) lookup failed, serving the general graph ({} failure{} "
                    "since the last report): {}",
-                   options_.directory->kind(), failures, failures == 1 ? "" : "s", answer.error);
+                   options_.directory.client->kind(), failures, failures == 1 ? "" : "s", answer.error);
     }
     return false;
   }

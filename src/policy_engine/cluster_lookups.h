@@ -4,10 +4,10 @@
 // Only a request whose answer can depend on it asks: one with an `id`, in a channel
 // where the graph has a hotfix (LookupFor). Quick() answers when the directory can
 // without waiting (its cache, a failure) or when too many lookups are in flight
-// (`max_pending_lookups`: failed at once, so the general graph is served); Later() waits
-// for the directory on a pool of `directory_threads`, off the I/O threads. Every
+// (`directory.max_pending_lookups`: failed at once, so the general graph is served); Later() waits
+// for the directory on a pool of `directory.threads`, off the I/O threads. Every
 // directory answer is counted (lookups, cache hits, failures); a failure serves the
-// general graph and is logged at most once per `directory_log_interval`, with the
+// general graph and is logged at most once per `directory.log_interval`, with the
 // count since the last line. Metrics are registered in the service's one Registry.
 // Thread-safe.
 #pragma once

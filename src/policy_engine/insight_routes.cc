@@ -20,7 +20,7 @@ std::optional<Response> PolicyEngineService::ServeInsight(const Request& request
         ErrorDocument::Of("failed_upstream_fetch",
                           fmt::format("paths and explanations need the graph builder's graph; this policy engine "
                                       "forwards queries to another policy engine ({}): ask that one",
-                                      options_.upstream_url)),
+                                      options_.upstream.url)),
         response_errors_);
   }
   // Hotfix entitlements come from the cluster directory, as for the graph itself.

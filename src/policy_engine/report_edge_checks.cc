@@ -20,7 +20,7 @@ Status NotAnEdge(const UpdateReport& r, std::string_view where) {
 ReportEdgeChecks::ReportEdgeChecks(const PolicyEngineOptions& options, const AnswerService& answers, UpstreamFeed& feed,
                                    Registry& metrics)
     : answers_(answers), feed_(feed) {
-  ForwardedAnswersOptions checks{options.cache_ttl, options.max_stale, kReportCheckEntries, kReportCheckBytes,
+  ForwardedAnswersOptions checks{options.cache.ttl, options.cache.max_stale, kReportCheckEntries, kReportCheckBytes,
                                  kReportCheckFetchesPerSecond};
   checks.fallback_without_id = false;
   checks_ = feed.NewForwardedCache(checks, metrics.AddCounter("report_edge_checks_throttled_total",

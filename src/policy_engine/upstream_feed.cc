@@ -35,19 +35,19 @@ UpstreamFeed::UpstreamFeed(const PolicyEngineOptions& options, const TransformCh
           metrics.AddGauge("forwarded_answers_cached", "Forwarded queries in the cache").Get(),
           metrics.AddGauge("forwarded_answers_cached_bytes", "Bytes of cached forwarded answers").Get(),
       },
-      state_(InitialUpstreamState(options_.upstream_url.empty(), options_.upstream_kind)),
+      state_(InitialUpstreamState(options_.upstream.url.empty(), options_.upstream.kind)),
       local_generations_(GraphGeneration::InMemory(*options_.clock)),
-      pool_(std::make_unique<boost::asio::thread_pool>(std::max<size_t>(1, options_.fetch_threads))) {
-  if (options_.upstream_keys) {
+      pool_(std::make_unique<boost::asio::thread_pool>(std::max<size_t>(1, options_.upstream.fetch_threads))) {
+  if (options_.upstream.keys) {
     trust_ = std::make_unique<UpstreamTrust>(
-        *options_.upstream_keys, options_.upstream_require_signature,
+        *options_.upstream.keys, options_.upstream.require_signature,
         metrics.AddCounter("upstream_answer_signatures_total",
                            "Upstream graphs and answers checked for their signature (upstream.cincinnati.public_keys), by result: "
                            "accepted, unsigned (taken) or the reason of the refusal",
                            {"result"}));
   }
-  ForwardedAnswersOptions forwarded{options_.cache_ttl, options_.max_stale, options_.max_cached_queries,
-                                    options_.max_cached_bytes, options_.max_fetches_per_second};
+  ForwardedAnswersOptions forwarded{options_.cache.ttl, options_.cache.max_stale, options_.cache.max_queries,
+                                    options_.cache.max_bytes, options_.cache.max_fetches_per_second};
   forwarded_ = NewForwardedCache(forwarded, metrics_.throttled);
   for (UpstreamState s : kAllUpstreamStates) {
     metrics_.state.With({std::string(UpstreamStateName(s))}).Set(s == state_.load() ? 1 : 0);
@@ -97,12 +97,12 @@ void UpstreamFeed::UpdateMetrics() {
 
 ForwardedAnswer UpstreamFeed::FetchForwarded(const ForwardedQuery& query, bool& failed) {
   auto fetched = Guarded("forwarded fetch", [&]() -> Result<ForwardedAnswer> {
-    const std::string& url = options_.upstream_url;
+    const std::string& url = options_.upstream.url;
     UpstreamAnswer answer = FetchUpstream(url + (url.find('?') == std::string::npos ? "?" : "&") + query.key,
-                                          {.timeout = options_.upstream_timeout,
+                                          {.timeout = options_.upstream.timeout,
                                            .requests = &metrics_.requests,
                                            .errors = &metrics_.errors,
-                                           .max_body_bytes = options_.max_upstream_body_bytes,
+                                           .max_body_bytes = options_.upstream.max_body_bytes,
                                            .stop = shutdown_.get_token(),
                                            .trust = trust_.get(),
                                            .scope = QueryScope(query.parameters),
@@ -132,16 +132,16 @@ void UpstreamFeed::Start() {
   // In-process graphs come from SetGraph; a configured policy-engine upstream is not
   // probed (queries are forwarded as they come).
   UpstreamState initial = state_.load();
-  if (initial == UpstreamState::kInProcess || options_.upstream_kind == UpstreamKind::kPolicyEngine) return;
+  if (initial == UpstreamState::kInProcess || options_.upstream.kind == UpstreamKind::kPolicyEngine) return;
   // Every TTL, and every second while there is no graph yet (a graph builder starting
   // next to us may not have one).
-  auto tick = std::min<std::chrono::milliseconds>(options_.cache_ttl, std::chrono::seconds(1));
+  auto tick = std::min<std::chrono::milliseconds>(options_.cache.ttl, std::chrono::seconds(1));
   // The real clock, as the task's own period: options_.clock may stand still (--testing.now).
   fetcher_.Start(tick, [this, last = std::chrono::steady_clock::time_point()]() mutable {
     auto now = env::RealClock().Steady();
     UpstreamState state = state_.load();
     bool waiting = state == UpstreamState::kDetecting || state == UpstreamState::kWaitingForGraph;
-    if (waiting || last == std::chrono::steady_clock::time_point() || now - last >= options_.cache_ttl) {
+    if (waiting || last == std::chrono::steady_clock::time_point() || now - last >= options_.cache.ttl) {
       Status st = Guarded("upstream fetch", [this] {
         FetchShared();
         return Status::OK();
@@ -159,33 +159,33 @@ void UpstreamFeed::FetchShared() {
   // body is always taken as news then.
   static const std::string kNoHash;
   const bool shared = state == UpstreamState::kServing || state == UpstreamState::kServingStale;
-  UpstreamAnswer answer = FetchUpstream(options_.upstream_url,
-                                        {.timeout = options_.upstream_timeout,
+  UpstreamAnswer answer = FetchUpstream(options_.upstream.url,
+                                        {.timeout = options_.upstream.timeout,
                                          .requests = &metrics_.requests,
                                          .errors = &metrics_.errors,
                                          .known_body_hash = shared ? &upstream_body_hash_ : &kNoHash,
-                                         .max_body_bytes = options_.max_upstream_body_bytes,
+                                         .max_body_bytes = options_.upstream.max_body_bytes,
                                          .stop = shutdown_.get_token(),
                                          .trust = trust_.get(),
                                          .now = Now(),
                                          .in_turn = true,
                                          .bound_plain_generation = options_.signer->signing()});
   FetchOutcome outcome = Judge(shared, answer);
-  const UpstreamState next = NextUpstreamState(state, options_.upstream_kind, outcome);
+  const UpstreamState next = NextUpstreamState(state, options_.upstream.kind, outcome);
   if (outcome == FetchOutcome::kPolicyEngineAnswer && next != UpstreamState::kForwarding) {
     outcome = FetchOutcome::kFailed;
     metrics_.errors.Increment();
     answer.failure = ErrorDocument::Of(
         "failed_upstream_fetch",
-        fmt::format("{} answers like a policy engine, but upstream.cincinnati.kind is graph-builder", options_.upstream_url));
+        fmt::format("{} answers like a policy engine, but upstream.cincinnati.kind is graph-builder", options_.upstream.url));
   }
   NoteOutcome(outcome, next, answer);
   if (next == UpstreamState::kForwarding && state != UpstreamState::kForwarding) {
-    spdlog::info("policy engine: upstream {} is a policy engine; forwarding client queries", options_.upstream_url);
+    spdlog::info("policy engine: upstream {} is a policy engine; forwarding client queries", options_.upstream.url);
   }
   if (outcome == FetchOutcome::kGraph && ServesSharedGraph(next)) {
     if (state == UpstreamState::kForwarding) {
-      spdlog::info("policy engine: upstream {} serves a graph again; serving it", options_.upstream_url);
+      spdlog::info("policy engine: upstream {} serves a graph again; serving it", options_.upstream.url);
     }
     upstream_body_hash_ = answer.body_hash;
     auto graph = std::make_shared<const Graph>(std::move(*answer.graph));
@@ -211,14 +211,14 @@ void UpstreamFeed::FetchShared() {
 
 FetchOutcome UpstreamFeed::Judge(bool shared, UpstreamAnswer& answer) {
   FetchOutcome outcome = answer.Outcome();
-  if (trust_ && answer.answer_error && shared && options_.upstream_kind != UpstreamKind::kPolicyEngine) {
+  if (trust_ && answer.answer_error && shared && options_.upstream.kind != UpstreamKind::kPolicyEngine) {
     // An error document is never signed: no proof that the upstream serving a signed
     // graph became a policy engine. The graph stays served, as after any failure.
     outcome = FetchOutcome::kFailed;
     metrics_.errors.Increment();
     answer.failure = ErrorDocument::Of(
         "failed_upstream_fetch", fmt::format("{} answered {} unsigned ({}), while its graph is signed: taken for a failure",
-                                             options_.upstream_url, answer.answer_error->http_status, answer.answer_error->kind));
+                                             options_.upstream.url, answer.answer_error->http_status, answer.answer_error->kind));
   }
   return outcome;
 }
@@ -272,9 +272,9 @@ void UpstreamFeed::EnterState(UpstreamState state, UpstreamState next) {
 void UpstreamFeed::AttachRecords(const Graph& graph) {
   records_.pending = false;
   if (HasExplanationKeys(graph)) return;  // an older graph builder's graph carries them inline
-  auto fetched = FetchGraphRecords(options_.upstream_url, graph.node_count(),
-                                   {.timeout = options_.upstream_timeout,
-                                    .max_body_bytes = options_.max_upstream_body_bytes,
+  auto fetched = FetchGraphRecords(options_.upstream.url, graph.node_count(),
+                                   {.timeout = options_.upstream.timeout,
+                                    .max_body_bytes = options_.upstream.max_body_bytes,
                                     .stop = shutdown_.get_token()});
   std::string note;
   if (!fetched.ok()) {
@@ -296,12 +296,12 @@ void UpstreamFeed::AttachRecords(const Graph& graph) {
   }
   if (records_.pending) {
     // Skip 0, 1, 2, 4, ... fetches before the next try, up to about five minutes of them.
-    const int64_t ttl = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(options_.cache_ttl).count());
+    const int64_t ttl = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(options_.cache.ttl).count());
     records_.skip = records_.backoff;
     records_.backoff = std::min<int64_t>(std::max<int64_t>(1, 300 / ttl), std::max<int64_t>(1, records_.backoff * 2));
   }
   if (note != records_.note) {
-    if (!note.empty()) spdlog::info("policy engine: upstream {}: {}", options_.upstream_url, note);
+    if (!note.empty()) spdlog::info("policy engine: upstream {}: {}", options_.upstream.url, note);
     records_.note = note;
   }
 }

@@ -2,7 +2,7 @@
 //
 // Its upstream is a state machine (upstream_state.h):
 //  * in-process: a graph handed over with SetGraph();
-//  * a graph builder over HTTP: fetched every `cache_ttl` (every second until the first
+//  * a graph builder over HTTP: fetched every `cache.ttl` (every second until the first
 //    graph) on a thread of its own; a failed fetch keeps the last good graph (before the
 //    first one, NoGraphError() says why) and is logged once per cause. The builder's
 //    records of removed edges are asked for with each new graph, for explanations only,
@@ -10,7 +10,7 @@
 //  * another policy engine over HTTP: client queries are forwarded (Forward) and their
 //    answers kept in a bounded cache with stale-if-error and a fetch budget
 //    (forwarded_answers.h), fetched on the feed's pool.
-// The kind is detected (`upstream_kind` auto, the default) or configured. With trusted
+// The kind is detected (`upstream.kind` auto, the default) or configured. With trusted
 // keys every graph and forwarded answer is checked (signing/upstream_trust.h). Graphs that come
 // without a generation are numbered here (signing/graph_generation.h); each is handed to the
 // answer service with its freshness. Counts fetches, failures, stale and throttled
