@@ -39,7 +39,7 @@ void Agent::SendReports() {
   outbox_->SendDue();  // network, no lock
   const auto due = outbox_->NextDue();
   std::lock_guard lock(mu_);
-  next_retrieval_ = std::min(next_retrieval_, due);
+  retrieval_loop_.next = std::min(retrieval_loop_.next, due);
 }
 
 }  // namespace cincinnati::agent
