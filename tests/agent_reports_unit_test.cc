@@ -262,15 +262,15 @@ TEST(AgentReportsAttemptTest, AttemptsBeginEndAndAreMarkedOnceAcrossRestarts) {
   runner.Step(cv, target, false);  // nothing can verify it: refused
   const UpdateProgress& p = runner.progress();
   ASSERT_EQ(p.phase, UpdatePhase::kFailed);
-  EXPECT_TRUE(std::regex_match(p.attempt_id, std::regex("[0-9a-f]{32}"))) << p.attempt_id;
-  EXPECT_EQ(p.from_version, "4.1.0");
-  EXPECT_EQ(p.attempt_channel, "stable-4.1");
-  EXPECT_EQ(p.attempt_arch, "arm64");
-  EXPECT_EQ(p.result, "Failed");
-  EXPECT_EQ(p.result_reason, "ImageVerificationFailed");
-  EXPECT_EQ(p.result_component, "");
+  EXPECT_TRUE(std::regex_match(p.attempt.id, std::regex("[0-9a-f]{32}"))) << p.attempt.id;
+  EXPECT_EQ(p.attempt.from_version, "4.1.0");
+  EXPECT_EQ(p.attempt.channel, "stable-4.1");
+  EXPECT_EQ(p.attempt.arch, "arm64");
+  EXPECT_EQ(p.attempt.result, "Failed");
+  EXPECT_EQ(p.attempt.result_reason, "ImageVerificationFailed");
+  EXPECT_EQ(p.attempt.result_component, "");
   ASSERT_TRUE(runner.UnreportedEnd());
-  const std::string first = p.attempt_id;
+  const std::string first = p.attempt.id;
   auto report = ReportOfAttempt(*runner.UnreportedEnd(), kCluster);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->to, "4.1.1");
@@ -280,7 +280,7 @@ TEST(AgentReportsAttemptTest, AttemptsBeginEndAndAreMarkedOnceAcrossRestarts) {
   UpdateRunner restarted(store, components, options, clock);  // as after a kill -9 before the mark
   ASSERT_TRUE(restarted.Load().ok());
   ASSERT_TRUE(restarted.UnreportedEnd());
-  EXPECT_EQ(restarted.UnreportedEnd()->attempt_id, first) << "the same attempt, so the same report";
+  EXPECT_EQ(restarted.UnreportedEnd()->attempt.id, first) << "the same attempt, so the same report";
   ASSERT_TRUE(restarted.MarkReported().ok());
   UpdateRunner again(store, components, options, clock);
   ASSERT_TRUE(again.Load().ok());
@@ -290,26 +290,27 @@ TEST(AgentReportsAttemptTest, AttemptsBeginEndAndAreMarkedOnceAcrossRestarts) {
   // not reported again today.
   clock.Advance(61s);
   again.Step(cv, target, false);
-  EXPECT_NE(again.progress().attempt_id, first);
-  EXPECT_EQ(again.progress().result, "Failed");
+  EXPECT_NE(again.progress().attempt.id, first);
+  EXPECT_EQ(again.progress().attempt.result, "Failed");
   EXPECT_FALSE(again.UnreportedEnd());
   // A day later it is.
   clock.Advance(25h);
   again.Step(cv, target, false);
   ASSERT_TRUE(again.UnreportedEnd());
-  EXPECT_EQ(again.UnreportedEnd()->result_reason, "ImageVerificationFailed");
+  EXPECT_EQ(again.UnreportedEnd()->attempt.result_reason, "ImageVerificationFailed");
 }
 
 TEST(AgentReportsAttemptTest, TheAttemptFieldsRoundTripAndAnOlderProgressReads) {
   UpdateProgress p;
   p.phase = UpdatePhase::kApplying;
-  p.attempt_id = std::string(32, 'a');
-  p.from_version = "4.1.0", p.from_image = "r@sha256:0";
-  p.attempt_channel = "stable-4.1", p.attempt_arch = "amd64";
-  p.degraded_since = "2026-01-01T00:00:00Z", p.ended = "2026-01-01T00:10:00Z";
-  p.result = "Failed", p.result_component = "ingress", p.result_reason = "ClusterOperatorDegraded";
-  p.reported = true;
-  p.refusal_reported = "r@sha256:1 ImageVerificationFailed", p.refusal_reported_at = 1767225600;
+  p.attempt.id = std::string(32, 'a');
+  p.attempt.from_version = "4.1.0", p.attempt.from_image = "r@sha256:0";
+  p.attempt.channel = "stable-4.1", p.attempt.arch = "amd64";
+  p.attempt.degraded_since = "2026-01-01T00:00:00Z", p.attempt.ended = "2026-01-01T00:10:00Z";
+  p.attempt.result = "Failed", p.attempt.result_component = "ingress";
+  p.attempt.result_reason = "ClusterOperatorDegraded";
+  p.attempt.reported = true;
+  p.last_refusal.key = "r@sha256:1 ImageVerificationFailed", p.last_refusal.at = 1767225600;
   auto back = UpdateProgressFromJson(ToJson(p));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(kube::WriteJson(ToJson(*back)), kube::WriteJson(ToJson(p)));
@@ -317,8 +318,8 @@ TEST(AgentReportsAttemptTest, TheAttemptFieldsRoundTripAndAnOlderProgressReads) 
   auto older = UpdateProgressFromJson(*kube::ParseJson(R"({"phase":"Applying","image":"r@sha256:0","version":"4.1.1",)"
                                                        R"("nextGroup":2,"started":"2026-01-01T00:00:00Z"})"));
   ASSERT_TRUE(older.ok()) << older.status().message();
-  EXPECT_EQ(older->attempt_id, "");
-  EXPECT_FALSE(older->reported);
+  EXPECT_EQ(older->attempt.id, "");
+  EXPECT_FALSE(older->attempt.reported);
   EXPECT_FALSE(UpdateProgressFromJson(*kube::ParseJson(R"({"result":"Maybe"})")).ok());
 }
 
@@ -363,10 +364,10 @@ TEST(AgentReportsQueueTest, AReportIsQueuedBeforeItsAttemptIsMarkedAndAFullDiskH
   store->reports_full = true;
   (void)(*agent)->RunPass();
   EXPECT_EQ((*agent)->update_progress().phase, UpdatePhase::kFailed);
-  EXPECT_FALSE((*agent)->update_progress().reported);
+  EXPECT_FALSE((*agent)->update_progress().attempt.reported);
   EXPECT_EQ(receiver.count(), 0u);
   EXPECT_EQ(testing::MetricValue((*agent)->Metrics(), "cincinnati_agent_storage_errors_total{kind=\"no_space\"}"), 1);
-  const std::string attempt = (*agent)->update_progress().attempt_id;
+  const std::string attempt = (*agent)->update_progress().attempt.id;
 
   // Room again, but the progress cannot be saved right after the report is queued: the
   // state on disk is what a kill -9 at that instant leaves. The service answers 503.
@@ -388,7 +389,7 @@ TEST(AgentReportsQueueTest, AReportIsQueuedBeforeItsAttemptIsMarkedAndAFullDiskH
   EXPECT_EQ(receiver.taken()[0].attempt, attempt);
   EXPECT_EQ(receiver.taken()[0].reason, "ImageVerificationFailed");
   for (const auto& r : receiver.received()) EXPECT_NE(r.body.find(attempt), std::string::npos) << r.body;
-  EXPECT_TRUE((*restarted)->update_progress().reported);
+  EXPECT_TRUE((*restarted)->update_progress().attempt.reported);
   EXPECT_FALSE(fs::exists(dir / "state" / "reports" / (attempt + ".json")));
   const std::string metrics = (*restarted)->Metrics();
   EXPECT_EQ(testing::MetricValue(metrics, "cincinnati_agent_reports_sent_total"), 1) << metrics;

@@ -142,12 +142,12 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Cloc
   if (!options_.prometheus.url.empty()) {
     PrometheusSettings prometheus = options_.prometheus;
     prometheus.stop = shutdown_.get_token();
-    prometheus_ = std::make_unique<PrometheusEvaluator>(prometheus);
-    promql = prometheus_.get();
+    retrieval_.prometheus = std::make_unique<PrometheusEvaluator>(prometheus);
+    promql = retrieval_.prometheus.get();
   }
-  promql_cache_ = std::make_unique<CachedRuleEvaluator>(*promql, clock_, options_.risk_cache);
-  fetcher_ = std::make_unique<HttpGraphFetcher>(options_.upstream_ca_dir, options_.fetch_timeout, shutdown_.get_token(),
-                                                options_.max_answer_bytes);
+  retrieval_.promql_cache = std::make_unique<CachedRuleEvaluator>(*promql, clock_, options_.risk_cache);
+  retrieval_.fetcher = std::make_unique<HttpGraphFetcher>(options_.upstream_ca_dir, options_.fetch_timeout,
+                                                          shutdown_.get_token(), options_.max_answer_bytes);
   components_ = std::make_unique<ComponentObjects>(*store_);
   options_.update.hand_over = static_cast<bool>(options_.on_hand_over);
   options_.update.arch = options_.arch;
@@ -162,11 +162,13 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Cloc
   settings.poll_interval = options_.poll_interval;
   settings.kept = options_.kept;
   if (options_.answer_keys) {
-    trust_ = std::make_unique<AnswerTrust>(*store_, *options_.answer_keys, options_.require_answer_signature, &storage_);
-    settings.trust = trust_.get();
+    retrieval_.trust =
+        std::make_unique<AnswerTrust>(*store_, *options_.answer_keys, options_.require_answer_signature, &storage_);
+    settings.trust = retrieval_.trust.get();
   }
-  retriever_ = std::make_unique<UpdateRetriever>(
-      *fetcher_, [this](const std::vector<MatchingRule>& rules) { return MatchRules(rules, *promql_cache_); }, clock_,
+  retrieval_.retriever = std::make_unique<UpdateRetriever>(
+      *retrieval_.fetcher,
+      [this](const std::vector<MatchingRule>& rules) { return MatchRules(rules, *retrieval_.promql_cache); }, clock_,
       settings);
 }
 
@@ -200,7 +202,7 @@ Result<Release> Agent::RunningRelease(const ClusterVersion& cv) {
 // The stored ClusterVersion and update progress. Parts whose content cannot be read are
 // salvaged or set aside, never a reason not to start; what was dropped is logged.
 Status Agent::LoadState() {
-  if (trust_) CINCINNATI_RETURN_IF_ERROR(trust_->Load());
+  if (retrieval_.trust) CINCINNATI_RETURN_IF_ERROR(retrieval_.trust->Load());
   if (Status loaded = runner_->Load(); !loaded.ok()) {
     if (!ContentError(loaded)) return loaded;
     CINCINNATI_ASSIGN_OR_RETURN(std::string aside, store_->SetAside("agentstate", "update"));
@@ -219,7 +221,7 @@ Status Agent::LoadState() {
         state_ = ParseLoopState(TextOf(*s));
       }
       lists_origin_ = ListsOrigin::FromAnnotations(annotations);
-      retriever_->Seed(cv_.status.available_updates, cv_.status.conditional_updates, lists_origin_);
+      retrieval_.retriever->Seed(cv_.status.available_updates, cv_.status.conditional_updates, lists_origin_);
       return Status::OK();
     }
     stored = read.status();
@@ -245,7 +247,7 @@ Status Agent::LoadState() {
       cv_.status.history.push_back({"Completed", now, now, cv_.status.desired.version, cv_.status.desired.image, false, ""});
     }
   }
-  retriever_->Seed(cv_.status.available_updates, cv_.status.conditional_updates);
+  retrieval_.retriever->Seed(cv_.status.available_updates, cv_.status.conditional_updates);
   return Status::OK();
 }
 
@@ -254,7 +256,7 @@ Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, A
   std::lock_guard lock(agent->mu_);
   Status loaded = agent->LoadState();
   if (loaded.ok()) {
-    agent->ready_ = agent->Save().ok();  // a salvaged state is written back whole
+    agent->saving_.ready = agent->Save().ok();  // a salvaged state is written back whole
     return agent;
   }
   if (loaded.code() != Status::Code::kNotFound) return loaded;
@@ -273,7 +275,7 @@ Result<std::unique_ptr<Agent>> Agent::Open(std::shared_ptr<ObjectStore> store, A
   SetBaseConditions(cv, now);
   cv.SetCondition({"RetrievedUpdates", "False", "", "", now});
   CINCINNATI_RETURN_IF_ERROR(agent->Save());
-  agent->ready_ = true;
+  agent->saving_.ready = true;
   return agent;
 }
 
@@ -302,7 +304,7 @@ Status Agent::Save() {
     FitForStore(text.size());
     text = probe_text();
   }
-  if (text == last_saved_) return Status::OK();
+  if (text == saving_.last_saved) return Status::OK();
   cv_.resource_version += 1;
   Status s = store_->Put(kKind, kName, document());
   if (storage_.Record(StorageArea::kState, s)) {
@@ -316,8 +318,8 @@ Status Agent::Save() {
     cv_.resource_version -= 1;
     return s;
   }
-  last_saved_ = std::move(text);
-  if (on_saved_) on_saved_(cv_.resource_version);
+  saving_.last_saved = std::move(text);
+  if (saving_.on_saved) saving_.on_saved(cv_.resource_version);
   return s;
 }
 
@@ -398,7 +400,7 @@ Status Agent::RetrievalPass() {
     inputs.version = cv_.status.desired.version;
     inputs.channel = cv_.spec.channel;
   }
-  RetrievedUpdates got = retriever_->Run(inputs, desired_multi, current_multi);  // network, no lock
+  RetrievedUpdates got = retrieval_.retriever->Run(inputs, desired_multi, current_multi);  // network, no lock
   if (got.fetched) ++fetches_;
   std::optional<Condition> upgradeable = ComponentsUpgradeable();                  // disk, no lock
 
@@ -408,7 +410,7 @@ Status Agent::RetrievalPass() {
     const Release& newest = cv_.status.available_updates.front();
     cv_.spec.desired_update = DesiredUpdate{newest.version, newest.image, false, ""};
     cv_.generation += 1;
-    update_woken_ = true;
+    update_loop_.woken = true;
     wake_.notify_all();
   }
   if (upgradeable) {
@@ -418,13 +420,13 @@ Status Agent::RetrievalPass() {
   }
   // Risks are evaluated again when their cached results may have aged out (the CVO's
   // resync); pending ones are retried after a second.
-  next_retrieval_ = retriever_->NextFetch();
+  retrieval_loop_.next = retrieval_.retriever->NextFetch();
   if (!cv_.status.conditional_updates.empty()) {
-    next_retrieval_ = std::min(next_retrieval_, clock_.Now() + options_.risk_cache.min_for_condition);
+    retrieval_loop_.next = std::min(retrieval_loop_.next, clock_.Now() + options_.risk_cache.min_for_condition);
   }
-  if (got.risks_pending) next_retrieval_ = std::min(next_retrieval_, clock_.Now() + std::chrono::seconds(1));
+  if (got.risks_pending) retrieval_loop_.next = std::min(retrieval_loop_.next, clock_.Now() + std::chrono::seconds(1));
   Status saved = Save();
-  ready_ = saved.ok();
+  saving_.ready = saved.ok();
   return saved;
 }
 
@@ -497,16 +499,17 @@ Status Agent::UpdatePass() {
   }
   if (step) state_ = result.updating ? LoopState::kUpdating : LoopState::kRetrieving;
   const auto now = clock_.Now();
-  next_update_ = now + kIdleUpdateCheck;
+  update_loop_.next = now + kIdleUpdateCheck;
   if (const FailedPhase* failed = runner_->progress().failed(); failed && failed->retry_at > 0) {
-    next_update_ = std::min(next_update_, std::chrono::system_clock::time_point(std::chrono::seconds(failed->retry_at)));
+    update_loop_.next =
+        std::min(update_loop_.next, std::chrono::system_clock::time_point(std::chrono::seconds(failed->retry_at)));
   }
-  if (result.busy) next_update_ = std::min(next_update_, now + std::chrono::seconds(1));
-  if (cv_.generation != generation) next_update_ = now;  // the spec changed meanwhile: again with it
+  if (result.busy) update_loop_.next = std::min(update_loop_.next, now + std::chrono::seconds(1));
+  if (cv_.generation != generation) update_loop_.next = now;  // the spec changed meanwhile: again with it
   Status saved = Save();
-  ready_ = saved.ok();
+  saving_.ready = saved.ok();
   // A report just queued leaves with the retrieval loop's next pass, at once.
-  if (installed || queued) retrieval_woken_ = true;
+  if (installed || queued) retrieval_loop_.woken = true;
   lock.unlock();
   if (installed || queued) wake_.notify_all();
   if (result.hand_over_to && options_.on_hand_over) options_.on_hand_over(*result.hand_over_to, result.hand_over_id);
@@ -523,7 +526,7 @@ Status Agent::RunPass() {
 void Agent::Wake() {
   {
     std::lock_guard lock(mu_);
-    retrieval_woken_ = update_woken_ = true;
+    retrieval_loop_.woken = update_loop_.woken = true;
   }
   wake_.notify_all();
 }
@@ -544,12 +547,13 @@ void Agent::RunRetrievals(std::stop_token stop) {
         !s.ok()) {
       spdlog::warn("{}", s.message());
     }
-    ++retrieval_passes_;
+    ++retrieval_loop_.passes;
     std::unique_lock lock(mu_);
-    const auto wait = std::max(next_retrieval_ - clock_.Now(), std::chrono::system_clock::duration(std::chrono::milliseconds(200)));
+    const auto wait = std::max(retrieval_loop_.next - clock_.Now(),
+                               std::chrono::system_clock::duration(std::chrono::milliseconds(200)));
     wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),
-                   [&] { return retrieval_woken_; });
-    retrieval_woken_ = false;
+                   [&] { return retrieval_loop_.woken; });
+    retrieval_loop_.woken = false;
   }
 }
 
@@ -558,12 +562,13 @@ void Agent::RunUpdates(std::stop_token stop) {
     if (Status s = Guarded("an update pass", [&] { return UpdatePass(); }); !s.ok()) {
       spdlog::debug("update pass: {}", s.message());
     }
-    ++update_passes_;
+    ++update_loop_.passes;
     std::unique_lock lock(mu_);
-    const auto wait = std::max(next_update_ - clock_.Now(), std::chrono::system_clock::duration(std::chrono::milliseconds(50)));
+    const auto wait =
+        std::max(update_loop_.next - clock_.Now(), std::chrono::system_clock::duration(std::chrono::milliseconds(50)));
     wake_.wait_for(lock, stop, std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait),
-                   [&] { return update_woken_; });
-    update_woken_ = false;
+                   [&] { return update_loop_.woken; });
+    update_loop_.woken = false;
   }
 }
 

@@ -172,29 +172,43 @@ class Agent {
   env::Clock& clock_;
   std::stop_source shutdown_;  // cancels network work in flight
   StorageHealth storage_;
-  std::unique_ptr<PrometheusEvaluator> prometheus_;
-  std::unique_ptr<CachedRuleEvaluator> promql_cache_;
-  std::unique_ptr<HttpGraphFetcher> fetcher_;
-  std::unique_ptr<AnswerTrust> trust_;          // nullptr: answers are not checked
-  std::unique_ptr<UpdateRetriever> retriever_;  // the retrieval loop only
+  // What a retrieval asks with: the PromQL risk evaluation, the update service's fetcher
+  // and the answers' trust, and the retriever over them (the retrieval loop only).
+  struct Retrieval {
+    std::unique_ptr<PrometheusEvaluator> prometheus;  // nullptr: no Prometheus configured
+    std::unique_ptr<CachedRuleEvaluator> promql_cache;
+    std::unique_ptr<HttpGraphFetcher> fetcher;
+    std::unique_ptr<AnswerTrust> trust;          // nullptr: answers are not checked
+    std::unique_ptr<UpdateRetriever> retriever;
+  };
+  Retrieval retrieval_;
   std::unique_ptr<ComponentObjects> components_;
   std::unique_ptr<UpdateRunner> runner_;        // the update loop only
   std::unique_ptr<ReportOutbox> outbox_;        // nullptr: reports are off
 
   std::mutex mu_;
   std::condition_variable_any wake_;
-  bool retrieval_woken_ = false, update_woken_ = false;
-  // Passes each loop has finished (cincinnati_agent_passes_total{loop}): proof that a
-  // loop ran, for whoever must tell "nothing changed" from "nothing ran".
-  std::atomic<uint64_t> retrieval_passes_{0}, update_passes_{0};
+  // One loop's pace: a wake-up asked for and the time of its next pass unwoken (both under
+  // mu_), and the passes it has finished (cincinnati_agent_passes_total{loop}): proof
+  // that a loop ran, for whoever must tell "nothing changed" from "nothing ran".
+  struct LoopPace {
+    bool woken = false;
+    std::chrono::system_clock::time_point next{};
+    std::atomic<uint64_t> passes{0};
+  };
+  LoopPace retrieval_loop_, update_loop_;
   std::atomic<uint64_t> fetches_{0};  // requests to the update service
-  bool ready_ = false;
   ClusterVersion cv_;
-  std::string last_saved_;  // what the store holds, resourceVersion aside
-  std::function<void(int64_t)> on_saved_;
+  // Saving the ClusterVersion: whether the last save succeeded (ready()), what the store
+  // holds, resourceVersion aside, and who is told of each changed save.
+  struct Saving {
+    bool ready = false;
+    std::string last_saved;
+    std::function<void(int64_t)> on_saved;
+  };
+  Saving saving_;
   LoopState state_ = LoopState::kRetrieving;
   std::optional<ListsOrigin> lists_origin_;  // what the lists in cv_ answer (update_retriever.h)
-  std::chrono::system_clock::time_point next_retrieval_{}, next_update_{};
 };
 
 }  // namespace cincinnati::agent

@@ -19,7 +19,7 @@ JsonValue Agent::ClusterVersionJson() {
 
 void Agent::OnSaved(std::function<void(int64_t resource_version)> observer) {
   std::lock_guard lock(mu_);
-  on_saved_ = std::move(observer);
+  saving_.on_saved = std::move(observer);
 }
 
 int64_t Agent::resource_version() {
@@ -49,7 +49,7 @@ Result<JsonValue> Agent::PatchClusterVersion(const JsonValue& patch) {
       cv_.generation -= 1;
       return saved;
     }
-    retrieval_woken_ = update_woken_ = true;
+    retrieval_loop_.woken = update_loop_.woken = true;
     wake_.notify_all();
   }
   return ToJson(cv_);
@@ -88,7 +88,7 @@ LoopState Agent::state() {
 
 bool Agent::ready() {
   std::lock_guard lock(mu_);
-  return ready_;
+  return saving_.ready;
 }
 
 }  // namespace cincinnati::agent

@@ -197,9 +197,9 @@ void AddAnswerTrustMetrics(Registry& r, const AnswerTrust& trust) {
 std::string Agent::Metrics() {
   Registry registry("");
   ClusterVersionFamilies cluster_version(registry);
-  AddLoopMetrics(registry, storage_, {retrieval_passes_.load(), update_passes_.load(), fetches_.load()});
+  AddLoopMetrics(registry, storage_, {retrieval_loop_.passes.load(), update_loop_.passes.load(), fetches_.load()});
   AddReportMetrics(registry, outbox_ ? outbox_->stats() : ReportOutbox::Stats{});
-  if (trust_) AddAnswerTrustMetrics(registry, *trust_);
+  if (retrieval_.trust) AddAnswerTrustMetrics(registry, *retrieval_.trust);
   if (const UpdateRunner::Snapshot update = runner_->snapshot(); update.applied + update.pending > 0) {
     cluster_version.payload.With({update.progress.version, "applied"}).Set(static_cast<double>(update.applied));
     cluster_version.payload.With({update.progress.version, "pending"}).Set(static_cast<double>(update.pending));

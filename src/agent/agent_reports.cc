@@ -16,11 +16,11 @@ bool Agent::QueueReport(const std::string& cluster_id) {
   if (outbox_) {
     auto report = ReportOfAttempt(*ended, cluster_id);
     if (!report.ok()) {
-      spdlog::warn("the attempt {} makes no valid update report ({}): none is sent", ended->attempt_id,
+      spdlog::warn("the attempt {} makes no valid update report ({}): none is sent", ended->attempt.id,
                    report.status().message());
       outbox_->CountDropped("invalid");
     } else if (Status s = outbox_->Enqueue(*report); !s.ok()) {
-      spdlog::debug("the report of attempt {} is not queued yet: {}", ended->attempt_id, s.message());
+      spdlog::debug("the report of attempt {} is not queued yet: {}", ended->attempt.id, s.message());
       return false;  // the next pass tries again; the update goes on meanwhile
     } else {
       queued = true;
@@ -28,7 +28,8 @@ bool Agent::QueueReport(const std::string& cluster_id) {
   }
   // Marked only once queued: a kill -9 before this queues the same report again.
   if (Status s = runner_->MarkReported(); !s.ok()) {
-    spdlog::debug("the report of attempt {} is queued, and marked so in memory only: {}", ended->attempt_id, s.message());
+    spdlog::debug("the report of attempt {} is queued, and marked so in memory only: {}", ended->attempt.id,
+                  s.message());
   }
   return queued;
 }
@@ -38,7 +39,7 @@ void Agent::SendReports() {
   outbox_->SendDue();  // network, no lock
   const auto due = outbox_->NextDue();
   std::lock_guard lock(mu_);
-  next_retrieval_ = std::min(next_retrieval_, due);
+  retrieval_loop_.next = std::min(retrieval_loop_.next, due);
 }
 
 }  // namespace cincinnati::agent

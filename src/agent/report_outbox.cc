@@ -64,15 +64,15 @@ Result<UpdateReport> ReportOfAttempt(const UpdateProgress& a, const std::string&
   r.cluster_id = cluster_id;
   std::transform(r.cluster_id.begin(), r.cluster_id.end(), r.cluster_id.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  r.attempt = a.attempt_id;
-  r.from = a.from_version;
+  r.attempt = a.attempt.id;
+  r.from = a.attempt.from_version;
   r.to = a.version;
-  r.arch = a.attempt_arch;
-  r.channel = IsReportChannel(a.attempt_channel) ? a.attempt_channel : "";
-  r.result = a.result == "Failed" ? UpdateResult::kFailed : UpdateResult::kCompleted;
-  r.component = IsObjectName(a.result_component) ? a.result_component : "";
-  r.reason = a.result_reason;
-  auto ended = graphdata::ParseDateTime(a.ended);
+  r.arch = a.attempt.arch;
+  r.channel = IsReportChannel(a.attempt.channel) ? a.attempt.channel : "";
+  r.result = a.attempt.result == "Failed" ? UpdateResult::kFailed : UpdateResult::kCompleted;
+  r.component = IsObjectName(a.attempt.result_component) ? a.attempt.result_component : "";
+  r.reason = a.attempt.result_reason;
+  auto ended = graphdata::ParseDateTime(a.attempt.ended);
   if (!ended.ok()) return ended.status().WithContext("the attempt's end");
   auto started = graphdata::ParseDateTime(a.started);
   r.ended = *ended;

@@ -36,31 +36,31 @@ JsonValue ToJson(const UpdateProgress& p) {
       {"image", s(p.image)},
       {"version", s(p.version)},
       {"force", JsonValue(p.force)},
-      {"verified", JsonValue(p.verified)},
-      {"acceptedRisks", s(p.accepted_risks)},
-      {"payloadDir", s(p.payload_dir)},
-      {"runningPayloadDir", s(p.running_payload_dir)},
-      {"nextGroup", JsonValue(int64_t(p.next_group))},
-      {"groupStarted", s(p.group_started)},
+      {"verified", JsonValue(p.payload.verified)},
+      {"acceptedRisks", s(p.payload.accepted_risks)},
+      {"payloadDir", s(p.payload.dir)},
+      {"runningPayloadDir", s(p.payload.running_dir)},
+      {"nextGroup", JsonValue(int64_t(p.applying.next_group))},
+      {"groupStarted", s(p.applying.group_started)},
       {"started", s(p.started)},
       {"failedReason", s(failed.reason)},
       {"failedMessage", s(failed.message)},
       {"retryAt", JsonValue(int64_t(failed.retry_at))},
       {"handOverId", s(handing_over.id)},
-      {"handOverAttempts", JsonValue(int64_t(p.hand_over_attempts))},
-      {"attemptId", s(p.attempt_id)},
-      {"fromVersion", s(p.from_version)},
-      {"fromImage", s(p.from_image)},
-      {"attemptChannel", s(p.attempt_channel)},
-      {"attemptArch", s(p.attempt_arch)},
-      {"degradedSince", s(p.degraded_since)},
-      {"ended", s(p.ended)},
-      {"result", s(p.result)},
-      {"resultComponent", s(p.result_component)},
-      {"resultReason", s(p.result_reason)},
-      {"reported", JsonValue(p.reported)},
-      {"refusalReported", s(p.refusal_reported)},
-      {"refusalReportedAt", JsonValue(int64_t(p.refusal_reported_at))},
+      {"handOverAttempts", JsonValue(int64_t(p.applying.hand_over_attempts))},
+      {"attemptId", s(p.attempt.id)},
+      {"fromVersion", s(p.attempt.from_version)},
+      {"fromImage", s(p.attempt.from_image)},
+      {"attemptChannel", s(p.attempt.channel)},
+      {"attemptArch", s(p.attempt.arch)},
+      {"degradedSince", s(p.attempt.degraded_since)},
+      {"ended", s(p.attempt.ended)},
+      {"result", s(p.attempt.result)},
+      {"resultComponent", s(p.attempt.result_component)},
+      {"resultReason", s(p.attempt.result_reason)},
+      {"reported", JsonValue(p.attempt.reported)},
+      {"refusalReported", s(p.last_refusal.key)},
+      {"refusalReportedAt", JsonValue(int64_t(p.last_refusal.at))},
   }));
 }
 
@@ -98,12 +98,12 @@ Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json) {
   CINCINNATI_RETURN_IF_ERROR(text("image", p.image));
   CINCINNATI_RETURN_IF_ERROR(text("version", p.version));
   CINCINNATI_RETURN_IF_ERROR(boolean("force", p.force));
-  CINCINNATI_RETURN_IF_ERROR(boolean("verified", p.verified));
-  CINCINNATI_RETURN_IF_ERROR(text("acceptedRisks", p.accepted_risks));
-  CINCINNATI_RETURN_IF_ERROR(text("payloadDir", p.payload_dir));
-  CINCINNATI_RETURN_IF_ERROR(text("runningPayloadDir", p.running_payload_dir));
-  CINCINNATI_RETURN_IF_ERROR(integer("nextGroup", p.next_group));
-  CINCINNATI_RETURN_IF_ERROR(text("groupStarted", p.group_started));
+  CINCINNATI_RETURN_IF_ERROR(boolean("verified", p.payload.verified));
+  CINCINNATI_RETURN_IF_ERROR(text("acceptedRisks", p.payload.accepted_risks));
+  CINCINNATI_RETURN_IF_ERROR(text("payloadDir", p.payload.dir));
+  CINCINNATI_RETURN_IF_ERROR(text("runningPayloadDir", p.payload.running_dir));
+  CINCINNATI_RETURN_IF_ERROR(integer("nextGroup", p.applying.next_group));
+  CINCINNATI_RETURN_IF_ERROR(text("groupStarted", p.applying.group_started));
   CINCINNATI_RETURN_IF_ERROR(text("started", p.started));
   FailedPhase failed;
   HandingOverPhase handing_over;
@@ -114,21 +114,26 @@ Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json) {
   // Each phase's own fields go with it; what an older agent left in the others is dropped.
   if (p.phase == UpdatePhase::kFailed) p.phase_data = std::move(failed);
   if (p.phase == UpdatePhase::kHandingOver) p.phase_data = std::move(handing_over);
-  CINCINNATI_RETURN_IF_ERROR(integer("handOverAttempts", p.hand_over_attempts));
+  CINCINNATI_RETURN_IF_ERROR(integer("handOverAttempts", p.applying.hand_over_attempts));
   const std::pair<const char*, std::string*> attempt[] = {
-      {"attemptId", &p.attempt_id},         {"fromVersion", &p.from_version},
-      {"fromImage", &p.from_image},         {"attemptChannel", &p.attempt_channel},
-      {"attemptArch", &p.attempt_arch},     {"degradedSince", &p.degraded_since},
-      {"ended", &p.ended},                  {"result", &p.result},
-      {"resultComponent", &p.result_component}, {"resultReason", &p.result_reason},
-      {"refusalReported", &p.refusal_reported}};
+      {"attemptId", &p.attempt.id},
+      {"fromVersion", &p.attempt.from_version},
+      {"fromImage", &p.attempt.from_image},
+      {"attemptChannel", &p.attempt.channel},
+      {"attemptArch", &p.attempt.arch},
+      {"degradedSince", &p.attempt.degraded_since},
+      {"ended", &p.attempt.ended},
+      {"result", &p.attempt.result},
+      {"resultComponent", &p.attempt.result_component},
+      {"resultReason", &p.attempt.result_reason},
+      {"refusalReported", &p.last_refusal.key}};
   for (const auto& [key, out] : attempt) CINCINNATI_RETURN_IF_ERROR(text(key, *out));
-  CINCINNATI_RETURN_IF_ERROR(boolean("reported", p.reported));
-  CINCINNATI_RETURN_IF_ERROR(integer("refusalReportedAt", p.refusal_reported_at));
-  if (!p.result.empty() && p.result != "Completed" && p.result != "Failed") {
-    return Status::InvalidArgument(fmt::format("update progress: unknown result \"{}\"", p.result));
+  CINCINNATI_RETURN_IF_ERROR(boolean("reported", p.attempt.reported));
+  CINCINNATI_RETURN_IF_ERROR(integer("refusalReportedAt", p.last_refusal.at));
+  if (!p.attempt.result.empty() && p.attempt.result != "Completed" && p.attempt.result != "Failed") {
+    return Status::InvalidArgument(fmt::format("update progress: unknown result \"{}\"", p.attempt.result));
   }
-  if (p.next_group < 0) return Status::InvalidArgument("update progress: nextGroup must not be negative");
+  if (p.applying.next_group < 0) return Status::InvalidArgument("update progress: nextGroup must not be negative");
   return p;
 }
 

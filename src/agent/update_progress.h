@@ -8,13 +8,15 @@
 // The whole table of moves, checked at every change, is in update_phases.h. What only
 // one phase has (why it failed, the hand-over's id) lives with that phase, in
 // `phase_data`, set with the phase by MoveUpdatePhase; the stored document keeps its
-// flat fields (empty in the other phases). Plain value with JSON conversion; FromJson is
+// flat fields (empty in the other phases). The rest is grouped by what it says (the
+// payload, the applying, the attempt), in memory only: the stored document is flat, with
+// the field names of older agents. Plain value with JSON conversion; FromJson is
 // total (a bad document is an error), and a document of an older agent, without the
 // attempt's fields, reads with their defaults.
 //
 // An attempt (one update report each) begins when an update starts, and again
 // at each retry of a refused release; it ends once, Completed or Failed (result), and
-// what happens after (a recovery) changes nothing of it. `reported` says that its report
+// what happens after (a recovery) changes nothing of it. `attempt.reported` says that its report
 // was queued (or that none is due), so a restart neither loses nor repeats it.
 #pragma once
 
@@ -46,6 +48,42 @@ struct HandingOverPhase {
 };
 using UpdatePhaseData = std::variant<std::monostate, FailedPhase, HandingOverPhase>;
 
+// The release put in place: what its verification let through, and where its payload
+// and the running release's are on disk.
+struct UpdatePayload {
+  bool verified = false;
+  std::string accepted_risks;  // what force or warnings let through, one per line
+  std::string dir;             // the target's, once downloaded
+  std::string running_dir;     // the running release's (its verification ConfigMap)
+};
+
+// How far applying the plan has come.
+struct ApplyProgress {
+  int64_t next_group = 0;      // the first group of the plan not known to be done
+  std::string group_started;   // RFC 3339: when next_group started (component timeouts)
+  int64_t hand_over_attempts = 0;  // how many hand-overs the group at next_group has started
+};
+
+// One attempt, one update report ("" id: none, as in an older agent's document).
+struct UpdateAttempt {
+  std::string id;                          // 32 random lower-case hex digits
+  std::string from_version, from_image;    // status.desired when it began
+  std::string channel, arch;
+  std::string degraded_since;              // RFC 3339: since when a component is Degraded ("": none is)
+  std::string ended;                       // RFC 3339, once the attempt has ended
+  std::string result;                      // "", "Completed" or "Failed"
+  std::string result_component, result_reason;
+  bool reported = false;
+};
+
+// The last refusal reported (image and reason) and when (Unix seconds): a release
+// refused again for the same reason is reported at most once a day. It outlives the
+// attempts, one per retry.
+struct ReportedRefusal {
+  std::string key;
+  int64_t at = 0;
+};
+
 struct UpdateProgress {
   UpdatePhase phase = UpdatePhase::kIdle;
   UpdatePhaseData phase_data;  // FailedPhase while kFailed, HandingOverPhase while kHandingOver, else none
@@ -55,28 +93,11 @@ struct UpdateProgress {
   std::string image;    // the target pull spec
   std::string version;  // as requested (may be empty until the payload says)
   bool force = false;
-  bool verified = false;
-  std::string accepted_risks;  // what force or warnings let through, one per line
-  std::string payload_dir;     // the target's, once downloaded
-  std::string running_payload_dir;  // the running release's (its verification ConfigMap)
-  int64_t next_group = 0;      // the first group of the plan not known to be done
-  std::string group_started;   // RFC 3339: when next_group started (component timeouts)
-  std::string started;         // RFC 3339: when the update started
-  int64_t hand_over_attempts = 0;  // how many hand-overs the group at next_group has started
-
-  // The attempt ("" attempt_id: none, as in an older agent's document).
-  std::string attempt_id;                  // 32 random lower-case hex digits
-  std::string from_version, from_image;    // status.desired when it began
-  std::string attempt_channel, attempt_arch;
-  std::string degraded_since;              // RFC 3339: since when a component is Degraded ("": none is)
-  std::string ended;                       // RFC 3339, once the attempt has ended
-  std::string result;                      // "", "Completed" or "Failed"
-  std::string result_component, result_reason;
-  bool reported = false;
-  // The last refusal reported (image and reason) and when (Unix seconds): a release
-  // refused again for the same reason is reported at most once a day.
-  std::string refusal_reported;
-  int64_t refusal_reported_at = 0;
+  std::string started;  // RFC 3339: when the update started
+  UpdatePayload payload;
+  ApplyProgress applying;
+  UpdateAttempt attempt;
+  ReportedRefusal last_refusal;
 };
 
 // What the update runner says of the update after a step, as the CVO's sync worker

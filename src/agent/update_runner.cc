@@ -87,7 +87,7 @@ bool UpdateRunner::Commit(UpdateStepResult& result) {
   if (s.ok()) return true;
   // Not saved: nothing acts on the new phase. The store's phase comes back, and the
   // step is tried again soon (the disk may have room by then).
-  if (saved_.image != progress_.image || saved_.payload_dir != progress_.payload_dir) loaded_.reset();
+  if (saved_.image != progress_.image || saved_.payload.dir != progress_.payload.dir) loaded_.reset();
   progress_ = saved_;
   result.status.failure = UpdateStatus::Failure{
       "AgentStateNotSaved", fmt::format("The update waits: the agent cannot save its progress: {}", s.message())};
@@ -107,13 +107,12 @@ bool UpdateRunner::Start(const ClusterVersion& cv, const std::optional<ResolvedT
   next.version = target->release.version;
   next.force = force;
   next.started = Now();
-  next.running_payload_dir = progress_.running_payload_dir;
-  next.refusal_reported = progress_.refusal_reported;
-  next.refusal_reported_at = progress_.refusal_reported_at;
+  next.payload.running_dir = progress_.payload.running_dir;
+  next.last_refusal = progress_.last_refusal;
   BeginAttempt(next, cv);
   if (!MoveUpdatePhase(next, UpdatePhase::kVerifying, result.status)) return false;
-  const std::string abandoned =
-      !progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir ? progress_.payload_dir : "";
+  const UpdatePayload& old = progress_.payload;
+  const std::string abandoned = !old.dir.empty() && old.dir != old.running_dir ? old.dir : "";
   progress_ = std::move(next);
   loaded_.reset();
   if (!Commit(result)) return false;
@@ -128,7 +127,7 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
   const bool applying = progress_.phase == UpdatePhase::kApplying || progress_.phase == UpdatePhase::kHandingOver;
   const bool under_way = applying || progress_.phase == UpdatePhase::kVerifying ||
                          progress_.phase == UpdatePhase::kDownloading || progress_.phase == UpdatePhase::kLoading;
-  if (under_way && progress_.attempt_id.empty()) {
+  if (under_way && progress_.attempt.id.empty()) {
     BeginAttempt(progress_, cv);  // begun by an agent without reports (a hand-over from one): adopted
   }
   if (target && target->release.image != progress_.image) {
@@ -146,8 +145,8 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
     if (const FailedPhase* failed = progress_.failed(); failed && UnixSeconds(clock_.Now()) < failed->retry_at) return result;
     // A retry starts over: what the failed attempt found or let through is not kept.
     if (!MoveUpdatePhase(progress_, UpdatePhase::kVerifying, result.status)) return result;
-    progress_.verified = false;
-    progress_.accepted_risks.clear();
+    progress_.payload.verified = false;
+    progress_.payload.accepted_risks.clear();
     progress_.started = Now();
     BeginAttempt(progress_, cv);  // a retry is a new attempt, with its own report
     if (!Commit(result)) return result;
@@ -170,24 +169,24 @@ UpdateStepResult UpdateRunner::Step(ClusterVersion& cv, const std::optional<Reso
     const HandingOverPhase* handing_over = progress_.handing_over();
     const bool successor = !options_.hand_over || (handing_over && !handing_over->id.empty() &&
                                                    handing_over->id == options_.hand_over_id);
-    if (!successor && progress_.hand_over_attempts < kMaxHandOverAttempts) {
+    if (!successor && progress_.applying.hand_over_attempts < kMaxHandOverAttempts) {
       // Not the agent this hand-over started: the old one died before its successor ran
       // (kill -9), or this is a restart in place (a container's PID 1 again). The
       // agent's own manifests are applied already: hand over again.
       spdlog::warn("the state says a hand-over to a new agent was under way; handing over again");
       if (!PayloadStillWhole(result)) return result;
-      auto loaded = Payload(progress_.payload_dir);
-      if (loaded.ok() && progress_.next_group < static_cast<int64_t>((*loaded)->plan.size())) {
-        HandOver(**loaded, (*loaded)->plan[static_cast<size_t>(progress_.next_group)], result);
+      auto loaded = Payload(progress_.payload.dir);
+      if (loaded.ok() && progress_.applying.next_group < static_cast<int64_t>((*loaded)->plan.size())) {
+        HandOver(**loaded, (*loaded)->plan[static_cast<size_t>(progress_.applying.next_group)], result);
         return result;
       }
     }
     // The new agent (or, after repeated hand-overs that never reached one, this one):
     // the old one applied its own manifests before handing over.
-    ++progress_.next_group;
-    progress_.group_started = Now();
+    ++progress_.applying.next_group;
+    progress_.applying.group_started = Now();
     if (!MoveUpdatePhase(progress_, UpdatePhase::kApplying, result.status)) return result;
-    progress_.hand_over_attempts = 0;
+    progress_.applying.hand_over_attempts = 0;
     if (!Commit(result)) return result;
   }
   EnsureStarted(cv);
@@ -199,12 +198,13 @@ void UpdateRunner::Fail(const std::string& reason, const std::string& message, U
   result.status.release = UpdateStatus::Acceptance{false, reason, message};
   result.status.progress = UpdateStatus::Progress::kNotAccepted;
   result.status.target = progress_.version.empty() ? progress_.image : progress_.version;
-  if (!progress_.payload_dir.empty() && progress_.payload_dir != progress_.running_payload_dir) {
-    (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(progress_.payload_dir);  // a refused payload is not kept
+  if (!progress_.payload.dir.empty() && progress_.payload.dir != progress_.payload.running_dir) {
+    // A refused payload is not kept.
+    (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(progress_.payload.dir);
   }
   const FailedPhase failed{reason, message, UnixSeconds(clock_.Now()) + options_.retry_after.count()};
   if (!MoveUpdatePhase(progress_, UpdatePhase::kFailed, result.status, failed)) return;
-  progress_.payload_dir.clear();
+  progress_.payload.dir.clear();
   EndAttempt("Failed", "", reason);
   loaded_.reset();
   // A failure kept only in memory is harmless (a restart tries the target again), but
@@ -221,12 +221,12 @@ Result<VerificationConfig> UpdateRunner::VerificationSource(const ClusterVersion
   const std::string& running_image = cv.status.desired.image;
   const bool pull = !running_image.empty() && options_.pull_running_payload;
   std::string pull_error;
-  Status whole = progress_.running_payload_dir.empty() ? Status::NotFound("not pulled yet")
-                                                       : VerifyPayloadOnDisk(progress_.running_payload_dir);
+  Status whole = progress_.payload.running_dir.empty() ? Status::NotFound("not pulled yet")
+                                                       : VerifyPayloadOnDisk(progress_.payload.running_dir);
   if (!whole.ok() && pull) {
     auto dir = Pull(running_image);  // replaces a payload that is not whole only once the new one is
     if (dir.ok()) {
-      progress_.running_payload_dir = *dir;
+      progress_.payload.running_dir = *dir;
       if (!Commit(result)) return Status::IoError("the update's progress cannot be saved");
       whole = Status::OK();
     } else if (dir.status().code() == Status::Code::kNoSpace) {
@@ -235,22 +235,22 @@ Result<VerificationConfig> UpdateRunner::VerificationSource(const ClusterVersion
       pull_error = dir.status().message();
     }
   }
-  if (!whole.ok() && !progress_.running_payload_dir.empty()) {
+  if (!whole.ok() && !progress_.payload.running_dir.empty()) {
     if (whole.code() == Status::Code::kNotFound) {
       // An older agent's download, without a record, and no fresh copy to be had (the
       // registry may have dropped the running release): used as it is.
       spdlog::warn("the running release's payload at {} cannot be checked ({}), nor pulled again ({}): used as it is",
-                   progress_.running_payload_dir, whole.message(), pull_error);
+                   progress_.payload.running_dir, whole.message(), pull_error);
     } else {
       spdlog::warn("the running release's payload at {} is not what was downloaded ({}) and cannot be pulled again ({})",
-                   progress_.running_payload_dir, whole.message(), pull_error);
-      progress_.running_payload_dir.clear();
+                   progress_.payload.running_dir, whole.message(), pull_error);
+      progress_.payload.running_dir.clear();
       if (!Commit(result)) return Status::IoError("the update's progress cannot be saved");
     }
   }
-  if (!progress_.running_payload_dir.empty()) {
+  if (!progress_.payload.running_dir.empty()) {
     ManifestContext context;
-    CINCINNATI_ASSIGN_OR_RETURN(std::vector<Manifest> manifests, LoadManifests(progress_.running_payload_dir, context));
+    CINCINNATI_ASSIGN_OR_RETURN(std::vector<Manifest> manifests, LoadManifests(progress_.payload.running_dir, context));
     for (const auto& m : manifests) {
       if (IsVerificationConfigMap(m.object)) return ReadVerificationConfigMap(m.object);
     }
@@ -265,12 +265,12 @@ Result<VerificationConfig> UpdateRunner::VerificationSource(const ClusterVersion
 
 bool UpdateRunner::Verify(const ClusterVersion& cv, UpdateStepResult& result) {
   Status verified = Status::OK();
-  if (!verifier_ || verifier_source_ != progress_.running_payload_dir) {
+  if (!verifier_ || verifier_source_ != progress_.payload.running_dir) {
     auto config = VerificationSource(cv, result);
     if (result.busy) return false;  // the progress could not be saved: said already
     if (config.ok()) {
       verifier_ = std::make_unique<ReleaseVerifier>(std::move(config).value(), options_.signature_ca_dir, clock_);
-      verifier_source_ = progress_.running_payload_dir;
+      verifier_source_ = progress_.payload.running_dir;
     } else if (config.status().code() == Status::Code::kNoSpace) {
       Fail("RetrievePayload",
            fmt::format("Retrieving payload failed version=\"{}\" image=\"{}\" failure={}", progress_.version,
@@ -292,7 +292,7 @@ bool UpdateRunner::Verify(const ClusterVersion& cv, UpdateStepResult& result) {
     if (!got.ok()) verified = got.status();
   }
   if (stop_.stop_requested()) return false;  // shutting down: a search cut short proves nothing
-  progress_.verified = verified.ok();
+  progress_.payload.verified = verified.ok();
   if (!verified.ok()) {
     const std::string why = "The update cannot be verified: " + verified.message();
     if (!progress_.force) {
@@ -302,7 +302,7 @@ bool UpdateRunner::Verify(const ClusterVersion& cv, UpdateStepResult& result) {
            result);
       return false;
     }
-    AddRisk(progress_.accepted_risks, why);
+    AddRisk(progress_.payload.accepted_risks, why);
   }
   return MoveUpdatePhase(progress_, UpdatePhase::kDownloading, result.status) && Commit(result);
 }
@@ -317,7 +317,7 @@ bool UpdateRunner::Download(UpdateStepResult& result) {
          result);
     return false;
   }
-  progress_.payload_dir = *dir;
+  progress_.payload.dir = *dir;
   whole_dir_ = *dir;  // read back and checked by the download
   return MoveUpdatePhase(progress_, UpdatePhase::kLoading, result.status) && Commit(result);
 }
@@ -364,16 +364,16 @@ Result<const UpdateRunner::Loaded*> UpdateRunner::Payload(const std::string& dir
 }
 
 bool UpdateRunner::PayloadStillWhole(UpdateStepResult& result) {
-  if (!whole_dir_.empty() && progress_.payload_dir == whole_dir_) return true;  // downloaded or checked here
-  Status whole = VerifyPayloadOnDisk(progress_.payload_dir);
+  if (!whole_dir_.empty() && progress_.payload.dir == whole_dir_) return true;  // downloaded or checked here
+  Status whole = VerifyPayloadOnDisk(progress_.payload.dir);
   if (whole.ok()) {
-    whole_dir_ = progress_.payload_dir;
+    whole_dir_ = progress_.payload.dir;
     return true;
   }
   // Changed on disk since it was downloaded: never applied, and not the release's fault.
   // The download fetches it again (and replaces this one once the new one is whole).
   spdlog::warn("the payload of {} at {} is not what was downloaded ({}): downloading it again", progress_.image,
-               progress_.payload_dir, whole.message());
+               progress_.payload.dir, whole.message());
   if (MoveUpdatePhase(progress_, UpdatePhase::kDownloading, result.status) && Commit(result)) {
     result.busy = true;  // download again at the next step
   }
@@ -382,7 +382,7 @@ bool UpdateRunner::PayloadStillWhole(UpdateStepResult& result) {
 
 bool UpdateRunner::LoadPayload(const ClusterVersion& cv, UpdateStepResult& result) {
   if (!PayloadStillWhole(result)) return false;
-  auto loaded = Payload(progress_.payload_dir);
+  auto loaded = Payload(progress_.payload.dir);
   if (!loaded.ok()) {
     Fail("UpdatePayloadIntegrity",
          fmt::format("The update cannot be applied: the payload of version=\"{}\" image=\"{}\" is invalid: {}",
@@ -407,7 +407,7 @@ bool UpdateRunner::LoadPayload(const ClusterVersion& cv, UpdateStepResult& resul
          result);
     return false;
   }
-  if (summary) AddRisk(progress_.accepted_risks, summary->message);
+  if (summary) AddRisk(progress_.payload.accepted_risks, summary->message);
   const auto& metadata = (*loaded)->info.metadata.metadata;
   auto arch = metadata.find(std::string(kReleaseArchitectureKey));
   result.status.release = UpdateStatus::Acceptance{
@@ -415,8 +415,8 @@ bool UpdateRunner::LoadPayload(const ClusterVersion& cv, UpdateStepResult& resul
       fmt::format("Payload loaded version=\"{}\" image=\"{}\" architecture=\"{}\"", payload_version, progress_.image,
                   arch != metadata.end() ? arch->second : "amd64")};
   if (!MoveUpdatePhase(progress_, UpdatePhase::kApplying, result.status)) return false;
-  progress_.next_group = 0;
-  progress_.group_started = Now();
+  progress_.applying.next_group = 0;
+  progress_.applying.group_started = Now();
   return Commit(result);
 }
 

@@ -38,15 +38,16 @@ std::string NewHandOverId() {
 void UpdateRunner::EnsureStarted(ClusterVersion& cv) {
   auto& history = cv.status.history;
   if (history.empty() || history.front().image != progress_.image) {
-    history.insert(history.begin(), UpdateHistoryEntry{"Partial", progress_.started, "", progress_.version,
-                                                       progress_.image, progress_.verified, progress_.accepted_risks});
+    history.insert(history.begin(),
+                   UpdateHistoryEntry{"Partial", progress_.started, "", progress_.version, progress_.image,
+                                      progress_.payload.verified, progress_.payload.accepted_risks});
     if (history.size() > kMaxHistory) history.erase(history.begin() + (kMaxHistory - 1), history.end() - 1);
   }
 }
 
 bool UpdateRunner::ApplyGroups(UpdateStepResult& result) {
   if (!PayloadStillWhole(result)) return false;
-  auto loaded = Payload(progress_.payload_dir);
+  auto loaded = Payload(progress_.payload.dir);
   if (!loaded.ok()) {
     result.status.failure = UpdateStatus::Failure{"UpdatePayloadIntegrity", loaded.status().message()};
     result.busy = true;
@@ -58,15 +59,15 @@ bool UpdateRunner::ApplyGroups(UpdateStepResult& result) {
     int64_t applied = 0, pending = 0;
     for (int64_t g = 0; g < total; ++g) {
       for (const auto& [component, indexes] : plan[static_cast<size_t>(g)].components) {
-        (g < progress_.next_group ? applied : pending) += static_cast<int64_t>(indexes.size());
+        (g < progress_.applying.next_group ? applied : pending) += static_cast<int64_t>(indexes.size());
       }
     }
     std::lock_guard lock(snapshot_mu_);
     snapshot_.applied = applied, snapshot_.pending = pending;
   };
   count();
-  while (progress_.next_group < total) {
-    const ApplyGroup& group = plan[static_cast<size_t>(progress_.next_group)];
+  while (progress_.applying.next_group < total) {
+    const ApplyGroup& group = plan[static_cast<size_t>(progress_.applying.next_group)];
     std::vector<std::string> waiting, degraded;
     for (const auto& [component, indexes] : group.components) {
       for (size_t i : indexes) {
@@ -92,19 +93,19 @@ bool UpdateRunner::ApplyGroups(UpdateStepResult& result) {
         HandOver(**loaded, group, result);
         return false;
       }
-      ++progress_.next_group;
-      progress_.group_started = Now();
+      ++progress_.applying.next_group;
+      progress_.applying.group_started = Now();
       if (!Commit(result)) return false;
       count();
       continue;
     }
     result.status.progress = UpdateStatus::Progress::kApplying;
     result.status.target = progress_.version;
-    result.status.done = progress_.next_group;
+    result.status.done = progress_.applying.next_group;
     result.status.total = total;
     result.status.waiting_on = degraded;
     result.status.waiting_on.insert(result.status.waiting_on.end(), waiting.begin(), waiting.end());
-    auto started = graphdata::ParseDateTime(progress_.group_started);
+    auto started = graphdata::ParseDateTime(progress_.applying.group_started);
     const bool late = started.ok() && std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count() - *started > options_.component_timeout.count();
     if (!degraded.empty()) {
       result.status.failure =
@@ -125,7 +126,7 @@ bool UpdateRunner::ApplyGroups(UpdateStepResult& result) {
 
 bool UpdateRunner::HandOver(const Loaded& loaded, const ApplyGroup& group, UpdateStepResult& result) {
   if (!MoveUpdatePhase(progress_, UpdatePhase::kHandingOver, result.status, HandingOverPhase{NewHandOverId()})) return false;
-  ++progress_.hand_over_attempts;
+  ++progress_.applying.hand_over_attempts;
   if (!Commit(result)) return false;  // no hand-over the new agent could not resume
   handing_over_ = true;
   result.hand_over_to = HandOverBinary(loaded, group);
@@ -160,10 +161,11 @@ bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
   if (progress_.phase != UpdatePhase::kCompleted) {
     // Saved before the history says so: a restart never finds Completed in the history
     // of an update its progress has not finished.
-    const std::string left = progress_.running_payload_dir != progress_.payload_dir ? progress_.running_payload_dir : "";
-    progress_.running_payload_dir = progress_.payload_dir;
+    const std::string left =
+        progress_.payload.running_dir != progress_.payload.dir ? progress_.payload.running_dir : "";
+    progress_.payload.running_dir = progress_.payload.dir;
     if (!MoveUpdatePhase(progress_, UpdatePhase::kCompleted, result.status)) return false;
-    progress_.degraded_since.clear();
+    progress_.attempt.degraded_since.clear();
     EndAttempt("Completed", "", "");  // saved with the phase
     if (!Commit(result)) return false;
     if (!left.empty()) {

@@ -27,49 +27,46 @@ int64_t UnixNow(const env::Clock& clock) {
   return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
 }
 
-std::string RefusalKey(const UpdateProgress& p) { return p.image + " " + p.result_reason; }
+std::string RefusalKey(const UpdateProgress& p) { return p.image + " " + p.attempt.result_reason; }
 
 }  // namespace
 
 void UpdateRunner::BeginAttempt(UpdateProgress& p, const ClusterVersion& cv) const {
   const bool multi = cv.status.desired.multi_architecture ||
                      (cv.spec.desired_update && cv.spec.desired_update->architecture == "Multi");
-  p.attempt_id = NewAttemptId();
-  p.from_version = cv.status.desired.version;
-  p.from_image = cv.status.desired.image;
-  p.attempt_channel = cv.spec.channel;
-  p.attempt_arch = multi ? "multi" : options_.arch;
-  p.degraded_since.clear();
-  p.ended.clear();
-  p.result.clear();
-  p.result_component.clear();
-  p.result_reason.clear();
-  p.reported = false;
+  p.attempt = UpdateAttempt{};  // nothing of the one before: not ended, not reported
+  p.attempt.id = NewAttemptId();
+  p.attempt.from_version = cv.status.desired.version;
+  p.attempt.from_image = cv.status.desired.image;
+  p.attempt.channel = cv.spec.channel;
+  p.attempt.arch = multi ? "multi" : options_.arch;
 }
 
 void UpdateRunner::EndAttempt(const char* result, const std::string& component, const std::string& reason) {
   // The first end counts: a recovery after a failure is the same attempt, reported once.
-  if (progress_.attempt_id.empty() || !progress_.result.empty()) return;
-  progress_.result = result;
-  progress_.result_component = component;
-  progress_.result_reason = reason;
-  progress_.ended = Now();
-  spdlog::info("update: the attempt {} ({} -> {}) ended {}{}{}", progress_.attempt_id, progress_.from_version,
+  if (progress_.attempt.id.empty() || !progress_.attempt.result.empty()) return;
+  progress_.attempt.result = result;
+  progress_.attempt.result_component = component;
+  progress_.attempt.result_reason = reason;
+  progress_.attempt.ended = Now();
+  spdlog::info("update: the attempt {} ({} -> {}) ended {}{}{}", progress_.attempt.id, progress_.attempt.from_version,
                progress_.version.empty() ? progress_.image : progress_.version, result,
                reason.empty() ? "" : ": " + reason, component.empty() ? "" : " (" + component + ")");
-  if (progress_.result == "Failed" && component.empty() && RefusalKey(progress_) == progress_.refusal_reported &&
-      UnixNow(clock_) - progress_.refusal_reported_at < kRefusalReportPeriod) {
-    progress_.reported = true;  // refused again for the same reason: reported today already
+  if (progress_.attempt.result == "Failed" && component.empty() &&
+      RefusalKey(progress_) == progress_.last_refusal.key &&
+      UnixNow(clock_) - progress_.last_refusal.at < kRefusalReportPeriod) {
+    progress_.attempt.reported = true;  // refused again for the same reason: reported today already
   }
 }
 
 void UpdateRunner::WatchAttempt(const std::vector<std::string>& degraded, const std::vector<std::string>& waiting,
                                 bool late, UpdateStepResult& result) {
   // The start of a Degraded spell is saved, so that a restart does not restart the grace.
-  const std::string since = degraded.empty() ? "" : progress_.degraded_since.empty() ? Now() : progress_.degraded_since;
-  bool changed = since != progress_.degraded_since;
-  progress_.degraded_since = since;
-  if (!progress_.attempt_id.empty() && progress_.result.empty()) {
+  std::string& degraded_since = progress_.attempt.degraded_since;
+  const std::string since = degraded.empty() ? "" : degraded_since.empty() ? Now() : degraded_since;
+  bool changed = since != degraded_since;
+  degraded_since = since;
+  if (!progress_.attempt.id.empty() && progress_.attempt.result.empty()) {
     auto start = graphdata::ParseDateTime(since);
     if (!degraded.empty() && start.ok() && UnixNow(clock_) - *start >= options_.degraded_grace.count()) {
       EndAttempt("Failed", degraded.front(), "ClusterOperatorDegraded");
@@ -83,15 +80,16 @@ void UpdateRunner::WatchAttempt(const std::vector<std::string>& degraded, const 
 }
 
 std::optional<UpdateProgress> UpdateRunner::UnreportedEnd() const {
-  if (progress_.attempt_id.empty() || progress_.result.empty() || progress_.reported) return std::nullopt;
+  const UpdateAttempt& a = progress_.attempt;
+  if (a.id.empty() || a.result.empty() || a.reported) return std::nullopt;
   return progress_;
 }
 
 Status UpdateRunner::MarkReported() {
-  progress_.reported = true;
-  if (progress_.result == "Failed" && progress_.result_component.empty()) {
-    progress_.refusal_reported = RefusalKey(progress_);
-    progress_.refusal_reported_at = UnixNow(clock_);
+  progress_.attempt.reported = true;
+  if (progress_.attempt.result == "Failed" && progress_.attempt.result_component.empty()) {
+    progress_.last_refusal.key = RefusalKey(progress_);
+    progress_.last_refusal.at = UnixNow(clock_);
   }
   return Save();
 }
