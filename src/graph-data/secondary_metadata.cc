@@ -150,7 +150,9 @@ void GraphDataWriter::ConditionalBlocks(const GraphData& data) {
 void GraphDataWriter::ManagingFiles(const GraphData& data) {
   const std::string start_key = PrefixedKey(prefix_, kPhasedStartSuffix);
   const std::string rollouts_key = PrefixedKey(prefix_, kPhasedRolloutsSuffix);
-  for (const auto& [path, file] : data.managing_files) {
+  for (const auto& managed : data.managing_files) {
+    const auto& file = managed.document;  // a named reference: lambdas below capture it (clang 14
+                                        // cannot capture a structured binding)
     std::string rules;  // "channel:criterion=seconds,...;..." for the channels with rules
     for (const ManagedChannel& c : file.channels) {
       if (c.rules.empty()) continue;
@@ -203,7 +205,8 @@ void GraphDataWriter::ChannelTargets(const GraphData& data) {
 // A hotfix's releases join its channels and carry its rule (the policy engine hides them
 // from everyone else); its extra edges become edge additions.
 void GraphDataWriter::Hotfixes(const GraphData& data) {
-  for (const auto& [path, hotfix] : data.hotfixes) {
+  for (const auto& entry : data.hotfixes) {
+    const auto& hotfix = entry.document;  // captured below: not a structured binding (clang 14)
     for (const Version& release : hotfix.releases) {
       ForEachRelease(release, [&](NodeIndex i) { HotfixRelease(hotfix, release, graph_.mutable_metadata(i)); });
     }
