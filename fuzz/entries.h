@@ -5,7 +5,7 @@
 // the sanitizers' to report.
 //
 // The same entries serve two builds: libFuzzer targets (fuzz/CMakeLists.txt, clang,
-// scripts/fuzz.sh) and the regression test (tests/fuzz_regression_test.cc), which
+// scripts/fuzz.sh) and the regression test (tests/fuzz/fuzz_regression_test.cc), which
 // replays every committed input under fuzz/regressions/<entry>/ in the normal suite.
 #pragma once
 

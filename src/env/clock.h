@@ -5,7 +5,7 @@
 //    is stored, compared with documents and shown.
 //  - RealClock() reads the system's clocks; every production caller defaults to it.
 //    Outside src/env nothing reads the system's clocks but through a Clock, so that one
-//    type serves everywhere (tests/clock_rule_test.cc keeps it so).
+//    type serves everywhere (tests/env/clock_rule_test.cc keeps it so).
 //  - ManualClock stands still until Advance() moves both readings forward by the same
 //    amount, so a test steps past a TTL exactly, on any machine, at any load.
 // Thread-safe; never throws.

@@ -2,7 +2,7 @@
 // the spirit of LevelDB's Env). Everything that writes state the agent or the operator
 // relies on goes through it, so that a full disk or a failing device is a tested case;
 // and so does every read, listing, query and removal outside src/env, so that what the
-// programs do to files is decided here (tests/env_rules_test.cc holds the line).
+// programs do to files is decided here (tests/env/env_rules_test.cc holds the line).
 //
 // Contract:
 // - Every write is checked to the end: WritableFile::Append checks each write(2),

@@ -9,7 +9,7 @@
 // tail is coded without matches (about half its size for JSON edge lists, where zlib
 // would find a quarter); the head, usually most of a document, is zlib's.
 // Inflating the gzip member gives exactly the plain document, for any sequence of ids
-// (tests/pieced_document_test.cc and fuzz/pieced_document.cc check it with zlib).
+// (tests/service/answer_pieces_test.cc and fuzz/pieced_document.cc check it with zlib).
 //
 // Memory: the head and the pieces twice (plain and coded, the coded at most 15 bits a
 // byte), plus the head deflated. Immutable after construction; thread-safe.

@@ -115,7 +115,7 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
     : options_(std::move(options)),
       config_(std::move(config)),
       store_(std::move(store)),
-      replica_{.leadership = std::move(leadership)},
+      replica_{.leadership = std::move(leadership), .role = {}, .election_said = {}, .standby_read = {}},
       pauses_(*store_) {
   SetLeaderMetric(false);
   started_.steady = options_.clock->Steady();

@@ -13,7 +13,7 @@
 // disappears, as in Graph::FilterConditionalEdges.
 //
 // The bytes are exactly what the policy chain writes for that cluster and instant
-// (tests/answer_pieces_test.cc compares them over thousands of ids and instants;
+// (tests/service/answer_pieces_test.cc compares them over thousands of ids and instants;
 // fuzz/policy_chain.cc too). The ETag is a SHA-256 of the span's document and cuts
 // and of the per-cluster edges seen: equal ETags mean equal bytes (as for every answer),
 // and equal bytes within a span share one. It is not a hash of the bytes (that would
