@@ -63,7 +63,7 @@ Status FileObjectStore::Put(const std::string& kind, const std::string& name, co
   const std::string leftover = name + ".json" + std::string(kTempMarker);
   if (auto entries = fs_.ListDirectory(dir_ / kind); entries.ok()) {
     for (const env::DirectoryEntry& entry : *entries) {
-      if (entry.path.filename().string().rfind(leftover, 0) == 0) (void)fs_.RemoveFile(entry.path);
+      if (entry.path.filename().string().rfind(leftover, 0) == 0) env::RemoveLeftover(fs_, entry.path, "a crashed writer's temporary file");
     }
   }
   return env::WriteFileDurably(dir_ / kind / (name + ".json"), text, fs_);

@@ -164,13 +164,13 @@ Result<std::string> DownloadPayload(registry::RegistryClient& client, const std:
   // What an interrupted download left behind.
   if (auto entries = files.ListDirectory(root); entries.ok()) {
     for (const env::DirectoryEntry& entry : *entries) {
-      if (entry.path.filename().string().rfind(kPartialPrefix, 0) == 0) (void)files.RemoveTree(entry.path);
+      if (entry.path.filename().string().rfind(kPartialPrefix, 0) == 0) env::RemoveLeftover(files, entry.path, "an interrupted download");
     }
   }
   const fs::path partial = fs::path(root) / fmt::format("{}{}-{}", kPartialPrefix, PayloadDirectoryName(pullspec), ::getpid());
   CINCINNATI_RETURN_IF_ERROR(files.CreateDirectories(partial));
   auto fail = [&](Status s) {
-    (void)files.RemoveTree(partial);
+    env::RemoveLeftover(files, partial, "a failed download");
     return s.WithContext(fmt::format("pulling {}", pullspec));
   };
 
@@ -204,12 +204,12 @@ Result<std::string> DownloadPayload(registry::RegistryClient& client, const std:
   if (!whole.ok()) return fail(whole.WithContext("the payload read back from disk differs from what was written"));
   const fs::path replaced = fs::path(root) / fmt::format("{}{}-{}", kPartialPrefix, "stale", PayloadDirectoryName(pullspec));
   if (stale) {
-    (void)files.RemoveTree(replaced);
+    env::RemoveLeftover(files, replaced, "a stale payload");
     if (Status moved = files.Rename(target, replaced); !moved.ok()) return fail(moved);
   }
   Status renamed = files.Rename(partial, target);
   if (!renamed.ok()) return fail(renamed);
-  if (stale) (void)files.RemoveTree(replaced);
+  if (stale) env::RemoveLeftover(files, replaced, "a replaced payload");
   CINCINNATI_RETURN_IF_ERROR(files.SyncPath(root));
   return target.string();
 }

@@ -117,7 +117,7 @@ bool UpdateRunner::Start(const ClusterVersion& cv, const std::optional<ResolvedT
   loaded_.reset();
   if (!Commit(result)) return false;
   if (!abandoned.empty()) {
-    (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(abandoned);  // an abandoned target's payload
+    env::RemoveLeftover(options_.files ? *options_.files : env::DefaultFileSystem(), abandoned, "an abandoned target's payload");
   }
   return true;
 }
@@ -200,7 +200,7 @@ void UpdateRunner::Fail(const std::string& reason, const std::string& message, U
   result.status.target = progress_.version.empty() ? progress_.image : progress_.version;
   if (!progress_.payload.dir.empty() && progress_.payload.dir != progress_.payload.running_dir) {
     // A refused payload is not kept.
-    (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(progress_.payload.dir);
+    env::RemoveLeftover(options_.files ? *options_.files : env::DefaultFileSystem(), progress_.payload.dir, "a refused payload");
   }
   const FailedPhase failed{reason, message, UnixSeconds(clock_.Now()) + options_.retry_after.count()};
   if (!MoveUpdatePhase(progress_, UpdatePhase::kFailed, result.status, failed)) return;

@@ -169,7 +169,7 @@ bool UpdateRunner::Complete(ClusterVersion& cv, UpdateStepResult& result) {
     EndAttempt("Completed", "", "");  // saved with the phase
     if (!Commit(result)) return false;
     if (!left.empty()) {
-      (void)(options_.files ? *options_.files : env::DefaultFileSystem()).RemoveTree(left);  // the release we left
+      env::RemoveLeftover(options_.files ? *options_.files : env::DefaultFileSystem(), left, "the payload of the release left");
     }
   }
   const std::string now = Now();

@@ -55,7 +55,7 @@ Result<Graph> GraphDataGitSource::Apply(Graph graph, TransformContext& context) 
   git_repository* raw = nullptr;
   const bool cloned = git_repository_open(&raw, repo_dir.c_str()) != 0;
   if (cloned) {
-    (void)env::DefaultFileSystem().RemoveTree(repo_dir);
+    env::RemoveLeftover(env::DefaultFileSystem(), repo_dir, "a repository that does not open");
     (void)env::DefaultFileSystem().CreateDirectories(settings_.output_directory);  // the clone says why it failed
     git_clone_options options = GIT_CLONE_OPTIONS_INIT;
     options.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;

@@ -99,7 +99,7 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
   }
   std::string hex = manifest.digest.substr(manifest.digest.find(':') + 1, 12);
   fs::path unpack = fs::path(settings_.output_directory) / ("graph-data-" + hex);
-  (void)env::DefaultFileSystem().RemoveTree(unpack);
+  env::RemoveLeftover(env::DefaultFileSystem(), unpack, "an unpacked graph-data image");
   CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(unpack));
   for (const registry::Descriptor& layer : layers) {  // lowest first
     CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(layer.digest, layer.size));
@@ -122,7 +122,7 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
     last_directory_ = data.string();
     last_tar_ = tar;
   }
-  if (!previous.empty() && previous != unpack.string()) (void)env::DefaultFileSystem().RemoveTree(previous);  // the older revision
+  if (!previous.empty() && previous != unpack.string()) env::RemoveLeftover(env::DefaultFileSystem(), previous, "an older graph-data revision");
   context.parameters[std::string(kSecondaryMetadataDirectoryParam)] = data.string();
   context.parameters[std::string(kSecondaryMetadataTarParam)] = tar;
   return graph;

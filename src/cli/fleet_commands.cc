@@ -117,7 +117,8 @@ Result<std::unique_ptr<fleet::ServiceChild>> StartService(SimulationSpec& s) {
   const std::string dir = s.out_dir + "/service";
   double grace = 2;
   for (int attempt = 0;; ++attempt) {
-    (void)env::DefaultFileSystem().RemoveTree(dir);  // a previous run's reports must not count
+    // A previous run's reports must not count: not removed, no run.
+    CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().RemoveTree(dir).WithContext("removing the previous run's service"));
     s.epoch = RealNow() + grace;
     std::vector<std::string> args = {"--releases", s.releases, "--graph-data", s.graph_data,
                                      "--testing.now", graphdata::FormatDateTime(s.start),

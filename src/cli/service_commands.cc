@@ -84,7 +84,7 @@ const std::string& DefaultScratchDirectory() {
   static const std::string dir = (env::TempDirectory() /
                                   ("cincinnati-graph-data-" + std::to_string(::getpid()))).string();
   static const struct Remover {
-    ~Remover() { (void)env::DefaultFileSystem().RemoveTree(dir); }
+    ~Remover() { env::RemoveLeftover(env::DefaultFileSystem(), dir, "the graph-data scratch directory"); }
   } remover;
   return dir;
 }

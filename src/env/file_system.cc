@@ -1,5 +1,7 @@
 #include "env/file_system.h"
 
+#include <spdlog/spdlog.h>
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -371,6 +373,13 @@ std::string HumanBytes(uint64_t bytes) {
   while (value >= 1024 && unit + 1 < std::size(units)) value /= 1024, ++unit;
   if (value == static_cast<double>(static_cast<uint64_t>(value))) return fmt::format("{} {}", static_cast<uint64_t>(value), units[unit]);
   return fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+void RemoveLeftover(FileSystem& fs, const std::filesystem::path& path, std::string_view what) {
+  if (Status removed = fs.RemoveTree(path); !removed.ok()) {
+    spdlog::warn("cannot remove {} {}: {} (tried again later; its space stays in use meanwhile)", what, path.string(),
+                 removed.message());
+  }
 }
 
 }  // namespace cincinnati::env

@@ -171,4 +171,10 @@ class FileLock {
 // "1.5 MiB", "512 bytes": sizes in messages.
 std::string HumanBytes(uint64_t bytes);
 
+// Removes what is no longer needed (a leftover temporary file, a replaced or abandoned
+// payload, a scratch directory), file or tree. The caller goes on whatever happens (the
+// next sweep tries again), but a failure is logged with `what` and the error, never
+// dropped: space that is not given back is how a disk fills up unnoticed.
+void RemoveLeftover(FileSystem& fs, const std::filesystem::path& path, std::string_view what);
+
 }  // namespace cincinnati::env

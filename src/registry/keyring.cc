@@ -116,7 +116,7 @@ Result<std::unique_ptr<Keyring>> Keyring::FromDirectory(std::string name, const 
 
 Keyring::~Keyring() {
   // No gpg-agent runs for this home (its gpg.conf says no-autostart): removing it is all.
-  (void)env::DefaultFileSystem().RemoveTree(home_);
+  env::RemoveLeftover(env::DefaultFileSystem(), home_, "a temporary GnuPG home");
 }
 
 Result<VerifiedMessage> Keyring::Verify(std::string_view signed_message) const {

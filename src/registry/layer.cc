@@ -170,7 +170,10 @@ Status ExtractLayer(const std::string& gzip_tar, const std::string& dest,
         return Status::InvalidArgument(fmt::format("layer entry '{}' is a whiteout of no file", raw));
       }
       if (name != ".wh..wh..opq") {  // opaque whiteouts are ignored, as upstream
-        (void)files.RemoveTree(target.parent_path() / whited);
+        // A whiteout not applied would leave a file the layer deleted: an error.
+        if (Status removed = files.RemoveTree(target.parent_path() / whited); !removed.ok()) {
+          return removed.WithContext(fmt::format("layer entry '{}'", raw));
+        }
         if (options.on_remove) {
           const size_t slash = path.rfind('/');
           options.on_remove((slash == std::string::npos ? "" : path.substr(0, slash + 1)) + whited);

@@ -123,7 +123,7 @@ Status BrakeBoard::Load() {
   for (const auto& [key, record] : brakes_) {
     if (!InForceState(record.state)) {
       // A clear that died before its file went: the file goes now.
-      (void)env::DefaultFileSystem().RemoveFile(file_path(record.from, record.to));
+      env::RemoveLeftover(env::DefaultFileSystem(), file_path(record.from, record.to), "a cleared brake's file");
       continue;
     }
     ++in_force;
