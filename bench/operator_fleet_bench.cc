@@ -25,7 +25,7 @@
 #include <thread>
 
 #include "http/client.h"
-#include "operator/postgres_session.h"
+#include "postgres/postgres_session.h"
 #include "operator/upgrade_operator.h"
 
 namespace cincinnati::bench {
@@ -121,7 +121,7 @@ void BM_OperatorFleetRollout(benchmark::State& state) {
         state.SkipWithError("set CINCINNATI_BENCH_POSTGRES to a libpq URL to measure the state in PostgreSQL");
         break;
       }
-      upgrade::PostgresSession admin(url, "", "bench");
+      postgres::PostgresSession admin(url, "", "bench");
       if (auto dropped = admin.Exec("DROP TABLE IF EXISTS configs, notifications, flags, leader"); !dropped.ok()) {
         state.SkipWithError(dropped.status().message().c_str());
         break;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/postgres_session.h"
+#include "postgres/postgres_session.h"
 #include "service_util.h"
 #include "test_util.h"
 
@@ -48,7 +48,7 @@ class PostgresServer {
     }
     server_ = std::make_unique<ChildProcess>(AsPostgres({(bin / "postgres").string(), "-D", data, "-k", socket_dir_, "-c",
                                                          "listen_addresses=", "-p", "5432", "-c", "max_connections=200"}));
-    upgrade::PostgresSession probe(url(), "", "probe");
+    postgres::PostgresSession probe(url(), "", "probe");
     ready_ = WaitFor([&] { return server_->running() && probe.Exec("SELECT 1").ok(); }, std::chrono::seconds(60));
     if (!ready_) error_ = "PostgreSQL did not start: " + server_->log();
   }
@@ -62,8 +62,8 @@ class PostgresServer {
     return "postgresql:///" + db + "?host=" + socket_dir_ + "&port=5432&user=postgres";
   }
   // Runs SQL as the superuser (e.g. pg_terminate_backend, as a DBA or a lost network would).
-  Result<upgrade::PgResult> Exec(const std::string& sql) {
-    upgrade::PostgresSession admin(url(), "", "admin");
+  Result<postgres::PgResult> Exec(const std::string& sql) {
+    postgres::PostgresSession admin(url(), "", "admin");
     return admin.Exec(sql);
   }
   void Stop() {

@@ -11,9 +11,12 @@
 #include <mutex>
 #include <optional>
 
-#include "operator/postgres_session.h"
+#include "postgres/postgres_session.h"
 
 namespace cincinnati::upgrade {
+using postgres::PostgresSession;
+using postgres::PgResult;
+
 namespace {
 
 // Advisory locks are keyed by one 64-bit number, the same in every replica: "CinLead1"

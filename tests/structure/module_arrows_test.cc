@@ -50,7 +50,7 @@ const std::vector<std::string> kServiceHalf = {"builder/", "policy/", "insight/"
 
 TEST(ModuleArrowsTest, TheClientHalfIncludesNothingOfTheServiceHalf) {
   for (const char* dir : {"agent", "operator", "adm", "component", "kube", "graph_client", "config_api", "prometheus", "env",
-                          "http_server", "sqlite"}) {
+                          "http_server", "sqlite", "postgres"}) {
     for (const auto& [file, includes] : IncludesOf(dir)) {
       for (const std::string& include : includes) {
         EXPECT_FALSE(StartsWithAny(include, kServiceHalf)) << file << " includes " << include;
@@ -62,7 +62,7 @@ TEST(ModuleArrowsTest, TheClientHalfIncludesNothingOfTheServiceHalf) {
 // `adm upgrade` is a client of the agent's API, as `oc adm upgrade` is of the CVO's: it
 // reads the ClusterVersion document, never the agent's code.
 TEST(ModuleArrowsTest, TheOperatorAndTheSharedModulesIncludeNothingOfTheAgent) {
-  for (const char* dir : {"operator", "adm", "kube", "graph_client", "config_api", "prometheus", "env", "http_server", "sqlite"}) {
+  for (const char* dir : {"operator", "adm", "kube", "graph_client", "config_api", "prometheus", "env", "http_server", "sqlite", "postgres"}) {
     for (const auto& [file, includes] : IncludesOf(dir)) {
       for (const std::string& include : includes) {
         EXPECT_NE(include.rfind("agent/", 0), 0u) << file << " includes " << include;

@@ -15,7 +15,7 @@
 
 #include "core/status.h"
 
-namespace cincinnati::upgrade {
+namespace cincinnati::postgres {
 
 struct PgResult {
   std::vector<std::vector<std::string>> rows;
@@ -44,4 +44,4 @@ class PostgresSession {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace cincinnati::upgrade
+}  // namespace cincinnati::postgres

@@ -1,10 +1,10 @@
-#include "operator/postgres_session.h"
+#include "postgres/postgres_session.h"
 
 #include <fmt/format.h>
 
 #include <pqxx/pqxx>
 
-namespace cincinnati::upgrade {
+namespace cincinnati::postgres {
 namespace {
 
 std::string Trimmed(std::string text) {
@@ -86,4 +86,4 @@ bool PostgresSession::connected() const {
   }
 }
 
-}  // namespace cincinnati::upgrade
+}  // namespace cincinnati::postgres
