@@ -27,10 +27,32 @@ Result<std::string> Token(const Settings& s, const std::string& key) {
 
 }  // namespace
 
+Result<std::string> PostgresUrl(const Settings& s) {
+  if (s.Has("reports.postgres") && s.Has("reports.postgres_file")) {
+    return Status::InvalidArgument("reports.postgres and reports.postgres_file: give one");
+  }
+  if (s.Has("reports.postgres")) {
+    std::string url = s.String("reports.postgres", "");
+    if (url.empty()) return Status::InvalidArgument("reports.postgres: empty");
+    return url;
+  }
+  if (!s.Has("reports.postgres_file")) return std::string();
+  // The same reader as a token's: at most 64 KiB, whitespace trimmed.
+  CINCINNATI_ASSIGN_OR_RETURN(std::string url, kube::ReadTokenFile(s.String("reports.postgres_file", ""), "reports.postgres_file"));
+  if (url.empty()) return Status::InvalidArgument("reports.postgres_file: the file is empty");
+  return url;
+}
+
 std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
-  std::vector<ReportFlag> flags;
+  std::vector<ReportFlag> flags = {
+      {"--reports.postgres", "reports.postgres",
+       "PostgreSQL URL of the state replicas share (reports, brakes and graph generations of graph builders; adoption "
+       "sketches of policy engines); unset: each process keeps its own (reports.state_dir). Prefer --reports.postgres_file: "
+       "a URL on the command line shows in ps"},
+      {"--reports.postgres_file", "reports.postgres_file", "A file holding the PostgreSQL URL (a mounted Secret)"},
+  };
   if (graph_builder) {
-    flags = {
+    std::vector<ReportFlag> graph_builder_flags = {
         {"--reports.state_dir", "reports.state_dir",
          "Keep update reports and automatic brakes here (reports.db, blocked-edges/); set, the service takes reports"},
         {"--brakes.enabled", "brakes.enabled", "Brake an edge when its reports cross the rule (true or false; default true)"},
@@ -41,7 +63,10 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
          "A brake's risk URL is this + /FROM-TO: the https:// address clusters reach this service's {prefix}/v1/brakes at "
          "(required with brakes on: graph-data takes only https risk URLs)"},
         {"--brakes.admin_token_file", "brakes.admin_token_file", "Bearer token needed to confirm or clear a brake"},
+        {"--reports.retention_days", "reports.retention_days",
+         "Reports older than this many days are deleted (90); counts and brakes stay"},
     };
+    flags.insert(flags.begin(), graph_builder_flags.begin(), graph_builder_flags.end());
   }
   if (graph_builder && !policy_engine) {
     flags.push_back({"--reports.token_file", "reports.token_file", "Bearer token policy engines forward reports with"});

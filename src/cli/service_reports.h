@@ -32,6 +32,10 @@ struct ReportFlag {
 };
 std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine);
 
+// The PostgreSQL URL of `reports.postgres` or `reports.postgres_file`; "" when neither
+// is set (each process keeps its own state).
+Result<std::string> PostgresUrl(const Settings& s);
+
 struct ReportParts {
   explicit ReportParts(std::string metrics_prefix) : metrics(std::move(metrics_prefix)) {}
   http_server::Registry metrics;

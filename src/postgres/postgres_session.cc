@@ -25,6 +25,29 @@ PgResult Rows(const pqxx::result& r) {
 
 }  // namespace
 
+std::string RedactedConninfo(std::string_view conninfo) {
+  std::string out(conninfo);
+  if (out.rfind("postgresql://", 0) == 0 || out.rfind("postgres://", 0) == 0) {
+    // scheme://user:password@host...: the password is between the first ':' after the
+    // scheme and the '@' that ends the user part.
+    const size_t start = out.find("://") + 3;
+    const size_t at = out.find('@', start);
+    const size_t slash = out.find('/', start);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+      const size_t colon = out.find(':', start);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  // password=... as a keyword word or a URL query parameter.
+  for (size_t at = out.find("password="); at != std::string::npos; at = out.find("password=", at + 1)) {
+    const size_t value = at + 9;
+    size_t end = value;
+    while (end < out.size() && out[end] != ' ' && out[end] != '&') ++end;
+    out.replace(value, end - value, "***");
+  }
+  return out;
+}
+
 struct PostgresSession::Impl {
   std::string conninfo, setup, name;
   std::unique_ptr<pqxx::connection> conn;

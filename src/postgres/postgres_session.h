@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct PgResult {
   std::vector<std::vector<std::string>> rows;
   size_t affected = 0;  // rows an INSERT, UPDATE or DELETE changed
 };
+
+// `conninfo` (a postgresql:// URL or key=value words) with any password replaced by
+// "***": what logs and error messages may show.
+std::string RedactedConninfo(std::string_view conninfo);
 
 class PostgresSession {
  public:
