@@ -1,11 +1,13 @@
 #include "cli/service_reports.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "kube/api_access.h"
+#include "reports/postgres_report_store.h"
 #include "reports/report_relay.h"
 
 namespace cincinnati::cli {
@@ -23,6 +25,32 @@ Result<double> Number(const Settings& s, const std::string& key, double fallback
 Result<std::string> Token(const Settings& s, const std::string& key) {
   if (!s.Has(key)) return std::string();
   return kube::ReadTokenFile(s.String(key, ""), key);
+}
+
+Result<std::unique_ptr<reports::BrakeBoard>> OpenBoard(const Settings& s, const std::string& shared, reports::BrakeSettings settings,
+                                                       env::Clock& clock, http_server::Registry& metrics) {
+  const std::string state_dir = s.String("reports.state_dir", "");
+  if (shared.empty()) return reports::BrakeBoard::Open(state_dir, std::move(settings), clock, metrics);
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<reports::PostgresReportStore> store,
+                              reports::PostgresReportStore::Open(shared, reports::ReportLedger::Options{settings.counted_reasons}));
+  spdlog::info("reports and brakes on {}, shared by every graph builder that names it{}", store->Describe(),
+               state_dir.empty() ? "; no brake files are written (reports.state_dir)" : "");
+  return reports::BrakeBoard::Open(std::move(store), state_dir, std::move(settings), clock, metrics);
+}
+
+// Brakes other replicas decided are read within a second; reports older than the
+// retention go once an hour (0: kept for ever).
+void KeepUp(ReportParts& parts, env::Clock& clock, int64_t retention_secs) {
+  auto next_prune = std::make_shared<int64_t>(0);
+  parts.upkeep.Start(std::chrono::seconds(1), [board = parts.board.get(), &clock, retention_secs, next_prune] {
+    board->Follow();
+    const int64_t now = env::UnixSeconds(clock);
+    if (retention_secs > 0 && now >= *next_prune) {
+      *next_prune = now + 3600;
+      if (auto gone = board->Prune(retention_secs); !gone.ok()) spdlog::error("reports: {}", gone.status().message());
+    }
+    return true;
+  });
 }
 
 }  // namespace
@@ -64,7 +92,7 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
          "(required with brakes on: graph-data takes only https risk URLs)"},
         {"--brakes.admin_token_file", "brakes.admin_token_file", "Bearer token needed to confirm or clear a brake"},
         {"--reports.retention_days", "reports.retention_days",
-         "Reports older than this many days are deleted (90); counts and brakes stay"},
+         "Reports older than this many days are deleted, hourly (90; 0: never); per-edge counts and brakes stay"},
     };
     flags.insert(flags.begin(), graph_builder_flags.begin(), graph_builder_flags.end());
   }
@@ -100,7 +128,8 @@ Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_
                                                   const std::string& upstream_url, env::Clock& clock) {
   const bool serve = graph_builder && policy_engine;
   CINCINNATI_ASSIGN_OR_RETURN(bool pe_enabled, s.Bool("reports.enabled", false));
-  const bool keeps = graph_builder && s.Has("reports.state_dir");
+  CINCINNATI_ASSIGN_OR_RETURN(const std::string shared, PostgresUrl(s));
+  const bool keeps = graph_builder && (s.Has("reports.state_dir") || !shared.empty());
   if (!keeps && !(policy_engine && !graph_builder && pe_enabled)) return std::unique_ptr<ReportParts>();
   auto parts = std::make_unique<ReportParts>(graph_builder ? "cincinnati_gb_" : "cincinnati_pe_");
   if (keeps) {
@@ -111,8 +140,9 @@ Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_
     CINCINNATI_ASSIGN_OR_RETURN(settings.rule.threshold, Number(s, "brakes.threshold", 0.05));
     CINCINNATI_ASSIGN_OR_RETURN(settings.rule.confidence, Number(s, "brakes.confidence", 0.95));
     settings.url_base = s.String("brakes.url_base", "");
-    CINCINNATI_ASSIGN_OR_RETURN(parts->board,
-                                reports::BrakeBoard::Open(s.String("reports.state_dir", ""), settings, clock, parts->metrics));
+    CINCINNATI_ASSIGN_OR_RETURN(parts->board, OpenBoard(s, shared, settings, clock, parts->metrics));
+    CINCINNATI_ASSIGN_OR_RETURN(uint64_t retention_days, s.Unsigned("reports.retention_days", 90));
+    KeepUp(*parts, clock, static_cast<int64_t>(std::min<uint64_t>(retention_days, 100 * 365)) * 86400);
     server::ReportRoutesOptions routes;
     routes.path_prefix = prefix;
     routes.batches = !serve;

@@ -9,6 +9,9 @@
 //    to its upstream graph builder (`reports.upstream_url`, by default the upstream's
 //    {prefix}/v1/reports) with `reports.upstream_token_file`'s token.
 //  - serve takes agents' reports when `reports.state_dir` is set and records them itself.
+//  - with `reports.postgres` (or `_file`) the graph builder keeps reports and brakes on
+//    PostgreSQL, shared by every replica that names it (postgres_report_store.h);
+//    `reports.state_dir` is then optional, where brake files are written for review.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -24,6 +27,7 @@
 #include "reports/brake_board.h"
 #include "reports/report_intake.h"
 #include "reports/report_routes.h"
+#include "service/periodic_task.h"
 
 namespace cincinnati::cli {
 
@@ -42,6 +46,9 @@ struct ReportParts {
   std::unique_ptr<reports::BrakeBoard> board;        // graph builder and serve
   std::unique_ptr<server::ReportRoutes> routes;      // graph builder and serve: the brakes' API
   std::shared_ptr<server::ReportIntake> intake;      // policy engine and serve: agents' reports
+  // Graph builder and serve: the board follows brakes other replicas decide (every
+  // second) and prunes old reports (every hour). Last, so that it stops first.
+  server::PeriodicTask upkeep;
 };
 
 // Null when reports are off for this role. `upstream_url`: a policy engine's upstream.

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "env/file_system.h"
+#include "cli/service_reports.h"
 #include "env/key_files.h"
 
 namespace cincinnati::cli {
@@ -15,11 +16,15 @@ Result<SigningParts> SetUpSigning(const Settings& s, Role role, env::Clock& cloc
   const std::string keys = s.String("signing.keys", "");
   const std::string state_dir = s.String("signing.state_dir", "");
   if (role != Role::kPolicyEngine) {
-    if (!keys.empty() && state_dir.empty()) {
-      return Status::InvalidArgument("signing.keys needs signing.state_dir, where the graph generation is kept: a restart must never "
-                                     "number graphs lower than agents have seen");
+    CINCINNATI_ASSIGN_OR_RETURN(const std::string shared, PostgresUrl(s));
+    if (!keys.empty() && state_dir.empty() && shared.empty()) {
+      return Status::InvalidArgument("signing.keys needs signing.state_dir (or reports.postgres), where the graph generation is "
+                                     "kept: a restart must never number graphs lower than agents have seen");
     }
-    if (state_dir.empty()) {
+    if (!shared.empty()) {
+      // Replicas behind one address number the same graph alike (signing/graph_generation.h).
+      CINCINNATI_ASSIGN_OR_RETURN(parts.generations, server::GraphGeneration::Shared(shared, clock));
+    } else if (state_dir.empty()) {
       parts.generations = server::GraphGeneration::InMemory(clock);
     } else {
       CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(state_dir).WithContext("signing.state_dir"));

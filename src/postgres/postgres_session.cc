@@ -99,6 +99,47 @@ Status PostgresSession::Transaction(const std::vector<std::pair<std::string, std
   });
 }
 
+namespace {
+
+// Keeps libpqxx's exceptions inside this file: the first failure is kept, and the
+// transaction is not committed.
+class WorkTransaction final : public PostgresTransaction {
+ public:
+  WorkTransaction(pqxx::work& work, const std::string& name) : work_(work), name_(name) {}
+  Result<PgResult> Exec(const std::string& sql, const std::vector<std::string>& params) override {
+    if (!failure_.ok()) return failure_;
+    try {
+      return Rows(work_.exec_params(sql, pqxx::prepare::make_dynamic_params(params)));
+    } catch (const pqxx::broken_connection& e) {
+      failure_ = Status::IoError(fmt::format("{}: connection lost: {}", name_, Trimmed(e.what())));
+    } catch (const std::exception& e) {
+      failure_ = Status::IoError(fmt::format("{}: {}", name_, Trimmed(e.what())));
+    }
+    return failure_;
+  }
+  const Status& failure() const { return failure_; }
+
+ private:
+  pqxx::work& work_;
+  const std::string& name_;
+  Status failure_;
+};
+
+}  // namespace
+
+Status PostgresSession::InTransaction(const std::function<Status(PostgresTransaction&)>& work) {
+  Status outcome;
+  const Status ran = impl_->With([&](pqxx::connection& c) {
+    pqxx::work t(c);
+    WorkTransaction tx(t, impl_->name);
+    outcome = work(tx);
+    if (outcome.ok() && !tx.failure().ok()) outcome = tx.failure();
+    if (outcome.ok()) t.commit();  // else the destructor rolls back
+  });
+  if (!ran.ok()) return ran;
+  return outcome;
+}
+
 void PostgresSession::Close() { impl_->conn.reset(); }
 
 bool PostgresSession::connected() const {

@@ -8,6 +8,7 @@
 // a time (its owners hold a mutex).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,6 +28,14 @@ struct PgResult {
 // "***": what logs and error messages may show.
 std::string RedactedConninfo(std::string_view conninfo);
 
+// The statements of one transaction under way (PostgresSession::InTransaction). After
+// an error every later Exec fails too, and nothing is committed.
+class PostgresTransaction {
+ public:
+  virtual ~PostgresTransaction() = default;
+  virtual Result<PgResult> Exec(const std::string& sql, const std::vector<std::string>& params = {}) = 0;
+};
+
 class PostgresSession {
  public:
   PostgresSession(std::string conninfo, std::string setup, std::string name);
@@ -38,6 +47,10 @@ class PostgresSession {
   Result<PgResult> Exec(const std::string& sql, const std::vector<std::string>& params = {});
   // Statements in one transaction: all committed, or none.
   Status Transaction(const std::vector<std::pair<std::string, std::vector<std::string>>>& statements);
+  // Runs `work` in one transaction (READ COMMITTED), committed when it returns OK and
+  // every statement succeeded, rolled back otherwise: for work that reads, decides and
+  // writes. The error is `work`'s own, or the statement's that failed.
+  Status InTransaction(const std::function<Status(PostgresTransaction&)>& work);
   // Ends the connection (and with it the session's locks); the next call opens one.
   void Close();
   // Whether a connection is open (a failed call closes it): a session lock is held only

@@ -9,31 +9,14 @@
 
 #include "core/date_time.h"
 #include "env/file_system.h"
-#include "sqlite/database.h"
+#include "reports/sqlite_report_store.h"
 
 namespace cincinnati::reports {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kSchema[] = {
-    "CREATE TABLE IF NOT EXISTS brakes(from_version TEXT NOT NULL, to_version TEXT NOT NULL, state TEXT NOT NULL, "
-    "since INTEGER NOT NULL, first_failure INTEGER NOT NULL, clusters INTEGER NOT NULL, failures INTEGER NOT NULL, "
-    "lower_bound REAL NOT NULL, message TEXT NOT NULL, evidence TEXT NOT NULL, by TEXT NOT NULL, note TEXT NOT NULL, "
-    "PRIMARY KEY(from_version, to_version))",
-    "CREATE TABLE IF NOT EXISTS brake_events(at INTEGER NOT NULL, from_version TEXT NOT NULL, to_version TEXT NOT NULL, "
-    "action TEXT NOT NULL, by TEXT NOT NULL, note TEXT NOT NULL)",
-};
-
-int64_t UnixNow(env::Clock& clock) {
-  return std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
-}
-
-BrakeState StateOf(std::string_view name) {
-  return name == "confirmed" ? BrakeState::kConfirmed : name == "cleared" ? BrakeState::kCleared : BrakeState::kActive;
-}
-
-bool InForceState(BrakeState s) { return s != BrakeState::kCleared; }
+int64_t UnixNow(env::Clock& clock) { return env::UnixSeconds(clock); }
 
 // "network 5, etcd 2": failed clusters per component, most first ("unknown" for none named).
 std::string ComponentList(const std::map<std::string, int64_t>& components) {
@@ -63,17 +46,12 @@ Status ValidateUrlBase(const std::string& url) {
 
 }  // namespace
 
-std::string_view BrakeStateName(BrakeState state) {
-  return state == BrakeState::kConfirmed ? "confirmed" : state == BrakeState::kCleared ? "cleared" : "active";
-}
-
-BrakeBoard::BrakeBoard(std::string state_dir, BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics,
-                       std::unique_ptr<ReportLedger> ledger, std::unique_ptr<sqlite::Database> db)
-    : state_dir_(std::move(state_dir)),
+BrakeBoard::BrakeBoard(std::string files_dir, BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics,
+                       std::unique_ptr<ReportStore> store)
+    : files_dir_(std::move(files_dir)),
       settings_(std::move(settings)),
       clock_(clock),
-      ledger_(std::move(ledger)),
-      db_(std::move(db)),
+      store_(std::move(store)),
       received_(metrics.AddCounter("reports_received_total", "Update reports recorded, by result", {"result"})),
       duplicates_(metrics.AddCounter("reports_duplicate_total", "Update reports received again (same cluster and attempt)").Get()),
       off_graph_(metrics.AddCounter("reports_off_graph_total",
@@ -81,85 +59,71 @@ BrakeBoard::BrakeBoard(std::string state_dir, BrakeSettings settings, env::Clock
       active_(metrics.AddGauge("brakes_active", "Edges braked automatically and not cleared").Get()),
       actions_(metrics.AddCounter("brake_actions_total", "Brakes applied, confirmed and cleared", {"action"})),
       delay_(metrics.AddHistogram("brake_delay_seconds", "Seconds from an edge's first counted failure to its brake",
-                                  {60, 300, 900, 1800, 3600, 7200, 21600, 86400}).Get()) {}
+                                  {60, 300, 900, 1800, 3600, 7200, 21600, 86400}).Get()),
+      pruned_(metrics.AddCounter("reports_pruned_total", "Update reports deleted for being older than the retention").Get()) {}
 
 BrakeBoard::~BrakeBoard() = default;
 
 Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_dir, BrakeSettings settings, env::Clock& clock,
                                                      http_server::Registry& metrics) {
-  CINCINNATI_RETURN_IF_ERROR(ValidateBrakeRule(settings.rule));
-  if (settings.enabled) CINCINNATI_RETURN_IF_ERROR(ValidateUrlBase(settings.url_base));
-  if (Status made = env::DefaultFileSystem().CreateDirectories(fs::path(state_dir) / "blocked-edges"); !made.ok()) {
+  if (Status made = env::DefaultFileSystem().CreateDirectories(state_dir); !made.ok()) {
     return Status::IoError(fmt::format("reports state directory {}: {}", state_dir, made.message()));
   }
-  const std::string path = (fs::path(state_dir) / "reports.db").string();
-  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<ReportLedger> ledger,
-                              ReportLedger::Open(path, ReportLedger::Options{settings.counted_reasons}));
-  sqlite::Database::Options options;
-  options.access = sqlite::Database::Options::Access::kReadWrite;  // the ledger made the file
-  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(path, "brakes " + path, options));
-  for (const char* sql : kSchema) {
-    if (!db->Exec(sql).ok()) return db->Failure("schema");
+  CINCINNATI_ASSIGN_OR_RETURN(
+      std::unique_ptr<SqliteReportStore> store,
+      SqliteReportStore::Open((fs::path(state_dir) / "reports.db").string(), ReportLedger::Options{settings.counted_reasons}));
+  return Open(std::move(store), state_dir, std::move(settings), clock, metrics);
+}
+
+Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(std::unique_ptr<ReportStore> store, const std::string& files_dir,
+                                                     BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics) {
+  CINCINNATI_RETURN_IF_ERROR(ValidateBrakeRule(settings.rule));
+  if (settings.enabled) CINCINNATI_RETURN_IF_ERROR(ValidateUrlBase(settings.url_base));
+  if (!files_dir.empty()) {
+    if (Status made = env::DefaultFileSystem().CreateDirectories(fs::path(files_dir) / "blocked-edges"); !made.ok()) {
+      return Status::IoError(fmt::format("brake files directory {}: {}", files_dir, made.message()));
+    }
   }
-  std::unique_ptr<BrakeBoard> board(
-      new BrakeBoard(state_dir, std::move(settings), clock, metrics, std::move(ledger), std::move(db)));
+  std::unique_ptr<BrakeBoard> board(new BrakeBoard(files_dir, std::move(settings), clock, metrics, std::move(store)));
   CINCINNATI_RETURN_IF_ERROR(board->Load());
   return board;
 }
 
 Status BrakeBoard::Load() {
-  auto rows = db_->Prepare(
-      "SELECT from_version, to_version, state, since, first_failure, clusters, failures, lower_bound, message, "
-      "evidence, by, note FROM brakes");
-  if (!rows.ok()) return db_->Failure("read");
+  // The mark first: a change made between the two reads is read again at the next Follow.
+  CINCINNATI_ASSIGN_OR_RETURN(int64_t mark, store_->ChangeMark());
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<BrakeRecord> brakes, store_->Brakes());
   std::lock_guard lock(mu_);
-  const Status read = rows->ForEachRow([&, &row = *rows] {
-    BrakeRecord r{row.Text(0), row.Text(1), StateOf(row.Text(2)), row.Integer(3), row.Integer(4),
-                  {row.Integer(5), row.Integer(6)}, row.Real(7), row.Text(8), row.Text(9), row.Text(10), row.Text(11)};
-    brakes_[{r.from, r.to}] = r;
-  });
-  if (!read.ok()) return db_->Failure("read");
-  int in_force = 0;
-  for (const auto& [key, record] : brakes_) {
-    if (!InForceState(record.state)) {
-      // A clear that died before its file went: the file goes now.
-      env::RemoveLeftover(env::DefaultFileSystem(), file_path(record.from, record.to), "a cleared brake's file");
-      continue;
-    }
-    ++in_force;
-    // A file lost or never written (a full disk at the decision) is written again.
-    if (Status s = WriteFile(record); !s.ok()) spdlog::error("brake {} -> {}: {}", record.from, record.to, s.message());
-  }
-  active_.Set(in_force);
+  mark_ = mark;
+  for (BrakeRecord& r : brakes) brakes_[{r.from, r.to}] = std::move(r);
+  // Every file written again (one lost, or never written: a full disk at the decision)
+  // and those of cleared brakes removed (a clear that died before its file went).
+  WriteFiles({});
+  CountActive();
   return Status::OK();
 }
 
-bool BrakeBoard::EvaluateEdges(const std::vector<std::pair<std::string, std::string>>& edges, int64_t now) {
-  if (!settings_.enabled) return false;
-  bool changed = false;
-  std::lock_guard lock(mu_);
-  for (const auto& key : edges) {
-    if (auto known = brakes_.find(key); known != brakes_.end() && InForceState(known->second.state)) continue;
-    std::optional<BrakeRecord> brake = Decide(ledger_->Edge(key.first, key.second), now);
-    if (!brake) continue;
-    // Not saved, not braked: the edge is evaluated again with its next report.
-    if (Status s = Save(*brake, "applied"); !s.ok()) {
-      spdlog::error("brake {} -> {} not applied: {}", key.first, key.second, s.message());
+void BrakeBoard::WriteFiles(const std::map<EdgeKey, BrakeRecord>& before) {
+  if (files_dir_.empty()) return;
+  for (const auto& [key, record] : brakes_) {
+    auto was = before.find(key);
+    const bool same = was != before.end() && was->second.state == record.state && was->second.since == record.since &&
+                      was->second.by == record.by && was->second.note == record.note;
+    if (same && !before.empty()) continue;
+    if (!InForceState(record.state)) {
+      env::RemoveLeftover(env::DefaultFileSystem(), file_path(record.from, record.to), "a cleared brake's file");
       continue;
     }
-    if (Status s = WriteFile(*brake); !s.ok()) spdlog::error("brake {} -> {}: its file: {}", key.first, key.second, s.message());
-    spdlog::warn("brake: {} -> {} is blocked for every cluster: {}", key.first, key.second, brake->message);
-    delay_.Observe(static_cast<double>(std::max<int64_t>(0, now - brake->first_failure)));
-    actions_.With({"applied"}).Increment();
-    brakes_[key] = std::move(*brake);
-    changed = true;
+    if (Status s = WriteFile(record); !s.ok()) spdlog::error("brake {} -> {}: its file: {}", record.from, record.to, s.message());
   }
+}
+
+void BrakeBoard::CountActive() {
   active_.Set(static_cast<double>(std::count_if(brakes_.begin(), brakes_.end(), [](const auto& b) { return InForceState(b.second.state); })));
-  return changed;
 }
 
 std::string BrakeBoard::file_path(const std::string& from, const std::string& to) const {
-  return (fs::path(state_dir_) / BrakeFileName(from, to)).string();
+  return (fs::path(files_dir_) / BrakeFileName(from, to)).string();
 }
 
 Brake BrakeBoard::BrakeOf(const BrakeRecord& r) const {
@@ -170,24 +134,8 @@ Brake BrakeBoard::BrakeOf(const BrakeRecord& r) const {
 }
 
 Status BrakeBoard::WriteFile(const BrakeRecord& record) {
+  if (files_dir_.empty()) return Status::OK();
   return env::WriteFileDurably(file_path(record.from, record.to), BrakeFileYaml(BrakeOf(record)));
-}
-
-Status BrakeBoard::Save(const BrakeRecord& r, std::string_view action) {
-  if (!db_->Begin().ok()) return db_->Failure("begin");
-  auto put = db_->Prepare(
-      "INSERT OR REPLACE INTO brakes(from_version, to_version, state, since, first_failure, clusters, failures, "
-      "lower_bound, message, evidence, by, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  auto event = db_->Prepare("INSERT INTO brake_events(at, from_version, to_version, action, by, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!put.ok() || !event.ok()) return db_->Failure("prepare");
-  put->Bind(1, r.from).Bind(2, r.to).Bind(3, BrakeStateName(r.state)).Bind(4, r.since).Bind(5, r.first_failure);
-  put->Bind(6, r.counts.clusters).Bind(7, r.counts.failures).BindReal(8, r.lower_bound).Bind(9, r.message).Bind(10, r.evidence);
-  put->Bind(11, r.by).Bind(12, r.note);
-  if (!put->Run().ok()) return db_->Failure("save a brake");
-  event->Bind(1, UnixNow(clock_)).Bind(2, r.from).Bind(3, r.to).Bind(4, action).Bind(5, r.by).Bind(6, r.note);
-  if (!event->Run().ok()) return db_->Failure("record the action");
-  if (!db_->Commit().ok()) return db_->Failure("commit");
-  return Status::OK();
 }
 
 std::optional<BrakeRecord> BrakeBoard::Decide(const EdgeState& edge, int64_t now) const {
@@ -211,6 +159,18 @@ std::optional<BrakeRecord> BrakeBoard::Decide(const EdgeState& edge, int64_t now
       "Review it, then commit this file to graph-data, or clear the brake: cincinnati brakes clear --from {} --to {}",
       edge.counts.failures, edge.counts.clusters, verdict.lower_bound * 100, components, edge.from, edge.to);
   return r;
+}
+
+void BrakeBoard::Applied(std::vector<BrakeRecord> braked, int64_t now) {
+  std::lock_guard lock(mu_);
+  for (BrakeRecord& brake : braked) {
+    if (Status s = WriteFile(brake); !s.ok()) spdlog::error("brake {} -> {}: its file: {}", brake.from, brake.to, s.message());
+    spdlog::warn("brake: {} -> {} is blocked for every cluster: {}", brake.from, brake.to, brake.message);
+    delay_.Observe(static_cast<double>(std::max<int64_t>(0, now - brake.first_failure)));
+    actions_.With({"applied"}).Increment();
+    brakes_[{brake.from, brake.to}] = std::move(brake);
+  }
+  CountActive();
 }
 
 Result<std::vector<ReportVerdict>> BrakeBoard::Submit(const std::vector<UpdateReport>& batch) {
@@ -237,19 +197,23 @@ Result<std::vector<ReportVerdict>> BrakeBoard::Submit(const std::vector<UpdateRe
     at.push_back(i);
   }
   if (on_graph.empty()) return verdicts;
-  CINCINNATI_RETURN_IF_ERROR(ledger_->ClampEpochs(now));
-  CINCINNATI_ASSIGN_OR_RETURN(std::vector<ReportLedger::Outcome> outcomes, ledger_->Record(on_graph, now));
-  std::set<std::pair<std::string, std::string>> touched;
+  CINCINNATI_RETURN_IF_ERROR(store_->ClampEpochs(now));
+  ReportStore::Decide decide;
+  if (settings_.enabled) decide = [this, now](const EdgeState& edge) { return Decide(edge, now); };
+  else decide = [](const EdgeState&) { return std::optional<BrakeRecord>(); };
+  CINCINNATI_ASSIGN_OR_RETURN(ReportStore::Recorded recorded, store_->Record(on_graph, now, decide));
   for (size_t k = 0; k < on_graph.size(); ++k) {
-    if (outcomes[k] == ReportLedger::Outcome::kDuplicate) {
+    if (recorded.outcomes[k] == ReportLedger::Outcome::kDuplicate) {
       duplicates_.Increment();
       verdicts[at[k]].kind = ReportVerdict::Kind::kDuplicate;
       continue;
     }
     received_.With({std::string(UpdateResultName(on_graph[k].result))}).Increment();
-    touched.insert({on_graph[k].from, on_graph[k].to});
   }
-  if (EvaluateEdges({touched.begin(), touched.end()}, now)) Changed();
+  if (!recorded.braked.empty()) {
+    Applied(std::move(recorded.braked), now);
+    Changed();
+  }
   return verdicts;
 }
 
@@ -257,54 +221,117 @@ void BrakeBoard::SetGraph(std::shared_ptr<const ServedEdges> edges) {
   bool first = false;
   // Restarts of a count made while the clock was ahead count from now (a new graph comes
   // at start and at every refresh).
-  if (Status s = ledger_->ClampEpochs(UnixNow(clock_)); !s.ok()) spdlog::error("brakes: {}", s.message());
+  if (Status s = store_->ClampEpochs(UnixNow(clock_)); !s.ok()) spdlog::error("brakes: {}", s.message());
   {
     std::lock_guard lock(mu_);
     edges_ = edges;
     first = !std::exchange(recovered_, true);
-    ledger_->Retain([&](const std::string& from, const std::string& to) {
+    store_->Retain([&](const std::string& from, const std::string& to) {
       auto brake = brakes_.find({from, to});
       return edges->HasAnywhere(from, to) || (brake != brakes_.end() && InForceState(brake->second.state));
     });
   }
-  if (!first) return;
+  if (!first || !settings_.enabled) return;
   // Reports committed just before a crash that kept their brake from being saved: a
   // second look at the edges of this graph with counted failures.
-  auto failing = ledger_->EdgesWithFailures();
+  auto failing = store_->EdgesWithFailures();
   if (!failing.ok()) {
     spdlog::error("brakes: the edges with failures cannot be read: {}", failing.status().message());
     return;
   }
   std::erase_if(*failing, [&](const auto& e) { return !edges->HasAnywhere(e.first, e.second); });
-  if (EvaluateEdges(*failing, UnixNow(clock_))) Changed();
+  const int64_t now = UnixNow(clock_);
+  auto braked = store_->Reconsider(*failing, [this, now](const EdgeState& edge) { return Decide(edge, now); });
+  if (!braked.ok()) {
+    spdlog::error("brakes: {}", braked.status().message());
+    return;
+  }
+  if (braked->empty()) return;
+  Applied(std::move(braked).value(), now);
+  Changed();
+}
+
+bool BrakeBoard::Follow() {
+  auto mark = store_->ChangeMark();
+  if (!mark.ok()) {
+    spdlog::debug("brakes: {}", mark.status().message());  // the store logs an outage; the brakes read last stay
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (*mark == mark_) return false;
+  }
+  auto brakes = store_->Brakes();
+  if (!brakes.ok()) return false;
+  bool changed = false;
+  {
+    std::lock_guard lock(mu_);
+    std::map<EdgeKey, BrakeRecord> before = std::move(brakes_);
+    brakes_.clear();
+    for (BrakeRecord& r : *brakes) brakes_[{r.from, r.to}] = std::move(r);
+    mark_ = *mark;
+    std::set<EdgeKey> was, is;
+    for (const auto& [key, r] : before) {
+      if (InForceState(r.state)) was.insert(key);
+    }
+    for (const auto& [key, r] : brakes_) {
+      if (InForceState(r.state)) is.insert(key);
+      auto old = before.find(key);
+      // A confirmation changes the risk's comment, not the edges: published all the same.
+      if (old == before.end() || old->second.state != r.state || old->second.since != r.since) changed = true;
+    }
+    changed = changed || was != is;
+    WriteFiles(before);
+    CountActive();
+  }
+  if (changed) {
+    spdlog::info("brakes: read again from {} (changed by another replica)", store_->Describe());
+    Changed();
+  }
+  return changed;
+}
+
+Result<int64_t> BrakeBoard::Prune(int64_t retention_secs) {
+  CINCINNATI_ASSIGN_OR_RETURN(int64_t gone, store_->Prune(UnixNow(clock_) - retention_secs));
+  if (gone > 0) {
+    pruned_.Increment(static_cast<double>(gone));
+    spdlog::info("reports: {} older than {} days deleted", gone, retention_secs / 86400);
+  }
+  return gone;
 }
 
 Status BrakeBoard::ChangeState(const std::string& from, const std::string& to, BrakeState state, const std::string& by,
                                const std::string& note) {
   if (by.empty()) return Status::InvalidArgument("say who you are ('by')");
+  const int64_t now = UnixNow(clock_);
   {
     std::lock_guard lock(mu_);
     auto at = brakes_.find({from, to});
-    if (at == brakes_.end() || !InForceState(at->second.state)) {
-      return Status::NotFound(fmt::format("no brake is in force on {} -> {}", from, to));
+    // Not known here may still be known to the store (decided by another replica a
+    // moment ago): the store says.
+    BrakeRecord record = at != brakes_.end() ? at->second : BrakeRecord{from, to};
+    if (at == brakes_.end()) {
+      auto all = store_->Brakes();
+      if (all.ok()) {
+        for (const BrakeRecord& r : *all) {
+          if (r.from == from && r.to == to) record = r;
+        }
+      }
     }
-    BrakeRecord record = at->second;
     record.state = state;
     record.by = by;
     record.note = note;
     const std::string_view action = state == BrakeState::kCleared ? "cleared" : "confirmed";
-    // A clear restarts the edge's count before the brake is lifted: a crash between the
-    // two leaves the brake in force (the person clears again), never old evidence that
-    // would brake the edge again at its next report.
-    if (state == BrakeState::kCleared) CINCINNATI_RETURN_IF_ERROR(ledger_->RestartEdge(from, to, UnixNow(clock_)));
-    CINCINNATI_RETURN_IF_ERROR(Save(record, action));
-    at->second = record;
+    CINCINNATI_RETURN_IF_ERROR(store_->ChangeState(record, action, now));
+    brakes_[{from, to}] = record;
     actions_.With({std::string(action)}).Increment();
     spdlog::warn("brake: {} -> {} {} by {}{}", from, to, action, by, note.empty() ? "" : ": " + note);
+    CountActive();
     if (state != BrakeState::kCleared) return WriteFile(record);
-    CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().RemoveFile(file_path(from, to)));
-    CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().SyncPath(fs::path(file_path(from, to)).parent_path()));
-    active_.Set(active_.value() - 1);
+    if (!files_dir_.empty()) {
+      CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().RemoveFile(file_path(from, to)));
+      CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().SyncPath(fs::path(file_path(from, to)).parent_path()));
+    }
   }
   Changed();
   return Status::OK();

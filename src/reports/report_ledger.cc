@@ -271,6 +271,15 @@ void ReportLedger::Retain(const std::function<bool(const std::string& from, cons
   std::erase_if(edges_, [&](const auto& entry) { return !keep(entry.first.first, entry.first.second); });
 }
 
+Result<int64_t> ReportLedger::Prune(int64_t before) {
+  std::lock_guard lock(mu_);
+  auto prune = db_->Prepare("DELETE FROM reports WHERE received < ?1");
+  if (!prune.ok() || !prune->Bind(1, before).Run().ok()) return db_->Failure("prune old reports");
+  const int64_t gone = db_->changes();
+  reports_ -= gone;
+  return gone;
+}
+
 int64_t ReportLedger::reports() const {
   std::lock_guard lock(mu_);
   return reports_;

@@ -82,6 +82,9 @@ class ReportLedger {
   bool Counted(const UpdateReport& report) const;  // a failure that counts against its edge
   // Counts the edge again from the reports received, of attempts started, after `since`.
   Status RestartEdge(const std::string& from, const std::string& to, int64_t since);
+  // Deletes the reports received before `before` (Unix seconds); the per-edge counts
+  // stay. Returns how many went.
+  Result<int64_t> Prune(int64_t before);
   // Moves to `now` every restart more than kMaxClockSkew after it (made on a clock that
   // was ahead), so that reports count again.
   Status ClampEpochs(int64_t now);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "core/date_time.h"
 #include "core/strings.h"
 #include "env/file_system.h"
+#include "postgres/postgres_session.h"
 
 namespace cincinnati::server {
 namespace {
@@ -49,6 +51,52 @@ std::unique_ptr<GraphGeneration> GraphGeneration::InMemory(env::Clock& clock) {
   return std::unique_ptr<GraphGeneration>(new GraphGeneration("", clock));
 }
 
+GraphGeneration::GraphGeneration(std::string state_file, env::Clock& clock) : state_file_(std::move(state_file)), clock_(clock) {}
+
+GraphGeneration::~GraphGeneration() = default;
+
+Result<std::unique_ptr<GraphGeneration>> GraphGeneration::Shared(const std::string& conninfo, env::Clock& clock) {
+  std::unique_ptr<GraphGeneration> g(new GraphGeneration("", clock));
+  g->shared_ = std::make_unique<postgres::PostgresSession>(conninfo, "SET statement_timeout = 10000",
+                                                           "graph generation on PostgreSQL " + postgres::RedactedConninfo(conninfo));
+  // The row exists before anyone numbers: every later number locks it.
+  CINCINNATI_RETURN_IF_ERROR(g->shared_->Exec("CREATE TABLE IF NOT EXISTS graph_generation(id INTEGER PRIMARY KEY, number BIGINT NOT NULL, "
+                                              "hash TEXT NOT NULL, abandoned BIGINT NOT NULL)")
+                                 .status());
+  CINCINNATI_RETURN_IF_ERROR(
+      g->shared_->Exec("INSERT INTO graph_generation VALUES(1, 0, '', 0) ON CONFLICT (id) DO NOTHING").status());
+  return g;
+}
+
+Result<uint64_t> GraphGeneration::ForShared(std::string_view hash, int64_t now_ms) {
+  const uint64_t kept_last = last_, kept_abandoned = abandoned_;
+  const std::string kept_hash = last_hash_;
+  uint64_t number = 0;
+  const Status done = shared_->InTransaction([&](postgres::PostgresTransaction& tx) {
+    CINCINNATI_ASSIGN_OR_RETURN(postgres::PgResult row,
+                                tx.Exec("SELECT number, hash, abandoned FROM graph_generation WHERE id = 1 FOR UPDATE"));
+    if (row.rows.size() != 1 || row.rows[0].size() != 3 || !ParseNumber(row.rows[0][0], last_) ||
+        !ParseNumber(row.rows[0][2], abandoned_)) {
+      return Status::IoError("graph_generation: no row 1 of three numbers");
+    }
+    last_hash_ = row.rows[0][1];
+    number = Next(hash, now_ms);
+    if (number == last_ && hash == last_hash_ && abandoned_ == kept_abandoned) return Status::OK();
+    return tx.Exec("UPDATE graph_generation SET number = $1, hash = $2, abandoned = $3 WHERE id = 1",
+                   {std::to_string(number), std::string(hash), std::to_string(abandoned_)})
+        .status();
+  });
+  if (!done.ok()) {
+    last_ = kept_last;
+    abandoned_ = kept_abandoned;
+    last_hash_ = kept_hash;
+    return done;
+  }
+  last_ = number;
+  last_hash_ = std::string(hash);
+  return number;
+}
+
 int64_t GraphGeneration::NowMs() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch()).count();
 }
@@ -56,6 +104,18 @@ int64_t GraphGeneration::NowMs() const {
 uint64_t GraphGeneration::For(std::string_view hash) {
   std::lock_guard lock(mu_);
   const int64_t now_ms = std::max<int64_t>(0, NowMs());
+  if (shared_) {
+    Result<uint64_t> number = ForShared(hash, now_ms);
+    if (number.ok()) {
+      if (std::exchange(shared_failing_, false)) spdlog::warn("graph generation: the shared row answers again");
+      last_given_ = *number;
+      return *number;
+    }
+    if (!std::exchange(shared_failing_, true)) {
+      spdlog::error("graph generation: {}; numbered by this replica's last number and its clock until it answers",
+                    number.status().message());
+    }
+  }
   const uint64_t next = Next(hash, now_ms);
   if (next != last_ || hash != last_hash_) Keep(next, hash);
   last_given_ = next;

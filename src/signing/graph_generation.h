@@ -23,6 +23,13 @@
 // was corrected: the number is given up then too, and checkers with right clocks that
 // took it see a rollback for as long as this clock stays behind (docs/clocks-ahead.md
 // says why that is the lesser harm: a right clock is never set back that far).
+//
+// Shared by replicas (Shared: a row of table graph_generation on PostgreSQL): each
+// number is taken in a transaction that locks the row, with the same rules, so every
+// graph builder behind one address gives the same bytes the same number, a graph that
+// differs from the last one any replica numbered a higher one, and a restarted replica
+// continues from the row. When the database cannot be reached the number is given from
+// this process's last one and the clock (logged), as without a file.
 // Thread-safe.
 #pragma once
 
@@ -36,6 +43,10 @@
 #include "core/status.h"
 #include "env/clock.h"
 
+namespace cincinnati::postgres {
+class PostgresSession;
+}
+
 namespace cincinnati::server {
 
 class GraphGeneration {
@@ -45,6 +56,10 @@ class GraphGeneration {
   static Result<std::unique_ptr<GraphGeneration>> Open(std::string state_file, env::Clock& clock);
   // No file: the clock alone.
   static std::unique_ptr<GraphGeneration> InMemory(env::Clock& clock);
+  // On PostgreSQL (`conninfo`), shared with every replica that names it; the table is
+  // created when missing.
+  static Result<std::unique_ptr<GraphGeneration>> Shared(const std::string& conninfo, env::Clock& clock);
+  ~GraphGeneration();
 
   // The generation of the graph whose content hash is `hash`. A state file that cannot
   // be written is logged, and the number is still given (the clock keeps it growing).
@@ -56,13 +71,17 @@ class GraphGeneration {
   uint64_t given_up() const { return given_up_.load(); }
 
  private:
-  GraphGeneration(std::string state_file, env::Clock& clock) : state_file_(std::move(state_file)), clock_(clock) {}
+  GraphGeneration(std::string state_file, env::Clock& clock);
   int64_t NowMs() const;
   uint64_t Next(std::string_view hash, int64_t now_ms);  // under mu_
   void Keep(uint64_t number, std::string_view hash);      // under mu_
+  // The number from the shared row (under mu_); an error leaves the local state as it was.
+  Result<uint64_t> ForShared(std::string_view hash, int64_t now_ms);
 
   const std::string state_file_;
   env::Clock& clock_;
+  std::unique_ptr<postgres::PostgresSession> shared_;  // under mu_; null: not shared
+  bool shared_failing_ = false;                         // under mu_: the outage is logged once
   mutable std::mutex mu_;
   uint64_t last_ = 0;  // under mu_
   std::string last_hash_;

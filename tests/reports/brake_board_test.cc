@@ -98,7 +98,7 @@ TEST_F(BrakeBoardTest, DuplicatesDoNotCountAndNothingIsLostOnARestart) {
   {
     auto board = Open();
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(board->Submit({Attempt(1, true), Attempt(2, true), Attempt(3, true)}).ok());
-    EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.failures, 3);
+    EXPECT_EQ(board->store().Edge("4.13.1", "4.13.2").counts.failures, 3);
     std::vector<UpdateReport> batch;
     for (int n = 4; n <= 20; ++n) batch.push_back(Attempt(n, false));
     ASSERT_TRUE(board->Submit(batch).ok());
@@ -109,7 +109,7 @@ TEST_F(BrakeBoardTest, DuplicatesDoNotCountAndNothingIsLostOnARestart) {
   auto board = Open();
   ASSERT_EQ(board->InForce().size(), 1u);
   EXPECT_TRUE(fs::exists(File())) << "the file of a brake in force is written again";
-  EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.clusters, 20);
+  EXPECT_EQ(board->store().Edge("4.13.1", "4.13.2").counts.clusters, 20);
 }
 
 TEST_F(BrakeBoardTest, APersonConfirmsOrClearsAndAClearedEdgeNeedsNewEvidence) {
@@ -140,7 +140,7 @@ TEST_F(BrakeBoardTest, APersonConfirmsOrClearsAndAClearedEdgeNeedsNewEvidence) {
   }
   ASSERT_TRUE(board->Submit(late).ok());
   EXPECT_TRUE(board->InForce().empty());
-  EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.clusters, 0);
+  EXPECT_EQ(board->store().Edge("4.13.1", "4.13.2").counts.clusters, 0);
   // New attempts do.
   std::vector<UpdateReport> fresh;
   for (int n = 41; n <= 60; ++n) fresh.push_back(Attempt(n, n <= 44));
@@ -176,8 +176,8 @@ TEST_F(BrakeBoardTest, AReportOnAnEdgeTheGraphDoesNotHaveIsRefusedAndLeavesNoTra
   EXPECT_EQ(kinds, (std::vector<Kind>{Kind::kRefused, Kind::kRefused, Kind::kRefused, Kind::kRefused, Kind::kRecorded, Kind::kRecorded}))
       << "no such release; a downgrade; an edge of another channel; another arch";
   EXPECT_EQ((*verdicts)[0].why, "4.13.1 -> 4.99.0 is not an update edge of channel stable-4.13 for amd64 in the graph builder's graph");
-  EXPECT_EQ(none->ledger().reports(), 2) << "refused reports are not recorded";
-  EXPECT_EQ(none->ledger().Edge("4.13.1", "4.99.0").counts.clusters, 0);
+  EXPECT_EQ(none->store().reports(), 2) << "refused reports are not recorded";
+  EXPECT_EQ(none->store().Edge("4.13.1", "4.99.0").counts.clusters, 0);
   EXPECT_NE(metrics_.Render().find("cincinnati_gb_reports_off_graph_total 4\n"), std::string::npos) << metrics_.Render();
 }
 
@@ -209,7 +209,7 @@ TEST_F(BrakeBoardTest, AClusterCountsOnOneEdgeOutOfAVersion) {
   batch.clear();
   for (int n = 1; n <= 20; ++n) batch.push_back(testing::TestReport(n, true, "b", Now(), "network", "4.13.1", "4.13.3"));
   ASSERT_TRUE(board->Submit(batch).ok());
-  EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.3").counts.clusters, 0);
+  EXPECT_EQ(board->store().Edge("4.13.1", "4.13.3").counts.clusters, 0);
   EXPECT_TRUE(board->InForce().empty());
 }
 
@@ -218,12 +218,12 @@ TEST_F(BrakeBoardTest, AClusterCountsOnOneEdgeOutOfAVersion) {
 TEST_F(BrakeBoardTest, EdgeCountsInMemoryAreThoseOfTheGraph) {
   auto board = Open();
   ASSERT_TRUE(board->Submit({Attempt(1, true), Attempt(2, false)}).ok());
-  ASSERT_EQ(board->ledger().Edges().size(), 1u);
+  ASSERT_EQ(board->store().Edges().size(), 1u);
   board->SetGraph(TestGraph(false));  // 4.13.2 left the graph
-  EXPECT_TRUE(board->ledger().Edges().empty());
+  EXPECT_TRUE(board->store().Edges().empty());
   board->SetGraph(TestGraph());
-  EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.clusters, 2) << "read again from the file";
-  EXPECT_EQ(board->ledger().Edge("4.13.1", "4.13.2").counts.failures, 1);
+  EXPECT_EQ(board->store().Edge("4.13.1", "4.13.2").counts.clusters, 2) << "read again from the file";
+  EXPECT_EQ(board->store().Edge("4.13.1", "4.13.2").counts.failures, 1);
 }
 
 // A brake's file is for people to review and commit to graph-data: as written, whatever
