@@ -324,7 +324,7 @@ Result<int64_t> PostgresReportStore::Prune(int64_t before) {
 Status PostgresReportStore::ClampEpochs(int64_t now) {
   std::lock_guard lock(mu_);
   // A clear made while some replica's clock was ahead: no report would count until then.
-  CINCINNATI_ASSIGN_OR_RETURN(PgResult moved, session_.Exec("UPDATE edge_epochs SET since = $1 WHERE since > $1 + $2 "
+  CINCINNATI_ASSIGN_OR_RETURN(PgResult moved, session_.Exec("UPDATE edge_epochs SET since = $1::bigint WHERE since > $1::bigint + $2::bigint "
                                                             "RETURNING from_version, to_version",
                                                             {Text(now), Text(kMaxClockSkew)}));
   for (const auto& row : moved.rows) {
