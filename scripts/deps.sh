@@ -3,7 +3,8 @@
 # a machine that already has everything makes no network access at all.
 #   scripts/deps.sh          what building and running need
 #   scripts/deps.sh --test   also what only the tests and checks use (headless Chromium and its
-#                            driver, Universal Ctags for scripts/check-shape.sh)
+#                            driver, Universal Ctags for scripts/check-shape.sh, nginx as the
+#                            load balancer in front of replicas: tests/nginx_balancer.h)
 set -euo pipefail
 
 PACKAGES=(
@@ -18,7 +19,7 @@ PACKAGES=(
   libgraphviz-dev
 )
 if [ "${1:-}" = "--test" ]; then
-  PACKAGES+=(chromium chromium-driver python3 universal-ctags)
+  PACKAGES+=(chromium chromium-driver python3 universal-ctags nginx-light)
 fi
 
 missing=()
