@@ -73,7 +73,7 @@ struct Summary {
 // ask), updates take 20 minutes.
 std::vector<std::string> FleetArgs(const fs::path& out) {
   return {"--channel", "stable-4.13", "--start-versions", "4.13.1=100%", "--clusters", "500", "--seed", "11", "--start", kStart,
-          "--time-scale", std::to_string(kTimeScale), "--days", "0.075", "--delay", "uniform:15m-75m", "--update-duration", "20m",
+          "--time-scale", std::to_string(kTimeScale), "--days", "0.05", "--delay", "uniform:15m-75m", "--update-duration", "20m",
           "--failure", "4.13.1->4.13.2: 20%, component=network", "--polls", "all", "--out", out.string()};
 }
 
