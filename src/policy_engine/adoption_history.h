@@ -13,11 +13,13 @@
 //
 // With a store (adoption_store.h: engines side by side behind a balancer, each seeing a
 // share of every cluster's polls), the poll only hands the sample to the history's own
-// thread, which makes a sketch per version (PollSightings::SketchByVersion), shares it
-// and records the fleet's counts: the union of every engine's recent sketches, so a
-// cluster counts once however its polls were spread, within about 1.6 % (fleet_sketch.h).
-// When the store fails, that sample records this engine's own counts instead (logged
-// once per outage), so the chart never goes blank; no poll waits for the database.
+// thread. That thread makes a sketch per version (PollSightings::SketchByVersion: 0.8 ms
+// for 100,000 ids, 10 ms for a million, each shard locked only while its ids are copied
+// out; BM_SightingsSketch), shares it, and records the fleet's counts: the union of the
+// latest sketches of every engine (each at most two periods old), so a cluster counts
+// once however its polls were spread, within about 1.6 % (fleet_sketch.h). When the
+// store fails, that sample records this engine's own counts instead (logged once per
+// outage), so the chart never goes blank; no poll waits for the database.
 //
 // Bounded: `capacity` samples (by default two weeks of 10-minute samples), each of at
 // most 256 versions (the rest as "other"), about 10 KB each at most. Thread-safe.
