@@ -13,9 +13,10 @@
 // stopped drop out once their rows are older than `fresh`.
 //
 // The engine's name: host name, process id and a random suffix, logged at start. A
-// statement times out after 5 s, a connection after 5 s: Exchange() runs on the adoption
-// sampler's thread (adoption_history.h), never on a request's. Thread-safe (one
-// Exchange at a time).
+// statement times out after 5 s, a connection attempt after 5 s, a dead peer after
+// about 5 s (keepalives, TCP user timeout). Exchange() runs on the adoption sampler's
+// thread (adoption_history.h), never on a request's. Thread-safe (one Exchange at a
+// time).
 #pragma once
 
 #include <cstdint>
