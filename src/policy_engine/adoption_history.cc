@@ -66,7 +66,11 @@ void AdoptionHistory::RunSampler() {
     const int64_t now = pending_at_;
     busy_ = true;
     lock.unlock();
-    Record({now, SampleShared(*sightings, now)});
+    const Status taken = Guarded("adoption sample", [&] {
+      Record({now, SampleShared(*sightings, now)});
+      return Status::OK();
+    });
+    if (!taken.ok()) spdlog::error("adoption: {}", taken.message());
     lock.lock();
     busy_ = false;
     sampler_cv_.notify_all();  // Flush()
@@ -75,7 +79,7 @@ void AdoptionHistory::RunSampler() {
 
 AdoptionHistory::Counts AdoptionHistory::SampleShared(const PollSightings& sightings, int64_t now) {
   std::vector<PollSightings::VersionSketch> mine;
-  Result<Counts> fleet = Guarded("adoption sample", [&]() -> Result<Counts> {
+  Result<Counts> fleet = Guarded("adoption sketches", [&]() -> Result<Counts> {
     mine = sightings.SketchByVersion(now, options_.window, options_.store->key());
     return options_.store->Exchange(mine, now, 2 * options_.period);
   });

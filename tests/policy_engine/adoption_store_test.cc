@@ -4,9 +4,15 @@
 // drop out; with the database gone, an engine records its own counts.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -141,6 +147,30 @@ TEST(AdoptionStoreOutageTest, WithNoDatabaseEverySampleCountsThisEnginesPolls) {
   const Sample s = Newest(engine.history);
   EXPECT_EQ(s.clusters, (std::map<std::string, uint64_t>{{"4.13.1", 30}, {"4.13.2", 10}}));
   EXPECT_EQ(s.time, "2026-01-01T00:10:00Z");
+}
+
+// A database that takes the connection and never answers: the poll that finds the
+// sample due returns at once, and the sample comes once the connection times out.
+TEST(AdoptionStoreOutageTest, NoPollWaitsForTheDatabase) {
+  testing::TempDir dir;
+  const std::string socket_path = (dir / ".s.PGSQL.5432").string();
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(socket_path.size(), sizeof address.sun_path);
+  std::memcpy(address.sun_path, socket_path.c_str(), socket_path.size());
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);  // connections wait in the backlog, unanswered
+
+  env::ManualClock clock;
+  Engine engine("postgresql:///postgres?host=" + dir.path().string() + "&port=5432&user=postgres&connect_timeout=4", "stuck");
+  for (int n = 0; n < 10; ++n) engine.seen.Record(Id(n), "4.13.1", env::UnixSeconds(clock));
+  engine.history.MaybeSample(engine.seen, env::UnixSeconds(clock));
+  EXPECT_EQ(Newest(engine.history).total, 0u) << "the sample is being taken on the history's thread";
+  engine.history.Flush();
+  EXPECT_EQ(Newest(engine.history).clusters, (std::map<std::string, uint64_t>{{"4.13.1", 10}}));
+  ::close(listener);
 }
 
 }  // namespace
