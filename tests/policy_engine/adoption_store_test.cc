@@ -1,7 +1,8 @@
 // Policy engines side by side share their adoption samples through PostgreSQL
 // (policy_engine/adoption_store.h, adoption_history.h): three engines behind a
 // round-robin balancer each record the whole fleet, counted once; engines that stop
-// drop out; with the database gone, an engine records its own counts.
+// drop out; with the database gone, an engine records its own counts, and no poll
+// waits for a database that does not answer.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
