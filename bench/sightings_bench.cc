@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -106,6 +107,39 @@ void BM_SightingsRecord(benchmark::State& state) {
   state.counters["resident_bytes_per_id"] = filled.resident_per_id;
 }
 BENCHMARK(BM_SightingsRecord)->Arg(0)->Arg(1)->Arg(2)->Iterations(kRecords)->Unit(benchmark::kNanosecond);
+
+// BM_SightingsSketch/N: PollSightings::SketchByVersion over N ids that polled within the
+// window, at three versions: the pass a policy engine sharing its adoption samples makes
+// once a period on the adoption history's thread; BM_SightingsCount/N is CountByVersion's
+// over the same ids for comparison. "error": the sketches' summed estimates against N.
+server::PollSightings& SightingsOf(int64_t n) {
+  static std::map<int64_t, std::unique_ptr<server::PollSightings>> filled;
+  std::unique_ptr<server::PollSightings>& seen = filled[n];
+  if (!seen) {
+    seen = std::make_unique<server::PollSightings>(static_cast<size_t>(n) * 2);
+    const char* versions[] = {"4.13.1", "4.13.2", "4.14.0"};
+    for (int64_t i = 0; i < n; ++i) seen->Record(NthId(static_cast<uint64_t>(i)), versions[i % 3], kNow);
+  }
+  return *seen;
+}
+
+void BM_SightingsSketch(benchmark::State& state) {
+  server::PollSightings& seen = SightingsOf(state.range(0));
+  double estimate = 0;
+  for (auto _ : state) {
+    estimate = 0;
+    for (const auto& v : seen.SketchByVersion(kNow, 86400, server::DefaultSketchKey())) estimate += v.sketch.Estimate();
+  }
+  state.counters["ids"] = static_cast<double>(seen.size());
+  state.counters["error"] = estimate / static_cast<double>(seen.size()) - 1;
+}
+BENCHMARK(BM_SightingsSketch)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+void BM_SightingsCount(benchmark::State& state) {
+  server::PollSightings& seen = SightingsOf(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(seen.CountByVersion(kNow, 86400));
+}
+BENCHMARK(BM_SightingsCount)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace cincinnati::bench

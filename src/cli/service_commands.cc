@@ -38,6 +38,7 @@
 #include "graph-data/time_format.h"
 #include "graph_builder/graph_builder_service.h"
 #include "http_server/http_server.h"
+#include "policy_engine/adoption_store.h"
 #include "policy_engine/policy_engine_service.h"
 #include "service/responses.h"
 
@@ -398,6 +399,13 @@ Result<std::unique_ptr<PolicyEngineService>> MakeEngine(const Settings& s, const
   if (reports) {
     o.reports = reports->intake;
     if (reports->routes) o.extra_routes = [routes = reports->routes.get()](const http_server::Request& r) { return routes->HandleBrakes(r); };
+  }
+  // Engines side by side share their adoption samples, so that each counts the whole fleet.
+  CINCINNATI_ASSIGN_OR_RETURN(std::string postgres, PostgresUrl(s));
+  if (o.reports && !postgres.empty()) {
+    server::AdoptionStoreOptions adoption;
+    adoption.conninfo = postgres;
+    o.adoption_store = std::make_shared<server::AdoptionStore>(std::move(adoption));
   }
   o.signer = signing.signer;
   return std::make_unique<PolicyEngineService>(std::move(chain), o, CINCINNATI_GIT_COMMIT);

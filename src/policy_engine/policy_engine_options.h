@@ -21,6 +21,7 @@ namespace cincinnati::server {
 
 class ReportIntake;
 class AnswerSigner;
+class AdoptionStore;
 
 // Where the graph comes from: empty `url`, the in-process graph builder; else an HTTP
 // graph builder or policy engine, fetched on a pool of `fetch_threads`.
@@ -66,6 +67,9 @@ struct PolicyEngineOptions {
   // Update reports: agents' POST {prefix}/v1/reports, and the polls it must
   // see (reports/report_intake.h). Null: the path is not served.
   std::shared_ptr<ReportIntake> reports;
+  // Where the adoption curves are shared with the other engines (adoption_store.h). Null:
+  // this engine counts the polls it saw.
+  std::shared_ptr<AdoptionStore> adoption_store;
   // Signed answers (signing/answer_signer.h): every answer from the shared graph carries
   // Cincinnati-Signature and Cincinnati-Graph-Generation. Null: unsigned.
   std::shared_ptr<AnswerSigner> signer;

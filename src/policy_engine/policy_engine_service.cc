@@ -38,6 +38,7 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
       serve_duration_(metrics_.AddHistogram("graph_serve_duration_seconds", "Seconds spent answering a graph request",
                                             {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 5.0}).Get()),
       response_errors_(metrics_.AddCounter("graph_response_errors_total", "Error responses", {"code", "kind"})),
+      adoption_(AdoptionOptions{.store = options_.adoption_store}),
       svgs_(std::make_unique<SvgCache>()),
       answers_(options_, chain_, metrics_, response_errors_),
       feed_(options_, chain_, answers_, metrics_),

@@ -297,6 +297,19 @@ struct PollSightings::Shard {
       ++counts[e.name];
     }
   }
+
+  // CountLatest's counts, and the counted ids with their names (as in `counts`).
+  void CollectLatest(int64_t now, int64_t window, std::vector<uint64_t>& counts,
+                     std::vector<std::pair<Key, uint16_t>>& ids) const {
+    counts.assign(name_capacity + 1, 0);
+    ids.clear();
+    for (uint32_t slot = 0; slot < used; ++slot) {
+      const Entry& e = slab[slot];
+      if (e.seen[0].last < now - window || e.seen[0].last > now) continue;
+      ++counts[e.name];
+      ids.emplace_back(e.key, e.name);
+    }
+  }
 };
 
 PollSightings::PollSightings(size_t capacity) : shards_(std::make_unique<Shard[]>(kShards)) {
@@ -383,20 +396,27 @@ size_t PollSightings::size() const {
 
 namespace {
 
+constexpr size_t kOther = kMaxNames;  // a Tally's place for "other"
+
 // Counts by version across shards: named in the order first met, up to 256.
 class Tally {
  public:
-  void Add(uint64_t version, std::string_view name, uint64_t n) {
+  // Where `version` is counted: its place among the named, or kOther.
+  size_t Add(uint64_t version, std::string_view name, uint64_t n) {
     auto it = std::find_if(named_.begin(), named_.end(), [&](const Named& c) { return c.version == version; });
     if (it != named_.end()) {
       it->count += n;
-    } else if (named_.size() < kMaxNames) {
-      named_.push_back({version, std::string(name), n});
-    } else {
-      other_ += n;
+      return static_cast<size_t>(it - named_.begin());
     }
+    if (named_.size() < kMaxNames) {
+      named_.push_back({version, std::string(name), n});
+      return named_.size() - 1;
+    }
+    other_ += n;
+    return kOther;
   }
   void AddOther(uint64_t n) { other_ += n; }
+  size_t named() const { return named_.size(); }
   std::vector<std::pair<std::string, uint64_t>> Take() && {
     std::vector<std::pair<std::string, uint64_t>> out;
     for (Named& c : named_) out.emplace_back(std::move(c.name), c.count);
@@ -430,6 +450,39 @@ std::vector<std::pair<std::string, uint64_t>> PollSightings::CountByVersion(int6
     }
   }
   return std::move(tally).Take();
+}
+
+std::vector<PollSightings::VersionSketch> PollSightings::SketchByVersion(int64_t now, int64_t window,
+                                                                         const SketchKey& key) const {
+  const uint64_t shared[2] = {key[0], key[1]};
+  Tally tally;
+  std::vector<FleetSketch> sketches(kMaxNames + 1);  // by the tally's places; kOther last
+  std::vector<uint64_t> counts;
+  std::vector<size_t> place;  // by the shard's name (0: none): the tally's place
+  std::vector<std::pair<Key, uint16_t>> ids;
+  for (size_t s = 0; s < kShards; ++s) {
+    {
+      Shard& shard = shards_[s];
+      std::lock_guard lock(shard.mu);
+      shard.CollectLatest(now, window, counts, ids);
+      tally.AddOther(counts[0]);
+      place.assign(counts.size(), kOther);
+      for (uint32_t i = 0; i < shard.names_used; ++i) {
+        const Name& name = shard.names[i];
+        if (counts[i + 1] > 0) place[i + 1] = tally.Add(name.version, std::string_view(name.text, name.size), counts[i + 1]);
+      }
+    }
+    // Hashed outside the lock: the graph path waits only for the copy.
+    for (const auto& id : ids) sketches[place[id.second]].Add(SipHash(shared, id.first));
+  }
+  const size_t named = tally.named();
+  std::vector<VersionSketch> out;
+  for (auto& [version, count] : std::move(tally).Take()) {
+    // Take() lists the named in their places, then "other" when it counted any.
+    FleetSketch& sketch = sketches[out.size() < named ? out.size() : kOther];
+    out.push_back({std::move(version), count, std::move(sketch)});
+  }
+  return out;
 }
 
 }  // namespace cincinnati::server

@@ -2,7 +2,9 @@
 // an update report is accepted only from a cluster that has been polling at its `from`
 // (or `to`) for a while. Clients are anonymous; this is what makes a report more than a
 // claim. It also keeps each id's daily report allowance, and counts ids by the version
-// they last polled at for the adoption chart (policy_engine/adoption_history.h).
+// they last polled at for the adoption chart (policy_engine/adoption_history.h): as
+// counts, and, for replicas that share their samples, as a distinct-count sketch per
+// version (reports/fleet_sketch.h) whose ids are hashed with a key every replica shares.
 //
 // Only UUID ids (in any case) and plain versions (at most 31 characters of
 // [0-9A-Za-z.-]) are kept: anything else is ignored. Per id it keeps the last two
@@ -26,7 +28,8 @@
 // chance. So a flood of invented ids pushes out invented ids, and pushing out polling
 // clusters takes ids that keep polling. Ids and versions are hashed with SipHash-1-3 and
 // a random key per process, so that nobody can aim ids at one shard or one bucket, or
-// make one version pass for another. Thread-safe.
+// make one version pass for another (the sketches' shared key is for them alone: it
+// never touches the table). Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "reports/fleet_sketch.h"
 
 namespace cincinnati::server {
 
@@ -60,6 +65,17 @@ class PollSightings {
   // last polled at: at most 256 versions named, the rest as "other". Holds each shard's
   // lock for one pass over its ids.
   std::vector<std::pair<std::string, uint64_t>> CountByVersion(int64_t now, int64_t window) const;
+  // CountByVersion's counts (the same versions named, "other", the same window), each
+  // with a sketch of its ids: an id's 128 bits hashed with SipHash and `key`, the key
+  // replicas share (not this process's salt), so that every replica puts an id in the
+  // same register. Holds each shard's lock for one pass that copies its recent ids out;
+  // they are hashed after. Up to 257 sketches of 4 KiB while it runs.
+  struct VersionSketch {
+    std::string version;
+    uint64_t count = 0;
+    FleetSketch sketch;
+  };
+  std::vector<VersionSketch> SketchByVersion(int64_t now, int64_t window, const SketchKey& key) const;
   size_t size() const;
 
  private:

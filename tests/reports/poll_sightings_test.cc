@@ -1,5 +1,6 @@
 // Who polled at which version (reports/poll_sightings.h): the checks a report passes,
-// what it keeps, and floods of invented ids that cannot push out the clusters that poll.
+// what it keeps, floods of invented ids that cannot push out the clusters that poll, and
+// the sketches replicas share.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -131,6 +132,48 @@ TEST(PollSightingsTest, FloodsOfNewIdsDoNotPushOutClustersThatKeepPolling) {
   kept = 0;
   for (int n = 0; n < 2000; ++n) kept += seen.SeenAt(Id(n), "4.13.1", t, 86400, 1800, 3);
   EXPECT_GE(kept, 1900) << "at most a few evicted while every shard holds 100";
+}
+
+// The sketch pass names what CountByVersion names, counts what it counts, and hashes
+// ids with the key given, not the process's salt: two replicas that saw the same ids
+// make the same sketches, and the union of their halves is the whole.
+TEST(PollSightingsTest, SketchesByVersionAgreeAcrossReplicas) {
+  PollSightings a(1 << 14), b(1 << 14);
+  for (int n = 0; n < 3000; ++n) {
+    const char* version = n < 2000 ? "4.13.1" : "4.13.2";
+    a.Record(Id(n), version, 1000 + n % 7);
+    if (n % 2 == 0) b.Record(Id(n), version, 1000);
+  }
+  a.Record(Id(99999), "4.12.0", 10);  // too long ago
+  const std::vector<PollSightings::VersionSketch> all = a.SketchByVersion(1010, 600, DefaultSketchKey());
+  std::vector<std::pair<std::string, uint64_t>> counts;
+  for (const auto& v : all) counts.emplace_back(v.version, v.count);
+  EXPECT_EQ(counts, a.CountByVersion(1010, 600));
+  ASSERT_EQ(all.size(), 2u);
+  for (const auto& v : all) EXPECT_NEAR(v.sketch.Estimate(), double(v.count), 0.03 * double(v.count)) << v.version;
+
+  const std::vector<PollSightings::VersionSketch> half = b.SketchByVersion(1010, 600, DefaultSketchKey());
+  ASSERT_EQ(half.size(), 2u);
+  for (const auto& v : half) {
+    const FleetSketch& whole = (all[0].version == v.version ? all[0] : all[1]).sketch;
+    FleetSketch merged = v.sketch;
+    merged.Merge(whole);
+    EXPECT_EQ(merged, whole) << v.version << ": an id hashes to the same register in both";
+  }
+  // Another key puts ids elsewhere.
+  const SketchKey other = {1, 2};
+  EXPECT_NE(a.SketchByVersion(1010, 600, other)[0].sketch, all[0].sketch);
+}
+
+TEST(PollSightingsTest, SketchesPastTwoHundredFiftySixVersionsGoToOther) {
+  PollSightings seen(4096);
+  for (int n = 0; n < 300; ++n) seen.Record(Id(n), fmt::format("1.0.{}", n), 1000);
+  const std::vector<PollSightings::VersionSketch> sketches = seen.SketchByVersion(1000, 60, DefaultSketchKey());
+  ASSERT_EQ(sketches.size(), 257u);
+  EXPECT_EQ(sketches.back().version, "other");
+  EXPECT_EQ(sketches.back().count, 44u);
+  EXPECT_NEAR(sketches.back().sketch.Estimate(), 44, 2);
+  EXPECT_EQ(std::llround(sketches.front().sketch.Estimate()), 1);
 }
 
 }  // namespace
