@@ -17,7 +17,9 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -164,13 +166,25 @@ TEST_F(ReplicatedServiceTest, TwoBuildersAndThreeEnginesBehindNginxBrakeOnceAndR
     std::printf("policy engine %zu served the brake %.1f s after it was decided\n", n, seconds);
     EXPECT_LT(seconds, 8) << "a second to follow the database, 2 s to fetch, and a margin for a loaded machine";
   }
-  int unbraked = 0, asked = 0;
+  // From then on no engine answers without the brake, and no answer's generation goes
+  // back (what an agent checking signatures would refuse as a rollback).
+  int unbraked = 0, asked = 0, rolled_back = 0;
+  std::vector<uint64_t> generations(engines.size(), 0);
   while (fleet.running() && asked < 300) {
-    for (auto& e : engines) unbraked += Braked(e->url("")) ? 0 : 1;
+    for (size_t n = 0; n < engines.size(); ++n) {
+      const http::Result answer = Answer(engines[n]->url(""));
+      unbraked += answer.body.find(kRisk) != std::string::npos ? 0 : 1;
+      const std::string* generation = answer.Header(server::kGenerationHeader);
+      const uint64_t number = generation ? std::strtoull(generation->c_str(), nullptr, 10) : 0;
+      rolled_back += number < generations[n] ? 1 : 0;
+      generations[n] = std::max(generations[n], number);
+    }
     asked += static_cast<int>(engines.size());
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(unbraked, 0) << "of " << asked << " answers after the brake reached every engine";
+  EXPECT_EQ(rolled_back, 0) << "of " << asked << " answers";
+  EXPECT_GT(generations[0], 0u) << "answers carry their generation";
   ASSERT_TRUE(WaitFor([&] { return !fleet.running(); }, 180s)) << fleet.log();
   ASSERT_EQ(fleet.Stop(), 0) << fleet.log();
 
