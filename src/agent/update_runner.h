@@ -62,6 +62,7 @@
 #include "agent/manifests.h"
 #include "agent/object_store.h"
 #include "agent/payload.h"
+#include "agent/poll_receipt_book.h"
 #include "agent/release_verifier.h"
 #include "agent/storage_health.h"
 #include "agent/update_progress.h"
@@ -95,6 +96,8 @@ struct UpdateOptions {
   // that hand-over (update_progress.h).
   std::string hand_over_id;
   env::FileSystem* files = nullptr;  // payload downloads; nullptr: the default
+  // The receipts of the agent's polls (reports on); an attempt keeps its from-version's.
+  const PollReceiptBook* poll_receipts = nullptr;
 };
 
 struct UpdateStepResult {
