@@ -15,6 +15,10 @@ namespace {
 
 using http_server::Response;
 
+// Ids admitted by receipt alone whose allowance is kept a day, at least (about 130 bytes
+// each): a small --reports.sightings must not turn away the reports of a large fleet.
+constexpr size_t kMinReceiptAllowances = 1 << 16;
+
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -137,7 +141,7 @@ bool ReportIntake::Charge(const std::string& id, Voucher voucher, int64_t now) {
   }
   auto it = a.reports.find(id);
   if (it == a.reports.end()) {
-    if (a.reports.size() >= std::max<size_t>(64, options_.sightings / 4)) return false;
+    if (a.reports.size() >= std::max<size_t>(kMinReceiptAllowances, options_.sightings / 4)) return false;
     it = a.reports.emplace(id, 0).first;
   }
   if (it->second >= options_.per_cluster_per_day) return false;

@@ -15,8 +15,8 @@
 //   4. within the id's daily allowance (per_cluster_per_day) 429 rate_limited
 //      (kept with the id's sightings; for an id admitted by
 //      its receipt alone, in a table of the day's such ids,
-//      at most `sightings` / 4 of them: when it is full,
-//      429 until the next day)
+//      at most 65,536 or `sightings` / 4 of them, whichever
+//      is more: when it is full, 429 until the next day)
 //   5. within the global rate (max_per_second, a bucket;     429 rate_limited
 //      the id's allowance is given back)
 //      (429s carry Retry-After: 60)
