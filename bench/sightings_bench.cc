@@ -8,6 +8,17 @@
 // BM_SightingsRecord/0: a known id polls again (a cluster every few minutes), each of
 // half the table once, in random order; /1: a new id (its first poll: one id is evicted);
 // /2: the same 64 known ids again and again, the work of a Record without cache misses.
+//
+// Poll receipts (reports/poll_receipt.h), what a poll that asks for one adds to the graph
+// path, and what a report that carries one adds to the intake:
+//   BM_ReceiptNext: a valid receipt continued (its MAC checked, a new one made);
+//   BM_ReceiptProves: a receipt checked for a report;
+//   BM_ReceiptHeaderAbsent: the one thing a poll without the header (the CVO's) pays,
+//   looking for it among a graph request's usual headers.
+//   build/bench/pipeline_bench --benchmark_filter=Receipt
+// Measured on the 2-core machine: Next 0.52 us, Proves 0.25 us, the absent header 25 ns;
+// against the ~14 us of CPU a graph answer costs, about 4 % more for a poll that asks
+// for a receipt and 0.2 % for one that does not.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -22,6 +33,8 @@
 
 #include <fmt/format.h>
 
+#include "http_server/http_types.h"
+#include "reports/poll_receipt.h"
 #include "reports/poll_sightings.h"
 
 namespace cincinnati::bench {
@@ -140,6 +153,46 @@ void BM_SightingsCount(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(seen.CountByVersion(kNow, 86400));
 }
 BENCHMARK(BM_SightingsCount)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+const server::PollReceipts& BenchReceipts() {
+  static const server::PollReceipts receipts = *server::PollReceipts::FromKey(std::string(32, 'k'));
+  return receipts;
+}
+
+void BM_ReceiptNext(benchmark::State& state) {
+  const server::PollReceipts& r = BenchReceipts();
+  const std::string id = NthId(1);
+  std::string receipt = r.Next("", id, "4.13.1", kNow);
+  int64_t now = kNow;
+  for (auto _ : state) {
+    receipt = r.Next(receipt, id, "4.13.1", now += 180);
+    benchmark::DoNotOptimize(receipt.data());
+  }
+  state.SetLabel(receipt);
+}
+BENCHMARK(BM_ReceiptNext)->Unit(benchmark::kNanosecond);
+
+void BM_ReceiptProves(benchmark::State& state) {
+  const server::PollReceipts& r = BenchReceipts();
+  const std::string id = NthId(1);
+  std::string receipt;
+  for (int i = 0; i < 3; ++i) receipt = r.Next(receipt, id, "4.13.1", kNow + 180 * i);
+  bool proven = false;
+  for (auto _ : state) {
+    proven = r.Proves(receipt, id, "4.13.1", kNow + 3600, 86400, 1800, 3);
+    benchmark::DoNotOptimize(proven);
+  }
+  if (!proven) state.SkipWithError("the receipt proves nothing");
+}
+BENCHMARK(BM_ReceiptProves)->Unit(benchmark::kNanosecond);
+
+void BM_ReceiptHeaderAbsent(benchmark::State& state) {
+  http_server::Request request;
+  for (const char* name : {"Host", "User-Agent", "Accept", "Accept-Encoding", "X-Forwarded-For", "X-Request-Id"}) {
+    request.headers[name] = "value";
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(request.Header(server::kPollReceiptHeader));
+}
+BENCHMARK(BM_ReceiptHeaderAbsent)->Unit(benchmark::kNanosecond);
 
 }  // namespace
 }  // namespace cincinnati::bench

@@ -1,12 +1,18 @@
 // A reports endpoint for the agent's update-report tests: a real HTTP server on
 // 127.0.0.1 (ephemeral port) that records every request and answers what the test
-// queued (else the default answer, 200 unless set). Thread-safe.
+// queued (else the default answer, 200 unless set). It is also an update service's
+// graph endpoint (graph_url()) as far as poll receipts go: a GET of .../graph is answered
+// with an empty graph and the receipt "r-<version>-<n>" (the n-th poll at that
+// version), and the receipt header each poll and report carried is recorded.
+// Thread-safe.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,10 +31,12 @@ class ReportReceiver {
   struct Received {
     std::string method, path, query, content_type, body;
     int answered = 0;
+    std::optional<std::string> receipt;  // the Cincinnati-Poll-Receipt header
   };
 
   ReportReceiver() : server_(http_server::ServerLimits{.threads = 1}) {
     port_ = *server_.ListenAsync("127.0.0.1", 0, [this](const http_server::Request& r, auto done) {
+      if (r.path.ends_with("/graph")) return done(Graph(r));
       Answer answer;
       {
         std::lock_guard lock(mu_);
@@ -39,7 +47,7 @@ class ReportReceiver {
           answer = default_;
         }
         const std::string* type = r.Header("Content-Type");
-        received_.push_back({r.method, r.path, r.query, type ? *type : "", r.body, answer.status});
+        received_.push_back({r.method, r.path, r.query, type ? *type : "", r.body, answer.status, ReceiptOf(r)});
       }
       http_server::Response response = http_server::Response::Text(answer.status, answer.body, "application/json");
       if (!answer.retry_after.empty()) response.headers["Retry-After"] = answer.retry_after;
@@ -50,6 +58,12 @@ class ReportReceiver {
   ~ReportReceiver() { server_.Shutdown(std::chrono::seconds(1)); }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/api/upgrades_info/v1/reports"; }
+  std::string graph_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/api/upgrades_info/graph"; }
+  // The graph requests, in order: their query and the receipt each carried.
+  std::vector<Received> polls() {
+    std::lock_guard lock(mu_);
+    return polls_;
+  }
   void Queue(Answer answer) {
     std::lock_guard lock(mu_);
     queued_.push_back(std::move(answer));
@@ -77,12 +91,28 @@ class ReportReceiver {
   }
 
  private:
+  static std::optional<std::string> ReceiptOf(const http_server::Request& r) {
+    const std::string* receipt = r.Header("Cincinnati-Poll-Receipt");
+    return receipt ? std::make_optional(*receipt) : std::nullopt;
+  }
+  http_server::Response Graph(const http_server::Request& r) {
+    std::lock_guard lock(mu_);
+    polls_.push_back({r.method, r.path, r.query, "", "", 200, ReceiptOf(r)});
+    const size_t at = r.query.find("version=");
+    const std::string version = at == std::string::npos ? "" : r.query.substr(at + 8, r.query.find('&', at) - at - 8);
+    http_server::Response response = http_server::Response::Text(200, R"({"nodes":[],"edges":[]})", "application/json");
+    response.headers["Cincinnati-Poll-Receipt"] = "r-" + version + "-" + std::to_string(++polls_at_[version]);
+    return response;
+  }
+
   http_server::HttpServer server_;
   int port_ = 0;
   std::mutex mu_;
   std::deque<Answer> queued_;
   Answer default_;
   std::vector<Received> received_;
+  std::vector<Received> polls_;
+  std::map<std::string, int> polls_at_;
 };
 
 }  // namespace cincinnati::testing

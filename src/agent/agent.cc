@@ -151,6 +151,7 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Cloc
   components_ = std::make_unique<ComponentObjects>(*store_);
   options_.update.hand_over = static_cast<bool>(options_.on_hand_over);
   options_.update.arch = options_.arch;
+  if (!options_.reports.url.empty()) options_.update.poll_receipts = &poll_receipts_;
   runner_ = std::make_unique<UpdateRunner>(*store_, *components_, options_.update, clock_, shutdown_.get_token(), &storage_);
   if (!options_.reports.url.empty()) {
     ReportOutboxOptions reports = options_.reports;
@@ -161,6 +162,7 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Cloc
   RetrieverSettings settings;
   settings.poll_interval = options_.poll_interval;
   settings.kept = options_.kept;
+  if (outbox_) settings.receipts = &poll_receipts_;
   if (options_.answer_keys) {
     retrieval_.trust =
         std::make_unique<AnswerTrust>(*store_, *options_.answer_keys, options_.require_answer_signature, &storage_);

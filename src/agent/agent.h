@@ -30,6 +30,9 @@
 // directory (report_outbox.h) and only then marks the attempt reported, then wakes the
 // retrieval loop, which sends what is due after each retrieval pass. A report that
 // cannot be queued (a full disk) holds nothing back: it is queued at a later pass.
+// With reports on, polls also ask for poll receipts (poll_receipt_book.h), and each
+// report carries the receipt of its from-version, so that any replica of the service
+// can tell it polled there.
 //
 // Signed answers, when options.answer_keys is set: the retriever checks each
 // answer's signature (answer_trust.h) before reading it; the upstreams that signed
@@ -172,6 +175,7 @@ class Agent {
   env::Clock& clock_;
   std::stop_source shutdown_;  // cancels network work in flight
   StorageHealth storage_;
+  PollReceiptBook poll_receipts_;  // asked for only with reports on; outlives the retriever and runner
   // What a retrieval asks with: the PromQL risk evaluation, the update service's fetcher
   // and the answers' trust, and the retriever over them (the retrieval loop only).
   struct Retrieval {

@@ -19,7 +19,7 @@ bool Agent::QueueReport(const std::string& cluster_id) {
       spdlog::warn("the attempt {} makes no valid update report ({}): none is sent", ended->attempt.id,
                    report.status().message());
       outbox_->CountDropped("invalid");
-    } else if (Status s = outbox_->Enqueue(*report); !s.ok()) {
+    } else if (Status s = outbox_->Enqueue(*report, ended->attempt.poll_receipt); !s.ok()) {
       spdlog::debug("the report of attempt {} is not queued yet: {}", ended->attempt.id, s.message());
       return false;  // the next pass tries again; the update goes on meanwhile
     } else {

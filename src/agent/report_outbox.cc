@@ -8,6 +8,7 @@
 #include <cctype>
 #include <ctime>
 
+#include "agent/poll_receipt_book.h"
 #include "core/strings.h"
 #include "graph-data/time_format.h"
 #include "graph_client/graph_request.h"
@@ -23,6 +24,7 @@ using kube::TextOf;
 using SystemTime = std::chrono::system_clock::time_point;
 
 constexpr char kKind[] = "reports";
+constexpr char kReceiptKey[] = "pollReceipt";
 // What the service answers is read no further: only its status and a short reason matter.
 constexpr size_t kMaxAnswerBytes = 64 << 10;
 constexpr std::chrono::seconds kMinRetry{5};
@@ -55,6 +57,16 @@ bool UnknownPoller(const std::string& body) {
     if (v && v->is_string() && TextOf(*v) == "unknown_poller") return true;
   }
   return false;
+}
+
+// The poll receipt a queued file keeps beside the report, taken out of it ("": none),
+// so that the rest decodes as the report alone.
+std::string TakeReceipt(JsonValue& document) {
+  const JsonValue* v = document.is_object() ? FindMember(document, kReceiptKey) : nullptr;
+  if (!v) return "";
+  std::string receipt = v->is_string() ? TextOf(*v) : "";
+  kube::EraseMember(document, kReceiptKey);
+  return receipt;
 }
 
 }  // namespace
@@ -94,9 +106,10 @@ ReportOutbox::ReportOutbox(ObjectStore& store, ReportOutboxOptions options, env:
   if (!names->empty()) spdlog::info("{} update report(s) queued by an earlier run", names->size());
 }
 
-Status ReportOutbox::Enqueue(const UpdateReport& report) {
+Status ReportOutbox::Enqueue(const UpdateReport& report, const std::string& poll_receipt) {
   CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(report));
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, ParseJson(EncodeUpdateReport(report)));
+  if (!poll_receipt.empty()) kube::SetMember(document, kReceiptKey, JsonValue(poll_receipt));
   Status s = store_.Put(kKind, report.attempt, document);
   if (storage_ && storage_->Record(StorageArea::kReports, s)) {
     if (s.ok()) {
@@ -151,6 +164,7 @@ ReportOutbox::Outcome ReportOutbox::SendOne(const std::string& name) {
     queued_[name].next = clock_.Now() + options_.first_backoff;
     return Outcome::kReportFailed;
   }
+  const std::string receipt = content ? "" : TakeReceipt(**stored);
   Result<UpdateReport> report = content ? Result<UpdateReport>(stored.status()) : DecodeUpdateReport(WriteJson(**stored));
   if (report.ok() && report->attempt != name) report = Status::InvalidArgument("the attempt is not the file's name");
   if (!report.ok()) {
@@ -165,13 +179,15 @@ ReportOutbox::Outcome ReportOutbox::SendOne(const std::string& name) {
     Forget(name, "expired");
     return Outcome::kDropped;
   }
-  return Send(name, *report);
+  return Send(name, *report, receipt);
 }
 
-ReportOutbox::Outcome ReportOutbox::Send(const std::string& name, const UpdateReport& report) {
+ReportOutbox::Outcome ReportOutbox::Send(const std::string& name, const UpdateReport& report, const std::string& poll_receipt) {
   http::RequestOptions request;
   request.method = "POST";
   request.headers = {"Content-Type: application/json", "User-Agent: " + graph_client::GraphUserAgent()};
+  // The file's bytes go into a header only when they could be a receipt.
+  if (IsHeaderSafeReceipt(poll_receipt)) request.headers.push_back(PollReceiptHeaderLine(poll_receipt));
   request.body = EncodeUpdateReport(report);
   request.timeout = options_.timeout;
   request.ca_path = options_.ca_dir;

@@ -7,10 +7,14 @@
 //   but that file holds it: a kill -9 at any moment loses no report that was queued,
 //   and the next process sends what it finds. Queuing an attempt again rewrites the
 //   same file, and a report sent twice carries the same (clusterID, attempt), which
-//   the service de-duplicates.
+//   the service de-duplicates. The file is the report's JSON, plus, when the attempt
+//   kept one, the poll receipt of its from-version as "pollReceipt" (a file without it,
+//   an older agent's, reads as before).
 // - Send (SendDue): at most `max_per_pass` tries a pass, by name. Each is a POST to
 //   `<url>?id=<clusterID>` (the same key a poll carries, for a balancer's affinity),
-//   Content-Type application/json, the encoded report, bounded by `timeout`, with the
+//   Content-Type application/json, the receipt as Cincinnati-Poll-Receipt when the
+//   file has a header-safe one (poll_receipt_book.h: it proves the polls to a replica
+//   that did not see them), the encoded report, bounded by `timeout`, with the
 //   agent's CA directory, cancelled by `stop`; redirects are not followed.
 //     2xx: the file is deleted (sent).
 //     no answer, 3xx, 429 or 5xx: the endpoint backs off (the pass stops there), for
@@ -72,7 +76,8 @@ class ReportOutbox {
   // `storage` (optional) hears of every queuing write's outcome.
   ReportOutbox(ObjectStore& store, ReportOutboxOptions options, env::Clock& clock, StorageHealth* storage = nullptr);
 
-  Status Enqueue(const UpdateReport& report);
+  // `poll_receipt`: the receipt of the attempt's polls at `from` ("": none).
+  Status Enqueue(const UpdateReport& report, const std::string& poll_receipt = "");
   // Sends the reports that are due; returns how many tries it made.
   size_t SendDue();
   // When the next report is due (time_point::max() when none is queued).
@@ -93,7 +98,7 @@ class ReportOutbox {
   enum class Outcome { kSent, kEndpointFailed, kReportFailed, kDropped };
 
   Outcome SendOne(const std::string& name);
-  Outcome Send(const std::string& name, const UpdateReport& report);
+  Outcome Send(const std::string& name, const UpdateReport& report, const std::string& poll_receipt);
   // [half, whole] of the back-off after `failures` failures in a row, or Retry-After.
   std::chrono::seconds Delay(int failures, std::optional<std::chrono::seconds> retry_after);
   void Forget(const std::string& name, std::string_view dropped_reason);

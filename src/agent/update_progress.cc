@@ -59,6 +59,7 @@ JsonValue ToJson(const UpdateProgress& p) {
       {"resultComponent", s(p.attempt.result_component)},
       {"resultReason", s(p.attempt.result_reason)},
       {"reported", JsonValue(p.attempt.reported)},
+      {"pollReceipt", s(p.attempt.poll_receipt)},
       {"refusalReported", s(p.last_refusal.key)},
       {"refusalReportedAt", JsonValue(int64_t(p.last_refusal.at))},
   }));
@@ -126,6 +127,7 @@ Result<UpdateProgress> UpdateProgressFromJson(const JsonValue& json) {
       {"result", &p.attempt.result},
       {"resultComponent", &p.attempt.result_component},
       {"resultReason", &p.attempt.result_reason},
+      {"pollReceipt", &p.attempt.poll_receipt},
       {"refusalReported", &p.last_refusal.key}};
   for (const auto& [key, out] : attempt) CINCINNATI_RETURN_IF_ERROR(text(key, *out));
   CINCINNATI_RETURN_IF_ERROR(boolean("reported", p.attempt.reported));

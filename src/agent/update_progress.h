@@ -17,7 +17,9 @@
 // An attempt (one update report each) begins when an update starts, and again
 // at each retry of a refused release; it ends once, Completed or Failed (result), and
 // what happens after (a recovery) changes nothing of it. `attempt.reported` says that its report
-// was queued (or that none is due), so a restart neither loses nor repeats it.
+// was queued (or that none is due), so a restart neither loses nor repeats it. Its
+// `poll_receipt` (poll_receipt_book.h) goes with its report (optional: older documents
+// have none).
 #pragma once
 
 #include <cstdint>
@@ -74,6 +76,7 @@ struct UpdateAttempt {
   std::string result;                      // "", "Completed" or "Failed"
   std::string result_component, result_reason;
   bool reported = false;
+  std::string poll_receipt;  // the receipt of the agent's polls at from_version when it began ("": none)
 };
 
 // The last refusal reported (image and reason) and when (Unix seconds): a release

@@ -41,9 +41,11 @@ bool NewerFirst(const Release& a, const Release& b) {
 
 }  // namespace
 
-GraphAnswer HttpGraphFetcher::Fetch(const std::string& url) {
+GraphAnswer HttpGraphFetcher::Fetch(const std::string& url, const std::string* poll_receipt) {
   http::RequestOptions options;
   options.headers = {"Accept: " + std::string(kGraphAccept), "User-Agent: " + GraphUserAgent()};
+  // What the book holds is header-safe (poll_receipt_book.h); "" asks for a first one.
+  if (poll_receipt) options.headers.push_back(PollReceiptHeaderLine(*poll_receipt));
   options.timeout = timeout_;
   options.ca_path = ca_path_;
   options.max_redirects = 10;  // Go's default
@@ -65,6 +67,7 @@ GraphAnswer HttpGraphFetcher::Fetch(const std::string& url) {
   answer.body = std::move(result.body);
   if (const std::string* signature = result.Header(kSignatureHeader)) answer.signature = *signature;
   if (const std::string* withheld = result.Header(kSignatureWithheldHeader)) answer.signature_withheld = *withheld;
+  if (const std::string* receipt = result.Header(kPollReceiptHeader)) answer.poll_receipt = *receipt;
   return answer;
 }
 
@@ -171,13 +174,17 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
   };
   GraphRequest request = PrepareGraphRequest(inputs);
   if (!request.ok()) return Fail(request.failure, request.failure.reason == reason::kInvalidRequest, false);
-  GraphAnswer answer = fetcher_.Fetch(request.url);
+  const std::optional<std::string> receipt =
+      settings_.receipts ? std::make_optional(settings_.receipts->For(inputs.version)) : std::nullopt;
+  GraphAnswer answer = fetcher_.Fetch(request.url, receipt ? &*receipt : nullptr);
   // An answer longer than the agent reads is the answer's fault, like one it cannot read.
   if (answer.too_large) return fail({std::string(reason::kResponseInvalid), answer.error});
   if (answer.status == 0) return fail({std::string(reason::kRemoteFailed), answer.error});
   if (answer.status != 200) {
     return fail({std::string(reason::kResponseFailed), "unexpected HTTP status: " + answer.status_line});
   }
+  // The service counted this poll whatever the body says: its receipt says so.
+  if (settings_.receipts && answer.poll_receipt) settings_.receipts->Keep(inputs.version, *answer.poll_receipt);
   // The signature is checked on the bytes as received, before anything reads them. A
   // refused answer supplies no lists (update_retriever.h).
   AnswerTrust::Outcome trusted;

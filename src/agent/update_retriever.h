@@ -18,7 +18,9 @@
 // that cannot be trusted cannot say there is nothing to offer. Between fetches it only
 // re-evaluates risks. Conditional updates whose Recommended is True join
 // availableUpdates; both lists are newest first. A Recommended condition keeps its
-// lastTransitionTime while its status does not change (by image).
+// lastTransitionTime while its status does not change (by image). With a
+// PollReceiptBook (an agent that sends update reports), each request carries the
+// receipt held for its version and a 200's new receipt is kept (poll_receipt_book.h).
 //
 // Not thread-safe: one loop owns it. I/O is behind GraphFetcher and the RiskMatcher;
 // the clock is injected. Never throws.
@@ -34,6 +36,7 @@
 
 #include "agent/answer_trust.h"
 #include "agent/graph_client_names.h"
+#include "agent/poll_receipt_book.h"
 #include "agent/risks.h"
 #include "config_api/cluster_version.h"
 #include "env/clock.h"
@@ -79,12 +82,16 @@ struct GraphAnswer {
   std::string body;                     // as received, after content decoding (gzip)
   std::optional<std::string> signature;  // the Cincinnati-Signature header, when present
   std::optional<std::string> signature_withheld;  // Cincinnati-Signature-Withheld, when present
+  std::optional<std::string> poll_receipt;        // Cincinnati-Poll-Receipt, when present
   bool too_large = false;   // the answer was longer than the fetcher reads (an error too)
 };
 class GraphFetcher {
  public:
   virtual ~GraphFetcher() = default;
-  virtual GraphAnswer Fetch(const std::string& url) = 0;
+  // `poll_receipt`: sent as the Cincinnati-Poll-Receipt header (poll_receipt_book.h);
+  // nullptr: no such header, as the CVO sends none.
+  virtual GraphAnswer Fetch(const std::string& url, const std::string* poll_receipt) = 0;
+  GraphAnswer Fetch(const std::string& url) { return Fetch(url, nullptr); }
 };
 // Over HTTP(S) with the http client (redirects followed, CA directory, a timeout, a
 // body cap). The CVO waits up to an hour for an answer; a slow or hostile service then
@@ -100,7 +107,8 @@ class HttpGraphFetcher : public GraphFetcher {
   explicit HttpGraphFetcher(std::string ca_path = {}, std::chrono::milliseconds timeout = kDefaultFetchTimeout,
                             std::stop_token stop = {}, size_t max_bytes = kDefaultMaxAnswerBytes)
       : ca_path_(std::move(ca_path)), timeout_(timeout), stop_(std::move(stop)), max_bytes_(max_bytes) {}
-  GraphAnswer Fetch(const std::string& url) override;
+  using GraphFetcher::Fetch;
+  GraphAnswer Fetch(const std::string& url, const std::string* poll_receipt) override;
 
  private:
   std::string ca_path_;
@@ -115,6 +123,8 @@ struct RetrieverSettings {
   std::chrono::milliseconds max_age{std::chrono::hours(24)};
   KeptLimits kept;  // what is kept of an answer (over them: ResponseInvalid)
   AnswerTrust* trust = nullptr;  // outlives the retriever; nullptr: signatures are not checked
+  // Outlives the retriever; nullptr: no receipts asked for (an agent that sends no reports).
+  PollReceiptBook* receipts = nullptr;
 };
 
 class UpdateRetriever {

@@ -32,8 +32,9 @@
 // `retry_after`.
 //
 // Attempts (update_progress.h): Start, and each retry of a refused release,
-// begin an attempt with a fresh random id, noting the running version, the channel and
-// the arch. It ends, once, at the first of: Completed; Fail (Failed, the refusal's
+// begin an attempt with a fresh random id, noting the running version, the channel, the
+// arch and the poll receipt held for the running version (UpdateOptions::poll_receipts;
+// its report carries it). It ends, once, at the first of: Completed; Fail (Failed, the refusal's
 // reason, no component); a ClusterOperator not done after `component_timeout`
 // (ClusterOperatorNotAvailable); one Degraded for `degraded_grace` on the clock
 // (ClusterOperatorDegraded) - the component is the ClusterOperator's name. The end is
@@ -62,6 +63,7 @@
 #include "agent/manifests.h"
 #include "agent/object_store.h"
 #include "agent/payload.h"
+#include "agent/poll_receipt_book.h"
 #include "agent/release_verifier.h"
 #include "agent/storage_health.h"
 #include "agent/update_progress.h"
@@ -95,6 +97,8 @@ struct UpdateOptions {
   // that hand-over (update_progress.h).
   std::string hand_over_id;
   env::FileSystem* files = nullptr;  // payload downloads; nullptr: the default
+  // The receipts of the agent's polls (reports on); an attempt keeps its from-version's.
+  const PollReceiptBook* poll_receipts = nullptr;
 };
 
 struct UpdateStepResult {

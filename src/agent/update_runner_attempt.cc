@@ -40,6 +40,9 @@ void UpdateRunner::BeginAttempt(UpdateProgress& p, const ClusterVersion& cv) con
   p.attempt.from_image = cv.status.desired.image;
   p.attempt.channel = cv.spec.channel;
   p.attempt.arch = multi ? "multi" : options_.arch;
+  // The proof of polling at `from`, for the report this attempt ends with (sent after
+  // the hand-over, maybe by a restarted agent: it is saved with the attempt).
+  if (options_.poll_receipts) p.attempt.poll_receipt = options_.poll_receipts->For(p.attempt.from_version);
 }
 
 void UpdateRunner::EndAttempt(const char* result, const std::string& component, const std::string& reason) {

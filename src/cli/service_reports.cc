@@ -109,6 +109,9 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
         {"--reports.per_cluster_per_day", "reports.per_cluster_per_day", "Reports a cluster may send per day (24)"},
         {"--reports.max_per_sec", "reports.max_per_sec", "Reports accepted per second from everyone (500)"},
         {"--reports.sightings", "reports.sightings", "Cluster ids remembered, about 77 bytes each (1048576)"},
+        {"--reports.receipt_key_file", "reports.receipt_key_file",
+         "A file of at least 32 random bytes, the key of the poll receipts agents carry from their polls to their "
+         "reports; replicas behind one address must share it (unset: a random key per process, for a lone replica)"},
     };
     flags.insert(flags.end(), pe.begin(), pe.end());
   }
@@ -178,7 +181,13 @@ Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_
     }
     sink = server::MakeReportRelay(std::move(relay));
   }
-  parts->intake = std::make_shared<server::ReportIntake>(std::move(sink), o, clock, parts->metrics);
+  server::PollReceipts receipts = server::PollReceipts::Random();
+  if (s.Has("reports.receipt_key_file")) {
+    auto loaded = server::PollReceipts::FromKeyFile(s.String("reports.receipt_key_file", ""));
+    if (!loaded.ok()) return loaded.status().WithContext("reports.receipt_key_file");
+    receipts = std::move(loaded).value();
+  }
+  parts->intake = std::make_shared<server::ReportIntake>(std::move(sink), o, clock, parts->metrics, std::move(receipts));
   return parts;
 }
 

@@ -37,11 +37,14 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   FleetResponse& r = slot->response;
   if (line.starts_with("HTTP/")) {  // a new response (after a 100 Continue, say)
     r.etag.clear();
+    r.poll_receipt.clear();
     r.gzip = r.body_skipped = false;
     const size_t sp = line.find(' ');
     r.status = sp == std::string_view::npos ? 0 : std::strtol(std::string(line.substr(sp + 1, 3)).c_str(), nullptr, 10);
   } else if (StartsWithNoCase(line, "etag:")) {
     r.etag = std::string(TrimWhitespace(line.substr(5)));
+  } else if (StartsWithNoCase(line, "cincinnati-poll-receipt:")) {
+    r.poll_receipt = std::string(TrimWhitespace(line.substr(24)));
   } else if (StartsWithNoCase(line, "content-encoding:")) {
     r.gzip = TrimWhitespace(line.substr(17)) == "gzip";
   }
@@ -178,9 +181,16 @@ void FleetHttp::Submit(FleetRequest request, size_t lane) {
   curl_easy_setopt(easy, CURLOPT_URL, slot.request.url.c_str());
   const bool post = !slot.request.body.empty();
   void* headers = post ? post_headers_ : slot.request.gzip ? get_headers_ : get_plain_headers_;
-  if (!slot.request.if_none_match.empty()) {
+  if (!slot.request.if_none_match.empty() || slot.request.poll_receipt) {
     for (curl_slist* l = static_cast<curl_slist*>(headers); l; l = l->next) slot.extra = curl_slist_append(slot.extra, l->data);
-    slot.extra = curl_slist_append(slot.extra, ("If-None-Match: " + slot.request.if_none_match).c_str());
+    if (!slot.request.if_none_match.empty()) {
+      slot.extra = curl_slist_append(slot.extra, ("If-None-Match: " + slot.request.if_none_match).c_str());
+    }
+    if (const auto& receipt = slot.request.poll_receipt) {
+      // libcurl drops "Name:" with nothing after it; "Name;" sends it empty.
+      const std::string line = receipt->empty() ? "Cincinnati-Poll-Receipt;" : "Cincinnati-Poll-Receipt: " + *receipt;
+      slot.extra = curl_slist_append(slot.extra, line.c_str());
+    }
     headers = slot.extra;
   }
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(headers));

@@ -12,7 +12,9 @@
 // - GETs send `Accept: application/json` and, unless told otherwise,
 //   `Accept-Encoding: gzip` as the cluster-version operator does; a gzip body is handed
 //   back as it came (`gzip` set), to be inflated only when it must be read (Inflate).
-//   POSTs send their body as application/json.
+//   POSTs send their body as application/json. A request with `poll_receipt` sends it as
+//   Cincinnati-Poll-Receipt (empty too: asking for a first one); a response's header of
+//   that name comes back in FleetResponse::poll_receipt.
 // - `skip_body(etag)` is asked once the headers of a 200 are in, unless the request says
 //   otherwise: when it says true (the caller already knows that answer), the body is
 //   dropped as it arrives.
@@ -26,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +44,7 @@ struct FleetRequest {
   std::string if_none_match{};
   bool gzip = true;
   bool may_skip_body = true;  // false: the body is wanted even when skip_body knows the ETag
+  std::optional<std::string> poll_receipt{};  // nullopt: no such header
 };
 
 struct FleetResponse {
@@ -48,6 +52,7 @@ struct FleetResponse {
   long status = 0;  // 0: no response (see error)
   std::string error;
   std::string etag;
+  std::string poll_receipt;   // "": none
   std::string body;
   bool gzip = false;          // body is gzip-compressed
   bool body_skipped = false;  // skip_body said so

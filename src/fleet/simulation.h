@@ -32,8 +32,15 @@
 // 503 and transport errors). Draws are hashes (fleet_random.h), so two runs that differ
 // in the service alone differ in outcome because of the service alone.
 //
-// Memory: 16 bytes per cluster plus its queued events (12 bytes each, about two per
-// cluster); ids are recomputed from the seed when needed. One thread; never throws.
+// Each sent poll asks for a poll receipt (reports/poll_receipt.h), as our agents do: a
+// cluster keeps the receipt of its current version (while it updates, the version it
+// updates from), and its report sends it, so that a service of several replicas sharing
+// a key can take it.
+//
+// Memory: 48 bytes per cluster (its receipt's string among them, and the receipt's ~55
+// bytes on the heap once it has polled), plus its queued events (12 bytes each, about
+// two per cluster); ids are recomputed from the seed when needed. One thread; never
+// throws.
 #pragma once
 
 #include <cstdint>
@@ -80,6 +87,7 @@ class Simulation {
     uint16_t version = 0, target = kNoVersion;
     Phase phase = Phase::kFresh;
     uint8_t auto_update = 0;
+    std::string receipt;  // of its polls at `version` ("": none yet)
   };
   struct Event {
     uint32_t t;
@@ -99,6 +107,7 @@ class Simulation {
   };
   struct QueuedReport {
     UpdateReport report;
+    std::string receipt;  // of the cluster's polls at `from`
     int tries = 0;
   };
 

@@ -63,6 +63,10 @@ std::shared_ptr<const AnswerDigest> Simulation::Digest(FleetResponse& r) {
 void Simulation::OnClusterAnswer(const Pending& p, FleetResponse& response) {
   const uint32_t c = p.who;
   Cluster& cl = clusters_[c];
+  // The service counted the poll (whatever its body): its receipt says so.
+  if (cl.version == p.version && !response.poll_receipt.empty() && (response.status == 200 || response.status == 304)) {
+    cl.receipt = std::move(response.poll_receipt);
+  }
   std::shared_ptr<const AnswerDigest> digest = response.status == 200 ? Digest(response) : nullptr;
   if (!digest) {
     if (response.status != 0) ++results_.http_errors;

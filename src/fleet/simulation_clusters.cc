@@ -90,7 +90,7 @@ void Simulation::DispatchPoll(uint32_t c, uint32_t t) {
     SchedulePoll(c, t + 1);
     if (cl.phase != Phase::kFresh && cl.phase != Phase::kIdle) {
       ++results_.polls;
-      Send(FleetRequest{.url = GraphUrl(c)}, Pending{.kind = Kind::kPoll, .who = c, .t = t, .version = cl.version});
+      Send(FleetRequest{.url = GraphUrl(c), .poll_receipt = cl.receipt}, Pending{.kind = Kind::kPoll, .who = c, .t = t, .version = cl.version});
       return;
     }
   }
@@ -100,7 +100,7 @@ void Simulation::DispatchPoll(uint32_t c, uint32_t t) {
                    (cl.auto_update && (PhasedEdgeAppeared(c, t) || (local != kNoVersion && DelayOf(c) == 0)));
   if (ask) {
     ++results_.polls;
-    Send(FleetRequest{.url = GraphUrl(c)}, Pending{.kind = Kind::kPoll, .who = c, .t = t, .version = cl.version});
+    Send(FleetRequest{.url = GraphUrl(c), .poll_receipt = cl.receipt}, Pending{.kind = Kind::kPoll, .who = c, .t = t, .version = cl.version});
     return;
   }
   ++results_.polls_answered_locally;
@@ -114,7 +114,7 @@ void Simulation::DispatchStart(uint32_t c, uint32_t t) {
   Cluster& cl = clusters_[c];
   if (cl.phase != Phase::kWaiting) return;
   ++results_.start_polls;
-  Send(FleetRequest{.url = GraphUrl(c)}, Pending{.kind = Kind::kStart, .who = c, .t = t, .version = cl.version});
+  Send(FleetRequest{.url = GraphUrl(c), .poll_receipt = cl.receipt}, Pending{.kind = Kind::kStart, .who = c, .t = t, .version = cl.version});
 }
 
 int Simulation::EdgeIndex(uint16_t from, uint16_t to) const {
@@ -201,15 +201,19 @@ void Simulation::DispatchFinish(uint32_t c, uint32_t t) {
     slot = reports_.free.back();
     reports_.free.pop_back();
   }
-  reports_.queued[slot] = QueuedReport{std::move(r), 0};
+  // The receipt of its polls at `from` goes with the report; a cluster that moved on
+  // starts a new one at `to`.
+  reports_.queued[slot] = QueuedReport{std::move(r), failed ? cl.receipt : std::move(cl.receipt), 0};
+  if (!failed) cl.receipt.clear();
   SendReport(slot);
 }
 
 void Simulation::SendReport(uint32_t slot) {
   const QueuedReport& q = reports_.queued[slot];
   ++results_.reports_sent;
-  Send(FleetRequest{.url = fmt::format("{}/v1/reports?id={}", base_url_, q.report.cluster_id), .body = EncodeUpdateReport(q.report)},
-       Pending{.kind = Kind::kReport, .who = slot});
+  FleetRequest request{.url = fmt::format("{}/v1/reports?id={}", base_url_, q.report.cluster_id), .body = EncodeUpdateReport(q.report)};
+  if (!q.receipt.empty()) request.poll_receipt = q.receipt;
+  Send(std::move(request), Pending{.kind = Kind::kReport, .who = slot});
 }
 
 }  // namespace cincinnati::fleet

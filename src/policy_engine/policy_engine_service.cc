@@ -160,7 +160,7 @@ std::optional<Response> PolicyEngineService::RouteGraph(const Request& request, 
   }
   // Who polls at which version (a report is accepted only from them): recorded once the
   // poll is answered, so that a failed poll is no sighting.
-  std::optional<Sighting> sighting = SightingOf(*params);
+  std::optional<Sighting> sighting = SightingOf(request, *params);
   if (!ServesSharedGraph(feed_.state())) {
     Respond forwarded = WithCors(request, respond);
     ServeForwarded(request, *content_type, *params, sighting ? sighting->Wrap(std::move(forwarded)) : std::move(forwarded));
@@ -172,17 +172,24 @@ std::optional<Response> PolicyEngineService::RouteGraph(const Request& request, 
   return answer;
 }
 
-std::optional<PolicyEngineService::Sighting> PolicyEngineService::SightingOf(const Parameters& params) {
+std::optional<PolicyEngineService::Sighting> PolicyEngineService::SightingOf(const Request& request, const Parameters& params) {
   if (!options_.reports) return std::nullopt;
   auto id = params.find("id"), version = params.find("version");
   if (id == params.end() || version == params.end()) return std::nullopt;
-  return Sighting{options_.reports.get(), &adoption_, id->second, version->second};
+  const std::string* receipt = request.Header(kPollReceiptHeader);
+  return Sighting{options_.reports.get(), &adoption_, id->second, version->second,
+                  receipt ? std::make_optional(*receipt) : std::nullopt};
 }
 
-void PolicyEngineService::Sighting::Saw(const Response& answer) const {
+void PolicyEngineService::Sighting::Saw(Response& answer) const {
   if (answer.status == 200 || answer.status == 304) {
     const int64_t now = intake->SawPoll(id, version);
     adoption->MaybeSample(intake->sightings(), now);
+    if (receipt) {
+      // "" for an id or version no receipt is kept for: no header then.
+      std::string next = intake->receipts().Next(*receipt, id, version, now);
+      if (!next.empty()) answer.headers[std::string(kPollReceiptHeader)] = std::move(next);
+    }
   }
 }
 

@@ -88,15 +88,19 @@ class PolicyEngineService {
   // {prefix}/graph and {prefix}/v1/graph, once the path is known.
   std::optional<Response> RouteGraph(const Request& request, const Respond& respond);
   // A graph request's poll, for the report intake once it is answered (200 or 304),
-  // and for the adoption curves.
+  // and for the adoption curves. A request with a Cincinnati-Poll-Receipt header (our
+  // agents': empty asks for a first one) gets the receipt that continues it in the
+  // answer's header of that name (reports/poll_receipt.h); one without costs a header
+  // lookup.
   struct Sighting {
     ReportIntake* intake;
     AdoptionHistory* adoption;
     std::string id, version;
-    void Saw(const Response& answer) const;
+    std::optional<std::string> receipt;  // the request's header
+    void Saw(Response& answer) const;
     Respond Wrap(Respond respond) const;  // records it when the answer goes out
   };
-  std::optional<Sighting> SightingOf(const Parameters& params);
+  std::optional<Sighting> SightingOf(const Request& request, const Parameters& params);
   std::optional<Response> ServeShared(const Request& request, const std::string& content_type, Parameters params,
                                       const Respond& respond, const Sighting* sighting = nullptr);
   void ServeForwarded(const Request& request, const std::string& content_type, const Parameters& params,

@@ -7,9 +7,16 @@
 //      whose times are not in the service's future (+5 min)
 //   3. the id has polled at `from` (the version it updated   403 unknown_poller
 //      from) at least min_polls times, first min_poller_age
-//      or more ago and last within the window
-//      (PollSightings; only answered polls count)
+//      or more ago and last within the window: as this
+//      engine's PollSightings saw it (only answered polls
+//      count), or as the report's Cincinnati-Poll-Receipt
+//      header proves it (poll_receipt.h: made by any replica
+//      sharing this one's key, for this id and `from`)
 //   4. within the id's daily allowance (per_cluster_per_day) 429 rate_limited
+//      (kept with the id's sightings; for an id admitted by
+//      its receipt alone, in a table of the day's such ids,
+//      at most 65,536 or `sightings` / 4 of them, whichever
+//      is more: when it is full, 429 until the next day)
 //   5. within the global rate (max_per_second, a bucket;     429 rate_limited
 //      the id's allowance is given back)
 //      (429s carry Retry-After: 60)
@@ -37,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "core/status.h"
 #include "core/update_report.h"
@@ -44,6 +52,7 @@
 #include "env/clock.h"
 #include "http_server/http_types.h"
 #include "http_server/metrics.h"
+#include "reports/poll_receipt.h"
 #include "reports/poll_sightings.h"
 
 namespace cincinnati::server {
@@ -78,33 +87,49 @@ struct ReportIntakeOptions {
 
 class ReportIntake {
  public:
+  // `receipts`: the key replicas behind one address share (step 3); a random one serves a
+  // lone replica.
   ReportIntake(std::shared_ptr<ReportSink> sink, ReportIntakeOptions options, env::Clock& clock,
-               http_server::Registry& metrics);
+               http_server::Registry& metrics, PollReceipts receipts = PollReceipts::Random());
 
   // Every graph request with an id and a version (the policy engine's hot path).
   // Returns when it was seen (Unix seconds), for the adoption curves drawn from the
   // sightings (policy_engine/adoption_history.h).
   int64_t SawPoll(std::string_view id, std::string_view version);
   const PollSightings& sightings() const { return sightings_; }
+  // What answers a poll's Cincinnati-Poll-Receipt header (the policy engine's graph path).
+  const PollReceipts& receipts() const { return receipts_; }
   // Step 6; unset: every report is refused with 503 (no graph to check against).
   void SetEdgeCheck(EdgeCheck check) { edge_check_ = std::move(check); }
   // POST {prefix}/v1/reports; `respond` is called once.
   void Handle(const http_server::Request& request, std::function<void(http_server::Response)> respond);
 
  private:
+  // Who vouches for a report's sender (step 3), and so keeps its allowance (step 4).
+  enum class Voucher { kNone, kSightings, kReceipt };
+  Voucher Admit(const http_server::Request& request, const UpdateReport& report, int64_t now) const;
+  bool Charge(const std::string& id, Voucher voucher, int64_t now);
+  void Refund(const std::string& id, Voucher voucher, int64_t now);
   int64_t UnixNow() const;
   bool TakeToken();
   http_server::Response Refuse(int status, const std::string& kind, const std::string& message);
   http_server::Response RateLimited(const std::string& message);  // 429 with Retry-After
   // Step 6 and the sink, once steps 1 to 5 passed.
-  void CheckEdgeAndSubmit(UpdateReport report, int64_t now, std::function<void(http_server::Response)> respond);
-  void Submit(UpdateReport report, int64_t now, std::function<void(http_server::Response)> respond);
+  void CheckEdgeAndSubmit(UpdateReport report, Voucher voucher, int64_t now, std::function<void(http_server::Response)> respond);
+  void Submit(UpdateReport report, Voucher voucher, int64_t now, std::function<void(http_server::Response)> respond);
 
   std::shared_ptr<ReportSink> sink_;
   EdgeCheck edge_check_;
   ReportIntakeOptions options_;
   env::Clock& clock_;
   PollSightings sightings_;
+  PollReceipts receipts_;
+  // Step 4 for ids admitted by their receipt alone: reports today, by id.
+  struct ReceiptAllowance {
+    std::mutex mu;
+    int64_t day = -1;
+    std::unordered_map<std::string, int> reports;
+  } receipt_allowance_;
   Counter& accepted_;
   Family<Counter>& refused_;
   std::mutex bucket_mu_;

@@ -21,6 +21,7 @@ constexpr const char* kSchema[] = {
     "PRIMARY KEY(from_version, to_version, cluster))",
     "CREATE INDEX IF NOT EXISTS reports_by_edge ON reports(from_version, to_version, received)",
     "CREATE INDEX IF NOT EXISTS edge_clusters_by_source ON edge_clusters(from_version, cluster)",
+    "CREATE INDEX IF NOT EXISTS reports_by_received ON reports(received)",  // the hourly prune
     "CREATE TABLE IF NOT EXISTS edge_epochs(from_version TEXT NOT NULL, to_version TEXT NOT NULL, since INTEGER NOT NULL, "
     "PRIMARY KEY(from_version, to_version))",
 };

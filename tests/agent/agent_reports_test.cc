@@ -99,6 +99,36 @@ TEST_F(AgentReportsTest, ACompletedUpdateSendsOneCompletedReport) {
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_reports_pending"), 0);
 }
 
+// Polls ask the update service for poll receipts, and the report of an update carries
+// the one of its from-version, although the agent that sends it is the new process the
+// old one handed over to (the receipt went with the attempt's saved progress and the
+// queued report): a replica that never saw the polls can tell the cluster polled there.
+TEST_F(AgentReportsTest, TheReportCarriesTheReceiptOfItsFromVersionAcrossTheHandOver) {
+  const std::string target = Push("4.1.1", "4.1.0");
+  Sign(target);
+  auto agent = StartReporting({"--update-service", receiver_.graph_url()});
+  ASSERT_TRUE(WaitFor([&] { return !receiver_.polls().empty(); }, 20s)) << agent->log();
+  EXPECT_EQ(receiver_.polls()[0].receipt, std::optional<std::string>("")) << "asks for a first receipt";
+  const int64_t first_pid = AgentPid(agent->url(""));
+  Components(*agent);
+  Request(*agent, target, "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  Report(*agent, "ingress", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  Report(*agent, "dns", "4.1.1");
+  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, 20s)) << agent->log();
+  EXPECT_NE(AgentPid(agent->url("")), first_pid) << "the report is the new process's";
+  const auto received = receiver_.received();
+  ASSERT_EQ(received.size(), 1u);
+  ASSERT_TRUE(received[0].receipt) << "the report carries a receipt";
+  EXPECT_TRUE(received[0].receipt->starts_with("r-4.1.0-")) << *received[0].receipt;
+  // One the service answered a poll at 4.1.0 with (the latest before the attempt began).
+  int polls_at_from = 0;
+  for (const auto& poll : receiver_.polls()) polls_at_from += poll.query.find("version=4.1.0") != std::string::npos;
+  const int n = std::stoi(received[0].receipt->substr(8));
+  EXPECT_TRUE(n >= 1 && n <= polls_at_from) << *received[0].receipt << " of " << polls_at_from;
+}
+
 // A release refused before anything is applied ends its attempt Failed with the
 // refusal's reason; its retries (every second here) are not reported again today.
 TEST_F(AgentReportsTest, ARefusedReleaseIsReportedOnceNotAtEveryRetry) {

@@ -293,6 +293,23 @@ TEST(FleetSimulateTest, TheBrakeStopsTheBadEdgeWhereWithoutBrakesMoreClustersFai
   EXPECT_LT(with.root.at_pointer("/maxLagSeconds").get_double().value(), kScale) << on.out;
 }
 
+// A service that remembers 64 cluster ids (one per shard of its sightings) forgets most
+// of 300 clusters' polls before their reports come: the poll receipts the simulated
+// clusters carry from their polls to their reports admit them all the same.
+TEST(FleetSimulateTest, PollReceiptsAdmitReportsTheServiceHasNoSightingsFor) {
+  TempDir dir;
+  const std::string fleet = fmt::format("--clusters 300 --days 1 --time-scale {} --start-versions '4.13.1=100%' "
+                                        "--delay uniform:0h-12h --update-duration uniform:30m-90m --brakes false "
+                                        "--serve-arg=--reports.sightings=64", kScale);
+  auto run = RunCincinnati(Simulate(dir / "out", fleet));
+  ASSERT_EQ(run.exit_code, 0) << run.err << testing::ReadFile(dir / "out" / "service" / "serve.log");
+  Summary s;
+  ASSERT_TRUE(ReadSummary(dir / "out", s));
+  EXPECT_GT(s.Int("/updates/completed") + s.Int("/updates/failed"), 100) << run.out;
+  EXPECT_EQ(s.root.at_pointer("/reports/refused").get_object().value().size(), 0u) << run.out;
+  EXPECT_EQ(s.Int("/reports/accepted") + s.Int("/reports/duplicate"), s.Int("/updates/completed") + s.Int("/updates/failed"));
+}
+
 // A graph-data 2.0.0 tree: 4.13.2 starts at 02:00 and reaches stable-4.13's clusters over
 // one day, each at its own instant.
 void WritePhasedTree(const fs::path& root) {
