@@ -265,7 +265,7 @@ int AgentAnswer(const uint8_t* data, size_t size) {
   class Fetcher : public agent::GraphFetcher {
    public:
     explicit Fetcher(std::string body) : body_(std::move(body)) {}
-    agent::GraphAnswer Fetch(const std::string&) override {
+    agent::GraphAnswer Fetch(const std::string&, const std::string*) override {
       agent::GraphAnswer answer;
       answer.status = 200;
       answer.status_line = "200 OK";
