@@ -29,6 +29,12 @@ constexpr const char* kSchema[] = {
     "failed INTEGER NOT NULL, component TEXT NOT NULL, first_failure BIGINT NOT NULL, "
     "PRIMARY KEY(from_version, to_version, cluster))",
     "CREATE INDEX IF NOT EXISTS edge_clusters_by_source ON edge_clusters(from_version, cluster)",
+    // Per-edge totals of edge_clusters, kept with it: a decision reads one row per edge
+    // and its components, not every cluster that reported on it.
+    "CREATE TABLE IF NOT EXISTS edge_counts(from_version TEXT NOT NULL, to_version TEXT NOT NULL, clusters BIGINT NOT NULL, "
+    "failures BIGINT NOT NULL, first_failure BIGINT NOT NULL, PRIMARY KEY(from_version, to_version))",
+    "CREATE TABLE IF NOT EXISTS edge_components(from_version TEXT NOT NULL, to_version TEXT NOT NULL, component TEXT NOT NULL, "
+    "failures BIGINT NOT NULL, PRIMARY KEY(from_version, to_version, component))",
     "CREATE TABLE IF NOT EXISTS edge_epochs(from_version TEXT NOT NULL, to_version TEXT NOT NULL, since BIGINT NOT NULL, "
     "PRIMARY KEY(from_version, to_version))",
     "CREATE TABLE IF NOT EXISTS brakes(from_version TEXT NOT NULL, to_version TEXT NOT NULL, state TEXT NOT NULL, "
@@ -104,7 +110,8 @@ class PostgresReportStore::Batch {
     return r.result == UpdateResult::kFailed && std::find(reasons.begin(), reasons.end(), r.reason) != reasons.end();
   }
 
-  // As ReportLedger counts a recorded report against its edge.
+  // As ReportLedger counts a recorded report against its edge; the edge's totals move
+  // in `totals_`, written by Flush.
   Status Count(const UpdateReport& r, int64_t received) {
     CINCINNATI_ASSIGN_OR_RETURN(PgResult epoch, tx_.Exec("SELECT since FROM edge_epochs WHERE from_version = $1 AND to_version = $2",
                                                          {r.from, r.to}));
@@ -114,11 +121,13 @@ class PostgresReportStore::Batch {
     }
     if (r.started > received + kMaxClockSkew) return Status::OK();
     const bool counted = Counted(r);
+    EdgeState& delta = Delta({r.from, r.to});
     CINCINNATI_ASSIGN_OR_RETURN(PgResult found, tx_.Exec("SELECT failed FROM edge_clusters WHERE from_version = $1 AND "
                                                          "to_version = $2 AND cluster = $3",
                                                          {r.from, r.to, r.cluster_id}));
     if (!found.rows.empty()) {
       if (Int(found.rows[0][0]) != 0 || !counted) return Status::OK();
+      CountFailure(delta, r.component, received);
       return tx_.Exec("UPDATE edge_clusters SET failed = 1, component = $4, first_failure = $5 WHERE from_version = $1 AND "
                       "to_version = $2 AND cluster = $3",
                       {r.from, r.to, r.cluster_id, r.component, Text(received)})
@@ -129,20 +138,49 @@ class PostgresReportStore::Batch {
                                                          "AND to_version <> $3 LIMIT 1",
                                                          {r.from, r.cluster_id, r.to}));
     if (!other.rows.empty()) return Status::OK();
+    ++delta.counts.clusters;
+    if (counted) CountFailure(delta, r.component, received);
     return tx_.Exec(kAddCluster, {r.from, r.to, r.cluster_id, counted ? "1" : "0", counted ? r.component : "",
                                   Text(counted ? received : 0)})
         .status();
   }
 
+  // Adds what Count and Restart counted to the edges' totals.
+  Status Flush() {
+    for (const auto& [key, delta] : totals_) {
+      CINCINNATI_RETURN_IF_ERROR(
+          tx_.Exec("INSERT INTO edge_counts(from_version, to_version, clusters, failures, first_failure) VALUES($1, $2, $3, $4, $5) "
+                   "ON CONFLICT (from_version, to_version) DO UPDATE SET clusters = edge_counts.clusters + EXCLUDED.clusters, "
+                   "failures = edge_counts.failures + EXCLUDED.failures, first_failure = CASE WHEN EXCLUDED.first_failure = 0 "
+                   "THEN edge_counts.first_failure WHEN edge_counts.first_failure = 0 THEN EXCLUDED.first_failure ELSE "
+                   "least(edge_counts.first_failure, EXCLUDED.first_failure) END",
+                   {key.first, key.second, Text(delta.counts.clusters), Text(delta.counts.failures), Text(delta.first_failure)})
+              .status());
+      for (const auto& [component, failures] : delta.failed_components) {
+        CINCINNATI_RETURN_IF_ERROR(
+            tx_.Exec("INSERT INTO edge_components(from_version, to_version, component, failures) VALUES($1, $2, $3, $4) "
+                     "ON CONFLICT (from_version, to_version, component) DO UPDATE SET failures = edge_components.failures + "
+                     "EXCLUDED.failures",
+                     {key.first, key.second, component, Text(failures)})
+                .status());
+      }
+    }
+    totals_.clear();
+    return Status::OK();
+  }
+
   Result<EdgeState> Edge(const EdgeKey& key) {
     EdgeState edge{key.first, key.second, {}, 0, {}};
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult rows, tx_.Exec("SELECT failed, component, first_failure FROM edge_clusters "
-                                                        "WHERE from_version = $1 AND to_version = $2",
-                                                        {key.first, key.second}));
-    for (const auto& row : rows.rows) {
-      ++edge.counts.clusters;
-      if (Int(row[0]) != 0) CountFailure(edge, row[1], Int(row[2]));
-    }
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult totals, tx_.Exec("SELECT clusters, failures, first_failure FROM edge_counts "
+                                                          "WHERE from_version = $1 AND to_version = $2",
+                                                          {key.first, key.second}));
+    if (totals.rows.empty()) return edge;
+    edge.counts = {Int(totals.rows[0][0]), Int(totals.rows[0][1])};
+    edge.first_failure = Int(totals.rows[0][2]);
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult components, tx_.Exec("SELECT component, failures FROM edge_components WHERE "
+                                                              "from_version = $1 AND to_version = $2 AND failures > 0",
+                                                              {key.first, key.second}));
+    for (const auto& row : components.rows) edge.failed_components[row[0]] = Int(row[1]);
     return edge;
   }
 
@@ -180,8 +218,10 @@ class PostgresReportStore::Batch {
                                         "ON CONFLICT (from_version, to_version) DO UPDATE SET since = EXCLUDED.since",
                                         {key.first, key.second, Text(since)})
                                    .status());
-    CINCINNATI_RETURN_IF_ERROR(
-        tx_.Exec("DELETE FROM edge_clusters WHERE from_version = $1 AND to_version = $2", {key.first, key.second}).status());
+    for (const char* table : {"edge_clusters", "edge_counts", "edge_components"}) {
+      CINCINNATI_RETURN_IF_ERROR(
+          tx_.Exec(fmt::format("DELETE FROM {} WHERE from_version = $1 AND to_version = $2", table), {key.first, key.second}).status());
+    }
     CINCINNATI_ASSIGN_OR_RETURN(
         PgResult rows,
         tx_.Exec("SELECT cluster, result, reason, component, received FROM reports WHERE from_version = $1 AND to_version = $2 "
@@ -201,16 +241,26 @@ class PostgresReportStore::Batch {
       Seen& seen = clusters[row[0]];
       if (!seen.failed && Counted(r)) seen = {true, row[3], Int(row[4])};
     }
+    EdgeState& delta = Delta(key);
     for (const auto& [cluster, seen] : clusters) {
       CINCINNATI_RETURN_IF_ERROR(
           tx_.Exec(kAddCluster, {key.first, key.second, cluster, seen.failed ? "1" : "0", seen.component, Text(seen.at)}).status());
+      ++delta.counts.clusters;
+      if (seen.failed) CountFailure(delta, seen.component, seen.at);
     }
-    return Status::OK();
+    return Flush();
   }
 
  private:
+  EdgeState& Delta(const EdgeKey& key) {
+    auto [at, added] = totals_.try_emplace(key);
+    if (added) at->second = EdgeState{key.first, key.second, {}, 0, {}};
+    return at->second;
+  }
+
   PostgresTransaction& tx_;
   const ReportLedger::Options& options_;
+  std::map<EdgeKey, EdgeState> totals_;  // counted in this transaction, not yet in edge_counts
 };
 
 PostgresReportStore::PostgresReportStore(const std::string& conninfo, ReportLedger::Options options)
@@ -253,6 +303,7 @@ Result<ReportStore::Recorded> PostgresReportStore::Record(const std::vector<Upda
       CINCINNATI_RETURN_IF_ERROR(b.Count(r, received));
       touched.insert({r.from, r.to});
     }
+    CINCINNATI_RETURN_IF_ERROR(b.Flush());
     for (const EdgeKey& key : touched) {
       CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide));
       if (brake) out.braked.push_back(std::move(*brake));
@@ -350,7 +401,7 @@ EdgeState PostgresReportStore::Edge(const std::string& from, const std::string& 
 Result<std::vector<EdgeKey>> PostgresReportStore::EdgesWithFailures() const {
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(PgResult rows,
-                              session_.Exec("SELECT DISTINCT from_version, to_version FROM edge_clusters WHERE failed <> 0"));
+                              session_.Exec("SELECT from_version, to_version FROM edge_counts WHERE failures > 0"));
   std::vector<EdgeKey> out;
   for (const auto& row : rows.rows) out.emplace_back(row[0], row[1]);
   return out;

@@ -1,6 +1,7 @@
 // PostgresReportStore: the report store (report_store.h) that graph-builder replicas
 // share, on PostgreSQL. The tables are the SQLite store's (reports, edge_clusters,
-// edge_epochs, brakes, brake_events with a serial id), created when missing.
+// edge_epochs, brakes, brake_events with a serial id) and the per-edge totals, created
+// when missing.
 //
 // One decision per brake, without a leader: a batch is one transaction that first takes
 // a transaction-scoped advisory lock per edge it reports on and per (from-version,
@@ -14,7 +15,9 @@
 // the rule, which a leader would have to rebuild after a crash.
 //
 // Counts are read from the database each time (no memory per edge: other replicas
-// change them). One connection, used by one caller at a time; statements time out after
+// change them), from per-edge totals (edge_counts, edge_components) that each batch
+// moves in its transaction: a decision costs two short reads whatever the edge's size.
+// One connection, used by one caller at a time; statements time out after
 // 10 s, so a stalled database fails a batch (503 to the agent, which retries) instead of
 // holding it.
 #pragma once

@@ -45,10 +45,11 @@ class PostgresReportStoreTest : public ::testing::Test {
   }
   int64_t Now() const { return env::UnixSeconds(clock_); }
   UpdateReport Attempt(int n, bool failed) { return testing::TestReport(n, failed, "a", Now(), n % 3 == 0 ? "etcd" : "network"); }
-  int64_t Applied() {
-    auto rows = pg_.Exec("SELECT count(*) FROM brake_events WHERE action = 'applied'");
-    return rows.ok() && !rows->rows.empty() ? std::stoll(rows->rows[0][0]) : -1;
+  int64_t Number(const std::string& sql) {
+    auto rows = pg_.Exec(sql);
+    return rows.ok() && !rows->rows.empty() && !rows->rows[0].empty() ? std::stoll(rows->rows[0][0]) : -1;
   }
+  int64_t Applied() { return Number("SELECT count(*) FROM brake_events WHERE action = 'applied'"); }
 
   testing::PostgresServer pg_;
   testing::TempDir dir_;
@@ -81,7 +82,8 @@ TEST_F(PostgresReportStoreTest, ReportsSpreadOverTwoReplicasBrakeTheEdgeOnceAndB
 
 TEST_F(PostgresReportStoreTest, RacingReplicasDecideABrakeExactlyOnce) {
   for (int round = 0; round < 5; ++round) {
-    ASSERT_TRUE(pg_.Exec("DROP TABLE IF EXISTS reports, edge_clusters, edge_epochs, brakes, brake_events").ok());
+    ASSERT_TRUE(pg_.Exec("DROP TABLE IF EXISTS reports, edge_clusters, edge_counts, edge_components, edge_epochs, brakes, "
+                         "brake_events").ok());
     std::vector<std::unique_ptr<BrakeBoard>> replicas;
     for (int r = 0; r < 4; ++r) replicas.push_back(Replica(10 * round + r));
     for (auto& board : replicas) ASSERT_TRUE(board);
@@ -98,6 +100,10 @@ TEST_F(PostgresReportStoreTest, RacingReplicasDecideABrakeExactlyOnce) {
     for (auto& t : threads) t.join();
     EXPECT_EQ(failed_batches.load(), 0);
     EXPECT_EQ(Applied(), 1) << "round " << round;
+    // The totals a decision reads are those of the clusters counted.
+    EXPECT_EQ(Number("SELECT clusters FROM edge_counts"), Number("SELECT count(*) FROM edge_clusters"));
+    EXPECT_EQ(Number("SELECT failures FROM edge_counts"), Number("SELECT count(*) FROM edge_clusters WHERE failed <> 0"));
+    EXPECT_EQ(Number("SELECT sum(failures) FROM edge_components"), 16);
     for (auto& board : replicas) {
       board->Follow();
       EXPECT_EQ(board->InForce().size(), 1u);
