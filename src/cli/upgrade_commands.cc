@@ -18,6 +18,7 @@
 #include "operator/operator_api.h"
 #include "operator/postgres_state.h"
 #include "operator/scheduler.h"
+#include "postgres/postgres_session.h"
 #include "operator/upgrade_operator.h"
 #include "http_server/http_server.h"
 
@@ -92,7 +93,7 @@ Status RunOperator(const OperatorArgs& a) {
   http.Start();
   std::cerr << fmt::format("cincinnati upgrade-operator: API and metrics on http://{}{}, state in {}\n",
                            kube::HostPort(a.address, port), upgrade::kConfigsPath,
-                           a.postgres.empty() ? a.state_dir : upgrade::RedactPostgresUrl(a.postgres));
+                           a.postgres.empty() ? a.state_dir : postgres::RedactedConninfo(a.postgres));
   http.WaitForSignal();
   loop.request_stop();
   op->Wake();

@@ -38,24 +38,6 @@ constexpr const char* kSchema[] = {
 // FOR SHARE holds the next leader's bump until the write commits.
 constexpr const char* kFence = "WITH fence AS (SELECT 1 FROM leader WHERE id = 1 AND epoch = $1 FOR SHARE) ";
 
-// Client-side limits, added unless the URL sets them: no call waits long on a dead peer.
-std::string WithDefaults(const std::string& url) {
-  static const std::pair<const char*, const char*> kDefaults[] = {
-      {"connect_timeout", "5"},   {"keepalives_idle", "5"},     {"keepalives_interval", "2"},
-      {"keepalives_count", "2"},  {"tcp_user_timeout", "5000"}, {"application_name", "cincinnati-upgrade-operator"}};
-  const bool uri = url.starts_with("postgres://") || url.starts_with("postgresql://");
-  std::string out = url;
-  for (const auto& [key, value] : kDefaults) {
-    if (url.find(std::string(key) + "=") != std::string::npos) continue;
-    if (uri) {
-      out += fmt::format("{}{}={}", out.find('?') == std::string::npos ? '?' : '&', key, value);
-    } else {
-      out += fmt::format(" {}={}", key, value);
-    }
-  }
-  return out;
-}
-
 // A bigint column as text; nullopt for NULL ("") or anything else.
 std::optional<int64_t> Int64(const std::string& text) {
   int64_t value = 0;
@@ -343,27 +325,10 @@ Status CreateSchema(const std::string& conninfo, const std::string& name) {
 
 }  // namespace
 
-std::string RedactPostgresUrl(const std::string& url) {
-  std::string out = url;
-  // URI form: scheme://user:password@host
-  if (auto scheme = out.find("://"); scheme != std::string::npos) {
-    const size_t at = out.find('@', scheme + 3);
-    const size_t colon = out.find(':', scheme + 3);
-    if (at != std::string::npos && colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
-  }
-  // password=... as a keyword or a query parameter
-  for (size_t pos = out.find("password="); pos != std::string::npos; pos = out.find("password=", pos + 1)) {
-    const size_t start = pos + 9;
-    const size_t end = out.find_first_of(" &", start);
-    out.replace(start, (end == std::string::npos ? out.size() : end) - start, "***");
-  }
-  return out;
-}
-
 Result<PostgresState> OpenPostgresState(const std::string& url, const std::string& holder, std::chrono::seconds lease) {
   if (lease <= kLeaseMargin) return Status::InvalidArgument(fmt::format("the leadership lease must be longer than {} s", kLeaseMargin.count()));
-  const std::string conninfo = WithDefaults(url);
-  const std::string name = "PostgreSQL " + RedactPostgresUrl(url);
+  const std::string conninfo = postgres::WithClientLimits(url, "cincinnati-upgrade-operator");
+  const std::string name = "PostgreSQL " + postgres::RedactedConninfo(url);
   CINCINNATI_RETURN_IF_ERROR(CreateSchema(conninfo, name));
   auto fence = std::make_shared<Fence>();
   PostgresState state;

@@ -24,7 +24,8 @@
 // many threads write at once; one statement at a time on each; each reopened after a
 // failure; a caller waits for a free one). All carry client-side time limits (connect 5 s,
 // TCP user timeout and keepalives 5 s, statement_timeout 10 s) so that no call waits on a
-// dead server for long. Passwords belong in ~/.pgpass or PGPASSWORD; Redact() hides one
+// dead server for long (postgres::WithClientLimits). Passwords belong in ~/.pgpass or
+// PGPASSWORD; postgres::RedactedConninfo hides one
 // given in the URL from logs.
 //
 // Several fleets in one database: give each its own schema (options=-csearch_path=NAME
@@ -49,7 +50,5 @@ struct PostgresState {
 Result<PostgresState> OpenPostgresState(const std::string& url, const std::string& holder,
                                         std::chrono::seconds lease = std::chrono::seconds(4));
 
-// The URL with any password replaced by "***".
-std::string RedactPostgresUrl(const std::string& url);
 
 }  // namespace cincinnati::upgrade

@@ -27,22 +27,6 @@ std::string EngineName() {
   return fmt::format("{}:{}:{:08x}", host[0] ? host : "unknown-host", ::getpid(), random());
 }
 
-// Client-side limits unless the URL sets them: a dead database or network holds a
-// sample 5 s or so, not until the kernel gives up on the connection.
-std::string WithLimits(const std::string& conninfo) {
-  static const std::pair<const char*, const char*> kLimits[] = {
-      {"connect_timeout", "5"},  {"keepalives_idle", "5"},     {"keepalives_interval", "2"},
-      {"keepalives_count", "2"}, {"tcp_user_timeout", "5000"}, {"application_name", "cincinnati-adoption"}};
-  const bool uri = conninfo.starts_with("postgres://") || conninfo.starts_with("postgresql://");
-  std::string out = conninfo;
-  for (const auto& [key, value] : kLimits) {
-    if (conninfo.find(std::string(key) + "=") != std::string::npos) continue;
-    out += uri ? fmt::format("{}{}={}", out.find('?') == std::string::npos ? '?' : '&', key, value)
-               : fmt::format(" {}={}", key, value);
-  }
-  return out;
-}
-
 std::string Hex(const std::string& bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out = "\\x";
@@ -95,7 +79,7 @@ AdoptionStore::Counts Estimates(std::map<std::string, FleetSketch> merged) {
 
 AdoptionStore::AdoptionStore(AdoptionStoreOptions options)
     : options_(std::move(options)),
-      session_(WithLimits(options_.conninfo), "SET statement_timeout = 5000; SET bytea_output = 'hex'",
+      session_(postgres::WithClientLimits(options_.conninfo, "cincinnati-adoption"), "SET statement_timeout = 5000; SET bytea_output = 'hex'",
                "adoption store") {
   if (options_.engine.empty()) options_.engine = EngineName();
   if (!options_.key) options_.key = DefaultSketchKey();

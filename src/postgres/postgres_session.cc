@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <pqxx/pqxx>
 
 namespace cincinnati::postgres {
@@ -38,12 +40,37 @@ std::string RedactedConninfo(std::string_view conninfo) {
       if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
     }
   }
-  // password=... as a keyword word or a URL query parameter.
-  for (size_t at = out.find("password="); at != std::string::npos; at = out.find("password=", at + 1)) {
-    const size_t value = at + 9;
+  // password=... as a URL query parameter, or a keyword (spaces around '=' allowed, a
+  // value in single quotes with backslash escapes).
+  for (size_t at = out.find("password"); at != std::string::npos; at = out.find("password", at + 1)) {
+    size_t value = at + 8;
+    while (value < out.size() && out[value] == ' ') ++value;
+    if (value >= out.size() || out[value] != '=') continue;
+    ++value;
+    while (value < out.size() && out[value] == ' ') ++value;
     size_t end = value;
-    while (end < out.size() && out[end] != ' ' && out[end] != '&') ++end;
+    if (end < out.size() && out[end] == '\'') {
+      for (++end; end < out.size() && out[end] != '\''; ++end) {
+        if (out[end] == '\\') ++end;
+      }
+      end = std::min(out.size(), end + 1);
+    } else {
+      while (end < out.size() && out[end] != ' ' && out[end] != '&') ++end;
+    }
     out.replace(value, end - value, "***");
+  }
+  return out;
+}
+
+std::string WithClientLimits(const std::string& conninfo, std::string_view application_name) {
+  const std::pair<const char*, std::string> limits[] = {
+      {"connect_timeout", "5"},  {"keepalives_idle", "5"},     {"keepalives_interval", "2"},
+      {"keepalives_count", "2"}, {"tcp_user_timeout", "5000"}, {"application_name", std::string(application_name)}};
+  const bool uri = conninfo.starts_with("postgres://") || conninfo.starts_with("postgresql://");
+  std::string out = conninfo;
+  for (const auto& [key, value] : limits) {
+    if (conninfo.find(std::string(key) + "=") != std::string::npos) continue;
+    out += uri ? fmt::format("{}{}={}", out.find('?') == std::string::npos ? '?' : '&', key, value) : fmt::format(" {}={}", key, value);
   }
   return out;
 }

@@ -36,6 +36,13 @@ class PostgresTransaction {
   virtual Result<PgResult> Exec(const std::string& sql, const std::vector<std::string>& params = {}) = 0;
 };
 
+// `conninfo` with client-side limits added unless it sets them (connect_timeout 5 s,
+// TCP keepalives, tcp_user_timeout 5 s) and `application_name`: a dead database or
+// network fails a call in seconds, not when the kernel gives up on the connection
+// (statement_timeout, set by a session's `setup`, is the server's and does nothing
+// against a peer that is gone).
+std::string WithClientLimits(const std::string& conninfo, std::string_view application_name);
+
 class PostgresSession {
  public:
   PostgresSession(std::string conninfo, std::string setup, std::string name);

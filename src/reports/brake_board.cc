@@ -170,6 +170,7 @@ void BrakeBoard::Applied(std::vector<BrakeRecord> braked, int64_t now) {
     actions_.With({"applied"}).Increment();
     brakes_[{brake.from, brake.to}] = std::move(brake);
   }
+  ++local_changes_;
   CountActive();
 }
 
@@ -257,15 +258,20 @@ bool BrakeBoard::Follow() {
     spdlog::debug("brakes: {}", mark.status().message());  // the store logs an outage; the brakes read last stay
     return false;
   }
+  uint64_t local = 0;
   {
     std::lock_guard lock(mu_);
     if (*mark == mark_) return false;
+    local = local_changes_;
   }
   auto brakes = store_->Brakes();
   if (!brakes.ok()) return false;
   bool changed = false;
   {
     std::lock_guard lock(mu_);
+    // A brake this replica applied or changed meanwhile is newer than what was read:
+    // the read is dropped, and the next call reads again (mark_ has not moved).
+    if (local_changes_ != local) return false;
     std::map<EdgeKey, BrakeRecord> before = std::move(brakes_);
     brakes_.clear();
     for (BrakeRecord& r : *brakes) brakes_[{r.from, r.to}] = std::move(r);
@@ -303,29 +309,16 @@ Result<int64_t> BrakeBoard::Prune(int64_t retention_secs) {
 Status BrakeBoard::ChangeState(const std::string& from, const std::string& to, BrakeState state, const std::string& by,
                                const std::string& note) {
   if (by.empty()) return Status::InvalidArgument("say who you are ('by')");
-  const int64_t now = UnixNow(clock_);
+  const std::string_view action = state == BrakeState::kCleared ? "cleared" : "confirmed";
+  // The store says whether a brake is in force (another replica may have decided or
+  // cleared it a moment ago); no lock of the board is held while it is asked.
+  CINCINNATI_ASSIGN_OR_RETURN(BrakeRecord record, store_->ChangeState({from, to}, state, by, note, action, UnixNow(clock_)));
+  actions_.With({std::string(action)}).Increment();
+  spdlog::warn("brake: {} -> {} {} by {}{}", from, to, action, by, note.empty() ? "" : ": " + note);
   {
     std::lock_guard lock(mu_);
-    auto at = brakes_.find({from, to});
-    // Not known here may still be known to the store (decided by another replica a
-    // moment ago): the store says.
-    BrakeRecord record = at != brakes_.end() ? at->second : BrakeRecord{from, to};
-    if (at == brakes_.end()) {
-      auto all = store_->Brakes();
-      if (all.ok()) {
-        for (const BrakeRecord& r : *all) {
-          if (r.from == from && r.to == to) record = r;
-        }
-      }
-    }
-    record.state = state;
-    record.by = by;
-    record.note = note;
-    const std::string_view action = state == BrakeState::kCleared ? "cleared" : "confirmed";
-    CINCINNATI_RETURN_IF_ERROR(store_->ChangeState(record, action, now));
     brakes_[{from, to}] = record;
-    actions_.With({std::string(action)}).Increment();
-    spdlog::warn("brake: {} -> {} {} by {}{}", from, to, action, by, note.empty() ? "" : ": " + note);
+    ++local_changes_;
     CountActive();
     if (state != BrakeState::kCleared) return WriteFile(record);
     if (!files_dir_.empty()) {

@@ -125,6 +125,7 @@ class BrakeBoard {
   mutable std::mutex mu_;
   std::map<EdgeKey, BrakeRecord> brakes_;     // under mu_: as last read or saved
   int64_t mark_ = -1;                         // under mu_: the store's change mark brakes_ reflects
+  uint64_t local_changes_ = 0;                // under mu_: brakes this board applied or changed
   std::shared_ptr<const ServedEdges> edges_;  // under mu_; null before the first graph
   bool recovered_ = false;                    // under mu_: the first graph's second look is done
   std::mutex change_mu_;  // held while on_change_ runs

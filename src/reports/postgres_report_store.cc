@@ -41,6 +41,12 @@ constexpr const char* kSchema[] = {
     "since BIGINT NOT NULL, first_failure BIGINT NOT NULL, clusters BIGINT NOT NULL, failures BIGINT NOT NULL, "
     "lower_bound DOUBLE PRECISION NOT NULL, message TEXT NOT NULL, evidence TEXT NOT NULL, \"by\" TEXT NOT NULL, "
     "note TEXT NOT NULL, PRIMARY KEY(from_version, to_version))",
+    // Moves by one in every transaction that changes a brake, under its row's lock: so
+    // its values follow the commits' order (a serial id would not: ids are taken at
+    // insert, and a transaction with a lower one can commit later, unseen by a reader
+    // that already took the higher).
+    "CREATE TABLE IF NOT EXISTS brake_mark(id INTEGER PRIMARY KEY, n BIGINT NOT NULL)",
+    "INSERT INTO brake_mark VALUES(1, 0) ON CONFLICT (id) DO NOTHING",
     "CREATE TABLE IF NOT EXISTS brake_events(id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL, from_version TEXT NOT NULL, "
     "to_version TEXT NOT NULL, action TEXT NOT NULL, \"by\" TEXT NOT NULL, note TEXT NOT NULL)",
 };
@@ -207,9 +213,16 @@ class PostgresReportStore::Batch {
                  {r.from, r.to, std::string(BrakeStateName(r.state)), Text(r.since), Text(r.first_failure), Text(r.counts.clusters),
                   Text(r.counts.failures), fmt::format("{:.17g}", r.lower_bound), r.message, r.evidence, r.by, r.note})
             .status());
-    return tx_.Exec("INSERT INTO brake_events(at, from_version, to_version, action, \"by\", note) VALUES($1, $2, $3, $4, $5, $6)",
-                    {Text(at), r.from, r.to, std::string(action), r.by, r.note})
-        .status();
+    return Logged(r, action, at);
+  }
+
+  // The audit trail's entry of a change to a brake, and the change mark moved.
+  Status Logged(const BrakeRecord& r, std::string_view action, int64_t at) {
+    CINCINNATI_RETURN_IF_ERROR(
+        tx_.Exec("INSERT INTO brake_events(at, from_version, to_version, action, \"by\", note) VALUES($1, $2, $3, $4, $5, $6)",
+                 {Text(at), r.from, r.to, std::string(action), r.by, r.note})
+            .status());
+    return tx_.Exec("UPDATE brake_mark SET n = n + 1 WHERE id = 1").status();
   }
 
   // Counts the edge again from the reports received, of attempts started, after `since`.
@@ -266,7 +279,8 @@ class PostgresReportStore::Batch {
 PostgresReportStore::PostgresReportStore(const std::string& conninfo, ReportLedger::Options options)
     : options_(std::move(options)),
       described_("PostgreSQL " + postgres::RedactedConninfo(conninfo)),
-      session_(conninfo, "SET statement_timeout = 10000", "reports on " + described_) {}
+      session_(postgres::WithClientLimits(conninfo, "cincinnati-graph-builder"), "SET statement_timeout = 10000",
+               "reports on " + described_) {}
 
 PostgresReportStore::~PostgresReportStore() = default;
 
@@ -287,7 +301,10 @@ Result<ReportStore::Recorded> PostgresReportStore::Record(const std::vector<Upda
   std::set<int64_t> keys;
   for (const UpdateReport& r : batch) {
     keys.insert(LockKey("edge", r.from, r.to));
-    keys.insert(LockKey("cluster", r.from, r.cluster_id));
+    // By cluster alone: it covers "one edge out of a version" (from, cluster) and the
+    // reports' key (cluster, attempt), which two batches could otherwise insert in
+    // opposite orders.
+    keys.insert(LockKey("cluster", "", r.cluster_id));
   }
   Recorded out;
   std::lock_guard lock(mu_);
@@ -343,33 +360,52 @@ Result<std::vector<BrakeRecord>> PostgresReportStore::Brakes() const {
   return out;
 }
 
-Status PostgresReportStore::ChangeState(const BrakeRecord& record, std::string_view action, int64_t now) {
+Result<BrakeRecord> PostgresReportStore::ChangeState(const EdgeKey& edge, BrakeState state, const std::string& by,
+                                                     const std::string& note, std::string_view action, int64_t now) {
   std::lock_guard lock(mu_);
-  return session_.InTransaction([&](PostgresTransaction& tx) {
+  BrakeRecord changed;
+  CINCINNATI_RETURN_IF_ERROR(session_.InTransaction([&](PostgresTransaction& tx) {
     Batch b(tx, options_);
-    const EdgeKey key{record.from, record.to};
-    CINCINNATI_RETURN_IF_ERROR(b.Lock({LockKey("edge", key.first, key.second)}));
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult state, tx.Exec("SELECT state FROM brakes WHERE from_version = $1 AND to_version = $2 "
-                                                        "FOR UPDATE",
-                                                        {key.first, key.second}));
-    if (state.rows.empty() || !InForceState(BrakeStateOf(state.rows[0][0]))) {
-      return Status::NotFound(fmt::format("no brake is in force on {} -> {}", record.from, record.to));
+    CINCINNATI_RETURN_IF_ERROR(b.Lock({LockKey("edge", edge.first, edge.second)}));
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult current, tx.Exec("SELECT state FROM brakes WHERE from_version = $1 AND to_version = $2 "
+                                                          "FOR UPDATE",
+                                                          {edge.first, edge.second}));
+    if (current.rows.empty() || !InForceState(BrakeStateOf(current.rows[0][0]))) {
+      return Status::NotFound(fmt::format("no brake is in force on {} -> {}", edge.first, edge.second));
     }
-    if (record.state == BrakeState::kCleared) CINCINNATI_RETURN_IF_ERROR(b.Restart(key, now));
-    return b.Save(record, action, now);
-  });
+    if (state == BrakeState::kCleared) CINCINNATI_RETURN_IF_ERROR(b.Restart(edge, now));
+    // Only what a person changes: the decision's own record stays as the database has it.
+    CINCINNATI_ASSIGN_OR_RETURN(
+        PgResult row, tx.Exec("UPDATE brakes SET state = $3, \"by\" = $4, note = $5 WHERE from_version = $1 AND to_version = $2 "
+                              "RETURNING from_version, to_version, state, since, first_failure, clusters, failures, lower_bound, "
+                              "message, evidence, \"by\", note",
+                              {edge.first, edge.second, std::string(BrakeStateName(state)), by, note}));
+    if (row.rows.size() != 1 || row.rows[0].size() != 12) return Status::IoError("brakes: the changed row did not come back");
+    changed = BrakeOfRow(row.rows[0]);
+    return b.Logged(changed, action, now);
+  }));
+  return changed;
 }
 
 Result<int64_t> PostgresReportStore::ChangeMark() const {
   std::lock_guard lock(mu_);
-  CINCINNATI_ASSIGN_OR_RETURN(PgResult mark, session_.Exec("SELECT coalesce(max(id), 0) FROM brake_events"));
+  CINCINNATI_ASSIGN_OR_RETURN(PgResult mark, session_.Exec("SELECT n FROM brake_mark WHERE id = 1"));
   return mark.rows.empty() ? 0 : Int(mark.rows[0][0]);
 }
 
 Result<int64_t> PostgresReportStore::Prune(int64_t before) {
-  std::lock_guard lock(mu_);
-  CINCINNATI_ASSIGN_OR_RETURN(PgResult gone, session_.Exec("DELETE FROM reports WHERE received < $1", {Text(before)}));
-  return static_cast<int64_t>(gone.affected);
+  // In chunks, each a statement of its own: a backlog never runs into the statement
+  // timeout, and batches and Follow get the connection in between.
+  constexpr size_t kChunk = 5000;
+  int64_t gone = 0;
+  for (;;) {
+    std::lock_guard lock(mu_);
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult chunk, session_.Exec("DELETE FROM reports WHERE ctid IN (SELECT ctid FROM reports WHERE "
+                                                              "received < $1 LIMIT $2)",
+                                                              {Text(before), Text(kChunk)}));
+    gone += static_cast<int64_t>(chunk.affected);
+    if (chunk.affected < kChunk) return gone;
+  }
 }
 
 Status PostgresReportStore::ClampEpochs(int64_t now) {

@@ -15,7 +15,8 @@
 //     serialized per edge (the PostgreSQL store decides in the report's transaction).
 //   - Reconsider does the same for edges named (a restart's second look at edges with
 //     counted failures, when a crash came between a report and its brake).
-//   - ChangeState confirms or clears a brake in force (NotFound otherwise); a clear
+//   - ChangeState confirms or clears a brake in force (NotFound otherwise), changing only
+//     its state, who and why; a clear
 //     restarts the edge's count from `now` (only attempts started after it count) in
 //     the same step or before it, never after: a crash leaves the brake in force.
 //   - ChangeMark grows with every change to the brakes by any writer: a replica that
@@ -39,6 +40,8 @@
 
 namespace cincinnati::reports {
 
+using EdgeKey = std::pair<std::string, std::string>;  // (from, to)
+
 enum class BrakeState { kActive, kConfirmed, kCleared };
 
 std::string_view BrakeStateName(BrakeState state);
@@ -57,8 +60,6 @@ struct BrakeRecord {
   std::string by, note;       // who last confirmed or cleared it, and why
 };
 
-using EdgeKey = std::pair<std::string, std::string>;  // (from, to)
-
 class ReportStore {
  public:
   using Decide = std::function<std::optional<BrakeRecord>(const EdgeState& edge)>;
@@ -72,8 +73,10 @@ class ReportStore {
   virtual Result<Recorded> Record(const std::vector<UpdateReport>& batch, int64_t received, const Decide& decide) = 0;
   virtual Result<std::vector<BrakeRecord>> Reconsider(const std::vector<EdgeKey>& edges, const Decide& decide) = 0;
   virtual Result<std::vector<BrakeRecord>> Brakes() const = 0;  // every brake, cleared ones too
-  // `record` is the brake as it is to become (state, by, note); the action is logged.
-  virtual Status ChangeState(const BrakeRecord& record, std::string_view action, int64_t now) = 0;
+  // Sets a brake's state, who and why (the rest of its record stays as stored) and logs
+  // the action; returns the record as it is now.
+  virtual Result<BrakeRecord> ChangeState(const EdgeKey& edge, BrakeState state, const std::string& by, const std::string& note,
+                                          std::string_view action, int64_t now) = 0;
   virtual Result<int64_t> ChangeMark() const = 0;
   virtual Result<int64_t> Prune(int64_t before) = 0;  // reports deleted
   // Restarts of a count made while the clock was ahead are moved to `now`.

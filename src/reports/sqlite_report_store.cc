@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
 
 #include "sqlite/database.h"
@@ -115,17 +116,24 @@ Result<std::vector<BrakeRecord>> SqliteReportStore::Reconsider(const std::vector
   return DecideEdges(edges, decide);
 }
 
-Status SqliteReportStore::ChangeState(const BrakeRecord& record, std::string_view action, int64_t now) {
+Result<BrakeRecord> SqliteReportStore::ChangeState(const EdgeKey& edge, BrakeState state, const std::string& by,
+                                                   const std::string& note, std::string_view action, int64_t now) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<BrakeRecord> brakes, Brakes());
   std::lock_guard lock(mu_);
-  auto at = states_.find({record.from, record.to});
-  if (at == states_.end() || !InForceState(at->second)) {
-    return Status::NotFound("no brake is in force on " + record.from + " -> " + record.to);
+  auto known = std::find_if(brakes.begin(), brakes.end(), [&](const BrakeRecord& b) { return b.from == edge.first && b.to == edge.second; });
+  if (known == brakes.end() || !InForceState(known->state)) {
+    return Status::NotFound("no brake is in force on " + edge.first + " -> " + edge.second);
   }
+  BrakeRecord record = *known;
+  record.state = state;
+  record.by = by;
+  record.note = note;
   // The count restarts before the brake is lifted: a crash between the two leaves the
   // brake in force (the person clears again), never old evidence that would brake the
   // edge again at its next report.
-  if (record.state == BrakeState::kCleared) CINCINNATI_RETURN_IF_ERROR(ledger_->RestartEdge(record.from, record.to, now));
-  return Save(record, action, now);
+  if (state == BrakeState::kCleared) CINCINNATI_RETURN_IF_ERROR(ledger_->RestartEdge(edge.first, edge.second, now));
+  CINCINNATI_RETURN_IF_ERROR(Save(record, action, now));
+  return record;
 }
 
 Result<int64_t> SqliteReportStore::ChangeMark() const {

@@ -27,7 +27,8 @@ class SqliteReportStore final : public ReportStore {
   Result<Recorded> Record(const std::vector<UpdateReport>& batch, int64_t received, const Decide& decide) override;
   Result<std::vector<BrakeRecord>> Reconsider(const std::vector<EdgeKey>& edges, const Decide& decide) override;
   Result<std::vector<BrakeRecord>> Brakes() const override;
-  Status ChangeState(const BrakeRecord& record, std::string_view action, int64_t now) override;
+  Result<BrakeRecord> ChangeState(const EdgeKey& edge, BrakeState state, const std::string& by, const std::string& note,
+                                  std::string_view action, int64_t now) override;
   Result<int64_t> ChangeMark() const override;
   Result<int64_t> Prune(int64_t before) override;
   Status ClampEpochs(int64_t now) override { return ledger_->ClampEpochs(now); }

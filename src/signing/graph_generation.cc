@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <utility>
 #include <chrono>
 
@@ -57,31 +58,51 @@ GraphGeneration::~GraphGeneration() = default;
 
 Result<std::unique_ptr<GraphGeneration>> GraphGeneration::Shared(const std::string& conninfo, env::Clock& clock) {
   std::unique_ptr<GraphGeneration> g(new GraphGeneration("", clock));
-  g->shared_ = std::make_unique<postgres::PostgresSession>(conninfo, "SET statement_timeout = 10000",
+  g->shared_ = std::make_unique<postgres::PostgresSession>(postgres::WithClientLimits(conninfo, "cincinnati-graph-builder"),
+                                                           "SET statement_timeout = 10000",
                                                            "graph generation on PostgreSQL " + postgres::RedactedConninfo(conninfo));
-  // The row exists before anyone numbers: every later number locks it.
-  CINCINNATI_RETURN_IF_ERROR(g->shared_->Exec("CREATE TABLE IF NOT EXISTS graph_generation(id INTEGER PRIMARY KEY, number BIGINT NOT NULL, "
-                                              "hash TEXT NOT NULL, abandoned BIGINT NOT NULL)")
-                                 .status());
-  CINCINNATI_RETURN_IF_ERROR(
-      g->shared_->Exec("INSERT INTO graph_generation VALUES(1, 0, '', 0) ON CONFLICT (id) DO NOTHING").status());
+  // The row exists before anyone numbers: every later number locks it. Replicas starting
+  // together take turns creating it ("CinGen01").
+  CINCINNATI_RETURN_IF_ERROR(g->shared_->InTransaction([](postgres::PostgresTransaction& tx) {
+    CINCINNATI_RETURN_IF_ERROR(tx.Exec("SELECT pg_advisory_xact_lock(4857303196722499633)").status());
+    CINCINNATI_RETURN_IF_ERROR(tx.Exec("CREATE TABLE IF NOT EXISTS graph_generation(id INTEGER PRIMARY KEY, number BIGINT NOT NULL, "
+                                       "hash TEXT NOT NULL, abandoned BIGINT NOT NULL)")
+                                   .status());
+    return tx.Exec("INSERT INTO graph_generation VALUES(1, 0, '', 0) ON CONFLICT (id) DO NOTHING").status();
+  }));
   return g;
 }
 
 Result<uint64_t> GraphGeneration::ForShared(std::string_view hash, int64_t now_ms) {
-  const uint64_t kept_last = last_, kept_abandoned = abandoned_;
+  const uint64_t kept_last = last_, kept_abandoned = abandoned_, kept_given_up = given_up_.load();
   const std::string kept_hash = last_hash_;
   uint64_t number = 0;
   const Status done = shared_->InTransaction([&](postgres::PostgresTransaction& tx) {
     CINCINNATI_ASSIGN_OR_RETURN(postgres::PgResult row,
-                                tx.Exec("SELECT number, hash, abandoned FROM graph_generation WHERE id = 1 FOR UPDATE"));
-    if (row.rows.size() != 1 || row.rows[0].size() != 3 || !ParseNumber(row.rows[0][0], last_) ||
-        !ParseNumber(row.rows[0][2], abandoned_)) {
+                                tx.Exec("SELECT number, hash, abandoned, (extract(epoch FROM clock_timestamp()) * 1000)::bigint "
+                                        "FROM graph_generation WHERE id = 1 FOR UPDATE"));
+    int64_t database_ms = 0;
+    if (row.rows.size() != 1 || row.rows[0].size() != 4 || !ParseNumber(row.rows[0][0], last_) ||
+        !ParseNumber(row.rows[0][2], abandoned_) || std::from_chars(row.rows[0][3].data(), row.rows[0][3].data() + row.rows[0][3].size(), database_ms).ec != std::errc()) {
       return Status::IoError("graph_generation: no row 1 of three numbers");
     }
     last_hash_ = row.rows[0][1];
-    number = Next(hash, now_ms);
-    if (number == last_ && hash == last_hash_ && abandoned_ == kept_abandoned) return Status::OK();
+    const uint64_t row_number = last_, row_abandoned = abandoned_;
+    const std::string row_hash = last_hash_;
+    // The database's clock is a second opinion all replicas share. A replica whose clock
+    // is behind it must not give up the shared number as "ahead" (Next), pulling down
+    // what every replica serves: it numbers past the row. One whose clock is ahead of it
+    // numbers by the database's clock, not its own.
+    const bool behind = database_ms - now_ms > kMaxLeadMs, ahead = now_ms - database_ms > kMaxLeadMs;
+    if (behind && last_ > static_cast<uint64_t>(now_ms + kMaxLeadMs)) {
+      number = hash == last_hash_ ? last_ : last_ + 1;
+      spdlog::error("graph generation: this clock is {} s behind the database's; numbered {}, past the shared row", (database_ms - now_ms) / 1000,
+                    number);
+    } else {
+      if (ahead) spdlog::error("graph generation: this clock is {} s ahead of the database's; numbered by the database's", (now_ms - database_ms) / 1000);
+      number = Next(hash, ahead ? database_ms : now_ms);
+    }
+    if (number == row_number && hash == row_hash && abandoned_ == row_abandoned) return Status::OK();
     return tx.Exec("UPDATE graph_generation SET number = $1, hash = $2, abandoned = $3 WHERE id = 1",
                    {std::to_string(number), std::string(hash), std::to_string(abandoned_)})
         .status();
@@ -90,6 +111,7 @@ Result<uint64_t> GraphGeneration::ForShared(std::string_view hash, int64_t now_m
     last_ = kept_last;
     abandoned_ = kept_abandoned;
     last_hash_ = kept_hash;
+    given_up_ = kept_given_up;
     return done;
   }
   last_ = number;

@@ -113,9 +113,9 @@ TEST_F(PostgresStateTest, ALeaderThatStopsRenewingLosesTheLockAfterTheLease) {
 }
 
 TEST_F(PostgresStateTest, APasswordNeverReachesALog) {
-  EXPECT_EQ(RedactPostgresUrl("postgresql://op:s3cret@db.example/fleet"), "postgresql://op:***@db.example/fleet");
-  EXPECT_EQ(RedactPostgresUrl("host=db password=s3cret dbname=fleet"), "host=db password=*** dbname=fleet");
-  EXPECT_EQ(RedactPostgresUrl("postgresql:///fleet?host=/run&password=s3cret"), "postgresql:///fleet?host=/run&password=***");
+  EXPECT_EQ(postgres::RedactedConninfo("postgresql://op:s3cret@db.example/fleet"), "postgresql://op:***@db.example/fleet");
+  EXPECT_EQ(postgres::RedactedConninfo("host=db password=s3cret dbname=fleet"), "host=db password=*** dbname=fleet");
+  EXPECT_EQ(postgres::RedactedConninfo("postgresql:///fleet?host=/run&password=s3cret"), "postgresql:///fleet?host=/run&password=***");
   auto unreachable = OpenPostgresState("postgresql://op:s3cret@127.0.0.1:1/fleet?connect_timeout=2", "replica-a");
   ASSERT_FALSE(unreachable.ok());
   EXPECT_EQ(unreachable.status().message().find("s3cret"), std::string::npos) << unreachable.status().message();

@@ -198,5 +198,41 @@ TEST_F(PostgresReportStoreTest, ReplicasNumberTheSameGraphAlikeAndARestartNeverG
   EXPECT_GT((*restarted)->For("hash-3"), second);
 }
 
+// A replica that never read the brake (it has not followed yet) confirms it: only the
+// state and who changed, the decision's message and counts stay as decided.
+TEST_F(PostgresReportStoreTest, AConfirmThroughAReplicaThatHasNotFollowedKeepsTheDecision) {
+  auto a = Replica(1), b = Replica(2);
+  ASSERT_TRUE(a && b);
+  std::vector<UpdateReport> batch;
+  for (int n = 1; n <= 20; ++n) batch.push_back(Attempt(n, n <= 5));
+  ASSERT_TRUE(a->Submit(batch).ok());
+  ASSERT_EQ(a->List().size(), 1u);
+  ASSERT_TRUE(b->List().empty());
+  ASSERT_TRUE(b->Confirm("4.13.1", "4.13.2", "ops@example.com", "seen it").ok());
+  ASSERT_EQ(b->List().size(), 1u);
+  const BrakeRecord decided = a->List()[0], confirmed = b->List()[0];
+  EXPECT_EQ(confirmed.state, BrakeState::kConfirmed);
+  EXPECT_EQ(confirmed.message, decided.message);
+  EXPECT_EQ(confirmed.counts.clusters, 20);
+  EXPECT_EQ(confirmed.since, decided.since);
+  ASSERT_TRUE(a->Follow());
+  EXPECT_EQ(a->List()[0].state, BrakeState::kConfirmed);
+  EXPECT_EQ(a->List()[0].message, decided.message);
+}
+
+// The database's clock is the replicas' second opinion: one whose clock is an hour
+// behind does not take the shared number back as "ahead of its clock".
+TEST_F(PostgresReportStoreTest, AReplicaWhoseClockIsBehindNumbersPastTheSharedRow) {
+  const int64_t now = env::UnixSeconds(*env::SharedRealClock());
+  auto right = env::ManualClock::AtUnixSeconds(now), behind = env::ManualClock::AtUnixSeconds(now - 3600);
+  auto a = server::GraphGeneration::Shared(pg_.url(), *right);
+  auto b = server::GraphGeneration::Shared(pg_.url(), *behind);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const uint64_t first = (*a)->For("hash-1");
+  EXPECT_GT((*b)->For("hash-2"), first);
+  EXPECT_EQ((*b)->given_up(), 0u);
+  EXPECT_GT((*a)->For("hash-3"), first);
+}
+
 }  // namespace
 }  // namespace cincinnati::reports
