@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/answer_signature.h"
 #include "core/guard.h"
 #include "core/internal_metadata.h"
 #include "core/strings.h"
@@ -34,6 +35,8 @@ UpstreamFeed::UpstreamFeed(const PolicyEngineOptions& options, const TransformCh
           metrics.AddGauge("upstream_state", "1 for the upstream's current state", {"state"}),
           metrics.AddGauge("forwarded_answers_cached", "Forwarded queries in the cache").Get(),
           metrics.AddGauge("forwarded_answers_cached_bytes", "Bytes of cached forwarded answers").Get(),
+          metrics.AddCounter("http_upstream_older_generations_total",
+                             "Upstream graphs not taken: older than the one served (a replica behind the others)").Get(),
       },
       state_(InitialUpstreamState(options_.upstream.url.empty(), options_.upstream.kind)),
       local_generations_(GraphGeneration::InMemory(*options_.clock)),
@@ -183,7 +186,12 @@ void UpstreamFeed::FetchShared() {
   if (next == UpstreamState::kForwarding && state != UpstreamState::kForwarding) {
     spdlog::info("policy engine: upstream {} is a policy engine; forwarding client queries", options_.upstream.url);
   }
-  if (outcome == FetchOutcome::kGraph && ServesSharedGraph(next)) {
+  if (outcome == FetchOutcome::kGraph && ServesSharedGraph(next) && OlderThanServed(answer.generation)) {
+    // Replicas behind one address: one that has not caught up yet (a brake another
+    // decided a second ago, a refresh still to come) serves an older graph. Taking it
+    // would show clients the graph going back; the newer one stays served.
+    outcome = FetchOutcome::kUnchanged;
+  } else if (outcome == FetchOutcome::kGraph && ServesSharedGraph(next)) {
     if (state == UpstreamState::kForwarding) {
       spdlog::info("policy engine: upstream {} serves a graph again; serving it", options_.upstream.url);
     }
@@ -207,6 +215,18 @@ void UpstreamFeed::FetchShared() {
     }
   }
   EnterState(state, next);
+}
+
+bool UpstreamFeed::OlderThanServed(uint64_t generation) {
+  auto views = answers_.views();
+  if (generation == 0 || !views || generation >= views->generation()) return false;
+  // A served number far ahead of this clock was numbered by a clock that was ahead: its
+  // upstream gave it up (signing/graph_generation.h), and so does this engine.
+  const uint64_t lead_ms = kMaxGenerationLead * 1000;
+  if (views->generation() > static_cast<uint64_t>(std::max<int64_t>(0, Now())) * 1000 + lead_ms) return false;
+  metrics_.older_generations.Increment();
+  spdlog::debug("policy engine: the upstream answered generation {}, older than the {} served; kept", generation, views->generation());
+  return true;
 }
 
 FetchOutcome UpstreamFeed::Judge(bool shared, UpstreamAnswer& answer) {

@@ -12,7 +12,9 @@
 //    (forwarded_answers.h), fetched on the feed's pool.
 // The kind is detected (`upstream.kind` auto, the default) or configured. With trusted
 // keys every graph and forwarded answer is checked (signing/upstream_trust.h). Graphs that come
-// without a generation are numbered here (signing/graph_generation.h); each is handed to the
+// without a generation are numbered here (signing/graph_generation.h); a graph whose
+// generation is older than the one served is not taken (graph-builder replicas behind one
+// address that have not all caught up must not make answers go back); each is handed to the
 // answer service with its freshness. Counts fetches, failures, stale and throttled
 // answers, the state and the forwarded cache's size in the service's one Registry.
 // Thread-safe.
@@ -80,6 +82,9 @@ class UpstreamFeed {
   // A fetch's outcome; an unsigned error document from an upstream whose graph is
   // signed is a failure (counted, with the reason in answer.failure).
   FetchOutcome Judge(bool shared, UpstreamAnswer& answer);
+  // Whether a fetched graph's generation is older than the one served (and that one is
+  // not too far ahead of the clock to keep).
+  bool OlderThanServed(uint64_t generation);
   // Keeps the last failure (logged once per cause) or forgets it.
   void NoteOutcome(FetchOutcome outcome, UpstreamState next, const UpstreamAnswer& answer);
   // The upstream vouched again for the bytes served: its freshness, perhaps a new number.
@@ -109,6 +114,7 @@ class UpstreamFeed {
     Family<Gauge>& state;
     Gauge& forwarded_entries;
     Gauge& forwarded_bytes;
+    Counter& older_generations;
   };
 
   const PolicyEngineOptions& options_;

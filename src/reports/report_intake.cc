@@ -129,8 +129,8 @@ ReportIntake::Voucher ReportIntake::Admit(const http_server::Request& request, c
 
 // An id admitted by its receipt may be unknown to the sightings, which keep allowances
 // only for ids they know: its allowance is kept here, for the day. The table is bounded:
-// every id in it proved half an hour of polling, and when it is full the day's further
-// strangers wait for the next (429: the agent tries again later).
+// when it is full an entry is dropped to make room (below), so that nobody can fill it
+// to turn genuine clusters away.
 bool ReportIntake::Charge(const std::string& id, Voucher voucher, int64_t now) {
   if (voucher == Voucher::kSightings) return sightings_.ChargeReport(id, now, options_.per_cluster_per_day);
   ReceiptAllowance& a = receipt_allowance_;
@@ -141,7 +141,11 @@ bool ReportIntake::Charge(const std::string& id, Voucher voucher, int64_t now) {
   }
   auto it = a.reports.find(id);
   if (it == a.reports.end()) {
-    if (a.reports.size() >= std::max<size_t>(kMinReceiptAllowances, options_.sightings / 4)) return false;
+    // Full: one entry goes (whichever the table holds first), never the new id: a flood
+    // of invented ids with receipts then lets some id report again today, which the
+    // ledger's one count per (cluster, attempt) and per edge bounds, and refuses no
+    // genuine cluster.
+    if (a.reports.size() >= std::max<size_t>(kMinReceiptAllowances, options_.sightings / 4)) a.reports.erase(a.reports.begin());
     it = a.reports.emplace(id, 0).first;
   }
   if (it->second >= options_.per_cluster_per_day) return false;

@@ -5,6 +5,8 @@
 // last good graph, stays ready, counts the failure and logs its cause once.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "core/graph_json.h"
 #include "http_server/http_server.h"
 #include "service_util.h"
@@ -27,12 +29,19 @@ class FakeUpstream {
     server_ = std::make_unique<http_server::HttpServer>(http_server::ServerLimits{.threads = 2});
     port_ = *server_->ListenAsync("127.0.0.1", port, [this](const http_server::Request&, std::function<void(http_server::Response)> done) {
       std::string body;
+      uint64_t generation = 0;
       {
         std::lock_guard<std::mutex> lock(mu_);
         body = body_;
+        generation = generation_;
       }
+      ++served_;
       int delay = delay_ms_.load();
-      if (delay == 0) return done(http_server::Response::Text(200, body, "application/json"));
+      if (delay == 0) {
+        http_server::Response r = http_server::Response::Text(200, body, "application/json");
+        if (generation != 0) r.headers["Cincinnati-Graph-Generation"] = std::to_string(generation);
+        return done(std::move(r));
+      }
       std::thread([done, body, delay] {
         std::this_thread::sleep_for(std::chrono::milliseconds(delay));
         done(http_server::Response::Text(200, body, "application/json"));
@@ -44,17 +53,20 @@ class FakeUpstream {
     if (server_) server_->Shutdown(std::chrono::seconds(5));
     server_.reset();
   }
-  void Set(std::string body) {
+  void Set(std::string body, uint64_t generation = 0) {
     std::lock_guard<std::mutex> lock(mu_);
     body_ = std::move(body);
+    generation_ = generation;
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/graph"; }
   uint16_t port() const { return port_; }
   std::atomic<int> delay_ms_{0};
+  std::atomic<int> served_{0};
 
  private:
   std::mutex mu_;
   std::string body_;
+  uint64_t generation_ = 0;
   std::unique_ptr<http_server::HttpServer> server_;
   uint16_t port_ = 0;
 };
@@ -65,6 +77,31 @@ std::string GoodGraph() {
          R"({"version":"4.14.0+amd64","payload":"quay.io/r@sha256:0","metadata":{")" + channels + R"(":"stable-4.14"}},)" +
          R"({"version":"4.14.1+amd64","payload":"quay.io/r@sha256:1","metadata":{")" + channels + R"(":"stable-4.14"}}],)" +
          R"("edges":[[0,1]],"conditionalEdges":[]})";
+}
+
+// Graph-builder replicas behind one address that have not all caught up: one serves the
+// newer graph (a brake decided a second ago), another still the older, numbered lower.
+// The policy engine keeps the newer; a yet newer one is taken.
+TEST(UpstreamFaultTest, AnOlderGenerationFromAReplicaBehindIsNotTaken) {
+  const uint64_t now_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  std::string newer = GoodGraph();
+  newer.replace(newer.find("\"edges\":[[0,1]]"), 15, "\"edges\":[]");
+  FakeUpstream upstream;
+  upstream.Set(GoodGraph(), now_ms);
+  ServiceProcess engine("policy-engine", {"--upstream.cincinnati.url", upstream.url(), "--upstream.cincinnati.cache_ttl_secs", "1"});
+  const std::string view = engine.url("/graph?channel=stable-4.14&version=4.14.0");
+  ASSERT_TRUE(WaitFor([&] { return Get(view).body.find("4.14.1") != std::string::npos && Get(view).body.find("[[") != std::string::npos; }))
+      << engine.log();
+  upstream.Set(newer, now_ms + 1000);
+  ASSERT_TRUE(WaitFor([&] { return Get(view).body.find("[[") == std::string::npos; })) << engine.log();
+  upstream.Set(GoodGraph(), now_ms);  // the replica behind
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(engine, "cincinnati_pe_http_upstream_older_generations_total") >= 2; },
+                      std::chrono::seconds(30)))
+      << engine.log();
+  EXPECT_EQ(Get(view).body.find("[["), std::string::npos) << "the older graph was not taken";
+  upstream.Set(GoodGraph(), now_ms + 2000);  // the same bytes as before, numbered anew: newer
+  EXPECT_TRUE(WaitFor([&] { return Get(view).body.find("[[") != std::string::npos; })) << engine.log();
 }
 
 TEST(UpstreamFaultTest, EveryFaultKeepsTheLastGoodGraph) {

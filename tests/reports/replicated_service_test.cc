@@ -18,11 +18,14 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -157,6 +160,32 @@ TEST_F(ReplicatedServiceTest, TwoBuildersAndThreeEnginesBehindNginxBrakeOnceAndR
   const std::vector<std::string> fleet_args = FleetArgs(dir_ / "fleet");
   argv.insert(argv.end(), fleet_args.begin(), fleet_args.end());
   ChildProcess fleet(argv);
+  // Every engine's answer, every 100 ms, until the fleet is done.
+  std::atomic<bool> sampling{true};
+  int unbraked_after_braked = 0, rolled_back = 0, asked = 0;
+  std::vector<uint64_t> generations(engines.size(), 0);
+  std::vector<bool> braked(engines.size(), false);
+  std::thread sampler([&] {
+    while (sampling) {
+      for (size_t n = 0; n < engines.size(); ++n) {
+        const http::Result answer = Answer(engines[n]->url(""));
+        if (answer.status != 200) continue;
+        ++asked;
+        const bool now_braked = answer.body.find(kRisk) != std::string::npos;
+        unbraked_after_braked += braked[n] && !now_braked ? 1 : 0;
+        braked[n] = braked[n] || now_braked;
+        const std::string* generation = answer.Header(server::kGenerationHeader);
+        const uint64_t number = generation ? std::strtoull(generation->c_str(), nullptr, 10) : 0;
+        rolled_back += number < generations[n] ? 1 : 0;
+        generations[n] = std::max(generations[n], number);
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::shared_ptr<void> stop_sampler(nullptr, [&](void*) {
+    sampling = false;
+    sampler.join();
+  });
 
   // One graph builder dies with -9 while reports arrive, and comes back on its ports.
   ASSERT_TRUE(WaitFor([&] { return Number(pg_, "SELECT count(*) FROM reports") >= 5; }, 120s)) << fleet.log() << builders[0]->log();
@@ -174,29 +203,19 @@ TEST_F(ReplicatedServiceTest, TwoBuildersAndThreeEnginesBehindNginxBrakeOnceAndR
     ASSERT_TRUE(WaitFor([&] { return Braked(base); }, 30s)) << engines[n]->log();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - decided).count();
     std::printf("policy engine %zu served the brake %.1f s after it was decided\n", n, seconds);
-    EXPECT_LT(seconds, 8) << "a second to follow the database, 2 s to fetch, and a margin for a loaded machine";
+    EXPECT_LT(seconds, 15) << "a second to follow the database, a second to fetch, and a wide margin for a loaded machine";
   }
-  // From then on no engine answers without the brake, and no answer's generation goes
-  // back (what an agent checking signatures would refuse as a rollback).
-  int unbraked = 0, asked = 0, rolled_back = 0;
-  std::vector<uint64_t> generations(engines.size(), 0);
-  while (fleet.running() && asked < 300) {
-    for (size_t n = 0; n < engines.size(); ++n) {
-      const http::Result answer = Answer(engines[n]->url(""));
-      unbraked += answer.body.find(kRisk) != std::string::npos ? 0 : 1;
-      const std::string* generation = answer.Header(server::kGenerationHeader);
-      const uint64_t number = generation ? std::strtoull(generation->c_str(), nullptr, 10) : 0;
-      rolled_back += number < generations[n] ? 1 : 0;
-      generations[n] = std::max(generations[n], number);
-    }
-    asked += static_cast<int>(engines.size());
-    std::this_thread::sleep_for(50ms);
-  }
-  EXPECT_EQ(unbraked, 0) << "of " << asked << " answers after the brake reached every engine";
-  EXPECT_EQ(rolled_back, 0) << "of " << asked << " answers";
-  EXPECT_GT(generations[0], 0u) << "answers carry their generation";
+  // Watched from the first answer to the last (the sampler below): no engine answered
+  // without the brake once it had answered with it, and no answer's generation went back
+  // (what an agent checking signatures refuses as a rollback), through the kill, the
+  // restart and the brake spreading.
   ASSERT_TRUE(WaitFor([&] { return !fleet.running(); }, 180s)) << fleet.log();
   ASSERT_EQ(fleet.Stop(), 0) << fleet.log();
+  stop_sampler.reset();
+  EXPECT_EQ(unbraked_after_braked, 0) << "of " << asked << " answers";
+  EXPECT_EQ(rolled_back, 0) << "of " << asked << " answers";
+  EXPECT_GT(generations[0], 0u) << "answers carry their generation";
+  EXPECT_GT(asked, 300);
 
   EXPECT_EQ(Number(pg_, "SELECT count(*) FROM brake_events WHERE action = 'applied'"), 1) << "braked once";
   // Both builders serve the same graph, numbered alike.

@@ -38,14 +38,15 @@ class TakingSink : public ReportSink {
 };
 
 struct Replica {
-  Replica(env::Clock& clock, PollReceipts receipts, int per_day = 24)
+  Replica(env::Clock& clock, PollReceipts receipts, int per_day = 24, double per_second = 500)
       : sink(std::make_shared<TakingSink>()),
-        intake(sink, Options(per_day), clock, metrics, std::move(receipts)) {
+        intake(sink, Options(per_day, per_second), clock, metrics, std::move(receipts)) {
     intake.SetEdgeCheck([](const UpdateReport&, std::function<void(Status)> done) { done(Status::OK()); });
   }
-  static ReportIntakeOptions Options(int per_day) {
+  static ReportIntakeOptions Options(int per_day, double per_second) {
     ReportIntakeOptions o;
     o.per_cluster_per_day = per_day;
+    o.max_per_second = per_second;
     o.sightings = 1024;
     return o;
   }
@@ -144,6 +145,26 @@ TEST_F(ReportIntakeReceiptTest, TheDailyAllowanceHoldsForIdsAdmittedByReceiptAlo
   clock_.Advance(86400s);
   const std::string again = strict.Poll(testing::TestClusterId(1), "4.13.1", receipt);
   EXPECT_EQ(strict.Report(Report(1, "a3"), again).first, 200) << "a new day, a new allowance";
+}
+
+// Someone patient enough to poll with many invented ids fills the table of allowances
+// kept for ids admitted by receipt alone: the table makes room, and a genuine cluster
+// that comes after is still admitted.
+TEST_F(ReportIntakeReceiptTest, AFullTableOfAllowancesTurnsNoGenuineClusterAway) {
+  Replica flooded(clock_, shared_, 24, 1e9);
+  const int64_t first = Seconds(clock_);
+  clock_.Advance(3600s);
+  const int64_t now = Seconds(clock_);
+  constexpr int kInvented = (1 << 16) + 100;
+  for (int n = 1000; n < 1000 + kInvented; ++n) {
+    const std::string id = testing::TestClusterId(n);
+    std::string receipt;
+    for (int64_t t : {first, first + 180, now - 60}) receipt = shared_.Next(receipt, id, "4.13.1", t);
+    ASSERT_EQ(flooded.Report(Report(n), receipt).first, 200) << n;
+  }
+  const std::string genuine = PollAtA(1, 3);
+  clock_.Advance(1800s);
+  EXPECT_EQ(flooded.Report(Report(1), genuine).first, 200);
 }
 
 }  // namespace
