@@ -162,6 +162,7 @@ Agent::Agent(std::shared_ptr<ObjectStore> store, AgentOptions options, env::Cloc
   RetrieverSettings settings;
   settings.poll_interval = options_.poll_interval;
   settings.kept = options_.kept;
+  settings.inject_cluster_id = options_.hypershift;
   if (outbox_) settings.receipts = &poll_receipts_;
   if (options_.answer_keys) {
     retrieval_.trust =

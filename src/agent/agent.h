@@ -96,6 +96,7 @@ struct AgentOptions {
   std::chrono::milliseconds fetch_timeout = kDefaultFetchTimeout;  // one graph request
   size_t max_answer_bytes = kDefaultMaxAnswerBytes;                 // one graph answer
   KeptLimits kept;                      // what is kept of an answer
+  bool hypershift = false;              // the CVO's --hypershift: `_id=""` in risks' PromQL names this cluster
   // Signed answers (answer_trust.h): the trusted keys (--upstream.public-keys; nullopt:
   // answers are not checked at all) and whether an unsigned answer is refused.
   std::optional<TrustedKeys> answer_keys;

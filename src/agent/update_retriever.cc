@@ -202,8 +202,25 @@ void UpdateRetriever::Fetch(const GraphRequestInputs& inputs, bool desired_multi
   UpdatesOrFailure updates = ComputeAvailableUpdates(*graph, {request.version, desired_multi, current_multi}, inputs.channel,
                                                     settings_.kept);
   if (!updates.ok()) return fail(updates.failure);
+  if (settings_.inject_cluster_id) InjectClusterId(inputs.cluster_id, updates.updates.conditional);
   if (settings_.trust) settings_.trust->Taken(trusted);  // durable before the lists are shown
   Took(std::move(updates.updates), request.url);
+}
+
+void InjectClusterId(const std::string& cluster_id, std::vector<graph_client::ConditionalUpdate>& conditional) {
+  static constexpr std::string_view kEmpty = "_id=\"\"";
+  const std::string with_id = "_id=\"" + cluster_id + "\"";
+  for (auto& update : conditional) {
+    for (auto& risk : update.risks) {
+      for (auto& rule : risk.matching_rules) {
+        if (rule.type != "PromQL" || !rule.promql) continue;
+        std::string& promql = *rule.promql;
+        for (size_t at = promql.find(kEmpty); at != std::string::npos; at = promql.find(kEmpty, at + with_id.size())) {
+          promql.replace(at, kEmpty.size(), with_id);
+        }
+      }
+    }
+  }
 }
 
 // An answer's lists replace the shown ones.

@@ -125,7 +125,16 @@ struct RetrieverSettings {
   AnswerTrust* trust = nullptr;  // outlives the retriever; nullptr: signatures are not checked
   // Outlives the retriever; nullptr: no receipts asked for (an agent that sends no reports).
   PollReceiptBook* receipts = nullptr;
+  // A hosted control plane (the CVO's --hypershift): every `_id=""` in a risk's PromQL
+  // becomes `_id="<cluster id>"` as each answer is read, so that a Prometheus holding
+  // many clusters' series is asked about this one (InjectClusterId).
+  bool inject_cluster_id = false;
 };
+
+// The CVO's rewrite in its hosted-control-plane mode (pkg/cvo/availableupdates.go,
+// injectClusterIdIntoConditionalUpdates): in every PromQL matching rule, each `_id=""`
+// becomes `_id="<cluster_id>"`; nothing else is touched.
+void InjectClusterId(const std::string& cluster_id, std::vector<graph_client::ConditionalUpdate>& conditional);
 
 class UpdateRetriever {
  public:

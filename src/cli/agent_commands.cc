@@ -65,6 +65,7 @@ struct AnswerSigningArgs {
 struct PrometheusArgs {
   std::string url, token_file, ca_dir;
   double risk_cache_seconds = 3600;
+  bool hypershift = false;
 };
 
 // The update-attempt reports sent to the update service.
@@ -149,6 +150,7 @@ Status SetUpstreamOptions(const UpstreamArgs& u, const PrometheusArgs& p, agent:
   options.upstream_ca_dir = u.ca_dir;
   options.arch = u.arch;
   options.prometheus = {p.url, p.token_file, p.ca_dir};
+  options.hypershift = p.hypershift;
   options.auto_update = u.auto_update;
   options.risk_cache.min_for_condition = std::chrono::milliseconds(static_cast<int64_t>(p.risk_cache_seconds * 1000));
   options.poll_interval = std::chrono::milliseconds(static_cast<int64_t>(u.poll_seconds * 1000));
@@ -468,6 +470,9 @@ void AddPollFlags(CLI::App& cmd, UpstreamArgs& u, PrometheusArgs& p) {
   cmd.add_option("--prometheus.token_file", p.token_file, "Bearer token for Prometheus")->type_name("PATH");
   cmd.add_option("--prometheus.root_certificate_dir", p.ca_dir, "Extra CA certificates for Prometheus")
       ->type_name("PATH");
+  cmd.add_flag("--hypershift", p.hypershift,
+               "Running in a hosted control plane (as the CVO's --hypershift): each _id=\"\" in a risk's PromQL is rewritten to "
+               "_id=\"<this cluster's id>\", for a Prometheus that holds many clusters' series (default off)");
   cmd.add_flag("--enable-auto-update", u.auto_update, "Set spec.desiredUpdate to the newest recommended update");
   cmd.add_option("--poll-interval", u.poll_seconds, "Seconds between polls (default: drawn from [120, 240) once)")
       ->type_name("SECONDS");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/promql.h"
+#include "agent/update_retriever.h"
 #include "service_util.h"
 
 namespace cincinnati::agent {
@@ -69,6 +70,48 @@ TEST_F(RealPrometheus, RecordingRuleDecidesTheRisk) {
   auto off = EvaluateRecommended({risk}, match);
   EXPECT_EQ(off.status, "True");
   EXPECT_EQ(off.reason, "NotExposedToRisks");
+}
+
+// A Prometheus shared by many clusters (a hosted control plane's): two clusters' series
+// told apart by `_id`. A risk written for it (`_id=""`, as most of graph-data's
+// blocked-edges are) matches only this cluster once the agent runs with --hypershift,
+// as the CVO's rewrite does it; left as written it matches neither.
+TEST_F(RealPrometheus, HypershiftNamesThisClusterInRisksWithAnEmptyId) {
+  const std::string exposed = "0f2a2ab5-0f4d-4c3a-9d8e-1c2b3a4d5e6f", safe = "7b1c9d2e-3f4a-4b5c-8d6e-7f8091a2b3c4";
+  testing::WriteFile(dir_ / "rules.yml", "groups:\n- name: clusters\n  interval: 1s\n  rules:\n"
+                                         "  - record: cluster_feature_on\n    expr: vector(1)\n    labels:\n      _id: " + exposed + "\n"
+                                         "  - record: cluster_feature_on\n    expr: vector(0)\n    labels:\n      _id: " + safe + "\n");
+  http::RequestOptions post;
+  post.method = "POST";
+  ASSERT_EQ(http::Request(settings_.url + "/-/reload", post).status, 200);
+  PrometheusEvaluator evaluator(settings_);
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = evaluator.Match(PromQL("max(cluster_feature_on{_id=\"" + exposed + "\"})"));
+    return r.ok() && *r;
+  }, std::chrono::seconds(30))) << prometheus_->log();
+  auto match = [&](const std::vector<MatchingRule>& rules) { return MatchRules(rules, evaluator); };
+  const Risk risk{"https://example.com/r", "FeatureOn", "The feature is on.", {PromQL("max(cluster_feature_on{_id=\"\"}) or vector(0)")}};
+  auto recommended_for = [&](const std::string* cluster) {
+    std::vector<graph_client::ConditionalUpdate> updates(1);
+    updates[0].risks = {risk};
+    if (cluster) InjectClusterId(*cluster, updates);
+    return EvaluateRecommended(updates[0].risks, match).status;
+  };
+  EXPECT_EQ(recommended_for(&exposed), "False") << "this cluster's series says the feature is on";
+  EXPECT_EQ(recommended_for(&safe), "True");
+  EXPECT_EQ(recommended_for(nullptr), "True") << "unrewritten, _id=\"\" matches no cluster's series";
+}
+
+TEST(InjectClusterIdTest, OnlyEmptyIdMatchersOfPromQLRulesAreRewritten) {
+  std::vector<graph_client::ConditionalUpdate> updates(1);
+  updates[0].risks = {Risk{"u", "R", "m",
+                           {MatchingRule{"PromQL", std::string(R"(a{_id=""} + b{_id="", job="x"} + c{_id!=""} + d{_id = ""})")},
+                            MatchingRule{"Always", std::nullopt}, MatchingRule{"Other", std::string(R"(e{_id=""})")}}}};
+  InjectClusterId("c1", updates);
+  const auto& rules = updates[0].risks[0].matching_rules;
+  EXPECT_EQ(*rules[0].promql, R"(a{_id="c1"} + b{_id="c1", job="x"} + c{_id!=""} + d{_id = ""})") << "a plain replace, as the CVO's";
+  EXPECT_FALSE(rules[1].promql);
+  EXPECT_EQ(*rules[2].promql, R"(e{_id=""})") << "only PromQL rules";
 }
 
 TEST_F(RealPrometheus, AnswersOfTheWrongShapeAreErrors) {
