@@ -36,6 +36,12 @@ using kube::ItemsOf;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+
+// The cap on a wait for an agent's next state (a verification, a download, an update pass,
+// a hand-over). Every wait ends at its event; the cap only ends a test whose agent is
+// stuck, so it is far above what a loaded 2-core machine needs: the whole suite at -j2
+// beside two CPU-burning processes once took one of these waits past 10-20 s.
+inline constexpr auto kPatience = std::chrono::seconds(120);
 using testing::Get;
 using testing::ServiceProcess;
 using testing::TempDir;
@@ -145,7 +151,7 @@ class UpdateTest : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     auto agent = std::make_unique<ServiceProcess>("agent", args);
     EXPECT_TRUE(hands_over || agent->running()) << agent->log();
-    EXPECT_TRUE(WaitFor([&] { return Get(agent->url("/readyz")).status == 200; })) << agent->log();
+    EXPECT_TRUE(WaitFor([&] { return Get(agent->url("/readyz")).status == 200; }, kPatience)) << agent->log();
     agent_urls_.push_back(agent->url(""));
     return agent;
   }

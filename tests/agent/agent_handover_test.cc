@@ -51,14 +51,14 @@ TEST_F(UpdateTest, TheHandOverAlwaysHandsOver) {
     ASSERT_TRUE(WaitFor([&] {
       next = AgentPid(api);
       return next > 0 && next != pid;
-    }, 30s)) << "no agent answers after the hand-over\n" << agent->log();
+    }, kPatience)) << "no agent answers after the hand-over\n" << agent->log();
     pid = next;
     if (round >= kHandOvers / 2) {  // with components, each update completes before the next
       ASSERT_TRUE(WaitFor([&] {
         const JsonValue cv = Json(Get(api + kCv).body);
         return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed" &&
                TextOf(At(HistoryEntry(cv, 0), {"version"})) == (odd ? "4.1.2" : "4.1.1");
-      }, 30s)) << WriteJson(Json(Get(api + kCv).body), 2);
+      }, kPatience)) << WriteJson(Json(Get(api + kCv).body), 2);
     }
   }
   EXPECT_EQ(agent->log().find("cannot listen"), std::string::npos) << agent->log();
@@ -75,7 +75,7 @@ TEST_F(UpdateTest, AHandOverCutShortIsDoneAgain) {
   const std::string api = agent->url("");
   const int port = std::stoi(api.substr(api.rfind(':') + 1));
   Request(*agent, target, "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, kPatience)) << agent->log();
   StopAgentAt(api);
 
   // The state as the kill left it: the agent's own group applied, the hand-over recorded.
@@ -92,13 +92,13 @@ TEST_F(UpdateTest, AHandOverCutShortIsDoneAgain) {
   ASSERT_TRUE(WaitFor([&] {
     successor = AgentPid(api);
     return successor > 0 && successor != restarted;
-  }, 20s)) << agent->log();
+  }, kPatience)) << agent->log();
   EXPECT_NE(agent->log().find("handing over again"), std::string::npos) << agent->log();
   ASSERT_TRUE(WaitFor([&] {
     return TextOf(At(Json(Get(api + "/apis/agent.cincinnati.openshift.io/v1/updateprogress").body), {"phase"})) == "Applying";
-  }, 20s));
+  }, kPatience));
   Report(*agent, "ingress", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2);
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2);
 }
 
 // A small tmpfs mounted for the test (needs CAP_SYS_ADMIN); unmounted at the end.
@@ -168,7 +168,7 @@ TEST_F(UpdateTest, AFullDiskNeverCompletesAWrongUpdate) {
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
     return ConditionText(cv, "ReleaseAccepted", "message").find("No space left on device") != std::string::npos;
-  }, 30s)) << WriteJson(cv, 2) << agent->log();
+  }, kPatience)) << WriteJson(cv, 2) << agent->log();
   EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "status"), "False");
   EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "reason"), "RetrievePayload");
   EXPECT_EQ(HistorySize(cv), 1u);
@@ -178,14 +178,14 @@ TEST_F(UpdateTest, AFullDiskNeverCompletesAWrongUpdate) {
   EXPECT_GE(testing::MetricValue(metrics, "cincinnati_agent_storage_errors_total{kind=\"no_space\"}"), 1) << metrics;
 
   disk.Free();  // room again: the retry goes through
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 30s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
   Report(*agent, "ingress", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience));
   Report(*agent, "dns", "4.1.1");
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
     return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed" && TextOf(At(HistoryEntry(cv, 0), {"version"})) == "4.1.1";
-  }, 20s)) << WriteJson(cv, 2);
+  }, kPatience)) << WriteJson(cv, 2);
   auto big = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/objects/configmap.openshift-big.big")).body);
   EXPECT_EQ(TextOf(At(big, {"data", "blob"})).size(), size_t{1} << 20) << "applied whole";
   const JsonValue progress = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/updateprogress")).body);
@@ -286,7 +286,7 @@ TEST_F(UpdateTest, KillNineAtAnyStepResumesWithoutRepeatingARollout) {
     ASSERT_TRUE(WaitFor([&] {
       cv = Cv(*agent);
       return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed" && TextOf(At(HistoryEntry(cv, 0), {"version"})) == version;
-    }, 40s)) << WriteJson(cv, 2) << agent->log();
+    }, kPatience)) << WriteJson(cv, 2) << agent->log();
     EXPECT_EQ(HistorySize(cv), static_cast<size_t>(round + 1)) << WriteJson(cv, 2);
     EXPECT_TRUE(BoolOf(At(HistoryEntry(cv, 0), {"verified"})));
     previous = version;
@@ -326,7 +326,7 @@ TEST_F(UpdateTest, AsProcessOneTheAgentHandsOverInPlace) {
   ASSERT_TRUE(WaitFor([&] {
     const JsonValue object = Json(Get(api + kOperators + "ingress").body);
     return TextOf(At(object, {"metadata", "annotations", "agent.cincinnati.openshift.io/desired-version"})) == "4.1.1";
-  }, 30s)) << agent.log();
+  }, kPatience)) << agent.log();
   EXPECT_NE(agent.log().find("in place (this is process 1)"), std::string::npos) << agent.log();
   EXPECT_TRUE(agent.running()) << "the container lives on";
   EXPECT_EQ(AgentPid(api), 1);

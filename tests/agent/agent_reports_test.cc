@@ -45,11 +45,11 @@ class AgentReportsTest : public UpdateTest {
     auto passes = [&](const char* loop) {
       return Metric(agent, std::string("cincinnati_agent_passes_total{loop=\"") + loop + "\"}");
     };
-    ASSERT_TRUE(WaitFor([&] { return passes("update") >= 1; }, 20s)) << agent.log();
+    ASSERT_TRUE(WaitFor([&] { return passes("update") >= 1; }, kPatience)) << agent.log();
     const double retrievals = passes("retrieval");
     // Any component change wakes both loops.
     ASSERT_EQ(Send("PUT", agent.url(kOperators + std::string("wake")), R"({"metadata":{"name":"wake"}})").status, 200);
-    ASSERT_TRUE(WaitFor([&] { return passes("retrieval") > retrievals; }, 20s)) << agent.log();
+    ASSERT_TRUE(WaitFor([&] { return passes("retrieval") > retrievals; }, kPatience)) << agent.log();
   }
 
   ReportReceiver receiver_;
@@ -62,12 +62,12 @@ TEST_F(AgentReportsTest, ACompletedUpdateSendsOneCompletedReport) {
   Components(*agent);
   const std::string cluster = TextOf(At(Cv(*agent), {"spec", "clusterID"}));
   Request(*agent, target, "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
   Report(*agent, "ingress", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2);
   EXPECT_EQ(receiver_.count(), 0u) << "nothing is reported before the attempt ends";
   Report(*agent, "dns", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, 20s)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << agent->log();
 
   const UpdateReport report = receiver_.taken()[0];
   EXPECT_EQ(report.cluster_id, cluster);
@@ -87,7 +87,7 @@ TEST_F(AgentReportsTest, ACompletedUpdateSendsOneCompletedReport) {
   const JsonValue progress = Progress(*agent);
   EXPECT_EQ(TextOf(At(progress, {"attemptId"})), report.attempt);
   EXPECT_TRUE(BoolOf(At(progress, {"reported"})));
-  ASSERT_TRUE(WaitFor([&] { return Metric(*agent, "cincinnati_agent_reports_sent_total") == 1; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return Metric(*agent, "cincinnati_agent_reports_sent_total") == 1; }, kPatience));
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_reports_pending"), 0);
   EXPECT_EQ(QueuedFiles(), 0u);
 
@@ -107,16 +107,16 @@ TEST_F(AgentReportsTest, TheReportCarriesTheReceiptOfItsFromVersionAcrossTheHand
   const std::string target = Push("4.1.1", "4.1.0");
   Sign(target);
   auto agent = StartReporting({"--update-service", receiver_.graph_url()});
-  ASSERT_TRUE(WaitFor([&] { return !receiver_.polls().empty(); }, 20s)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return !receiver_.polls().empty(); }, kPatience)) << agent->log();
   EXPECT_EQ(receiver_.polls()[0].receipt, std::optional<std::string>("")) << "asks for a first receipt";
   const int64_t first_pid = AgentPid(agent->url(""));
   Components(*agent);
   Request(*agent, target, "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
   Report(*agent, "ingress", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2);
   Report(*agent, "dns", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, 20s)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << agent->log();
   EXPECT_NE(AgentPid(agent->url("")), first_pid) << "the report is the new process's";
   const auto received = receiver_.received();
   ASSERT_EQ(received.size(), 1u);
@@ -135,7 +135,7 @@ TEST_F(AgentReportsTest, ARefusedReleaseIsReportedOnceNotAtEveryRetry) {
   auto agent = StartReporting({"--update-retry", "1"});
   const std::string image = Push("4.1.2", "4.1.0");  // never signed
   Request(*agent, image, "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, 20s)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << agent->log();
   const UpdateReport report = receiver_.taken()[0];
   EXPECT_EQ(report.result, UpdateResult::kFailed);
   EXPECT_EQ(report.reason, "ImageVerificationFailed");
@@ -150,7 +150,7 @@ TEST_F(AgentReportsTest, ARefusedReleaseIsReportedOnceNotAtEveryRetry) {
     const JsonValue p = Progress(*agent);
     if (TextOf(At(p, {"result"})) == "Failed") attempts.insert(TextOf(At(p, {"attemptId"})));
     return attempts.size() >= 3;
-  }, 30s)) << WriteJson(Progress(*agent), 2);
+  }, kPatience)) << WriteJson(Progress(*agent), 2);
   Settle(*agent);
   EXPECT_EQ(receiver_.count(), 1u);
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_reports_pending"), 0);
@@ -164,7 +164,7 @@ TEST_F(AgentReportsTest, AReportOutlivesA503AndAKillNineAndIsTakenOnce) {
   auto agent = StartReporting({"--update-retry", "3600"});
   const std::string image = Push("4.1.2", "4.1.0");  // never signed
   Request(*agent, image, "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.count() >= 2; }, 20s)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return receiver_.count() >= 2; }, kPatience)) << agent->log();
   EXPECT_EQ(receiver_.taken().size(), 0u);
   const std::string attempt = TextOf(At(Progress(*agent), {"attemptId"}));
   ASSERT_EQ(attempt.size(), 32u);
@@ -175,13 +175,13 @@ TEST_F(AgentReportsTest, AReportOutlivesA503AndAKillNineAndIsTakenOnce) {
 
   receiver_.SetDefault({});
   agent = StartReporting({"--update-retry", "3600"});
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, 20s)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << agent->log();
   for (const auto& r : receiver_.received()) {
     auto decoded = DecodeUpdateReport(r.body);
     ASSERT_TRUE(decoded.ok()) << r.body;
     EXPECT_EQ(decoded->attempt, attempt) << "a retry is the same report, never a new attempt";
   }
-  ASSERT_TRUE(WaitFor([&] { return Metric(*agent, "cincinnati_agent_reports_pending") == 0; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return Metric(*agent, "cincinnati_agent_reports_pending") == 0; }, kPatience));
   EXPECT_EQ(QueuedFiles(), 0u);
   const size_t posts = receiver_.count();
   Settle(*agent);
@@ -200,7 +200,7 @@ TEST_F(AgentReportsTest, DegradedAndSlowComponentsEndTheirAttemptsFailedOnce) {
   auto agent = StartReporting({"--reports.degraded_grace", "2", "--component-timeout", "3"});
   Components(*agent, /*degraded=*/"True");
   Request(*agent, first, "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, 30s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
   const UpdateReport degraded = receiver_.taken()[0];
   EXPECT_EQ(degraded.result, UpdateResult::kFailed);
   EXPECT_EQ(degraded.component, "ingress");
@@ -211,10 +211,10 @@ TEST_F(AgentReportsTest, DegradedAndSlowComponentsEndTheirAttemptsFailedOnce) {
   // No longer degraded but never done: Failing says so, and nothing more is reported
   // for this attempt. Then the administrator retargets: a new attempt.
   Report(*agent, "ingress", "4.1.0", "False");
-  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorNotAvailable"; }, 20s))
+  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorNotAvailable"; }, kPatience))
       << WriteJson(Cv(*agent), 2);
   Request(*agent, second, "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 2; }, 30s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 2; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
   const UpdateReport slow = receiver_.taken()[1];
   EXPECT_NE(slow.attempt, degraded.attempt);
   EXPECT_EQ(slow.result, UpdateResult::kFailed);
@@ -225,9 +225,9 @@ TEST_F(AgentReportsTest, DegradedAndSlowComponentsEndTheirAttemptsFailedOnce) {
 
   // The components catch up: the update completes, and is not reported again.
   Report(*agent, "ingress", "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.2"; }, 20s)) << WriteJson(Cv(*agent), 2);
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.2"; }, kPatience)) << WriteJson(Cv(*agent), 2);
   Report(*agent, "dns", "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})) == "Completed"; }, 20s))
+  ASSERT_TRUE(WaitFor([&] { return TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})) == "Completed"; }, kPatience))
       << WriteJson(Cv(*agent), 2);
   Settle(*agent);
   EXPECT_EQ(receiver_.count(), 2u);

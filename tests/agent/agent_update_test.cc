@@ -35,13 +35,13 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
   EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded");
   // The agent's own manifests went first, then it handed over: a new process answers at
   // the same address and continues from the state directory.
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
-  ASSERT_TRUE(WaitFor([&] { return !agent->running(); }, 10s)) << "the first agent exits after handing over";
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return !agent->running(); }, kPatience)) << "the first agent exits after handing over";
   int64_t second_pid = 0;
   ASSERT_TRUE(WaitFor([&] {
     second_pid = AgentPid(agent->url(""));
     return second_pid > 0 && second_pid != first_pid;
-  }, 10s)) << "a new process answers";
+  }, kPatience)) << "a new process answers";
   EXPECT_NE(agent->log().find("handed over to"), std::string::npos) << agent->log();
   EXPECT_EQ(DesiredOf(*agent, "dns"), "");
   auto config = Json(Get(agent->url("/apis/agent.cincinnati.openshift.io/v1/objects/configmap.openshift-cluster-version.agent-config")).body);
@@ -55,7 +55,7 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
   EXPECT_TRUE(BoolOf(At(partial, {"verified"})));
   ASSERT_TRUE(WaitFor([&] {
     return ConditionText(Cv(*agent), "Progressing", "message").find("waiting on ingress") != std::string::npos;
-  }, 10s)) << WriteJson(Cv(*agent), 2);
+  }, kPatience)) << WriteJson(Cv(*agent), 2);
   EXPECT_EQ(ConditionText(Cv(*agent), "Progressing", "status"), "True");
   // The agent's own ConfigMap is applied; ingress, dns and the verification ConfigMap are not.
   const std::string metrics = Get(agent->url("/metrics")).body;
@@ -64,12 +64,12 @@ TEST_F(UpdateTest, AVerifiedReleaseIsAppliedGroupByGroupUntilEveryComponentIsDon
   EXPECT_EQ(TextOf(At(Cv(*agent), {"status", "desired", "version"})), "4.1.0");
 
   Report(*agent, "ingress", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2);
   Report(*agent, "dns", "4.1.1");
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
     return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed";
-  }, 10s)) << WriteJson(cv, 2);
+  }, kPatience)) << WriteJson(cv, 2);
   EXPECT_EQ(TextOf(At(cv, {"status", "desired", "version"})), "4.1.1");
   EXPECT_EQ(TextOf(At(cv, {"status", "desired", "image"})), target);
   EXPECT_EQ(ConditionText(cv, "Progressing", "message"), "Cluster version is 4.1.1");
@@ -107,16 +107,16 @@ TEST_F(UpdateTest, TheInstalledReleaseLeavesTheAvailableUpdatesAtOnce) {
   }
   auto available = [&] { return WriteJson(At(Cv(*agent), {"status", "availableUpdates"})); };
   ASSERT_EQ(Send("PATCH", agent->url(kCv), R"({"spec":{"upstream":"http://127.0.0.1:)" + std::to_string(port) + R"(/graph"}})").status, 200);
-  ASSERT_TRUE(WaitFor([&] { return available().find("4.1.1") != std::string::npos; }, 10s)) << WriteJson(Cv(*agent), 2);
+  ASSERT_TRUE(WaitFor([&] { return available().find("4.1.1") != std::string::npos; }, kPatience)) << WriteJson(Cv(*agent), 2);
 
   Request(*agent, target, "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
   Report(*agent, "ingress", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s)) << WriteJson(Cv(*agent), 2);
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2);
   const int polls_before = polls.load();
   Report(*agent, "dns", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})) == "Completed"; }, 10s));
-  EXPECT_TRUE(WaitFor([&] { return available().find("4.1.1") == std::string::npos; }, 10s))
+  ASSERT_TRUE(WaitFor([&] { return TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})) == "Completed"; }, kPatience));
+  EXPECT_TRUE(WaitFor([&] { return available().find("4.1.1") == std::string::npos; }, kPatience))
       << "4.1.1 is installed and still listed: " << WriteJson(Cv(*agent), 2);
   EXPECT_GT(polls.load(), polls_before) << "the agent asked again with the version it now runs";
   EXPECT_EQ(ConditionText(Cv(*agent), "RetrievedUpdates", "status"), "True");
@@ -185,7 +185,7 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
       const std::string message = ConditionText(cv, "ReleaseAccepted", "message");
       return message.find(c.message) != std::string::npos && message.find(c.cause) != std::string::npos &&
              (message.find(image) != std::string::npos || message.find(c.requested_version) != std::string::npos);
-    }, 20s)) << WriteJson(cv, 2);
+    }, kPatience)) << WriteJson(cv, 2);
     EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "status"), "False");
     EXPECT_EQ(ConditionText(cv, "ReleaseAccepted", "reason"), c.reason);
     EXPECT_EQ(HistorySize(cv), 1u);
@@ -207,7 +207,7 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
   Request(*agent, mismatched, "4.1.7", /*force=*/true);
   ASSERT_TRUE(WaitFor([&] {
     return ConditionText(Cv(*agent), "ReleaseAccepted", "message").find("expected upstream version 4.1.7") != std::string::npos;
-  }, 20s)) << WriteJson(Cv(*agent), 2);
+  }, kPatience)) << WriteJson(Cv(*agent), 2);
   EXPECT_EQ(ConditionText(Cv(*agent), "ReleaseAccepted", "reason"), "VerifyPayloadVersion");
   EXPECT_EQ(HistorySize(Cv(*agent)), 1u);
   ASSERT_EQ(Send("PATCH", agent->url(kCv), R"({"spec":{"desiredUpdate":null}})").status, 200);
@@ -216,7 +216,7 @@ TEST_F(UpdateTest, RefusedReleasesAreNeverApplied) {
   const std::string unsigned_image = Push("4.1.5", "4.1.0");
   Request(*agent, unsigned_image, "4.1.5", /*force=*/true);
   EXPECT_EQ(WaitForAccepted(*agent, "True"), "PayloadLoaded");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.5"; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.5"; }, kPatience));
   const JsonValue entry = HistoryEntry(Cv(*agent), 0);
   EXPECT_FALSE(BoolOf(At(entry, {"verified"})));
   EXPECT_NE(TextOf(At(entry, {"acceptedRisks"})).find("The update cannot be verified"), std::string::npos)
@@ -228,9 +228,9 @@ TEST_F(UpdateTest, ADegradedOrSlowComponentIsNamedInFailing) {
   Sign(target);
   auto agent = StartAgent({"--component-timeout", "2"});
   Request(*agent, target, "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, 20s)) << WriteJson(Cv(*agent), 2);
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2);
   Report(*agent, "ingress", "4.1.0", "True");
-  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorDegraded"; }, 10s))
+  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorDegraded"; }, kPatience))
       << WriteJson(Cv(*agent), 2);
   EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "message"), "Cluster operator ingress is degraded");
   // While the component stays degraded, Failing holds still through passes of both loops
@@ -252,15 +252,15 @@ TEST_F(UpdateTest, ADegradedOrSlowComponentIsNamedInFailing) {
     failing_holds(cv);
     return ConditionText(cv, "RetrievedUpdates", "message").find("channel=fast-4.1") != std::string::npos &&
            updated >= updates + 3;
-  }, 20s)) << WriteJson(Cv(*agent), 2) << agent->log();
+  }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
   failing_holds(Cv(*agent));
   Report(*agent, "ingress", "4.1.0", "False");  // no longer degraded, but never done
-  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorNotAvailable"; }, 10s))
+  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorNotAvailable"; }, kPatience))
       << WriteJson(Cv(*agent), 2);
   EXPECT_NE(ConditionText(Cv(*agent), "Failing", "message").find("Cluster operator ingress has not yet reported success"),
             std::string::npos);
   Report(*agent, "ingress", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience));
   EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "status"), "False");
 }
 
@@ -282,14 +282,14 @@ TEST_F(UpdateTest, ComponentProcessesTakeTheUpdateToCompleted) {
   ASSERT_TRUE(WaitFor([&] {
     return At(Operator(*agent, "ingress"), {"status", "versions"}).is_array() &&
            At(Operator(*agent, "dns"), {"status", "versions"}).is_array();
-  }, 10s)) << ingress->log() << dns->log();
+  }, kPatience)) << ingress->log() << dns->log();
 
   Request(*agent, target, "4.1.1");
   JsonValue cv;
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
     return TextOf(At(HistoryEntry(cv, 0), {"state"})) == "Completed" && TextOf(At(HistoryEntry(cv, 0), {"version"})) == "4.1.1";
-  }, 30s)) << WriteJson(cv, 2) << ingress->log() << dns->log();
+  }, kPatience)) << WriteJson(cv, 2) << ingress->log() << dns->log();
   const JsonValue pool = Operator(*agent, "dns");
   EXPECT_EQ(IntegerOf(At(pool, {"status", "extension", "machineCount"})), 3);
   EXPECT_EQ(IntegerOf(At(pool, {"status", "extension", "updatedMachineCount"})), 3);
@@ -302,7 +302,7 @@ TEST_F(UpdateTest, ComponentProcessesTakeTheUpdateToCompleted) {
   ingress->Stop();
   auto failing = component({"--name", "ingress", "--fail"});
   Request(*agent, next, "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorDegraded"; }, 20s))
+  ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorDegraded"; }, kPatience))
       << WriteJson(Cv(*agent), 2) << failing->log();
   EXPECT_EQ(ConditionText(Cv(*agent), "Failing", "message"), "Cluster operator ingress is degraded");
   EXPECT_EQ(TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})), "Partial");
@@ -329,7 +329,7 @@ TEST_F(UpdateTest, TheRunningReleaseSaysWhomToTrust) {
   ASSERT_TRUE(WaitFor([&] {
     cv = Cv(*agent);
     return TextOf(At(HistoryEntry(cv, 0), {"version"})) == "4.1.1";
-  }, 10s)) << WriteJson(cv, 2) << agent->log();
+  }, kPatience)) << WriteJson(cv, 2) << agent->log();
   EXPECT_TRUE(BoolOf(At(HistoryEntry(cv, 0), {"verified"}))) << WriteJson(cv, 2);
 }
 
