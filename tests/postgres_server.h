@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -65,6 +66,16 @@ class PostgresServer {
   Result<postgres::PgResult> Exec(const std::string& sql) {
     postgres::PostgresSession admin(url(), "", "admin");
     return admin.Exec(sql);
+  }
+  // The first column of the first row of `sql` as a number; -1 when there is none (an
+  // error, no row, NULL or not a number).
+  int64_t Number(const std::string& sql) {
+    auto rows = Exec(sql);
+    int64_t v = -1;
+    if (!rows.ok() || rows->rows.empty() || rows->rows[0].empty()) return -1;
+    const std::string& text = rows->rows[0][0];
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    return ec == std::errc() && end == text.data() + text.size() ? v : -1;
   }
   void Stop() {
     if (!server_) return;

@@ -34,7 +34,8 @@ Result<std::unique_ptr<ServiceChild>> ServiceChild::Start(const std::vector<std:
   env::FileSystem& fs = env::DefaultFileSystem();
   CINCINNATI_RETURN_IF_ERROR(fs.CreateDirectories(dir));
   const std::string ports_file = dir + "/ports";
-  (void)fs.RemoveFile(ports_file);
+  // A previous run's ports file left in place would be read as this child's ports.
+  CINCINNATI_RETURN_IF_ERROR(fs.RemoveFile(ports_file).WithContext("removing the previous run's ports file"));
   std::unique_ptr<ServiceChild> child(new ServiceChild());
   child->log_ = dir + "/serve.log";
   env::SpawnOptions options;

@@ -35,6 +35,7 @@ Simulation::~Simulation() = default;
 
 void Simulation::AppendVersionRow(std::string_view row) {
   versions_csv_.buffer += row;
+  // A failed write is kept in versions_csv_.error, and Finish fails the run with it.
   if (versions_csv_.buffer.size() >= (size_t{1} << 20)) (void)FlushVersions();
 }
 

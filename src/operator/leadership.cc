@@ -21,8 +21,11 @@ class FileLock final : public Leadership {
     CINCINNATI_ASSIGN_OR_RETURN(bool locked, lock_->TryLock());
     if (!locked) return false;
     held_ = true;
-    // Who leads, for a standby's answers: best effort, the lock is what counts.
-    (void)lock_->WriteHolder(holder_ + "\n");
+    // Who leads, for a standby's answers: best effort, the lock is what counts; a failed
+    // write (a full disk) is said, since standbys then name no leader.
+    if (Status named = lock_->WriteHolder(holder_ + "\n"); !named.ok()) {
+      spdlog::warn("leadership: this replica leads, but its name could not be written for standbys: {}", named.message());
+    }
     return true;
   }
   // Nobody can take a held flock away.

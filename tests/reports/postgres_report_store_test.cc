@@ -45,10 +45,7 @@ class PostgresReportStoreTest : public ::testing::Test {
   }
   int64_t Now() const { return env::UnixSeconds(clock_); }
   UpdateReport Attempt(int n, bool failed) { return testing::TestReport(n, failed, "a", Now(), n % 3 == 0 ? "etcd" : "network"); }
-  int64_t Number(const std::string& sql) {
-    auto rows = pg_.Exec(sql);
-    return rows.ok() && !rows->rows.empty() && !rows->rows[0].empty() ? std::stoll(rows->rows[0][0]) : -1;
-  }
+  int64_t Number(const std::string& sql) { return pg_.Number(sql); }
   int64_t Applied() { return Number("SELECT count(*) FROM brake_events WHERE action = 'applied'"); }
 
   testing::PostgresServer pg_;

@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <cmath>
 #include <cstdio>
@@ -56,11 +58,6 @@ http::Result Answer(const std::string& base) {
   return Get(base + "/graph?channel=stable-4.13&arch=amd64&version=4.13.1", {"Accept: application/json"});
 }
 bool Braked(const std::string& base) { return Answer(base).body.find(kRisk) != std::string::npos; }
-
-int64_t Number(testing::PostgresServer& pg, const std::string& sql) {
-  auto rows = pg.Exec(sql);
-  return rows.ok() && !rows->rows.empty() && !rows->rows[0].empty() ? std::stoll(rows->rows[0][0]) : -1;
-}
 
 struct Summary {
   simdjson::dom::parser parser;
@@ -160,13 +157,16 @@ TEST_F(ReplicatedServiceTest, TwoBuildersAndThreeEnginesBehindNginxBrakeOnceAndR
   const std::vector<std::string> fleet_args = FleetArgs(dir_ / "fleet");
   argv.insert(argv.end(), fleet_args.begin(), fleet_args.end());
   ChildProcess fleet(argv);
-  // Every engine's answer, every 100 ms, until the fleet is done.
-  std::atomic<bool> sampling{true};
+  // Every engine's answer, ten rounds a second until the fleet is done: a sampler's pace
+  // (back to back, it would load the machine the services share), ended at once by the stop.
+  std::mutex sampling_mu;
+  std::condition_variable sampling_cv;
+  bool sampling = true;
   int unbraked_after_braked = 0, rolled_back = 0, asked = 0;
   std::vector<uint64_t> generations(engines.size(), 0);
   std::vector<bool> braked(engines.size(), false);
   std::thread sampler([&] {
-    while (sampling) {
+    for (;;) {
       for (size_t n = 0; n < engines.size(); ++n) {
         const http::Result answer = Answer(engines[n]->url(""));
         if (answer.status != 200) continue;
@@ -179,16 +179,21 @@ TEST_F(ReplicatedServiceTest, TwoBuildersAndThreeEnginesBehindNginxBrakeOnceAndR
         rolled_back += number < generations[n] ? 1 : 0;
         generations[n] = std::max(generations[n], number);
       }
-      std::this_thread::sleep_for(100ms);
+      std::unique_lock lock(sampling_mu);
+      if (sampling_cv.wait_for(lock, 100ms, [&] { return !sampling; })) return;
     }
   });
   std::shared_ptr<void> stop_sampler(nullptr, [&](void*) {
-    sampling = false;
+    {
+      std::lock_guard lock(sampling_mu);
+      sampling = false;
+    }
+    sampling_cv.notify_all();
     sampler.join();
   });
 
   // One graph builder dies with -9 while reports arrive, and comes back on its ports.
-  ASSERT_TRUE(WaitFor([&] { return Number(pg_, "SELECT count(*) FROM reports") >= 5; }, 120s)) << fleet.log() << builders[0]->log();
+  ASSERT_TRUE(WaitFor([&] { return pg_.Number("SELECT count(*) FROM reports") >= 5; }, 120s)) << fleet.log() << builders[0]->log();
   builders[1]->Kill();
   ASSERT_TRUE(WaitFor([&] { return !builders[1]->running(); }, 10s));
   auto restarted = Builder(2, builders[1].get());
@@ -196,7 +201,7 @@ TEST_F(ReplicatedServiceTest, TwoBuildersAndThreeEnginesBehindNginxBrakeOnceAndR
   ASSERT_TRUE(WaitFor([&] { return Get(builders[1]->url("/readiness", "status")).status == 200; }, 60s)) << builders[1]->log();
 
   // The decision, then every engine serves it within a few seconds, and keeps serving it.
-  ASSERT_TRUE(WaitFor([&] { return Number(pg_, "SELECT count(*) FROM brakes") == 1; }, 180s)) << fleet.log();
+  ASSERT_TRUE(WaitFor([&] { return pg_.Number("SELECT count(*) FROM brakes") == 1; }, 180s)) << fleet.log();
   const auto decided = std::chrono::steady_clock::now();
   for (size_t n = 0; n < engines.size(); ++n) {
     const std::string base = engines[n]->url("");
@@ -217,7 +222,7 @@ TEST_F(ReplicatedServiceTest, TwoBuildersAndThreeEnginesBehindNginxBrakeOnceAndR
   EXPECT_GT(generations[0], 0u) << "answers carry their generation";
   EXPECT_GT(asked, 300);
 
-  EXPECT_EQ(Number(pg_, "SELECT count(*) FROM brake_events WHERE action = 'applied'"), 1) << "braked once";
+  EXPECT_EQ(pg_.Number("SELECT count(*) FROM brake_events WHERE action = 'applied'"), 1) << "braked once";
   // Both builders serve the same graph, numbered alike.
   const auto a = Answer(builders[0]->url("")), b = Answer(builders[1]->url(""));
   EXPECT_EQ(a.body, b.body);
