@@ -19,6 +19,7 @@
 #include "env/clock.h"
 #include "http_server/http_server.h"
 #include "operator/agent_client.h"
+#include "operator/http_call.h"
 #include "operator/upgrade_operator.h"
 #include "service_util.h"
 #include "test_util.h"
@@ -48,6 +49,7 @@ class WatchedAgent : public UpdateAgent {
   Result<AgentSnapshot> Snapshot() override {
     std::lock_guard lock(mu_);
     ++snapshots_;
+    if (!reachable_) return Status::IoError("GET http://c1.invalid/apis/config.openshift.io/v1/clusterversions/version: Connection reset by peer");
     return snapshot_;
   }
   Status SetChannel(const std::string& channel) override {
@@ -66,7 +68,8 @@ class WatchedAgent : public UpdateAgent {
   }
   bool Watch(int64_t seen, std::chrono::seconds, std::function<void(bool changed)> done) override {
     std::unique_lock lock(mu_);
-    if (seen != snapshot_.resource_version) {  // moved already: the real agent answers at once
+    watch_seen_ = seen;
+    if (reachable_ && seen != snapshot_.resource_version) {  // moved already: the real agent answers at once
       lock.unlock();
       done(true);
       return true;
@@ -87,6 +90,26 @@ class WatchedAgent : public UpdateAgent {
     if (watch) watch(true);
     return static_cast<bool>(watch);
   }
+  // Down (it restarts), or back: a watch kept meanwhile (reconnecting) answers then.
+  void SetReachable(bool reachable) {
+    std::function<void(bool)> watch;
+    {
+      std::lock_guard lock(mu_);
+      reachable_ = reachable;
+      if (reachable && watch_ && watch_seen_ != snapshot_.resource_version) watch.swap(watch_);
+    }
+    if (watch) watch(true);
+  }
+  // Its ClusterVersion moves (a condition changes): an open watch is told.
+  void Touch() {
+    std::function<void(bool)> watch;
+    {
+      std::lock_guard lock(mu_);
+      ++snapshot_.resource_version;
+      if (reachable_) watch.swap(watch_);
+    }
+    if (watch) watch(true);
+  }
   int commands() {
     std::lock_guard lock(mu_);
     return commands_;
@@ -104,6 +127,8 @@ class WatchedAgent : public UpdateAgent {
   std::mutex mu_;
   AgentSnapshot snapshot_;
   std::function<void(bool)> watch_;
+  int64_t watch_seen_ = -1;
+  bool reachable_ = true;
   int commands_ = 0;
   int snapshots_ = 0;
 };
@@ -234,6 +259,14 @@ class OperatorPromptTest : public ::testing::Test {
     for (const auto& [name, agent] : agents_) n += agent->commands();
     return n;
   }
+  std::string WaitingFor(const std::string& cluster) {
+    auto config = operator_->Get(cluster);
+    if (!config) return "";
+    const kube::JsonValue* metadata = FindMember(*config, "metadata");
+    const kube::JsonValue* annotations = metadata ? FindMember(*metadata, "annotations") : nullptr;
+    const kube::JsonValue* note = annotations ? FindMember(*annotations, "upgrade.cincinnati.openshift.io/waiting-for") : nullptr;
+    return note && note->is_string() ? TextOf(*note) : "";
+  }
   std::string StoredPhase(const std::string& cluster) {
     auto stored = faults_.inner->GetConfig(cluster);
     if (!stored.ok() || !*stored || (*stored)->history.empty()) return "";
@@ -285,6 +318,36 @@ TEST_F(OperatorPromptTest, AFreedSlotStartsTheNextClusterWithoutWaitingAnInterva
   EXPECT_EQ(CountPhase("Upgrading"), 40);
   for (int round = 0; round < 5; ++round) operator_->RunOnce();
   EXPECT_EQ(Commanded(), 41);  // exactly one more: the cap holds
+}
+
+// An agent that restarts during its update (it hands over to its successor) is not the
+// cluster's news: the last good note stays while it is down, the error shows only once it
+// stayed down 3 x --agent-timeout (30 s), and when it is back its watch reports the
+// change it missed, so the next pass runs at once, not an interval later.
+TEST_F(OperatorPromptTest, AnAgentDownForAMomentKeepsTheLastNoteAndIsHeardOfWhenBack) {
+  Start("", 1);
+  WatchedAgent& agent = *agents_.at("c1");
+  for (int round = 0; round < 10 && !agent.watched(); ++round) operator_->RunOnce();
+  ASSERT_TRUE(agent.watched());
+  const std::string note = WaitingFor("c1");
+  ASSERT_FALSE(note.empty());
+  agent.Touch();  // its last change before it goes down: the watch asks for a pass...
+  agent.SetReachable(false);  // ...which cannot read it
+  const int snapshots = agent.snapshots();
+  operator_->RunOnce();
+  ASSERT_GT(agent.snapshots(), snapshots);
+  EXPECT_EQ(WaitingFor("c1"), note);
+  clock_.Advance(60s);  // the next pass (the back-off after an error), past 30 s
+  operator_->RunOnce();
+  EXPECT_NE(WaitingFor("c1").find("Connection reset by peer"), std::string::npos) << WaitingFor("c1");
+  const auto before = clock_.Steady();
+  agent.Complete();        // done while it was down...
+  agent.SetReachable(true);  // ...and heard of when it is back
+  EXPECT_TRUE(testing::WaitFor([&] {
+    operator_->RunOnce();
+    return Phases()["c1"] == "Upgraded";
+  }, kPatience)) << kube::WriteJson(operator_->List());
+  EXPECT_EQ(clock_.Steady(), before);
 }
 
 // While the store hangs on a config write (the source's sync, then a pass's), the API
@@ -413,6 +476,36 @@ TEST(AgentWatchTest, AWatchThatStaysBrokenEndsWithoutAChangeAtItsDeadline) {
   // Backed off: 0, 50, 100, 200, 400 ms... within one second, not thousands of tries.
   EXPECT_GE(agent.watches(), 3);
   EXPECT_LE(agent.watches(), 8);
+}
+
+// A command that got no answer may still have been delivered: its error says the outcome
+// is unknown, not that sending failed. One that could not connect was never sent.
+TEST(PeerCallTest, ACommandWithoutAnAnswerSaysItsOutcomeIsUnknown) {
+  std::mutex mu;
+  std::vector<std::function<void(http_server::Response)>> held;
+  http_server::HttpServer server;
+  auto port = server.ListenAsync("127.0.0.1", 0, [&](const http_server::Request&, std::function<void(http_server::Response)> done) {
+    std::lock_guard lock(mu);
+    held.push_back(std::move(done));  // received, never answered (a peer that is paused)
+  });
+  ASSERT_TRUE(port.ok());
+  server.Start();
+  const std::string url = "http://127.0.0.1:" + std::to_string(*port) + "/apis/config.openshift.io/v1/clusterversions/version";
+  auto patched = CallPeer({"", "", 1000ms, {}}, "PATCH", url, R"({"spec":{}})", "application/merge-patch+json");
+  ASSERT_FALSE(patched.ok());
+  EXPECT_NE(patched.status().message().find("the request may have been delivered (its outcome is unknown)"), std::string::npos)
+      << patched.status().message();
+  auto read = CallPeer({"", "", 1000ms, {}}, "GET", url);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().message().find("may have been delivered"), std::string::npos) << read.status().message();
+  {
+    std::lock_guard lock(mu);
+    for (auto& done : held) done(http_server::Response::Text(200, "late\n"));
+  }
+  server.Shutdown(100ms);
+  auto refused = CallPeer({"", "", 1000ms, {}}, "PATCH", url, R"({"spec":{}})");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message().find("may have been delivered"), std::string::npos) << refused.status().message();
 }
 
 }  // namespace
