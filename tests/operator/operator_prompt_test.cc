@@ -1,10 +1,9 @@
 // The upgrade operator's prompt progress and its lock: a freed slot of fleet.maxParallel
 // starts the next cluster without waiting an interval (on a manual clock: the clock is
 // never advanced), the API answers while a state store call hangs, a pass's write that
-// failed is written later (nothing is done meanwhile) or steps the replica down, and a
-// broken watch of an agent reconnects and reports the change it hid. The store is the
-// real SQLite store behind a wrapper that blocks or fails on demand; the watch runs on
-// real HTTP against a server on 127.0.0.1.
+// failed is written later (nothing is done meanwhile) or steps the replica down, and an
+// agent down for a moment keeps the cluster's last note and is heard of when back. The
+// store is the real SQLite store behind a wrapper that blocks or fails on demand.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,9 +16,6 @@
 #include <thread>
 
 #include "env/clock.h"
-#include "http_server/http_server.h"
-#include "operator/agent_client.h"
-#include "operator/http_call.h"
 #include "operator/upgrade_operator.h"
 #include "service_util.h"
 #include "test_util.h"
@@ -420,92 +416,6 @@ TEST_F(OperatorPromptTest, AStoreUnwritablePastTheLimitStepsTheReplicaDown) {
   operator_->RunOnce();
   EXPECT_EQ(operator_->Role(), ReplicaRole::kStandby);
   EXPECT_EQ(agents_.at("c1")->commands(), 0);
-}
-
-// ---- HttpUpdateAgent's watch, on real HTTP ----
-
-// The agent's watch endpoint, answering 503 (as while it restarts) to the first
-// `breaks` watches, then the changed ClusterVersion.
-class RestartingAgent {
- public:
-  explicit RestartingAgent(int breaks) : breaks_(breaks) {
-    auto port = server_.ListenAsync("127.0.0.1", 0, [this](const http_server::Request&, std::function<void(http_server::Response)> done) {
-      if (++watches_ <= breaks_) {
-        done(http_server::Response::Text(503, "restarting\n"));
-        return;
-      }
-      done(http_server::Response::Text(200, R"({"type":"MODIFIED","object":{"apiVersion":"config.openshift.io/v1","kind":"ClusterVersion",)"
-                                            R"("metadata":{"name":"version","resourceVersion":"8"},"spec":{"clusterID":"x"},"status":{}}})",
-                                       "application/json"));
-    });
-    port_ = port.ok() ? *port : 0;
-    server_.Start();
-  }
-  ~RestartingAgent() { server_.Shutdown(100ms); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  int watches() const { return watches_; }
-
- private:
-  const int breaks_;
-  std::atomic<int> watches_{0};
-  http_server::HttpServer server_;
-  uint16_t port_ = 0;
-};
-
-TEST(AgentWatchTest, ABrokenWatchReconnectsAndReportsTheChangeItHid) {
-  RestartingAgent agent(4);
-  http::LongPolls polls;
-  HttpUpdateAgent client(AgentEndpoint{agent.url(), "", "", 10s, &polls});
-  std::promise<bool> changed;
-  ASSERT_TRUE(client.Watch(7, 60s, [&](bool c) { changed.set_value(c); }));
-  auto answer = changed.get_future();
-  ASSERT_EQ(answer.wait_for(kPatience), std::future_status::ready);
-  EXPECT_TRUE(answer.get());
-  EXPECT_EQ(agent.watches(), 5);  // four breaks, then the answer
-}
-
-TEST(AgentWatchTest, AWatchThatStaysBrokenEndsWithoutAChangeAtItsDeadline) {
-  RestartingAgent agent(1000000);
-  http::LongPolls polls;
-  HttpUpdateAgent client(AgentEndpoint{agent.url(), "", "", 10s, &polls});
-  std::promise<bool> changed;
-  ASSERT_TRUE(client.Watch(7, 1s, [&](bool c) { changed.set_value(c); }));
-  auto answer = changed.get_future();
-  ASSERT_EQ(answer.wait_for(kPatience), std::future_status::ready);
-  EXPECT_FALSE(answer.get());
-  // Backed off: 0, 50, 100, 200, 400 ms... within one second, not thousands of tries.
-  EXPECT_GE(agent.watches(), 3);
-  EXPECT_LE(agent.watches(), 8);
-}
-
-// A command that got no answer may still have been delivered: its error says the outcome
-// is unknown, not that sending failed. One that could not connect was never sent.
-TEST(PeerCallTest, ACommandWithoutAnAnswerSaysItsOutcomeIsUnknown) {
-  std::mutex mu;
-  std::vector<std::function<void(http_server::Response)>> held;
-  http_server::HttpServer server;
-  auto port = server.ListenAsync("127.0.0.1", 0, [&](const http_server::Request&, std::function<void(http_server::Response)> done) {
-    std::lock_guard lock(mu);
-    held.push_back(std::move(done));  // received, never answered (a peer that is paused)
-  });
-  ASSERT_TRUE(port.ok());
-  server.Start();
-  const std::string url = "http://127.0.0.1:" + std::to_string(*port) + "/apis/config.openshift.io/v1/clusterversions/version";
-  auto patched = CallPeer({"", "", 1000ms, {}}, "PATCH", url, R"({"spec":{}})", "application/merge-patch+json");
-  ASSERT_FALSE(patched.ok());
-  EXPECT_NE(patched.status().message().find("the request may have been delivered (its outcome is unknown)"), std::string::npos)
-      << patched.status().message();
-  auto read = CallPeer({"", "", 1000ms, {}}, "GET", url);
-  ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.status().message().find("may have been delivered"), std::string::npos) << read.status().message();
-  {
-    std::lock_guard lock(mu);
-    for (auto& done : held) done(http_server::Response::Text(200, "late\n"));
-  }
-  server.Shutdown(100ms);
-  auto refused = CallPeer({"", "", 1000ms, {}}, "PATCH", url, R"({"spec":{}})");
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().message().find("may have been delivered"), std::string::npos) << refused.status().message();
 }
 
 }  // namespace
