@@ -37,9 +37,10 @@
 // that breaks (the agent hands over to its successor) reconnects at once and then backs
 // off (50 ms doubling to 2 s) from the same resourceVersion, so a change made during the
 // break is seen as soon as the agent answers; a pass that finds the agent unreachable
-// during an update watches it the same way. Such an agent error is logged at once but
-// shown as the cluster's note only once the agent stayed unreachable for 3 x
-// `agent_timeout` (30 s by default): until then the last good note stays. When a pass
+// during an update watches it the same way. An unreachable agent's error (in any phase)
+// is logged at once but shown as the cluster's note only once the agent stayed
+// unreachable for 3 x `agent_timeout` (30 s by default): until then the last good note
+// stays. When a pass
 // frees a slot of `fleet.maxParallel` or ends a wave (its cluster leaves Upgrading, or
 // finishes), every cluster whose last pass was held for a slot or a wave is due at
 // once, and a resume makes every cluster held by the pause due at once: the next
@@ -224,6 +225,7 @@ class UpgradeOperator {
   // unwritable longer than UnwritableLimit() (the caller steps down, outside mu_).
   bool NoteSave(ClusterState& state, const Status& saved);
   std::chrono::milliseconds UnwritableLimit() const;
+  std::string UnwritableWhy(const Status& saved) const;  // why it steps down
   std::chrono::seconds AgentGrace() const;  // an unreachable agent's error shows after it
   // Under mu_: every cluster held for a slot or a wave (or by the pause) due at once.
   void WakeHeld(bool pause_held);

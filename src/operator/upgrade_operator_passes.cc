@@ -108,22 +108,27 @@ bool UpgradeOperator::SaveUnsaved(ClusterState& state, const UpgradeConfig& conf
   {
     std::lock_guard lock(mu_);
     step_down = NoteSave(state, saved);
-    if (!saved.ok()) {
-      // Nothing is done on state the store does not have: the pass is skipped.
-      state.last_error = "its state cannot be saved (nothing is done until it is): " + saved.message();
-      state.in_flight = false;
-      SetDue(state, options_.clock->Steady() + kUnsavedRetry);
-      if (--passes_.in_flight == 0) passes_.idle.notify_all();
-      passes_.woken = true;
-      passes_.wake.notify_all();
-    } else {
-      state.last_error.clear();
-    }
+    state.last_error = saved.ok() ? "" : "its state cannot be saved (nothing is done until it is): " + saved.message();
   }
-  if (!saved.ok()) spdlog::error("cluster {}: saving its state again: {}", config.cluster, saved.message());
+  if (saved.ok()) return true;
+  if (saved.message() != state.logged_error) spdlog::error("cluster {}: saving its state again: {}", config.cluster, saved.message());
+  state.logged_error = saved.message();
+  // Stepped down before the pass ends: whoever waits for the pass sees the new role.
   if (saved.code() == Status::Code::kConflict) StepDown(saved.message());  // another replica leads
-  if (step_down) StepDown(fmt::format("the state store stayed unwritable for {} s: {}", std::chrono::ceil<std::chrono::seconds>(UnwritableLimit()).count(), saved.message()));
-  return saved.ok();
+  if (step_down) StepDown(UnwritableWhy(saved));
+  // Nothing is done on state the store does not have: the pass is skipped.
+  std::lock_guard lock(mu_);
+  state.in_flight = false;
+  SetDue(state, options_.clock->Steady() + kUnsavedRetry);
+  if (--passes_.in_flight == 0) passes_.idle.notify_all();
+  passes_.woken = true;
+  passes_.wake.notify_all();
+  return false;
+}
+
+std::string UpgradeOperator::UnwritableWhy(const Status& saved) const {
+  return fmt::format("the state store stayed unwritable for {} s: {}", std::chrono::ceil<std::chrono::seconds>(UnwritableLimit()).count(),
+                     saved.message());
 }
 
 void UpgradeOperator::ReconcileCluster(ClusterState& state) {
@@ -184,9 +189,10 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
   {
     std::lock_guard lock(mu_);
     step_down = NoteSave(state, saved);
-    FinishPass(state, std::move(config), result, held, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
-  if (step_down) StepDown(fmt::format("the state store stayed unwritable for {} s: {}", std::chrono::ceil<std::chrono::seconds>(UnwritableLimit()).count(), saved.message()));
+  if (step_down) StepDown(UnwritableWhy(saved));  // before the pass ends (see SaveUnsaved)
+  std::lock_guard lock(mu_);
+  FinishPass(state, std::move(config), result, held, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 }
 
 void UpgradeOperator::FinishPass(ClusterState& state, UpgradeConfig config, const PassResult& result, HoldKind held, double seconds) {
