@@ -261,16 +261,19 @@ void UpgradeOperator::ApplySync(std::vector<SyncWrite>& writes, const std::vecto
 void UpgradeOperator::LoadPauses() {
   if (!replica_.role.Holds()) return;
   const auto term = replica_.role.acting_from();
-  if (pauses_term_ && *pauses_term_ == term) return;
+  {
+    std::lock_guard lock(mu_);
+    if (pauses_term_ && *pauses_term_ == term) return;
+  }
   if (Status loaded = pauses_.Load(); !loaded.ok()) {
     const std::string said = "cannot read the fleet's pause (upgrades wait; read again each second): " + loaded.message();
     if (said != pauses_said_) spdlog::error("{}", said);
     pauses_said_ = said;
     return;
   }
-  pauses_term_ = term;
   pauses_said_.clear();
   std::lock_guard lock(mu_);
+  pauses_term_ = term;
   WakeHeld(true);  // held while it could not be read
 }
 

@@ -251,7 +251,7 @@ class UpgradeOperator {
   };
   Replica replica_;
   FleetPauses pauses_;  // in memory on the leader (fleet_pause.h)
-  std::optional<env::Clock::SteadyTime> pauses_term_;  // the term they were loaded in (Run's thread)
+  std::optional<env::Clock::SteadyTime> pauses_term_;  // the term (its acting_from) they were loaded in (under mu_)
   std::string pauses_said_;  // the last failure to load them, logged once
   GaugeTable metrics_;
   std::unique_ptr<NotificationCenter> notifications_;

@@ -48,6 +48,9 @@ std::string UpgradeOperator::Hold(const UpgradeConfig& config, HoldKind& held) {
   // Under mu_ (called from ReconcileCluster's pass, which holds no lock: see there).
   // From memory only: the store is never read or written under mu_.
   auto pause = pauses_.InForce();
+  if (pause.ok() && (!pauses_term_ || *pauses_term_ != replica_.role.acting_from())) {
+    pause = Status::IoError("the fleet's pause was not read in this term yet");  // an earlier term's memory
+  }
   if (!pause.ok()) {
     held = HoldKind::kPause;
     return "the fleet's pause cannot be read (upgrades wait): " + pause.status().message();

@@ -304,11 +304,14 @@ TEST_F(OperatorPromptTest, AFreedSlotStartsTheNextClusterWithoutWaitingAnInterva
   for (const auto& [name, agent] : agents_) {
     if (agent->commands() > 0 && !first) first = agent;
   }
+  const auto completed = std::chrono::steady_clock::now();
   ASSERT_TRUE(first->Complete()) << "no watch was open on a commanded cluster's agent";
   EXPECT_TRUE(testing::WaitFor([&] {
     operator_->RunOnce();  // the clock stands still: only what is due now runs
     return Commanded() == 41;
   }, kPatience)) << "commanded " << Commanded();
+  std::printf("the 41st cluster was commanded %lld ms after the first completed\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - completed).count()));
   EXPECT_EQ(clock_.Steady(), before);
   EXPECT_EQ(CountPhase("Upgraded"), 1);
   EXPECT_EQ(CountPhase("Upgrading"), 40);
