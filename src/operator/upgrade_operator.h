@@ -184,7 +184,7 @@ class UpgradeOperator {
     std::string logged_error;  // the last error logged (its pass only)
     bool fleet_held = false;  // its last pass was held for a slot (maxParallel) or a wave
     bool pause_held = false;  // its last pass was held by the fleet's pause
-    bool unsaved = false;     // its config in configs_ is not in the store yet
+    bool unsaved = false;     // its config in configs_ is not in the store yet (set by its passes, under mu_)
     env::Clock::SteadyTime unsaved_since{};
     double last_pass_seconds = 0;
     TimePoint last_reconciled{};
@@ -215,6 +215,9 @@ class UpgradeOperator {
   size_t DispatchDue();
   void SetDue(ClusterState& state, env::Clock::SteadyTime due);  // under mu_
   void ReconcileCluster(ClusterState& state);
+  // The config a dispatched pass works on; nullopt when it is not to run (Run() stopped,
+  // leadership went, the config is gone), its bookkeeping done.
+  std::optional<UpgradeConfig> StartPass(ClusterState& state);
   enum class HoldKind { kNone, kPause, kSlots };  // why the fleet held a pass
   // Under mu_: the end of a pass (its state, its config, its next due time).
   void FinishPass(ClusterState& state, UpgradeConfig config, const PassResult& result, HoldKind held, double seconds);

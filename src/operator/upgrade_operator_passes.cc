@@ -134,29 +134,23 @@ std::string UpgradeOperator::UnwritableWhy(const Status& saved) const {
                      saved.message());
 }
 
+std::optional<UpgradeConfig> UpgradeOperator::StartPass(ClusterState& state) {
+  std::lock_guard lock(mu_);
+  const bool stopped = passes_.stopping || !Leading();  // queued before Run() stopped or leadership went
+  auto it = configs_.find(state.cluster.name);
+  if (!stopped && it != configs_.end()) return it->second;
+  state.in_flight = false;
+  if (stopped) SetDue(state, state.due);  // back in the queue for a later Run(); without a config: nothing to do
+  if (--passes_.in_flight == 0) passes_.idle.notify_all();
+  return std::nullopt;
+}
+
 void UpgradeOperator::ReconcileCluster(ClusterState& state) {
-  if (passes_.stopping || !Leading()) {  // queued before Run() stopped or leadership went: nothing more is started
-    std::lock_guard lock(mu_);
-    state.in_flight = false;
-    SetDue(state, state.due);  // back in the queue for a later Run()
-    if (--passes_.in_flight == 0) passes_.idle.notify_all();
-    return;
-  }
   const auto started = std::chrono::steady_clock::now();
-  UpgradeConfig config;
-  bool unsaved = false;
-  {
-    std::lock_guard lock(mu_);
-    auto it = configs_.find(state.cluster.name);
-    if (it == configs_.end()) {  // gone since it was dispatched: nothing to do
-      state.in_flight = false;
-      if (--passes_.in_flight == 0) passes_.idle.notify_all();
-      return;
-    }
-    config = it->second;
-    unsaved = state.unsaved;
-  }
-  if (unsaved && !SaveUnsaved(state, config)) return;
+  std::optional<UpgradeConfig> started_with = StartPass(state);
+  if (!started_with) return;
+  UpgradeConfig config = std::move(*started_with);
+  if (state.unsaved && !SaveUnsaved(state, config)) return;  // `unsaved` changes only in its own passes
   HoldKind held = HoldKind::kNone;
   PassContext pass{config_, *notifications_, metrics_, Now(), options_.clock->Now(), options_.time_scale, options_.interval,
                    [this, &held](const UpgradeConfig& c) {
