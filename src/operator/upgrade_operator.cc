@@ -204,15 +204,15 @@ std::vector<UpgradeOperator::SyncWrite> UpgradeOperator::PlanSync(SourceRead& re
     if (read.Unreadable(name) || state->in_flight) continue;
     auto wanted = read.specs.find(name);
     auto current = configs_.find(name);
-    std::optional<UpgradeConfig> base;
-    if (current != configs_.end()) base = current->second;
+    // What the write replaces, copied only when there is one (checked when applied).
+    auto base = [&] { return current == configs_.end() ? std::nullopt : std::optional<UpgradeConfig>(current->second); };
     if (wanted == read.specs.end()) {
       if (current == configs_.end() || read.keep_unlisted) continue;
       if (IsUpgrading(current->second)) {
         state->note = "its UpgradeConfig was removed, but the upgrade is in progress: it is kept until it ends";
         continue;
       }
-      writes.push_back({name, std::move(base), std::nullopt});
+      writes.push_back({name, base(), std::nullopt});
       continue;
     }
     if (current != configs_.end() && current->second.spec == wanted->second) continue;
@@ -223,7 +223,7 @@ std::vector<UpgradeOperator::SyncWrite> UpgradeOperator::PlanSync(SourceRead& re
     UpgradeConfig fresh;
     fresh.cluster = name;
     fresh.spec = wanted->second;
-    writes.push_back({name, std::move(base), std::move(fresh)});
+    writes.push_back({name, base(), std::move(fresh)});
   }
   return writes;
 }
