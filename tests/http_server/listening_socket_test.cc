@@ -1,0 +1,206 @@
+// Listening sockets passed between servers: taken from LISTEN_FDS at start (systemd's
+// socket activation, the agent's hand-over) only when they are this process's and really
+// listening, and released by a server without closing them, so that connections that
+// arrive meanwhile wait in the backlog and the next server answers them.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "http/client.h"
+#include "http_server/http_server.h"
+#include "http_server/listening_socket.h"
+
+namespace cincinnati::http_server {
+namespace {
+
+// Moves a descriptor (taken over) to 3, where inherited listeners start, not
+// close-on-exec as a starter leaves it, and puts back what the test process had at 3
+// (if anything) at the end.
+class AtDescriptorThree {
+ public:
+  explicit AtDescriptorThree(int fd) {
+    if (fd != 3) {
+      saved_ = ::fcntl(3, F_DUPFD_CLOEXEC, 100);
+      EXPECT_EQ(::dup2(fd, 3), 3);
+      ::close(fd);
+    }
+    EXPECT_EQ(::fcntl(3, F_SETFD, 0), 0);
+  }
+  ~AtDescriptorThree() {
+    if (saved_ >= 0) {
+      ::dup2(saved_, 3);
+      ::close(saved_);
+    } else {
+      ::close(3);
+    }
+  }
+  AtDescriptorThree(const AtDescriptorThree&) = delete;
+  AtDescriptorThree& operator=(const AtDescriptorThree&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+void SetListenVariables(const std::string& fds, const std::string& pid) {
+  ::setenv("LISTEN_FDS", fds.c_str(), 1);
+  if (pid.empty()) {
+    ::unsetenv("LISTEN_PID");
+  } else {
+    ::setenv("LISTEN_PID", pid.c_str(), 1);
+  }
+  ::setenv("LISTEN_FDNAMES", "api", 1);
+}
+
+bool ListenVariablesGone() {
+  return !std::getenv("LISTEN_FDS") && !std::getenv("LISTEN_PID") && !std::getenv("LISTEN_FDNAMES");
+}
+
+// Waits until `count` connections wait in the accept queue of the listening socket `fd`
+// (TCP_INFO's unacked is that queue's length for a listener), at most a minute.
+bool QueuedConnections(int fd, unsigned count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    tcp_info info{};
+    socklen_t size = sizeof(info);
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 && info.tcpi_unacked >= count) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+}
+
+bool CloseOnExec(int fd) { return (::fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0; }
+
+http::Result GetAt(uint16_t port, const std::string& path) {
+  return http::Get("http://127.0.0.1:" + std::to_string(port) + path, {.timeout = std::chrono::seconds(60)});
+}
+
+TEST(ListeningSocketTest, AListenerOfThisProcessIsTakenAndServed) {
+  auto bound = BindListeningSocket("127.0.0.1", 0, 16);
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  const uint16_t port = PortOf(*bound);
+  ASSERT_GT(port, 0);
+  AtDescriptorThree at_three(bound->release());
+  SetListenVariables("1", std::to_string(::getpid()));
+
+  auto taken = TakeInheritedListeners();
+  ASSERT_TRUE(taken.ok()) << taken.status().message();
+  ASSERT_EQ(taken->size(), 1u);
+  EXPECT_EQ((*taken)[0].fd(), 3);
+  EXPECT_TRUE(CloseOnExec(3)) << "an adopted listener must not leak into the processes this one starts";
+  EXPECT_TRUE(ListenVariablesGone());
+
+  HttpServer server;
+  auto served = server.ListenOn(std::move((*taken)[0]), [](const Request&) { return Response::Text(200, "adopted"); });
+  ASSERT_TRUE(served.ok()) << served.status().message();
+  EXPECT_EQ(*served, port);
+  server.Start();
+  const http::Result got = GetAt(port, "/");
+  EXPECT_EQ(got.status, 200) << got.error;
+  EXPECT_EQ(got.body, "adopted");
+  server.Shutdown();
+}
+
+TEST(ListeningSocketTest, ListenFdsOfAnotherProcessAreRefusedAndLeftAlone) {
+  auto bound = BindListeningSocket("127.0.0.1", 0, 16);
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  AtDescriptorThree at_three(bound->release());
+  SetListenVariables("1", std::to_string(::getppid()));
+
+  auto taken = TakeInheritedListeners();
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.status().message().find("is for another process"), std::string::npos) << taken.status().message();
+  EXPECT_TRUE(ListenVariablesGone()) << "passed on to nobody";
+  EXPECT_GE(::fcntl(3, F_GETFD), 0) << "not this process's to close";
+  EXPECT_FALSE(CloseOnExec(3)) << "not this process's to change";
+
+  SetListenVariables("1", "");
+  taken = TakeInheritedListeners();
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.status().message().find("without LISTEN_PID"), std::string::npos) << taken.status().message();
+  EXPECT_TRUE(ListenVariablesGone());
+
+  SetListenVariables("many", std::to_string(::getpid()));
+  taken = TakeInheritedListeners();
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.status().message().find("is not a number"), std::string::npos) << taken.status().message();
+
+  ::unsetenv("LISTEN_FDS");
+  ::setenv("LISTEN_PID", std::to_string(::getpid()).c_str(), 1);
+  taken = TakeInheritedListeners();
+  ASSERT_TRUE(taken.ok()) << "no LISTEN_FDS: nothing given, nothing wrong";
+  EXPECT_TRUE(taken->empty());
+  EXPECT_TRUE(ListenVariablesGone());
+}
+
+TEST(ListeningSocketTest, ADescriptorThatIsNotAListeningTcpSocketIsRefused) {
+  int pipe_ends[2];
+  ASSERT_EQ(::pipe(pipe_ends), 0);
+  const int unbound = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int datagram = ::socket(AF_INET, SOCK_DGRAM, 0);
+  const int local = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(unbound, 0);
+  const struct {
+    int fd;
+    const char* why;
+  } cases[] = {{pipe_ends[0], "is not a socket"},
+               {unbound, "is not listening"},
+               {datagram, "is not a stream socket"},
+               {local, "is not a TCP socket"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.why);
+    AtDescriptorThree at_three(::fcntl(c.fd, F_DUPFD_CLOEXEC, 0));
+    SetListenVariables("1", std::to_string(::getpid()));
+    auto taken = TakeInheritedListeners();
+    ASSERT_FALSE(taken.ok());
+    EXPECT_NE(taken.status().message().find(std::string("descriptor 3 ") + c.why), std::string::npos)
+        << taken.status().message();
+    EXPECT_NE(taken.status().message().find("none is taken"), std::string::npos) << taken.status().message();
+    EXPECT_GE(::fcntl(3, F_GETFD), 0) << "refused, not closed";
+    EXPECT_TRUE(ListenVariablesGone());
+  }
+  for (int fd : {pipe_ends[0], pipe_ends[1], unbound, datagram, local}) ::close(fd);
+}
+
+// The in-process hand-over: the first server releases its listener (open, no longer
+// accepting); a request sent meanwhile waits in the backlog and the second server,
+// serving the same socket, answers it. No connection is refused in between.
+TEST(ListeningSocketTest, ARequestSentWhileNoServerAcceptsIsAnsweredByTheNextOne) {
+  HttpServer first;
+  auto port = first.Listen("127.0.0.1", 0, [](const Request&) { return Response::Text(200, "first"); });
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  first.Start();
+  EXPECT_EQ(GetAt(*port, "/").body, "first");
+
+  std::vector<ListeningSocket> released = first.ReleaseListeners();
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(PortOf(released[0]), *port);
+  EXPECT_TRUE(CloseOnExec(released[0].fd()));
+  EXPECT_TRUE(first.ReleaseListeners().empty()) << "released once";
+  first.Shutdown();  // does not close what it released
+
+  // Sent with no server accepting: the kernel completes the connection, which waits in
+  // the accept queue until the next server takes the socket.
+  auto waiting = std::async(std::launch::async, [&] { return GetAt(*port, "/"); });
+  ASSERT_TRUE(QueuedConnections(released[0].fd(), 1)) << "the connection never reached the backlog";
+
+  HttpServer second;
+  auto served = second.ListenOn(std::move(released[0]), [](const Request&) { return Response::Text(200, "second"); });
+  ASSERT_TRUE(served.ok()) << served.status().message();
+  EXPECT_EQ(*served, *port);
+  second.Start();
+  const http::Result got = waiting.get();
+  EXPECT_EQ(got.status, 200) << got.error;
+  EXPECT_EQ(got.body, "second");
+  second.Shutdown();
+}
+
+}  // namespace
+}  // namespace cincinnati::http_server
