@@ -224,8 +224,11 @@ TEST_F(UpdateTest, TheApiAnswersEveryRequestThroughTheHandOver) {
   // Watches on the new agent see a change made now, which also answers the watchers'
   // last watches.
   for (auto& watcher : watchers) watcher->RequestStop();
+  // From a version read before the change: the watch sees it whenever it starts.
+  const std::string before = TextOf(At(Json(Get(api + kCv).body), {"metadata", "resourceVersion"}));
+  ASSERT_FALSE(before.empty());
   auto watch = std::async(std::launch::async, [&] {
-    std::string version = TextOf(At(Json(Get(api + kCv).body), {"metadata", "resourceVersion"}));
+    std::string version = before;
     for (const auto give_up = std::chrono::steady_clock::now() + kPatience; std::chrono::steady_clock::now() < give_up;) {
       http::Result got = http::Get(api + kCv + "?watch=true&timeoutSeconds=300&resourceVersion=" + version,
                                    {.timeout = kPatience, .accept_gzip = false});
