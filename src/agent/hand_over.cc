@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 
+#include <csignal>
 #include <cstdlib>
 
 #include "agent/successor_process.h"
@@ -27,8 +28,33 @@ std::string Describe(const std::string& binary) { return binary.empty() ? "this 
 
 }  // namespace
 
+bool TakesListeners(const std::string& binary) {
+  env::SpawnOptions options;
+  options.program = binary;
+  options.argv = {binary, "agent", "--help"};
+  options.stdin_to = env::Redirect::DevNull();
+  options.stdout_to = env::Redirect::Capture();
+  options.stderr_to = env::Redirect::DevNull();
+  options.own_process_group = true;  // what it starts is stopped with it
+  auto help = env::Process::Spawn(options);
+  if (!help.ok()) return false;
+  std::string text;
+  // A cap, not a wait: a binary that does not answer --help at once is not one of ours.
+  if (!(*help)->DrainOutput(std::chrono::seconds(10), [&](std::string_view piece) { text.append(piece); })) {
+    (*help)->SignalGroup(SIGKILL);
+  }
+  (*help)->Wait();
+  return text.find("LISTEN_FDS") != std::string::npos;
+}
+
 Status HandOverTo(const std::string& binary, const std::vector<std::string>& args, const std::string& id,
-                  const std::vector<http_server::ListeningSocket>& listeners) {
+                  std::vector<http_server::ListeningSocket> listeners) {
+  if (!binary.empty() && !listeners.empty() && !TakesListeners(binary)) {
+    // An older agent binds its port: closed, the socket no longer holds it.
+    spdlog::warn("handing over to {}, which does not take listening sockets (LISTEN_FDS): its port is closed until it binds it",
+                 binary);
+    listeners.clear();
+  }
   // /proc/self/exe runs this very binary, even when its file was replaced or removed.
   const std::string self_path = "/proc/self/exe";
   const std::string path = binary.empty() ? self_path : binary;

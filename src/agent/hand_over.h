@@ -28,8 +28,11 @@
 //   start (TakeHandOverId), so that `ps -o comm=` shows the same name, and `ps -o args=`
 //   the same command line (argv[0] kept). Exec'ing the file's path instead would name it
 //   too, but could run another binary than this one when the update replaced the file.
-// - A successor binary that does not take LISTEN_FDS (an agent older than this contract)
-//   finds its port held by the socket it inherited and cannot bind it.
+// - A named `binary` gets the sockets only when TakesListeners says it takes them: an
+//   agent older than this contract would find its port held by the socket it inherited
+//   and could not bind it. Without them its port is closed until it binds it.
+// - TakesListeners: whether `binary agent --help` mentions LISTEN_FDS (as this one's
+//   --port help does); false when it cannot be run or says nothing within 10 s.
 // - TakeHandOverId is the new agent's side: the id it was started with ("" when none),
 //   removed from its environment so that it passes it on to nobody; and the process
 //   name, restored. The listeners are taken by http_server::TakeInheritedListeners.
@@ -48,7 +51,9 @@ namespace cincinnati::agent {
 inline constexpr char kApiListenerName[] = "agent-api";
 
 Status HandOverTo(const std::string& binary, const std::vector<std::string>& args, const std::string& id,
-                  const std::vector<http_server::ListeningSocket>& listeners);
+                  std::vector<http_server::ListeningSocket> listeners);
+
+bool TakesListeners(const std::string& binary);
 
 std::string TakeHandOverId();
 

@@ -348,7 +348,8 @@ Status RunAgent(const AgentArgs& a) {
     // serves the listeners, the connections waiting in their backlog first. --port is
     // the bound one, in case it has to bind.
     lock->Release();
-    CINCINNATI_RETURN_IF_ERROR(agent::HandOverTo(to->first, HandOverArguments(served.port), to->second, served.listeners));
+    CINCINNATI_RETURN_IF_ERROR(agent::HandOverTo(to->first, HandOverArguments(served.port), to->second,
+                                                 std::move(served.listeners)));
   }
   return Status::OK();
 }

@@ -2,16 +2,19 @@
 // starts a service and as a hand-over starts the new agent (LISTEN_FDS, LISTEN_PID): it
 // serves the socket it is given instead of binding, keeps it from the processes it
 // starts, and refuses sockets meant for another process or that are not listening,
-// saying why and binding --port instead.
+// saying why and binding --port instead. A hand-over gives a named binary the sockets
+// only when it says it takes them.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
+#include "agent/hand_over.h"
 #include "agent/successor_process.h"
 #include "env/process.h"
 #include "http_server/listening_socket.h"
@@ -115,6 +118,18 @@ TEST(AgentSocketActivationTest, ASocketThatIsNotListeningIsRefusedAndTheAgentBin
   ASSERT_GT(port, 0) << agent.log();
   EXPECT_EQ(Get("http://127.0.0.1:" + std::to_string(port) + kCv).status, 200) << agent.log();
   EXPECT_NE(agent.log().find("LISTEN_FDS=1: descriptor 3 is not listening; none is taken"), std::string::npos) << agent.log();
+}
+
+// A hand-over passes the listener to a binary named by the release only if that binary
+// says it takes one: an older agent would find its port held.
+TEST(AgentSocketActivationTest, OnlyABinaryThatSaysItTakesListenersIsGivenThem) {
+  EXPECT_TRUE(TakesListeners(CINCINNATI_BINARY));
+  EXPECT_FALSE(TakesListeners("/bin/true"));
+  EXPECT_FALSE(TakesListeners("/nonexistent/agent"));
+  TempDir dir;
+  testing::WriteFile(dir / "old-agent", "#!/bin/sh\necho '--port PORT  API port (0: any free port)'\n");
+  ::chmod((dir / "old-agent").c_str(), 0755);
+  EXPECT_FALSE(TakesListeners((dir / "old-agent").string()));
 }
 
 }  // namespace
