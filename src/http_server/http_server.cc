@@ -192,6 +192,10 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
       if (auto s = weak.lock()) s->EndOnShutdown();
     }
   }
+  // A sweep now, after those, re-arms each loop's sweep at the shutdown's pace.
+  for (size_t i = 0; i < impl_->loops.size(); ++i) {
+    asio::post(*impl_->loops[i], [this, i] { impl_->Sweep(i); });
+  }
   auto deadline = env::RealClock().Steady() + grace;
   while (impl_->connections.load() > 0 && env::RealClock().Steady() < deadline && impl_->started) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -85,8 +85,10 @@ struct HttpServer::Impl {
     return limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
   }
   // How often a loop looks for sessions past their deadline: a quarter of the
-  // shortest timeout, within [10 ms, 250 ms].
+  // shortest timeout, within [10 ms, 250 ms]; during a shutdown a tenth of the linger,
+  // so that lingering connections end on time.
   std::chrono::milliseconds SweepPeriod() const {
+    if (stopping) return kLingerOnShutdown / 10;
     auto shortest = limits.first_request_timeout;
     if (limits.keep_alive_timeout.count() > 0) shortest = std::min(shortest, limits.keep_alive_timeout);
     return std::clamp<std::chrono::milliseconds>(shortest / 4, std::chrono::milliseconds(10),

@@ -9,7 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -200,6 +203,69 @@ TEST(ListeningSocketTest, ARequestSentWhileNoServerAcceptsIsAnsweredByTheNextOne
   EXPECT_EQ(got.status, 200) << got.error;
   EXPECT_EQ(got.body, "second");
   second.Shutdown();
+}
+
+// A raw client connection to 127.0.0.1:port, with a minute's cap on each read.
+int Connect(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const timeval cap{60, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &cap, sizeof(cap));
+  return fd;
+}
+
+void SendRequest(int fd, const std::string& path) {
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+}
+
+// What arrives until `done` says it is whole, or the end of the stream (or an error).
+std::string Receive(int fd, const std::function<bool(const std::string&)>& done) {
+  std::string got;
+  char buffer[4096];
+  while (!done(got)) {
+    const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) break;
+    got.append(buffer, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+// A shutdown costs no client a request: an idle keep-alive connection gets an orderly
+// end of stream (FIN, not a reset), and a connection accepted before the shutdown whose
+// request comes after it began is answered, with Connection: close.
+TEST(ListeningSocketTest, AShutdownEndsIdleConnectionsInOrderAndAnswersAFirstRequestOnItsWay) {
+  HttpServer server({.threads = 2});
+  auto port = server.Listen("127.0.0.1", 0, [](const Request& r) { return Response::Text(200, "path " + r.path); });
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  server.Start();
+  const int idle = Connect(*port);
+  SendRequest(idle, "/first");
+  const std::string first = Receive(idle, [](const std::string& got) { return got.find("path /first") != std::string::npos; });
+  ASSERT_NE(first.find("path /first"), std::string::npos) << first;
+  const int fresh = Connect(*port);
+  const auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (server.open_connections() < 2 && std::chrono::steady_clock::now() < cap) std::this_thread::yield();
+  ASSERT_EQ(server.open_connections(), 2u) << "the fresh connection was never accepted";
+
+  auto stopped = std::async(std::launch::async, [&] { server.Shutdown(std::chrono::seconds(60)); });
+  char byte;
+  errno = 0;
+  EXPECT_EQ(::recv(idle, &byte, 1, 0), 0) << "an orderly end of stream, not " << std::strerror(errno);
+  // The shutdown has begun (the FIN says so): the fresh connection's request now.
+  SendRequest(fresh, "/second");
+  const std::string second = Receive(fresh, [](const std::string&) { return false; });
+  EXPECT_EQ(second.rfind("HTTP/1.1 200", 0), 0u) << second;
+  EXPECT_NE(second.find("Connection: close"), std::string::npos) << second;
+  EXPECT_NE(second.find("path /second"), std::string::npos) << second;
+  stopped.get();
+  EXPECT_EQ(server.open_connections(), 0u);
+  ::close(idle);
+  ::close(fresh);
 }
 
 }  // namespace
