@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <vector>
 #include <fmt/format.h>
 
 namespace cincinnati::http_server {
@@ -76,12 +77,16 @@ Result<std::vector<ListeningSocket>> Inherited(const char* fds, const char* pid)
         fmt::format("{}={} is for another process ({}), not this one ({})", kListenPid, pid, kListenPid, ::getpid()));
   }
   std::string wrong;
+  std::vector<int> listeners;
   for (int fd = kFirstInheritedDescriptor; fd < kFirstInheritedDescriptor + *count; ++fd) {
     const std::string why = WhyNotAListener(fd);
     if (!why.empty()) wrong += fmt::format("{}descriptor {} {}", wrong.empty() ? "" : ", ", fd, why);
+    if (why.empty()) listeners.push_back(fd);
     if (why != "is not open") SetCloseOnExec(fd);
   }
   if (!wrong.empty()) {
+    // The good ones are closed all the same: they would hold the port the caller binds.
+    for (int fd : listeners) ::close(fd);
     return Status::InvalidArgument(fmt::format("{}={}: {}; none is taken", kListenFds, fds, wrong));
   }
   std::vector<ListeningSocket> out;

@@ -12,8 +12,9 @@
 //   an empty list. Set: LISTEN_PID must be this process's id and each of the descriptors
 //   3 .. 3+N-1 a listening TCP socket (SO_ACCEPTCONN, SOCK_STREAM, AF_INET or AF_INET6);
 //   then all of them are taken, in order. Otherwise an error says which rule failed and
-//   none is taken, so that the caller binds instead (one that is this process's is made
-//   close-on-exec, never closed: it may be something else the starter left open). The
+//   none is taken, so that the caller binds instead: with LISTEN_PID this process's, the
+//   listening sockets among them are closed (they would hold the port to bind) and the
+//   others made close-on-exec, never closed (something else the starter left open). The
 //   three variables are removed from the environment in every case, so that no process
 //   started later takes them for its own.
 // - PortOf is the socket's bound local port (0 when it cannot be read).

@@ -24,33 +24,41 @@
 namespace cincinnati::http_server {
 namespace {
 
-// Moves a descriptor (taken over) to 3, where inherited listeners start, not
-// close-on-exec as a starter leaves it, and puts back what the test process had at 3
-// (if anything) at the end.
-class AtDescriptorThree {
+// Moves a descriptor (taken over) to `target` (3, 4: where inherited listeners are),
+// not close-on-exec as a starter leaves it, and puts back what the test process had
+// there (if anything) at the end.
+class AtDescriptor {
  public:
-  explicit AtDescriptorThree(int fd) {
-    if (fd != 3) {
-      saved_ = ::fcntl(3, F_DUPFD_CLOEXEC, 100);
-      EXPECT_EQ(::dup2(fd, 3), 3);
+  AtDescriptor(int target, int fd) : target_(target) {
+    if (fd != target) {
+      saved_ = ::fcntl(target, F_DUPFD_CLOEXEC, 100);
+      EXPECT_EQ(::dup2(fd, target), target);
       ::close(fd);
     }
-    EXPECT_EQ(::fcntl(3, F_SETFD, 0), 0);
+    EXPECT_EQ(::fcntl(target, F_SETFD, 0), 0);
   }
-  ~AtDescriptorThree() {
+  ~AtDescriptor() {
     if (saved_ >= 0) {
-      ::dup2(saved_, 3);
+      ::dup2(saved_, target_);
       ::close(saved_);
     } else {
-      ::close(3);
+      ::close(target_);
     }
   }
-  AtDescriptorThree(const AtDescriptorThree&) = delete;
-  AtDescriptorThree& operator=(const AtDescriptorThree&) = delete;
+  AtDescriptor(const AtDescriptor&) = delete;
+  AtDescriptor& operator=(const AtDescriptor&) = delete;
 
  private:
+  int target_;
   int saved_ = -1;
 };
+
+// A descriptor above the ones the tests place, so that placing one does not overwrite it.
+int High(int fd) {
+  const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 50);
+  ::close(fd);
+  return high;
+}
 
 void SetListenVariables(const std::string& fds, const std::string& pid) {
   ::setenv("LISTEN_FDS", fds.c_str(), 1);
@@ -90,7 +98,7 @@ TEST(ListeningSocketTest, AListenerOfThisProcessIsTakenAndServed) {
   ASSERT_TRUE(bound.ok()) << bound.status().message();
   const uint16_t port = PortOf(*bound);
   ASSERT_GT(port, 0);
-  AtDescriptorThree at_three(bound->release());
+  AtDescriptor at_three(3, bound->release());
   SetListenVariables("1", std::to_string(::getpid()));
 
   auto taken = TakeInheritedListeners();
@@ -114,7 +122,7 @@ TEST(ListeningSocketTest, AListenerOfThisProcessIsTakenAndServed) {
 TEST(ListeningSocketTest, ListenFdsOfAnotherProcessAreRefusedAndLeftAlone) {
   auto bound = BindListeningSocket("127.0.0.1", 0, 16);
   ASSERT_TRUE(bound.ok()) << bound.status().message();
-  AtDescriptorThree at_three(bound->release());
+  AtDescriptor at_three(3, bound->release());
   SetListenVariables("1", std::to_string(::getppid()));
 
   auto taken = TakeInheritedListeners();
@@ -159,7 +167,7 @@ TEST(ListeningSocketTest, ADescriptorThatIsNotAListeningTcpSocketIsRefused) {
                {local, "is not a TCP socket"}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.why);
-    AtDescriptorThree at_three(::fcntl(c.fd, F_DUPFD_CLOEXEC, 0));
+    AtDescriptor at_three(3, ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0));
     SetListenVariables("1", std::to_string(::getpid()));
     auto taken = TakeInheritedListeners();
     ASSERT_FALSE(taken.ok());
@@ -170,6 +178,28 @@ TEST(ListeningSocketTest, ADescriptorThatIsNotAListeningTcpSocketIsRefused) {
     EXPECT_TRUE(ListenVariablesGone());
   }
   for (int fd : {pipe_ends[0], pipe_ends[1], unbound, datagram, local}) ::close(fd);
+}
+
+// One bad descriptor refuses the lot; the good listener among them is closed, so that
+// the port it held is free for the caller to bind.
+TEST(ListeningSocketTest, AListenerRefusedWithABadNeighbourIsClosedAndItsPortFreed) {
+  auto bound = BindListeningSocket("127.0.0.1", 0, 16);
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  const uint16_t port = PortOf(*bound);
+  int pipe_ends[2];
+  ASSERT_EQ(::pipe(pipe_ends), 0);
+  const int listener = High(bound->release()), not_a_socket = High(pipe_ends[0]);
+  AtDescriptor at_three(3, listener);
+  AtDescriptor at_four(4, not_a_socket);
+  SetListenVariables("2", std::to_string(::getpid()));
+  auto taken = TakeInheritedListeners();
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.status().message().find("LISTEN_FDS=2: descriptor 4 is not a socket; none is taken"), std::string::npos)
+      << taken.status().message();
+  EXPECT_LT(::fcntl(3, F_GETFD), 0) << "the listener is closed";
+  EXPECT_GE(::fcntl(4, F_GETFD), 0) << "what is not a listener is left open";
+  EXPECT_TRUE(BindListeningSocket("127.0.0.1", port, 16).ok()) << "the port is free";
+  ::close(pipe_ends[1]);
 }
 
 // The in-process hand-over: the first server releases its listener (open, no longer
