@@ -319,6 +319,16 @@ Result<Served> ServeUntilSignal(agent::Agent& agent, const AgentArgs& a, const s
 Status RunAgent(const AgentArgs& a) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
   spdlog::set_level(a.verbosity <= 0 ? spdlog::level::info : spdlog::level::debug);
+  // First: the new agent of a hand-over was started with its id and its listeners (and
+  // passes them on to nobody; nothing is started before they are close-on-exec); so may
+  // an agent systemd starts, with listeners.
+  const std::string hand_over_id = agent::TakeHandOverId();
+  auto inherited = http_server::TakeInheritedListeners();
+  if (!inherited.ok()) {
+    spdlog::warn("not serving the listening sockets this process was given: {}; binding {} instead",
+                 inherited.status().message(), kube::HostPort(a.api.address, a.api.port));
+    inherited = std::vector<http_server::ListeningSocket>{};
+  }
   CINCINNATI_ASSIGN_OR_RETURN(std::string token, ReadApiToken(a.api));
   if (a.upstream.fetch_timeout_seconds <= 0) {
     return Status::InvalidArgument("--upstream.timeout must be a positive number of seconds");
@@ -326,15 +336,7 @@ Status RunAgent(const AgentArgs& a) {
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<env::FileLock> lock, LockStateDir(a.state_dir));
   agent::AgentOptions options;
   CINCINNATI_RETURN_IF_ERROR(SetAgentOptions(a, options));
-  // The new agent of a hand-over was started with its id and its listeners (and passes
-  // them on to nobody); so may an agent systemd starts, with listeners.
-  options.update.hand_over_id = agent::TakeHandOverId();
-  auto inherited = http_server::TakeInheritedListeners();
-  if (!inherited.ok()) {
-    spdlog::warn("not serving the listening sockets this process was given: {}; binding {} instead",
-                 inherited.status().message(), kube::HostPort(a.api.address, a.api.port));
-    inherited = std::vector<http_server::ListeningSocket>{};
-  }
+  options.update.hand_over_id = hand_over_id;
   HandOverRequest hand_over;
   options.on_hand_over = [&](const std::string& binary, const std::string& id) {
     hand_over.Set(binary, id);
