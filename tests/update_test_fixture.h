@@ -155,9 +155,10 @@ class UpdateTest : public ::testing::Test {
     agent_urls_.push_back(agent->url(""));
     return agent;
   }
-  // A read of the agent's API. During a hand-over no process answers for a moment (the
-  // old one has stopped, the new one not yet started): a reader tries again, as `oc`
-  // would, rather than taking the refused connection for an empty document.
+  // A read of the agent's API. A hand-over refuses no connection (they wait in the
+  // listener's backlog for the new agent), but after a kill -9 or a restart no process
+  // answers for a moment: a reader tries again, as `oc` would, rather than taking the
+  // refused connection for an empty document.
   JsonValue Read(ServiceProcess& agent, const std::string& path) {
     http::Result got;
     WaitFor([&] {

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 
+#include <csignal>
 #include <cstdlib>
 
+#include "agent/successor_process.h"
 #include "env/process.h"
 
 namespace cincinnati::agent {
@@ -12,37 +15,79 @@ namespace {
 
 // The hand-over's id travels to the new agent in its environment (update_progress.h).
 constexpr char kHandOverIdVariable[] = "CINCINNATI_AGENT_HAND_OVER_ID";
+// The old agent's process name, for a new agent run through /proc/self/exe.
+constexpr char kProcessNameVariable[] = "CINCINNATI_AGENT_PROCESS_NAME";
+
+std::string OwnProcessName() {
+  char name[17] = {};  // the kernel's 16 bytes, NUL included
+  if (::prctl(PR_GET_NAME, name, 0, 0, 0) != 0) return "";
+  return name;
+}
+
+std::string Describe(const std::string& binary) { return binary.empty() ? "this binary" : binary; }
 
 }  // namespace
 
-Status HandOverTo(const std::string& binary, const std::vector<std::string>& args, const std::string& id) {
-  const std::vector<std::string> environment = env::EnvironmentWith({{kHandOverIdVariable, id}});
+bool TakesListeners(const std::string& binary) {
+  env::SpawnOptions options;
+  options.program = binary;
+  options.argv = {binary, "agent", "--help"};
+  options.stdin_to = env::Redirect::DevNull();
+  options.stdout_to = env::Redirect::Capture();
+  options.stderr_to = env::Redirect::DevNull();
+  options.own_process_group = true;  // what it starts is stopped with it
+  auto help = env::Process::Spawn(options);
+  if (!help.ok()) return false;
+  std::string text;
+  // A cap, not a wait: a binary that does not answer --help at once is not one of ours.
+  if (!(*help)->DrainOutput(std::chrono::seconds(10), [&](std::string_view piece) { text.append(piece); })) {
+    (*help)->SignalGroup(SIGKILL);
+  }
+  (*help)->Wait();
+  return text.find("LISTEN_FDS") != std::string::npos;
+}
+
+Status HandOverTo(const std::string& binary, const std::vector<std::string>& args, const std::string& id,
+                  std::vector<http_server::ListeningSocket> listeners) {
+  if (!binary.empty() && !listeners.empty() && !TakesListeners(binary)) {
+    // An older agent binds its port: closed, the socket no longer holds it.
+    spdlog::warn("handing over to {}, which does not take listening sockets (LISTEN_FDS): its port is closed until it binds it",
+                 binary);
+    listeners.clear();
+  }
   // /proc/self/exe runs this very binary, even when its file was replaced or removed.
-  const std::string path = binary.empty() ? "/proc/self/exe" : binary;
+  const std::string self_path = "/proc/self/exe";
+  const std::string path = binary.empty() ? self_path : binary;
+  const std::string name = OwnProcessName();
+  const std::vector<std::string> self_environment =
+      env::EnvironmentWith({{kHandOverIdVariable, id}, {kProcessNameVariable, name}});
+  const std::vector<std::string> environment =
+      binary.empty() ? self_environment : env::EnvironmentWith({{kHandOverIdVariable, id}});
+  std::vector<int> fds;
+  for (const auto& listener : listeners) fds.push_back(listener.fd());
   if (env::SelfPid() == 1) {
     // A container's first process: its exit would end the container, the new agent
     // with it. It becomes the new agent instead.
-    spdlog::info("handing over to {} in place (this is process 1)", binary.empty() ? "this binary" : binary);
-    const Status exec = env::ExecInPlace(path, args, environment);
+    spdlog::info("handing over to {} in place (this is process 1), with {} listening socket(s)", Describe(binary), fds.size());
+    const Status exec = ExecWithListeners(path, args, environment, fds, kApiListenerName);
     spdlog::error("handing over: cannot run {} in place ({})", path, exec.message());
   }
-  env::SpawnOptions options;
-  options.program = path;  // argv[0] stays the command line's own
-  options.argv = args;
-  options.environment = environment;
-  options.own_session = true;
-  auto spawned = env::Process::Spawn(options);
-  if (spawned.ok()) {
-    spdlog::info("handed over to {} (pid {})", binary.empty() ? "this binary" : binary, (*spawned)->pid());
+  auto started = StartWithListeners(path, args, environment, fds, kApiListenerName);
+  if (started.ok()) {
+    spdlog::info("handed over to {} (pid {}), with {} listening socket(s)", Describe(binary), *started, fds.size());
     return Status::OK();
   }
-  const std::string spawn_error(spawned.status().message());
-  spdlog::error("handing over: cannot start {} ({}); this process becomes the new agent", path, spawn_error);
-  const Status exec = env::ExecInPlace("/proc/self/exe", args, environment);
-  return Status::IoError(fmt::format("handing over to {}: {}; and exec of this binary: {}", path, spawn_error, exec.message()));
+  const std::string start_error(started.status().message());
+  spdlog::error("handing over: cannot start {} ({}); this process becomes the new agent", path, start_error);
+  const Status exec = ExecWithListeners(self_path, args, self_environment, fds, kApiListenerName);
+  return Status::IoError(fmt::format("handing over to {}: {}; and exec of this binary: {}", path, start_error, exec.message()));
 }
 
 std::string TakeHandOverId() {
+  if (const char* name = std::getenv(kProcessNameVariable)) {
+    if (*name) ::prctl(PR_SET_NAME, name, 0, 0, 0);  // a name the kernel cuts to 15 bytes
+    ::unsetenv(kProcessNameVariable);
+  }
   const char* id = std::getenv(kHandOverIdVariable);
   if (!id) return "";
   std::string out = id;

@@ -24,6 +24,7 @@
 #include "kube/api_access.h"
 #include "kube/status_document.h"
 #include "http_server/http_server.h"
+#include "http_server/listening_socket.h"
 
 namespace cincinnati::cli {
 namespace {
@@ -254,8 +255,32 @@ class HandOverRequest {
   std::optional<std::pair<std::string, std::string>> to_;
 };
 
-// Serves the agent's API and runs the agent until SIGTERM or SIGINT; the port it bound.
-Result<uint16_t> ServeUntilSignal(agent::Agent& agent, const AgentArgs& a, const std::string& token) {
+// The API's listeners: the sockets this process was given (by the agent it takes over
+// from, or by systemd), else one bound on --listen and --port. Its port.
+Result<uint16_t> ListenForApi(http_server::HttpServer& http, const ApiArgs& api,
+                              std::vector<http_server::ListeningSocket> inherited, http_server::AsyncHandler handler) {
+  if (inherited.empty()) return http.ListenAsync(api.address, api.port, std::move(handler));
+  const size_t count = inherited.size();
+  uint16_t first = 0;
+  for (auto& socket : inherited) {
+    CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.ListenAsyncOn(std::move(socket), handler));
+    if (first == 0) first = port;
+  }
+  spdlog::info("API on {} listening socket(s) this process was given (port {}); --listen and --port are not bound", count,
+               first);
+  return first;
+}
+
+// What serving ended with: the API's port, and its listeners when a hand-over takes
+// them (open, no longer accepting).
+struct Served {
+  uint16_t port = 0;
+  std::vector<http_server::ListeningSocket> listeners;
+};
+
+// Serves the agent's API and runs the agent until SIGTERM or SIGINT, or a hand-over.
+Result<Served> ServeUntilSignal(agent::Agent& agent, const AgentArgs& a, const std::string& token,
+                                std::vector<http_server::ListeningSocket> inherited, HandOverRequest& hand_over) {
   http_server::ServerLimits limits;
   limits.max_body_bytes = size_t{1} << 20;
   limits.threads = 2;
@@ -264,9 +289,11 @@ Result<uint16_t> ServeUntilSignal(agent::Agent& agent, const AgentArgs& a, const
   http.CatchSignals();
   agent::ClusterVersionWatches watches([&] { return agent.ClusterVersionJson(); }, agent.resource_version());
   agent.OnSaved([&](int64_t resource_version) { watches.Changed(resource_version); });
-  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, http.ListenAsync(a.api.address, a.api.port, [&](const http_server::Request& r, auto respond) {
+  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port,
+                              ListenForApi(http, a.api, std::move(inherited), [&](const http_server::Request& r, auto respond) {
                                 agent::ServeAgentApi(agent, watches, r, token, std::move(respond));
                               }));
+  Served served{port, {}};
   if (!a.api.ports_file.empty()) {
     CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(a.api.ports_file, fmt::format("main={}\nstatus={}\n", port, port)));
   }
@@ -275,17 +302,33 @@ Result<uint16_t> ServeUntilSignal(agent::Agent& agent, const AgentArgs& a, const
   std::cerr << fmt::format("cincinnati agent: API on http://{}/apis/config.openshift.io/v1/clusterversions/version, "
                            "state in {}\n",
                            kube::HostPort(a.api.address, port), a.state_dir);
-  http.WaitForSignal(std::chrono::seconds(10), [&] { watches.EndAll(); });  // a waiting watch holds no shutdown
+  http.WaitForSignal(std::chrono::seconds(10), [&] {
+    // A hand-over's new agent takes the listeners over: from now on connections wait in
+    // their backlog for it. The watches end with a whole (empty) answer and their
+    // clients watch again there; requests under way finish here.
+    if (hand_over.Get()) served.listeners = http.ReleaseListeners();
+    watches.EndAll();  // a waiting watch holds no shutdown
+  });
   loop.request_stop();
   agent.Wake();
   loop.join();
   agent.OnSaved(nullptr);  // the watches end with this scope
-  return port;
+  return served;
 }
 
 Status RunAgent(const AgentArgs& a) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
   spdlog::set_level(a.verbosity <= 0 ? spdlog::level::info : spdlog::level::debug);
+  // First: the new agent of a hand-over was started with its id and its listeners (and
+  // passes them on to nobody; nothing is started before they are close-on-exec); so may
+  // an agent systemd starts, with listeners.
+  const std::string hand_over_id = agent::TakeHandOverId();
+  auto inherited = http_server::TakeInheritedListeners();
+  if (!inherited.ok()) {
+    spdlog::warn("not serving the listening sockets this process was given: {}; binding {} instead",
+                 inherited.status().message(), kube::HostPort(a.api.address, a.api.port));
+    inherited = std::vector<http_server::ListeningSocket>{};
+  }
   CINCINNATI_ASSIGN_OR_RETURN(std::string token, ReadApiToken(a.api));
   if (a.upstream.fetch_timeout_seconds <= 0) {
     return Status::InvalidArgument("--upstream.timeout must be a positive number of seconds");
@@ -293,8 +336,7 @@ Status RunAgent(const AgentArgs& a) {
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<env::FileLock> lock, LockStateDir(a.state_dir));
   agent::AgentOptions options;
   CINCINNATI_RETURN_IF_ERROR(SetAgentOptions(a, options));
-  // The new agent of a hand-over was started with its id (and passes it on to nobody).
-  options.update.hand_over_id = agent::TakeHandOverId();
+  options.update.hand_over_id = hand_over_id;
   HandOverRequest hand_over;
   options.on_hand_over = [&](const std::string& binary, const std::string& id) {
     hand_over.Set(binary, id);
@@ -302,12 +344,14 @@ Status RunAgent(const AgentArgs& a) {
   };
   auto store = std::make_shared<agent::FileObjectStore>(a.state_dir);
   CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent, agent::Agent::Open(store, options));
-  CINCINNATI_ASSIGN_OR_RETURN(uint16_t port, ServeUntilSignal(*agent, a, token));
+  CINCINNATI_ASSIGN_OR_RETURN(Served served, ServeUntilSignal(*agent, a, token, std::move(inherited).value(), hand_over));
   if (auto to = hand_over.Get()) {
-    // The port is free again (the server shut down and closed it) and the state
-    // directory is unlocked: the new agent binds and locks them.
+    // Requests are done and the state directory is unlocked: the new agent locks it and
+    // serves the listeners, the connections waiting in their backlog first. --port is
+    // the bound one, in case it has to bind.
     lock->Release();
-    CINCINNATI_RETURN_IF_ERROR(agent::HandOverTo(to->first, HandOverArguments(port), to->second));
+    CINCINNATI_RETURN_IF_ERROR(agent::HandOverTo(to->first, HandOverArguments(served.port), to->second,
+                                                 std::move(served.listeners)));
   }
   return Status::OK();
 }
@@ -481,7 +525,11 @@ void AddPollFlags(CLI::App& cmd, UpstreamArgs& u, PrometheusArgs& p) {
 // --listen, --port and --token-file: the agent's API.
 void AddApiFlags(CLI::App& cmd, ApiArgs& api) {
   cmd.add_option("--listen", api.address, "API address: an IP address or localhost (non-loopback needs --token-file)")->type_name("ADDRESS")->capture_default_str();
-  cmd.add_option("--port", api.port, "API port (0: any free port)")->type_name("PORT")->capture_default_str();
+  cmd.add_option("--port", api.port,
+                 "API port (0: any free port). Listening sockets given as systemd's socket activation gives them "
+                 "(LISTEN_FDS, LISTEN_PID; as a hand-over's new agent gets the old one's) are served instead")
+      ->type_name("PORT")
+      ->capture_default_str();
   cmd.add_option("--token-file", api.token_file, "Bearer token every API request must carry")->type_name("PATH");
 }
 

@@ -5,9 +5,22 @@
 // bounds the request head (line + headers) and body, the time to receive the first
 // request on a connection and the idle time between requests, and the number of open
 // connections. Keep-alive is on unless disabled. HEAD is answered like GET without a
-// body. Shutdown() stops accepting, closes idle connections, lets in-flight requests
+// body. Shutdown() stops accepting, ends idle connections, lets in-flight requests
 // finish (their connections then close) and returns when all are done or the grace
 // period ends.
+//
+// Shutting down never costs a client a request it could not retry: a connection
+// accepted but not yet read from is given half a second (within its own first request
+// time-out) for its request, which is answered; an idle keep-alive connection whose
+// next request has already come is answered too, with Connection: close; any other
+// idle one is half-closed (FIN), and read from until the client closes it (at most a
+// quarter second), so that a request crossing the FIN meets an orderly end of stream,
+// which clients retry on a new connection, rather than a reset.
+//
+// Listeners: Listen binds; ListenOn serves a socket this process was given (by systemd,
+// or by the process it takes over from: listening_socket.h). ReleaseListeners stops
+// accepting without closing them and hands them to the caller, to pass on: connections
+// that arrive meanwhile wait in the kernel's backlog for the next server.
 #pragma once
 
 #include <atomic>
@@ -15,9 +28,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "http_server/http_types.h"
+#include "http_server/listening_socket.h"
 
 namespace cincinnati::http_server {
 
@@ -49,6 +64,15 @@ class HttpServer {
   // before Start().
   Result<uint16_t> Listen(const std::string& address, uint16_t port, Handler handler);
   Result<uint16_t> ListenAsync(const std::string& address, uint16_t port, AsyncHandler handler);
+  // Serves an already listening socket (taken over: closed with the server) and returns
+  // its port. Call before Start().
+  Result<uint16_t> ListenOn(ListeningSocket socket, Handler handler);
+  Result<uint16_t> ListenAsyncOn(ListeningSocket socket, AsyncHandler handler);
+  // Stops accepting and gives the listening sockets, open and still listening, to the
+  // caller (none after Shutdown, or when called twice). Connections accepted before are
+  // served as before; Shutdown then ends them without touching the sockets. Call from a
+  // thread of the caller's, never from a handler.
+  std::vector<ListeningSocket> ReleaseListeners();
   // How the server words the answers it gives itself (400, 413, 431) instead of a
   // handler: plain text unless set (the agent's and operator's APIs answer Kubernetes
   // Status documents). Call before Start().

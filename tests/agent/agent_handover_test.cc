@@ -327,7 +327,11 @@ TEST_F(UpdateTest, AsProcessOneTheAgentHandsOverInPlace) {
     const JsonValue object = Json(Get(api + kOperators + "ingress").body);
     return TextOf(At(object, {"metadata", "annotations", "agent.cincinnati.openshift.io/desired-version"})) == "4.1.1";
   }, kPatience)) << agent.log();
-  EXPECT_NE(agent.log().find("in place (this is process 1)"), std::string::npos) << agent.log();
+  EXPECT_NE(agent.log().find("in place (this is process 1), with 1 listening socket(s)"), std::string::npos) << agent.log();
+  for (pid_t pid : ProcessesWithArgument((state_ / "agent").string())) {
+    if (pid == agent.pid()) continue;  // unshare itself
+    EXPECT_EQ(testing::ReadFile(fmt::format("/proc/{}/comm", pid)), "cincinnati\n") << "the name survives the exec in place";
+  }
   EXPECT_TRUE(agent.running()) << "the container lives on";
   EXPECT_EQ(AgentPid(api), 1);
   // Stopped as a container runtime stops it: SIGTERM to its first process.
