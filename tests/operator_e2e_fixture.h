@@ -179,6 +179,12 @@ class OperatorE2ETest : public ::testing::Test {
                 std::string("apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: ") + name +
                     "\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n");
     }
+    if (agents_hand_over_) {  // the agent's own manifest: applied first, then the agent hands over to its successor
+      WriteFile(manifests_ / "0000_00_cluster-version-operator_01_config.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: agent-config\n  namespace: openshift-cluster-version\n"
+                "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n"
+                "data:\n  release: '{{.ReleaseImage}}'\n");
+    }
     for (const char* v : {"4.1.0", "4.1.1"}) {
       auto pushed = testing::RunCincinnati(
           std::string("release new --version ") + v + (std::string(v) == "4.1.1" ? " --previous 4.1.0" : "") +
@@ -252,6 +258,21 @@ class OperatorE2ETest : public ::testing::Test {
         "--rollout-seconds", "0.3"}));
     clusters_.push_back(std::move(c));
     return *clusters_.back();
+  }
+
+  // An agent's successor after a hand-over runs in its own session: the test started
+  // only its predecessor, so the one answering at the agent's address is stopped here.
+  void TearDown() override {
+    if (!agents_hand_over_) return;
+    for (const auto& c : clusters_) {
+      const JsonValue progress = Json(Get(c->agent->url("/apis/agent.cincinnati.openshift.io/v1/updateprogress")).body);
+      const JsonValue& pid = At(progress, {"agentPid"});
+      if (!pid.is_number()) continue;
+      const pid_t answering = static_cast<pid_t>(kube::IntegerOf(pid).value_or(0));
+      if (answering <= 0 || answering == c->agent->pid()) continue;
+      ::kill(answering, SIGTERM);
+      WaitFor([&] { return ::kill(answering, 0) != 0; }, 30s);
+    }
   }
 
   // Waits until the cluster offers 4.1.1 and its components registered.
@@ -354,6 +375,7 @@ class OperatorE2ETest : public ::testing::Test {
   std::string alertmanager_extra_;  // more keys of the alertmanager settings, e.g. ", clusterLabel: cluster"
   std::string last_extra_config_;
   std::vector<std::string> last_extra_args_;
+  bool agents_hand_over_ = false;  // the releases carry the agent's own manifest (set before SetUp)
 };
 
 

@@ -7,7 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 
-#include "agent/successor_process.h"
+#include "env/listener_passing.h"
 #include "env/process.h"
 
 namespace cincinnati::agent {
@@ -69,17 +69,17 @@ Status HandOverTo(const std::string& binary, const std::vector<std::string>& arg
     // A container's first process: its exit would end the container, the new agent
     // with it. It becomes the new agent instead.
     spdlog::info("handing over to {} in place (this is process 1), with {} listening socket(s)", Describe(binary), fds.size());
-    const Status exec = ExecWithListeners(path, args, environment, fds, kApiListenerName);
+    const Status exec = env::ExecWithListeners(path, args, environment, fds, kApiListenerName);
     spdlog::error("handing over: cannot run {} in place ({})", path, exec.message());
   }
-  auto started = StartWithListeners(path, args, environment, fds, kApiListenerName);
+  auto started = env::StartWithListeners(path, args, environment, fds, kApiListenerName);
   if (started.ok()) {
     spdlog::info("handed over to {} (pid {}), with {} listening socket(s)", Describe(binary), *started, fds.size());
     return Status::OK();
   }
   const std::string start_error(started.status().message());
   spdlog::error("handing over: cannot start {} ({}); this process becomes the new agent", path, start_error);
-  const Status exec = ExecWithListeners(self_path, args, self_environment, fds, kApiListenerName);
+  const Status exec = env::ExecWithListeners(self_path, args, self_environment, fds, kApiListenerName);
   return Status::IoError(fmt::format("handing over to {}: {}; and exec of this binary: {}", path, start_error, exec.message()));
 }
 

@@ -18,7 +18,7 @@
 //   started, this process execs the new agent in place, with the listeners passed the
 //   same way (LISTEN_PID is then this pid, which exec keeps); an error means that
 //   failed too.
-// - Why a fork of our own (successor_process.h) rather than posix_spawn: LISTEN_PID must
+// - Why a fork of our own (env/listener_passing.h) rather than posix_spawn: LISTEN_PID must
 //   be the new process's pid, which only the child knows before its exec; systemd sets
 //   it the same way. The new agent thus takes the sockets by the standard rule (LISTEN_PID
 //   is mine), with no special case for hand-overs, and a stray LISTEN_FDS meant for

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "agent/hand_over.h"
-#include "agent/successor_process.h"
+#include "env/listener_passing.h"
 #include "env/process.h"
 #include "http_server/listening_socket.h"
 #include "service_util.h"
@@ -43,7 +43,7 @@ class ActivatedAgent {
                                      (testing::Examples() / "ocp-4x/releases/4.12.3-amd64.json").string(),
                                      "--channel", "stable-4.13", "--upstream", "http://127.0.0.1:1/graph", "--port", "0",
                                      "--testing.ports_file", (dir_ / "ports").string()};
-    auto started = StartWithListeners("/bin/sh", argv, env::EnvironmentWith({}), listeners, "api");
+    auto started = env::StartWithListeners("/bin/sh", argv, env::EnvironmentWith({}), listeners, "api");
     EXPECT_TRUE(started.ok()) << started.status().message();
     pid_ = started.ok() ? *started : -1;
   }

@@ -1,6 +1,9 @@
-// The start of a hand-over's new agent with the listening sockets it takes over, passed
-// the way systemd's socket activation passes them (http_server/listening_socket.h takes
-// them on the other side).
+// Listener passing: starting a process with listening sockets it takes over, passed the
+// way systemd's socket activation passes them (the agent's hand-over gives its API's
+// socket to its successor; http_server/listening_socket.h takes them on the other side).
+// It lives with the environment layer because it forks and execs itself: LISTEN_PID must
+// be the new process's own pid, known only in the child between fork and exec, and
+// env::Process (posix_spawn) closes every descriptor from 3 on.
 //
 // Contract:
 // - StartWithListeners starts `path` with `argv` (argv[0] included) and `environment`
@@ -27,7 +30,7 @@
 
 #include "core/status.h"
 
-namespace cincinnati::agent {
+namespace cincinnati::env {
 
 inline constexpr size_t kMostListeners = 16;
 
@@ -39,4 +42,4 @@ Status ExecWithListeners(const std::string& path, const std::vector<std::string>
                          const std::vector<std::string>& environment, const std::vector<int>& listeners,
                          const std::string& listener_name);
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::env

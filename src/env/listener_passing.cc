@@ -1,4 +1,4 @@
-#include "agent/successor_process.h"
+#include "env/listener_passing.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-namespace cincinnati::agent {
+namespace cincinnati::env {
 namespace {
 
 constexpr char kListenPidPrefix[] = "LISTEN_PID=";
@@ -158,4 +158,4 @@ Status ExecWithListeners(const std::string& path, const std::vector<std::string>
   return Status::IoError(fmt::format("{}: {}", path, std::strerror(error)));
 }
 
-}  // namespace cincinnati::agent
+}  // namespace cincinnati::env
