@@ -250,11 +250,20 @@ std::string SleepingHook(const std::filesystem::path& pids) {
          "; wait\", timeout: 600}\n";
 }
 
+// prod-1's UpgradeConfig, due now, with a capacity reservation (so its hook runs).
+void WriteReservingConfig(const std::filesystem::path& configs) {
+  testing::WriteFile(configs / "prod-1.yaml",
+                     "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nmetadata:\n  name: managed-upgrade-config\n"
+                     "spec:\n  type: OSD\n  upgradeAt: \"" + Rfc3339(std::chrono::system_clock::now() - 1min) +
+                         "\"\n  PDBForceDrainTimeout: 60\n  capacityReservation: true\n  desired:\n    version: \"4.1.1\"\n"
+                         "    channel: stable-4.1\n");
+}
+
 // kill -9 of the operator while its hook runs: the hook's shell and its child go too.
 TEST_F(OperatorE2ETest, AHookDiesWithItsOperatorEvenOnKillDashNine) {
   const std::filesystem::path pids = dir_ / "hook.pids";
   WaitUntilOffered(AddCluster("prod-1"));
-  WriteUpgradeConfig("prod-1", "4.1.1", std::chrono::system_clock::now() - 1min);
+  WriteReservingConfig(configs_.path());
   StartOperator(SleepingHook(pids));
   ASSERT_TRUE(testing::WaitFor([&] { return HookPids(pids).size() == 2; }, 90s)) << operator_->log();
   const std::vector<pid_t> hook = HookPids(pids);
@@ -274,7 +283,7 @@ TEST_F(OperatorE2ETest, ALeaderThatStepsDownKillsItsRunningHook) {
   ASSERT_TRUE(pg.ready()) << pg.log();
   const std::filesystem::path pids = dir_ / "hook.pids";
   WaitUntilOffered(AddCluster("prod-1"));
-  WriteUpgradeConfig("prod-1", "4.1.1", std::chrono::system_clock::now() - 1min);
+  WriteReservingConfig(configs_.path());
   ServiceProcess leader("upgrade-operator", OperatorArgs(SleepingHook(pids), {}, {"--state.postgres", pg.url(), "--replica-name", "replica-1"}));
   ASSERT_TRUE(leader.running()) << leader.log();
   ASSERT_TRUE(testing::WaitFor([&] { return HookPids(pids).size() == 2; }, 90s)) << leader.log();
