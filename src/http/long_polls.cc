@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <condition_variable>
+#include <algorithm>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -120,6 +122,8 @@ struct LongPolls::Impl {
   mutable std::mutex mu;
   std::condition_variable idle;                   // without a multi handle only
   std::list<std::unique_ptr<Transfer>> incoming;  // started, not yet added (under mu)
+  // Started with a delay, by the time they are sent (the polling thread's only).
+  std::multimap<std::chrono::steady_clock::time_point, std::unique_ptr<Transfer>> delayed;
   std::list<std::unique_ptr<Transfer>> active;    // the polling thread's only
   size_t running = 0;                             // under mu
   bool stopping = false;                          // under mu
@@ -135,7 +139,22 @@ void LongPolls::Impl::Loop() {
       added.splice(added.end(), incoming);
       stop = stopping;
     }
+    const auto now = std::chrono::steady_clock::now();
     for (auto& t : added) {
+      if (t && t->poll.delay.count() > 0 && !stop) delayed.emplace(now + t->poll.delay, std::move(t));
+    }
+    added.remove(nullptr);
+    while (!delayed.empty() && (stop || delayed.begin()->first <= now)) {
+      added.push_back(std::move(delayed.begin()->second));
+      delayed.erase(delayed.begin());
+    }
+    for (auto& t : added) {
+      if (stop) {  // never sent
+        t->result.error_kind = ErrorKind::kCancelled;
+        t->result.error = fmt::format("request for url ({}) cancelled", t->poll.url);
+        ended.push_back(std::move(t));
+        continue;
+      }
       if (!multi || !Configure(*t)) {
         t->result.error_kind = ErrorKind::kTransport;
         t->result.error = fmt::format("cannot start a request for url ({})", t->poll.url);
@@ -185,10 +204,20 @@ void LongPolls::Impl::Loop() {
     }
     if (stop) return;
     if (multi) {
-      curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+      int wait_ms = 1000;
+      if (!delayed.empty()) {
+        const auto until = std::chrono::ceil<std::chrono::milliseconds>(delayed.begin()->first - std::chrono::steady_clock::now());
+        wait_ms = static_cast<int>(std::clamp<int64_t>(until.count(), 0, wait_ms));
+      }
+      curl_multi_poll(multi, nullptr, 0, wait_ms, nullptr);
     } else {  // no multi handle: every poll fails at once; wait for the next one
       std::unique_lock lock(mu);
-      idle.wait(lock, [&] { return stopping || !incoming.empty(); });
+      auto woken = [&] { return stopping || !incoming.empty(); };
+      if (delayed.empty()) {
+        idle.wait(lock, woken);
+      } else {
+        idle.wait_until(lock, delayed.begin()->first, woken);
+      }
     }
   }
 }

@@ -1,6 +1,11 @@
 #include "operator/agent_client.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
 
 #include "config_api/cluster_version.h"
 #include "kube/api_access.h"
@@ -147,28 +152,83 @@ Result<AgentSnapshot> HttpUpdateAgent::Snapshot() {
   return snapshot;
 }
 
+namespace {
+
+// The watch's answer, read: the resourceVersion of the object in an event, or of the
+// plain object an agent without watches answers (nullopt: no object, an empty answer at
+// the watch's deadline included).
+std::optional<int64_t> AnsweredVersion(const std::string& body) {
+  if (body.empty()) return std::nullopt;
+  auto answer = kube::ParseJson(body, size_t{16} << 20);
+  if (!answer.ok() || !answer->is_object()) return std::nullopt;
+  const JsonValue* object = FindMember(*answer, "type") ? FindMember(*answer, "object") : &*answer;
+  if (!object || !object->is_object()) return std::nullopt;
+  auto cv = config_api::FromJson(*object, config_api::ReadAs::kPeer);
+  if (!cv.ok()) return std::nullopt;
+  return cv->resource_version;
+}
+
+// A connection that failed or an agent that answers 5xx (restarting, or behind a proxy
+// while it restarts): the watch is tried again. Other answers end it.
+bool Broken(const http::Result& got) {
+  if (!got.error.empty()) return got.error_kind != http::ErrorKind::kCancelled;
+  return got.status >= 500;
+}
+
+}  // namespace
+
+struct HttpUpdateAgent::WatchAttempt {
+  AgentEndpoint endpoint;
+  int64_t seen = 0;
+  std::chrono::steady_clock::time_point deadline;
+  std::chrono::milliseconds backoff{0};  // before the next try after a break
+  int breaks = 0;
+  std::function<void(bool changed)> done;
+};
+
 bool HttpUpdateAgent::Watch(int64_t seen, std::chrono::seconds timeout, std::function<void(bool changed)> done) {
   if (!endpoint_.watches || seen < 0) return false;
+  auto attempt = std::make_shared<WatchAttempt>();
+  attempt->endpoint = endpoint_;
+  attempt->seen = seen;
+  attempt->deadline = std::chrono::steady_clock::now() + timeout;
+  attempt->done = std::move(done);
+  return Try(std::move(attempt), std::chrono::milliseconds(0));
+}
+
+bool HttpUpdateAgent::Try(std::shared_ptr<WatchAttempt> attempt, std::chrono::milliseconds delay) {
+  const AgentEndpoint& e = attempt->endpoint;
+  const auto left = std::chrono::ceil<std::chrono::seconds>(attempt->deadline - std::chrono::steady_clock::now() - delay);
+  const auto timeout = std::clamp(left, std::chrono::seconds(1), std::chrono::seconds(300));
   http::LongPolls::Poll poll;
-  poll.url = fmt::format("{}{}?watch=true&resourceVersion={}&timeoutSeconds={}", endpoint_.url, kClusterVersion, seen, timeout.count());
-  poll.ca_path = endpoint_.ca_path;
+  poll.url = fmt::format("{}{}?watch=true&resourceVersion={}&timeoutSeconds={}", e.url, kClusterVersion, attempt->seen, timeout.count());
+  poll.ca_path = e.ca_path;
   poll.timeout = timeout + std::chrono::seconds(10);  // the agent answers at `timeout`
-  if (!endpoint_.token_file.empty()) {
-    auto token = kube::ReadTokenFile(endpoint_.token_file, "the token file");
+  poll.delay = delay;
+  if (!e.token_file.empty()) {
+    auto token = kube::ReadTokenFile(e.token_file, "the token file");
     if (!token.ok()) return false;
     poll.headers.push_back("Authorization: Bearer " + *token);
   }
-  endpoint_.watches->Start(std::move(poll), [seen, done = std::move(done)](http::Result got) {
-    bool changed = false;
-    if (got.ok() && !got.body.empty()) {
-      auto event = kube::ParseJson(got.body, size_t{16} << 20);
-      const JsonValue* object = event.ok() && event->is_object() && FindMember(*event, "type") ? FindMember(*event, "object") : nullptr;
-      if (object && object->is_object()) {
-        auto cv = config_api::FromJson(*object, config_api::ReadAs::kPeer);
-        changed = cv.ok() && cv->resource_version != seen;
-      }
+  e.watches->Start(std::move(poll), [attempt](http::Result got) {
+    if (!Broken(got)) {
+      if (attempt->breaks > 0) spdlog::info("the watch of {} is back after {} break(s)", attempt->endpoint.url, attempt->breaks);
+      // A reconnected watch answers at once when the object moved during the break.
+      const std::optional<int64_t> version = got.ok() ? AnsweredVersion(got.body) : std::nullopt;
+      attempt->done(version && *version != attempt->seen);
+      return;
     }
-    done(changed);
+    ++attempt->breaks;
+    const auto delay = attempt->backoff;
+    attempt->backoff = std::min(attempt->backoff.count() == 0 ? kFirstBackoff : attempt->backoff * 2, kLongestBackoff);
+    const bool in_time = std::chrono::steady_clock::now() + delay < attempt->deadline;
+    const std::string why = got.error.empty() ? fmt::format("HTTP {}", got.status) : got.error;
+    if (attempt->breaks == 1) {
+      spdlog::info("the watch of {} broke ({}){}", attempt->endpoint.url, why, in_time ? ": watching again at once, then backing off" : "");
+    } else {
+      spdlog::debug("the watch of {} broke again ({})", attempt->endpoint.url, why);
+    }
+    if (!in_time || !Try(attempt, delay)) attempt->done(false);
   });
   return true;
 }

@@ -11,10 +11,16 @@
 // Thread-safe (no mutable state); never throws; errors name the agent's URL.
 //
 // Watch() uses the agent's watch of its ClusterVersion (one event, then the watch ends)
-// so that an operator hears of a change at once without polling.
+// so that an operator hears of a change at once without polling. A watch that breaks
+// (the connection fails or resets, the agent answers 5xx: it hands over to its successor
+// during its own update) is opened again at once, then after 50 ms doubling to 2 s
+// between tries (LongPolls' delay, no thread), from the same resourceVersion until the
+// watch's time is up: the agent answers a watch at once when its object moved meanwhile,
+// so a change hidden by the break is reported as soon as the agent is back.
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -39,10 +45,16 @@ class HttpUpdateAgent : public UpdateAgent {
   Status SetDesiredUpdate(const std::string& version, const std::string& image) override;
   // GET .../clusterversions/version?watch=true&resourceVersion=N&timeoutSeconds=T on
   // `watches` (agent_api.h); an answer that is not a watch event (an agent without
-  // watches answers the plain object) is no change.
+  // watches answers the plain object) is a change when its resourceVersion is not N.
+  // `done(false)`: the watch's time ran out, or it stayed broken that long.
   bool Watch(int64_t seen, std::chrono::seconds timeout, std::function<void(bool changed)> done) override;
 
+  static constexpr std::chrono::milliseconds kFirstBackoff{50};
+  static constexpr std::chrono::milliseconds kLongestBackoff{2000};
+
  private:
+  struct WatchAttempt;
+  static bool Try(std::shared_ptr<WatchAttempt> attempt, std::chrono::milliseconds delay);
   AgentEndpoint endpoint_;
 };
 

@@ -26,6 +26,23 @@ std::string ErrorText(const std::string& body) {
   return text;
 }
 
+// curl's words for a request that never left: no connection was made.
+bool NeverSent(const std::string& error) {
+  for (const char* said : {"Failed to connect", "Couldn't connect", "Could not connect", "Could not resolve", "Couldn't resolve",
+                           "Connection refused", "cannot start a request"}) {
+    if (error.find(said) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// What a failed exchange is known to have done. A GET changes nothing; a command that
+// got no answer may still have been delivered and applied (the peer or this process
+// paused, a reset after the request was sent), so it is not called a failure to send.
+std::string NoAnswer(const std::string& method, const std::string& url, const std::string& error) {
+  if (method == "GET" || method == "HEAD" || NeverSent(error)) return fmt::format("{} {}: {}", method, url, error);
+  return fmt::format("{} {}: no answer, the request may have been delivered (its outcome is unknown): {}", method, url, error);
+}
+
 }  // namespace
 
 Result<std::string> CallPeer(const HttpPeer& peer, const std::string& method, const std::string& url, const std::string& body,
@@ -44,7 +61,7 @@ Result<std::string> CallPeer(const HttpPeer& peer, const std::string& method, co
     options.headers.push_back("Authorization: Bearer " + *token);
   }
   http::Result got = http::Request(url, options);
-  if (!got.error.empty()) return Status::IoError(fmt::format("{} {}: {}", method, url, got.error));
+  if (!got.error.empty()) return Status::IoError(NoAnswer(method, url, got.error));
   if (!got.ok()) {
     const std::string text = ErrorText(got.body);
     return Status::IoError(fmt::format("{} {}: HTTP {}{}", method, url, got.status, text.empty() ? "" : ": " + text));

@@ -2,7 +2,10 @@
 // Alertmanager, a webhook): the bearer token read from its file on every call (rotated
 // tokens work without a restart), extra CA certificates, a timeout. A non-2xx answer is
 // an error naming the method, URL and status, with the message of a Kubernetes Status
-// document, a Prometheus/Alertmanager error document or the start of a text body.
+// document, a Prometheus/Alertmanager error document or the start of a text body. A
+// command (not GET) that got no answer after its connection was made is an error that
+// says so: it may have been delivered, its outcome is unknown (the caller reads the peer
+// again rather than assume it failed).
 // Thread-safe; never throws.
 #pragma once
 

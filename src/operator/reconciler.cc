@@ -158,6 +158,7 @@ PassResult Reconcile(UpgradeConfig& config, const ClusterPorts& ports, PassConte
     PassResult result;
     result.error = agent.status();
     result.note = "the cluster's agent cannot be read";
+    result.agent_unreachable = agent.status().code() == Status::Code::kIoError;
     return result;
   }
   UpgradeHistory& history = EnsureHistory(config, *agent, FormatTime(pass.now));

@@ -57,6 +57,9 @@ struct PassResult {
   // updating): the operator may watch it from `agent_resource_version` on.
   bool waits_on_agent = false;
   int64_t agent_resource_version = -1;
+  // The pass ended at once because the agent could not be read (a connection or HTTP
+  // error, not a malformed answer): the operator may hide it while it is transient.
+  bool agent_unreachable = false;
 };
 
 PassResult ReconcileOnce(UpgradeConfig& config, const ClusterPorts& ports, PassContext& context);

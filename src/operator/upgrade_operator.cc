@@ -26,8 +26,6 @@ using kube::JsonValue;
 
 namespace {
 
-constexpr std::chrono::seconds kMaxWatch{300};  // the agent's longest watch
-
 ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& config, std::chrono::seconds agent_timeout,
                          http::LongPolls* watches) {
   ClusterPortSet ports;
@@ -49,29 +47,6 @@ ClusterPortSet MakePorts(const FleetCluster& cluster, const OperatorConfig& conf
   ports.hooks = std::make_unique<ProcessHookRunner>();
   return ports;
 }
-
-// The agent as a pass sees it: it commands only while this replica leads, checked just
-// before each command, so that a pass still running on a deposed leader commands nothing.
-class LeaderOnlyAgent final : public UpdateAgent {
- public:
-  LeaderOnlyAgent(UpdateAgent& agent, const UpgradeOperator& op) : agent_(agent), op_(op) {}
-  Result<AgentSnapshot> Snapshot() override { return agent_.Snapshot(); }
-  Status SetChannel(const std::string& channel) override {
-    if (!op_.Acting()) return Status::Conflict("this replica does not lead: no command");
-    return agent_.SetChannel(channel);
-  }
-  Status SetDesiredUpdate(const std::string& version, const std::string& image) override {
-    if (!op_.Acting()) return Status::Conflict("this replica does not lead: no command");
-    return agent_.SetDesiredUpdate(version, image);
-  }
-  bool Watch(int64_t seen, std::chrono::seconds timeout, std::function<void(bool changed)> done) override {
-    return agent_.Watch(seen, timeout, std::move(done));
-  }
-
- private:
-  UpdateAgent& agent_;
-  const UpgradeOperator& op_;
-};
 
 }  // namespace
 
@@ -104,6 +79,7 @@ Result<std::unique_ptr<UpgradeOperator>> UpgradeOperator::Open(OperatorOptions o
     CINCINNATI_ASSIGN_OR_RETURN(store, StateStore::Open((fs::path(options.state_dir) / "state.db").string()));
     CINCINNATI_ASSIGN_OR_RETURN(leadership, LockFileLeadership((fs::path(options.state_dir) / "operator.lock").string(), options.replica_name));
   }
+  if (options.wrap_store) store = options.wrap_store(std::move(store));
   // The saved state is read when this replica leads (TakeOver), or when its API is asked
   // while it stands by (RefreshStandby).
   return std::unique_ptr<UpgradeOperator>(
@@ -116,7 +92,7 @@ UpgradeOperator::UpgradeOperator(OperatorOptions options, OperatorConfig config,
       config_(std::move(config)),
       store_(std::move(store)),
       replica_{.leadership = std::move(leadership), .role = {}, .election_said = {}, .standby_read = {}},
-      pauses_(*store_) {
+      pauses_(*store_, store_.get()) {
   SetLeaderMetric(false);
   started_.steady = options_.clock->Steady();
   started_.at = options_.testing_now.value_or(options_.clock->Now());
@@ -193,29 +169,50 @@ void UpgradeOperator::SyncSource() {
                  static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(Now().time_since_epoch()).count()));
   }
   if (read.Unreadable("*")) return;
+  std::vector<SyncWrite> writes;
+  env::Clock::SteadyTime term;
+  {
+    std::lock_guard lock(mu_);
+    writes = PlanSync(read);
+    term = replica_.role.acting_from();
+  }
+  // Written outside mu_, so that a store that hangs holds no API call; one at a time
+  // (the store has no batch), stopping at the first Conflict.
+  std::vector<bool> written;
+  for (const SyncWrite& w : writes) {
+    Status s = w.put ? store_->PutConfig(*w.put) : store_->DeleteConfig(w.cluster);
+    written.push_back(s.ok());
+    if (s.ok()) continue;
+    spdlog::error("cluster {}: {} its UpgradeConfig: {} (tried again at the next sync)", w.cluster, w.put ? "saving" : "deleting", s.message());
+    if (s.code() == Status::Code::kConflict) {
+      StepDown(s.message());  // another replica leads
+      break;
+    }
+  }
   std::lock_guard lock(mu_);
+  ApplySync(writes, written, term);
+}
+
+std::vector<UpgradeOperator::SyncWrite> UpgradeOperator::PlanSync(SourceRead& read) {
   unreadable_configs_ = std::move(read.problems);
   for (const auto& [name, spec] : read.specs) {
     if (!clusters_.count(name)) spdlog::warn("an UpgradeConfig names cluster {}, which is not in the fleet file", name);
   }
+  std::vector<SyncWrite> writes;
   for (auto& [name, state] : clusters_) {
     // A cluster in a pass is left alone: the pass writes its config back when it ends.
     if (read.Unreadable(name) || state->in_flight) continue;
     auto wanted = read.specs.find(name);
     auto current = configs_.find(name);
+    // What the write replaces, copied only when there is one (checked when applied).
+    auto base = [&] { return current == configs_.end() ? std::nullopt : std::optional<UpgradeConfig>(current->second); };
     if (wanted == read.specs.end()) {
       if (current == configs_.end() || read.keep_unlisted) continue;
       if (IsUpgrading(current->second)) {
         state->note = "its UpgradeConfig was removed, but the upgrade is in progress: it is kept until it ends";
         continue;
       }
-      if (Status s = store_->DeleteConfig(name); !s.ok()) {
-        spdlog::error("cluster {}: {}", name, s.message());
-        continue;
-      }
-      configs_.erase(current);
-      metrics_.RemoveWhere("upgradeconfig_name", name);
-      spdlog::info("cluster {}: its UpgradeConfig was removed", name);
+      writes.push_back({name, base(), std::nullopt});
       continue;
     }
     if (current != configs_.end() && current->second.spec == wanted->second) continue;
@@ -226,172 +223,58 @@ void UpgradeOperator::SyncSource() {
     UpgradeConfig fresh;
     fresh.cluster = name;
     fresh.spec = wanted->second;
-    if (Status s = store_->PutConfig(fresh); !s.ok()) {
-      spdlog::error("cluster {}: {}", name, s.message());
+    writes.push_back({name, base(), std::move(fresh)});
+  }
+  return writes;
+}
+
+void UpgradeOperator::ApplySync(std::vector<SyncWrite>& writes, const std::vector<bool>& written, env::Clock::SteadyTime term) {
+  // A new term read the whole state after these writes: what it read stands.
+  if (!replica_.role.Holds() || replica_.role.acting_from() != term) return;
+  bool removed = false;
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (!written[i]) continue;
+    SyncWrite& w = writes[i];
+    ClusterState& state = *clusters_.at(w.cluster);
+    auto current = configs_.find(w.cluster);
+    const bool unchanged = current == configs_.end() ? !w.base : (w.base && current->second == *w.base);
+    if (state.in_flight || !unchanged) {  // cannot happen: dispatch runs on this thread (upgrade_operator.h)
+      spdlog::error("cluster {}: its config changed while the source's was written: the source's is read again", w.cluster);
       continue;
     }
-    spdlog::info("cluster {}: UpgradeConfig for {} at {}", name, fresh.spec.desired.version.empty() ? fresh.spec.desired.image : fresh.spec.desired.version,
-                 fresh.spec.upgrade_at);
-    configs_[name] = std::move(fresh);
-    SetDue(*state, {});
-    state->backoff = std::chrono::seconds(0);
-  }
-}
-
-std::string UpgradeOperator::Hold(const UpgradeConfig& config) {
-  // Under mu_ (called from ReconcileCluster's pass, which holds no lock: see there).
-  if (config_.failure_threshold > 0) {
-    // Failures that ended in passes running now count before anyone else starts.
-    auto paused = pauses_.PauseOnFailures(FailedPerVersionLocked(), config_.failure_threshold);
-    if (paused.ok() && *paused) spdlog::warn("pausing the fleet's upgrades to {}: {}", (*paused)->version, (*paused)->reason);
-  }
-  auto pause = pauses_.Current();
-  if (!pause.ok()) return "the fleet's pause cannot be read (upgrades wait): " + pause.status().message();
-  return FleetHold(config, config_, *pause, configs_, [this](const std::string& cluster) -> const std::map<std::string, std::string>* {
-    auto it = clusters_.find(cluster);
-    return it == clusters_.end() ? nullptr : &it->second->cluster.labels;
-  });
-}
-
-std::string UpgradeOperator::Admit(const UpgradeConfig& config) {
-  std::string why = Hold(config);
-  if (!why.empty()) return why;
-  // Counts as upgrading from now on for every other cluster's hold, before its pass ends.
-  auto shared_it = configs_.find(config.cluster);
-  if (shared_it == configs_.end()) return "its UpgradeConfig was removed";  // not while in a pass: SyncSource waits
-  UpgradeConfig& shared = shared_it->second;
-  UpgradeHistory entry;
-  if (const UpgradeHistory* h = NewestHistory(config)) entry = *h;
-  if (Status moved = entry.MoveTo(Phase::kUpgrading); !moved.ok()) return moved.message();  // not admitted: a bug, logged
-  shared.SetHistory(std::move(entry));
-  return "";
-}
-
-void UpgradeOperator::ReconcileCluster(ClusterState& state) {
-  if (passes_.stopping || !Leading()) {  // queued before Run() stopped or leadership went: nothing more is started
-    std::lock_guard lock(mu_);
-    state.in_flight = false;
-    SetDue(state, state.due);  // back in the queue for a later Run()
-    if (--passes_.in_flight == 0) passes_.idle.notify_all();
-    return;
-  }
-  const auto started = std::chrono::steady_clock::now();
-  UpgradeConfig config;
-  {
-    std::lock_guard lock(mu_);
-    auto it = configs_.find(state.cluster.name);
-    if (it == configs_.end()) {  // gone since it was dispatched: nothing to do
-      state.in_flight = false;
-      if (--passes_.in_flight == 0) passes_.idle.notify_all();
-      return;
+    if (!w.put) {
+      configs_.erase(current);
+      metrics_.RemoveWhere("upgradeconfig_name", w.cluster);
+      spdlog::info("cluster {}: its UpgradeConfig was removed", w.cluster);
+      removed = true;
+      continue;
     }
-    config = it->second;
-  }
-  PassContext pass{config_, *notifications_, metrics_, Now(), options_.clock->Now(), options_.time_scale, options_.interval,
-                   [this](const UpgradeConfig& c) {
-                     std::lock_guard lock(mu_);
-                     return Admit(c);
-                   }};
-  const UpgradeConfig before = config;
-  ClusterPorts ports = state.ports.view();
-  LeaderOnlyAgent agent(*ports.agent, *this);
-  ports.agent = &agent;
-  ports.calls = state.calls.get();
-  PassResult result = ReconcileOnce(config, ports, pass);
-  if (!(config == before)) {
-    Status saved = store_->PutConfig(config);
-    if (!saved.ok()) spdlog::error("cluster {}: saving its state: {}", config.cluster, saved.message());
-    if (saved.code() == Status::Code::kConflict) StepDown(saved.message());  // another replica leads
-  }
-  if (result.waits_on_agent) WatchAgent(state, result.agent_resource_version);
-  std::chrono::seconds next = result.requeue;
-  if (auto retry = state.calls->SoonestRetry(pass.now)) {
-    next = std::min(next, std::chrono::ceil<std::chrono::seconds>(*retry - pass.now));
-  }
-  if (!result.error.ok()) {
-    const auto base = std::max(options_.interval, std::chrono::seconds(1));
-    state.backoff = state.backoff.count() == 0 ? base : std::min(state.backoff * 2, std::min(base * 5, std::chrono::seconds(300)));
-    next = state.backoff;
-    if (result.error.message() != state.last_error) spdlog::warn("cluster {}: {}", config.cluster, result.error.message());
-  } else {
+    spdlog::info("cluster {}: UpgradeConfig for {} at {}", w.cluster, w.put->spec.desired.version.empty() ? w.put->spec.desired.image : w.put->spec.desired.version,
+                 w.put->spec.upgrade_at);
+    configs_[w.cluster] = std::move(*w.put);
+    SetDue(state, {});
     state.backoff = std::chrono::seconds(0);
   }
-  std::lock_guard lock(mu_);
-  state.last_error = result.error.ok() ? "" : result.error.message();
-  state.note = result.note;
-  ++state.passes;
-  state.last_pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  state.last_reconciled = options_.clock->Now();
-  state.in_flight = false;
-  auto due = state.rerun ? options_.clock->Steady() : options_.clock->Steady() + RealDelay(next);
-  // A watch lasts at most kMaxWatch: the pass after it opens the next one.
-  if (result.waits_on_agent) due = std::min(due, options_.clock->Steady() + kMaxWatch);
-  SetDue(state, due);
-  state.rerun = false;
-  configs_[config.cluster] = std::move(config);
-  --passes_.in_flight;
-  passes_.ended = true;
-  passes_.woken = true;
-  passes_.wake.notify_all();
-  if (passes_.in_flight == 0) passes_.idle.notify_all();
+  if (removed) WakeHeld(false);  // a wave may have lost its last unfinished config
 }
 
-void UpgradeOperator::WatchAgent(ClusterState& state, int64_t seen) {
+void UpgradeOperator::LoadPauses() {
+  if (!replica_.role.Holds()) return;
+  const auto term = replica_.role.acting_from();
   {
     std::lock_guard lock(mu_);
-    if (state.watching) return;
-    state.watching = true;
+    if (pauses_term_ && *pauses_term_ == term) return;
   }
-  // Up to one interval: when it ends without a change the regular pass is due anyway.
-  const auto real = std::chrono::ceil<std::chrono::seconds>(RealDelay(options_.interval));
-  const auto timeout = std::clamp(real, std::chrono::seconds(1), kMaxWatch);
-  const bool started = state.ports.agent->Watch(seen, timeout, [this, &state](bool changed) {
-    {
-      std::lock_guard lock(mu_);
-      state.watching = false;
-    }
-    if (changed) CallEnded(state);  // the agent moved: its next pass at once
-  });
-  if (!started) {
-    std::lock_guard lock(mu_);
-    state.watching = false;
+  if (Status loaded = pauses_.Load(); !loaded.ok()) {
+    const std::string said = "cannot read the fleet's pause (upgrades wait; read again each second): " + loaded.message();
+    if (said != pauses_said_) spdlog::error("{}", said);
+    pauses_said_ = said;
+    return;
   }
-}
-
-void UpgradeOperator::CallEnded(ClusterState& state) {
+  pauses_said_.clear();
   std::lock_guard lock(mu_);
-  if (state.in_flight) {
-    state.rerun = true;
-  } else {
-    SetDue(state, options_.clock->Steady());
-  }
-  passes_.woken = true;
-  passes_.wake.notify_all();
-}
-
-void UpgradeOperator::SetDue(ClusterState& state, env::Clock::SteadyTime due) {
-  if (state.queued) passes_.due_queue.erase({state.due, &state});
-  state.due = due;
-  state.queued = !state.in_flight;
-  if (state.queued) passes_.due_queue.insert({due, &state});
-}
-
-size_t UpgradeOperator::DispatchDue() {
-  const auto now = options_.clock->Steady();
-  if (!Acting()) return 0;
-  size_t dispatched = 0;
-  while (!passes_.due_queue.empty() && passes_.due_queue.begin()->first <= now) {
-    ClusterState* state = passes_.due_queue.begin()->second;
-    passes_.due_queue.erase(passes_.due_queue.begin());
-    state->queued = false;
-    // Without a config it waits out of the queue: SyncSource queues it when one comes.
-    if (!configs_.count(state->cluster.name)) continue;
-    state->in_flight = true;
-    ++passes_.in_flight;
-    ++dispatched;
-    pass_pool_->Post([this, state] { ReconcileCluster(*state); });
-  }
-  return dispatched;
+  pauses_term_ = term;
+  WakeHeld(true);  // held while it could not be read
 }
 
 std::map<std::string, int> UpgradeOperator::FailedPerVersion() {
@@ -411,6 +294,7 @@ std::map<std::string, int> UpgradeOperator::FailedPerVersionLocked() {
 void UpgradeOperator::CheckFailureThreshold() {
   if (config_.failure_threshold <= 0) return;
   auto paused = pauses_.PauseOnFailures(FailedPerVersion(), config_.failure_threshold);
+  if (paused.status().code() == Status::Code::kConflict) StepDown(paused.status().message());  // another replica leads
   if (!paused.ok()) {
     // The failures still count: the next pass tries again.
     spdlog::error("cannot pause the fleet's upgrades on failures: {}; tried again at the next pass", paused.status().message());
@@ -423,6 +307,7 @@ void UpgradeOperator::RunOnce() {
   passes_.stopping = false;
   Elect();
   if (!Leading()) return;
+  LoadPauses();
   SyncSource();
   {
     std::unique_lock lock(mu_);
@@ -447,6 +332,7 @@ void UpgradeOperator::Run(std::stop_token stop) {
   auto next_sync = options_.clock->Steady();
   while (!stop.stop_requested()) {
     const bool leading = Leading();
+    if (leading) LoadPauses();
     if (leading && options_.clock->Steady() >= next_sync) {
       SyncSource();  // at least every second, and at once when woken from outside
       next_sync = options_.clock->Steady() + std::chrono::seconds(1);
@@ -517,7 +403,8 @@ std::string UpgradeOperator::UnreadableConfig(const std::string& cluster) {
 
 JsonValue UpgradeOperator::FleetStatus() {
   RefreshStandby();
-  auto pause = pauses_.Current();
+  // The leader's from memory; a standby's from the store (it has no memory of it).
+  auto pause = Leading() ? pauses_.InForce() : pauses_.Current();
   int upgrading = 0;
   std::map<std::string, std::string> unreadable;
   {
@@ -530,12 +417,20 @@ JsonValue UpgradeOperator::FleetStatus() {
 
 Status UpgradeOperator::Pause(const std::string& reason) {
   CINCINNATI_RETURN_IF_ERROR(RequireLeader());
-  return pauses_.Pause(reason);
+  Status paused = pauses_.Pause(reason);
+  if (paused.code() == Status::Code::kConflict) StepDown(paused.message());  // another replica leads
+  return paused;
 }
 
 Status UpgradeOperator::Resume() {
   CINCINNATI_RETURN_IF_ERROR(RequireLeader());
-  CINCINNATI_RETURN_IF_ERROR(pauses_.Resume(FailedPerVersion()));
+  Status resumed = pauses_.Resume(FailedPerVersion());
+  if (resumed.code() == Status::Code::kConflict) StepDown(resumed.message());  // another replica leads
+  CINCINNATI_RETURN_IF_ERROR(resumed);
+  {
+    std::lock_guard lock(mu_);
+    WakeHeld(true);  // the clusters the pause held need not wait an interval
+  }
   Wake();
   return Status::OK();
 }

@@ -17,9 +17,34 @@
 // agents hang at once. The fleet's holds stay exact: a cluster is admitted to start
 // under the operator's lock, and counts as upgrading from that moment.
 //
+// No I/O under the operator's lock (mu_): the API (List, Get, FleetStatus, Metrics,
+// Pause, Resume) answers while a state store call hangs. The leader keeps the fleet's
+// pause and its acknowledgements in memory (fleet_pause.h: loaded once per term, before
+// its first pass; changes written through, memory changed after the write succeeded, a
+// failed write refused to the administrator). The source sync is planned under the
+// lock, written outside it one config at a time, and applied under it again (a write
+// that failed is not applied and is planned again at the next sync; the sync and the
+// dispatch of passes share one thread, so no planned cluster enters a pass meanwhile,
+// and that is checked). A Conflict from any write steps the replica down. A pass's
+// write that fails otherwise is kept in memory as unsaved: the cluster's next pass (1 s
+// later) writes it before it does anything else, and does nothing while it cannot; a
+// store unwritable for longer than the leader's lease less its margin (10 s without a
+// lease) steps the replica down rather than act on state it could not save.
+//
 // Prompt progress: while a cluster's control plane updates, the operator watches its
 // agent's ClusterVersion (agent_client.h; thousands of watches on one thread) and runs
-// the cluster's next pass as soon as it changes, rather than an interval later.
+// the cluster's next pass as soon as it changes, rather than an interval later. A watch
+// that breaks (the agent hands over to its successor) reconnects at once and then backs
+// off (50 ms doubling to 2 s) from the same resourceVersion, so a change made during the
+// break is seen as soon as the agent answers; a pass that finds the agent unreachable
+// during an update watches it the same way. An unreachable agent's error (in any phase)
+// is logged at once but shown as the cluster's note only once the agent stayed
+// unreachable for 3 x `agent_timeout` (30 s by default): until then the last good note
+// stays. When a pass
+// frees a slot of `fleet.maxParallel` or ends a wave (its cluster leaves Upgrading, or
+// finishes), every cluster whose last pass was held for a slot or a wave is due at
+// once, and a resume makes every cluster held by the pause due at once: the next
+// cluster starts a pass later, not an interval later.
 //
 // Source rules, as the managed-upgrade operator's: a config that appears is created with
 // an empty status; a changed spec replaces it, except while its upgrade is commanded (the
@@ -110,6 +135,8 @@ struct OperatorOptions {
   int workers = 32;                                // passes at once
   int call_threads = 64;                           // calls outside the passes at once
   std::chrono::seconds agent_timeout{10};          // one call to a cluster's agent
+  // Tests: wraps the opened store (faults on demand); empty: the store as opened.
+  std::function<std::unique_ptr<StateStore>(std::unique_ptr<StateStore>)> wrap_store;
 };
 
 class UpgradeOperator {
@@ -152,6 +179,13 @@ class UpgradeOperator {
     bool queued = false;     // in passes_.due_queue at `due`
     bool rerun = false;      // a call ended during the pass: run again at once
     bool watching = false;   // a watch of its agent is open
+    int64_t agent_seen = -1;  // the agent's resourceVersion its last pass read (its pass only)
+    env::Clock::SteadyTime unreachable_since{};  // its agent could not be read since ({}: it could)
+    std::string logged_error;  // the last error logged (its pass only)
+    bool fleet_held = false;  // its last pass was held for a slot (maxParallel) or a wave
+    bool pause_held = false;  // its last pass was held by the fleet's pause
+    bool unsaved = false;     // its config in configs_ is not in the store yet (set by its passes, under mu_)
+    env::Clock::SteadyTime unsaved_since{};
     double last_pass_seconds = 0;
     TimePoint last_reconciled{};
   };
@@ -167,15 +201,42 @@ class UpgradeOperator {
   void SetLeaderMetric(bool leading);
   Status RequireLeader();  // a Conflict naming the leader on a standby
   void SyncSource();
+  struct SyncWrite {
+    std::string cluster;
+    std::optional<UpgradeConfig> base;  // configs_' entry when planned
+    std::optional<UpgradeConfig> put;   // nullopt: delete
+  };
+  std::vector<SyncWrite> PlanSync(SourceRead& read);  // under mu_
+  // Under mu_: the first `written` writes succeeded; they change configs_.
+  void ApplySync(std::vector<SyncWrite>& writes, const std::vector<bool>& written, env::Clock::SteadyTime term);
+  // The leader's pause into memory, once per term, before its passes (not under mu_).
+  void LoadPauses();
   // Marks the due clusters in flight and queues their passes, oldest due first (under mu_).
   size_t DispatchDue();
   void SetDue(ClusterState& state, env::Clock::SteadyTime due);  // under mu_
   void ReconcileCluster(ClusterState& state);
+  // The config a dispatched pass works on; nullopt when it is not to run (Run() stopped,
+  // leadership went, the config is gone), its bookkeeping done.
+  std::optional<UpgradeConfig> StartPass(ClusterState& state);
+  enum class HoldKind { kNone, kPause, kSlots };  // why the fleet held a pass
+  // Under mu_: the end of a pass (its state, its config, its next due time).
+  void FinishPass(ClusterState& state, UpgradeConfig config, const PassResult& result, HoldKind held, double seconds);
+  // Writes the config a failed write left unsaved, before the cluster's pass does
+  // anything; false when it still cannot (the pass is skipped and requeued).
+  bool SaveUnsaved(ClusterState& state, const UpgradeConfig& config);
+  // Under mu_: the outcome of a write of the cluster's config; true when the store stayed
+  // unwritable longer than UnwritableLimit() (the caller steps down, outside mu_).
+  bool NoteSave(ClusterState& state, const Status& saved);
+  std::chrono::milliseconds UnwritableLimit() const;
+  std::string UnwritableWhy(const Status& saved) const;  // why it steps down
+  std::chrono::seconds AgentGrace() const;  // an unreachable agent's error shows after it
+  // Under mu_: every cluster held for a slot or a wave (or by the pause) due at once.
+  void WakeHeld(bool pause_held);
   void CallEnded(ClusterState& state);
   // Opens a watch of the cluster's agent (one at a time) that requeues it on a change.
   void WatchAgent(ClusterState& state, int64_t seen);
-  std::string Hold(const UpgradeConfig& config);  // under mu_
-  std::string Admit(const UpgradeConfig& config);  // under mu_: Hold, and counts it as upgrading when it may start
+  std::string Hold(const UpgradeConfig& config, HoldKind& held);  // under mu_; no I/O
+  std::string Admit(const UpgradeConfig& config, HoldKind& held);  // under mu_: Hold, and counts it as upgrading when it may start
   void CheckFailureThreshold();
   std::map<std::string, int> FailedPerVersion();  // failed upgrades by target version
   std::map<std::string, int> FailedPerVersionLocked();
@@ -192,7 +253,9 @@ class UpgradeOperator {
     env::Clock::SteadyTime standby_read{};  // a standby's last read of the configs (under mu_)
   };
   Replica replica_;
-  FleetPauses pauses_;
+  FleetPauses pauses_;  // in memory on the leader (fleet_pause.h)
+  std::optional<env::Clock::SteadyTime> pauses_term_;  // the term (its acting_from) they were loaded in (under mu_)
+  std::string pauses_said_;  // the last failure to load them, logged once
   GaugeTable metrics_;
   std::unique_ptr<NotificationCenter> notifications_;
   // Operator time's origin (Now()): the steady clock at start, and the time it stands for.
