@@ -77,14 +77,40 @@ class PostgresServer {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     return ec == std::errc() && end == text.data() + text.size() ? v : -1;
   }
+  // The postmaster's pid (-1 when not running).
+  pid_t pid() const { return server_ ? server_->pid() : -1; }
+  // Stops (SIGSTOP) or continues (SIGCONT) the whole server, the postmaster and every
+  // process it started: a server that holds its connections open and answers nothing,
+  // as a hung host or a paused VM would. Returns how many processes were signalled.
+  int Freeze() { return SignalServer(SIGSTOP); }
+  int Thaw() { return SignalServer(SIGCONT); }
   void Stop() {
     if (!server_) return;
+    Thaw();  // a stopped server cannot shut down
     if (server_->pid() > 0) ::kill(server_->pid(), SIGINT);  // fast shutdown: ends every session
     server_->Stop();
     server_.reset();
   }
 
  private:
+  int SignalServer(int signal) {
+    const pid_t postmaster = pid();
+    if (postmaster <= 0) return 0;
+    int signalled = ::kill(postmaster, signal) == 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;  // not a process
+      const std::string stat = ReadFile(entry.path() / "stat");
+      const size_t close = stat.rfind(')');  // "pid (comm) state ppid ...": comm may hold spaces
+      if (close == std::string::npos || close + 4 >= stat.size()) continue;
+      pid_t parent = -1;
+      const char* start = stat.data() + close + 4;  // past ") S "
+      std::from_chars(start, stat.data() + stat.size(), parent);
+      if (parent == postmaster) signalled += ::kill(std::stoi(name), signal) == 0;
+    }
+    return signalled;
+  }
   static std::filesystem::path BinDir() {
     std::filesystem::path best;
     std::error_code ec;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,7 +137,7 @@ Result<std::unique_ptr<Process>> Process::Spawn(const SpawnOptions& o) {
     sigemptyset(&none);
     pid = ::fork();
     if (pid == 0) {  // only async-signal-safe calls from here on
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      ::prctl(PR_SET_PDEATHSIG, o.parent_death_signal);
       if (::getppid() != parent) _exit(126);  // the parent died before prctl
       if (o.own_session) ::setsid();
       if (o.own_process_group && !o.own_session) ::setpgid(0, 0);
@@ -155,10 +156,66 @@ Result<std::unique_ptr<Process>> Process::Spawn(const SpawnOptions& o) {
       return Status::IoError(std::string("fork: ") + std::strerror(error));
     }
   }
-  return std::unique_ptr<Process>(new Process(pid, streams.capture_read));
+  auto process = std::unique_ptr<Process>(new Process(pid, streams.capture_read));
+  if (o.group_dies_with_parent && o.own_process_group) {
+    Status guarded = process->StartGuard();
+    if (!guarded.ok()) {
+      process->SignalGroup(SIGKILL);
+      process->Wait();
+      return guarded;
+    }
+  }
+  return process;
 }
 
-Process::~Process() { CloseOutput(); }
+Status Process::StartGuard() {
+  int ends[2];  // a socket pair rather than a pipe: the stand-down's send never raises SIGPIPE
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) return Status::IoError(std::string("socketpair: ") + std::strerror(errno));
+  sigset_t all;
+  sigfillset(&all);
+  const pid_t group = pid_;
+  const pid_t guard = ::fork();
+  if (guard == 0) {  // only async-signal-safe calls from here on
+    ::sigprocmask(SIG_SETMASK, &all, nullptr);  // only the pipe ends it
+    ::dup2(ends[0], 0);
+    ::close_range(1, ~0U, 0);  // no other guard's pipe, nor anything else, stays open here
+    char byte;
+    ssize_t n;
+    while ((n = ::read(0, &byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (n == 0) ::kill(-group, SIGKILL);  // EOF without a word: the parent is gone
+    _exit(0);
+  }
+  const int error = errno;
+  ::close(ends[0]);
+  if (guard < 0) {
+    ::close(ends[1]);
+    return Status::IoError(std::string("fork: ") + std::strerror(error));
+  }
+  guard_pid_ = guard;
+  guard_fd_ = ends[1];
+  return Status::OK();
+}
+
+void Process::StandGuardDown() {
+  if (guard_pid_ < 0) return;
+  const char stand_down = 'x';
+  // A failed write (it cannot: the guard reads until it gets a byte) would leave EOF,
+  // on which the guard kills the group: the caller ended it already.
+  while (::send(guard_fd_, &stand_down, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  }
+  ::close(guard_fd_);
+  int wait_status = 0;
+  while (::waitpid(guard_pid_, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  guard_pid_ = -1;
+  guard_fd_ = -1;
+}
+
+Process::~Process() {
+  CloseOutput();
+  StandGuardDown();
+}
 
 void Process::Reaped(int wait_status) {
   reaped_ = true;
@@ -244,6 +301,8 @@ Status ExecInPlace(const std::string& path, const std::vector<std::string>& argv
   ::execve(path.c_str(), a.data(), e.data());
   return Status::IoError(std::strerror(errno));
 }
+
+bool SignalProcessGroup(pid_t group, int signal) { return group > 0 && ::kill(-group, signal) == 0; }
 
 void SignalSelf(int signal) { ::kill(::getpid(), signal); }
 

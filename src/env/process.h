@@ -9,6 +9,8 @@
 //   run: the errno text of the step that failed ("pipe: ...", "open PATH: ...", or the
 //   spawn's own, bare) — except with die_with_parent, where a program that cannot be
 //   executed is a child that exits 127 (fork and exec, to set PR_SET_PDEATHSIG between).
+//   With group_dies_with_parent, a guard process that cannot be started is an error,
+//   and the child is killed (its group) and reaped before Spawn returns it.
 // - The signal mask is the spawning thread's unless clear_signal_mask says otherwise.
 // - The Process object owns the child until Wait or Poll reaps it; after that Signal is
 //   a no-op (the pid may be someone else's), but SignalGroup still reaches the group,
@@ -22,6 +24,8 @@
 #pragma once
 
 #include <sys/types.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <functional>
@@ -60,11 +64,22 @@ struct SpawnOptions {
   // Its own session (setsid): no controlling terminal, and no signal of this process's
   // group or session reaches it.
   bool own_session = false;
-  // SIGTERM when this process dies, so that an interrupted parent leaves no child behind.
+  // `parent_death_signal` (SIGTERM unless set) when this process dies, so that an
+  // interrupted parent leaves no child behind. Linux sends it when the *thread* that
+  // spawned the child ends: spawn from a thread that outlives the child (one that waits
+  // for it does). It reaches the child only, not what the child starts (kill its group).
   bool die_with_parent = false;
+  int parent_death_signal = SIGTERM;  // SIGKILL for a child that must not outlive this process at all
   // An empty signal mask in the child instead of the spawning thread's (which may block
   // signals it waits for with sigwait).
   bool clear_signal_mask = false;
+  // With own_process_group: the child's whole group gets SIGKILL when this process
+  // dies, however it dies (kill -9 included), so that not even what the child started
+  // outlives it. A guard process (forked from this one, blocking every signal, holding
+  // nothing but one end of a pipe) waits for the pipe's other end, which only this
+  // process holds, to close: EOF is this process's death. The Process object stands the
+  // guard down when it is destroyed (the group is the caller's to end by then).
+  bool group_dies_with_parent = false;
 };
 
 struct ExitStatus {
@@ -102,9 +117,13 @@ class Process {
  private:
   Process(pid_t pid, int output_fd) : pid_(pid), output_fd_(output_fd) {}
   void Reaped(int wait_status);
+  Status StartGuard();  // group_dies_with_parent
+  void StandGuardDown();
 
   pid_t pid_;
   int output_fd_;
+  pid_t guard_pid_ = -1;  // group_dies_with_parent: the guard, and this process's end of its pipe
+  int guard_fd_ = -1;
   bool reaped_ = false;
   ExitStatus status_;
 };
@@ -120,6 +139,10 @@ Status ExecInPlace(const std::string& path, const std::vector<std::string>& argv
 
 // Sends `signal` to this process (e.g. to end a signal wait of its own main thread).
 void SignalSelf(int signal);
+
+// kill(-group, signal): every process of a process group (one Spawn made with
+// own_process_group, from any thread); false when none received it.
+bool SignalProcessGroup(pid_t group, int signal);
 
 // This process's id (1: a container's first process, whose exit ends the container).
 pid_t SelfPid();

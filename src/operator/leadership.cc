@@ -21,6 +21,7 @@ class FileLock final : public Leadership {
     CINCINNATI_ASSIGN_OR_RETURN(bool locked, lock_->TryLock());
     if (!locked) return false;
     held_ = true;
+    ForgetTermSettled();  // a new term: the operator sets its own check
     // Who leads, for a standby's answers: best effort, the lock is what counts; a failed
     // write (a full disk) is said, since standbys then name no leader.
     if (Status named = lock_->WriteHolder(holder_ + "\n"); !named.ok()) {
@@ -30,8 +31,14 @@ class FileLock final : public Leadership {
   }
   // Nobody can take a held flock away.
   Status Renew() override { return held_ ? Status::OK() : Status::Conflict("not the leader"); }
+  // The term's calls end first (TermSettled waits for them, bounded): the next leader
+  // acts as soon as it locks, with no grace, so none of this term's may still run then.
+  // Whatever it answers, the lock goes: a lock file has no record of a clean end.
   void Release() override {
-    if (held_) lock_->Unlock();
+    if (held_) {
+      if (!TermSettled()) spdlog::info("leadership: released with this term's calls perhaps still running");
+      lock_->Unlock();
+    }
     held_ = false;
   }
   std::string Leader() override {
@@ -98,12 +105,18 @@ bool ReplicaRoleState::Move(ReplicaRole to) const {
 }
 
 ReplicaRole ReplicaRoleState::At(SteadyTime now) const {
-  std::lock_guard lock(mu_);
-  if (role_ == ReplicaRole::kStandby) return role_;
-  const bool lapsed = lease_.count() > 0 && now - renewed_ >= lease_ - kLeaseMargin;
-  const ReplicaRole due = lapsed ? ReplicaRole::kLapsed : now >= acting_from_ ? ReplicaRole::kActing : ReplicaRole::kWaitingOut;
-  if (due != role_) Move(due);
-  return role_;
+  std::function<void()> ended;
+  ReplicaRole role;
+  {
+    std::lock_guard lock(mu_);
+    if (role_ == ReplicaRole::kStandby) return role_;
+    const bool lapsed = lease_.count() > 0 && now - renewed_ >= lease_ - kLeaseMargin;
+    const ReplicaRole due = lapsed ? ReplicaRole::kLapsed : now >= acting_from_ ? ReplicaRole::kActing : ReplicaRole::kWaitingOut;
+    if (due != role_ && Move(due) && due == ReplicaRole::kLapsed) ended = term_ended_;
+    role = role_;
+  }
+  if (ended) ended();
+  return role;
 }
 
 bool ReplicaRoleState::Holds() const {
@@ -130,8 +143,38 @@ void ReplicaRoleState::Renewed(SteadyTime asked) {
 }
 
 bool ReplicaRoleState::StepDown() {
+  std::function<void()> ended;
+  {
+    std::lock_guard lock(mu_);
+    if (role_ == ReplicaRole::kStandby || !Move(ReplicaRole::kStandby)) return false;
+    ended = term_ended_;
+  }
+  if (ended) ended();
+  return true;
+}
+
+void ReplicaRoleState::OnTermEnd(std::function<void()> ended) {
   std::lock_guard lock(mu_);
-  return role_ != ReplicaRole::kStandby && Move(ReplicaRole::kStandby);
+  term_ended_ = std::move(ended);
+}
+
+void Leadership::SetTermSettled(std::function<bool()> settled) {
+  std::lock_guard lock(settled_mu_);
+  settled_ = std::move(settled);
+}
+
+bool Leadership::TermSettled() {
+  std::function<bool()> settled;
+  {
+    std::lock_guard lock(settled_mu_);
+    settled = settled_;
+  }
+  return settled && settled();
+}
+
+void Leadership::ForgetTermSettled() {
+  std::lock_guard lock(settled_mu_);
+  settled_ = nullptr;
 }
 
 }  // namespace cincinnati::upgrade

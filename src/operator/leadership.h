@@ -10,7 +10,12 @@
 //  - Renew(): the leader's heartbeat. An error means leadership is lost or cannot be
 //    confirmed: the replica steps down at once (its writes are refused anyway).
 //  - Release(): gives leadership up (a clean stop), so that a standby takes over at its
-//    next try rather than after the lease.
+//    next try rather than after the lease. Before it lets go, it asks the term's settle
+//    check (SetTermSettled, set by the operator for each term it acts in): when that says
+//    every side effect the term started is over (and so is its predecessor's grace), the
+//    term is recorded as ended cleanly, by the holder of its epoch while it still holds
+//    it, so that the next leader need not wait out a grace for it. Without the check, or
+//    when it says no, nothing is recorded and the next leader waits as after a kill -9.
 //  - Leader(): who leads as far as this replica knows ("" unknown), for answers and logs.
 //  - lease(): how long after the start of its last successful Renew (or TryAcquire) a
 //    leader may start a side effect; the operator stops 2 s before (kLeaseMargin).
@@ -19,12 +24,16 @@
 //    plus the longest call it may have started; zero when there was none, or when it
 //    cannot act any more (a process lock is only ever freed by its process ending).
 //    The new leader starts no pass before that, so two replicas never act at once, a
-//    leader cut off from the database included; a kill -9 costs the same wait.
+//    leader cut off from the database included; a kill -9 costs that wait, a term ended
+//    cleanly (Release above) none.
+//  - Leader(): known from the start: a standby reads who leads when it is opened and at
+//    each election round it loses, so that its first answers name the leader.
 // Implementations: LockFileLeadership below (one host: the SQLite default) and the
 // PostgreSQL session lock (postgres_state.h). Never throws.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +60,19 @@ class Leadership {
   virtual std::string Leader() = 0;
   virtual std::chrono::seconds lease() const = 0;
   virtual std::chrono::milliseconds PredecessorGrace(std::chrono::seconds longest_call) = 0;
+
+  // Release()'s question for the term under way: are all its side effects over? It may
+  // wait a while (bounded) for calls to end. Dropped when a new term is taken.
+  void SetTermSettled(std::function<bool()> settled);
+
+ protected:
+  // The check for this term (false without one), and forgetting it (a new term).
+  bool TermSettled();
+  void ForgetTermSettled();
+
+ private:
+  std::mutex settled_mu_;
+  std::function<bool()> settled_;  // under settled_mu_
 };
 
 // One leader per state directory: an exclusive flock on `lock_path`, which the kernel
@@ -70,7 +92,10 @@ std::string DefaultReplicaName();
 // A replica starts passes, agent commands and calls only while Acting, and answers as
 // the leader (pause, resume) while WaitingOut or Acting. The moves that time makes
 // (the grace ends, the lease lapses) are made when the role is read, so that a
-// renewal hanging on its database stops every side effect on time.
+// renewal hanging on its database stops every side effect on time. A move that ends
+// or suspends the term (to Lapsed or Standby) calls the term-end action (OnTermEnd),
+// outside the state's lock, on the thread that made the move: the operator kills the
+// hooks it runs there, so that no hook of an ended term runs on.
 enum class ReplicaRole { kStandby, kWaitingOut, kActing, kLapsed };
 std::string_view ReplicaRoleName(ReplicaRole role);
 bool ReplicaRoleMoveAllowed(ReplicaRole from, ReplicaRole to);
@@ -89,6 +114,8 @@ class ReplicaRoleState {
   void TookOver(SteadyTime renewed, SteadyTime acting_from, std::chrono::seconds lease);
   void Renewed(SteadyTime asked);  // the lease counts from `asked`
   bool StepDown();  // -> Standby; false when it stood by already (nothing to give up)
+  // What to do when the term ends or lapses (must not block for long; no lock held).
+  void OnTermEnd(std::function<void()> ended);
 
  private:
   bool Move(ReplicaRole to) const;  // every move, under mu_: refuses and logs one not in the table
@@ -98,6 +125,7 @@ class ReplicaRoleState {
   SteadyTime renewed_{};
   SteadyTime acting_from_{};
   std::chrono::seconds lease_{0};
+  std::function<void()> term_ended_;  // under mu_; called outside it
 };
 
 }  // namespace cincinnati::upgrade

@@ -2,7 +2,9 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 
 namespace cincinnati::upgrade {
 namespace {
@@ -21,7 +23,10 @@ StepResult RunGuarded(const std::function<StepResult()>& call) {
 
 struct CallRunner::Pool {
   explicit Pool(int threads) : pool(static_cast<size_t>(threads > 0 ? threads : 1)) {}
-  boost::asio::thread_pool pool;
+  std::mutex mu;
+  std::condition_variable idle;
+  size_t outstanding = 0;  // posted and not yet ended (under mu)
+  boost::asio::thread_pool pool;  // last: its threads use the rest
 };
 
 CallRunner::CallRunner(int threads) : pool_(std::make_unique<Pool>(threads)) {}
@@ -31,7 +36,22 @@ CallRunner::~CallRunner() {
   pool_->pool.join();
 }
 
-void CallRunner::Post(std::function<void()> work) { boost::asio::post(pool_->pool, std::move(work)); }
+void CallRunner::Post(std::function<void()> work) {
+  {
+    std::lock_guard lock(pool_->mu);
+    ++pool_->outstanding;
+  }
+  boost::asio::post(pool_->pool, [pool = pool_.get(), work = std::move(work)] {
+    work();
+    std::lock_guard lock(pool->mu);
+    if (--pool->outstanding == 0) pool->idle.notify_all();
+  });
+}
+
+bool CallRunner::WaitIdle(std::chrono::milliseconds limit) {
+  std::unique_lock lock(pool_->mu);
+  return pool_->idle.wait_for(lock, limit, [&] { return pool_->outstanding == 0; });
+}
 
 PendingCalls::PendingCalls(CallRunner* runner, std::function<void()> on_finished, std::function<bool()> may_start)
     : runner_(runner), on_finished_(std::move(on_finished)), may_start_(std::move(may_start)) {}

@@ -51,7 +51,9 @@ namespace cincinnati::upgrade {
 
 // A bounded pool of threads for every cluster's calls, in the order they were started.
 // Destroying it waits for the calls that run (each bounded by its time limit) and drops
-// the ones that did not start.
+// the ones that did not start. WaitIdle waits until no call is queued or running (a
+// leader's clean end: its term's calls are over), at most `limit` of real time (the
+// calls' own limits bound it; the limit is a safety net).
 class CallRunner {
  public:
   explicit CallRunner(int threads);
@@ -59,6 +61,7 @@ class CallRunner {
   CallRunner(const CallRunner&) = delete;
   CallRunner& operator=(const CallRunner&) = delete;
   void Post(std::function<void()> work);
+  bool WaitIdle(std::chrono::milliseconds limit);
 
  private:
   struct Pool;

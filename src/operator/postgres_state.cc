@@ -32,7 +32,13 @@ constexpr const char* kSchema[] = {
     ("CREATE TABLE IF NOT EXISTS leader (id INT PRIMARY KEY CHECK (id = 1), epoch BIGINT NOT NULL, holder TEXT NOT NULL, "
      "since TIMESTAMPTZ, renewed_at TIMESTAMPTZ)"),
     "INSERT INTO leader (id, epoch, holder) VALUES (1, 0, '') ON CONFLICT (id) DO NOTHING",
+    // Whether the term of `epoch` ended cleanly (Release); a database of an older
+    // version gains it.
+    "ALTER TABLE leader ADD COLUMN IF NOT EXISTS ended_cleanly BOOLEAN NOT NULL DEFAULT false",
 };
+
+// The client's bound on a store statement: its statement_timeout (10 s) and a margin.
+constexpr std::chrono::milliseconds kStoreCallDeadline{12000};
 
 // Every fenced write starts with this: the row exists only while $1 is the epoch, and
 // FOR SHARE holds the next leader's bump until the write commits.
@@ -58,7 +64,7 @@ class PostgresStore final : public StateStore {
   PostgresStore(const std::string& conninfo, std::string name, std::string holder, std::shared_ptr<Fence> fence)
       : name_(std::move(name)), holder_(std::move(holder)), fence_(std::move(fence)) {
     for (size_t i = 0; i < kSessions; ++i) {
-      sessions_.push_back(std::make_unique<PostgresSession>(conninfo, "SET statement_timeout = 10000", name_));
+      sessions_.push_back(std::make_unique<PostgresSession>(conninfo, "SET statement_timeout = 10000", name_, kStoreCallDeadline));
       idle_.push_back(sessions_.back().get());
     }
   }
@@ -198,7 +204,10 @@ class PostgresLeadership final : public Leadership {
  public:
   PostgresLeadership(const std::string& conninfo, std::string name, std::string holder, std::chrono::seconds lease,
                      std::shared_ptr<Fence> fence)
-      : session_(conninfo, fmt::format("SET statement_timeout = 5000; SET idle_session_timeout = {}", lease.count() * 1000), name),
+      // Each call on the lock session is bounded by the lease (client side too): a renewal
+      // that cannot be answered fails, and the replica steps down, rather than hang.
+      : session_(conninfo, fmt::format("SET statement_timeout = {0}; SET idle_session_timeout = {0}", lease.count() * 1000), name,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(lease)),
         holder_(std::move(holder)),
         lease_(lease),
         fence_(std::move(fence)) {}
@@ -213,21 +222,26 @@ class PostgresLeadership final : public Leadership {
       CINCINNATI_ASSIGN_OR_RETURN(PgResult lock, session_.Exec("SELECT pg_try_advisory_lock($1)", {std::to_string(kLeaderLockKey)}));
       acquired = !lock.rows.empty() && lock.rows[0][0] == "t";
       if (acquired) {
-        // How long ago the last leader renewed (milliseconds; "" if nobody ever led).
-        CINCINNATI_ASSIGN_OR_RETURN(PgResult last, session_.Exec("SELECT floor(extract(epoch FROM now() - renewed_at) * 1000)::bigint "
-                                                                "FROM leader WHERE id = 1"));
-        // None: nobody led before. A negative age (the server's clock stepped back) is 0.
-        const std::optional<int64_t> age = last.rows.empty() ? std::nullopt : Int64(last.rows[0][0]);
+        // How long ago the last leader renewed (milliseconds; "" if nobody ever led), and
+        // whether its term ended cleanly.
+        CINCINNATI_ASSIGN_OR_RETURN(PgResult last, session_.Exec("SELECT floor(extract(epoch FROM now() - renewed_at) * 1000)::bigint, "
+                                                                "ended_cleanly FROM leader WHERE id = 1"));
+        // None: nobody led before, or its term ended cleanly. A negative age (the server's
+        // clock stepped back) is 0.
+        const bool clean = !last.rows.empty() && last.rows[0][1] == "t";
+        const std::optional<int64_t> age = last.rows.empty() || clean ? std::nullopt : Int64(last.rows[0][0]);
         CINCINNATI_ASSIGN_OR_RETURN(PgResult bumped, session_.Exec("UPDATE leader SET epoch = epoch + 1, holder = $1, since = now(), "
-                                                                  "renewed_at = now() WHERE id = 1 RETURNING epoch", {holder_}));
+                                                                  "renewed_at = now(), ended_cleanly = false WHERE id = 1 RETURNING epoch",
+                                                                  {holder_}));
         if (bumped.rows.empty()) return Status::Internal("the leader row is missing");
         epoch = Int64(bumped.rows[0][0]).value_or(-1);
         if (epoch < 0) return Status::Internal("the leader row has no epoch");
         leader = holder_;
+        ForgetTermSettled();  // a new term: the operator sets its own check
         predecessor_age_.reset();
         if (age) predecessor_age_ = std::chrono::milliseconds(std::max<int64_t>(*age, 0));
       } else {
-        CINCINNATI_ASSIGN_OR_RETURN(PgResult row, session_.Exec("SELECT holder FROM leader WHERE id = 1"));
+        CINCINNATI_ASSIGN_OR_RETURN(PgResult row, session_.Exec("SELECT CASE WHEN ended_cleanly THEN '' ELSE holder END FROM leader WHERE id = 1"));
         if (!row.rows.empty()) leader = row.rows[0][0];
       }
       return Status::OK();
@@ -281,7 +295,8 @@ class PostgresLeadership final : public Leadership {
 
   void Release() override {
     std::lock_guard lock(mu_);
-    fence_->epoch = -1;
+    const int64_t epoch = fence_->epoch.exchange(-1);  // the store refuses this replica's writes from now on
+    if (epoch >= 0 && session_.connected() && TermSettled()) EndCleanly(epoch);
     session_.Close();  // ends the session: the lock goes with it
     std::lock_guard fence_lock(fence_->mu);
     if (fence_->leader == holder_) fence_->leader.clear();  // not this replica any more; who is, unknown
@@ -291,6 +306,16 @@ class PostgresLeadership final : public Leadership {
     std::lock_guard lock(fence_->mu);
     return fence_->leader;
   }
+  // Who leads, read once (on start): a standby names the leader before its first round.
+  void ReadLeader() {
+    std::lock_guard lock(mu_);
+    if (fence_->epoch >= 0) return;
+    auto row = session_.Exec("SELECT holder FROM leader WHERE id = 1 AND holder <> '' AND NOT ended_cleanly");
+    if (!row.ok() || row->rows.empty()) return;  // unknown until the first round
+    std::lock_guard fence_lock(fence_->mu);
+    fence_->leader = row->rows[0][0];
+  }
+
   std::chrono::seconds lease() const override { return lease_; }
   std::chrono::milliseconds PredecessorGrace(std::chrono::seconds longest_call) override {
     std::lock_guard lock(mu_);
@@ -300,6 +325,20 @@ class PostgresLeadership final : public Leadership {
   }
 
  private:
+  // Records that the term of `epoch` ended cleanly: on the lock session, which still
+  // holds the lock, and only while `epoch` is the current one, so that only its holder
+  // can, and the next leader's bump is ordered after it (under mu_).
+  void EndCleanly(int64_t epoch) {
+    auto ended = session_.Exec("UPDATE leader SET ended_cleanly = true WHERE id = 1 AND epoch = $1",
+                               {std::to_string(epoch)});
+    if (!ended.ok()) {
+      spdlog::warn("leadership: could not record the clean end of term {}; the next leader waits out its grace: {}", epoch,
+                   ended.status().message());
+    } else if (ended->affected == 1) {
+      spdlog::info("leadership: term {} ended cleanly; the next leader acts at once", epoch);
+    }
+  }
+
   std::mutex mu_;
   std::optional<std::chrono::milliseconds> predecessor_age_;  // at the last TryAcquire that led
   PostgresSession session_;
@@ -333,7 +372,9 @@ Result<PostgresState> OpenPostgresState(const std::string& url, const std::strin
   auto fence = std::make_shared<Fence>();
   PostgresState state;
   state.store = std::make_unique<PostgresStore>(conninfo, name, holder, fence);
-  state.leadership = std::make_unique<PostgresLeadership>(conninfo, name, holder, lease, fence);
+  auto leadership = std::make_unique<PostgresLeadership>(conninfo, name, holder, lease, fence);
+  leadership->ReadLeader();
+  state.leadership = std::move(leadership);
   return state;
 }
 

@@ -3,6 +3,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "operator/hook_runner.h"
+
 #include "operator/upgrade_operator.h"
 
 namespace cincinnati::upgrade {
@@ -12,6 +18,12 @@ namespace {
 // and alerts on a leader-elected operator read it.
 constexpr const char* kLeaderMetric = "leader_election_master_status";
 const Labels kLeaderLabels = {{"name", "upgrade-operator"}};
+
+// Replica::standby_read while a standby's read of the configs is under way.
+constexpr env::Clock::SteadyTime kStandbyReading = env::Clock::SteadyTime::max();
+// How long an answer of a standby waits for its read of the configs (real time: it
+// bounds a wait on the database, whose own deadline is longer).
+constexpr std::chrono::milliseconds kStandbyReadWait{500};
 
 // Elections run each second: a standby's news is logged once, until it changes.
 void SayOnce(std::string& said, spdlog::level::level_enum level, const std::string& text) {
@@ -109,6 +121,25 @@ void UpgradeOperator::TakeOver() {
     state->calls->Reset();  // an earlier term's answers are not this term's
     SetDue(*state, acting_from);  // every cluster at once: the last leader's schedule is not known
   }
+  // Hooks are fenced to the term: when it ends or lapses, the ones running are killed.
+  replica_.role.OnTermEnd([this] {
+    int killed = 0;
+    for (auto& [name, state] : clusters_) {  // clusters_ never changes after Open
+      if (auto* hooks = dynamic_cast<ProcessHookRunner*>(state->ports.hooks.get())) killed += hooks->KillRunning();
+    }
+    if (killed > 0) spdlog::warn("the leadership term ended or lapsed: {} running hooks killed", killed);
+  });
+  // A clean end is recorded only when nothing of this term, or of the one before, can
+  // still act: the predecessor's grace is over, no pass runs, and every call ended.
+  replica_.leadership->SetTermSettled([this, acting_from] {
+    if (options_.clock->Steady() < acting_from) return false;
+    {
+      std::lock_guard passes_lock(mu_);
+      if (passes_.in_flight > 0) return false;
+    }
+    const auto longest = std::max(kLongestCall, options_.agent_timeout) + std::chrono::seconds(2);
+    return call_runner_->WaitIdle(std::chrono::duration_cast<std::chrono::milliseconds>(longest));
+  });
   replica_.role.TookOver(asked, acting_from, replica_.leadership->lease());
   replica_.election_said.clear();
   SetLeaderMetric(true);
@@ -132,19 +163,38 @@ void UpgradeOperator::StepDown(const std::string& why) {
 void UpgradeOperator::RefreshStandby() {
   if (replica_.role.Holds()) return;
   {
-    // At most once a second, and only when asked: reading every config costs about
-    // 0.5 s of CPU at 10,000 clusters, and a standby is rarely asked.
+    // At most once a second, one read at a time, and only when asked: reading every
+    // config costs about 0.5 s of CPU at 10,000 clusters, and a standby is rarely asked.
     std::lock_guard lock(mu_);
     const auto now = options_.clock->Steady();
+    if (replica_.standby_read == kStandbyReading) return;
     if (passes_.in_flight > 0 || (replica_.standby_read != env::Clock::SteadyTime{} && now - replica_.standby_read < std::chrono::seconds(1))) return;
-    replica_.standby_read = now;
+    replica_.standby_read = kStandbyReading;
   }
-  auto saved = store_->LoadConfigs();
-  if (!saved.ok()) return;  // the last view stays; the leader's API answers anyway
-  std::lock_guard lock(mu_);
-  // Taken over meanwhile: the new term's state, read after its epoch, stays.
-  if (replica_.role.Holds() || passes_.in_flight > 0) return;
-  configs_ = FleetConfigs(std::move(*saved));
+  // Read on a call thread, waited for a moment: an answer (a scrape of /metrics, a
+  // List) never waits on a database that does not answer; it shows the last view, and
+  // the read, bounded by the store's deadline, lands when it can.
+  struct Read {
+    std::mutex mu;
+    std::condition_variable done_cv;
+    bool done = false;
+  };
+  auto read = std::make_shared<Read>();
+  call_runner_->Post([this, read] {
+    auto saved = store_->LoadConfigs();
+    {
+      std::lock_guard lock(mu_);
+      replica_.standby_read = options_.clock->Steady();
+      // Failed: the last view stays (the leader's API answers anyway). Taken over
+      // meanwhile: the new term's state, read after its epoch, stays.
+      if (saved.ok() && !replica_.role.Holds() && passes_.in_flight == 0) configs_ = FleetConfigs(std::move(*saved));
+    }
+    std::lock_guard lock(read->mu);
+    read->done = true;
+    read->done_cv.notify_all();
+  });
+  std::unique_lock lock(read->mu);
+  read->done_cv.wait_for(lock, kStandbyReadWait, [&] { return read->done; });
 }
 
 }  // namespace cincinnati::upgrade

@@ -2,7 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <optional>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
 
 #include <pqxx/pqxx>
 
@@ -24,6 +32,88 @@ PgResult Rows(const pqxx::result& r) {
   }
   return out;
 }
+
+// The process's one watchdog over calls in flight: a call that outlives its deadline has
+// its socket shut down, which ends libpq's wait on it with "connection closed". The real
+// steady clock on purpose: this bounds real I/O, as libpq's connect_timeout does.
+class CallWatchdog {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Entry {
+    int socket;
+    bool fired = false;
+  };
+
+  static CallWatchdog& Instance() {
+    static CallWatchdog watchdog;
+    return watchdog;
+  }
+  // Watches `socket` until Disarm; the entry stays valid until then.
+  std::multimap<Clock::time_point, Entry>::iterator Arm(int socket, std::chrono::milliseconds deadline) {
+    std::lock_guard lock(mu_);
+    if (!thread_.joinable()) thread_ = std::jthread([this](std::stop_token stop) { Watch(stop); });
+    auto it = calls_.emplace(Clock::now() + deadline, Entry{socket});
+    ++armed_;  // wakes the watch: this deadline may be the soonest
+    changed_.notify_one();
+    return it;
+  }
+  // Whether the deadline had passed (the socket was shut down).
+  bool Disarm(std::multimap<Clock::time_point, Entry>::iterator it) {
+    std::lock_guard lock(mu_);
+    const bool fired = it->second.fired;
+    calls_.erase(it);
+    return fired;
+  }
+
+ private:
+  CallWatchdog() = default;
+  void Watch(std::stop_token stop) {
+    std::unique_lock lock(mu_);
+    while (!stop.stop_requested()) {
+      const auto now = Clock::now();
+      auto next = Clock::time_point::max();
+      for (auto& [at, entry] : calls_) {
+        if (entry.fired) continue;
+        if (at > now) {
+          next = at;
+          break;
+        }
+        // Under mu_: the call is still armed, so its connection (and descriptor) is open.
+        ::shutdown(entry.socket, SHUT_RDWR);
+        entry.fired = true;
+      }
+      const uint64_t seen = armed_;
+      if (next == Clock::time_point::max()) {
+        changed_.wait(lock, stop, [&] { return armed_ != seen; });
+      } else {
+        changed_.wait_until(lock, stop, next, [&] { return armed_ != seen; });
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable_any changed_;
+  std::multimap<Clock::time_point, Entry> calls_;  // by deadline
+  uint64_t armed_ = 0;  // calls armed so far
+  std::jthread thread_;  // last: stops (and is joined) before the rest goes
+};
+
+// A call under the watchdog, for its scope.
+class Armed {
+ public:
+  Armed(int socket, std::chrono::milliseconds deadline) : it_(CallWatchdog::Instance().Arm(socket, deadline)) {}
+  ~Armed() { Disarm(); }
+  bool Disarm() {
+    if (!armed_) return fired_;
+    armed_ = false;
+    fired_ = CallWatchdog::Instance().Disarm(it_);
+    return fired_;
+  }
+
+ private:
+  std::multimap<CallWatchdog::Clock::time_point, CallWatchdog::Entry>::iterator it_;
+  bool armed_ = true, fired_ = false;
+};
 
 }  // namespace
 
@@ -77,35 +167,55 @@ std::string WithClientLimits(const std::string& conninfo, std::string_view appli
 
 struct PostgresSession::Impl {
   std::string conninfo, setup, name;
+  std::chrono::milliseconds deadline;
   std::unique_ptr<pqxx::connection> conn;
+
+  // Opens a connection (bounded by connect_timeout) and runs `setup` on it.
+  void Connect() {
+    auto c = std::make_unique<pqxx::connection>(conninfo);
+    // A lost connection is this session's to reopen, never libpqxx's (deprecated in 6.x
+    // along with reactivation itself, which is still on by default there).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    c->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+    if (!setup.empty()) {
+      Armed armed(c->sock(), deadline);
+      pqxx::nontransaction t(*c);
+      t.exec(setup);
+      t.commit();
+    }
+    conn = std::move(c);
+  }
 
   template <class Work>
   Status With(Work&& work) {
+    std::optional<Armed> armed;
     try {
       if (!conn || !conn->is_open()) {
         conn.reset();
-        auto c = std::make_unique<pqxx::connection>(conninfo);
-        if (!setup.empty()) {
-          pqxx::nontransaction t(*c);
-          t.exec(setup);
-          t.commit();
-        }
-        conn = std::move(c);
+        Connect();
       }
+      armed.emplace(conn->sock(), deadline);
       work(*conn);
+      // The work ended (its statements' failures kept by itself, InTransaction's) as the
+      // deadline passed: the socket is shut down, so the connection goes.
+      if (armed->Disarm()) conn.reset();
       return Status::OK();
-    } catch (const pqxx::broken_connection& e) {
-      conn.reset();
-      return Status::IoError(fmt::format("{}: connection lost: {}", name, Trimmed(e.what())));
     } catch (const std::exception& e) {
-      if (conn && !conn->is_open()) conn.reset();
+      const bool timed_out = armed && armed->Disarm();
+      if (timed_out || dynamic_cast<const pqxx::broken_connection*>(&e) || (conn && !conn->is_open())) conn.reset();
+      if (timed_out) return Status::IoError(fmt::format("{}: no answer within {} ms; the connection is dropped", name, deadline.count()));
+      if (dynamic_cast<const pqxx::broken_connection*>(&e)) {
+        return Status::IoError(fmt::format("{}: connection lost: {}", name, Trimmed(e.what())));
+      }
       return Status::IoError(fmt::format("{}: {}", name, Trimmed(e.what())));
     }
   }
 };
 
-PostgresSession::PostgresSession(std::string conninfo, std::string setup, std::string name)
-    : impl_(std::make_unique<Impl>(Impl{std::move(conninfo), std::move(setup), std::move(name), nullptr})) {}
+PostgresSession::PostgresSession(std::string conninfo, std::string setup, std::string name, std::chrono::milliseconds deadline)
+    : impl_(std::make_unique<Impl>(Impl{std::move(conninfo), std::move(setup), std::move(name), deadline, nullptr})) {}
 
 PostgresSession::~PostgresSession() = default;
 

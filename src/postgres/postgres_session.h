@@ -6,8 +6,20 @@
 // `setup` runs once on each new connection (SET statement_timeout, ...). Parameters are
 // text, bound as $1, $2, ...; a NULL column reads as "". Not thread-safe: one caller at
 // a time (its owners hold a mutex).
+//
+// Every call is bounded on the client side by the session's `deadline`: a server that
+// does not answer at all (stopped, hung, or a peer whose socket stays open, as a Unix
+// socket does while the server is SIGSTOPped: no keepalive or user timeout applies
+// there) fails the call with an IoError ("no answer within N ms") once the deadline
+// passes. One watchdog thread for the process shuts the connection's socket down
+// (shutdown(2), so libpq's wait ends at once and the descriptor is never closed under
+// it); the connection is dropped, and the next call opens a new one. Opening a
+// connection is bounded by connect_timeout (WithClientLimits). libpqxx never reconnects
+// behind the session's back (reactivation is inhibited), so connected() stays true only
+// for the connection a session lock was taken on.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,9 +55,14 @@ class PostgresTransaction {
 // against a peer that is gone).
 std::string WithClientLimits(const std::string& conninfo, std::string_view application_name);
 
+// Longer than any statement_timeout its users set (30 s at most): the client's bound on
+// a server that does not answer, not the server's on a slow statement.
+inline constexpr std::chrono::milliseconds kDefaultCallDeadline{40000};
+
 class PostgresSession {
  public:
-  PostgresSession(std::string conninfo, std::string setup, std::string name);
+  PostgresSession(std::string conninfo, std::string setup, std::string name,
+                  std::chrono::milliseconds deadline = kDefaultCallDeadline);
   ~PostgresSession();
   PostgresSession(const PostgresSession&) = delete;
   PostgresSession& operator=(const PostgresSession&) = delete;
@@ -56,7 +73,8 @@ class PostgresSession {
   Status Transaction(const std::vector<std::pair<std::string, std::vector<std::string>>>& statements);
   // Runs `work` in one transaction (READ COMMITTED), committed when it returns OK and
   // every statement succeeded, rolled back otherwise: for work that reads, decides and
-  // writes. The error is `work`'s own, or the statement's that failed.
+  // writes. The error is `work`'s own, or the statement's that failed. The deadline
+  // bounds the whole transaction, as it bounds each call.
   Status InTransaction(const std::function<Status(PostgresTransaction&)>& work);
   // Ends the connection (and with it the session's locks); the next call opens one.
   void Close();

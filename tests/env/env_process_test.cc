@@ -4,8 +4,12 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "env/file_system.h"
 #include "env/process.h"
@@ -114,6 +118,32 @@ TEST(FileLockTest, AnUnlockedFileCanBeTakenByAnotherAndTellsWhoHoldsIt) {
   EXPECT_EQ((*b)->ReadHolder(), "replica-a\n");
   (*a)->Unlock();
   EXPECT_TRUE(*(*b)->TryLock());
+}
+
+// A child that must not outlive its spawner: it gets the chosen signal (SIGKILL here, so
+// not even a shell that ignores SIGTERM stays) when the thread that spawned it ends.
+TEST(ProcessTest, AChildDiesWithItsSpawningThreadByTheSignalChosen) {
+  TempDir dir;
+  const std::string ready = (dir.path() / "ready").string();
+  std::unique_ptr<env::Process> child;
+  std::thread spawner([&] {
+    env::SpawnOptions o = Shell("trap '' TERM; touch " + ready + "; while :; do sleep 1; done");
+    o.die_with_parent = true;
+    o.parent_death_signal = SIGKILL;
+    auto spawned = env::Process::Spawn(o);
+    ASSERT_TRUE(spawned.ok()) << spawned.status().message();
+    child = std::move(*spawned);
+    // The shell runs, so its death signal is set: the thread may end now (one that
+    // ended before the child set it would leave it none).
+    const auto cap = std::chrono::steady_clock::now() + 60s;
+    while (!std::filesystem::exists(ready) && std::chrono::steady_clock::now() < cap) std::this_thread::sleep_for(10ms);
+  });
+  spawner.join();
+  ASSERT_TRUE(child);
+  const std::optional<env::ExitStatus> ended = child->WaitFor(60s);  // a safety net: it ends as the thread does
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_FALSE(ended->exited);
+  EXPECT_EQ(ended->signal, SIGKILL);
 }
 
 }  // namespace
