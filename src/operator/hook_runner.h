@@ -33,7 +33,7 @@ class ProcessHookRunner : public HookRunner {
   HookResult Run(const std::string& command, const std::map<std::string, std::string>& env,
                  std::chrono::seconds timeout) override;
   // SIGKILL to every running hook's process group; returns how many.
-  int KillRunning();
+  int KillRunning() override;
 
  private:
   std::mutex mu_;

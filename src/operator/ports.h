@@ -144,6 +144,8 @@ class HookRunner {
   virtual ~HookRunner() = default;
   virtual HookResult Run(const std::string& command, const std::map<std::string, std::string>& env,
                          std::chrono::seconds timeout) = 0;
+  // Ends every hook running now (a leadership term ended: no hook outlives it); how many.
+  virtual int KillRunning() { return 0; }
 };
 
 }  // namespace cincinnati::upgrade

@@ -59,16 +59,21 @@
 //
 // Replicas (leadership.h): only the leader reconciles, reads the source and changes the
 // state. A standby re-reads the configs from the store when asked (at most once a
-// second), so that its read API answers as the leader's does (a pause or resume there is refused with a Conflict that
-// names the leader), and tries to lead every second. A replica that takes over reads the
-// whole state after its epoch is taken, forgets every call result of an earlier term,
-// waits out its predecessor's grace, then passes every cluster at once. A replica that
-// loses leadership, or cannot renew it within its lease less the margin, starts no pass,
-// no agent command and no call more (a gate on each, checked just before it starts), and
-// the store refuses its writes. Its role (Standby, WaitingOut, Acting, Lapsed) is one
-// state with one table of moves (ReplicaRoleState, leadership.h). A clean stop keeps
-// renewing until its passes ended. With SQLite the lock is a file lock in --state-dir;
-// with --state.postgres, a PostgreSQL session lock (postgres_state.h).
+// second, on a call thread: its answers never wait on the database, they show its last
+// view meanwhile), so that its read API answers as the leader's does (a pause or resume
+// there is refused with a Conflict that names the leader, known from its start), and
+// tries to lead every second. A replica that takes over reads the whole state after its
+// epoch is taken, forgets every call result and unsaved write of an earlier term, waits
+// out its predecessor's grace (none when that term was recorded as ended cleanly), then
+// passes every cluster at once. A replica that loses leadership, or cannot renew it
+// within its lease less the margin, starts no pass, no agent command and no call more (a
+// gate on each, checked just before it starts), kills its running hooks, and the store
+// refuses its writes. Its role (Standby, WaitingOut, Acting, Lapsed) is one state with
+// one table of moves (ReplicaRoleState, leadership.h). A clean stop keeps renewing until
+// its passes ended, kills its running hooks, waits for its calls, and records that its
+// term ended cleanly, so that the next leader acts at once; after a kill -9 the next
+// waits out the grace. With SQLite the lock is a file lock in --state-dir; with
+// --state.postgres, a PostgreSQL session lock (postgres_state.h).
 //
 // What the API shows (List, Get, FleetStatus, Metrics) is shaped by operator_view.h.
 //

@@ -7,7 +7,6 @@
 #include <memory>
 #include <mutex>
 
-#include "operator/hook_runner.h"
 
 #include "operator/upgrade_operator.h"
 
@@ -119,13 +118,14 @@ void UpgradeOperator::TakeOver() {
     state->note.clear();
     state->last_error.clear();
     state->calls->Reset();  // an earlier term's answers are not this term's
+    state->unsaved = false;  // the store, just read, is the truth: an earlier term's unsaved write is not this term's
     SetDue(*state, acting_from);  // every cluster at once: the last leader's schedule is not known
   }
   // Hooks are fenced to the term: when it ends or lapses, the ones running are killed.
   replica_.role.OnTermEnd([this] {
     int killed = 0;
     for (auto& [name, state] : clusters_) {  // clusters_ never changes after Open
-      if (auto* hooks = dynamic_cast<ProcessHookRunner*>(state->ports.hooks.get())) killed += hooks->KillRunning();
+      if (state->ports.hooks) killed += state->ports.hooks->KillRunning();
     }
     if (killed > 0) spdlog::warn("the leadership term ended or lapsed: {} running hooks killed", killed);
   });
