@@ -10,14 +10,16 @@
 #                              processes they start, built with TSan too)
 #   scripts/sanitize.sh tsan-server   only the server and service tests
 #   scripts/sanitize.sh tsan-fleet    only the agent's and the operator's tests
-# A documented mode, not part of scripts/test.sh: on 2 cores the TSan build of what these
-# tests need takes about 35 min from a cold cache; the runs take about 6 min (tsan-server)
-# and 25 min (tsan-fleet).
-# Extra arguments go to ctest (e.g. -R Hotfix). Any finding aborts the process, so CTest
-# fails. ThreadSanitizer writes its reports to build-tsan/tsan-reports/report.EXE.PID
-# (TSAN_OPTIONS log_path), so that a race in a `cincinnati` process a test started is not
-# lost with the test's temporary directory: they are printed at the end, and any report
-# fails the run even when the test itself passed.
+# A documented mode, not part of scripts/test.sh (CI time): on 2 cores shared with other
+# builds, the TSan build of `cincinnati` and the agent's and operator's tests took 20 min
+# from a cold cache, server_test and service_test 2 min more; the runs take about 40 s
+# (tsan-server), 2-3 min (tsan-fleet) and 2-3 min (tsan), at 3 tests at once.
+# Extra arguments go to ctest (a -R of yours replaces the mode's selection, e.g.
+# tsan-fleet -R '^UpdateTest\.'; --repeat until-fail:N looks harder for a rare race). Any
+# finding aborts the process, so CTest fails. ThreadSanitizer writes its reports to
+# build-tsan/tsan-reports/report.EXE.PID (TSAN_OPTIONS log_path), so that a race in a
+# `cincinnati` process a test started is not lost with the test's temporary directory:
+# they are printed at the end, and any report fails the run even when the test passed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-asan}"
