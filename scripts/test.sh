@@ -12,6 +12,8 @@
 #                                   the suite N times, plain and under ASan + UBSan, with
 #                                   two CPU-burning processes alongside; lists every test
 #                                   that failed at least once (CINCINNATI_QUICK=1: plain only)
+# ThreadSanitizer is not run here (its own build would add ~22 min cold on 2 cores): run
+# scripts/sanitize.sh tsan (or tsan-server, tsan-fleet) after changes to threads or locks.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
