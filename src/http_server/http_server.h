@@ -50,7 +50,9 @@ struct ServerLimits {
 };
 
 using Handler = std::function<Response(const Request&)>;
-// Answers later, from any thread, by calling the responder exactly once.
+// Answers later, from any thread, by calling the responder exactly once. A responder
+// holds its connection, whose end touches the server: every responder is called and
+// dropped before the HttpServer is destroyed.
 using AsyncHandler = std::function<void(const Request&, std::function<void(Response)>)>;
 
 class HttpServer {

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include <boost/asio.hpp>
 
@@ -107,10 +109,11 @@ class HttpServerTest : public ::testing::Test {
     auto port = server_->ListenAsync("127.0.0.1", 0, [this](const Request& r, std::function<void(Response)> done) {
       if (r.path == "/slow") {
         if (!slow_signalled_.exchange(true)) slow_arrived_.set_value();
-        std::thread([done] {
-          std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        std::lock_guard lock(answering_mu_);
+        answering_.emplace_back([done] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the slow answer itself
           done(Response::Text(200, "slow"));
-        }).detach();
+        });
         return;
       }
       done(Response::Text(200, r.method + " " + r.target));
@@ -124,6 +127,10 @@ class HttpServerTest : public ::testing::Test {
   uint16_t port_ = 0;
   std::promise<void> slow_arrived_;
   std::atomic<bool> slow_signalled_{false};
+  // The slow answers' threads, joined before the server goes (declared after it): a
+  // responder holds its session, whose end touches the server.
+  std::mutex answering_mu_;
+  std::vector<std::jthread> answering_;
 };
 
 TEST_F(HttpServerTest, AnswersAndBoundsTheRequestHead) {

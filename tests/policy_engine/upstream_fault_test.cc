@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "core/graph_json.h"
 #include "http_server/http_server.h"
@@ -42,14 +45,22 @@ class FakeUpstream {
         if (generation != 0) r.headers["Cincinnati-Graph-Generation"] = std::to_string(generation);
         return done(std::move(r));
       }
-      std::thread([done, body, delay] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+      std::lock_guard<std::mutex> lock(mu_);
+      answering_.emplace_back([done, body, delay] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay));  // the slow upstream itself
         done(http_server::Response::Text(200, body, "application/json"));
-      }).detach();
+      });
     });
     server_->Start();
   }
   void Stop() {
+    // Slow answers end first: a responder holds its session, whose end touches the server.
+    std::vector<std::jthread> answering;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      answering.swap(answering_);
+    }
+    answering.clear();
     if (server_) server_->Shutdown(std::chrono::seconds(5));
     server_.reset();
   }
@@ -67,6 +78,7 @@ class FakeUpstream {
   std::mutex mu_;
   std::string body_;
   uint64_t generation_ = 0;
+  std::vector<std::jthread> answering_;  // the slow answers' threads (under mu_)
   std::unique_ptr<http_server::HttpServer> server_;
   uint16_t port_ = 0;
 };
