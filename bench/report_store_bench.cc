@@ -85,7 +85,7 @@ void BM_ReportStore(benchmark::State& state) {
       const uint64_t n = next_cluster++;
       UpdateReport r;
       r.cluster_id = ClusterId(n);
-      r.attempt = "a";
+      r.attempt = std::string(1, 'a');  // not = "a": GCC 12 warns falsely (-Wrestrict) on assigning a short literal here
       r.from = "4.13.1";
       r.to = fmt::format("4.13.{}", 2 + n % 8);
       r.arch = "amd64";

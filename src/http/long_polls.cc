@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/strings.h"
+#include "env/clock.h"
 #include "http/transfer.h"
 
 namespace cincinnati::http {
@@ -116,6 +117,11 @@ struct LongPolls::Impl {
   }
 
   void Loop();
+  // Sends the polls whose delay is over (all, as cancelled, when stopping).
+  void StartDue(std::list<std::unique_ptr<Transfer>> added, bool stop, std::list<std::unique_ptr<Transfer>>& ended);
+  void CancelActive(std::list<std::unique_ptr<Transfer>>& ended);
+  void CollectFinished(std::list<std::unique_ptr<Transfer>>& ended);
+  void WaitForWork();  // until a transfer moves, a poll is added or the next delay ends
 
   const size_t max_body_bytes;
   CURLM* multi = nullptr;
@@ -139,57 +145,11 @@ void LongPolls::Impl::Loop() {
       added.splice(added.end(), incoming);
       stop = stopping;
     }
-    const auto now = std::chrono::steady_clock::now();
-    for (auto& t : added) {
-      if (t && t->poll.delay.count() > 0 && !stop) delayed.emplace(now + t->poll.delay, std::move(t));
-    }
-    added.remove(nullptr);
-    while (!delayed.empty() && (stop || delayed.begin()->first <= now)) {
-      added.push_back(std::move(delayed.begin()->second));
-      delayed.erase(delayed.begin());
-    }
-    for (auto& t : added) {
-      if (stop) {  // never sent
-        t->result.error_kind = ErrorKind::kCancelled;
-        t->result.error = fmt::format("request for url ({}) cancelled", t->poll.url);
-        ended.push_back(std::move(t));
-        continue;
-      }
-      if (!multi || !Configure(*t)) {
-        t->result.error_kind = ErrorKind::kTransport;
-        t->result.error = fmt::format("cannot start a request for url ({})", t->poll.url);
-        ended.push_back(std::move(t));
-        continue;
-      }
-      curl_multi_add_handle(multi, t->curl);
-      active.push_back(std::move(t));
-    }
+    StartDue(std::move(added), stop, ended);
     if (stop) {
-      for (auto& t : active) {
-        curl_multi_remove_handle(multi, t->curl);
-        t->result.error_kind = ErrorKind::kCancelled;
-        t->result.error = fmt::format("request for url ({}) cancelled", t->poll.url);
-        ended.push_back(std::move(t));
-      }
-      active.clear();
+      CancelActive(ended);
     } else if (multi) {
-      int still = 0;
-      curl_multi_perform(multi, &still);
-      int queued = 0;
-      while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
-        if (msg->msg != CURLMSG_DONE) continue;
-        Transfer* done = nullptr;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &done);
-        const CURLcode rc = msg->data.result;
-        curl_multi_remove_handle(multi, msg->easy_handle);
-        for (auto it = active.begin(); it != active.end(); ++it) {
-          if (it->get() != done) continue;
-          Finish(**it, rc);
-          ended.push_back(std::move(*it));
-          active.erase(it);
-          break;
-        }
-      }
+      CollectFinished(ended);
     }
     {
       std::lock_guard lock(mu);
@@ -203,22 +163,85 @@ void LongPolls::Impl::Loop() {
       }
     }
     if (stop) return;
-    if (multi) {
-      int wait_ms = 1000;
-      if (!delayed.empty()) {
-        const auto until = std::chrono::ceil<std::chrono::milliseconds>(delayed.begin()->first - std::chrono::steady_clock::now());
-        wait_ms = static_cast<int>(std::clamp<int64_t>(until.count(), 0, wait_ms));
-      }
-      curl_multi_poll(multi, nullptr, 0, wait_ms, nullptr);
-    } else {  // no multi handle: every poll fails at once; wait for the next one
-      std::unique_lock lock(mu);
-      auto woken = [&] { return stopping || !incoming.empty(); };
-      if (delayed.empty()) {
-        idle.wait(lock, woken);
-      } else {
-        idle.wait_until(lock, delayed.begin()->first, woken);
-      }
+    WaitForWork();
+  }
+}
+
+void LongPolls::Impl::StartDue(std::list<std::unique_ptr<Transfer>> added, bool stop, std::list<std::unique_ptr<Transfer>>& ended) {
+  const auto now = env::RealClock().Steady();
+  for (auto& t : added) {
+    if (t && t->poll.delay.count() > 0 && !stop) delayed.emplace(now + t->poll.delay, std::move(t));
+  }
+  added.remove(nullptr);
+  while (!delayed.empty() && (stop || delayed.begin()->first <= now)) {
+    added.push_back(std::move(delayed.begin()->second));
+    delayed.erase(delayed.begin());
+  }
+  for (auto& t : added) {
+    if (stop) {  // never sent
+      t->result.error_kind = ErrorKind::kCancelled;
+      t->result.error = fmt::format("request for url ({}) cancelled", t->poll.url);
+      ended.push_back(std::move(t));
+      continue;
     }
+    if (!multi || !Configure(*t)) {
+      t->result.error_kind = ErrorKind::kTransport;
+      t->result.error = fmt::format("cannot start a request for url ({})", t->poll.url);
+      ended.push_back(std::move(t));
+      continue;
+    }
+    curl_multi_add_handle(multi, t->curl);
+    active.push_back(std::move(t));
+  }
+}
+
+void LongPolls::Impl::CancelActive(std::list<std::unique_ptr<Transfer>>& ended) {
+  for (auto& t : active) {
+    curl_multi_remove_handle(multi, t->curl);
+    t->result.error_kind = ErrorKind::kCancelled;
+    t->result.error = fmt::format("request for url ({}) cancelled", t->poll.url);
+    ended.push_back(std::move(t));
+  }
+  active.clear();
+}
+
+void LongPolls::Impl::CollectFinished(std::list<std::unique_ptr<Transfer>>& ended) {
+  int still = 0;
+  curl_multi_perform(multi, &still);
+  int queued = 0;
+  while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+    if (msg->msg != CURLMSG_DONE) continue;
+    Transfer* done = nullptr;
+    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &done);
+    const CURLcode rc = msg->data.result;
+    curl_multi_remove_handle(multi, msg->easy_handle);
+    for (auto it = active.begin(); it != active.end(); ++it) {
+      if (it->get() != done) continue;
+      Finish(**it, rc);
+      ended.push_back(std::move(*it));
+      active.erase(it);
+      break;
+    }
+  }
+}
+
+void LongPolls::Impl::WaitForWork() {
+  if (multi) {
+    int wait_ms = 1000;
+    if (!delayed.empty()) {
+      const auto until = std::chrono::ceil<std::chrono::milliseconds>(delayed.begin()->first - env::RealClock().Steady());
+      wait_ms = static_cast<int>(std::clamp<int64_t>(until.count(), 0, wait_ms));
+    }
+    curl_multi_poll(multi, nullptr, 0, wait_ms, nullptr);
+    return;
+  }
+  // No multi handle: every poll fails at once; wait for the next one.
+  std::unique_lock lock(mu);
+  auto woken = [&] { return stopping || !incoming.empty(); };
+  if (delayed.empty()) {
+    idle.wait(lock, woken);
+  } else {
+    idle.wait_until(lock, delayed.begin()->first, woken);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "config_api/cluster_version.h"
+#include "env/clock.h"
 #include "kube/api_access.h"
 #include "kube/json_value.h"
 #include "operator/http_call.h"
@@ -191,14 +192,14 @@ bool HttpUpdateAgent::Watch(int64_t seen, std::chrono::seconds timeout, std::fun
   auto attempt = std::make_shared<WatchAttempt>();
   attempt->endpoint = endpoint_;
   attempt->seen = seen;
-  attempt->deadline = std::chrono::steady_clock::now() + timeout;
+  attempt->deadline = env::RealClock().Steady() + timeout;
   attempt->done = std::move(done);
   return Try(std::move(attempt), std::chrono::milliseconds(0));
 }
 
 bool HttpUpdateAgent::Try(std::shared_ptr<WatchAttempt> attempt, std::chrono::milliseconds delay) {
   const AgentEndpoint& e = attempt->endpoint;
-  const auto left = std::chrono::ceil<std::chrono::seconds>(attempt->deadline - std::chrono::steady_clock::now() - delay);
+  const auto left = std::chrono::ceil<std::chrono::seconds>(attempt->deadline - env::RealClock().Steady() - delay);
   const auto timeout = std::clamp(left, std::chrono::seconds(1), std::chrono::seconds(300));
   http::LongPolls::Poll poll;
   poll.url = fmt::format("{}{}?watch=true&resourceVersion={}&timeoutSeconds={}", e.url, kClusterVersion, attempt->seen, timeout.count());
@@ -221,7 +222,7 @@ bool HttpUpdateAgent::Try(std::shared_ptr<WatchAttempt> attempt, std::chrono::mi
     ++attempt->breaks;
     const auto delay = attempt->backoff;
     attempt->backoff = std::min(attempt->backoff.count() == 0 ? kFirstBackoff : attempt->backoff * 2, kLongestBackoff);
-    const bool in_time = std::chrono::steady_clock::now() + delay < attempt->deadline;
+    const bool in_time = env::RealClock().Steady() + delay < attempt->deadline;
     const std::string why = got.error.empty() ? fmt::format("HTTP {}", got.status) : got.error;
     if (attempt->breaks == 1) {
       spdlog::info("the watch of {} broke ({}){}", attempt->endpoint.url, why, in_time ? ": watching again at once, then backing off" : "");

@@ -263,17 +263,17 @@ void UpgradeOperator::LoadPauses() {
   const auto term = replica_.role.acting_from();
   {
     std::lock_guard lock(mu_);
-    if (pauses_term_ && *pauses_term_ == term) return;
+    if (pauses_loaded_.term && *pauses_loaded_.term == term) return;
   }
   if (Status loaded = pauses_.Load(); !loaded.ok()) {
     const std::string said = "cannot read the fleet's pause (upgrades wait; read again each second): " + loaded.message();
-    if (said != pauses_said_) spdlog::error("{}", said);
-    pauses_said_ = said;
+    if (said != pauses_loaded_.said) spdlog::error("{}", said);
+    pauses_loaded_.said = said;
     return;
   }
-  pauses_said_.clear();
+  pauses_loaded_.said.clear();
   std::lock_guard lock(mu_);
-  pauses_term_ = term;
+  pauses_loaded_.term = term;
   WakeHeld(true);  // held while it could not be read
 }
 

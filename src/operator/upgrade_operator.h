@@ -171,6 +171,7 @@ class UpgradeOperator {
   bool Acting() const;   // Acting: leads, and its predecessor's grace is over: it may start side effects
 
  private:
+  enum class HoldKind { kNone, kPause, kSlots };  // why the fleet held a pass
   struct ClusterState {
     FleetCluster cluster;
     ClusterPortSet ports;
@@ -183,12 +184,13 @@ class UpgradeOperator {
     bool in_flight = false;  // a pass is queued or running
     bool queued = false;     // in passes_.due_queue at `due`
     bool rerun = false;      // a call ended during the pass: run again at once
-    bool watching = false;   // a watch of its agent is open
-    int64_t agent_seen = -1;  // the agent's resourceVersion its last pass read (its pass only)
-    env::Clock::SteadyTime unreachable_since{};  // its agent could not be read since ({}: it could)
+    struct {
+      bool watching = false;  // a watch of its agent is open
+      int64_t seen = -1;      // the agent's resourceVersion its last pass read (its pass only)
+      env::Clock::SteadyTime unreachable_since{};  // its agent could not be read since ({}: it could)
+    } agent;
     std::string logged_error;  // the last error logged (its pass only)
-    bool fleet_held = false;  // its last pass was held for a slot (maxParallel) or a wave
-    bool pause_held = false;  // its last pass was held by the fleet's pause
+    HoldKind held = HoldKind::kNone;  // what held its last pass: a slot (maxParallel) or a wave, or the pause
     bool unsaved = false;     // its config in configs_ is not in the store yet (set by its passes, under mu_)
     env::Clock::SteadyTime unsaved_since{};
     double last_pass_seconds = 0;
@@ -223,7 +225,6 @@ class UpgradeOperator {
   // The config a dispatched pass works on; nullopt when it is not to run (Run() stopped,
   // leadership went, the config is gone), its bookkeeping done.
   std::optional<UpgradeConfig> StartPass(ClusterState& state);
-  enum class HoldKind { kNone, kPause, kSlots };  // why the fleet held a pass
   // Under mu_: the end of a pass (its state, its config, its next due time).
   void FinishPass(ClusterState& state, UpgradeConfig config, const PassResult& result, HoldKind held, double seconds);
   // Writes the config a failed write left unsaved, before the cluster's pass does
@@ -259,8 +260,10 @@ class UpgradeOperator {
   };
   Replica replica_;
   FleetPauses pauses_;  // in memory on the leader (fleet_pause.h)
-  std::optional<env::Clock::SteadyTime> pauses_term_;  // the term (its acting_from) they were loaded in (under mu_)
-  std::string pauses_said_;  // the last failure to load them, logged once
+  struct {
+    std::optional<env::Clock::SteadyTime> term;  // the term (its acting_from) they were loaded in (under mu_)
+    std::string said;  // the last failure to load them, logged once
+  } pauses_loaded_;
   GaugeTable metrics_;
   std::unique_ptr<NotificationCenter> notifications_;
   // Operator time's origin (Now()): the steady clock at start, and the time it stands for.

@@ -48,7 +48,7 @@ std::string UpgradeOperator::Hold(const UpgradeConfig& config, HoldKind& held) {
   // Under mu_ (called from ReconcileCluster's pass, which holds no lock: see there).
   // From memory only: the store is never read or written under mu_.
   auto pause = pauses_.InForce();
-  if (pause.ok() && (!pauses_term_ || *pauses_term_ != replica_.role.acting_from())) {
+  if (pause.ok() && (!pauses_loaded_.term || *pauses_loaded_.term != replica_.role.acting_from())) {
     pause = Status::IoError("the fleet's pause was not read in this term yet");  // an earlier term's memory
   }
   if (!pause.ok()) {
@@ -169,11 +169,11 @@ void UpgradeOperator::ReconcileCluster(ClusterState& state) {
     if (!saved.ok()) spdlog::error("cluster {}: saving its state (kept in memory, written again at its next pass): {}", config.cluster, saved.message());
     if (saved.code() == Status::Code::kConflict) StepDown(saved.message());  // another replica leads
   }
-  if (result.agent_resource_version >= 0) state.agent_seen = result.agent_resource_version;
+  if (result.agent_resource_version >= 0) state.agent.seen = result.agent_resource_version;
   if (result.waits_on_agent) {
     WatchAgent(state, result.agent_resource_version);
-  } else if (result.agent_unreachable && IsUpgrading(config) && state.agent_seen >= 0) {
-    WatchAgent(state, state.agent_seen);  // it is heard of at once when it is back
+  } else if (result.agent_unreachable && IsUpgrading(config) && state.agent.seen >= 0) {
+    WatchAgent(state, state.agent.seen);  // it is heard of at once when it is back
   }
   if (auto retry = state.calls->SoonestRetry(pass.now)) {
     result.requeue = std::min(result.requeue, std::chrono::ceil<std::chrono::seconds>(*retry - pass.now));
@@ -204,9 +204,9 @@ void UpgradeOperator::FinishPass(ClusterState& state, UpgradeConfig config, cons
   }
   // An agent that cannot be read for a moment (it hands over to its successor) is not
   // the cluster's news: the last good note stays until AgentGrace() passed.
-  if (result.agent_unreachable && state.unreachable_since == env::Clock::SteadyTime{}) state.unreachable_since = now;
-  if (!result.agent_unreachable) state.unreachable_since = {};
-  if (!result.agent_unreachable || now - state.unreachable_since >= AgentGrace()) {
+  if (result.agent_unreachable && state.agent.unreachable_since == env::Clock::SteadyTime{}) state.agent.unreachable_since = now;
+  if (!result.agent_unreachable) state.agent.unreachable_since = {};
+  if (!result.agent_unreachable || now - state.agent.unreachable_since >= AgentGrace()) {
     state.last_error = result.error.ok() ? "" : result.error.message();
     state.note = result.note;
   }
@@ -214,8 +214,7 @@ void UpgradeOperator::FinishPass(ClusterState& state, UpgradeConfig config, cons
     next = std::min(next, std::chrono::duration_cast<std::chrono::seconds>(kUnsavedRetry));
     state.last_error = "its state is not saved yet (written again at its next pass)";
   }
-  state.fleet_held = held == HoldKind::kSlots;
-  state.pause_held = held == HoldKind::kPause;
+  state.held = held;
   ++state.passes;
   state.last_pass_seconds = seconds;
   state.last_reconciled = options_.clock->Now();
@@ -242,7 +241,7 @@ void UpgradeOperator::FinishPass(ClusterState& state, UpgradeConfig config, cons
 void UpgradeOperator::WakeHeld(bool pause_held) {
   const auto now = options_.clock->Steady();
   for (auto& [name, state] : clusters_) {
-    if (!(pause_held ? state->pause_held : state->fleet_held)) continue;
+    if (state->held != (pause_held ? HoldKind::kPause : HoldKind::kSlots)) continue;
     if (state->in_flight) {
       state->rerun = true;
     } else if (state->due > now) {
@@ -256,8 +255,8 @@ void UpgradeOperator::WakeHeld(bool pause_held) {
 void UpgradeOperator::WatchAgent(ClusterState& state, int64_t seen) {
   {
     std::lock_guard lock(mu_);
-    if (state.watching) return;
-    state.watching = true;
+    if (state.agent.watching) return;
+    state.agent.watching = true;
   }
   // Up to one interval: when it ends without a change the regular pass is due anyway.
   const auto real = std::chrono::ceil<std::chrono::seconds>(RealDelay(options_.interval));
@@ -265,13 +264,13 @@ void UpgradeOperator::WatchAgent(ClusterState& state, int64_t seen) {
   const bool started = state.ports.agent->Watch(seen, timeout, [this, &state](bool changed) {
     {
       std::lock_guard lock(mu_);
-      state.watching = false;
+      state.agent.watching = false;
     }
     if (changed) CallEnded(state);  // the agent moved: its next pass at once
   });
   if (!started) {
     std::lock_guard lock(mu_);
-    state.watching = false;
+    state.agent.watching = false;
   }
 }
 

@@ -14,6 +14,8 @@
 
 #include <pqxx/pqxx>
 
+#include "env/clock.h"
+
 namespace cincinnati::postgres {
 namespace {
 
@@ -52,7 +54,7 @@ class CallWatchdog {
   std::multimap<Clock::time_point, Entry>::iterator Arm(int socket, std::chrono::milliseconds deadline) {
     std::lock_guard lock(mu_);
     if (!thread_.joinable()) thread_ = std::jthread([this](std::stop_token stop) { Watch(stop); });
-    auto it = calls_.emplace(Clock::now() + deadline, Entry{socket});
+    auto it = calls_.emplace(env::RealClock().Steady() + deadline, Entry{socket});
     ++armed_;  // wakes the watch: this deadline may be the soonest
     changed_.notify_one();
     return it;
@@ -70,7 +72,7 @@ class CallWatchdog {
   void Watch(std::stop_token stop) {
     std::unique_lock lock(mu_);
     while (!stop.stop_requested()) {
-      const auto now = Clock::now();
+      const auto now = env::RealClock().Steady();
       auto next = Clock::time_point::max();
       for (auto& [at, entry] : calls_) {
         if (entry.fired) continue;

@@ -34,7 +34,7 @@ const Allowed kAllowed[] = {
      "how long a refresh and a republish took: the scrape-duration metrics and the log line"},
     {"policy_engine/answer_service.cc", 2, "how long precomputing a graph's answers took (log)"},
     {"policy_engine/policy_engine_service.cc", 2, "how long an answer took (serve-duration metric)"},
-    {"operator/upgrade_operator.cc", 2, "how long a reconcile pass took: the pass-duration metric"},
+    {"operator/upgrade_operator_passes.cc", 2, "how long a reconcile pass took: the pass-duration metric"},
     {"fleet/fleet_http.cc", 2, "how long each simulated request took: the simulation's latency figures"},
     {"fleet/simulation.cc", 2, "how long the whole simulation took in real time: its real_seconds figure"},
 };

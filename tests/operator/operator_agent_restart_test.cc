@@ -39,7 +39,7 @@ class AgentStandIn {
     cv_.spec.cluster_id = "d5f1fb9d-5d29-4bb9-8fe3-4d26b7fd7a2a";
     cv_.spec.channel = "stable-4.1";
     cv_.status.desired = Release("4.1.0");
-    cv_.status.history = {{"Completed", "2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z", "4.1.0", Release("4.1.0").image, {}}};
+    cv_.status.history = {{"Completed", "2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z", "4.1.0", Release("4.1.0").image, false, ""}};
     cv_.status.available_updates = {Release("4.1.1")};
     Listen(0);
   }
@@ -108,7 +108,7 @@ class AgentStandIn {
         const kube::JsonValue* version = FindMember(*desired, "version");
         cv_.spec.desired_update = config_api::DesiredUpdate{version && version->is_string() ? TextOf(*version) : "", "", false, ""};
         cv_.status.desired = Release("4.1.1");
-        cv_.status.history.insert(cv_.status.history.begin(), {"Partial", "2026-01-01T12:00:00Z", "", "4.1.1", Release("4.1.1").image, {}});
+        cv_.status.history.insert(cv_.status.history.begin(), {"Partial", "2026-01-01T12:00:00Z", "", "4.1.1", Release("4.1.1").image, false, ""});
         ++cv_.resource_version;
         Answer();
       }
