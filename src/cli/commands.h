@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <iostream>
 #include <string>
 
 #include "builder/pipeline.h"
@@ -15,6 +16,13 @@
 
 namespace cincinnati::cli {
 
+// A command's result: an error is printed and makes the exit code 1.
+inline void Report(const Status& st, int& exit_code) {
+  if (st.ok()) return;
+  std::cerr << "error: " << st.message() << '\n';
+  exit_code = 1;
+}
+
 void RegisterGraphCommands(CLI::App& app, int& exit_code);
 void RegisterGraphDataCommands(CLI::App& app, int& exit_code);
 void RegisterServiceCommands(CLI::App& app, int& exit_code);
@@ -22,6 +30,7 @@ void RegisterReleaseCommands(CLI::App& app, int& exit_code);
 void RegisterRolloutCommands(CLI::App& app, int& exit_code);
 void RegisterClusterCommands(CLI::App& app, int& exit_code);
 void RegisterAgentCommands(CLI::App& app, int& exit_code);
+void RegisterComponentCommand(CLI::App& app, int& exit_code);  // component_command.cc, with the agent's
 void RegisterAdmCommands(CLI::App& app, int& exit_code);
 void RegisterUpgradeCommands(CLI::App& app, int& exit_code);
 void RegisterInsightCommands(CLI::App& app, int& exit_code);

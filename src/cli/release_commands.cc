@@ -246,12 +246,6 @@ Status RunSign(const SignArgs& a) {
                                       agent::kMaxSignaturesPerStore));
 }
 
-void Report(const Status& st, int& exit_code) {
-  if (st.ok()) return;
-  std::cerr << "error: " << st.message() << '\n';
-  exit_code = 1;
-}
-
 }  // namespace
 
 void RegisterReleaseCommands(CLI::App& app, int& exit_code) {
