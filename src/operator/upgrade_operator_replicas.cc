@@ -107,12 +107,14 @@ void UpgradeOperator::TakeOver() {
     replica_.leadership->Release();
     return;
   }
-  std::lock_guard lock(mu_);
-  configs_ = FleetConfigs(std::move(*saved));
   const auto now = options_.clock->Steady();
   // Its agent calls may be longer than the HTTP ports' (replicas share their settings).
+  // Asked before mu_ is taken: a store's Release holds its own lock while the term's
+  // settle check below takes mu_, so the two are only ever taken in that order.
   const auto grace = replica_.leadership->PredecessorGrace(std::max(kLongestCall, options_.agent_timeout));
   const auto acting_from = now + grace;
+  std::lock_guard lock(mu_);
+  configs_ = FleetConfigs(std::move(*saved));
   for (auto& [name, state] : clusters_) {
     state->backoff = std::chrono::seconds(0);
     state->note.clear();

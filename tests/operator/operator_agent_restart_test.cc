@@ -47,10 +47,14 @@ class AgentStandIn {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   // The agent process goes: its connections, the operator's watch among them, close.
   void Stop() {
+    std::vector<Watch> held;
+    {
+      std::lock_guard lock(mu_);
+      held.swap(watches_);
+    }
     if (server_) server_->Shutdown(100ms);
+    held.clear();  // a responder holds its connection, whose end touches the server: before it goes
     server_.reset();
-    std::lock_guard lock(mu_);
-    watches_.clear();
   }
   void Restart() { Listen(port_); }
   // The control plane finished (while the agent was down).
