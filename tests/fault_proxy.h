@@ -70,6 +70,15 @@ class FaultProxy {
     }
     wake_.notify_all();
     if (server_) server_->Shutdown(std::chrono::seconds(5));
+    // A responder holds its connection, whose end touches the server: every one is
+    // answered or dropped before the server goes.
+    std::deque<Job> unanswered;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      unanswered.swap(queue_);
+      idle_.wait(lock, [this] { return busy_ == 0; });
+    }
+    unanswered.clear();
     server_.reset();
   }
   int port() const { return port_; }
@@ -111,8 +120,15 @@ class FaultProxy {
         if (queue_.empty()) return;
         job = std::move(queue_.front());
         queue_.pop_front();
+        ++busy_;
       }
       job.done(Forward(job.request));
+      job = Job{};  // the responder dropped before the count says so (Down waits for it)
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --busy_;
+      }
+      idle_.notify_all();
     }
   }
 
@@ -174,6 +190,8 @@ class FaultProxy {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Job> queue_;
+  int busy_ = 0;  // jobs a worker took and has not ended (under mu_)
+  std::condition_variable idle_;  // busy_ reached 0
   bool quit_ = false, down_ = false;
   int redirect_status_ = 0;
   std::string redirect_base_;
