@@ -11,6 +11,7 @@
 
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -101,7 +102,11 @@ class PostgresServer {
     for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
       const std::string name = entry.path().filename().string();
       if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;  // not a process
-      const std::string stat = ReadFile(entry.path() / "stat");
+      // Read through an istream, which turns a failed read (the process ended meanwhile:
+      // ESRCH) into a failed stream rather than the exception its buffer throws.
+      std::string stat;
+      std::ifstream in(entry.path() / "stat");
+      if (!std::getline(in, stat)) continue;
       const size_t close = stat.rfind(')');  // "pid (comm) state ppid ...": comm may hold spaces
       if (close == std::string::npos || close + 4 >= stat.size()) continue;
       pid_t parent = -1;

@@ -1,6 +1,7 @@
 // Helpers for tests: fixture paths, temporary directories, small graph builders.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -61,9 +62,17 @@ inline void WriteFile(const std::filesystem::path& path, const std::string& cont
   std::ofstream(path, std::ios::binary) << content;
 }
 
+// The file's bytes ("" when it cannot be opened; what was read when a read fails). Total:
+// a /proc file of a process that ends mid-read fails with ESRCH, which libstdc++'s
+// filebuf would throw as an exception through an istreambuf_iterator.
 inline std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buffer[65536];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) out.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
 }
 
 // Adds concrete nodes "<i>.0.0" for i in [0, n) with payload "image/<version>".

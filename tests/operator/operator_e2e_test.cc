@@ -234,7 +234,8 @@ TEST_F(OperatorHandOverE2ETest, AFinishedControlPlaneIsNoticedAtOnceNotAnInterva
       }
       const http::Result progress = Get(c.agent->url("/apis/agent.cincinnati.openshift.io/v1/updateprogress"));
       if (progress.ok()) {
-        const JsonValue& pid = At(Json(progress.body), {"agentPid"});
+        const JsonValue document = Json(progress.body);
+        const JsonValue& pid = At(document, {"agentPid"});
         if (!pid.is_null()) pids.insert(kube::WriteJson(pid));
       }
       std::this_thread::sleep_for(10ms);  // the client's pace, not a wait for an event
