@@ -134,7 +134,7 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Tr
 
 size_t ViewCache::Cost(const std::string& key, const Entry& entry) {
   const size_t body = entry.view->body()->size();
-  size_t cost = 512 + 2 * key.size() + body + body / 4;
+  size_t cost = Bookkeeping(key) + body + body / 4;
   if (body >= 32 * 1024) cost += body + body / 4;
   if (entry.personal) cost += 4 * body;
   if (entry.pieces) cost += body * 5 / 2;
@@ -160,7 +160,15 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parame
   Count(counters_.misses);
   CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request, key.has_value()));
   if (!key) return entry;
-  const size_t cost = Cost(*key, *entry);
+  size_t cost = 0;
+  if (auto same = precomputed_by_answer_.find(entry->view->etag()); same != precomputed_by_answer_.end()) {
+    // A channel-target view for a version not in the channel is the channel's view:
+    // kept as a second key to the precomputed entry (its pieces too).
+    entry = same->second;
+    cost = Bookkeeping(*key);
+  } else {
+    cost = Cost(*key, *entry);
+  }
   size_t evicted = 0;
   entry = views_.Insert(*key, std::move(entry), cost, &evicted);
   if (counters_.evictions && evicted > 0) counters_.evictions->Increment(static_cast<double>(evicted));
@@ -254,7 +262,9 @@ size_t ViewCache::Precompute(const std::string& channels_key, const std::string&
       TransformContext request;
       request.parameters = {{"channel", channel}, {"arch", arch}};
       auto entry = ComputeEntry(request, true);
-      if (entry.ok()) precomputed_.emplace(*Key(request.parameters, request.entitlements), std::move(entry).value());
+      if (!entry.ok()) continue;
+      precomputed_by_answer_.emplace((*entry)->view->etag(), *entry);
+      precomputed_.emplace(*Key(request.parameters, request.entitlements), std::move(entry).value());
     }
   }
   return precomputed_.size();

@@ -20,6 +20,9 @@
 // An evicted key asked again runs the chain again. There is no count cap: random
 // well-formed channel names cost bytes like any other key. Precomputed (channel, arch)
 // views are outside the budget: they are bounded by the graph (its channels x arches).
+// A view computed on demand whose answer is a precomputed view's (a channel-target
+// request for a version not in the channel: the channel's view unchanged) is kept as
+// another key to the precomputed entry, and costs its bookkeeping alone.
 // An entry's cost is estimated when it is kept, for all it may come to hold:
 //   512 (bookkeeping) + 2 x key + B (the answer's body) + B/4 (its gzip copy, made on
 //   demand) + 1.25 B more when B >= 32 KiB (memfd copies of body and gzip for sendfile)
@@ -147,6 +150,7 @@ class ViewCache {
   Result<std::shared_ptr<const Entry>> ComputeEntry(const TransformContext& request, bool kept) const;
   // What a kept entry for `key` costs against the budget (the estimate above).
   static size_t Cost(const std::string& key, const Entry& entry);
+  static size_t Bookkeeping(const std::string& key) { return 512 + 2 * key.size(); }
   static void Count(Counter* counter) {
     if (counter) counter->Increment();
   }
@@ -161,6 +165,7 @@ class ViewCache {
   bool key_entitlements_ = false;  // a cacheable step reads the entitlements
   bool keys_channel_ = false;      // a cacheable step reads the channel
   std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_by_answer_;  // by ETag; likewise
   ClockCache<const Entry> views_;  // computed on demand
   std::atomic<uint64_t> assembled_{0};
 };

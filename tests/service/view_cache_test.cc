@@ -158,6 +158,30 @@ TEST(ViewCacheTest, ABudgetThatHoldsEveryViewComputesEachOnce) {
   EXPECT_GE(cache.kept_bytes(), bodies + bodies / 4 + 30 * 512);
 }
 
+TEST(ViewCacheTest, AVersionNotInTheChannelSharesTheChannelsPrecomputedView) {
+  const Graph graph = LineGraph(20);
+  const TransformChain chain = TargetChain();
+  Counters counters;
+  server::ViewCache cache(chain, std::make_shared<const Graph>(graph), server::ViewCache::kDefaultMaxBytes, 0,
+                          counters.sink());
+  ASSERT_GT(cache.Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey)), 0u);
+  auto channel = cache.Get({{"channel", "c"}, {"arch", "amd64"}});
+  ASSERT_TRUE(channel.ok());
+  const Parameters elsewhere{{"channel", "c"}, {"arch", "amd64"}, {"version", "5.0.0"}};
+  auto shared = cache.Get(elsewhere);
+  ASSERT_TRUE(shared.ok());
+  EXPECT_EQ(*(*shared)->body(), ChainBytes(chain, graph, elsewhere));
+  EXPECT_EQ(*shared, *channel) << "a copy of the channel's view was kept";
+  EXPECT_EQ(cache.kept_entries(), 1u);
+  EXPECT_LT(cache.kept_bytes(), 1024u) << "the shared view was charged again";
+  ASSERT_TRUE(cache.Get(elsewhere).ok());
+  EXPECT_EQ(counters.misses.value(), 1);
+  EXPECT_EQ(counters.hits.value(), 2);
+  // A version in the channel gets a view of its own, charged in full.
+  ASSERT_TRUE(cache.Get(At(3)).ok());
+  EXPECT_GT(cache.kept_bytes(), ChainBytes(chain, graph, At(3)).size());
+}
+
 TEST(ViewCacheTest, ReadersRaceInsertsOverASmallBudget) {
   const Graph graph = LineGraph(60);
   const TransformChain chain = TargetChain();
