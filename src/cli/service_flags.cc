@@ -133,8 +133,8 @@ std::vector<Flag> Flags(Role role) {
     flags.push_back({"--views.channel_targets", "views.channel_targets",
                      "Channels (comma list, or *) whose clients get only the paths from their version to the target"});
     flags.push_back({"--views.max_cached_bytes", "views.max_cached_bytes",
-                     "Most bytes of answers computed on demand (channel-target, entitled views) kept, estimated; the "
-                     "least recently used go first (default 268435456)"});
+                     "Most bytes of views computed on demand (channel-target, hotfix-entitled) kept, by estimate; "
+                     "views asked least recently go first (default 268435456)"});
     flags.push_back({"--web.enabled", "web.enabled",
                      "Serve the graph page at / (true or false; default true for serve, false for policy-engine)"});
     Append(flags, DirectoryFlags());
