@@ -153,24 +153,59 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parame
       Count(counters_.hits);
       return kept;
     }
+    if (std::shared_ptr<const Entry> kept = AwaitOrClaim(*key)) {
+      Count(counters_.hits);
+      return kept;
+    }
   }
   TransformContext request;  // only on a miss: the hit path copies nothing
   request.parameters = params;
   request.entitlements = entitlements;
   Count(counters_.misses);
-  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request, key.has_value()));
-  if (!key) return entry;
+  if (!key) return ComputeEntry(request, false);
+  // Whatever happens (an error result, an exception), the waiters are let go.
+  struct Claim {
+    ViewCache* cache;
+    const std::string& key;
+    ~Claim() { cache->Release(key); }
+  } claim{this, *key};
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request, true));
+  return Keep(*key, std::move(entry));
+}
+
+std::shared_ptr<const ViewCache::Entry> ViewCache::AwaitOrClaim(const std::string& key) {
+  std::unique_lock lock(computing_mu_);
+  if (computing_.count(key)) {
+    waiting_.fetch_add(1, std::memory_order_relaxed);
+    computed_.wait(lock, [&] { return computing_.count(key) == 0; });
+    waiting_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // Also when nobody was computing: one may have finished since the first look.
+  if (std::shared_ptr<const Entry> kept = views_.Find(key)) return kept;
+  computing_.insert(key);
+  return nullptr;
+}
+
+void ViewCache::Release(const std::string& key) {
+  {
+    std::lock_guard lock(computing_mu_);
+    computing_.erase(key);
+  }
+  computed_.notify_all();
+}
+
+std::shared_ptr<const ViewCache::Entry> ViewCache::Keep(const std::string& key, std::shared_ptr<const Entry> entry) {
   size_t cost = 0;
   if (auto same = precomputed_by_answer_.find(entry->view->etag()); same != precomputed_by_answer_.end()) {
     // A channel-target view for a version not in the channel is the channel's view:
     // kept as a second key to the precomputed entry (its pieces too).
     entry = same->second;
-    cost = Bookkeeping(*key);
+    cost = Bookkeeping(key);
   } else {
-    cost = Cost(*key, *entry);
+    cost = Cost(key, *entry);
   }
   size_t evicted = 0;
-  entry = views_.Insert(*key, std::move(entry), cost, &evicted);
+  entry = views_.Insert(key, std::move(entry), cost, &evicted);
   if (counters_.evictions && evicted > 0) counters_.evictions->Increment(static_cast<double>(evicted));
   return entry;
 }

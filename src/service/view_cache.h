@@ -17,7 +17,9 @@
 // Errors (bad parameters) are not cached. Answers computed on demand are kept within a
 // byte budget (`max_bytes`, --views.max_cached_bytes), evicted by CLOCK (clock_cache.h):
 // a hit takes a shared lock and marks its entry, only an insert takes the exclusive lock.
-// An evicted key asked again runs the chain again. There is no count cap: random
+// An evicted key asked again runs the chain again; requests that miss on a key another
+// request is computing wait for it rather than run the chain too (one run per key at a
+// time). There is no count cap: random
 // well-formed channel names cost bytes like any other key. Precomputed (channel, arch)
 // views are outside the budget: they are bounded by the graph (its channels x arches).
 // A view computed on demand whose answer is a precomputed view's (a channel-target
@@ -34,12 +36,14 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/graph.h"
 #include "core/transform.h"
@@ -121,6 +125,8 @@ class ViewCache {
   size_t kept_bytes() const { return views_.bytes(); }
   size_t kept_entries() const { return views_.entries(); }
   uint64_t evictions() const { return views_.evictions(); }
+  // Requests now waiting for another's computation of their key.
+  size_t waiting() const { return waiting_.load(std::memory_order_relaxed); }
   const Graph& graph() const { return *graph_; }
   // Answers assembled from pieces so far (the others ran the per-request steps).
   uint64_t assembled() const { return assembled_.load(std::memory_order_relaxed); }
@@ -155,6 +161,12 @@ class ViewCache {
     if (counter) counter->Increment();
   }
   Result<std::shared_ptr<const Entry>> GetEntry(const Parameters& params, const ClusterEntitlements& entitlements);
+  // On a miss: the entry another request kept for `key` while this one waited for it,
+  // or null after marking `key` as computed by this request.
+  std::shared_ptr<const Entry> AwaitOrClaim(const std::string& key);
+  void Release(const std::string& key);
+  // Keeps `entry` for `key` (or the precomputed entry with its answer); what is kept.
+  std::shared_ptr<const Entry> Keep(const std::string& key, std::shared_ptr<const Entry> entry);
 
   const TransformChain& chain_;
   std::shared_ptr<const Graph> graph_;
@@ -167,6 +179,10 @@ class ViewCache {
   std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
   std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_by_answer_;  // by ETag; likewise
   ClockCache<const Entry> views_;  // computed on demand
+  std::mutex computing_mu_;
+  std::condition_variable computed_;
+  std::unordered_set<std::string> computing_;  // keys whose chain runs now
+  std::atomic<size_t> waiting_{0};
   std::atomic<uint64_t> assembled_{0};
 };
 

@@ -1,10 +1,15 @@
 // The view cache's byte budget (service/view_cache.h, service/clock_cache.h): CLOCK's
 // eviction order, the budget held after every insert, hits, misses and evictions
-// counted, an evicted key computed again to the chain's bytes, and readers racing
+// counted, an evicted key computed again to the chain's bytes, a view equal to a
+// precomputed one shared, concurrent misses of one key run once, and readers racing
 // inserts over a budget far smaller than the keys asked.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -180,6 +185,66 @@ TEST(ViewCacheTest, AVersionNotInTheChannelSharesTheChannelsPrecomputedView) {
   // A version in the channel gets a view of its own, charged in full.
   ASSERT_TRUE(cache.Get(At(3)).ok());
   EXPECT_GT(cache.kept_bytes(), ChainBytes(chain, graph, At(3)).size());
+}
+
+// A cacheable step that counts its runs and holds each until the gate opens.
+class GatedStep : public GraphTransform {
+ public:
+  std::string_view name() const override { return "gated"; }
+  Result<Graph> Apply(Graph graph, TransformContext&) const override {
+    runs.fetch_add(1);
+    std::unique_lock lock(mu);
+    opened_cv.wait(lock, [&] { return opened; });
+    return graph;
+  }
+  std::optional<std::vector<std::string>> cache_key_parameters() const override {
+    return std::vector<std::string>{"channel"};
+  }
+  void Open() const {
+    {
+      std::lock_guard lock(mu);
+      opened = true;
+    }
+    opened_cv.notify_all();
+  }
+  mutable std::atomic<int> runs{0};
+
+ private:
+  mutable std::mutex mu;
+  mutable std::condition_variable opened_cv;
+  mutable bool opened = false;
+};
+
+TEST(ViewCacheTest, ConcurrentMissesOfOneKeyRunTheChainOnce) {
+  const Graph graph = LineGraph(5);
+  TransformChain chain;
+  chain.push_back(std::make_unique<GatedStep>());
+  const auto& gate = static_cast<const GatedStep&>(*chain[0]);
+  Counters counters;
+  server::ViewCache cache(chain, std::make_shared<const Graph>(graph), server::ViewCache::kDefaultMaxBytes, 0,
+                          counters.sink());
+  constexpr int kThreads = 4;
+  std::vector<std::string> bodies(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto view = cache.Get({{"channel", "c"}});
+      if (view.ok()) bodies[t] = *(*view)->body();
+    });
+  }
+  // One runs the step; the others wait for it, then the gate opens.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((gate.runs.load() < 1 || cache.waiting() < kThreads - 1) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(cache.waiting(), static_cast<size_t>(kThreads - 1));
+  gate.Open();
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(gate.runs.load(), 1);
+  EXPECT_EQ(counters.misses.value(), 1);
+  EXPECT_EQ(counters.hits.value(), kThreads - 1);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(bodies[t], bodies[0]) << t;
+  EXPECT_FALSE(bodies[0].empty());
 }
 
 TEST(ViewCacheTest, ReadersRaceInsertsOverASmallBudget) {
