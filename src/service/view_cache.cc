@@ -170,7 +170,8 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parame
     ~Claim() { cache->Release(key); }
   } claim{this, *key};
   CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request, true));
-  return Keep(*key, std::move(entry));
+  auto channel = params.find("channel");
+  return Keep(*key, channel == params.end() ? std::string() : channel->second, std::move(entry));
 }
 
 std::shared_ptr<const ViewCache::Entry> ViewCache::AwaitOrClaim(const std::string& key) {
@@ -194,11 +195,14 @@ void ViewCache::Release(const std::string& key) {
   computed_.notify_all();
 }
 
-std::shared_ptr<const ViewCache::Entry> ViewCache::Keep(const std::string& key, std::shared_ptr<const Entry> entry) {
+std::shared_ptr<const ViewCache::Entry> ViewCache::Keep(const std::string& key, const std::string& channel,
+                                                       std::shared_ptr<const Entry> entry) {
   size_t cost = 0;
-  if (auto same = precomputed_by_answer_.find(entry->view->etag()); same != precomputed_by_answer_.end()) {
+  auto same = precomputed_by_answer_.find(AnswerKey(channel, *entry));
+  if (same != precomputed_by_answer_.end()) {
     // A channel-target view for a version not in the channel is the channel's view:
-    // kept as a second key to the precomputed entry (its pieces too).
+    // kept as a second key to the precomputed entry (its pieces too: they were cut for
+    // the same channel).
     entry = same->second;
     cost = Bookkeeping(key);
   } else {
@@ -298,7 +302,7 @@ size_t ViewCache::Precompute(const std::string& channels_key, const std::string&
       request.parameters = {{"channel", channel}, {"arch", arch}};
       auto entry = ComputeEntry(request, true);
       if (!entry.ok()) continue;
-      precomputed_by_answer_.emplace((*entry)->view->etag(), *entry);
+      precomputed_by_answer_.emplace(AnswerKey(channel, **entry), *entry);
       precomputed_.emplace(*Key(request.parameters, request.entitlements), std::move(entry).value());
     }
   }

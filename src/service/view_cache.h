@@ -22,9 +22,9 @@
 // time). There is no count cap: random
 // well-formed channel names cost bytes like any other key. Precomputed (channel, arch)
 // views are outside the budget: they are bounded by the graph (its channels x arches).
-// A view computed on demand whose answer is a precomputed view's (a channel-target
-// request for a version not in the channel: the channel's view unchanged) is kept as
-// another key to the precomputed entry, and costs its bookkeeping alone.
+// A view computed on demand whose answer is its channel's precomputed view (a
+// channel-target request for a version not in the channel: the view unchanged) is kept
+// as another key to the precomputed entry, and costs its bookkeeping alone.
 // An entry's cost is estimated when it is kept, for all it may come to hold:
 //   512 (bookkeeping) + 2 x key + B (the answer's body) + B/4 (its gzip copy, made on
 //   demand) + 1.25 B more when B >= 32 KiB (memfd copies of body and gzip for sendfile)
@@ -165,8 +165,15 @@ class ViewCache {
   // or null after marking `key` as computed by this request.
   std::shared_ptr<const Entry> AwaitOrClaim(const std::string& key);
   void Release(const std::string& key);
-  // Keeps `entry` for `key` (or the precomputed entry with its answer); what is kept.
-  std::shared_ptr<const Entry> Keep(const std::string& key, std::shared_ptr<const Entry> entry);
+  // Keeps `entry` for `key` (or the precomputed entry of `channel` with its answer);
+  // returns what is kept.
+  std::shared_ptr<const Entry> Keep(const std::string& key, const std::string& channel,
+                                    std::shared_ptr<const Entry> entry);
+  // A precomputed entry's channel and ETag: pieces are cut per channel, so two channels'
+  // equal answers are not one entry.
+  static std::string AnswerKey(const std::string& channel, const Entry& entry) {
+    return channel + '\0' + entry.view->etag();
+  }
 
   const TransformChain& chain_;
   std::shared_ptr<const Graph> graph_;
@@ -177,7 +184,7 @@ class ViewCache {
   bool key_entitlements_ = false;  // a cacheable step reads the entitlements
   bool keys_channel_ = false;      // a cacheable step reads the channel
   std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
-  std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_by_answer_;  // by ETag; likewise
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_by_answer_;  // by AnswerKey; likewise
   ClockCache<const Entry> views_;  // computed on demand
   std::mutex computing_mu_;
   std::condition_variable computed_;

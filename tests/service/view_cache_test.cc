@@ -247,6 +247,28 @@ TEST(ViewCacheTest, ConcurrentMissesOfOneKeyRunTheChainOnce) {
   EXPECT_FALSE(bodies[0].empty());
 }
 
+TEST(ViewCacheTest, TwoChannelsWithEqualAnswersKeepTheirOwnViews) {
+  // Channels "a" and "b" hold the same releases: equal answers, but pieces (phased
+  // rollouts) are cut per channel, so "b"'s request must share "b"'s view, not "a"'s.
+  Graph graph;
+  const std::string channels = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
+  for (int i = 0; i < 3; ++i) {
+    Metadata m{{std::string(kArchKey), "amd64"}, {channels, "a,b"}};
+    ASSERT_TRUE(graph.AddNode(Node::Concrete(fmt::format("4.1.{}", i), fmt::format("p{}", i), m)).ok());
+  }
+  const TransformChain chain = TargetChain();
+  server::ViewCache cache(chain, std::make_shared<const Graph>(graph));
+  ASSERT_EQ(cache.Precompute(channels, std::string(kArchKey)), 2u);
+  auto a = cache.Get({{"channel", "a"}, {"arch", "amd64"}});
+  auto b = cache.Get({{"channel", "b"}, {"arch", "amd64"}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(*(*a)->body(), *(*b)->body());
+  auto elsewhere = cache.Get({{"channel", "b"}, {"arch", "amd64"}, {"version", "5.0.0"}});
+  ASSERT_TRUE(elsewhere.ok());
+  EXPECT_EQ(*elsewhere, *b);
+  EXPECT_NE(*elsewhere, *a);
+}
+
 TEST(ViewCacheTest, ReadersRaceInsertsOverASmallBudget) {
   const Graph graph = LineGraph(60);
   const TransformChain chain = TargetChain();
