@@ -39,10 +39,23 @@
 # the response-size reduction of target views (mean over every release of the channel)
 # for the 4.x example's stable-4.13 and the generated eus-4.21.
 #
-#   bash bench/http_vs_nginx.sh [seconds per run, default 10] [all|real|classic|percluster] [repeats]
+# "channeltarget" is the view cache under more keys than it ever counted: the same 2021
+# tree with --views.channel_targets '*', every channel x every release of the graph as
+# `version` (10,991 keys; a version not in the channel gets the channel's view), each
+# request with a random cluster id. A first pass (curl) asks every key once: it warms the
+# cache and gives nginx the same answers as files, ct/<channel>/<version>.json. Then
+# both are loaded with a random key per request (row "ct-all", 64 connections), and a
+# second server the same way with 100 of the keys ("ct-100"). After each it prints the
+# view cache's misses during the measured passes (cincinnati_pe_view_cache_misses_total:
+# flat when no request ran the chain), its bytes, entries and evictions, and the RSS.
+# The budget is --views.max_cached_bytes $CINCINNATI_VIEW_BYTES (default 268435456).
+# CINCINNATI_PHASED_2021=DIR takes the tree from DIR/graph-data and DIR/releases instead
+# of making it (percluster and channeltarget).
+#
+#   bash bench/http_vs_nginx.sh [seconds per run, default 10] [all|real|classic|percluster|channeltarget] [repeats]
 #
 # `repeats`: runs of each measurement, one row each, then a "med" row of the medians
-# (default 3 for percluster alone, else 1). CINCINNATI_BIN=/path/to/cincinnati serves
+# (default 3 for percluster or channeltarget alone, else 1). CINCINNATI_BIN=/path/to/cincinnati serves
 # with that binary and does not run scripts/build.sh (the classic case still needs
 # $CINCINNATI_BUILD_DIR/bench/pipeline_bench); percluster alone sets up nothing else.
 # Installs wrk and nginx-light if missing (Debian's nginx has gzip_static built in).
@@ -53,8 +66,10 @@ build="${CINCINNATI_BUILD_DIR:-$root/build}"
 bin="${CINCINNATI_BIN:-$build/cincinnati}"
 duration="${1:-10}"
 cases="${2:-all}"
-repeats="${3:-$([ "$cases" = percluster ] && echo 3 || echo 1)}"
+repeats="${3:-$([ "$cases" = percluster ] || [ "$cases" = channeltarget ] && echo 3 || echo 1)}"
 want() { [ "$cases" = all ] || [ "$cases" = "$1" ]; }
+# The classic and real cases' inputs are made unless only the 2021 tree is asked for.
+classic_inputs() { [ "$cases" != percluster ] && [ "$cases" != channeltarget ]; }
 
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -132,8 +147,8 @@ random_lua() {  # file param|path name values...: a random value per request, as
 fixture_graph_data="$root/../shared/fixtures/graph-data-134475077ed4eeaedf3c339f12915b9cdaf7d194"
 mkdir -p "$work/www"  # nginx's root
 
-# The classic and real cases' inputs (everything but percluster).
-if [ "$cases" != percluster ]; then
+# The classic and real cases' inputs (everything but percluster and channeltarget).
+if classic_inputs; then
   # Inputs: the bundled 4.x example (small answers) and the generated 10,000-release
   # graph (large answers), in one graph-builder chain each.
   "$build/bench/pipeline_bench" --write-generated "$work/generated"
@@ -255,10 +270,15 @@ fi
 
 # percluster: the November 2021 graph as graph-data 2.0.0 over releases made for it, and
 # stable-4.8's answers for 1,000 cluster ids, plain and gzip (this also warms our caches).
+p21_data="$work/phased-2021" p21_releases="$work/phased-2021-releases"
+if [ -n "${CINCINNATI_PHASED_2021:-}" ]; then
+  p21_data="$CINCINNATI_PHASED_2021/graph-data" p21_releases="$CINCINNATI_PHASED_2021/releases"
+elif want percluster || want channeltarget; then
+  python3 "$root/bench/phased_2021.py" "$fixture_graph_data" "$p21_data" | sed 's/^/2021 tree: /'
+  python3 "$root/bench/real_releases.py" "$p21_data" "$p21_releases" >/dev/null
+fi
 if want percluster; then
-  python3 "$root/bench/phased_2021.py" "$fixture_graph_data" "$work/phased-2021" | sed 's/^/percluster: tree: /'
-  python3 "$root/bench/real_releases.py" "$work/phased-2021" "$work/phased-2021-releases" >/dev/null
-  "$bin" graph build -q --releases "$work/phased-2021-releases" --graph-data "$work/phased-2021" |
+  "$bin" graph build -q --releases "$p21_releases" --graph-data "$p21_data" |
     python3 -c 'import json, sys
 d = json.load(sys.stdin)
 channels = {c for n in d["nodes"] for c in n["metadata"].get("io.openshift.upgrades.graph.release.channels", "").split(",") if c}
@@ -266,7 +286,7 @@ cond = d.get("conditionalEdges", [])
 print("percluster: graph builder: %d channels, %d releases, %d edges, %d conditional edges (%d risks)"
       % (len(channels), len(d["nodes"]), len(d["edges"]), sum(len(c["edges"]) for c in cond), len({r["name"] for c in cond for r in c["risks"]})))'
   percluster_now=2021-11-26T00:00:00Z
-  start_serve percluster "$work/phased-2021-releases" "$work/phased-2021" --testing.now "$percluster_now"
+  start_serve percluster "$p21_releases" "$p21_data" --testing.now "$percluster_now"
   percluster_port=$serve_port; percluster_pid=${pids[-1]}
   percluster_base="http://127.0.0.1:$percluster_port/api/upgrades_info/graph?channel=stable-4.8&arch=amd64"
   python3 - > "$work/percluster-ids.txt" <<'PY'
@@ -323,6 +343,85 @@ PY
   random_lua "$work/nginx-percluster.lua" path percluster "${percluster_ids[@]}"
 fi
 
+
+# channeltarget: every channel x release of the 2021 tree as a channel-target view; the
+# warm pass fetches each once (nginx's files), on a server for all keys and one for 100.
+ct_metric() {  # status-port name: the sample's value
+  curl -sf "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n {print $2}'
+}
+ct_lua() {  # keys-file ours-lua nginx-lua: a random key per request (ours: with a random id)
+  python3 - "$@" <<'PY'
+import sys
+keys = [line.split() for line in open(sys.argv[1]) if line.strip()]
+ours = ",".join('"channel=%s&arch=amd64&version=%s"' % (c, v) for c, v in keys)
+theirs = ",".join('"/ct/%s/%s.json"' % (c, v) for c, v in keys)
+open(sys.argv[2], "w").write("""local keys = {%s}
+local template = "xxxxxxxx-xxxx-4xxx-8xxx-xxxxxxxxxxxx"
+local threads = 0
+local ids = {}
+function setup(thread)
+  threads = threads + 1
+  thread:set("number", threads)
+end
+function init(args)
+  math.randomseed(os.time() * 1000 + (number or 0))
+  for i = 1, 16384 do
+    ids[i] = string.gsub(template, "x", function() return string.format("%%x", math.random(0, 15)) end)
+  end
+end
+request = function()
+  return wrk.format("GET", wrk.path .. "?" .. keys[math.random(1, #keys)] .. "&id=" .. ids[math.random(1, #ids)])
+end
+""" % ours)
+open(sys.argv[3], "w").write("""local paths = {%s}
+math.randomseed(os.time())
+request = function()
+  return wrk.format("GET", paths[math.random(1, #paths)])
+end
+""" % theirs)
+PY
+}
+if want channeltarget; then
+  ct_flags=(--testing.now 2021-11-26T00:00:00Z --views.channel_targets '*' --views.max_cached_bytes "${CINCINNATI_VIEW_BYTES:-268435456}")
+  start_serve ct-all "$p21_releases" "$p21_data" "${ct_flags[@]}"
+  ct_port=$serve_port; ct_pid=${pids[-1]}; ct_status=$(sed -n 's/^status=//p' "$work/ct-all.ports")
+  start_serve ct-100 "$p21_releases" "$p21_data" "${ct_flags[@]}"
+  ct100_port=$serve_port; ct100_pid=${pids[-1]}; ct100_status=$(sed -n 's/^status=//p' "$work/ct-100.ports")
+  # Every channel x every release (fixed shuffle); the 100-key set is its first 100.
+  python3 - "http://127.0.0.1:$ct_port/api/upgrades_info" > "$work/ct-all.keys" <<'PY'
+import json, random, sys, urllib.request
+base = sys.argv[1]
+channels = json.load(urllib.request.urlopen(base + "/v1/ui/channels"))["channels"]
+versions = set()
+for c in channels:
+    doc = json.load(urllib.request.urlopen(base + "/graph?channel=%s&arch=amd64" % c))
+    versions |= {n["version"] for n in doc["nodes"]}
+keys = [(c, v) for c in channels for v in sorted(versions)]
+random.Random(2021).shuffle(keys)
+print("\n".join("%s %s" % k for k in keys))
+PY
+  head -100 "$work/ct-all.keys" > "$work/ct-100.keys"
+  for set in all 100; do
+    port_var=ct_port; [ "$set" = all ] || port_var=ct100_port
+    awk -v base="http://127.0.0.1:${!port_var}/api/upgrades_info/graph" -v www="$work/www/ct" \
+      '{printf "url = \"%s?channel=%s&arch=amd64&version=%s&id=00000000-0000-4000-8000-000000000000\"\noutput = \"%s/%s/%s.json\"\n", base, $1, $2, www, $1, $2}' \
+      "$work/ct-$set.keys" > "$work/ct-$set.curl"
+    ct_lua "$work/ct-$set.keys" "$work/ct-$set-ours.lua" "$work/ct-$set-nginx.lua"
+  done
+  mkdir -p "$work/www/ct"
+  cut -d' ' -f1 "$work/ct-all.keys" | sort -u | while read -r c; do mkdir -p "$work/www/ct/$c"; done
+  warm_start=$(date +%s.%N)
+  curl -sf -K "$work/ct-all.curl" || { echo "a channel-target answer failed" >&2; exit 1; }
+  echo "channeltarget: warm pass over $(wc -l < "$work/ct-all.keys") keys in $(awk -v a="$warm_start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s;" \
+    "misses $(ct_metric "$ct_status" cincinnati_pe_view_cache_misses_total), view cache $(ct_metric "$ct_status" cincinnati_pe_view_cache_bytes) bytes" \
+    "in $(ct_metric "$ct_status" cincinnati_pe_view_cache_entries) entries, evictions $(ct_metric "$ct_status" cincinnati_pe_view_cache_evictions_total);" \
+    "RSS $(awk '/^VmRSS/ {print $2, $3}' "/proc/$ct_pid/status")"
+  sed 's#/www/ct/#/www/ct100/#' "$work/ct-100.curl" > "$work/ct-100-warm.curl"  # nginx's files come from ct-all
+  mkdir -p "$work/www/ct100"
+  cut -d' ' -f1 "$work/ct-100.keys" | sort -u | while read -r c; do mkdir -p "$work/www/ct100/$c"; done
+  curl -sf -K "$work/ct-100-warm.curl" || { echo "a channel-target answer failed" >&2; exit 1; }
+fi
+
 nginx_port=$(free_port)
 workers=$(nproc)
 cat > "$work/nginx.conf" <<NGINX
@@ -348,7 +447,7 @@ NGINX
 pids+=($!)
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" && break; sleep 0.1; done
 
-if [ "$cases" != percluster ]; then
+if classic_inputs; then
   cmp -s "$work/www/small.json" <(curl -sf "http://127.0.0.1:$nginx_port/small.json") || { echo "nginx serves different bytes" >&2; exit 1; }
 fi
 if want percluster; then
@@ -422,6 +521,20 @@ if [ "$cases" = all ] || [ "$cases" = classic ]; then
     -- -s "$work/random-cluster.lua" -- -s "$work/nginx-lookup.lua"
   compare sqlite "$(wc -c < "$work/www/sqlite.json")" "$sqlite_base" "$nginx_base/sqlite.json" 1 64 \
     -- -s "$work/random-cluster.lua" -- -s "$work/nginx-sqlite.lua"
+fi
+if want channeltarget; then
+  for set in all 100; do
+    if [ "$set" = all ]; then st=$ct_status pid=$ct_pid url="http://127.0.0.1:$ct_port/api/upgrades_info/graph"
+    else st=$ct100_status pid=$ct100_pid url="http://127.0.0.1:$ct100_port/api/upgrades_info/graph"; fi
+    bytes=$(while read -r c v; do stat -c %s "$work/www/ct/$c/$v.json"; done < "$work/ct-$set.keys" |
+      awk '{t += $1} END {printf "%.0f", t / NR}')  # the mean answer
+    misses=$(ct_metric "$st" cincinnati_pe_view_cache_misses_total)
+    compare "ct-$set" "$bytes" "$url" "$nginx_base/ct-$set" 64 -- -s "$work/ct-$set-ours.lua" -- -s "$work/ct-$set-nginx.lua"
+    echo "channeltarget ct-$set: misses during the measured passes: $(awk -v a="$misses" -v b="$(ct_metric "$st" cincinnati_pe_view_cache_misses_total)" 'BEGIN {print b - a}')," \
+      "hits $(ct_metric "$st" cincinnati_pe_view_cache_hits_total); view cache $(ct_metric "$st" cincinnati_pe_view_cache_bytes) bytes" \
+      "(budget ${CINCINNATI_VIEW_BYTES:-268435456}) in $(ct_metric "$st" cincinnati_pe_view_cache_entries) entries," \
+      "evictions $(ct_metric "$st" cincinnati_pe_view_cache_evictions_total); RSS $(awk '/^VmRSS/ {print $2, $3}' "/proc/$pid/status")"
+  done
 fi
 if want percluster; then
   compare percluster "$percluster_plain" "$percluster_base" "$nginx_base/percluster/${percluster_ids[0]}.json" 64 \

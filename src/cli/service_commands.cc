@@ -388,6 +388,8 @@ Result<std::unique_ptr<PolicyEngineService>> MakeEngine(const Settings& s, const
   CINCINNATI_ASSIGN_OR_RETURN(o.cache.ttl, Secs(s, "upstream.cincinnati.cache_ttl_secs", 60));
   CINCINNATI_ASSIGN_OR_RETURN(o.upstream.timeout, Secs(s, "upstream.cincinnati.timeout_secs", 30));
   CINCINNATI_RETURN_IF_ERROR(UpstreamOptions(s, o));
+  CINCINNATI_ASSIGN_OR_RETURN(uint64_t view_bytes, s.Unsigned("views.max_cached_bytes", 256u << 20));
+  o.cache.max_view_bytes = view_bytes;
   o.clock = clock;  // before the chain: its phased rollouts run on the engine's clock
   CINCINNATI_ASSIGN_OR_RETURN(TransformChain chain, PolicyChain(s, o));
   CINCINNATI_ASSIGN_OR_RETURN(o.directory.client, Directory(s));

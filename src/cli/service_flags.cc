@@ -132,6 +132,9 @@ std::vector<Flag> Flags(Role role) {
   if (role != Role::kGraphBuilder) {
     flags.push_back({"--views.channel_targets", "views.channel_targets",
                      "Channels (comma list, or *) whose clients get only the paths from their version to the target"});
+    flags.push_back({"--views.max_cached_bytes", "views.max_cached_bytes",
+                     "Most bytes of views computed on demand (channel-target, hotfix-entitled) kept, by estimate; "
+                     "views asked least recently go first (default 268435456)"});
     flags.push_back({"--web.enabled", "web.enabled",
                      "Serve the graph page at / (true or false; default true for serve, false for policy-engine)"});
     Append(flags, DirectoryFlags());
@@ -203,6 +206,7 @@ std::string FlagDefault(Role role, const std::string& key) {
       {"upstream.cincinnati.cache_ttl_secs", "60"}, {"upstream.cincinnati.timeout_secs", "30"},
       {"upstream.cincinnati.max_stale_secs", "86400"}, {"upstream.cincinnati.max_cached_answers", "4096"},
       {"upstream.cincinnati.max_cached_bytes", "268435456"}, {"upstream.cincinnati.max_fetches_per_sec", "50"},
+      {"views.max_cached_bytes", "268435456"},
       {"upstream.cincinnati.max_body_bytes", "67108864"}, {"upstream.cincinnati.require_signature", "true with public_keys"}, {"cluster_directory.timeout_ms", "500"},
       {"cluster_directory.cache_ttl_secs", "300"}, {"cluster_directory.negative_ttl_secs", "60"},
       {"cluster_directory.cache_entries", "100000"}, {"cluster_directory.failure_backoff_ms", "5000"},

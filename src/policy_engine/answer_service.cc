@@ -27,7 +27,14 @@ AnswerService::AnswerService(const PolicyEngineOptions& options, const Transform
                                        {"channel", "from", "to"})),
       hotfix_views_(metrics.AddCounter("hotfix_views_total", "Answers that include a hotfix", {"hotfix"})),
       target_view_requests_(metrics.AddCounter("target_view_requests_total",
-                                               "Requests answered with a channel-target view").Get()) {
+                                               "Requests answered with a channel-target view").Get()),
+      view_cache_counters_{
+          &metrics.AddCounter("view_cache_hits_total", "Graph requests answered from a kept or precomputed view").Get(),
+          &metrics.AddCounter("view_cache_misses_total", "Graph requests that ran the transform chain's cached steps").Get(),
+          &metrics.AddCounter("view_cache_evictions_total", "Views dropped from the cache to hold its byte budget").Get()},
+      view_cache_bytes_(metrics.AddGauge("view_cache_bytes",
+                                         "Estimated bytes held by views computed on demand (--views.max_cached_bytes bounds it)").Get()),
+      view_cache_entries_(metrics.AddGauge("view_cache_entries", "Views computed on demand and kept").Get()) {
   for (const auto& step : chain_) {
     if (auto* target = dynamic_cast<const policy::ChannelTarget*>(step.get())) channel_target_ = target;
   }
@@ -44,7 +51,8 @@ void AnswerService::Publish(std::shared_ptr<const Graph> graph, uint64_t generat
   if (HasExplanationKeys(*graph)) graph = std::make_shared<const Graph>(StripExplanationKeys(*graph));
   auto hotfixes = std::make_shared<const policy::HotfixIndex>(*graph);
   hotfixes_.store(hotfixes->empty() ? nullptr : std::move(hotfixes));
-  auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.cache.max_queries, generation);
+  auto views = std::make_shared<ViewCache>(chain_, std::move(graph), options_.cache.max_view_bytes, generation,
+                                           view_cache_counters_);
   size_t built = views->Precompute(PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix), std::string(kArchKey));
   spdlog::info("policy engine: {} answers precomputed in {:.1f} ms", built,
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -95,6 +103,8 @@ void AnswerService::UpdateMetrics() {
   const int64_t ahead_ms = views ? static_cast<int64_t>(views->generation()) - now_ms : 0;
   generation_ahead_.Set(ahead_ms > 0 ? static_cast<double>(ahead_ms) / 1000 : 0);
   phased_rollout_.Clear();
+  view_cache_bytes_.Set(views ? static_cast<double>(views->kept_bytes()) : 0);
+  view_cache_entries_.Set(views ? static_cast<double>(views->kept_entries()) : 0);
   if (!views) return;
   const int64_t now = Now();
   auto windows = policy::RolloutWindows(views->graph());

@@ -7,7 +7,10 @@
 // channel target answered; every answer, shared or forwarded, gets its generation,
 // freshness and, when signing, signature headers (signing/answer_signer.h) from AddHeaders().
 // UpdateMetrics() sets, at a scrape, the signatures made and withheld, how far the
-// served generation is ahead of the clock, and phased_update_rollout{channel,from,to}.
+// served generation is ahead of the clock, phased_update_rollout{channel,from,to}, and
+// the view cache's view_cache_bytes and view_cache_entries (its estimated cost and number
+// of views kept on demand); view_cache_hits_total, view_cache_misses_total and
+// view_cache_evictions_total are counted as requests come, across graphs.
 // Metrics are registered in the service's one Registry.
 // Thread-safe: Publish, Vouched and Drop from one thread at a time (the upstream feed),
 // the rest from any.
@@ -84,6 +87,9 @@ class AnswerService {
   Family<Gauge>& phased_rollout_;
   Family<Counter>& hotfix_views_;
   Counter& target_view_requests_;
+  ViewCacheCounters view_cache_counters_;
+  Gauge& view_cache_bytes_;
+  Gauge& view_cache_entries_;
 };
 
 }  // namespace cincinnati::server

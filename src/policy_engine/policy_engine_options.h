@@ -40,7 +40,8 @@ struct PolicyEngineUpstream {
 // How long and how much is kept: the upstream's graph and forwarded answers.
 struct PolicyEngineCache {
   std::chrono::milliseconds ttl{60000};
-  size_t max_queries = 4096;  // on-demand views per graph, and forwarded queries
+  size_t max_queries = 4096;  // forwarded queries
+  size_t max_view_bytes = 256u << 20;  // views computed on demand (service/view_cache.h)
   size_t max_bytes = 256u << 20;  // forwarded answers' bodies
   std::chrono::milliseconds max_stale{std::chrono::hours(24)};  // forwarded answers kept past a failed refresh
   double max_fetches_per_second = 50;  // forwarded queries

@@ -77,8 +77,9 @@ Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, con
   return std::make_shared<const View>(WriteGraphJson(view, {.schema_version = 1}));
 }
 
-ViewCache::ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries, uint64_t generation)
-    : chain_(chain), graph_(std::move(graph)), max_entries_(max_entries), generation_(generation) {
+ViewCache::ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_bytes,
+                     uint64_t generation, ViewCacheCounters counters)
+    : chain_(chain), graph_(std::move(graph)), generation_(generation), counters_(counters), views_(max_bytes) {
   std::set<std::string> keys;
   for (; prefix_ < chain_.size(); ++prefix_) {
     auto used = chain_[prefix_]->cache_key_parameters();
@@ -131,27 +132,85 @@ Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::ComputeEntry(const Tr
   return std::shared_ptr<const Entry>(std::move(entry));
 }
 
+size_t ViewCache::Cost(const std::string& key, const Entry& entry) {
+  const size_t body = entry.view->body()->size();
+  size_t cost = Bookkeeping(key) + body + body / 4;
+  if (body >= 32 * 1024) cost += body + body / 4;
+  if (entry.personal) cost += 4 * body;
+  if (entry.pieces) cost += body * 5 / 2;
+  return cost;
+}
+
 Result<std::shared_ptr<const ViewCache::Entry>> ViewCache::GetEntry(const Parameters& params,
                                                                     const ClusterEntitlements& entitlements) {
   std::optional<std::string> key = Key(params, entitlements);
   if (key) {
-    if (auto it = precomputed_.find(*key); it != precomputed_.end()) return it->second;
-    std::shared_lock lock(mu_);
-    if (auto it = views_.find(*key); it != views_.end()) return it->second;
+    if (auto it = precomputed_.find(*key); it != precomputed_.end()) {
+      Count(counters_.hits);
+      return it->second;
+    }
+    if (std::shared_ptr<const Entry> kept = views_.Find(*key)) {
+      Count(counters_.hits);
+      return kept;
+    }
+    if (std::shared_ptr<const Entry> kept = AwaitOrClaim(*key)) {
+      Count(counters_.hits);
+      return kept;
+    }
   }
   TransformContext request;  // only on a miss: the hit path copies nothing
   request.parameters = params;
   request.entitlements = entitlements;
-  bool room = false;
-  if (key) {
-    std::shared_lock lock(mu_);
-    room = views_.size() < max_entries_;
+  Count(counters_.misses);
+  if (!key) return ComputeEntry(request, false);
+  // Whatever happens (an error result, an exception), the waiters are let go.
+  struct Claim {
+    ViewCache* cache;
+    const std::string& key;
+    ~Claim() { cache->Release(key); }
+  } claim{this, *key};
+  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request, true));
+  auto channel = params.find("channel");
+  return Keep(*key, channel == params.end() ? std::string() : channel->second, std::move(entry));
+}
+
+std::shared_ptr<const ViewCache::Entry> ViewCache::AwaitOrClaim(const std::string& key) {
+  std::unique_lock lock(computing_mu_);
+  if (computing_.count(key)) {
+    waiting_.fetch_add(1, std::memory_order_relaxed);
+    computed_.wait(lock, [&] { return computing_.count(key) == 0; });
+    waiting_.fetch_sub(1, std::memory_order_relaxed);
   }
-  CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const Entry> entry, ComputeEntry(request, room));
-  if (key) {
-    std::unique_lock lock(mu_);
-    if (views_.size() < max_entries_) views_.emplace(*key, entry);
+  // Also when nobody was computing: one may have finished since the first look.
+  if (std::shared_ptr<const Entry> kept = views_.Find(key)) return kept;
+  computing_.insert(key);
+  return nullptr;
+}
+
+void ViewCache::Release(const std::string& key) {
+  {
+    std::lock_guard lock(computing_mu_);
+    computing_.erase(key);
   }
+  computed_.notify_all();
+}
+
+std::shared_ptr<const ViewCache::Entry> ViewCache::Keep(const std::string& key, const std::string& channel,
+                                                       std::shared_ptr<const Entry> entry) {
+  size_t cost = 0;
+  auto same = precomputed_by_answer_.find(AnswerKey(channel, *entry));
+  if (same != precomputed_by_answer_.end()) {
+    // A channel-target view for a version not in the channel is the channel's view:
+    // kept as a second key to the precomputed entry (its pieces too: they were cut for
+    // the same channel).
+    entry = same->second;
+    cost = Bookkeeping(key);
+  } else {
+    cost = Cost(key, *entry);
+  }
+  size_t evicted = 0;
+  entry = views_.Insert(key, std::move(entry), cost, &evicted);
+  if (counters_.evictions && evicted > 0) counters_.evictions->Increment(static_cast<double>(evicted));
   return entry;
 }
 
@@ -242,15 +301,14 @@ size_t ViewCache::Precompute(const std::string& channels_key, const std::string&
       TransformContext request;
       request.parameters = {{"channel", channel}, {"arch", arch}};
       auto entry = ComputeEntry(request, true);
-      if (entry.ok()) precomputed_.emplace(*Key(request.parameters, request.entitlements), std::move(entry).value());
+      if (!entry.ok()) continue;
+      precomputed_by_answer_.emplace(AnswerKey(channel, **entry), *entry);
+      precomputed_.emplace(*Key(request.parameters, request.entitlements), std::move(entry).value());
     }
   }
   return precomputed_.size();
 }
 
-size_t ViewCache::size() const {
-  std::shared_lock lock(mu_);
-  return precomputed_.size() + views_.size();
-}
+size_t ViewCache::size() const { return precomputed_.size() + views_.entries(); }
 
 }  // namespace cincinnati::server

@@ -14,27 +14,44 @@
 // ETag, and a gzip copy made on first demand. When the chain reads channel and arch,
 // Precompute() builds every (channel, arch) pair present in the graph up front (other
 // key parameters absent, as in a plain client's request).
-// Errors (bad parameters) are not cached, and the cache holds at most `max_entries`
-// views so that random well-formed channel names cannot grow it without bound.
-// Memory: each kept view holds its answer, its gzip once asked, its graph when a step
-// runs per request, and for a phased view about 2.5 times its answer in pieces (the
-// widest answer, its tail Huffman-coded, its head deflated).
+// Errors (bad parameters) are not cached. Answers computed on demand are kept within a
+// byte budget (`max_bytes`, --views.max_cached_bytes), evicted by CLOCK (clock_cache.h):
+// a hit takes a shared lock and marks its entry, only an insert takes the exclusive lock.
+// An evicted key asked again runs the chain again; requests that miss on a key another
+// request is computing wait for it rather than run the chain too (one run per key at a
+// time). There is no count cap: random
+// well-formed channel names cost bytes like any other key. Precomputed (channel, arch)
+// views are outside the budget: they are bounded by the graph (its channels x arches).
+// A view computed on demand whose answer is its channel's precomputed view (a
+// channel-target request for a version not in the channel: the view unchanged) is kept
+// as another key to the precomputed entry, and costs its bookkeeping alone.
+// An entry's cost is estimated when it is kept, for all it may come to hold:
+//   512 (bookkeeping) + 2 x key + B (the answer's body) + B/4 (its gzip copy, made on
+//   demand) + 1.25 B more when B >= 32 KiB (memfd copies of body and gzip for sendfile)
+//   + 4 B when a step runs per request (its graph, about four times its JSON in memory)
+//   + 2.5 B when that step is the phased rollout (its answer pieces, cut on demand).
+// Counters (hits, misses: the cacheable prefix ran, evictions) go to `counters` when set,
+// which outlive the cache (a new graph brings a new cache, the counts go on).
 // Thread-safe.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/graph.h"
 #include "core/transform.h"
 #include "http_server/http_types.h"
 #include "http_server/pieced_document.h"
+#include "http_server/metrics.h"
 #include "service/answer_pieces.h"
+#include "service/clock_cache.h"
 #include "service/http_names.h"
 
 namespace cincinnati::server {
@@ -78,10 +95,19 @@ class View {
 Result<std::shared_ptr<const View>> ComputeView(const TransformChain& chain, const Graph& graph,
                                                 const Parameters& params);
 
+// Where a ViewCache counts its work (any may be null).
+struct ViewCacheCounters {
+  Counter* hits = nullptr;       // answered from a kept or precomputed view
+  Counter* misses = nullptr;     // the cacheable prefix of the chain ran
+  Counter* evictions = nullptr;  // kept views dropped for the budget
+};
+
 class ViewCache {
  public:
+  static constexpr size_t kDefaultMaxBytes = size_t{256} << 20;
   // `generation`: the number of `graph` (signing/graph_generation.h), which signed answers carry.
-  ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_entries = 4096, uint64_t generation = 0);
+  ViewCache(const TransformChain& chain, std::shared_ptr<const Graph> graph, size_t max_bytes = kDefaultMaxBytes,
+            uint64_t generation = 0, ViewCacheCounters counters = {});
   uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
   // The same graph, numbered again upstream. A higher number is taken (a graph builder
   // restarted without its state: policy engines behind one address then agree on the
@@ -94,7 +120,13 @@ class ViewCache {
   // Builds every (channel, arch) answer into a map that is read without locks. Call
   // before sharing the cache between threads. Returns the number of views built.
   size_t Precompute(const std::string& channels_key, const std::string& arch_key);
-  size_t size() const;
+  size_t size() const;  // precomputed and kept views
+  // The views computed on demand and kept: their estimated cost (see above) and number.
+  size_t kept_bytes() const { return views_.bytes(); }
+  size_t kept_entries() const { return views_.entries(); }
+  uint64_t evictions() const { return views_.evictions(); }
+  // Requests now waiting for another's computation of their key.
+  size_t waiting() const { return waiting_.load(std::memory_order_relaxed); }
   const Graph& graph() const { return *graph_; }
   // Answers assembled from pieces so far (the others ran the per-request steps).
   uint64_t assembled() const { return assembled_.load(std::memory_order_relaxed); }
@@ -122,19 +154,42 @@ class ViewCache {
   std::optional<std::string> Key(const Parameters& params, const ClusterEntitlements& entitlements) const;
   // `kept`: the entry will be cached (then it may hold answer pieces).
   Result<std::shared_ptr<const Entry>> ComputeEntry(const TransformContext& request, bool kept) const;
+  // What a kept entry for `key` costs against the budget (the estimate above).
+  static size_t Cost(const std::string& key, const Entry& entry);
+  static size_t Bookkeeping(const std::string& key) { return 512 + 2 * key.size(); }
+  static void Count(Counter* counter) {
+    if (counter) counter->Increment();
+  }
   Result<std::shared_ptr<const Entry>> GetEntry(const Parameters& params, const ClusterEntitlements& entitlements);
+  // On a miss: the entry another request kept for `key` while this one waited for it,
+  // or null after marking `key` as computed by this request.
+  std::shared_ptr<const Entry> AwaitOrClaim(const std::string& key);
+  void Release(const std::string& key);
+  // Keeps `entry` for `key` (or the precomputed entry of `channel` with its answer);
+  // returns what is kept.
+  std::shared_ptr<const Entry> Keep(const std::string& key, const std::string& channel,
+                                    std::shared_ptr<const Entry> entry);
+  // A precomputed entry's channel and ETag: pieces are cut per channel, so two channels'
+  // equal answers are not one entry.
+  static std::string AnswerKey(const std::string& channel, const Entry& entry) {
+    return channel + '\0' + entry.view->etag();
+  }
 
   const TransformChain& chain_;
   std::shared_ptr<const Graph> graph_;
-  size_t max_entries_;
   std::atomic<uint64_t> generation_;
+  ViewCacheCounters counters_;
   size_t prefix_ = 0;  // steps [0, prefix_) are cacheable
   std::optional<std::vector<std::string>> key_parameters_;  // nullopt: nothing cacheable
   bool key_entitlements_ = false;  // a cacheable step reads the entitlements
   bool keys_channel_ = false;      // a cacheable step reads the channel
   std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_;  // immutable once shared
-  mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const Entry>> views_;  // computed on demand
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> precomputed_by_answer_;  // by AnswerKey; likewise
+  ClockCache<const Entry> views_;  // computed on demand
+  std::mutex computing_mu_;
+  std::condition_variable computed_;
+  std::unordered_set<std::string> computing_;  // keys whose chain runs now
+  std::atomic<size_t> waiting_{0};
   std::atomic<uint64_t> assembled_{0};
 };
 
