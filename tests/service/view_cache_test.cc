@@ -80,7 +80,9 @@ Graph LineGraph(int n) {
   for (int i = 0; i < n; ++i) {
     Metadata m{{std::string(kArchKey), "amd64"}, {channels, "c"}};
     EXPECT_TRUE(g.AddNode(Node::Concrete(fmt::format("4.1.{}", i), fmt::format("p{}", i), m)).ok());
-    if (i > 0) EXPECT_TRUE(g.AddEdge(i - 1, i).ok());
+    if (i > 0) {
+      EXPECT_TRUE(g.AddEdge(i - 1, i).ok());
+    }
   }
   return g;
 }
