@@ -297,7 +297,14 @@ class PostgresLeadership final : public Leadership {
     std::lock_guard lock(mu_);
     const int64_t epoch = fence_->epoch.exchange(-1);  // the store refuses this replica's writes from now on
     if (epoch >= 0 && session_.connected() && TermSettled()) EndCleanly(epoch);
-    session_.Close();  // ends the session: the lock goes with it
+    // Unlocked before the session ends: the server frees a closed session's locks only
+    // when its backend has exited, a moment after the close, and a successor trying
+    // right after this returns would find the lock still held.
+    if (epoch >= 0 && session_.connected()) {
+      auto unlocked = session_.Exec("SELECT pg_advisory_unlock_all()");
+      if (!unlocked.ok()) spdlog::debug("leadership: unlocking before the session ends: {}", unlocked.status().message());
+    }
+    session_.Close();  // ends the session: whatever lock is left goes with it
     std::lock_guard fence_lock(fence_->mu);
     if (fence_->leader == holder_) fence_->leader.clear();  // not this replica any more; who is, unknown
   }
