@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kube/json_value.h"
 #include "operator/ports.h"
 
 namespace cincinnati::upgrade::fakes {
@@ -122,5 +123,20 @@ class FakeHooks : public HookRunner {
   std::vector<std::string> runs;
   int exit_code = 0;
 };
+
+// The phase of each cluster's newest history entry ("" without one) in an operator's
+// List() document, by cluster.
+inline std::map<std::string, std::string> PhasesOf(const kube::JsonValue& list) {
+  using kube::FindMember;
+  using kube::ItemsOf;
+  using kube::TextOf;
+  std::map<std::string, std::string> phases;
+  for (const auto& item : ItemsOf(*FindMember(list, "items"))) {
+    const kube::JsonValue* history = FindMember(item, "status") ? FindMember(*FindMember(item, "status"), "history") : nullptr;
+    phases[TextOf(*FindMember(*FindMember(*FindMember(item, "metadata"), "labels"), "cluster"))] =
+        history && history->is_array() && !ItemsOf(*history).empty() ? TextOf(*FindMember(ItemsOf(*history)[0], "phase")) : "";
+  }
+  return phases;
+}
 
 }  // namespace cincinnati::upgrade::fakes

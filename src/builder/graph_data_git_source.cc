@@ -56,7 +56,7 @@ Result<Graph> GraphDataGitSource::Apply(Graph graph, TransformContext& context) 
   const bool cloned = git_repository_open(&raw, repo_dir.c_str()) != 0;
   if (cloned) {
     env::RemoveLeftover(env::DefaultFileSystem(), repo_dir, "a repository that does not open");
-    (void)env::DefaultFileSystem().CreateDirectories(settings_.output_directory);  // the clone says why it failed
+    if (Status made = env::DefaultFileSystem().CreateDirectories(settings_.output_directory); !made.ok()) return made;
     git_clone_options options = GIT_CLONE_OPTIONS_INIT;
     options.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;
     if (git_clone(&raw, settings_.url.c_str(), repo_dir.c_str(), &options) != 0) {

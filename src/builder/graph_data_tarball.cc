@@ -45,8 +45,8 @@ Result<Graph> LocalGraphDataSource::Apply(Graph graph, TransformContext& context
   std::string hash = Sha256Hex(fingerprint);
   std::lock_guard<std::mutex> lock(mu_);
   if (hash != last_hash_) {
-    (void)env::DefaultFileSystem().CreateDirectories(output_directory_);  // the tarball's write says why it failed
-    auto tar = WriteGraphDataTarball(directory_, output_directory_, allowlist);
+    const Status made = env::DefaultFileSystem().CreateDirectories(output_directory_);
+    Result<std::string> tar = made.ok() ? WriteGraphDataTarball(directory_, output_directory_, allowlist) : Result<std::string>(made);
     if (tar.ok()) {
       last_tar_ = *tar;
       last_hash_ = hash;

@@ -52,7 +52,10 @@ std::optional<RegistryReleaseSource::CachedImage> RegistryReleaseSource::LoadFro
 void RegistryReleaseSource::SaveToDisk(const std::string& digest, const CachedImage& image,
                                        Diagnostics& diagnostics) const {
   if (settings_.cache_directory.empty()) return;
-  (void)env::DefaultFileSystem().CreateDirectories(settings_.cache_directory);  // the write below says why it failed
+  if (Status made = env::DefaultFileSystem().CreateDirectories(settings_.cache_directory); !made.ok()) {
+    diagnostics.Warn(settings_.cache_directory, "cannot keep the release cache (" + made.message() + "); continuing without it");
+    return;
+  }
   const std::string entry = WriteJson(boost::json::object{
       {"arch", image.arch},
       {"release", image.metadata ? boost::json::value(registry::ReleaseMetadataObject(*image.metadata)) : boost::json::value()}});

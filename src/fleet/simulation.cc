@@ -35,14 +35,12 @@ Simulation::~Simulation() = default;
 
 void Simulation::AppendVersionRow(std::string_view row) {
   versions_csv_.buffer += row;
-  // A failed write is kept in versions_csv_.error, and Finish fails the run with it.
-  if (versions_csv_.buffer.size() >= (size_t{1} << 20)) (void)FlushVersions();
+  if (versions_csv_.buffer.size() >= (size_t{1} << 20)) FlushVersions();
 }
 
-Status Simulation::FlushVersions() {
+void Simulation::FlushVersions() {
   if (versions_csv_.error.ok() && versions_csv_.file && !versions_csv_.buffer.empty()) versions_csv_.error = versions_csv_.file->Append(versions_csv_.buffer);
   versions_csv_.buffer.clear();
-  return versions_csv_.error;
 }
 
 double Simulation::SimNow() const {
@@ -284,7 +282,8 @@ Status Simulation::Finish(FleetResults& out) {
   results_.channel = spec_.channel;
   results_.arch = spec_.arch;
   for (size_t v = 0; v < versions_.size(); ++v) results_.version_names.push_back(versions_.Name(static_cast<uint16_t>(v)));
-  if (!FlushVersions().ok()) return Status::IoError(spec_.out_dir + "/versions.csv: write failed");
+  FlushVersions();
+  if (!versions_csv_.error.ok()) return Status::IoError(spec_.out_dir + "/versions.csv: write failed");
   out = std::move(results_);
   return Status::OK();
 }

@@ -192,9 +192,10 @@ class Simulation {
     int64_t next_sample = 0;
   } tally_;
   FleetResults results_;
-  // versions.csv, written in pieces of about 1 MiB; the first failed write is kept.
+  // versions.csv, written in pieces of about 1 MiB; the first failed write is kept in
+  // versions_csv_.error, and Finish fails the run with it.
   void AppendVersionRow(std::string_view row);
-  Status FlushVersions();
+  void FlushVersions();
   struct {
     std::unique_ptr<env::WritableFile> file;
     std::string buffer;

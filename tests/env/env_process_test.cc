@@ -1,6 +1,8 @@
 // The environment layer's processes (spawn, capture, time-outs, process groups, exit
 // statuses) and its file queries, listings, removals and lock hand-offs.
 #include <gtest/gtest.h>
+#include <fstream>
+#include <sys/stat.h>
 #include <signal.h>
 
 #include <chrono>
@@ -125,9 +127,10 @@ TEST(FileLockTest, AnUnlockedFileCanBeTakenByAnotherAndTellsWhoHoldsIt) {
 TEST(ProcessTest, AChildDiesWithItsSpawningThreadByTheSignalChosen) {
   TempDir dir;
   const std::string ready = (dir.path() / "ready").string();
+  ASSERT_EQ(::mkfifo(ready.c_str(), 0600), 0);  // the shell says it runs through it: a read that waits for it
   std::unique_ptr<env::Process> child;
   std::thread spawner([&] {
-    env::SpawnOptions o = Shell("trap '' TERM; touch " + ready + "; while :; do sleep 1; done");
+    env::SpawnOptions o = Shell("trap '' TERM; echo up > " + ready + "; while :; do sleep 1; done");
     o.die_with_parent = true;
     o.parent_death_signal = SIGKILL;
     auto spawned = env::Process::Spawn(o);
@@ -135,8 +138,9 @@ TEST(ProcessTest, AChildDiesWithItsSpawningThreadByTheSignalChosen) {
     child = std::move(*spawned);
     // The shell runs, so its death signal is set: the thread may end now (one that
     // ended before the child set it would leave it none).
-    const auto cap = std::chrono::steady_clock::now() + 60s;
-    while (!std::filesystem::exists(ready) && std::chrono::steady_clock::now() < cap) std::this_thread::sleep_for(10ms);
+    std::ifstream said(ready);  // opens once the shell opens it to write
+    std::string line;
+    std::getline(said, line);
   });
   spawner.join();
   ASSERT_TRUE(child);

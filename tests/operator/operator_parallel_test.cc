@@ -21,6 +21,7 @@
 #include "operator/hook_runner.h"
 #include "operator/pending_calls.h"
 #include "operator/upgrade_operator.h"
+#include "operator_fakes.h"
 #include "service_util.h"
 #include "test_util.h"
 
@@ -152,16 +153,7 @@ class OperatorParallelTest : public ::testing::Test {
     ASSERT_TRUE(op.ok()) << op.status().message();
     operator_ = std::move(*op);
   }
-  std::map<std::string, std::string> Phases() {
-    std::map<std::string, std::string> phases;
-    kube::JsonValue list = operator_->List();
-    for (const auto& item : ItemsOf(*FindMember(list, "items"))) {
-      const kube::JsonValue* history = FindMember(item, "status") ? FindMember(*FindMember(item, "status"), "history") : nullptr;
-      phases[TextOf(*FindMember(*FindMember(*FindMember(item, "metadata"), "labels"), "cluster"))] =
-          history && history->is_array() && !ItemsOf(*history).empty() ? TextOf(*FindMember(ItemsOf(*history)[0], "phase")) : "";
-    }
-    return phases;
-  }
+  std::map<std::string, std::string> Phases() { return fakes::PhasesOf(operator_->List()); }
   // A field ("status", "message") of a condition of the cluster's newest history entry
   // ("" when absent).
   std::string ConditionField(const std::string& cluster, const std::string& type, const char* field) {

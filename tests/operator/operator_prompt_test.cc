@@ -17,6 +17,7 @@
 
 #include "env/clock.h"
 #include "operator/upgrade_operator.h"
+#include "operator_fakes.h"
 #include "service_util.h"
 #include "test_util.h"
 
@@ -235,16 +236,7 @@ class OperatorPromptTest : public ::testing::Test {
     ASSERT_TRUE(op.ok()) << op.status().message();
     operator_ = std::move(*op);
   }
-  std::map<std::string, std::string> Phases() {
-    std::map<std::string, std::string> phases;
-    kube::JsonValue list = operator_->List();
-    for (const auto& item : ItemsOf(*FindMember(list, "items"))) {
-      const kube::JsonValue* history = FindMember(item, "status") ? FindMember(*FindMember(item, "status"), "history") : nullptr;
-      phases[TextOf(*FindMember(*FindMember(*FindMember(item, "metadata"), "labels"), "cluster"))] =
-          history && history->is_array() && !ItemsOf(*history).empty() ? TextOf(*FindMember(ItemsOf(*history)[0], "phase")) : "";
-    }
-    return phases;
-  }
+  std::map<std::string, std::string> Phases() { return fakes::PhasesOf(operator_->List()); }
   int CountPhase(const std::string& phase) {
     int n = 0;
     for (const auto& [name, p] : Phases()) n += p == phase;
