@@ -65,7 +65,7 @@ Status Run(const std::string& action, const ClusterArgs& a) {
     if (a.output.empty() || a.output == "-") {
       std::cout << text;
     } else {
-      if (Status s = env::WriteFileDurably(a.output, text); !s.ok()) {
+      if (Status s = env::WriteFileDurably(a.output, text, env::DefaultFileSystem(), env::kUserFileMode); !s.ok()) {
         return Status::IoError(fmt::format("cannot write {}: {}", a.output, s.message()));
       }
       std::cerr << fmt::format("exported {} clusters to {}\n", records.size(), a.output);

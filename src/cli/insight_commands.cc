@@ -158,7 +158,7 @@ Status Render(const RenderArgs& r) {
     std::cout << picture;
     return Status::OK();
   }
-  return env::WriteFileDurably(r.output, picture).WithContext(r.output);
+  return env::WriteFileDurably(r.output, picture, env::DefaultFileSystem(), env::kUserFileMode).WithContext(r.output);
 }
 
 void AddCommon(CLI::App* cmd, InsightArgs& a) {

@@ -238,7 +238,7 @@ Status RunSign(const SignArgs& a) {
     const fs::path path = dir / fmt::format("signature-{}", n);
     if (env::DefaultFileSystem().Exists(path)) continue;
     CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(dir));
-    CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(path, signature));
+    CINCINNATI_RETURN_IF_ERROR(env::WriteFileDurably(path, signature, env::DefaultFileSystem(), env::kUserFileMode));
     std::cout << path.string() << '\n';
     return Status::OK();
   }

@@ -238,7 +238,7 @@ Status WriteNewFile(const fs::path& path, std::string_view bytes, FileSystem& fs
   return s.ok() ? closed : s;
 }
 
-Status WriteFileDurably(const fs::path& path, std::string_view bytes, FileSystem& fs) {
+Status WriteFileDurably(const fs::path& path, std::string_view bytes, FileSystem& fs, int mode) {
   // A bare file name lives in the working directory ("beta.png" has no parent path).
   const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   std::error_code ec;
@@ -250,7 +250,7 @@ Status WriteFileDurably(const fs::path& path, std::string_view bytes, FileSystem
     ::unlink(temp.c_str());
     return s;
   };
-  auto file = fs.NewWritableFile(temp);
+  auto file = fs.NewWritableFile(temp, mode);
   if (!file.ok()) return file.status();
   Status s = (*file)->Append(bytes);
   if (s.ok()) s = (*file)->Sync();

@@ -113,11 +113,17 @@ FileSystem& DefaultFileSystem();
 // EDQUOT, IoError otherwise.
 Status ErrnoStatus(std::string_view operation, const std::filesystem::path& path, int error);
 
+// The mode of a file written for the user to use elsewhere (a picture, an export, a
+// signature to publish): the process's umask decides, as it does for `cp`. State and
+// keys keep the default 0600.
+inline constexpr int kUserFileMode = 0666;
+
 // Writes `bytes` to `path` so that a crash leaves the old or the new content: a
 // temporary file beside it (".tmp-<pid>"), fsync, close, rename, fsync of the directory.
-// The temporary file is removed on failure.
+// The temporary file is removed on failure. The file is created with `mode` (less the
+// umask), so a new file has it; an existing file is replaced, so it has it too.
 Status WriteFileDurably(const std::filesystem::path& path, std::string_view bytes,
-                        FileSystem& fs = DefaultFileSystem());
+                        FileSystem& fs = DefaultFileSystem(), int mode = 0600);
 
 // Writes a whole new file (create or truncate) and closes it, checking every step; no
 // fsync (the caller syncs a tree of such files at once, then renames it into place).

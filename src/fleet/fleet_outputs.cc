@@ -42,7 +42,10 @@ double MeanMs(double seconds, uint64_t n) { return n ? seconds * 1000 / static_c
 std::string EdgeName(const FailureRule& rule) { return rule.from + "->" + rule.to; }
 
 // Checked to the end and renamed into place: a full disk is an error, never a cut CSV.
-Status WriteText(const std::string& path, const std::string& text) { return env::WriteFileDurably(path, text); }
+// The umask decides who may read it, as for any file a user makes.
+Status WriteText(const std::string& path, const std::string& text) {
+  return env::WriteFileDurably(path, text, env::DefaultFileSystem(), env::kUserFileMode);
+}
 
 std::string AdoptionCsv(const FleetResults& r) {
   const std::vector<size_t> used = UsedVersions(r);

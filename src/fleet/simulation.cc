@@ -70,7 +70,7 @@ std::string Simulation::GraphUrl(uint32_t c) const {
 
 Status Simulation::Prepare() {
   const std::string csv = spec_.out_dir + "/versions.csv";
-  auto file = env::DefaultFileSystem().NewWritableFile(csv, 0644);
+  auto file = env::DefaultFileSystem().NewWritableFile(csv, env::kUserFileMode);
   if (!file.ok()) return Status::IoError(fmt::format("{}: cannot create", csv));
   versions_csv_.file = std::move(file).value();
   AppendVersionRow("time,cluster,from,to,result\n");

@@ -135,7 +135,8 @@ Brake BrakeBoard::BrakeOf(const BrakeRecord& r) const {
 
 Status BrakeBoard::WriteFile(const BrakeRecord& record) {
   if (files_dir_.empty()) return Status::OK();
-  return env::WriteFileDurably(file_path(record.from, record.to), BrakeFileYaml(BrakeOf(record)));
+  return env::WriteFileDurably(file_path(record.from, record.to), BrakeFileYaml(BrakeOf(record)),
+                                env::DefaultFileSystem(), env::kUserFileMode);
 }
 
 std::optional<BrakeRecord> BrakeBoard::Decide(const EdgeState& edge, int64_t now) const {

@@ -4,6 +4,7 @@
 // do not take it, more clusters fail without brakes, phased clusters take an edge at their
 // own instants, the outputs add up, and wrong flags are clear errors.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <simdjson.h>
 
 #include <cmath>
@@ -301,8 +302,16 @@ TEST(FleetSimulateTest, PollReceiptsAdmitReportsTheServiceHasNoSightingsFor) {
   const std::string fleet = fmt::format("--clusters 300 --days 1 --time-scale {} --start-versions '4.13.1=100%' "
                                         "--delay uniform:0h-12h --update-duration uniform:30m-90m --brakes false "
                                         "--serve-arg=--reports.sightings=64", kScale);
+  const mode_t umask_before = ::umask(022);
   auto run = RunCincinnati(Simulate(dir / "out", fleet));
+  ::umask(umask_before);
   ASSERT_EQ(run.exit_code, 0) << run.err << testing::ReadFile(dir / "out" / "service" / "serve.log");
+  // The outputs are made to be published: the umask (022) decides their mode, as for `cp`.
+  for (const char* name : {"summary.json", "adoption.csv", "adoption.svg", "versions.csv"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir / "out" / name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 0777, 0644u) << name;
+  }
   Summary s;
   ASSERT_TRUE(ReadSummary(dir / "out", s));
   EXPECT_GT(s.Int("/updates/completed") + s.Int("/updates/failed"), 100) << run.out;

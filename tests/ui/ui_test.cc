@@ -2,6 +2,7 @@
 // own view of the seed example, the DOT marks a page relies on, and the page's data
 // routes (`/`, `/v1/ui/channels`, `/v1/ui/graph.svg`, `/v1/ui/rollouts`) over real HTTP.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <regex>
 #include <set>
@@ -119,6 +120,24 @@ TEST(GraphRenderTest, AChannelWithoutReleasesIsAnErrorAndTheFileNameGivesTheForm
   EXPECT_NE(testing::ReadFile(dir / "beta.picture").find("<svg"), std::string::npos);
   auto asked = RunCincinnati("graph render" + sources + " --channel beta --format dot -o " + (dir / "x.png").string());
   EXPECT_EQ(testing::ReadFile(dir / "x.png").rfind("digraph", 0), 0u) << "--format wins over the name";
+}
+
+// A picture is made to be used elsewhere (a web root, a document): the umask decides
+// its mode, as for `cp`, not a fixed 0600.
+TEST(GraphRenderTest, ThePictureHasTheModeTheUmaskGives) {
+  const fs::path seed = testing::Examples() / "seed";
+  const std::string sources = " --releases " + (seed / "releases").string() + " --graph-data " + (seed / "graph-data").string();
+  testing::TempDir dir;
+  for (mode_t mask : {mode_t{022}, mode_t{027}}) {
+    const mode_t before = ::umask(mask);
+    const fs::path out = dir / fmt::format("beta-{:o}.svg", mask);
+    auto r = RunCincinnati("graph render" + sources + " --channel beta -o " + out.string());
+    ::umask(before);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    struct stat st {};
+    ASSERT_EQ(::stat(out.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask) << out;
+  }
 }
 
 TEST(GraphRenderTest, ConditionalEdgesAreDashedWithTheirRisks) {
