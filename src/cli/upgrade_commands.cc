@@ -118,7 +118,11 @@ Result<JsonValue> Call(const ClientArgs& a, const std::string& method, const std
     options.headers.push_back("Authorization: Bearer " + token);
   }
   http::Result got = http::Request(a.url + path, options);
-  if (!got.error.empty()) return Status::IoError(got.error);
+  if (!got.error.empty()) {
+    return Status::IoError(fmt::format("cannot reach the upgrade operator at {}: {}; start one with `cincinnati "
+                                       "upgrade-operator` or pass --operator URL",
+                                       a.url, got.error));
+  }
   auto json = kube::ParseJson(got.body);
   if (!got.ok()) {
     const JsonValue* message = json.ok() ? FindMember(*json, "message") : nullptr;
@@ -146,7 +150,8 @@ const JsonValue* NewestHistory(const JsonValue& config) {
 // The table of `upgrades list`. MESSAGE says what the cluster waits for when its last pass
 // said more than its newest step's condition (a paused fleet, a failed validation, an
 // agent that cannot be read, a file that cannot be read); clusters whose UpgradeConfig
-// cannot be read at all are listed too, as Unreadable. A paused fleet is said first.
+// cannot be read at all are listed too, as Unreadable, and clusters an UpgradeConfig
+// names that the fleet file lacks, as NotInFleet. A paused fleet is said first.
 void PrintList(const JsonValue& list, const JsonValue& fleet) {
   if (const JsonValue* paused = FindMember(fleet, "paused"); paused && BoolOf(*paused)) {
     std::cout << fmt::format("The fleet is paused: {}. Upgrades that have not started wait (`cincinnati upgrades resume`).\n\n",
@@ -171,6 +176,13 @@ void PrintList(const JsonValue& list, const JsonValue& fleet) {
   if (const JsonValue* unreadable = FindMember(fleet, "unreadableConfigs"); unreadable && unreadable->is_object()) {
     for (const auto& [cluster, why] : MembersOf(*unreadable)) {
       if (!listed.count(cluster) && why.is_string()) rows.push_back({cluster, "", "", "Unreadable", "", "", "", TextOf(why)});
+    }
+  }
+  if (const JsonValue* unknown = FindMember(fleet, "unknownClusters"); unknown && unknown->is_array()) {
+    for (const auto& cluster : ItemsOf(*unknown)) {
+      if (!cluster.is_string() || listed.count(TextOf(cluster))) continue;
+      rows.push_back({TextOf(cluster), "", "", "NotInFleet", "", "", "",
+                      "an UpgradeConfig names this cluster, but the fleet file does not list it: add it there (name, agent)"});
     }
   }
   std::vector<size_t> width(rows[0].size(), 0);

@@ -39,6 +39,7 @@ SourceRead LocalConfigSource::Read() {
   for (const auto& file : files) {
     const std::string stem = file.stem().string();
     Parsed now;
+    bool fresh_error = false;
     if (const env::FileInfo st = env::DefaultFileSystem().Stat(file); st.exists()) {
       now.inode = st.inode;
       now.size = st.size;
@@ -57,17 +58,24 @@ SourceRead LocalConfigSource::Read() {
       auto text = env::ReadFile(file, kMaxUpgradeConfigFileBytes);
       now.config = std::make_shared<const Result<UpgradeConfig>>(text.ok() ? ParseUpgradeConfigYaml(*text, file.string())
                                                                             : Result<UpgradeConfig>(text.status()));
-      if (!now.config->ok()) spdlog::error("{} (the cluster's previous config stays)", now.config->status().message());
+      fresh_error = !now.config->ok();
     }
     const Result<UpgradeConfig>& config = *parsed.emplace(file.string(), std::move(now)).first->second.config;
     if (!config.ok()) {
       out.unreadable.push_back(stem);
       std::string cluster = stem;
-      if (auto known = file_clusters_.find(file.string()); known != file_clusters_.end()) {
+      auto known = file_clusters_.find(file.string());
+      if (known != file_clusters_.end()) {
         out.unreadable.push_back(known->second);
         seen[file.string()] = cluster = known->second;
       } else {
         out.keep_unlisted = true;
+      }
+      // Said once per change of the file; a file never read well had no config to keep.
+      if (fresh_error) {
+        spdlog::error("{} ({})", config.status().message(),
+                      known != file_clusters_.end() ? "the cluster's previous config stays"
+                                                    : "ignored until it can be read");
       }
       out.problems[cluster] = config.status().message();
       continue;

@@ -101,6 +101,14 @@ Status FleetPauses::Set(const FleetPause& pause) {
 
 Status FleetPauses::Pause(const std::string& reason) {
   std::lock_guard lock(change_mu_);
+  if (reason.empty()) {
+    // A pause of a paused fleet without a reason keeps the reason it has: the default
+    // must not replace what an administrator (or the failures) said.
+    const Memory known = Snapshot();
+    Result<FleetPause> current = known.loaded ? Result<FleetPause>(known.pause) : ReadPause();
+    if (!current.ok()) return current.status();
+    if (!current->reason.empty()) return Status::OK();
+  }
   return Set({reason.empty() ? "paused by an administrator" : reason, ""});
 }
 

@@ -49,7 +49,8 @@ class FleetPauses {
   // From memory, no write: the pause PauseOnFailures would set now (nullopt: none, or
   // a pause is in force already, or nothing is loaded).
   std::optional<FleetPause> DueOnFailures(const std::map<std::string, int>& failed, int threshold) const;
-  // An administrator's pause of every upgrade ("" becomes "paused by an administrator").
+  // An administrator's pause of every upgrade ("" becomes "paused by an administrator",
+  // or keeps the reason of a pause in force).
   Status Pause(const std::string& reason);
   // Ends any pause; `failed` (failed upgrades by target version, now) is acknowledged.
   Status Resume(const std::map<std::string, int>& failed);

@@ -74,7 +74,8 @@ std::optional<JsonValue> FindUpgradeConfig(const JsonValue& list, const std::str
 }
 
 JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, int max_parallel, TimePoint now,
-                              const std::map<std::string, std::string>& unreadable_configs) {
+                              const std::map<std::string, std::string>& unreadable_configs,
+                              const std::set<std::string>& unknown_clusters) {
   JsonValue out = JsonObject();
   if (!pause.ok()) {
     SetMember(out, "paused", JsonValue(true));
@@ -91,6 +92,11 @@ JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, in
     JsonValue unreadable = JsonObject();
     for (const auto& [cluster, why] : unreadable_configs) SetMember(unreadable, cluster, JsonValue(why));
     SetMember(out, "unreadableConfigs", std::move(unreadable));
+  }
+  if (!unknown_clusters.empty()) {
+    JsonArray unknown;
+    for (const std::string& cluster : unknown_clusters) unknown.emplace_back(cluster);
+    SetMember(out, "unknownClusters", JsonValue(std::move(unknown)));
   }
   return out;
 }

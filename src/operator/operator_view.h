@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 
@@ -35,8 +36,12 @@ kube::JsonValue UpgradeConfigList(const std::map<std::string, UpgradeConfig>& co
 // The item of `list` whose metadata.labels.cluster is `cluster`.
 std::optional<kube::JsonValue> FindUpgradeConfig(const kube::JsonValue& list, const std::string& cluster);
 
+// The fleet's state: its pause, how many upgrade, and the UpgradeConfigs the operator
+// cannot act on: "unreadableConfigs" (cluster -> why) and "unknownClusters" (clusters an
+// UpgradeConfig names that the fleet file does not list).
 kube::JsonValue FleetStatusDocument(const Result<FleetPause>& pause, int upgrading, int max_parallel, TimePoint now,
-                                    const std::map<std::string, std::string>& unreadable_configs = {});
+                                    const std::map<std::string, std::string>& unreadable_configs = {},
+                                    const std::set<std::string>& unknown_clusters = {});
 
 std::string CollectorMetrics(const std::map<std::string, UpgradeConfig>& configs,
                              const std::map<std::string, uint64_t>& passes);

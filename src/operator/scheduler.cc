@@ -18,9 +18,15 @@ Result<TimePoint> ParseTime(std::string_view text) {
   return TimePoint(std::chrono::seconds(seconds));
 }
 
+std::string UpgradeAtError(std::string_view upgrade_at) {
+  return fmt::format("Failed to parse upgradeAt:{} during validation (an RFC 3339 time is needed, such as "
+                     "2026-12-01T03:00:00Z)",
+                     upgrade_at);
+}
+
 Result<ScheduleDecision> Schedule(std::string_view upgrade_at, TimePoint now, std::chrono::minutes window) {
   auto at = ParseTime(upgrade_at);
-  if (!at.ok()) return Status::InvalidArgument(fmt::format("Failed to parse upgradeAt:{} during validation", upgrade_at));
+  if (!at.ok()) return Status::InvalidArgument(UpgradeAtError(upgrade_at));
   ScheduleDecision d;
   d.ready = now >= *at;
   d.breached = window.count() > 0 && now > *at + window;

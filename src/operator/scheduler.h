@@ -25,7 +25,11 @@ struct ScheduleDecision {
   std::chrono::seconds time_until{0};  // until upgradeAt (0 when ready)
 };
 
-// Errors ("Failed to parse upgradeAt:<s> during validation") when `upgrade_at` is not RFC 3339.
+// Why `upgrade_at` is refused: the managed-upgrade operator's words ("Failed to parse
+// upgradeAt:<s> during validation"), then what would be taken.
+std::string UpgradeAtError(std::string_view upgrade_at);
+
+// Errors (UpgradeAtError) when `upgrade_at` is not RFC 3339.
 Result<ScheduleDecision> Schedule(std::string_view upgrade_at, TimePoint now, std::chrono::minutes window);
 
 }  // namespace cincinnati::upgrade

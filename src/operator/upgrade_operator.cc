@@ -195,9 +195,17 @@ void UpgradeOperator::SyncSource() {
 
 std::vector<UpgradeOperator::SyncWrite> UpgradeOperator::PlanSync(SourceRead& read) {
   unreadable_configs_ = std::move(read.problems);
+  // Said once per cluster, and listed (`upgrades list`) while it lasts.
+  std::set<std::string> unknown;
   for (const auto& [name, spec] : read.specs) {
-    if (!clusters_.count(name)) spdlog::warn("an UpgradeConfig names cluster {}, which is not in the fleet file", name);
+    if (clusters_.count(name)) continue;
+    if (!unknown_clusters_.count(name)) {
+      spdlog::warn("an UpgradeConfig names cluster {}, which is not in the fleet file: it is ignored until the fleet "
+                   "file lists it", name);
+    }
+    unknown.insert(name);
   }
+  unknown_clusters_ = std::move(unknown);
   std::vector<SyncWrite> writes;
   for (auto& [name, state] : clusters_) {
     // A cluster in a pass is left alone: the pass writes its config back when it ends.
@@ -407,12 +415,14 @@ JsonValue UpgradeOperator::FleetStatus() {
   auto pause = Leading() ? pauses_.InForce() : pauses_.Current();
   int upgrading = 0;
   std::map<std::string, std::string> unreadable;
+  std::set<std::string> unknown;
   {
     std::lock_guard lock(mu_);
     for (const auto& [name, c] : configs_) upgrading += IsUpgrading(c) ? 1 : 0;
     unreadable = unreadable_configs_;
+    unknown = unknown_clusters_;
   }
-  return FleetStatusDocument(pause, upgrading, config_.max_parallel, Now(), unreadable);
+  return FleetStatusDocument(pause, upgrading, config_.max_parallel, Now(), unreadable, unknown);
 }
 
 Status UpgradeOperator::Pause(const std::string& reason) {

@@ -275,6 +275,7 @@ class UpgradeOperator {
   std::mutex mu_;  // guards configs_ and the notes of clusters_
   std::map<std::string, UpgradeConfig> configs_;  // by cluster
   std::map<std::string, std::string> unreadable_configs_;  // by cluster: why the last read failed
+  std::set<std::string> unknown_clusters_;  // named by an UpgradeConfig, not in the fleet file
   std::map<std::string, std::unique_ptr<ClusterState>> clusters_;
   std::unique_ptr<PolicyService> policies_;  // source OCM
   PolicyIndex policy_index_;

@@ -123,7 +123,7 @@ std::string PrecedingVersion(const UpgradeConfig& config, const AgentSnapshot& a
 
 ValidationResult ValidateDesired(UpgradeConfig& config, const AgentSnapshot& agent, const ValidationPorts& ports) {
   if (!ParseTime(config.spec.upgrade_at).ok()) {
-    return Invalid(fmt::format("Failed to parse upgradeAt:{} during validation", config.spec.upgrade_at), true);
+    return Invalid(UpgradeAtError(config.spec.upgrade_at), true);
   }
   const Desired& d = config.spec.desired;
   if (!d.image.empty()) return ValidateImage(config, ports);

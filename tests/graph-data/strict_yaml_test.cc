@@ -44,7 +44,7 @@ std::string Laughs() {
 const std::vector<Malformed>& Table() {
   static const std::vector<Malformed> t = {
       {"unterminated_quote", "to: 4.12.4\nfrom: \"4[.]12[.]3[+].*\n", "line 3, column 1", "quoted scalar"},
-      {"tab_indentation", "to: 4.12.4\nfrom: .*\nurl:\n\t- x\n", "line 4, column 1", "cannot start any token"},
+      {"tab_indentation", "to: 4.12.4\nfrom: .*\nurl:\n\t- x\n", "line 4, column 1", "cannot start any token (a tab: YAML indents with spaces only)"},
       {"duplicate_key", "to: 4.12.4\nfrom: .*\nto: 4.12.5\n", "line 3, column 1", "duplicate key 'to'"},
       {"trailing_garbage", "to: 4.12.4\nfrom: .*\n]\n", "line 3, column 1", "did not find expected key"},
       {"second_document", "to: 4.12.4\nfrom: .*\n---\nto: 4.12.5\n", "line 3, column 1", "second document"},

@@ -355,6 +355,54 @@ TEST(OperatorApiTest, OffLoopbackNeedsATokenAndPostsNeedJson) {
 namespace cincinnati::upgrade {
 namespace {
 
+TEST(OperatorInputsTest, ATabInAConfigIsCalledATab) {
+  auto parsed = ParseUpgradeConfigYaml(
+      "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nspec:\n\ttype: OSD\n", "configs/a.yaml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("line 4"), std::string::npos) << parsed.status().message();
+  EXPECT_NE(parsed.status().message().find("(a tab: YAML indents with spaces only)"), std::string::npos)
+      << parsed.status().message();
+}
+
+// `upgrades` with no operator to talk to says what it tried to reach and how to fix it.
+TEST(UpgradesCommandTest, NoOperatorRunningIsSaidWithTheWayOut) {
+  auto r = testing::RunCincinnati("upgrades list --operator http://127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("error: cannot reach the upgrade operator at http://127.0.0.1:1: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("start one with `cincinnati upgrade-operator` or pass --operator URL"), std::string::npos) << r.err;
+}
+
+// An UpgradeConfig for a cluster the fleet file does not list is shown, not only logged.
+TEST(OperatorInputsTest, AConfigForAClusterNotInTheFleetIsListedAsNotInFleet) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "fleet.yaml", "clusters:\n- {name: alpha, agent: \"http://127.0.0.1:1\"}\n");
+  testing::WriteFile(dir / "configs" / "omega.yaml",
+                     "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nmetadata:\n  name: c\n"
+                     "  labels: {cluster: omega}\nspec:\n  type: OSD\n  upgradeAt: \"2099-01-01T00:00:00Z\"\n"
+                     "  PDBForceDrainTimeout: 60\n  desired: {version: \"4.1.1\", channel: stable-4.1}\n");
+  OperatorOptions options;
+  options.fleet_path = (dir / "fleet.yaml").string();
+  options.state_dir = (dir / "state").string();
+  options.configs_dir = (dir / "configs").string();
+  auto op = UpgradeOperator::Open(options);
+  ASSERT_TRUE(op.ok()) << op.status().message();
+  (*op)->RunOnce();
+  const kube::JsonValue fleet = (*op)->FleetStatus();
+  const kube::JsonValue* unknown = kube::FindMember(fleet, "unknownClusters");
+  ASSERT_TRUE(unknown && unknown->is_array()) << kube::WriteJson(fleet);
+  ASSERT_EQ(kube::ItemsOf(*unknown).size(), 1u);
+  EXPECT_EQ(kube::TextOf(kube::ItemsOf(*unknown)[0]), "omega");
+  // Listed once the fleet file has it: no longer unknown.
+  testing::WriteFile(dir / "fleet.yaml",
+                     "clusters:\n- {name: alpha, agent: \"http://127.0.0.1:1\"}\n- {name: omega, agent: \"http://127.0.0.1:1\"}\n");
+  op->reset();
+  op = UpgradeOperator::Open(options);
+  ASSERT_TRUE(op.ok()) << op.status().message();
+  (*op)->RunOnce();
+  EXPECT_EQ(kube::FindMember((*op)->FleetStatus(), "unknownClusters"), nullptr);
+  EXPECT_TRUE((*op)->Get("omega").has_value());
+}
+
 // The LOCAL source's directory is untrusted input: whatever it holds (a FIFO, a
 // directory or a symlink loop under a config's name, a huge file), the operator stays
 // up, says what it cannot read, and never takes an unreadable file for a deletion.

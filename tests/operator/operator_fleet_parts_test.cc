@@ -58,6 +58,22 @@ TEST(FleetPausesTest, AnAdministratorsPauseHoldsEverythingUntilResumed) {
   EXPECT_TRUE(flags.flags.empty());
 }
 
+TEST(FleetPausesTest, ASecondPauseWithoutAReasonKeepsTheReasonGiven) {
+  MemoryFlags flags;
+  FleetPauses pauses(flags);
+  ASSERT_TRUE(pauses.Pause("the network team's change window").ok());
+  ASSERT_TRUE(pauses.Pause("").ok());
+  EXPECT_EQ(pauses.Current()->reason, "the network team's change window");
+  ASSERT_TRUE(pauses.Pause("a new reason, said").ok());
+  EXPECT_EQ(pauses.Current()->reason, "a new reason, said");
+  // A pause for failures keeps its reason and its version too.
+  ASSERT_TRUE(pauses.Resume({}).ok());
+  ASSERT_TRUE(pauses.PauseOnFailures({{"4.1.1", 2}}, 2).ok());
+  ASSERT_TRUE(pauses.Pause("").ok());
+  EXPECT_EQ(pauses.Current()->version, "4.1.1");
+  EXPECT_EQ(pauses.Current()->reason, "2 upgrade(s) to 4.1.1 failed (fleet.failureThreshold 2)");
+}
+
 TEST(FleetPausesTest, FailuresPauseTheirVersionAndAResumeCountsOnlyNewOnes) {
   MemoryFlags flags;
   FleetPauses pauses(flags);

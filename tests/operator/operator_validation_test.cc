@@ -79,7 +79,8 @@ TEST(ValidationTest, EveryRuleOfTheTableWithTheReferenceMessages) {
   // current one; 6 a channel change is offered by the update service; 7 in the same
   // channel, the agent offers it.
   std::vector<Case> cases = {
-      {"1 upgradeAt", bad_time, false, false, true, "Failed to parse upgradeAt:tomorrow during validation"},
+      {"1 upgradeAt", bad_time, false, false, true, "Failed to parse upgradeAt:tomorrow during validation (an RFC 3339 time is needed, such as "
+       "2026-12-01T03:00:00Z)"},
       {"2 image", Config("", "", "quay.io/openshift-release-dev/ocp-release@sha256:abc"), true, true, false, ""},
       {"2 unknown image", Config("", "", "quay.io/openshift-release-dev/ocp-release@sha256:def"), false, false, true,
        "failed to fetch image manifest digest: quay.io/openshift-release-dev/ocp-release@sha256:def needs to be a valid release image"},
@@ -181,7 +182,8 @@ TEST(SchedulerTest, PastFutureBreachedAndBadFormat) {
   EXPECT_TRUE(offset->ready);
   auto bad = Schedule("20 June 2024", now, 120min);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "Failed to parse upgradeAt:20 June 2024 during validation");
+  EXPECT_EQ(bad.status().message(), "Failed to parse upgradeAt:20 June 2024 during validation (an RFC 3339 time is needed, "
+                                          "such as 2026-12-01T03:00:00Z)");
   EXPECT_EQ(FormatTime(now), "2024-06-20T12:00:00Z");
   EXPECT_FALSE(Schedule("1013-01-01T00:00:00Z", now, 120min).ok());  // beyond the clock's range: an error, not overflow
   EXPECT_FALSE(ParseTime("9999-12-31T23:59:59Z").ok());
