@@ -42,23 +42,41 @@ Result<std::string> Call(const BrakeArgs& a, const std::string& method, const st
   return got.body;
 }
 
+// The table of `brakes list`; BY and NOTE (who confirmed or cleared, and why) when the
+// answer has them (the admin token was given).
 Status PrintBrakes(const std::string& json) {
   simdjson::dom::parser parser;
   simdjson::dom::array brakes;
   if (parser.parse(json)["brakes"].get_array().get(brakes)) return Status::IoError("the answer is not a list of brakes");
-  std::cout << fmt::format("{:<12} {:<12} {:<10} {:>8} {:>9}  {:<20}  {}\n", "FROM", "TO", "STATE", "FAILED", "CLUSTERS", "SINCE", "FILE");
+  std::vector<std::vector<std::string>> rows = {{"FROM", "TO", "STATE", "FAILED", "CLUSTERS", "SINCE", "FILE", "BY", "NOTE"}};
+  bool people = false;
   for (simdjson::dom::element b : brakes) {
-    auto text = [&](const char* key) {
+    auto text = [&](const char* key, const char* absent = "") {
       std::string_view v;
-      return b[key].get_string().get(v) ? std::string() : std::string(v);
+      return b[key].get_string().get(v) ? std::string(absent) : std::string(v);
     };
     auto number = [&](const char* key) {
       int64_t v = 0;
       return b[key].get_int64().get(v) ? int64_t{0} : v;
     };
-    const int64_t failures = number("failures"), clusters = number("clusters");
-    std::cout << fmt::format("{:<12} {:<12} {:<10} {:>8} {:>9}  {:<20}  {}\n", text("from"), text("to"), text("state"), failures,
-                             clusters, text("since"), text("file"));
+    people = people || !b["by"].error();
+    rows.push_back({text("from"), text("to"), text("state"), std::to_string(number("failures")),
+                    std::to_string(number("clusters")), text("since"), text("file", "-"), text("by"), text("note")});
+  }
+  const size_t columns = people ? rows[0].size() : rows[0].size() - 2;
+  std::vector<size_t> width(columns, 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < columns; ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < columns; ++i) {
+      const bool numeric = i == 3 || i == 4;
+      line += numeric ? fmt::format("{:>{}}", r[i], width[i]) : fmt::format("{:<{}}", r[i], width[i]);
+      if (i + 1 < columns) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::cout << line << '\n';
   }
   return Status::OK();
 }

@@ -14,6 +14,17 @@
 namespace cincinnati::reports {
 namespace {
 
+// The service's address for `brakes --url`: the brakes' URL base without its route
+// (".../api/upgrades_info/v1/brakes" -> ".../api/upgrades_info"), or a placeholder.
+std::string ServiceUrl(std::string_view url_base) {
+  constexpr std::string_view kRoute = "/v1/brakes";
+  while (!url_base.empty() && url_base.back() == '/') url_base.remove_suffix(1);
+  if (url_base.size() > kRoute.size() && url_base.substr(url_base.size() - kRoute.size()) == kRoute) {
+    return std::string(url_base.substr(0, url_base.size() - kRoute.size()));
+  }
+  return "SERVICE_URL";
+}
+
 namespace fs = std::filesystem;
 
 int64_t UnixNow(env::Clock& clock) { return env::UnixSeconds(clock); }
@@ -157,8 +168,10 @@ std::optional<BrakeRecord> BrakeBoard::Decide(const EdgeState& edge, int64_t now
       settings_.rule.threshold * 100, components.substr(0, components.find(',')), FormatUnixSeconds(edge.first_failure));
   r.evidence = fmt::format(
       "Evidence: {} failed of {} clusters (Wilson lower bound of the failure rate {:.1f}%); failed clusters per component: {}.\n"
-      "Review it, then commit this file to graph-data, or clear the brake: cincinnati brakes clear --from {} --to {}",
-      edge.counts.failures, edge.counts.clusters, verdict.lower_bound * 100, components, edge.from, edge.to);
+      "Review it, then commit this file to graph-data, or clear the brake: cincinnati brakes clear --url {} "
+      "--token-file ADMIN_TOKEN_FILE --from {} --to {} --by YOUR_NAME",
+      edge.counts.failures, edge.counts.clusters, verdict.lower_bound * 100, components, ServiceUrl(settings_.url_base),
+      edge.from, edge.to);
   return r;
 }
 

@@ -130,7 +130,11 @@ Response ReportRoutes::Change(const http_server::Request& request, bool clear) {
     return Error(403, "forbidden", "brakes are confirmed and cleared with an admin token: set brakes.admin_token_file");
   }
   if (!kube::BearerTokenMatches(request.Header("Authorization"), options_.admin_token)) {
-    return Error(401, "unauthorized", "the brakes' admin token is required");
+    // Whether a token came at all is the caller's own knowledge; which token is right is not said.
+    const std::string* given = request.Header("Authorization");
+    return Error(401, "unauthorized",
+                 given && !given->empty() ? "the token given is not the brakes' admin token (brakes.admin_token_file)"
+                                          : "the brakes' admin token is required: none was given (--token-file)");
   }
   if (!kube::IsJsonRequest(request.Header("Content-Type"), {"application/json"})) {
     return Error(415, "not_json", "POST with Content-Type: application/json");
@@ -170,8 +174,9 @@ std::string BrakesJson(const std::vector<reports::BrakeRecord>& brakes, bool wit
                               {"failures", b.counts.failures},
                               {"lowerBound", b.lower_bound},
                               {"risk", reports::BrakeRiskName(b.from, b.to)},
-                              {"file", reports::BrakeFileName(b.from, b.to)},
                               {"message", b.message}};
+    // A cleared brake's file is gone: naming it would send a reader to nothing.
+    if (reports::InForceState(b.state)) brake["file"] = reports::BrakeFileName(b.from, b.to);
     if (with_people) {
       brake["by"] = b.by;
       brake["note"] = b.note;

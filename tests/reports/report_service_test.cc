@@ -5,6 +5,8 @@
 // trusted are refused and counted; a graph builder killed with -9 loses nothing.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <chrono>
 #include <filesystem>
 
@@ -100,6 +102,11 @@ TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   EXPECT_NE(braked.find("3 of 20 clusters that updated from 4.13.1 to 4.13.2 failed"), std::string::npos) << braked;
   const fs::path file = dir_ / "reports" / "blocked-edges" / (std::string("4.13.2-") + kRisk + ".yaml");
   EXPECT_TRUE(fs::exists(file));
+  // Its hint is a command that works as written once the placeholders are filled in.
+  EXPECT_NE(testing::ReadFile(file).find("cincinnati brakes clear --url https://updates.example.com/api/upgrades_info "
+                                         "--token-file ADMIN_TOKEN_FILE --from 4.13.1 --to 4.13.2 --by YOUR_NAME"),
+            std::string::npos)
+      << testing::ReadFile(file);
   // The file as written passes graph-data's own check, for a person to commit it.
   testing::TempDir graph_data;
   fs::copy(kExample / "graph-data", graph_data.path(), fs::copy_options::recursive);
@@ -112,7 +119,7 @@ TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   EXPECT_NE(why.body.find(std::string("blocked-edges/4.13.2-") + kRisk + ".yaml"), std::string::npos) << why.body;
   auto listed = testing::RunCincinnati("brakes list --url " + base);
   EXPECT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_NE(listed.out.find("4.13.1       4.13.2       active            3        20"), std::string::npos) << listed.out;
+  EXPECT_TRUE(std::regex_search(listed.out, std::regex(R"(4\.13\.1 +4\.13\.2 +active +3 +20 +\S+ +blocked-edges/4\.13\.2-)"))) << listed.out;
   const std::string metrics = Get(serve.url("/metrics", "status")).body;
   EXPECT_NE(metrics.find("cincinnati_gb_brakes_active 1\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("cincinnati_gb_reports_accepted_total 20\n"), std::string::npos) << metrics;
@@ -126,12 +133,25 @@ TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   auto anonymous = testing::RunCincinnati("brakes clear --url " + base + " --from 4.13.1 --to 4.13.2 --by mallory");
   EXPECT_EQ(anonymous.exit_code, 1);
   EXPECT_NE(anonymous.err.find("HTTP 401"), std::string::npos) << anonymous.err;
+  EXPECT_NE(anonymous.err.find("none was given (--token-file)"), std::string::npos) << anonymous.err;
+  testing::WriteFile(dir_ / "wrong.token", "not-the-token\n");
+  auto wrong = testing::RunCincinnati("brakes clear --url " + base + " --from 4.13.1 --to 4.13.2 --by mallory --token-file " +
+                                      (dir_ / "wrong.token").string());
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("the token given is not the brakes' admin token"), std::string::npos) << wrong.err;
   auto cleared = testing::RunCincinnati("brakes clear --url " + base + " --from 4.13.1 --to 4.13.2 --by alice --note OCPBUGS-1 --token-file " +
                                         (dir_ / "admin.token").string());
   EXPECT_EQ(cleared.exit_code, 0) << cleared.err;
   EXPECT_NE(cleared.out.find("cleared"), std::string::npos) << cleared.out;
   ASSERT_TRUE(WaitFor([&] { return Graph(base).find(kRisk) == std::string::npos; }, 30s));
   EXPECT_FALSE(fs::exists(file));
+  // The list names no file for a cleared brake; with the admin token it says who cleared it and why.
+  auto after = testing::RunCincinnati("brakes list --url " + base);
+  EXPECT_TRUE(std::regex_search(after.out, std::regex(R"(4\.13\.1 +4\.13\.2 +cleared +3 +20 +\S+ +-\n)"))) << after.out;
+  EXPECT_EQ(after.out.find("BY"), std::string::npos) << after.out;
+  auto admin = testing::RunCincinnati("brakes list --url " + base + " --token-file " + (dir_ / "admin.token").string());
+  EXPECT_TRUE(std::regex_search(admin.out, std::regex(R"(4\.13\.1 +4\.13\.2 +cleared +3 +20 +\S+ +- +alice +OCPBUGS-1\n)")))
+      << admin.out;
   EXPECT_EQ(serve.Stop(), 0) << serve.log();
 }
 
