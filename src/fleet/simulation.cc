@@ -2,10 +2,12 @@
 #include "fleet/simulation.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <set>
 
 #include "core/date_time.h"
 #include "fleet/fleet_random.h"
@@ -143,7 +145,7 @@ Status Simulation::ProbeNow() {
   ++results_.probes;
   if (rollouts.status == 404) {
     Note("the service has no /v1/ui/rollouts (web.enabled false?): phased instants are found by the probe only");
-    return Status::OK();
+    return CheckFailureEdges({});
   }
   if (rollouts.status != 200) return Status::Internal(fmt::format("rollouts: HTTP {} {}", rollouts.status, rollouts.error));
   CINCINNATI_ASSIGN_OR_RETURN(RolloutsDocument doc, ParseRollouts(rollouts.body));
@@ -155,6 +157,29 @@ Status Simulation::ProbeNow() {
         FormatUnixSeconds(doc.now), FormatUnixSeconds(static_cast<int64_t>(SimNow()) + begin_)));
   }
   SetWindows(doc.windows);
+  return CheckFailureEdges(doc.windows);
+}
+
+// A --failure rule on an edge the channel never offers (a typo, another channel's
+// release) would run the whole simulation to say "0 clusters took it": refused at the
+// start instead, naming the channel's releases. A release that arrives in a phased
+// rollout (the rollouts' windows) counts as the channel's.
+Status Simulation::CheckFailureEdges(const std::vector<PhasedWindow>& windows) const {
+  std::set<std::string> releases;
+  for (uint16_t v : channel_.idless->nodes) releases.insert(versions_.Name(v));
+  for (const PhasedWindow& w : windows) releases.insert({w.from, w.to});
+  for (const FailureRule& rule : spec_.failures) {
+    for (const std::string& v : {rule.from, rule.to}) {
+      if (releases.count(v)) continue;
+      std::vector<std::string> sorted(releases.begin(), releases.end());
+      std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
+        auto va = Version::Parse(a), vb = Version::Parse(b);
+        return va.ok() && vb.ok() ? *va < *vb : a < b;
+      });
+      return Status::InvalidArgument(fmt::format("--failure {}->{}: {} is not a release of channel {} ({}); its releases: {}",
+                                                 rule.from, rule.to, v, spec_.channel, spec_.arch, fmt::join(sorted, ", ")));
+    }
+  }
   return Status::OK();
 }
 

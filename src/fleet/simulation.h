@@ -114,6 +114,7 @@ class Simulation {
   // Set-up and the loop (simulation.cc).
   Status Prepare();
   Status ProbeNow();
+  Status CheckFailureEdges(const std::vector<PhasedWindow>& windows) const;
   Status Loop();
   double SimNow() const;
   void Push(uint32_t t, uint32_t who, Kind kind);

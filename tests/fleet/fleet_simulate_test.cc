@@ -437,5 +437,18 @@ TEST(FleetSimulateTest, AStartVersionTheChannelDoesNotHaveIsAnError) {
       << r.err;
 }
 
+TEST(FleetSimulateTest, AFailureOnAnEdgeTheChannelNeverOffersIsAnError) {
+  TempDir dir;
+  auto r = RunCincinnati(fmt::format(
+      "fleet simulate --releases {} --graph-data {} --channel stable-4.13 --start 2026-01-01T00:00:00Z "
+      "--failure '4.12.9->4.13.2: 20%, component=network' --out {} --clusters 10 --days 0.1 --start-versions 4.13.1=100%",
+      (kExample / "releases").string(), (kExample / "graph-data").string(), (dir / "out").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--failure 4.12.9->4.13.2: 4.12.9 is not a release of channel stable-4.13 (amd64); its releases: "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("4.13.1, 4.13.2"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace cincinnati::fleet
