@@ -1,6 +1,7 @@
 #include "cli/did_you_mean.h"
 
 #include <algorithm>
+#include <iostream>
 
 namespace cincinnati::cli {
 namespace {
@@ -86,6 +87,30 @@ std::string DidYouMean(CLI::App& app, const std::vector<std::string>& unexpected
            "; did you mean " + names + "?\n";
   }
   return out;
+}
+
+int ReportParseError(CLI::App& app, const CLI::ParseError& error) {
+  if (error.get_exit_code() == 0) return app.exit(error);  // --help, --help-all, --version
+  CLI::App* command = Deepest(app);
+  std::string path;
+  for (CLI::App* c = command; c != nullptr && c != &app; c = c->get_parent()) path = " " + c->get_name() + path;
+  const std::string lines = DidYouMean(app, app.remaining(true));
+  if (!lines.empty()) {
+    for (size_t start = 0; start < lines.size();) {
+      const size_t end = lines.find('\n', start);
+      std::cerr << "error: " << lines.substr(start, end - start) << '\n';
+      start = end == std::string::npos ? lines.size() : end + 1;
+    }
+  } else {
+    std::cerr << "error: " << error.what() << '\n';
+  }
+  std::cerr << "Run `cincinnati" << path << " --help` for its flags.\n";
+  return kExitUsage;
+}
+
+void StateExitStatuses(CLI::App& app) {
+  app.footer(kExitStatusFooter);
+  for (CLI::App* sub : app.get_subcommands({})) StateExitStatuses(*sub);
 }
 
 }  // namespace cincinnati::cli

@@ -23,4 +23,21 @@ std::vector<std::string> Suggestions(const std::string& word, const std::vector<
 // "did you mean ...?" lines for the arguments `app` (after a failed parse) did not expect.
 std::string DidYouMean(CLI::App& app, const std::vector<std::string>& unexpected);
 
+// The whole CLI's exit statuses, stated in every command's --help.
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr const char* kExitStatusFooter =
+    "Exit status: 0 on success, 1 when the command failed, 2 for a usage error (an unknown or missing flag, a bad "
+    "value).";
+
+// Ends a failed parse of `app`: --help and --version print what they ask and return 0;
+// anything else prints our own message first (the mistyped flag and the name it was
+// probably meant to be, rather than what CLI11 concluded from it, such as a required
+// flag missing because its name was mistyped), then how to get the command's help,
+// and returns kExitUsage.
+int ReportParseError(CLI::App& app, const CLI::ParseError& error);
+
+// Puts kExitStatusFooter on `app` and every subcommand under it.
+void StateExitStatuses(CLI::App& app);
+
 }  // namespace cincinnati::cli

@@ -39,16 +39,11 @@ int main(int argc, char** argv) {
   cincinnati::cli::RegisterUpgradeCommands(app, exit_code);
   cincinnati::cli::RegisterInsightCommands(app, exit_code);
   cincinnati::cli::RegisterFleetCommands(app, exit_code);
+  cincinnati::cli::StateExitStatuses(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    // A mistyped flag or subcommand: name the nearest one.
-    std::vector<std::string> unexpected = app.remaining(true);
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr || dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
-      std::cerr << cincinnati::cli::DidYouMean(app, unexpected);
-    }
-    return code;
+    return cincinnati::cli::ReportParseError(app, e);
   }
   return exit_code;
 }

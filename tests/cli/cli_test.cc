@@ -148,6 +148,33 @@ TEST(CliTest, MistypedFlagsAndSubcommandsAreNamed) {
   EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;  // nothing close: no guess
 }
 
+// One rule for the whole CLI: 2 for a usage error, our own message on the first line
+// (the mistyped name, not what CLI11 concluded from it), then where the help is.
+TEST(CliTest, AUsageErrorExitsTwoAndLeadsWithOurMessage) {
+  auto first_line = [](const std::string& err) { return err.substr(0, err.find('\n')); };
+  ProcessResult flag = Cincinnati("serve --graph-dat x");
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_EQ(first_line(flag.err), "error: '--graph-dat' is unknown to 'serve'; did you mean '--graph-data'?") << flag.err;
+  EXPECT_NE(flag.err.find("Run `cincinnati serve --help` for its flags."), std::string::npos) << flag.err;
+  // A mistyped required flag: the typo, not "--channel is required".
+  ProcessResult path = Cincinnati("path --releases x --graph-data y --chanel stable-4.13 --from 4.13.0 --to 4.13.1");
+  EXPECT_EQ(path.exit_code, 2);
+  EXPECT_EQ(first_line(path.err), "error: '--chanel' is unknown to 'path'; did you mean '--channel'?") << path.err;
+  ProcessResult missing = Cincinnati("graph render --releases x --graph-data y");
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_EQ(missing.err.rfind("error: ", 0), 0u) << missing.err;
+  EXPECT_NE(missing.err.find("Run `cincinnati graph render --help` for its flags."), std::string::npos) << missing.err;
+  EXPECT_EQ(Cincinnati("graph").exit_code, 2);
+  EXPECT_EQ(Cincinnati("serv").exit_code, 2);
+  // Stated in every command's help.
+  for (const char* sub : {"", "serve", "graph render", "upgrades pause", "fleet simulate"}) {
+    ProcessResult help = Cincinnati(std::string(sub) + " --help");
+    EXPECT_EQ(help.exit_code, 0) << sub;
+    EXPECT_NE(help.out.find("Exit status: 0 on success, 1 when the command failed, 2 for a usage error"), std::string::npos)
+        << sub << ": " << help.out;
+  }
+}
+
 TEST(CliTest, MessagesNameEachThingOnceOnOneLine) {
   TempDir dir;
   testing::WriteFile(dir / "gd/version", "x.y\n");
