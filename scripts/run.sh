@@ -33,6 +33,17 @@ for ((i = 0; i < ${#args[@]}; ++i)); do
   esac
 done
 url="http://$address:$port$prefix/graph"
+# A busy port is said before anything else, with the flags that choose another.
+for spec in "$address:$port:the service:--service.port" "$status_address:$status_port:its status routes:--status.port"; do
+  IFS=: read -r host p what flag <<<"$spec"
+  if ! python3 -c 'import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))' "$host" "$p" 2>/dev/null; then
+    echo "error: port $p on $host (for $what) is taken; choose another with $flag, e.g. scripts/run.sh $flag 1$p" >&2
+    exit 1
+  fi
+done
 # The example's cluster directory (who owns which cluster), rebuilt from its CSV.
 "$bin" clusters import --replace --db "$clusters" "$example/clusters.csv" 2>/dev/null
 cat <<TEXT
@@ -45,6 +56,8 @@ Cincinnati update service on the bundled example ($example)
   a cluster:  $bin agent --state-dir /tmp/agent --release-document $example/releases/4.12.3-amd64.json \\
                 --channel stable-4.13 --upstream $url --port 9099
               $bin adm upgrade --include-not-recommended
+              (it lists the updates; this example's releases are not real images, so it cannot apply
+              one: scripts/update-demo.sh takes a whole update, with a registry and signatures)
 ${settings:+  (addresses as above unless $settings sets others)
 }Stop with Ctrl-C.
 TEXT

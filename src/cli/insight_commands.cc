@@ -66,7 +66,10 @@ int Remote(const InsightArgs& a) {
   }
   if (!r.ok()) {
     std::cerr << fmt::format("error: {} answered {}: {}\n", url, r.status, r.body);
-    if (r.status == 404) std::cerr << "hint: give the service's base URL with its path prefix, e.g. http://HOST:8080/api/upgrades_info\n";
+    if (r.status == 404) {
+      std::cerr << "hint: give the base URL of serve or a policy engine with its path prefix, e.g. "
+                   "http://HOST:8081/api/upgrades_info (a graph builder has no such route)\n";
+    }
     return 1;
   }
   std::cout << r.body << (a.json ? "\n" : "");
@@ -163,7 +166,7 @@ Status Render(const RenderArgs& r) {
 
 void AddCommon(CLI::App* cmd, InsightArgs& a) {
   cmd->add_option("--url", a.url,
-                  "Ask this running service (serve or policy engine), e.g. http://127.0.0.1:8080/api/upgrades_info");
+                  "Ask this running service (serve or policy engine), e.g. http://127.0.0.1:8081/api/upgrades_info");
   cmd->add_option("--releases", a.releases, "Compute locally: graph JSON file or directory of release documents");
   cmd->add_option("--graph-data", a.graph_data, "Compute locally: graph-data directory");
   cmd->add_option("--arch", a.arch, "Architecture")->capture_default_str();

@@ -166,6 +166,13 @@ TEST(CliTest, AUsageErrorExitsTwoAndLeadsWithOurMessage) {
   EXPECT_NE(missing.err.find("Run `cincinnati graph render --help` for its flags."), std::string::npos) << missing.err;
   EXPECT_EQ(Cincinnati("graph").exit_code, 2);
   EXPECT_EQ(Cincinnati("serv").exit_code, 2);
+  // The insight commands point at the port where their routes are (serve's or a policy
+  // engine's, 8081), not the graph builder's.
+  for (const char* sub : {"path", "explain"}) {
+    ProcessResult help = Cincinnati(std::string(sub) + " --help");
+    EXPECT_NE(help.out.find("http://127.0.0.1:8081/api/upgrades_info"), std::string::npos) << help.out;
+    EXPECT_EQ(help.out.find(":8080"), std::string::npos) << help.out;
+  }
   // Stated in every command's help.
   for (const char* sub : {"", "serve", "graph render", "upgrades pause", "fleet simulate"}) {
     ProcessResult help = Cincinnati(std::string(sub) + " --help");

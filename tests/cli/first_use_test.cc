@@ -159,5 +159,25 @@ TEST(RunScriptTest, TheBannerNamesThePageAndThePortsGiven) {
   EXPECT_EQ(run.Stop(), 0) << run.log();
 }
 
+// A busy port stopped run.sh only after its whole banner, with serve's bind error and
+// no word on how to choose another.
+TEST(RunScriptTest, ABusyPortIsSaidFirstWithTheFlagThatChoosesAnother) {
+  Listener other;  // holds its port for the whole test
+  const fs::path script = testing::Examples().parent_path() / "scripts" / "run.sh";
+  testing::TempDir tmp;
+  const std::string cmd = std::string("CINCINNATI_BIN=") + CINCINNATI_BINARY + " timeout 60 bash " + script.string() +
+                          " --service.port " + std::to_string(other.port()) + " >" + (tmp / "out").string() + " 2>" +
+                          (tmp / "err").string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  const testing::ProcessResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::ReadFile(tmp / "out"),
+                                 testing::ReadFile(tmp / "err")};
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "") << "no banner for a service that cannot start";
+  EXPECT_NE(r.err.find("error: port " + std::to_string(other.port()) +
+                       " on 127.0.0.1 (for the service) is taken; choose another with --service.port"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace cincinnati
