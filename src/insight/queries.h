@@ -39,6 +39,11 @@ Result<ExplainRequest> ParseExplainQuery(const Parameters& params);
 // The cluster's entitlements in one channel (the policy engine asks its directory).
 using EntitlementsFor = std::function<ClusterEntitlements(std::string_view channel)>;
 
+// Each channel's view for the query, as PlanPaths reads them: the chain's answer on the
+// builder graph for the cluster at `from` in that channel.
+Result<std::vector<ChannelView>> PathViews(const TransformChain& chain, const Graph& builder_graph,
+                                           const PathQuery& query, const EntitlementsFor& entitlements = {});
+
 Result<PathAnswer> PlanPaths(const TransformChain& chain, const Graph& builder_graph, const PathQuery& query,
                              const EntitlementsFor& entitlements = {});
 

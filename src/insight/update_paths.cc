@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -30,10 +32,10 @@ struct HopInfo {
 
 // The union of the channel views: releases by version, and for each (from, to) the
 // best way to take it (recommended over conditional over blocked; fewer risks; the
-// earlier channel).
+// earlier channel). Copyable: the union with blocked hops is a copy of the plain one.
 class UnionGraph {
  public:
-  UnionGraph(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals) {
+  explicit UnionGraph(const std::vector<ChannelView>& views) {
     for (size_t c = 0; c < views.size(); ++c) {
       const Graph& g = *views[c].view;
       std::vector<Id> ids(g.node_count());
@@ -48,12 +50,20 @@ class UnionGraph {
         }
       }
     }
-    AddRemovals(removals);
     Rank();
-    in_.resize(out_.size());
-    for (Id a = 0; a < out_.size(); ++a) {
-      for (const auto& hop : out_[a]) in_[hop.first].emplace_back(a, &hop.second);
+    IndexIncoming();
+  }
+
+  // This union with the builder's removed edges between releases of one view, as
+  // blocked hops (used only to say what stops a path).
+  template <typename RemovalsInto>
+  UnionGraph WithBlocked(const RemovalsInto& removals_into) const {
+    UnionGraph out = *this;
+    for (Id b = 0; b < size(); ++b) {
+      for (const EdgeRemoval& r : removals_into(versions_[b])) out.AddRemoval(r);
     }
+    out.IndexIncoming();
+    return out;
   }
 
   std::optional<Id> Find(std::string_view version) const {
@@ -64,7 +74,8 @@ class UnionGraph {
   const std::string& version(Id i) const { return versions_[i]; }
   uint32_t rank(Id i) const { return rank_[i]; }
   const std::vector<std::pair<Id, HopInfo>>& out(Id i) const { return out_[i]; }
-  const std::vector<std::pair<Id, const HopInfo*>>& in(Id i) const { return in_[i]; }
+  // The hops into `i`: (from, position in out(from)).
+  const std::vector<std::pair<Id, uint32_t>>& in(Id i) const { return in_[i]; }
   const HopInfo& hop(Id a, Id b) const {
     for (const auto& [to, info] : out_[a]) {
       if (to == b) return info;
@@ -74,21 +85,17 @@ class UnionGraph {
   }
 
  private:
-  // The builder's removed edges between releases of one view, as blocked hops (used
-  // only to say what stops a path).
-  void AddRemovals(const std::vector<EdgeRemoval>& removals) {
-    for (const EdgeRemoval& r : removals) {
-      auto a = ids_.find(r.from), b = ids_.find(r.to);
-      if (a == ids_.end() || b == ids_.end()) continue;
-      std::optional<size_t> channel;
-      for (size_t c : channels_of_[a->second]) {
-        if (std::count(channels_of_[b->second].begin(), channels_of_[b->second].end(), c)) {
-          channel = c;
-          break;
-        }
+  void AddRemoval(const EdgeRemoval& r) {
+    auto a = ids_.find(r.from), b = ids_.find(r.to);
+    if (a == ids_.end() || b == ids_.end()) return;
+    std::optional<size_t> channel;
+    for (size_t c : channels_of_[a->second]) {
+      if (std::count(channels_of_[b->second].begin(), channels_of_[b->second].end(), c)) {
+        channel = c;
+        break;
       }
-      if (channel) Offer(a->second, b->second, HopInfo{HopKind::kBlocked, *channel, {}, r.Describe()});
     }
+    if (channel) Offer(a->second, b->second, HopInfo{HopKind::kBlocked, *channel, {}, r.Describe()});
   }
 
   Id Intern(const std::string& version, size_t channel) {
@@ -110,6 +117,13 @@ class UnionGraph {
       return;
     }
     out_[a].emplace_back(b, std::move(info));
+  }
+
+  void IndexIncoming() {
+    in_.assign(out_.size(), {});
+    for (Id a = 0; a < out_.size(); ++a) {
+      for (uint32_t k = 0; k < out_[a].size(); ++k) in_[out_[a][k].first].emplace_back(a, k);
+    }
   }
 
   // rank: position in SemVer order (versions that do not parse first, by text).
@@ -134,7 +148,7 @@ class UnionGraph {
   std::vector<std::string> versions_;
   std::vector<std::vector<size_t>> channels_of_;
   std::vector<std::vector<std::pair<Id, HopInfo>>> out_;
-  std::vector<std::vector<std::pair<Id, const HopInfo*>>> in_;  // points into out_, fixed once built
+  std::vector<std::vector<std::pair<Id, uint32_t>>> in_;
   std::vector<uint32_t> rank_;
 };
 
@@ -156,8 +170,8 @@ Search FindPaths(const UnionGraph& g, Id from, Id to, const std::function<bool(c
   while (!queue.empty()) {
     Id v = queue.front();
     queue.pop_front();
-    for (const auto& [u, info] : g.in(v)) {
-      if (left[u] == kUnreachable && usable(*info)) {
+    for (const auto& [u, k] : g.in(v)) {
+      if (left[u] == kUnreachable && usable(g.out(u)[k].second)) {
         left[u] = left[v] + 1;
         queue.push_back(u);
       }
@@ -221,12 +235,40 @@ bool Accepted(const std::vector<std::string>& accepted, const std::string& risk)
 
 }  // namespace
 
-struct PathFinder::Union : UnionGraph {
-  using UnionGraph::UnionGraph;
+// The plain union, and the one with blocked hops made when a question first needs it.
+struct PathFinder::Union {
+  Union(const std::vector<ChannelView>& views, PathFinder::RemovalsInto removals_into)
+      : plain(views), removals_into(std::move(removals_into)) {}
+  const UnionGraph& WithBlocked() {
+    if (!removals_into) return plain;
+    std::call_once(blocked_once, [this] { blocked.emplace(plain.WithBlocked(removals_into)); });
+    return *blocked;
+  }
+  UnionGraph plain;
+  PathFinder::RemovalsInto removals_into;
+  std::once_flag blocked_once;
+  std::optional<UnionGraph> blocked;
 };
 
+// The removals of a list, by target, in list order.
+PathFinder::RemovalsInto PathFinder::RemovalsFrom(const std::vector<EdgeRemoval>& removals) {
+  if (removals.empty()) return nullptr;
+  auto by_target = std::make_shared<std::unordered_map<std::string, std::vector<EdgeRemoval>>>();
+  for (const EdgeRemoval& r : removals) (*by_target)[r.to].push_back(r);
+  return [by_target](std::string_view to) {
+    auto it = by_target->find(std::string(to));
+    return it == by_target->end() ? std::vector<EdgeRemoval>() : it->second;
+  };
+}
+
 PathFinder::PathFinder(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals)
-    : union_(std::make_unique<Union>(views, removals)) {
+    : PathFinder(views, RemovalsFrom(removals), 0) {}
+
+PathFinder::PathFinder(const std::vector<ChannelView>& views, const BuilderRecords& records)
+    : PathFinder(views, [&records](std::string_view to) { return records.RemovalsInto(to); }, 0) {}
+
+PathFinder::PathFinder(const std::vector<ChannelView>& views, RemovalsInto removals_into, int)
+    : union_(std::make_unique<Union>(views, std::move(removals_into))) {
   for (const ChannelView& v : views) channels_.push_back(v.channel);
 }
 PathFinder::~PathFinder() = default;
@@ -244,7 +286,7 @@ PathAnswer PathFinder::Find(std::string_view from, std::string_view to, const Pa
   answer.accepted_risks = options.accepted_risks;
   answer.channels = channels_;
   const std::string channels = fmt::format("{}", fmt::join(answer.channels, ", "));
-  const UnionGraph& g = *union_;
+  const UnionGraph& g = union_->plain;
   auto a = g.Find(from), b = g.Find(to);
   if (!a || !b) {
     answer.stop = "not_in_channel";
@@ -287,10 +329,11 @@ PathAnswer PathFinder::Find(std::string_view from, std::string_view to, const Pa
                                  fmt::format("accept={}", fmt::join(answer.needed_risks, ",")));
     return answer;
   }
-  Search blocked = FindPaths(g, *a, *b, [](const HopInfo&) { return true; }, 1, options.max_expansions);
+  const UnionGraph& with_blocked = union_->WithBlocked();
+  Search blocked = FindPaths(with_blocked, *a, *b, [](const HopInfo&) { return true; }, 1, options.max_expansions);
   if (!blocked.paths.empty()) {
     answer.stop = "blocked";
-    answer.would_take = ToPath(g, channels_, blocked.paths.front(), &answer.blocked);
+    answer.would_take = ToPath(with_blocked, channels_, blocked.paths.front(), &answer.blocked);
     std::vector<std::string> hops;
     for (const BlockedHop& h : answer.blocked) hops.push_back(fmt::format("{} -> {} ({})", h.from, h.to, h.why));
     answer.message = fmt::format("every path from {} to {} in {} crosses a blocked edge: {}", from, to, channels,
