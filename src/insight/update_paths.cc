@@ -23,11 +23,12 @@ constexpr uint32_t kUnreachable = std::numeric_limits<uint32_t>::max();
 
 enum class HopKind { kRecommended = 0, kConditional = 1, kBlocked = 2 };
 
+// Small and flat: a union holds one per hop of every view.
 struct HopInfo {
   HopKind kind = HopKind::kRecommended;
-  size_t channel = 0;
-  std::vector<std::string> risks;
-  std::string why;  // blocked
+  uint32_t channel = 0;
+  uint32_t risks = 0;  // conditional: index of its risk names in the union (0: none)
+  uint32_t why = 0;    // blocked: index of the reason in the union (0: none)
 };
 
 // The union of the channel views: releases by version, and for each (from, to) the
@@ -36,17 +37,21 @@ struct HopInfo {
 class UnionGraph {
  public:
   explicit UnionGraph(const std::vector<ChannelView>& views) {
-    for (size_t c = 0; c < views.size(); ++c) {
+    risk_lists_.emplace_back();
+    whys_.emplace_back();
+    for (uint32_t c = 0; c < views.size(); ++c) {
       const Graph& g = *views[c].view;
       std::vector<Id> ids(g.node_count());
       for (NodeIndex i = 0; i < g.node_count(); ++i) ids[i] = Intern(g.node(i).version, c);
-      for (const Edge& e : g.Edges()) Offer(ids[e.from], ids[e.to], HopInfo{HopKind::kRecommended, c, {}, {}});
+      for (NodeIndex i = 0; i < g.node_count(); ++i) out_[ids[i]].reserve(out_[ids[i]].size() + g.successors(i).size());
+      for (const Edge& e : g.Edges()) Offer(ids[e.from], ids[e.to], HopInfo{HopKind::kRecommended, c, 0, 0});
       for (const ConditionalEdge& group : g.conditional_edges()) {
-        std::vector<std::string> risks;
-        for (const Risk& r : group.risks) risks.push_back(r.name);
+        auto risks = static_cast<uint32_t>(risk_lists_.size());
+        risk_lists_.emplace_back();
+        for (const Risk& r : group.risks) risk_lists_.back().push_back(r.name);
         for (const ConditionalEdgeRef& ref : group.edges) {
           auto a = g.Find(ref.from), b = g.Find(ref.to);
-          if (a && b) Offer(ids[*a], ids[*b], HopInfo{HopKind::kConditional, c, risks, {}});
+          if (a && b) Offer(ids[*a], ids[*b], HopInfo{HopKind::kConditional, c, risks, 0});
         }
       }
     }
@@ -76,6 +81,8 @@ class UnionGraph {
   const std::vector<std::pair<Id, HopInfo>>& out(Id i) const { return out_[i]; }
   // The hops into `i`: (from, position in out(from)).
   const std::vector<std::pair<Id, uint32_t>>& in(Id i) const { return in_[i]; }
+  const std::vector<std::string>& risks(const HopInfo& h) const { return risk_lists_[h.risks]; }
+  const std::string& why(const HopInfo& h) const { return whys_[h.why]; }
   const HopInfo& hop(Id a, Id b) const {
     for (const auto& [to, info] : out_[a]) {
       if (to == b) return info;
@@ -88,19 +95,22 @@ class UnionGraph {
   void AddRemoval(const EdgeRemoval& r) {
     auto a = ids_.find(r.from), b = ids_.find(r.to);
     if (a == ids_.end() || b == ids_.end()) return;
-    std::optional<size_t> channel;
-    for (size_t c : channels_of_[a->second]) {
+    std::optional<uint32_t> channel;
+    for (uint32_t c : channels_of_[a->second]) {
       if (std::count(channels_of_[b->second].begin(), channels_of_[b->second].end(), c)) {
         channel = c;
         break;
       }
     }
-    if (channel) Offer(a->second, b->second, HopInfo{HopKind::kBlocked, *channel, {}, r.Describe()});
+    if (!channel) return;
+    whys_.push_back(r.Describe());
+    Offer(a->second, b->second, HopInfo{HopKind::kBlocked, *channel, 0, static_cast<uint32_t>(whys_.size() - 1)});
   }
 
-  Id Intern(const std::string& version, size_t channel) {
-    auto [it, inserted] = ids_.emplace(version, static_cast<Id>(versions_.size()));
-    if (inserted) {
+  Id Intern(const std::string& version, uint32_t channel) {
+    auto it = ids_.find(version);
+    if (it == ids_.end()) {
+      it = ids_.emplace(version, static_cast<Id>(versions_.size())).first;
       versions_.push_back(version);
       out_.emplace_back();
       channels_of_.emplace_back();
@@ -110,13 +120,15 @@ class UnionGraph {
   }
 
   void Offer(Id a, Id b, HopInfo info) {
+    auto key = [this](const HopInfo& h) {
+      return std::make_tuple(static_cast<int>(h.kind), risk_lists_[h.risks].size(), h.channel);
+    };
     for (auto& [to, existing] : out_[a]) {
       if (to != b) continue;
-      auto key = [](const HopInfo& h) { return std::make_tuple(static_cast<int>(h.kind), h.risks.size(), h.channel); };
-      if (key(info) < key(existing)) existing = std::move(info);
+      if (key(info) < key(existing)) existing = info;
       return;
     }
-    out_[a].emplace_back(b, std::move(info));
+    out_[a].emplace_back(b, info);
   }
 
   void IndexIncoming() {
@@ -146,7 +158,9 @@ class UnionGraph {
 
   std::unordered_map<std::string, Id> ids_;
   std::vector<std::string> versions_;
-  std::vector<std::vector<size_t>> channels_of_;
+  std::vector<std::vector<uint32_t>> channels_of_;
+  std::vector<std::vector<std::string>> risk_lists_;  // [0]: none
+  std::vector<std::string> whys_;                     // [0]: none
   std::vector<std::vector<std::pair<Id, HopInfo>>> out_;
   std::vector<std::vector<std::pair<Id, uint32_t>>> in_;
   std::vector<uint32_t> rank_;
@@ -221,9 +235,9 @@ UpdatePath ToPath(const UnionGraph& g, const std::vector<std::string>& channels,
   UpdatePath path;
   for (size_t i = 0; i + 1 < ids.size(); ++i) {
     const HopInfo& info = g.hop(ids[i], ids[i + 1]);
-    path.hops.push_back(PathHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], info.risks});
+    path.hops.push_back(PathHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], g.risks(info)});
     if (blocked && info.kind == HopKind::kBlocked) {
-      blocked->push_back(BlockedHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], info.why});
+      blocked->push_back(BlockedHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], g.why(info)});
     }
   }
   return path;
@@ -301,7 +315,7 @@ PathAnswer PathFinder::Find(std::string_view from, std::string_view to, const Pa
   }
   auto accepted = [&](const HopInfo& h) {
     if (h.kind == HopKind::kBlocked) return false;
-    for (const std::string& r : h.risks) {
+    for (const std::string& r : g.risks(h)) {
       if (!Accepted(options.accepted_risks, r)) return false;
     }
     return true;
