@@ -104,19 +104,19 @@ bool FilterReadsKey(const GraphTransform& filter, const std::string& key, const 
   return kept.ok() && kept->node_count() == 1;
 }
 
-// The graph a many-channel query's views are made from. The chain's leading
-// channel-filter and arch-filter keep releases one by one: the concrete ones whose
-// channel list names the channel, then those whose arch list names the arch. Their
-// answer on the releases that name one of the query's channels (and its arch) is
-// their answer on the whole graph (Retain keeps the order of releases, edges and
-// conditional edges), so the whole graph is walked once, not once per channel: that
-// walk, over 10,000 releases and their conditional edges, is most of a ten-channel
-// question. nullopt (the views come from the builder graph itself): one channel, or
-// a chain that does not open with a channel filter on the default key.
+// The graph a query's views are made from. The chain's leading channel-filter and
+// arch-filter keep releases one by one: the concrete ones whose channel list names the
+// channel, then those whose arch list names the arch. Their answer on the releases
+// that name one of the query's channels (and its arch) is their answer on the whole
+// graph (Retain keeps the order of releases, edges and conditional edges). So the
+// whole graph is walked once, not once per channel, and the per-channel steps copy the
+// releases of one arch, not of all: over 10,000 releases and their conditional edges,
+// those walks are most of a path's time. nullopt (the views come from the builder graph
+// itself): a chain that does not open with a channel filter on the default key.
 std::optional<Graph> NarrowedForChannels(const TransformChain& chain, const Graph& builder_graph,
                                          const PathQuery& query) {
   const std::string channel_key = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
-  if (query.channels.size() < 2 || chain.empty() || typeid(*chain[0]) != typeid(policy::ChannelFilter) ||
+  if (query.channels.empty() || chain.empty() || typeid(*chain[0]) != typeid(policy::ChannelFilter) ||
       !FilterReadsKey(*chain[0], channel_key, "channel", query.channels.front())) {
     return std::nullopt;
   }
