@@ -276,12 +276,12 @@ PathFinder::RemovalsInto PathFinder::RemovalsFrom(const std::vector<EdgeRemoval>
 }
 
 PathFinder::PathFinder(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals)
-    : PathFinder(views, RemovalsFrom(removals), 0) {}
+    : PathFinder(FromRemovals{}, views, RemovalsFrom(removals)) {}
 
 PathFinder::PathFinder(const std::vector<ChannelView>& views, const BuilderRecords& records)
-    : PathFinder(views, [&records](std::string_view to) { return records.RemovalsInto(to); }, 0) {}
+    : PathFinder(FromRemovals{}, views, [&records](std::string_view to) { return records.RemovalsInto(to); }) {}
 
-PathFinder::PathFinder(const std::vector<ChannelView>& views, RemovalsInto removals_into, int)
+PathFinder::PathFinder(FromRemovals, const std::vector<ChannelView>& views, RemovalsInto removals_into)
     : union_(std::make_unique<Union>(views, std::move(removals_into))) {
   for (const ChannelView& v : views) channels_.push_back(v.channel);
 }

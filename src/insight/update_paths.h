@@ -83,7 +83,8 @@ class PathFinder {
  private:
   // The builder's removed edges into a release of the views.
   using RemovalsInto = std::function<std::vector<EdgeRemoval>(std::string_view to)>;
-  PathFinder(const std::vector<ChannelView>& views, RemovalsInto removals_into, int);
+  struct FromRemovals {};  // tells the constructors apart
+  PathFinder(FromRemovals, const std::vector<ChannelView>& views, RemovalsInto removals_into);
   static RemovalsInto RemovalsFrom(const std::vector<EdgeRemoval>& removals);
 
   struct Union;
