@@ -30,8 +30,8 @@ std::string V(int minor, int patch) { return "4." + std::to_string(minor) + "." 
 // each names the 4 patches before it and the last 3 of the minor before. Channels
 // candidate/fast/stable per minor hold the last 5 patches of the minor before and
 // (all, the first 8, the first 6 of) their own; sparse-4.M holds releases whose direct
-// edge is blocked, risky-4.4 releases whose direct edge has a risk. Blocked edges: into 4.M.5 from 4.(M-1) with a risk, and
-// 4.M.3 -> 4.M.7 unconditionally.
+// edge is blocked, risky-4.4 releases whose direct edge has a risk. Blocked edges: into
+// 4.M.5 from 4.(M-1) with a risk, and 4.M.3 -> 4.M.7 unconditionally.
 Result<Graph> GeneratedGraph(const testing::TempDir& dir) {
   for (const std::string arch : {"amd64", "arm64"}) {
     for (int m = 1; m <= kMinors; ++m) {
@@ -39,7 +39,9 @@ Result<Graph> GeneratedGraph(const testing::TempDir& dir) {
         if (arch == "arm64" && p % 3 == 2) continue;
         std::string previous;
         for (int q = std::max(0, p - 4); q < p; ++q) previous += (previous.empty() ? "\"" : ",\"") + V(m, q) + "\"";
-        for (int q = kPatches - 3; m > 1 && q < kPatches; ++q) previous += (previous.empty() ? "\"" : ",\"") + V(m - 1, q) + "\"";
+        for (int q = kPatches - 3; m > 1 && q < kPatches; ++q) {
+          previous += (previous.empty() ? "\"" : ",\"") + V(m - 1, q) + "\"";
+        }
         testing::WriteFile(dir / ("releases/" + V(m, p) + "-" + arch + ".json"),
                            R"({"kind":"cincinnati-metadata-v0","version":")" + V(m, p) + "+" + arch +
                                R"(","previous":[)" + previous + R"(],"metadata":{},"payload":"quay.io/x/y@sha256:)" +
