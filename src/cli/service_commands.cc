@@ -19,6 +19,7 @@
 #include "cli/service_reports.h"
 #include "cli/service_signing.h"
 #include "env/key_files.h"
+#include "env/cpus.h"
 #include "cli/settings.h"
 #include "core/metadata_keys.h"
 #include "env/clock.h"
@@ -295,7 +296,7 @@ Result<http_server::ServerLimits> Limits(const Settings& s) {
   limits.backlog = static_cast<int>(std::min<uint64_t>(backlog, 65535));
   if (s.Has("service.max_connections")) {
     CINCINNATI_ASSIGN_OR_RETURN(uint64_t per_worker, s.Unsigned("service.max_connections", 0));
-    limits.max_connections = std::max<uint64_t>(1, per_worker) * std::max(1u, std::thread::hardware_concurrency());
+    limits.max_connections = std::max<uint64_t>(1, per_worker) * env::UsableCpus();
   }
   CINCINNATI_ASSIGN_OR_RETURN(limits.keep_alive_timeout, Secs(s, "service.keep_alive", 10));
   CINCINNATI_ASSIGN_OR_RETURN(limits.first_request_timeout, Secs(s, "service.client_timeout", 5));

@@ -46,7 +46,7 @@ struct ServerLimits {
   std::chrono::milliseconds write_timeout{60000};
   size_t max_connections = 16384;
   int backlog = 1024;
-  size_t threads = 0;  // 0: one per core
+  size_t threads = 0;  // 0: one per CPU this process may use (env/cpus.h)
 };
 
 using Handler = std::function<Response(const Request&)>;

@@ -248,31 +248,69 @@ std::string PiecedDocument::PlainTail(std::span<const uint32_t> ids) const {
   return out;
 }
 
-std::string PiecedDocument::GzipTail(std::span<const uint32_t> ids) const {
+uint32_t PiecedDocument::Crc(std::span<const uint32_t> ids) const {
+  uLong crc = head_crc_;
+  for (uint32_t id : ids) {
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(text_.data() + spans_[id].begin), spans_[id].size);
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+std::optional<uint32_t> PiecedDocument::RememberedCrc(const SelectionKey& key) const {
+  const CrcSlot& slot = crc_slots_[key.low % kCrcSlots];
+  const uint64_t before = slot.sequence.load(std::memory_order_acquire);
+  if (before == 0 || (before & 1)) return std::nullopt;
+  const uint64_t high = slot.high.load(std::memory_order_relaxed);
+  const uint64_t low = slot.low.load(std::memory_order_relaxed);
+  const uint32_t crc = slot.crc.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (slot.sequence.load(std::memory_order_relaxed) != before) return std::nullopt;
+  if (high != key.high || low != key.low) return std::nullopt;
+  return crc;
+}
+
+void PiecedDocument::RememberCrc(const SelectionKey& key, uint32_t crc) const {
+  CrcSlot& slot = crc_slots_[key.low % kCrcSlots];
+  uint64_t sequence = slot.sequence.load(std::memory_order_relaxed);
+  // Another thread writing the slot wins; this CRC is simply not remembered.
+  if ((sequence & 1) || !slot.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_acquire)) {
+    return;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  slot.high.store(key.high, std::memory_order_relaxed);
+  slot.low.store(key.low, std::memory_order_relaxed);
+  slot.crc.store(crc, std::memory_order_relaxed);
+  slot.sequence.store(sequence + 2, std::memory_order_release);
+}
+
+std::string PiecedDocument::GzipTail(std::span<const uint32_t> ids, std::optional<SelectionKey> key) const {
   size_t bits = block_header_bits_ + end_of_block_bits_;
-  for (uint32_t id : ids) bits += spans_[id].bit_count;
+  uint64_t size = head_->size();
+  for (uint32_t id : ids) {
+    bits += spans_[id].bit_count;
+    size += spans_[id].size;
+  }
+  std::optional<uint32_t> crc = key ? RememberedCrc(*key) : std::nullopt;
+  if (!crc) {
+    crc = Crc(ids);
+    if (key) RememberCrc(*key, *crc);
+  }
   std::string out;
   out.reserve(bits / 8 + 16);
-  uLong crc = head_crc_;
-  uint64_t size = head_->size();
   BitWriter w(out);
   w.PutWords(block_header_.data(), block_header_bits_);
-  for (uint32_t id : ids) {
-    const Span& s = spans_[id];
-    w.PutWords(bits_.data() + s.bits_begin, s.bit_count);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(text_.data() + s.begin), s.size);
-    size += s.size;
-  }
+  for (uint32_t id : ids) w.PutWords(bits_.data() + spans_[id].bits_begin, spans_[id].bit_count);
   w.Put(end_of_block_, end_of_block_bits_);
   w.Flush();
-  AppendLittleEndian32(out, static_cast<uint32_t>(crc));
+  AppendLittleEndian32(out, *crc);
   AppendLittleEndian32(out, static_cast<uint32_t>(size));
   return out;
 }
 
 size_t PiecedDocument::footprint() const {
   return sizeof(*this) + head_->capacity() + gzip_head_->capacity() + text_.capacity() +
-         spans_.capacity() * sizeof(Span) + (bits_.capacity() + block_header_.capacity()) * sizeof(uint64_t);
+         spans_.capacity() * sizeof(Span) + (bits_.capacity() + block_header_.capacity()) * sizeof(uint64_t) +
+         kCrcSlots * sizeof(CrcSlot);
 }
 
 }  // namespace cincinnati::http_server

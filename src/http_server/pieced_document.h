@@ -11,12 +11,22 @@
 // Inflating the gzip member gives exactly the plain document, for any sequence of ids
 // (tests/service/answer_pieces_test.cc and fuzz/pieced_document.cc check it with zlib).
 //
+// The gzip trailer's CRC-32 covers the whole document, and checksumming the pieces was
+// the largest part of a request's own work. A caller that can name a selection (for
+// answer pieces, the answer's ETag hash: equal keys name equal ids) passes its key, and
+// the CRCs of recent selections are remembered in a direct-mapped table of kCrcSlots
+// (a slot being written reads as a miss, never as a wrong CRC), so a selection asked
+// again is not checksummed again.
+//
 // Memory: the head and the pieces twice (plain and coded, the coded at most 15 bits a
-// byte), plus the head deflated. Immutable after construction; thread-safe.
+// byte), plus the head deflated, plus kCrcSlots x 32 bytes. Immutable after construction but
+// for that table; thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,7 +50,12 @@ class PiecedDocument {
   const std::shared_ptr<const std::string>& head() const { return head_; }
   std::string PlainTail(std::span<const uint32_t> ids) const;
   const std::shared_ptr<const std::string>& gzip_head() const { return gzip_head_; }
-  std::string GzipTail(std::span<const uint32_t> ids) const;
+  // A selection's name: equal keys must name equal id sequences.
+  struct SelectionKey {
+    uint64_t high = 0, low = 0;
+  };
+  std::string GzipTail(std::span<const uint32_t> ids, std::optional<SelectionKey> key = std::nullopt) const;
+  static constexpr size_t kCrcSlots = 64;
   // The memory it holds, in bytes.
   size_t footprint() const;
 
@@ -58,6 +73,16 @@ class PiecedDocument {
   std::vector<uint64_t> block_header_;  // the tail block's header
   uint32_t block_header_bits_ = 0;
   uint32_t end_of_block_ = 0, end_of_block_bits_ = 0;  // its code, least significant bit first
+  // One remembered CRC, written under a sequence number (odd while being written).
+  struct CrcSlot {
+    std::atomic<uint64_t> sequence{0};
+    std::atomic<uint64_t> high{0}, low{0};
+    std::atomic<uint32_t> crc{0};
+  };
+  uint32_t Crc(std::span<const uint32_t> ids) const;
+  std::optional<uint32_t> RememberedCrc(const SelectionKey& key) const;
+  void RememberCrc(const SelectionKey& key, uint32_t crc) const;
+  std::unique_ptr<CrcSlot[]> crc_slots_ = std::make_unique<CrcSlot[]>(kCrcSlots);
 };
 
 }  // namespace cincinnati::http_server

@@ -18,6 +18,7 @@
 #include <boost/beast.hpp>
 
 #include "env/clock.h"
+#include "env/cpus.h"
 #include "http_server/http_server.h"
 
 namespace cincinnati::http_server {
@@ -82,7 +83,7 @@ struct HttpServer::Impl {
     }
   }
   size_t Threads() const {
-    return limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
+    return limits.threads ? limits.threads : env::UsableCpus();
   }
   // How often a loop looks for sessions past their deadline: a quarter of the
   // shortest timeout, within [10 ms, 250 ms]; during a shutdown a tenth of the linger,

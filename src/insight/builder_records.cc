@@ -70,22 +70,14 @@ BuilderRecords::BuilderRecords(const Graph& builder_graph, std::string arch, std
     : graph_(builder_graph),
       arch_(std::move(arch)),
       blocked_key_(PrefixedKey(key_prefix, kBlockedBySuffix)),
-      removed_key_(PrefixedKey(key_prefix, kRemovedPreviousSuffix)) {
-  const std::string removed_next_key = PrefixedKey(key_prefix, kRemovedNextSuffix);
-  for (const Node& node : graph_.nodes()) {
-    if (!ThisArch(node)) continue;
-    if (auto it = node.metadata.find(removed_next_key); it != node.metadata.end()) {
-      for (std::string_view v : Split(it->second, ',')) removed_releases_.push_back(ViewVersion(TrimWhitespace(v), arch_));
-    }
-  }
-  std::sort(removed_releases_.begin(), removed_releases_.end());
-}
+      removed_key_(PrefixedKey(key_prefix, kRemovedPreviousSuffix)),
+      removed_next_key_(PrefixedKey(key_prefix, kRemovedNextSuffix)) {}
 
 bool BuilderRecords::ThisArch(const Node& node) const {
   return node.version.find('+') == std::string::npos || node.version.ends_with("+" + arch_);
 }
 
-std::vector<EdgeRemoval> BuilderRecords::RemovalsInto(const Node& node) const {
+std::vector<EdgeRemoval> BuilderRecords::RemovalsIntoNode(const Node& node) const {
   std::vector<EdgeRemoval> out;
   auto it = node.metadata.find(removed_key_);
   if (it == node.metadata.end() || !ThisArch(node)) return out;
@@ -107,16 +99,19 @@ std::vector<EdgeRemoval> BuilderRecords::RemovalsInto(const Node& node) const {
 const std::vector<EdgeRemoval>& BuilderRecords::removals() const {
   std::call_once(all_once_, [this] {
     for (const Node& node : graph_.nodes()) {
-      for (EdgeRemoval& r : RemovalsInto(node)) all_.push_back(std::move(r));
+      for (EdgeRemoval& r : RemovalsIntoNode(node)) all_.push_back(std::move(r));
     }
   });
   return all_;
 }
 
-std::optional<EdgeRemoval> BuilderRecords::Removal(std::string_view from, std::string_view to) const {
+std::vector<EdgeRemoval> BuilderRecords::RemovalsInto(std::string_view to) const {
   auto target = FindRelease(graph_, to, arch_);
-  if (!target) return std::nullopt;
-  for (EdgeRemoval& r : RemovalsInto(graph_.node(*target))) {
+  return target ? RemovalsIntoNode(graph_.node(*target)) : std::vector<EdgeRemoval>();
+}
+
+std::optional<EdgeRemoval> BuilderRecords::Removal(std::string_view from, std::string_view to) const {
+  for (EdgeRemoval& r : RemovalsInto(to)) {
     if (r.from == from) return std::move(r);
   }
   return std::nullopt;
@@ -133,6 +128,17 @@ std::vector<BlockRecord> BuilderRecords::BlocksMatching(std::string_view from, s
 }
 
 bool BuilderRecords::RemovedRelease(std::string_view version) const {
+  std::call_once(removed_releases_once_, [this] {
+    for (const Node& node : graph_.nodes()) {
+      if (!ThisArch(node)) continue;
+      if (auto it = node.metadata.find(removed_next_key_); it != node.metadata.end()) {
+        for (std::string_view v : Split(it->second, ',')) {
+          removed_releases_.push_back(ViewVersion(TrimWhitespace(v), arch_));
+        }
+      }
+    }
+    std::sort(removed_releases_.begin(), removed_releases_.end());
+  });
   return std::binary_search(removed_releases_.begin(), removed_releases_.end(), version);
 }
 

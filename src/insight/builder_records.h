@@ -45,22 +45,26 @@ class BuilderRecords {
   // Every removed edge into a release of this arch (decoded on the first call: a
   // single edge's question only decodes its target's records).
   const std::vector<EdgeRemoval>& removals() const;
+  // The removed edges into `to` (a view version), decoded on each call: a path's
+  // question reads only the releases of its channels, and only when it finds no path.
+  std::vector<EdgeRemoval> RemovalsInto(std::string_view to) const;
   // The blocked-edges rules recorded on `to` whose regex matches `from` (conditional
   // blocks name the file that made a risk).
   std::vector<BlockRecord> BlocksMatching(std::string_view from, std::string_view to) const;
-  // Whether node-remove (release.remove) took this version out of the graph.
+  // Whether node-remove (release.remove) took this version out of the graph (read on
+  // the first call).
   bool RemovedRelease(std::string_view version) const;
 
  private:
   bool ThisArch(const Node& node) const;
-  std::vector<EdgeRemoval> RemovalsInto(const Node& node) const;
+  std::vector<EdgeRemoval> RemovalsIntoNode(const Node& node) const;
 
   const Graph& graph_;
-  std::string arch_, blocked_key_, removed_key_;
-  std::vector<std::string> removed_releases_;  // sorted view versions
+  std::string arch_, blocked_key_, removed_key_, removed_next_key_;
+  mutable std::once_flag removed_releases_once_;
+  mutable std::vector<std::string> removed_releases_;  // sorted view versions
   mutable std::once_flag all_once_;
   mutable std::vector<EdgeRemoval> all_;
-
 };
 
 }  // namespace cincinnati::insight

@@ -1,12 +1,19 @@
 #include "insight/queries.h"
 
+#include <algorithm>
 #include <charconv>
+#include <optional>
 #include <set>
+#include <typeinfo>
 
 #include <fmt/format.h>
 
+#include "core/guard.h"
+#include "core/metadata_keys.h"
 #include "core/semver.h"
 #include "core/strings.h"
+#include "policy/arch_filter.h"
+#include "policy/channel_filter.h"
 #include "policy/params.h"
 
 namespace cincinnati::insight {
@@ -82,8 +89,63 @@ Result<ExplainRequest> ParseExplainQuery(const Parameters& params) {
   return r;
 }
 
-Result<PathAnswer> PlanPaths(const TransformChain& chain, const Graph& builder_graph, const PathQuery& query,
-                             const EntitlementsFor& entitlements) {
+namespace {
+
+// Whether `filter` (a channel or arch filter, which by its contract keeps a release
+// whose list under its one key names the parameter) reads `key`: it keeps a release
+// that has that key alone, naming `value`.
+bool FilterReadsKey(const GraphTransform& filter, const std::string& key, const std::string& param,
+                    const std::string& value) {
+  Graph probe;
+  if (!probe.AddNode(Node::Concrete("0.0.0", "", Metadata{{key, value}})).ok()) return false;
+  TransformContext context;
+  context.parameters[param] = value;
+  auto kept = Guarded(filter.name(), [&] { return filter.ApplyTo(probe, context); });
+  return kept.ok() && kept->node_count() == 1;
+}
+
+// The graph a query's views are made from. The chain's leading channel-filter and
+// arch-filter keep releases one by one: the concrete ones whose channel list names the
+// channel, then those whose arch list names the arch. Their answer on the releases
+// that name one of the query's channels (and its arch) is their answer on the whole
+// graph (Retain keeps the order of releases, edges and conditional edges). So the
+// whole graph is walked once, not once per channel, and the per-channel steps copy the
+// releases of one arch, not of all: over 10,000 releases and their conditional edges,
+// those walks are most of a path's time. nullopt (the views come from the builder graph
+// itself): a chain that does not open with a channel filter on the default key.
+std::optional<Graph> NarrowedForChannels(const TransformChain& chain, const Graph& builder_graph,
+                                         const PathQuery& query) {
+  const std::string channel_key = PrefixedKey(kDefaultKeyPrefix, kChannelsSuffix);
+  if (query.channels.empty() || chain.empty() || typeid(*chain[0]) != typeid(policy::ChannelFilter) ||
+      !FilterReadsKey(*chain[0], channel_key, "channel", query.channels.front())) {
+    return std::nullopt;
+  }
+  // The arch too, unless the arch filter keeps releases without an arch (a served view).
+  std::optional<std::string> arch_key = std::string(kArchKey);
+  if (chain.size() < 2 || typeid(*chain[1]) != typeid(policy::ArchFilter) || builder_graph.is_served_view() ||
+      !FilterReadsKey(*chain[1], *arch_key, "arch", query.arch)) {
+    arch_key.reset();
+  }
+  auto lists = [](const Metadata& metadata, const std::string& key, const std::vector<std::string>& items) {
+    auto it = metadata.find(key);
+    return it != metadata.end() && std::any_of(items.begin(), items.end(), [&](const std::string& item) {
+             return ListContains(it->second, item);
+           });
+  };
+  const std::vector<std::string> arch{query.arch};
+  return builder_graph.Retain([&](NodeIndex i) {
+    const Node& node = builder_graph.node(i);
+    return node.concrete && (!arch_key || lists(node.metadata, *arch_key, arch)) &&
+           lists(node.metadata, channel_key, query.channels);
+  });
+}
+
+}  // namespace
+
+Result<std::vector<ChannelView>> PathViews(const TransformChain& chain, const Graph& builder_graph,
+                                           const PathQuery& query, const EntitlementsFor& entitlements) {
+  std::optional<Graph> narrowed = NarrowedForChannels(chain, builder_graph, query);
+  const Graph& source = narrowed ? *narrowed : builder_graph;
   std::vector<ChannelView> views;
   for (const std::string& channel : query.channels) {
     TransformContext context;
@@ -93,12 +155,20 @@ Result<PathAnswer> PlanPaths(const TransformChain& chain, const Graph& builder_g
     context.parameters["version"] = query.from;  // the view the cluster at `from` is served
     if (!query.id.empty()) context.parameters["id"] = query.id;
     if (entitlements) context.entitlements = entitlements(channel);
-    auto view = RunChainOn(chain, builder_graph, context);
+    auto view = RunChainOn(chain, source, context);
     if (!view.ok()) return view.status();
     views.push_back(ChannelView{channel, std::make_shared<const Graph>(std::move(view).value())});
   }
+  return views;
+}
+
+Result<PathAnswer> PlanPaths(const TransformChain& chain, const Graph& builder_graph, const PathQuery& query,
+                             const EntitlementsFor& entitlements) {
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<ChannelView> views, PathViews(chain, builder_graph, query, entitlements));
+  // The builder's records are read only if no path is found but through removed edges.
   BuilderRecords records(builder_graph, query.arch);
-  return FindUpdatePaths(views, records.removals(), query.from, query.to, query.options);
+  PathFinder finder(views, records);
+  return finder.Find(query.from, query.to, query.options);
 }
 
 }  // namespace cincinnati::insight

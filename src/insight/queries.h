@@ -9,7 +9,11 @@
 // one InvalidParams naming it (the reference's error kinds). Several channels let a
 // path cross channels (e.g. EUS to EUS through the odd minor's channel): each hop
 // names the channel it is taken in. Each channel's view is the one the cluster at
-// `from` would be served in that channel. Thread-safe; pure given the chain's clock.
+// `from` would be served in that channel. When the chain opens with the channel and
+// arch filters, the views are made from the builder graph narrowed once to the
+// releases of the query's channels and arch (the same views: the filters keep releases
+// one by one); the builder's records are read only to say what blocks a path.
+// Thread-safe; pure given the chain's clock.
 #pragma once
 
 #include <functional>
@@ -38,6 +42,11 @@ Result<ExplainRequest> ParseExplainQuery(const Parameters& params);
 
 // The cluster's entitlements in one channel (the policy engine asks its directory).
 using EntitlementsFor = std::function<ClusterEntitlements(std::string_view channel)>;
+
+// Each channel's view for the query, as PlanPaths reads them: the chain's answer on the
+// builder graph for the cluster at `from` in that channel.
+Result<std::vector<ChannelView>> PathViews(const TransformChain& chain, const Graph& builder_graph,
+                                           const PathQuery& query, const EntitlementsFor& entitlements = {});
 
 Result<PathAnswer> PlanPaths(const TransformChain& chain, const Graph& builder_graph, const PathQuery& query,
                              const EntitlementsFor& entitlements = {});

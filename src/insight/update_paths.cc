@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -21,39 +23,52 @@ constexpr uint32_t kUnreachable = std::numeric_limits<uint32_t>::max();
 
 enum class HopKind { kRecommended = 0, kConditional = 1, kBlocked = 2 };
 
+// Small and flat: a union holds one per hop of every view.
 struct HopInfo {
   HopKind kind = HopKind::kRecommended;
-  size_t channel = 0;
-  std::vector<std::string> risks;
-  std::string why;  // blocked
+  uint32_t channel = 0;
+  uint32_t risks = 0;  // conditional: index of its risk names in the union (0: none)
+  uint32_t why = 0;    // blocked: index of the reason in the union (0: none)
 };
 
 // The union of the channel views: releases by version, and for each (from, to) the
 // best way to take it (recommended over conditional over blocked; fewer risks; the
-// earlier channel).
+// earlier channel). Copyable: the union with blocked hops is a copy of the plain one.
 class UnionGraph {
  public:
-  UnionGraph(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals) {
-    for (size_t c = 0; c < views.size(); ++c) {
+  explicit UnionGraph(const std::vector<ChannelView>& views) {
+    risk_lists_.emplace_back();
+    whys_.emplace_back();
+    for (uint32_t c = 0; c < views.size(); ++c) {
       const Graph& g = *views[c].view;
       std::vector<Id> ids(g.node_count());
       for (NodeIndex i = 0; i < g.node_count(); ++i) ids[i] = Intern(g.node(i).version, c);
-      for (const Edge& e : g.Edges()) Offer(ids[e.from], ids[e.to], HopInfo{HopKind::kRecommended, c, {}, {}});
+      for (NodeIndex i = 0; i < g.node_count(); ++i) out_[ids[i]].reserve(out_[ids[i]].size() + g.successors(i).size());
+      for (const Edge& e : g.Edges()) Offer(ids[e.from], ids[e.to], HopInfo{HopKind::kRecommended, c, 0, 0});
       for (const ConditionalEdge& group : g.conditional_edges()) {
-        std::vector<std::string> risks;
-        for (const Risk& r : group.risks) risks.push_back(r.name);
+        auto risks = static_cast<uint32_t>(risk_lists_.size());
+        risk_lists_.emplace_back();
+        for (const Risk& r : group.risks) risk_lists_.back().push_back(r.name);
         for (const ConditionalEdgeRef& ref : group.edges) {
           auto a = g.Find(ref.from), b = g.Find(ref.to);
-          if (a && b) Offer(ids[*a], ids[*b], HopInfo{HopKind::kConditional, c, risks, {}});
+          if (a && b) Offer(ids[*a], ids[*b], HopInfo{HopKind::kConditional, c, risks, 0});
         }
       }
     }
-    AddRemovals(removals);
     Rank();
-    in_.resize(out_.size());
-    for (Id a = 0; a < out_.size(); ++a) {
-      for (const auto& hop : out_[a]) in_[hop.first].emplace_back(a, &hop.second);
+    IndexIncoming();
+  }
+
+  // This union with the builder's removed edges between releases of one view, as
+  // blocked hops (used only to say what stops a path).
+  template <typename RemovalsInto>
+  UnionGraph WithBlocked(const RemovalsInto& removals_into) const {
+    UnionGraph out = *this;
+    for (Id b = 0; b < size(); ++b) {
+      for (const EdgeRemoval& r : removals_into(versions_[b])) out.AddRemoval(r);
     }
+    out.IndexIncoming();
+    return out;
   }
 
   std::optional<Id> Find(std::string_view version) const {
@@ -64,7 +79,10 @@ class UnionGraph {
   const std::string& version(Id i) const { return versions_[i]; }
   uint32_t rank(Id i) const { return rank_[i]; }
   const std::vector<std::pair<Id, HopInfo>>& out(Id i) const { return out_[i]; }
-  const std::vector<std::pair<Id, const HopInfo*>>& in(Id i) const { return in_[i]; }
+  // The hops into `i`: (from, position in out(from)).
+  const std::vector<std::pair<Id, uint32_t>>& in(Id i) const { return in_[i]; }
+  const std::vector<std::string>& risks(const HopInfo& h) const { return risk_lists_[h.risks]; }
+  const std::string& why(const HopInfo& h) const { return whys_[h.why]; }
   const HopInfo& hop(Id a, Id b) const {
     for (const auto& [to, info] : out_[a]) {
       if (to == b) return info;
@@ -74,26 +92,25 @@ class UnionGraph {
   }
 
  private:
-  // The builder's removed edges between releases of one view, as blocked hops (used
-  // only to say what stops a path).
-  void AddRemovals(const std::vector<EdgeRemoval>& removals) {
-    for (const EdgeRemoval& r : removals) {
-      auto a = ids_.find(r.from), b = ids_.find(r.to);
-      if (a == ids_.end() || b == ids_.end()) continue;
-      std::optional<size_t> channel;
-      for (size_t c : channels_of_[a->second]) {
-        if (std::count(channels_of_[b->second].begin(), channels_of_[b->second].end(), c)) {
-          channel = c;
-          break;
-        }
+  void AddRemoval(const EdgeRemoval& r) {
+    auto a = ids_.find(r.from), b = ids_.find(r.to);
+    if (a == ids_.end() || b == ids_.end()) return;
+    std::optional<uint32_t> channel;
+    for (uint32_t c : channels_of_[a->second]) {
+      if (std::count(channels_of_[b->second].begin(), channels_of_[b->second].end(), c)) {
+        channel = c;
+        break;
       }
-      if (channel) Offer(a->second, b->second, HopInfo{HopKind::kBlocked, *channel, {}, r.Describe()});
     }
+    if (!channel) return;
+    whys_.push_back(r.Describe());
+    Offer(a->second, b->second, HopInfo{HopKind::kBlocked, *channel, 0, static_cast<uint32_t>(whys_.size() - 1)});
   }
 
-  Id Intern(const std::string& version, size_t channel) {
-    auto [it, inserted] = ids_.emplace(version, static_cast<Id>(versions_.size()));
-    if (inserted) {
+  Id Intern(const std::string& version, uint32_t channel) {
+    auto it = ids_.find(version);
+    if (it == ids_.end()) {
+      it = ids_.emplace(version, static_cast<Id>(versions_.size())).first;
       versions_.push_back(version);
       out_.emplace_back();
       channels_of_.emplace_back();
@@ -103,13 +120,22 @@ class UnionGraph {
   }
 
   void Offer(Id a, Id b, HopInfo info) {
+    auto key = [this](const HopInfo& h) {
+      return std::make_tuple(static_cast<int>(h.kind), risk_lists_[h.risks].size(), h.channel);
+    };
     for (auto& [to, existing] : out_[a]) {
       if (to != b) continue;
-      auto key = [](const HopInfo& h) { return std::make_tuple(static_cast<int>(h.kind), h.risks.size(), h.channel); };
-      if (key(info) < key(existing)) existing = std::move(info);
+      if (key(info) < key(existing)) existing = info;
       return;
     }
-    out_[a].emplace_back(b, std::move(info));
+    out_[a].emplace_back(b, info);
+  }
+
+  void IndexIncoming() {
+    in_.assign(out_.size(), {});
+    for (Id a = 0; a < out_.size(); ++a) {
+      for (uint32_t k = 0; k < out_[a].size(); ++k) in_[out_[a][k].first].emplace_back(a, k);
+    }
   }
 
   // rank: position in SemVer order (versions that do not parse first, by text).
@@ -132,9 +158,11 @@ class UnionGraph {
 
   std::unordered_map<std::string, Id> ids_;
   std::vector<std::string> versions_;
-  std::vector<std::vector<size_t>> channels_of_;
+  std::vector<std::vector<uint32_t>> channels_of_;
+  std::vector<std::vector<std::string>> risk_lists_;  // [0]: none
+  std::vector<std::string> whys_;                     // [0]: none
   std::vector<std::vector<std::pair<Id, HopInfo>>> out_;
-  std::vector<std::vector<std::pair<Id, const HopInfo*>>> in_;  // points into out_, fixed once built
+  std::vector<std::vector<std::pair<Id, uint32_t>>> in_;
   std::vector<uint32_t> rank_;
 };
 
@@ -156,8 +184,8 @@ Search FindPaths(const UnionGraph& g, Id from, Id to, const std::function<bool(c
   while (!queue.empty()) {
     Id v = queue.front();
     queue.pop_front();
-    for (const auto& [u, info] : g.in(v)) {
-      if (left[u] == kUnreachable && usable(*info)) {
+    for (const auto& [u, k] : g.in(v)) {
+      if (left[u] == kUnreachable && usable(g.out(u)[k].second)) {
         left[u] = left[v] + 1;
         queue.push_back(u);
       }
@@ -207,9 +235,9 @@ UpdatePath ToPath(const UnionGraph& g, const std::vector<std::string>& channels,
   UpdatePath path;
   for (size_t i = 0; i + 1 < ids.size(); ++i) {
     const HopInfo& info = g.hop(ids[i], ids[i + 1]);
-    path.hops.push_back(PathHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], info.risks});
+    path.hops.push_back(PathHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], g.risks(info)});
     if (blocked && info.kind == HopKind::kBlocked) {
-      blocked->push_back(BlockedHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], info.why});
+      blocked->push_back(BlockedHop{g.version(ids[i]), g.version(ids[i + 1]), channels[info.channel], g.why(info)});
     }
   }
   return path;
@@ -221,12 +249,40 @@ bool Accepted(const std::vector<std::string>& accepted, const std::string& risk)
 
 }  // namespace
 
-struct PathFinder::Union : UnionGraph {
-  using UnionGraph::UnionGraph;
+// The plain union, and the one with blocked hops made when a question first needs it.
+struct PathFinder::Union {
+  Union(const std::vector<ChannelView>& views, PathFinder::RemovalsInto removals_into)
+      : plain(views), removals_into(std::move(removals_into)) {}
+  const UnionGraph& WithBlocked() {
+    if (!removals_into) return plain;
+    std::call_once(blocked_once, [this] { blocked.emplace(plain.WithBlocked(removals_into)); });
+    return *blocked;
+  }
+  UnionGraph plain;
+  PathFinder::RemovalsInto removals_into;
+  std::once_flag blocked_once;
+  std::optional<UnionGraph> blocked;
 };
 
+// The removals of a list, by target, in list order.
+PathFinder::RemovalsInto PathFinder::RemovalsFrom(const std::vector<EdgeRemoval>& removals) {
+  if (removals.empty()) return nullptr;
+  auto by_target = std::make_shared<std::unordered_map<std::string, std::vector<EdgeRemoval>>>();
+  for (const EdgeRemoval& r : removals) (*by_target)[r.to].push_back(r);
+  return [by_target](std::string_view to) {
+    auto it = by_target->find(std::string(to));
+    return it == by_target->end() ? std::vector<EdgeRemoval>() : it->second;
+  };
+}
+
 PathFinder::PathFinder(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals)
-    : union_(std::make_unique<Union>(views, removals)) {
+    : PathFinder(FromRemovals{}, views, RemovalsFrom(removals)) {}
+
+PathFinder::PathFinder(const std::vector<ChannelView>& views, const BuilderRecords& records)
+    : PathFinder(FromRemovals{}, views, [&records](std::string_view to) { return records.RemovalsInto(to); }) {}
+
+PathFinder::PathFinder(FromRemovals, const std::vector<ChannelView>& views, RemovalsInto removals_into)
+    : union_(std::make_unique<Union>(views, std::move(removals_into))) {
   for (const ChannelView& v : views) channels_.push_back(v.channel);
 }
 PathFinder::~PathFinder() = default;
@@ -244,7 +300,7 @@ PathAnswer PathFinder::Find(std::string_view from, std::string_view to, const Pa
   answer.accepted_risks = options.accepted_risks;
   answer.channels = channels_;
   const std::string channels = fmt::format("{}", fmt::join(answer.channels, ", "));
-  const UnionGraph& g = *union_;
+  const UnionGraph& g = union_->plain;
   auto a = g.Find(from), b = g.Find(to);
   if (!a || !b) {
     answer.stop = "not_in_channel";
@@ -259,7 +315,7 @@ PathAnswer PathFinder::Find(std::string_view from, std::string_view to, const Pa
   }
   auto accepted = [&](const HopInfo& h) {
     if (h.kind == HopKind::kBlocked) return false;
-    for (const std::string& r : h.risks) {
+    for (const std::string& r : g.risks(h)) {
       if (!Accepted(options.accepted_risks, r)) return false;
     }
     return true;
@@ -287,10 +343,11 @@ PathAnswer PathFinder::Find(std::string_view from, std::string_view to, const Pa
                                  fmt::format("accept={}", fmt::join(answer.needed_risks, ",")));
     return answer;
   }
-  Search blocked = FindPaths(g, *a, *b, [](const HopInfo&) { return true; }, 1, options.max_expansions);
+  const UnionGraph& with_blocked = union_->WithBlocked();
+  Search blocked = FindPaths(with_blocked, *a, *b, [](const HopInfo&) { return true; }, 1, options.max_expansions);
   if (!blocked.paths.empty()) {
     answer.stop = "blocked";
-    answer.would_take = ToPath(g, channels_, blocked.paths.front(), &answer.blocked);
+    answer.would_take = ToPath(with_blocked, channels_, blocked.paths.front(), &answer.blocked);
     std::vector<std::string> hops;
     for (const BlockedHop& h : answer.blocked) hops.push_back(fmt::format("{} -> {} ({})", h.from, h.to, h.why));
     answer.message = fmt::format("every path from {} to {} in {} crosses a blocked edge: {}", from, to, channels,

@@ -16,6 +16,7 @@
 // (then `truncated` is set). Pure; thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,15 +68,25 @@ struct PathAnswer {
 
 // The views joined once, for many questions (the web page asks one per click; tests
 // ask every pair). `removals`: the builder's removed edges for the cluster's arch
-// (BuilderRecords), used only to say what blocks a path; may be empty.
+// (BuilderRecords), used only to say what blocks a path; may be empty. Given `records`
+// (for the cluster's arch) instead, they are read only when a question finds no path
+// but through them, for the releases of the views alone; `records` must outlive the
+// PathFinder.
 class PathFinder {
  public:
   PathFinder(const std::vector<ChannelView>& views, const std::vector<EdgeRemoval>& removals);
+  PathFinder(const std::vector<ChannelView>& views, const BuilderRecords& records);
   ~PathFinder();
   PathFinder(PathFinder&&) noexcept;
   PathAnswer Find(std::string_view from, std::string_view to, const PathOptions& options) const;
 
  private:
+  // The builder's removed edges into a release of the views.
+  using RemovalsInto = std::function<std::vector<EdgeRemoval>(std::string_view to)>;
+  struct FromRemovals {};  // tells the constructors apart
+  PathFinder(FromRemovals, const std::vector<ChannelView>& views, RemovalsInto removals_into);
+  static RemovalsInto RemovalsFrom(const std::vector<EdgeRemoval>& removals);
+
   struct Union;
   std::vector<std::string> channels_;
   std::unique_ptr<Union> union_;

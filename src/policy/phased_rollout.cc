@@ -6,7 +6,6 @@
 #include <optional>
 #include <tuple>
 
-#include <re2/re2.h>
 
 #include <fmt/format.h>
 
@@ -164,9 +163,19 @@ std::vector<double> RolloutPositions(std::string_view id, const std::vector<std:
   return u;
 }
 
+// 8-4-4-4-12 hex digits, either case. By hand rather than RE2: it runs on every
+// per-cluster request, where the regex was a measurable share of the request's work.
 bool IsValidClusterId(std::string_view id) {
-  static const RE2 kUuid("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
-  return RE2::FullMatch(id, kUuid);
+  if (id.size() != 36) return false;
+  for (size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return false;
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 PhasedRollout::PhasedRollout(std::shared_ptr<const env::Clock> clock, std::string key_prefix)

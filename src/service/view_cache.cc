@@ -16,6 +16,19 @@ namespace {
 // Instants a real clock gives (far from where int64 and double disagree).
 constexpr int64_t kSaneInstant = int64_t{1} << 50;
 
+// 32 hex digits as a selection key; none for anything else.
+std::optional<http_server::PiecedDocument::SelectionKey> SelectionOf(std::string_view hash) {
+  if (hash.size() != 32) return std::nullopt;
+  uint64_t halves[2] = {0, 0};
+  for (size_t i = 0; i < 32; ++i) {
+    const char c = hash[i];
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return std::nullopt;
+    halves[i / 16] = (halves[i / 16] << 4) | static_cast<uint64_t>(digit);
+  }
+  return http_server::PiecedDocument::SelectionKey{halves[0], halves[1]};
+}
+
 }  // namespace
 
 View::View(std::string body) : body_(std::make_shared<const std::string>(std::move(body))) {
@@ -28,6 +41,7 @@ View::View(std::string etag_hash, std::shared_ptr<const http_server::PiecedDocum
            std::vector<uint32_t> pieces)
     : document_(std::move(document)),
       pieces_(std::move(pieces)),
+      selection_(SelectionOf(etag_hash)),
       etag_("\"" + etag_hash + "\""),
       gzip_etag_("\"" + etag_hash + "-gzip\"") {}
 
@@ -45,7 +59,7 @@ View::Parts View::BodyParts() const {
 
 View::Parts View::GzipParts() const {
   if (!document_) return {Gzip(), nullptr};
-  return {document_->gzip_head(), std::make_shared<const std::string>(document_->GzipTail(pieces_))};
+  return {document_->gzip_head(), std::make_shared<const std::string>(document_->GzipTail(pieces_, selection_))};
 }
 
 std::shared_ptr<const std::string> View::Gzip() const {

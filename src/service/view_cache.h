@@ -82,6 +82,9 @@ class View {
   static constexpr size_t kFileThreshold = 32 * 1024;
   std::shared_ptr<const http_server::PiecedDocument> document_;  // set: assembled
   std::vector<uint32_t> pieces_;
+  // The ETag hash as the document's selection key: equal ETags name equal bytes, so the
+  // document may remember this selection's CRC (http_server/pieced_document.h).
+  std::optional<http_server::PiecedDocument::SelectionKey> selection_;
   mutable std::once_flag body_once_;
   mutable std::shared_ptr<const std::string> body_;
   mutable std::once_flag body_file_once_, gzip_file_once_;

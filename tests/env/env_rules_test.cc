@@ -33,6 +33,7 @@ const std::vector<Rule>& Rules() {
        "env::Process (src/env/process.h)"},
       {"process", R"(\bposix_spawn\w*)", "env::Process (src/env/process.h)"},
       {"process", R"((^|[^\w.>])kill\s*\()", "env::Process::Signal/SignalGroup or env::SignalSelf"},
+      {"cpus", R"(\bhardware_concurrency\s*\()", "env::UsableCpus (src/env/cpus.h): the CPUs this process may use"},
       {"lock", R"((^|[^\w.>])(flock|lockf)\s*\()", "env::FileLock (src/env/file_system.h)"},
       {"lock", R"(\bfcntl\s*\(.*F_(SETLK|SETLKW|GETLK|OFD_))", "env::FileLock (src/env/file_system.h)"},
       {"read", R"(\b(std::)?(i|)fstream\b)", "env::FileSystem::ReadFile / ReadStream"},

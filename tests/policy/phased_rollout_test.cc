@@ -33,6 +33,19 @@ Status Decode(const std::string& yaml) {
   return DecodeManagingFile(*doc).status();
 }
 
+TEST(ClusterIdTest, OnlyAUuidOfHexDigitsInEitherCaseIsAClusterId) {
+  EXPECT_TRUE(policy::IsValidClusterId("01234567-89ab-cdef-0123-456789abcdef"));
+  EXPECT_TRUE(policy::IsValidClusterId("01234567-89AB-CDEF-0123-456789ABCDEF"));
+  EXPECT_FALSE(policy::IsValidClusterId(""));
+  EXPECT_FALSE(policy::IsValidClusterId("01234567-89ab-cdef-0123-456789abcde"));    // one short
+  EXPECT_FALSE(policy::IsValidClusterId("01234567-89ab-cdef-0123-456789abcdef0"));  // one long
+  EXPECT_FALSE(policy::IsValidClusterId("01234567-89ab-cdef-0123-456789abcdeg"));   // not hex
+  EXPECT_FALSE(policy::IsValidClusterId("0123456789ab-cdef-0123-456789abcdef-"));   // dashes elsewhere
+  EXPECT_FALSE(policy::IsValidClusterId("01234567_89ab_cdef_0123_456789abcdef"));
+  EXPECT_FALSE(policy::IsValidClusterId(std::string_view("01234567-89ab-cdef-0123-456789abcde\0", 36)));
+  EXPECT_FALSE(policy::IsValidClusterId("{1234567-89ab-cdef-0123-456789abcdef}"));
+}
+
 TEST(ManagingFileTest, SchemaRules) {
   auto seed = ParseYaml(testing::ReadFile(testing::Examples() / "phased/graph-data/channels/4.4.yaml"));
   ASSERT_TRUE(seed.ok());
