@@ -3,23 +3,10 @@
 #include <algorithm>
 #include <iostream>
 
+#include "core/nearest_name.h"
+
 namespace cincinnati::cli {
 namespace {
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // The subcommand CLI11 was parsing when it stopped: the deepest one it selected.
 CLI::App* Deepest(CLI::App& app) {
@@ -38,16 +25,7 @@ CLI::App* Deepest(CLI::App& app) {
 }  // namespace
 
 std::optional<std::string> Nearest(const std::string& word, const std::vector<std::string>& candidates) {
-  std::optional<std::string> best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;  // a typo: a few edits at most
-  for (const std::string& c : candidates) {
-    const size_t d = EditDistance(word, c);
-    if (d < best_distance || (c.starts_with(word) && word.size() >= 4 && !best)) {
-      best = c;
-      best_distance = std::min(d, best_distance);
-    }
-  }
-  return best;
+  return NearestName(word, candidates);
 }
 
 std::vector<std::string> Suggestions(const std::string& word, const std::vector<std::string>& candidates) {

@@ -2,6 +2,7 @@
 // asked of a running service (--url) or computed from local releases and graph-data with
 // the policy engine's default chain.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "builder/pipeline.h"
+#include "core/error_document.h"
 #include "cli/commands.h"
 #include "graph-data/time_format.h"
 #include "http/client.h"
@@ -52,7 +54,7 @@ Parameters QueryOf(const InsightArgs& a) {
   return p;
 }
 
-// Exit codes: 0 answered (a path found), 2 no path, 1 an error.
+// Exit codes: 0 answered (a path found, something to explain), 1 otherwise.
 int Remote(const InsightArgs& a) {
   std::string url = a.url;
   while (!url.empty() && url.back() == '/') url.pop_back();
@@ -65,6 +67,12 @@ int Remote(const InsightArgs& a) {
     return 1;
   }
   if (!r.ok()) {
+    // The service's own words when it sent an error document (an unknown channel, say),
+    // as the same question asked locally says them.
+    if (auto doc = ErrorDocument::Parse(r.body); doc.ok() && r.status < 500) {
+      std::cerr << "error: " << doc->Detail() << '\n';
+      return 1;
+    }
     std::cerr << fmt::format("error: {} answered {}: {}\n", url, r.status, r.body);
     if (r.status == 404) {
       std::cerr << "hint: give the base URL of serve or a policy engine with its path prefix, e.g. "
@@ -73,12 +81,13 @@ int Remote(const InsightArgs& a) {
     return 1;
   }
   std::cout << r.body << (a.json ? "\n" : "");
-  if (!a.path) {  // nothing to explain: exit 2, as a path that is not there
-    const bool stop = a.json ? r.body.find("\"stop\":") != std::string::npos : r.body.starts_with("no releases in channel");
-    return stop ? 2 : 0;
+  if (!a.path) {  // nothing to explain: a failure, as a path that is not there
+    const bool stop = a.json ? r.body.find("\"stop\":") != std::string::npos
+                             : r.body.starts_with("no releases in channel") || r.body.find(" is not a release of channel ") != std::string::npos;
+    return stop ? 1 : 0;
   }
   const bool none = a.json ? r.body.find("\"found\":false") != std::string::npos : r.body.starts_with("no path");
-  return none ? 2 : 0;
+  return none ? 1 : 0;
 }
 
 TransformChain LocalChain(const InsightArgs& a, int64_t now) {
@@ -98,13 +107,13 @@ Result<int> Local(const InsightArgs& a) {
     CINCINNATI_ASSIGN_OR_RETURN(insight::PathAnswer answer,
                                 insight::PlanPaths(chain, graph, query, [&](std::string_view) { return entitlements; }));
     std::cout << (a.json ? insight::PathJson(answer) + "\n" : insight::PathText(answer));
-    return answer.paths.empty() ? 2 : 0;
+    return answer.paths.empty() ? 1 : 0;
   }
   CINCINNATI_ASSIGN_OR_RETURN(insight::ExplainRequest request, insight::ParseExplainQuery(QueryOf(a)));
   request.entitlements = entitlements;
   CINCINNATI_ASSIGN_OR_RETURN(insight::Explanation e, insight::Explain(chain, graph, request));
   std::cout << (a.json ? insight::ExplanationJson(e) + "\n" : insight::ExplanationText(e));
-  return e.stop.empty() ? 0 : 2;
+  return e.stop.empty() ? 0 : 1;
 }
 
 struct RenderArgs {
@@ -113,20 +122,29 @@ struct RenderArgs {
   bool blocked = false;
 };
 
-// -o beta.png without --format draws a PNG, as the name says.
-std::string FormatOf(const RenderArgs& r) {
+// -o beta.png without --format draws a PNG, as the name says; a name whose extension is
+// none of the three (x.jpg) is refused rather than written as SVG; no extension is SVG.
+Result<std::string> FormatOf(const RenderArgs& r) {
   if (!r.format.empty()) return r.format;
   for (const char* f : {"png", "svg", "dot"}) {
-    if (r.output.ends_with(std::string(".") + f)) return f;
+    if (r.output.ends_with(std::string(".") + f)) return std::string(f);
   }
-  return "svg";
+  const std::string name = std::filesystem::path(r.output).filename().string();
+  if (name.find('.') != std::string::npos && r.output != "-") {
+    return Status::InvalidArgument(fmt::format("-o {}: cannot draw that format; name the file .svg, .png or .dot, "
+                                               "or give --format",
+                                               r.output));
+  }
+  return std::string("svg");
 }
 
 // `graph render`: the channel's view (of a cluster at --from, when given) as a picture.
 Status Render(const RenderArgs& r) {
   const InsightArgs& a = r.view;
+  CINCINNATI_ASSIGN_OR_RETURN(const std::string format, FormatOf(r));
   CINCINNATI_ASSIGN_OR_RETURN(const int64_t now, InstantOrNow(a.at));
   CINCINNATI_ASSIGN_OR_RETURN(Graph graph, BuildLocalInputs(a.releases, a.graph_data));
+  CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(graph, {a.channels.at(0)}, a.arch));
   TransformChain chain = LocalChain(a, now);
   TransformContext context;
   context.parameters = {{"channel", a.channels.at(0)}, {"arch", a.arch}};
@@ -156,7 +174,7 @@ Status Render(const RenderArgs& r) {
     const insight::BuilderRecords records(graph, a.arch);
     for (const insight::EdgeRemoval& e : records.removals()) dot.blocked.push_back({e.from, e.to, e.Describe()});
   }
-  CINCINNATI_ASSIGN_OR_RETURN(std::string picture, ui::RenderDot(ui::ViewDot(view, dot), FormatOf(r)));
+  CINCINNATI_ASSIGN_OR_RETURN(std::string picture, ui::RenderDot(ui::ViewDot(view, dot), format));
   if (r.output.empty() || r.output == "-") {
     std::cout << picture;
     return Status::OK();
@@ -212,7 +230,7 @@ void AddGraphRender(CLI::App* graph, int& exit_code) {
   cmd->add_option("--channel", r->view.channels[0], "Channel")->required();
   cmd->add_option("--arch", r->view.arch, "Architecture")->capture_default_str();
   cmd->add_option("--from", r->view.from, "Draw the view of a cluster at this release, and mark it");
-  cmd->add_option("--to", r->view.to, "With --from: draw the path to this release in bold");
+  cmd->add_option("--to", r->view.to, "With --from: draw the path to this release in bold")->needs("--from");
   cmd->add_option("--id", r->view.id, "Cluster id (UUID) for phased rollouts");
   cmd->add_option("--entitled", r->view.entitled, "Hotfix names the cluster may see")->delimiter(',');
   cmd->add_option("--channel-target", r->view.channel_targets, "Channels served as channel-target views")->delimiter(',');
@@ -233,7 +251,7 @@ void AddGraphRender(CLI::App* graph, int& exit_code) {
 void RegisterInsightCommands(CLI::App& app, int& exit_code) {
   auto path = std::make_shared<InsightArgs>();
   CLI::App* p = app.add_subcommand(
-      "path", "Plan the updates from one release to another as a cluster is served them (exit 2: no path)");
+      "path", "Plan the updates from one release to another as a cluster is served them (exit 1: no path)");
   AddCommon(p, *path);
   p->add_option("--channel", path->channels, "Channel (repeat, or commas, to let the path cross channels)")
       ->required()
@@ -250,8 +268,8 @@ void RegisterInsightCommands(CLI::App& app, int& exit_code) {
   explain->path = false;
   CLI::App* e = app.add_subcommand(
       "explain",
-      "Say why a cluster is (not) offered an update: the step, file, risk or rollout that decides (exit 2: no "
-      "release in the channel)");
+      "Say why a cluster is (not) offered an update: the step, file, risk or rollout that decides (exit 1: no "
+      "such release in the channel)");
   AddCommon(e, *explain);
   explain->channels.resize(1);
   e->add_option("--channel", explain->channels[0], "Channel")->required();

@@ -31,11 +31,7 @@ std::string Human(int64_t seconds) {
 Status RunPreview(const PreviewArgs& a) {
   CINCINNATI_ASSIGN_OR_RETURN(const int64_t now, InstantOrNow(a.at));
   CINCINNATI_ASSIGN_OR_RETURN(Graph graph, BuildLocalInputs(a.releases, a.graph_data));
-  const std::set<std::string> channels = policy::ChannelsOf(graph);
-  if (!channels.count(a.channel)) {
-    return Status::InvalidArgument(fmt::format("--channel: no release of {} is in channel '{}' (channels: {})",
-                                               a.graph_data, a.channel, fmt::join(channels, ", ")));
-  }
+  CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(graph, {a.channel}, a.arch));
   // The service's chain up to phased-rollout, whose timings are listed instead.
   const TransformChain chain = policy::DefaultChain(
       std::set<std::string>(a.channel_targets.begin(), a.channel_targets.end()), env::ManualClock::AtUnixSeconds(now),

@@ -39,6 +39,13 @@ ErrorDocument ErrorDocument::Of(std::string_view kind, std::string_view detail) 
   return {std::string(kind), std::string(detail), 500};
 }
 
+std::string ErrorDocument::Detail() const {
+  for (const Kind& k : kKinds) {
+    if (k.kind == kind && std::string_view(value).starts_with(k.prefix)) return value.substr(k.prefix.size());
+  }
+  return value;
+}
+
 ErrorDocument ErrorDocument::FromStatus(const Status& status) {
   switch (status.code()) {
     case Status::Code::kMissingParams: return Of("missing_params", status.message());

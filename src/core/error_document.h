@@ -23,6 +23,9 @@ struct ErrorDocument {
   static ErrorDocument FromStatus(const Status& status);
   std::string ToJson() const;
   static Result<ErrorDocument> Parse(std::string_view json);
+  // The value without its kind's prefix: what Of() was given ("unknown channel ..."
+  // rather than "invalid client parameters: unknown channel ...").
+  std::string Detail() const;
   bool operator==(const ErrorDocument& o) const { return kind == o.kind && value == o.value; }
 };
 

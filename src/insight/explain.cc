@@ -11,6 +11,7 @@
 #include "core/semver.h"
 #include "core/strings.h"
 #include "insight/builder_records.h"
+#include "policy/default_chain.h"
 
 namespace cincinnati::insight {
 namespace {
@@ -230,8 +231,27 @@ std::string_view VerdictName(Verdict verdict) {
   return "not_offered";
 }
 
+namespace {
+
+// The releases of a view, in version order.
+std::vector<std::string> ReleasesOf(const Graph& view) {
+  std::vector<std::string> releases;
+  for (const Node& n : view.nodes()) {
+    if (n.concrete) releases.push_back(n.version);
+  }
+  std::sort(releases.begin(), releases.end(), [](const std::string& a, const std::string& b) {
+    auto va = Version::Parse(a), vb = Version::Parse(b);
+    return va.ok() && vb.ok() ? *va < *vb : a < b;
+  });
+  return releases;
+}
+
+}  // namespace
+
 Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_graph, const ExplainRequest& request) {
   if (request.version.empty()) return Status::MissingParams("version");
+  CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(builder_graph, {Param(request.parameters, "channel", "")},
+                                                          Param(request.parameters, "arch", "amd64")));
   TransformContext context;
   context.parameters = request.parameters;
   context.parameters["version"] = request.version;
@@ -250,6 +270,15 @@ Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_gr
     return out;
   }
   BuilderRecords records(builder_graph, out.arch);
+  // A version that is no release at all (a typo): one sentence naming what the channel
+  // has, rather than "not a release of the graph" for every newer release. A release of
+  // the graph outside the channel is explained step by step below.
+  if (ViewStage(chain) > 0 && !view.Find(request.version) && !FindRelease(stages.at(0), request.version, out.arch) &&
+      !records.RemovedRelease(request.version)) {
+    out.stop = "not_in_channel";
+    out.message = policy::NotAReleaseOf(request.version, out.channel, out.arch, ReleasesOf(view)).message();
+    return out;
+  }
   Explainer explainer(stages, records, request, context, out.arch);
   std::vector<std::string> targets = request.to ? std::vector<std::string>{*request.to}
                                                 : Candidates(chain, stages, request.version, out.arch);

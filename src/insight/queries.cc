@@ -14,6 +14,7 @@
 #include "core/strings.h"
 #include "policy/arch_filter.h"
 #include "policy/channel_filter.h"
+#include "policy/default_chain.h"
 #include "policy/params.h"
 
 namespace cincinnati::insight {
@@ -164,6 +165,7 @@ Result<std::vector<ChannelView>> PathViews(const TransformChain& chain, const Gr
 
 Result<PathAnswer> PlanPaths(const TransformChain& chain, const Graph& builder_graph, const PathQuery& query,
                              const EntitlementsFor& entitlements) {
+  CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(builder_graph, query.channels, query.arch));
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<ChannelView> views, PathViews(chain, builder_graph, query, entitlements));
   // The builder's records are read only if no path is found but through removed edges.
   BuilderRecords records(builder_graph, query.arch);

@@ -304,8 +304,9 @@ PathAnswer PathFinder::Find(std::string_view from, std::string_view to, const Pa
   auto a = g.Find(from), b = g.Find(to);
   if (!a || !b) {
     answer.stop = "not_in_channel";
-    answer.message = !a && !b ? fmt::format("neither {} nor {} is in {}", from, to, channels)
-                              : fmt::format("{} is not in {}", !a ? from : to, channels);
+    const std::string where = fmt::format("{} {}", answer.channels.size() == 1 ? "channel" : "channels", channels);
+    answer.message = !a && !b ? fmt::format("neither {} nor {} is a release of {}", from, to, where)
+                              : fmt::format("{} is not a release of {}", !a ? from : to, where);
     return answer;
   }
   if (*a == *b) {

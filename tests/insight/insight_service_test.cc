@@ -4,6 +4,8 @@
 // `path` / `explain` commands against a running service.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <mutex>
 
 #include <atomic>
@@ -112,7 +114,7 @@ TEST_F(InsightServeTest, TheCommandsAskARunningService) {
   EXPECT_EQ(found.exit_code, 0) << found.out;
   EXPECT_NE(found.out.find("path 2:"), std::string::npos) << found.out;
   auto none = testing::RunCincinnati("path --url " + url + " --channel stable-4.13 --from 4.13.2 --to 4.12.3");
-  EXPECT_EQ(none.exit_code, 2) << none.out;
+  EXPECT_EQ(none.exit_code, 1) << none.out;
   EXPECT_NE(none.out.find("updates only go forward"), std::string::npos) << none.out;
   auto explain = testing::RunCincinnati("explain --url " + url + " --channel stable-4.13 --version 4.12.3 --json");
   EXPECT_EQ(explain.exit_code, 0) << explain.out;
@@ -122,18 +124,35 @@ TEST_F(InsightServeTest, TheCommandsAskARunningService) {
   auto local = testing::RunCincinnati("explain --releases " + (kExample / "releases").string() + " --graph-data " +
                                       (kExample / "graph-data").string() + " --channel stable-4.13 --version 4.12.3 --json");
   EXPECT_EQ(local.out, explain.out);
-  // A mistyped channel: one line and exit 2, as `path` says it, remote or local.
-  for (const std::string& where :
-       {"--url " + url, "--releases " + (kExample / "releases").string() + " --graph-data " + (kExample / "graph-data").string()}) {
-    auto typo = testing::RunCincinnati("explain " + where + " --channel stable-4.31 --version 4.12.3");
-    EXPECT_EQ(typo.exit_code, 2) << typo.out;
-    EXPECT_EQ(typo.out, "no releases in channel stable-4.31 for amd64\n");
-    auto typo_json = testing::RunCincinnati("explain " + where + " --channel stable-4.31 --version 4.12.3 --json");
-    EXPECT_EQ(typo_json.exit_code, 2) << typo_json.out;
-    EXPECT_EQ(typo_json.out, R"({"channel":"stable-4.31","arch":"amd64","version":"4.12.3","edges":[],)"
-                             R"("stop":"not_in_channel","message":"no releases in channel stable-4.31 for amd64"})"
-                             "\n");
+  // A mistyped channel: one error, the same from every command, remote or local, with
+  // the nearest channel and the channels there are; exit 1.
+  const std::string local_sources =
+      "--releases " + (kExample / "releases").string() + " --graph-data " + (kExample / "graph-data").string();
+  for (const std::string& where : {"--url " + url, local_sources}) {
+    for (const std::string& command : {std::string("explain --version 4.12.3"), std::string("path --from 4.12.3 --to 4.13.2")}) {
+      for (const char* json : {"", " --json"}) {
+        auto typo = testing::RunCincinnati(command + " " + where + " --channel stable-4.31" + json);
+        EXPECT_EQ(typo.exit_code, 1) << command << where << typo.out;
+        EXPECT_EQ(typo.err.rfind("error: unknown channel 'stable-4.31'; did you mean 'stable-4.13'? (channels: ", 0), 0u)
+            << command << " " << where << "\n" << typo.err;
+        EXPECT_EQ(typo.out, "") << command << " " << where;
+      }
+    }
+    // A version that is no release: one sentence naming the channel's releases, exit 1.
+    auto missing = testing::RunCincinnati("explain " + where + " --channel stable-4.13 --version 4.12.99");
+    EXPECT_EQ(missing.exit_code, 1) << missing.out;
+    EXPECT_EQ(missing.out.rfind("4.12.99 is not a release of channel stable-4.13 (amd64); its releases: 4.12.", 0), 0u)
+        << missing.out;
+    EXPECT_EQ(std::count(missing.out.begin(), missing.out.end(), '\n'), 1) << missing.out;
   }
+  auto render = testing::RunCincinnati("graph render " + local_sources + " --channel stable-4.31");
+  EXPECT_EQ(render.err.rfind("error: unknown channel 'stable-4.31'; did you mean 'stable-4.13'? (channels: ", 0), 0u)
+      << render.err;
+  auto preview = testing::RunCincinnati("rollout preview " + local_sources + " --channel stable-4.31");
+  EXPECT_EQ(preview.err.rfind("error: unknown channel 'stable-4.31'; did you mean 'stable-4.13'? (channels: ", 0), 0u)
+      << preview.err;
+  auto arch = testing::RunCincinnati("path " + local_sources + " --channel stable-4.13 --arch amd46 --from 4.12.3 --to 4.13.2");
+  EXPECT_EQ(arch.err.rfind("error: unknown arch 'amd46'; did you mean 'amd64'? (arches: ", 0), 0u) << arch.err;
 }
 
 TEST(InsightUpstreamTest, TheBuildersRecordsCrossHttpAndStayOutOfAnswers) {

@@ -180,6 +180,13 @@ TEST_F(PathViewsTest, PlanPathsAnswersAsTheWholeGraphDoes) {
       q.to = to;
       q.options.alternatives = 5;
       auto got = insight::PlanPaths(chain_, graph_, q);
+      if (std::find(channels.begin(), channels.end(), "no-such-channel") != channels.end()) {
+        // A channel the graph does not have is an error naming it, not an answer.
+        ASSERT_FALSE(got.ok());
+        EXPECT_EQ(got.status().message().rfind("unknown channel 'no-such-channel' (channels: candidate-4.1, ", 0), 0u)
+            << got.status().message();
+        continue;
+      }
       ASSERT_TRUE(got.ok()) << got.status().message();
       const insight::BuilderRecords records(graph_, "amd64");
       PathAnswer want = insight::FindUpdatePaths(WholeGraphViews(q), records.removals(), from, to, q.options);

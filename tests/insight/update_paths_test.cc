@@ -268,7 +268,7 @@ TEST_F(PlanPathsTest, APathCrossesChannelsWhenAsked) {
   PathAnswer one = Plan(q);
   EXPECT_TRUE(one.paths.empty());
   EXPECT_EQ(one.stop, "not_in_channel");
-  EXPECT_NE(one.message.find("4.12.0 is not in stable-4.13"), std::string::npos) << one.message;
+  EXPECT_NE(one.message.find("4.12.0 is not a release of channel stable-4.13"), std::string::npos) << one.message;
 }
 
 TEST(PathStopsTest, NeedsRiskBlockedAndNoRouteSayWhatStopsThem) {

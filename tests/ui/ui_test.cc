@@ -108,7 +108,7 @@ TEST(GraphRenderTest, AChannelWithoutReleasesIsAnErrorAndTheFileNameGivesTheForm
   const std::string sources = " --releases " + (seed / "releases").string() + " --graph-data " + (seed / "graph-data").string();
   auto typo = RunCincinnati("graph render" + sources + " --channel bta");
   EXPECT_EQ(typo.exit_code, 1);
-  EXPECT_EQ(typo.err, "error: no releases in channel bta for amd64\n");
+  EXPECT_EQ(typo.err, "error: unknown channel 'bta'; did you mean 'beta'? (channels: alpha, beta)\n");
   EXPECT_EQ(typo.out, "");
   testing::TempDir dir;
   auto png = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.png").string());
@@ -116,8 +116,17 @@ TEST(GraphRenderTest, AChannelWithoutReleasesIsAnErrorAndTheFileNameGivesTheForm
   EXPECT_EQ(testing::ReadFile(dir / "beta.png").rfind("\x89PNG\r\n", 0), 0u);
   auto dot = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.dot").string());
   EXPECT_EQ(testing::ReadFile(dir / "beta.dot").rfind("digraph", 0), 0u);
-  auto other = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.picture").string());
-  EXPECT_NE(testing::ReadFile(dir / "beta.picture").find("<svg"), std::string::npos);
+  auto other = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.jpg").string());
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.err.find("beta.jpg: cannot draw that format; name the file .svg, .png or .dot, or give --format"),
+            std::string::npos)
+      << other.err;
+  EXPECT_FALSE(fs::exists(dir / "beta.jpg")) << "no SVG under a JPEG's name";
+  auto bare = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta").string());
+  EXPECT_NE(testing::ReadFile(dir / "beta").find("<svg"), std::string::npos) << "no extension: SVG";
+  auto lone_to = RunCincinnati("graph render" + sources + " --channel beta --to 1.3.0");
+  EXPECT_EQ(lone_to.exit_code, 2) << "--to without --from was silently ignored";
+  EXPECT_NE(lone_to.err.find("--from"), std::string::npos) << lone_to.err;
   auto asked = RunCincinnati("graph render" + sources + " --channel beta --format dot -o " + (dir / "x.png").string());
   EXPECT_EQ(testing::ReadFile(dir / "x.png").rfind("digraph", 0), 0u) << "--format wins over the name";
 }
