@@ -16,6 +16,7 @@ Result<std::vector<Version>> ReadVersionList(simdjson::dom::object o, std::strin
   if (o.at_key(key).get(e)) return out;  // absent: empty list
   simdjson::dom::array list;
   if (e.get_array().get(list)) return Bad(fmt::format("'{}' must be an array of versions", key));
+  out.reserve(list.size());
   size_t i = 0;
   for (auto item : list) {
     std::string_view text;

@@ -1,6 +1,8 @@
 #include "graph-data/documents.h"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -62,8 +64,20 @@ Result<MatchingRule> DecodeRule(const YAML::Node& node, size_t index) {
 }  // namespace
 
 Status ValidateRegex(const std::string& pattern) {
+  // Blocked edges repeat a few patterns (".*", "4[.]10[.].*") hundreds of times; one
+  // compile each. Only valid patterns are kept, a bounded number.
+  static std::mutex mu;
+  static std::unordered_set<std::string> valid;
+  constexpr size_t kMaxRemembered = 4096;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (valid.count(pattern)) return Status::OK();
+  }
   RE2 re(pattern, RE2::Quiet);
   if (!re.ok()) return Bad(fmt::format("invalid regex '{}': {}", pattern, re.error()));
+  std::lock_guard<std::mutex> lock(mu);
+  if (valid.size() >= kMaxRemembered) valid.clear();
+  valid.insert(pattern);
   return Status::OK();
 }
 
