@@ -12,6 +12,7 @@
 #include "core/internal_metadata.h"
 #include "core/semver.h"
 #include "core/strings.h"
+#include "graph-data/documents.h"
 
 namespace cincinnati {
 namespace {
@@ -22,15 +23,14 @@ class RegexCache {
   Result<const RE2*> Get(const std::string& pattern) {
     auto it = cache_.find(pattern);
     if (it == cache_.end()) {
-      auto re = std::make_unique<RE2>(pattern, RE2::Quiet);
-      if (!re->ok()) return Status::InvalidArgument(fmt::format("invalid regex '{}': {}", pattern, re->error()));
+      CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const RE2> re, graphdata::CompileRegex(pattern));
       it = cache_.emplace(pattern, std::move(re)).first;
     }
     return it->second.get();
   }
 
  private:
-  std::unordered_map<std::string, std::unique_ptr<RE2>> cache_;
+  std::unordered_map<std::string, std::shared_ptr<const RE2>> cache_;
 };
 
 class Editor {

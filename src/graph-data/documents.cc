@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -63,23 +63,23 @@ Result<MatchingRule> DecodeRule(const YAML::Node& node, size_t index) {
 
 }  // namespace
 
-Status ValidateRegex(const std::string& pattern) {
-  // Blocked edges repeat a few patterns (".*", "4[.]10[.].*") hundreds of times; one
-  // compile each. Only valid patterns are kept, a bounded number.
+Result<std::shared_ptr<const RE2>> CompileRegex(const std::string& pattern) {
   static std::mutex mu;
-  static std::unordered_set<std::string> valid;
+  static std::unordered_map<std::string, std::shared_ptr<const RE2>> compiled;
   constexpr size_t kMaxRemembered = 4096;
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (valid.count(pattern)) return Status::OK();
+    if (auto it = compiled.find(pattern); it != compiled.end()) return it->second;
   }
-  RE2 re(pattern, RE2::Quiet);
-  if (!re.ok()) return Bad(fmt::format("invalid regex '{}': {}", pattern, re.error()));
+  auto re = std::make_shared<const RE2>(pattern, RE2::Quiet);
+  if (!re->ok()) return Bad(fmt::format("invalid regex '{}': {}", pattern, re->error()));
   std::lock_guard<std::mutex> lock(mu);
-  if (valid.size() >= kMaxRemembered) valid.clear();
-  valid.insert(pattern);
-  return Status::OK();
+  if (compiled.size() >= kMaxRemembered) compiled.clear();  // holders keep theirs alive
+  compiled.emplace(pattern, re);
+  return std::shared_ptr<const RE2>(std::move(re));
 }
+
+Status ValidateRegex(const std::string& pattern) { return CompileRegex(pattern).status(); }
 
 Result<ChannelDocument> DecodeChannel(const YAML::Node& doc) {
   CINCINNATI_RETURN_IF_ERROR(RequireMap(doc));
