@@ -160,6 +160,49 @@ void BM_AnswerResponse(benchmark::State& state) {
 }
 BENCHMARK(BM_AnswerResponse)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
+// range(0): 1 for signed answers. The signer's part of a request alone (what
+// BM_AnswerResponse spends on the head lines, too small to see there among the
+// machine's noise): the lines for a fresh random cluster's answer, every distinct
+// answer signed before timing; the answers themselves are made before timing too.
+void BM_HeadLines(benchmark::State& state) {
+  const Graph* graph = PhasedGraph2021(state);
+  if (!graph) return;
+  TransformChain chain = Chain();
+  server::ViewCache cache(chain, std::make_shared<const Graph>(*graph));
+  std::vector<std::shared_ptr<const SigningKey>> keys;
+  if (state.range(0)) {
+    EVP_PKEY* pkey = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+    BIO* bio = BIO_new(BIO_s_mem());
+    PEM_write_bio_PrivateKey(bio, pkey, nullptr, nullptr, 0, nullptr, nullptr);
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(bio, &data);
+    keys.push_back(SigningKey::FromPem(std::string_view(data, static_cast<size_t>(n))).value());
+    BIO_free(bio);
+    EVP_PKEY_free(pkey);
+  }
+  server::AnswerSigner signer(keys, std::chrono::seconds(3600));
+  std::vector<std::pair<Parameters, std::shared_ptr<const server::View>>> answers;
+  for (const std::string& id : RandomIds(4096)) {
+    Parameters params{{"channel", "stable-4.8"}, {"arch", "amd64"}, {"version", "4.7.37"}, {"id", id}};
+    auto view = cache.Get(params);
+    answers.emplace_back(std::move(params), *view);
+  }
+  auto lines = [&](size_t i) {
+    const auto& [params, view] = answers[i % answers.size()];
+    return signer.HeadLines(*view, server::QueryScope(params), {1637884800000, kNow, 0, false}, kNow).text;
+  };
+  for (size_t i = 0; i < answers.size(); ++i) lines(i);
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    auto text = lines(i++);
+    bytes = text->size();
+    benchmark::DoNotOptimize(text);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+  state.counters["signed"] = static_cast<double>(signer.signed_count());
+}
+BENCHMARK(BM_HeadLines)->Arg(0)->Arg(1);
+
 // One adoption sample (policy_engine/adoption_history.h): a pass over the sightings of N
 // polling clusters spread over 12 versions, as the poll that finds it due takes it.
 void BM_AdoptionSample(benchmark::State& state) {

@@ -6,7 +6,10 @@
 // formatted once per distinct (answer, query, generation, freshness), kept, and handed to
 // every response that needs them as one shared string (Response::head_lines): serving a
 // signed answer costs a lookup, with no hashing of the body, no allocation and no header
-// map insertion per request. The answer's ETag names its bytes.
+// map insertion per request. The answer's ETag names its bytes, and is a hash already
+// (View::etag(): a SHA-256 prefix in hex): the lookup takes 16 of its digits as they are
+// and mixes in the query's few bytes, eight at a time, with a random seed (so that which
+// queries share a bucket cannot be chosen from outside); a hit compares the whole.
 //
 // Freshness: a signature expires `validity` after `fresh_as_of`, the moment the graph's
 // source last vouched for it (a graph builder's last successful refresh, passed down a
@@ -113,6 +116,7 @@ class AnswerSigner {
 
   const std::vector<std::shared_ptr<const SigningKey>> keys_;
   const std::chrono::seconds validity_;
+  const uint64_t seed_;  // of the lookup's hash
   std::array<Shard, kShards> shards_;
   // The unsigned lines of the newest (generation, freshness) asked.
   struct UnsignedLinesEntry {
