@@ -69,7 +69,7 @@ AnswerScope QueryScope(const Parameters& params) {
 
 bool AnswerSigner::Entry::Matches(std::string_view e, const AnswerScope& scope, std::string_view i, const AnswerSource& s) const {
   return source.generation == s.generation && source.fresh_as_of == s.fresh_as_of && source.not_after == s.not_after &&
-         source.per_cluster == s.per_cluster && etag == e && channel == scope.channel && arch == scope.arch && version == scope.version &&
+         source.per_cluster == s.per_cluster && etag() == e && channel == scope.channel && arch == scope.arch && version == scope.version &&
          id == i;
 }
 
@@ -139,12 +139,22 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
   const SignedFacts facts{source.generation, std::max(now, source.fresh_as_of), expires, source.per_cluster};
   Result<std::string> signature = SignAnswer(keys_, facts, scope, *view.body());
   if (!signature.ok()) return {UnsignedLines(source.generation, source.fresh_as_of), signature.status()};
-  auto entry = std::make_shared<Entry>(Entry{source, view.etag(), std::string(scope.channel), std::string(scope.arch),
-                                             std::string(scope.version), std::string(id), {}});
+  auto entry = std::make_shared<Entry>();
+  entry->source = source;
+  const std::string_view etag = view.etag();
+  const bool keep = etag.size() <= kMaxKeptEtag && scope.channel.size() + scope.arch.size() + scope.version.size() + id.size() <= kMaxKeptScope;
+  if (keep) {
+    entry->etag_size = static_cast<uint8_t>(etag.size());
+    std::memcpy(entry->etag_bytes.data(), etag.data(), etag.size());
+    entry->channel = scope.channel;
+    entry->arch = scope.arch;
+    entry->version = scope.version;
+    entry->id = id;
+  }
   entry->lines = GenerationLines(source.generation, source.fresh_as_of) + fmt::format("{}: {}\r\n", kSignatureHeader, *signature);
   signed_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<const Entry> kept = std::move(entry);
-  if (scope.channel.size() + scope.arch.size() + scope.version.size() + id.size() <= kMaxKeptScope) {
+  if (keep) {  // odd queries are signed but not kept
     std::lock_guard lock(shard.mu);
     Keep(shard, hash, kept);
   }

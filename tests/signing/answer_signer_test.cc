@@ -113,6 +113,12 @@ TEST_F(AnswerSignerTest, AnUpstreamsExpiryCapsTheSignatureAndOddQueriesAreNotKep
   Lines(view_, {"stable-4.13", "amd64", odd_version, ""});
   Lines(view_, {"stable-4.13", "amd64", odd_version, ""});
   EXPECT_EQ(signer_->signed_count(), before + 2) << "signed for each request, never kept";
+  // An ETag longer than the entry holds (View::etag() never is): signed, not kept.
+  auto document = std::make_shared<const http_server::PiecedDocument>(kBody, std::vector<std::string>{});
+  const View long_etag(std::string(80, 'a'), document, {});
+  Lines(long_etag, scope);
+  Lines(long_etag, scope);
+  EXPECT_EQ(signer_->signed_count(), before + 4);
 }
 
 // Never an expired signature: once the source's last word is older than the validity
