@@ -12,6 +12,7 @@
 #include "core/internal_metadata.h"
 #include "core/semver.h"
 #include "core/strings.h"
+#include "graph-data/documents.h"
 
 namespace cincinnati {
 namespace {
@@ -22,15 +23,14 @@ class RegexCache {
   Result<const RE2*> Get(const std::string& pattern) {
     auto it = cache_.find(pattern);
     if (it == cache_.end()) {
-      auto re = std::make_unique<RE2>(pattern, RE2::Quiet);
-      if (!re->ok()) return Status::InvalidArgument(fmt::format("invalid regex '{}': {}", pattern, re->error()));
+      CINCINNATI_ASSIGN_OR_RETURN(std::shared_ptr<const RE2> re, graphdata::CompileRegex(pattern));
       it = cache_.emplace(pattern, std::move(re)).first;
     }
     return it->second.get();
   }
 
  private:
-  std::unordered_map<std::string, std::unique_ptr<RE2>> cache_;
+  std::unordered_map<std::string, std::shared_ptr<const RE2>> cache_;
 };
 
 class Editor {
@@ -163,10 +163,11 @@ class Editor {
   std::map<NodeIndex, std::vector<RemovedEdge>> removed_;
 };
 
-}  // namespace
+// For every edge a risk template reaches, the templates whose risks it gets, in
+// template order; edges in first-reached order.
+using RiskEdges = std::vector<std::pair<Edge, std::vector<uint32_t>>>;
 
-Status MaterializeRisks(Graph& graph) {
-  if (graph.risk_templates().empty()) return Status::OK();
+Result<RiskEdges> CollectRiskEdges(const Graph& graph) {
   // Nodes by their version before the first '+', so a `to` without build matches
   // every arch.
   std::unordered_map<std::string_view, std::vector<NodeIndex>> by_base;
@@ -175,9 +176,12 @@ Status MaterializeRisks(Graph& graph) {
     by_base[v.substr(0, v.find('+'))].push_back(i);
   }
   RegexCache regexes;
+  // Whether a regex matches a node's version, per regex: templates share a few regexes
+  // ("4[.]9[.].*" into every 4.10.z) and their targets share predecessors. Holds one
+  // entry per match done, so no more than the matching work.
+  std::unordered_map<const RE2*, std::unordered_map<NodeIndex, bool>> matched;
   const std::vector<RiskTemplate>& templates = graph.risk_templates();
-  // For every affected edge, the templates whose risks it gets, in template order.
-  std::vector<std::pair<Edge, std::vector<uint32_t>>> edge_templates;
+  RiskEdges edge_templates;
   std::unordered_map<uint64_t, size_t> position;
   for (uint32_t k = 0; k < templates.size(); ++k) {
     const RiskTemplate& t = templates[k];
@@ -191,31 +195,67 @@ Status MaterializeRisks(Graph& graph) {
       std::vector<NodeIndex> preds = graph.predecessors(n);
       std::sort(preds.begin(), preds.end());
       for (NodeIndex f : preds) {
-        if (t.from_regex != ".*" && !RE2::PartialMatch(graph.node(f).version, *re)) continue;
+        if (t.from_regex != ".*") {
+          auto [known, fresh] = matched[re].try_emplace(f, false);
+          if (fresh) known->second = RE2::PartialMatch(graph.node(f).version, *re);
+          if (!known->second) continue;
+        }
         auto [it, inserted] = position.emplace((uint64_t{f} << 32) | n, edge_templates.size());
         if (inserted) edge_templates.push_back({Edge{f, n}, {}});
         edge_templates[it->second].second.push_back(k);
       }
     }
   }
-  // One group per distinct (ordered) risk list, in first-seen order. Edges with the
-  // same template sequence share a list, so lists are compared once per sequence.
+  return edge_templates;
+}
+
+size_t HashRisks(const std::vector<Risk>& risks) {
+  std::hash<std::string_view> h;
+  size_t seed = risks.size();
+  auto mix = [&seed](size_t v) { seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); };
+  for (const Risk& r : risks) {
+    mix(h(r.url));
+    mix(h(r.name));
+    mix(h(r.message));
+    for (const MatchingRule& m : r.matching_rules) mix(h(m.promql) + static_cast<size_t>(m.type));
+  }
+  return seed;
+}
+
+// One group per distinct (ordered) risk list, in first-seen order. Edges with the
+// same template sequence share a list, so lists are built once per sequence; equal
+// lists are found by hash, not by comparing with every group.
+std::vector<ConditionalEdge> GroupRiskEdges(const Graph& graph, const RiskEdges& edge_templates) {
+  const std::vector<RiskTemplate>& templates = graph.risk_templates();
   std::vector<ConditionalEdge> groups;
+  std::unordered_multimap<size_t, size_t> groups_by_hash;
   std::map<std::vector<uint32_t>, size_t> group_of_sequence;
   for (const auto& [edge, sequence] : edge_templates) {
     auto [it, inserted] = group_of_sequence.emplace(sequence, groups.size());
     if (inserted) {
       std::vector<Risk> risks;
       for (uint32_t k : sequence) risks.insert(risks.end(), templates[k].risks.begin(), templates[k].risks.end());
-      auto same = std::find_if(groups.begin(), groups.end(), [&](const ConditionalEdge& g) { return g.risks == risks; });
-      if (same == groups.end()) {
+      const size_t hash = HashRisks(risks);
+      auto [first, last] = groups_by_hash.equal_range(hash);
+      auto same = std::find_if(first, last, [&](const auto& entry) { return groups[entry.second].risks == risks; });
+      if (same == last) {
+        groups_by_hash.emplace(hash, groups.size());
         groups.push_back(ConditionalEdge{{}, std::move(risks)});
       } else {
-        it->second = static_cast<size_t>(same - groups.begin());
+        it->second = same->second;
       }
     }
     groups[it->second].edges.push_back(ConditionalEdgeRef{graph.node(edge.from).version, graph.node(edge.to).version});
   }
+  return groups;
+}
+
+}  // namespace
+
+Status MaterializeRisks(Graph& graph) {
+  if (graph.risk_templates().empty()) return Status::OK();
+  CINCINNATI_ASSIGN_OR_RETURN(RiskEdges edge_templates, CollectRiskEdges(graph));
+  std::vector<ConditionalEdge> groups = GroupRiskEdges(graph, edge_templates);
   auto& existing = graph.mutable_conditional_edges();
   existing.insert(existing.end(), std::make_move_iterator(groups.begin()), std::make_move_iterator(groups.end()));
   graph.mutable_risk_templates().clear();

@@ -29,9 +29,21 @@ constexpr size_t kMaxSignatureBytes = size_t{1} << 20;
 }  // namespace
 
 bool AllowListed(const std::vector<std::string>& patterns, const std::string& path) {
+  return CompiledAllowlist(patterns).Matches(path);
+}
+
+CompiledAllowlist::CompiledAllowlist(const std::vector<std::string>& patterns) {
   for (const std::string& p : patterns) {
-    RE2 re(p, RE2::Quiet);
-    if (re.ok() && RE2::PartialMatch(path, re)) return true;
+    auto re = std::make_unique<RE2>(p, RE2::Quiet);
+    if (re->ok()) patterns_.push_back(std::move(re));
+  }
+}
+
+CompiledAllowlist::~CompiledAllowlist() = default;
+
+bool CompiledAllowlist::Matches(const std::string& path) const {
+  for (const auto& re : patterns_) {
+    if (RE2::PartialMatch(path, *re)) return true;
   }
   return false;
 }
@@ -101,11 +113,12 @@ Result<Graph> GraphDataImageSource::Apply(Graph graph, TransformContext& context
   fs::path unpack = fs::path(settings_.output_directory) / ("graph-data-" + hex);
   env::RemoveLeftover(env::DefaultFileSystem(), unpack, "an unpacked graph-data image");
   CINCINNATI_RETURN_IF_ERROR(env::DefaultFileSystem().CreateDirectories(unpack));
+  const CompiledAllowlist allowlist(settings_.output_allowlist);
   for (const registry::Descriptor& layer : layers) {  // lowest first
     CINCINNATI_ASSIGN_OR_RETURN(std::string blob, client.GetBlob(layer.digest, layer.size));
     CINCINNATI_RETURN_IF_ERROR(
         registry::ExtractLayer(blob, unpack.string(), [&](const std::string& path, bool directory) {
-          return directory ? IsGraphDataDirectory(path) : AllowListed(settings_.output_allowlist, path);
+          return directory ? IsGraphDataDirectory(path) : allowlist.Matches(path);
         }));
   }
   fs::path data = unpack / fs::path(settings_.graph_data_path).relative_path();

@@ -12,6 +12,7 @@
 // tarball for openshift-secondary-metadata-parse and the service.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -21,6 +22,10 @@
 #include "core/transform.h"
 #include "registry/client.h"
 #include "registry/manifest.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace cincinnati {
 
@@ -62,6 +67,20 @@ class GraphDataImageSource : public GraphTransform {
 
 // Whether `path` passes one of the (unanchored RE2) allow-list patterns.
 bool AllowListed(const std::vector<std::string>& patterns, const std::string& path);
+
+// An allow-list compiled once, for matching many paths (an image's or a directory's
+// files); a pattern RE2 rejects matches nothing, as in AllowListed.
+class CompiledAllowlist {
+ public:
+  explicit CompiledAllowlist(const std::vector<std::string>& patterns);
+  ~CompiledAllowlist();
+  CompiledAllowlist(const CompiledAllowlist&) = delete;
+  CompiledAllowlist& operator=(const CompiledAllowlist&) = delete;
+  bool Matches(const std::string& path) const;
+
+ private:
+  std::vector<std::unique_ptr<re2::RE2>> patterns_;
+};
 
 // Whether the directory at `path` is one graph-data readers look for (channels/,
 // blocked-edges/, hotfixes/, raw/, at any depth): such directories travel in images and

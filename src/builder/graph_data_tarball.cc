@@ -15,9 +15,10 @@ namespace cincinnati {
 Result<std::vector<registry::LayerEntry>> GraphDataLayerEntries(const std::string& dir,
                                                                 const std::vector<std::string>& allowlist) {
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<registry::LayerEntry> all, registry::DirectoryEntries(dir, true));
+  const CompiledAllowlist compiled(allowlist);
   std::vector<registry::LayerEntry> kept;
   for (auto& e : all) {
-    if (e.directory ? IsGraphDataDirectory(e.path) : AllowListed(allowlist, e.path)) kept.push_back(std::move(e));
+    if (e.directory ? IsGraphDataDirectory(e.path) : compiled.Matches(e.path)) kept.push_back(std::move(e));
   }
   return kept;
 }

@@ -19,7 +19,23 @@ Release MakeRelease(ReleaseMetadata document, std::string_view arch, std::string
   return r;
 }
 
-Result<Graph> BuildRawGraph(const std::vector<Release>& releases, std::string_view manifestref_key) {
+namespace {
+
+// The version string of `v` with the build metadata `build` (a release's arch) in
+// place of its own, written into `out`: what v.WithBuild(build).ToString() gives,
+// without the copies (previous/next lists name tens of thousands of versions).
+void VersionKey(const Version& v, std::string_view build, std::string& out) {
+  out.clear();
+  v.AppendWithoutBuild(out);
+  if (!build.empty()) {
+    out += '+';
+    out += build;
+  }
+}
+
+// `take(k)` gives release k's node (copied or moved out of the releases).
+template <typename TakeNode>
+Result<Graph> BuildFrom(const std::vector<Release>& releases, std::string_view manifestref_key, TakeNode take) {
   Graph graph;
   auto digest_of = [&](const Node& n) -> std::string {
     auto it = n.metadata.find(manifestref_key);
@@ -27,8 +43,8 @@ Result<Graph> BuildRawGraph(const std::vector<Release>& releases, std::string_vi
   };
   std::vector<NodeIndex> release_nodes;
   release_nodes.reserve(releases.size());
-  for (const Release& r : releases) {
-    Node node = Node::Concrete(r.version.ToString(), r.payload, r.metadata);
+  for (size_t k = 0; k < releases.size(); ++k) {
+    Node node = take(k);
     if (auto existing = graph.Find(node.version)) {
       const Node& old = graph.node(*existing);
       if (old.concrete && digest_of(old) != digest_of(node)) {
@@ -43,19 +59,28 @@ Result<Graph> BuildRawGraph(const std::vector<Release>& releases, std::string_vi
     }
   }
 
-  auto find_or_add = [&graph](std::string version) -> NodeIndex {
-    if (auto i = graph.Find(version)) return *i;
-    return graph.AddNode(Node::Abstract(std::move(version))).value();
+  std::string key;  // reused: one allocation for all the keys
+  auto find_or_add = [&graph, &key]() -> NodeIndex {
+    if (auto i = graph.Find(key)) return *i;
+    return graph.AddNode(Node::Abstract(key)).value();
   };
+  size_t edge_total = 0;
+  for (const Release& r : releases) edge_total += r.previous.size() + r.next.size();
   std::vector<Edge> edges;
+  edges.reserve(edge_total);
+  std::string build;
   for (size_t k = 0; k < releases.size(); ++k) {
     const Release& r = releases[k];
     NodeIndex self = release_nodes[k];
+    build.clear();
+    r.version.AppendBuild(build);
     for (const Version& p : r.previous) {
-      edges.push_back(Edge{find_or_add(p.WithBuild(r.version.build()).ToString()), self});
+      VersionKey(p, build, key);
+      edges.push_back(Edge{find_or_add(), self});
     }
     for (const Version& n : r.next) {
-      edges.push_back(Edge{self, find_or_add(n.WithBuild(r.version.build()).ToString())});
+      VersionKey(n, build, key);
+      edges.push_back(Edge{self, find_or_add()});
     }
   }
   for (const Edge& e : edges) {
@@ -66,6 +91,22 @@ Result<Graph> BuildRawGraph(const std::vector<Release>& releases, std::string_vi
   }
   CINCINNATI_RETURN_IF_ERROR(graph.AddEdges(edges));
   return graph;
+}
+
+}  // namespace
+
+Result<Graph> BuildRawGraph(const std::vector<Release>& releases, std::string_view manifestref_key) {
+  return BuildFrom(releases, manifestref_key, [&releases](size_t k) {
+    const Release& r = releases[k];
+    return Node::Concrete(r.version.ToString(), r.payload, r.metadata);
+  });
+}
+
+Result<Graph> BuildRawGraph(std::vector<Release>&& releases, std::string_view manifestref_key) {
+  return BuildFrom(releases, manifestref_key, [&releases](size_t k) {
+    Release& r = releases[k];  // only its payload and metadata move; versions stay for the edges
+    return Node::Concrete(r.version.ToString(), std::move(r.payload), std::move(r.metadata));
+  });
 }
 
 }  // namespace cincinnati

@@ -34,5 +34,8 @@ Release MakeRelease(ReleaseMetadata document, std::string_view arch, std::string
 
 Result<Graph> BuildRawGraph(const std::vector<Release>& releases,
                             std::string_view manifestref_key = kManifestRefKey);
+// The same, moving each release's payload and metadata into its node.
+Result<Graph> BuildRawGraph(std::vector<Release>&& releases,
+                            std::string_view manifestref_key = kManifestRefKey);
 
 }  // namespace cincinnati

@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include "builder/release_check.h"
 #include "core/graph_json.h"
+#include "core/release_metadata.h"
 #include "core/sha256.h"
 #include "env/file_system.h"
 #include "graph-data/file_reader.h"
@@ -18,21 +18,13 @@ namespace {
 
 std::string Sha256Digest(std::string_view data) { return "sha256:" + Sha256Hex(data); }
 
-// The optional "payload" extension key of a local release document.
-std::string PayloadOf(std::string_view json) {
-  simdjson::dom::parser parser;
-  simdjson::padded_string padded(json.data(), json.size());
-  std::string_view payload;
-  if (parser.parse(padded)["payload"].get_string().get(payload)) return {};
-  return std::string(payload);
-}
-
-Result<Release> LoadReleaseDocument(const fs::path& path, const ReleaseDirectoryOptions& options) {
+Result<Release> LoadReleaseDocument(const fs::path& path, const ReleaseDirectoryOptions& options,
+                                    ReleaseMetadataParser& parser) {
   CINCINNATI_ASSIGN_OR_RETURN(std::string text, graphdata::ReadFileToString(path));
-  auto doc = ParseReleaseMetadata(text);
+  std::string payload;  // the optional "payload" extension key
+  auto doc = parser.Parse(text, &payload);
   if (!doc.ok()) return doc.status().WithContext(path.string());
   std::string arch = doc->version.build().empty() ? options.default_arch : doc->version.BuildString();
-  std::string payload = PayloadOf(text);
   std::string digest;
   if (auto at = payload.rfind("@sha256:"); at != std::string::npos) {
     digest = payload.substr(at + 1);
@@ -63,8 +55,9 @@ Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const Rel
   std::sort(documents.begin(), documents.end());
   std::vector<Release> releases;
   releases.reserve(documents.size());
+  ReleaseMetadataParser parser;  // one parser's buffers for every document
   for (const fs::path& p : documents) {
-    CINCINNATI_ASSIGN_OR_RETURN(Release r, LoadReleaseDocument(p, options));
+    CINCINNATI_ASSIGN_OR_RETURN(Release r, LoadReleaseDocument(p, options, parser));
     releases.push_back(std::move(r));
   }
   // Oldest first: most edges then point forward, which keeps insertion cheap and the

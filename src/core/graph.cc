@@ -18,7 +18,7 @@ void EraseOne(std::vector<NodeIndex>& v, NodeIndex x) {
 }  // namespace
 
 std::optional<NodeIndex> Graph::Find(std::string_view version) const {
-  auto it = by_version_.find(std::string(version));
+  auto it = by_version_.find(version);
   if (it == by_version_.end()) return std::nullopt;
   return it->second;
 }
@@ -62,7 +62,7 @@ Status Graph::RenameNode(NodeIndex i, std::string version) {
 
 Status Graph::RenameAll(std::vector<std::string> versions) {
   if (versions.size() != nodes_.size()) return Status::Internal("RenameAll: one version per node required");
-  std::unordered_map<std::string, NodeIndex> index;
+  decltype(by_version_) index;
   index.reserve(versions.size());
   for (NodeIndex i = 0; i < versions.size(); ++i) {
     if (versions[i].empty()) return Status::InvalidArgument("node version must not be empty");
@@ -178,6 +178,8 @@ std::string Graph::DescribeCycle(const std::vector<NodeIndex>& cycle) const {
 
 Status Graph::AddEdges(const std::vector<Edge>& edges) {
   std::vector<Edge> added;
+  added.reserve(edges.size());
+  edge_slot_.reserve(edge_slot_.size() + edges.size());
   for (const Edge& e : edges) {
     if (e.from >= nodes_.size() || e.to >= nodes_.size()) {
       for (const Edge& a : added) RemoveEdge(a.from, a.to);

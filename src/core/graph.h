@@ -157,7 +157,12 @@ class Graph {
   std::vector<NodeIndex> RecomputeOrder();
 
   std::vector<Node> nodes_;
-  std::unordered_map<std::string, NodeIndex> by_version_;
+  // Transparent: Find(string_view) looks up without making a string.
+  struct VersionHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, NodeIndex, VersionHash, std::equal_to<>> by_version_;
   std::vector<std::vector<NodeIndex>> out_, in_;
   std::vector<Edge> edge_log_;                         // insertion order, may hold dead slots
   std::vector<char> edge_alive_;                       // parallel to edge_log_

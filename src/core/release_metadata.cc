@@ -1,5 +1,7 @@
 #include "core/release_metadata.h"
 
+#include <memory>
+
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -14,6 +16,7 @@ Result<std::vector<Version>> ReadVersionList(simdjson::dom::object o, std::strin
   if (o.at_key(key).get(e)) return out;  // absent: empty list
   simdjson::dom::array list;
   if (e.get_array().get(list)) return Bad(fmt::format("'{}' must be an array of versions", key));
+  out.reserve(list.size());
   size_t i = 0;
   for (auto item : list) {
     std::string_view text;
@@ -29,10 +32,18 @@ Result<std::vector<Version>> ReadVersionList(simdjson::dom::object o, std::strin
 }  // namespace
 
 Result<ReleaseMetadata> ParseReleaseMetadata(std::string_view json) {
-  simdjson::dom::parser parser;
+  ReleaseMetadataParser parser;
+  return parser.Parse(json);
+}
+
+ReleaseMetadataParser::ReleaseMetadataParser() : parser_(std::make_unique<simdjson::dom::parser>()) {}
+ReleaseMetadataParser::~ReleaseMetadataParser() = default;
+
+Result<ReleaseMetadata> ReleaseMetadataParser::Parse(std::string_view json, std::string* payload) {
+  if (payload) payload->clear();
   simdjson::padded_string padded(json.data(), json.size());
   simdjson::dom::element doc;
-  if (auto err = parser.parse(padded).get(doc)) {
+  if (auto err = parser_->parse(padded).get(doc)) {
     return Bad(fmt::format("invalid JSON: {}", simdjson::error_message(err)));
   }
   simdjson::dom::object o;
@@ -50,6 +61,8 @@ Result<ReleaseMetadata> ParseReleaseMetadata(std::string_view json) {
 
   ReleaseMetadata release;
   release.version = std::move(version).value();
+  std::string_view payload_text;
+  if (payload && !o["payload"].get_string().get(payload_text)) payload->assign(payload_text);
   CINCINNATI_ASSIGN_OR_RETURN(release.previous, ReadVersionList(o, "previous"));
   CINCINNATI_ASSIGN_OR_RETURN(release.next, ReadVersionList(o, "next"));
 

@@ -6,12 +6,18 @@
 // Other keys are ignored. Errors name the key and quote the bad value.
 #pragma once
 
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/graph.h"
 #include "core/semver.h"
 #include "core/status.h"
+
+namespace simdjson::dom {
+class parser;
+}
 
 namespace cincinnati {
 
@@ -25,5 +31,23 @@ struct ReleaseMetadata {
 };
 
 Result<ReleaseMetadata> ParseReleaseMetadata(std::string_view json);
+
+// Parses many documents with one simdjson parser: its buffers are made once and grow
+// to the largest document parsed (then kept until the parser goes). Not thread-safe.
+class ReleaseMetadataParser {
+ public:
+  ReleaseMetadataParser();
+  ~ReleaseMetadataParser();
+  ReleaseMetadataParser(const ReleaseMetadataParser&) = delete;
+  ReleaseMetadataParser& operator=(const ReleaseMetadataParser&) = delete;
+
+  // As ParseReleaseMetadata. With `payload`, also the document's optional top-level
+  // "payload" string (a local release document's extension; empty when absent or not
+  // a string), read in the same parse.
+  Result<ReleaseMetadata> Parse(std::string_view json, std::string* payload = nullptr);
+
+ private:
+  std::unique_ptr<simdjson::dom::parser> parser_;
+};
 
 }  // namespace cincinnati

@@ -1,5 +1,7 @@
 #include "core/semver.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "core/strings.h"
@@ -31,12 +33,26 @@ Status Invalid(std::string_view input, std::string_view why) {
   return Status::InvalidArgument(fmt::format("invalid semantic version '{}': {}", Printable(input), why));
 }
 
-std::string JoinIdentifiers(const std::vector<Identifier>& ids) {
-  std::string out;
+void AppendNumber(uint64_t n, std::string& out) {
+  char digits[20];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
+  out.append(digits, end);
+}
+
+void AppendIdentifiers(const std::vector<Identifier>& ids, std::string& out) {
   for (size_t i = 0; i < ids.size(); ++i) {
     if (i) out += '.';
-    out += ids[i].ToString();
+    if (ids[i].numeric) {
+      AppendNumber(ids[i].number, out);
+    } else {
+      out += ids[i].text;
+    }
   }
+}
+
+std::string JoinIdentifiers(const std::vector<Identifier>& ids) {
+  std::string out;
+  AppendIdentifiers(ids, out);
   return out;
 }
 
@@ -112,27 +128,40 @@ Result<Version> Version::Parse(std::string_view input) {
 }
 
 Version Version::WithBuild(std::vector<Identifier> build) const {
-  Version v = *this;
+  Version v(major_, minor_, patch_);  // not a whole copy: the old build is dropped anyway
+  v.pre_ = pre_;
   v.build_ = std::move(build);
   return v;
 }
 
-std::string Version::ToStringWithoutBuild() const {
-  std::string out = fmt::format("{}.{}.{}", major_, minor_, patch_);
+void Version::AppendWithoutBuild(std::string& out) const {
+  AppendNumber(major_, out);
+  out += '.';
+  AppendNumber(minor_, out);
+  out += '.';
+  AppendNumber(patch_, out);
   if (!pre_.empty()) {
     out += '-';
-    out += JoinIdentifiers(pre_);
+    AppendIdentifiers(pre_, out);
   }
+}
+
+void Version::AppendBuild(std::string& out) const { AppendIdentifiers(build_, out); }
+
+std::string Version::ToStringWithoutBuild() const {
+  std::string out;
+  AppendWithoutBuild(out);
   return out;
 }
 
 std::string Version::BuildString() const { return JoinIdentifiers(build_); }
 
 std::string Version::ToString() const {
-  std::string out = ToStringWithoutBuild();
+  std::string out;
+  AppendWithoutBuild(out);
   if (!build_.empty()) {
     out += '+';
-    out += JoinIdentifiers(build_);
+    AppendIdentifiers(build_, out);
   }
   return out;
 }

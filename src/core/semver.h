@@ -58,6 +58,9 @@ class Version {
   std::string ToStringWithoutBuild() const;
   // Build identifiers joined by ".", empty when there is none.
   std::string BuildString() const;
+  // The same forms appended to `out` (no temporary strings: for building many keys).
+  void AppendWithoutBuild(std::string& out) const;
+  void AppendBuild(std::string& out) const;
 
   bool operator==(const Version& o) const;  // ignores build metadata
   bool SameIncludingBuild(const Version& o) const { return *this == o && build_ == o.build_; }

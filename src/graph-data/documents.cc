@@ -1,6 +1,8 @@
 #include "graph-data/documents.h"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -61,11 +63,23 @@ Result<MatchingRule> DecodeRule(const YAML::Node& node, size_t index) {
 
 }  // namespace
 
-Status ValidateRegex(const std::string& pattern) {
-  RE2 re(pattern, RE2::Quiet);
-  if (!re.ok()) return Bad(fmt::format("invalid regex '{}': {}", pattern, re.error()));
-  return Status::OK();
+Result<std::shared_ptr<const RE2>> CompileRegex(const std::string& pattern) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<const RE2>> compiled;
+  constexpr size_t kMaxRemembered = 4096;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = compiled.find(pattern); it != compiled.end()) return it->second;
+  }
+  auto re = std::make_shared<const RE2>(pattern, RE2::Quiet);
+  if (!re->ok()) return Bad(fmt::format("invalid regex '{}': {}", pattern, re->error()));
+  std::lock_guard<std::mutex> lock(mu);
+  if (compiled.size() >= kMaxRemembered) compiled.clear();  // holders keep theirs alive
+  compiled.emplace(pattern, re);
+  return std::shared_ptr<const RE2>(std::move(re));
 }
+
+Status ValidateRegex(const std::string& pattern) { return CompileRegex(pattern).status(); }
 
 Result<ChannelDocument> DecodeChannel(const YAML::Node& doc) {
   CINCINNATI_RETURN_IF_ERROR(RequireMap(doc));

@@ -9,6 +9,7 @@
 // Errors say which key is wrong and why.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@
 #include "core/graph.h"
 #include "core/semver.h"
 #include "core/status.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace cincinnati::graphdata {
 
@@ -49,5 +54,11 @@ Result<ConditionalBlock> DecodeConditionalBlock(const YAML::Node& doc);
 
 // Checks that `pattern` compiles; the error quotes the pattern and RE2's reason.
 Status ValidateRegex(const std::string& pattern);
+
+// `pattern` compiled (RE2 defaults, errors as ValidateRegex's). Compiled patterns are
+// shared from a process-wide cache of at most 4096 (emptied when full): blocked edges
+// repeat a few patterns hundreds of times, and loading graph-data then applying it
+// would compile each twice per build. Thread-safe.
+Result<std::shared_ptr<const re2::RE2>> CompileRegex(const std::string& pattern);
 
 }  // namespace cincinnati::graphdata

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -14,6 +15,12 @@
 #include "core/status.h"
 
 namespace cincinnati::graphdata {
+
+// The YAML 1.2 core-schema type a plain scalar resolves to: null (~, null, Null,
+// NULL, empty), bool (true/True/TRUE, false/...), int ([-+]?[0-9]+, 0o octal, 0x hex),
+// float ([-+]?(.5|5|5.|5.5)([eE][-+]?[0-9]+)?, [-+]?.inf, .nan in three spellings), else string.
+enum class PlainKind { kNull, kBool, kInt, kFloat, kString };
+PlainKind ResolvePlain(std::string_view s);
 
 std::optional<std::string> YamlString(const YAML::Node& node);
 

@@ -1,5 +1,8 @@
 #include "signing/answer_signer.h"
 
+#include <cstring>
+#include <random>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -11,9 +14,43 @@ namespace cincinnati::server {
 
 namespace {
 
-// A hash to find candidates, which are then compared whole.
-uint64_t Mix(uint64_t h, std::string_view part) {
-  return (h ^ std::hash<std::string_view>{}(part)) * 0x100000001b3ULL + part.size();
+constexpr uint64_t kMultiplier = 0x9e3779b97f4a7c15ULL;
+
+uint64_t Mix(uint64_t h, uint64_t word) {
+  h = (h ^ word) * kMultiplier;
+  return h ^ (h >> 29);
+}
+
+// A hash of a short text, eight bytes at a time (a query's parts are a few bytes each);
+// the last word overlaps the one before rather than being copied byte by byte.
+uint64_t MixText(uint64_t h, std::string_view text) {
+  const size_t n = text.size();
+  uint64_t word = 0;
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      std::memcpy(&word, text.data() + i, 8);
+      h = Mix(h, word);
+    }
+    std::memcpy(&word, text.data() + n - 8, 8);
+  } else {
+    for (size_t i = 0; i < n; ++i) word |= static_cast<uint64_t>(static_cast<unsigned char>(text[i])) << (8 * i);
+  }
+  return Mix(h, word ^ (static_cast<uint64_t>(n) << 56));
+}
+
+// An ETag (View::etag(): a quoted SHA-256 prefix in hex) is a hash already: 16 of its
+// digits are taken as they are (the whole of it is compared on a hit).
+uint64_t MixEtag(uint64_t h, std::string_view etag) {
+  if (etag.size() < 17) return MixText(h, etag);
+  uint64_t a, b;
+  std::memcpy(&a, etag.data() + 1, 8);
+  std::memcpy(&b, etag.data() + 9, 8);
+  return Mix(Mix(h, a), b ^ etag.size());
+}
+
+uint64_t RandomSeed() {
+  std::random_device random;
+  return (static_cast<uint64_t>(random()) << 32) ^ random();
 }
 
 }  // namespace
@@ -32,12 +69,12 @@ AnswerScope QueryScope(const Parameters& params) {
 
 bool AnswerSigner::Entry::Matches(std::string_view e, const AnswerScope& scope, std::string_view i, const AnswerSource& s) const {
   return source.generation == s.generation && source.fresh_as_of == s.fresh_as_of && source.not_after == s.not_after &&
-         source.per_cluster == s.per_cluster && etag == e && channel == scope.channel && arch == scope.arch && version == scope.version &&
+         source.per_cluster == s.per_cluster && etag() == e && channel == scope.channel && arch == scope.arch && version == scope.version &&
          id == i;
 }
 
 AnswerSigner::AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, std::chrono::seconds validity)
-    : keys_(std::move(keys)), validity_(validity) {}
+    : keys_(std::move(keys)), validity_(validity), seed_(RandomSeed()) {}
 
 std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Find(const Half& half, uint64_t hash, std::string_view etag,
                                                               const AnswerScope& scope, std::string_view id, const AnswerSource& source) {
@@ -81,11 +118,13 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
   if (source.not_after != 0) expires = std::min(expires, source.not_after);
   if (expires <= now) return {Withhold(source, expires, now), Status()};
   const std::string_view id = source.per_cluster ? scope.id : std::string_view();
-  // Looked up without building a key: the parts are hashed and compared where they are.
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (std::string_view part : {std::string_view(view.etag()), scope.channel, scope.arch, scope.version, id}) hash = Mix(hash, part);
-  hash ^= (source.generation * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(source.fresh_as_of) ^
-          (static_cast<uint64_t>(source.not_after) << 1) ^ static_cast<uint64_t>(source.per_cluster);
+  // Looked up without building a key: the parts are hashed and compared where they are;
+  // the seed makes which queries share a bucket unpredictable.
+  uint64_t hash = MixEtag(seed_, view.etag());
+  for (std::string_view part : {scope.channel, scope.arch, scope.version, id}) hash = MixText(hash, part);
+  hash = Mix(hash, source.generation);
+  hash = Mix(hash, static_cast<uint64_t>(source.fresh_as_of));
+  hash = Mix(hash, (static_cast<uint64_t>(source.not_after) << 1) | (source.per_cluster ? 1 : 0));
   static_assert(kShards == 16);
   Shard& shard = shards_[hash >> 60];
   {
@@ -100,12 +139,22 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
   const SignedFacts facts{source.generation, std::max(now, source.fresh_as_of), expires, source.per_cluster};
   Result<std::string> signature = SignAnswer(keys_, facts, scope, *view.body());
   if (!signature.ok()) return {UnsignedLines(source.generation, source.fresh_as_of), signature.status()};
-  auto entry = std::make_shared<Entry>(Entry{source, view.etag(), std::string(scope.channel), std::string(scope.arch),
-                                             std::string(scope.version), std::string(id), {}});
+  auto entry = std::make_shared<Entry>();
+  entry->source = source;
+  const std::string_view etag = view.etag();
+  const bool keep = etag.size() <= kMaxKeptEtag && scope.channel.size() + scope.arch.size() + scope.version.size() + id.size() <= kMaxKeptScope;
+  if (keep) {
+    entry->etag_size = static_cast<uint8_t>(etag.size());
+    std::memcpy(entry->etag_bytes.data(), etag.data(), etag.size());
+    entry->channel = scope.channel;
+    entry->arch = scope.arch;
+    entry->version = scope.version;
+    entry->id = id;
+  }
   entry->lines = GenerationLines(source.generation, source.fresh_as_of) + fmt::format("{}: {}\r\n", kSignatureHeader, *signature);
   signed_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<const Entry> kept = std::move(entry);
-  if (scope.channel.size() + scope.arch.size() + scope.version.size() + id.size() <= kMaxKeptScope) {
+  if (keep) {  // odd queries are signed but not kept
     std::lock_guard lock(shard.mu);
     Keep(shard, hash, kept);
   }

@@ -6,7 +6,10 @@
 // formatted once per distinct (answer, query, generation, freshness), kept, and handed to
 // every response that needs them as one shared string (Response::head_lines): serving a
 // signed answer costs a lookup, with no hashing of the body, no allocation and no header
-// map insertion per request. The answer's ETag names its bytes.
+// map insertion per request. The answer's ETag names its bytes, and is a hash already
+// (View::etag(): a SHA-256 prefix in hex): the lookup takes 16 of its digits as they are
+// and mixes in the query's few bytes, eight at a time, with a random seed (so that which
+// queries share a bucket cannot be chosen from outside); a hit compares the whole.
 //
 // Freshness: a signature expires `validity` after `fresh_as_of`, the moment the graph's
 // source last vouched for it (a graph builder's last successful refresh, passed down a
@@ -92,11 +95,16 @@ class AnswerSigner {
   static constexpr size_t kShards = 16;
   static constexpr size_t kHalf = 512;  // per shard: 16 x 2 x 512 = 16,384 entries
   // What a kept entry is for, compared whole on a lookup (the hash only finds it), and
-  // its lines, in one allocation.
+  // its lines. The ETag is held in the entry itself, next to its reference count, not
+  // behind another pointer: one place in memory fewer for a hit to wait for.
+  static constexpr size_t kMaxKeptEtag = 62;  // View::etag() is 34 bytes; a longer one is not kept
   struct Entry {
     AnswerSource source;
-    std::string etag, channel, arch, version, id;
+    uint8_t etag_size = 0;
+    std::array<char, kMaxKeptEtag> etag_bytes;
+    std::string channel, arch, version, id;
     std::string lines;
+    std::string_view etag() const { return {etag_bytes.data(), etag_size}; }
     bool Matches(std::string_view etag, const AnswerScope& scope, std::string_view id, const AnswerSource& source) const;
   };
   using Half = std::unordered_multimap<uint64_t, std::shared_ptr<const Entry>>;
@@ -113,6 +121,7 @@ class AnswerSigner {
 
   const std::vector<std::shared_ptr<const SigningKey>> keys_;
   const std::chrono::seconds validity_;
+  const uint64_t seed_;  // of the lookup's hash
   std::array<Shard, kShards> shards_;
   // The unsigned lines of the newest (generation, freshness) asked.
   struct UnsignedLinesEntry {

@@ -4,6 +4,11 @@
 // generation lines are sent.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+
 #include "core/answer_signature.h"
 #include "signing/answer_signer.h"
 #include "signing_util.h"
@@ -108,6 +113,12 @@ TEST_F(AnswerSignerTest, AnUpstreamsExpiryCapsTheSignatureAndOddQueriesAreNotKep
   Lines(view_, {"stable-4.13", "amd64", odd_version, ""});
   Lines(view_, {"stable-4.13", "amd64", odd_version, ""});
   EXPECT_EQ(signer_->signed_count(), before + 2) << "signed for each request, never kept";
+  // An ETag longer than the entry holds (View::etag() never is): signed, not kept.
+  auto document = std::make_shared<const http_server::PiecedDocument>(kBody, std::vector<std::string>{});
+  const View long_etag(std::string(80, 'a'), document, {});
+  Lines(long_etag, scope);
+  Lines(long_etag, scope);
+  EXPECT_EQ(signer_->signed_count(), before + 4);
 }
 
 // Never an expired signature: once the source's last word is older than the validity
@@ -128,6 +139,71 @@ TEST_F(AnswerSignerTest, AnAnswerWhoseSignatureWouldHaveExpiredIsNotSigned) {
   EXPECT_EQ(HeaderIn(*upstream_expired.text, kSignatureWithheldHeader), "expired=1500; fresh=1000");
   EXPECT_EQ(signer_->signed_count(), made) << "nothing signed";
   EXPECT_EQ(signer_->withheld_count(), 3u);
+}
+
+// What a policy engine does for per-cluster answers assembled from pieces: a new View
+// per request, whose ETag names its bytes. The signer keys on the ETag's digits (a hash
+// already) and compares the rest: ETags that share their first 16 digits but not the
+// last are told apart. Each distinct answer is signed once and then served, the same
+// shared lines, to every request that gets it; a new generation or freshness signs again.
+TEST_F(AnswerSignerTest, AssembledAnswersAreSignedOncePerEtagAndTheirWholeEtagIsCompared) {
+  auto document = std::make_shared<const http_server::PiecedDocument>(
+      R"({"version":1,"nodes":[],"edges":[)", std::vector<std::string>{"[0,1]", ",", "[1,2]", "]}"});
+  const std::vector<std::vector<uint32_t>> selections = {{3}, {0, 3}, {2, 3}, {0, 1, 2, 3}};
+  const std::string prefix = "0123456789abcdef";  // shared by every ETag: only the rest tells them apart
+  auto answer = [&](size_t n) {
+    return View(prefix + fmt::format("{:016x}", n), document, selections[n]);
+  };
+  const AnswerScope scope{"stable-4.13", "amd64", "4.13.1", ""};
+  std::map<size_t, std::shared_ptr<const std::string>> lines_of;
+  std::mt19937_64 random(5);
+  for (int request = 0; request < 400; ++request) {
+    const size_t n = random() % selections.size();
+    const View view = answer(n);  // a new View, as the view cache makes for each request
+    auto lines = Lines(view, {"stable-4.13", "amd64", "4.13.1", fmt::format("cluster-{}", request)});
+    auto [kept, first] = lines_of.emplace(n, lines);
+    if (first) {
+      const std::optional<std::string> signature = HeaderIn(*lines, kSignatureHeader);
+      ASSERT_TRUE(signature);
+      const SignatureCheck check = CheckAnswerSignature(&*signature, *view.body(), scope, trusted_, 1020, 0);
+      EXPECT_EQ(check.verdict, SignatureVerdict::kAccepted) << "answer " << n << ": " << check.message;
+    } else {
+      EXPECT_EQ(lines.get(), kept->second.get()) << "request " << request << ": answer " << n << " served as kept";
+    }
+  }
+  EXPECT_EQ(lines_of.size(), selections.size());
+  EXPECT_EQ(signer_->signed_count(), selections.size()) << "each distinct answer signed once";
+  for (size_t n = 0; n < selections.size(); ++n) {
+    auto renewed = Lines(answer(n), scope, 7, 1001);
+    EXPECT_NE(renewed.get(), lines_of[n].get()) << "a new freshness is signed again";
+    EXPECT_EQ(HeaderIn(*renewed, "Cincinnati-Graph-Fresh"), "1001");
+    EXPECT_EQ(HeaderIn(*Lines(answer(n), scope, 8, 1001), "Cincinnati-Graph-Generation"), "8") << "a new generation too";
+    EXPECT_EQ(Lines(answer(n), scope, 8, 1001).get(), Lines(answer(n), scope, 8, 1001).get()) << "then kept";
+  }
+  EXPECT_EQ(signer_->signed_count(), 3 * selections.size());
+}
+
+// Queries that share an answer (unknown channels all get the empty graph, a fleet's
+// versions share their channel's) each get their own signature and keep it.
+TEST_F(AnswerSignerTest, QueriesThatShareAnAnswerKeepTheirOwnLines) {
+  std::vector<std::shared_ptr<const std::string>> first;
+  for (int round = 0; round < 2; ++round) {
+    for (int v = 0; v < 200; ++v) {
+      const std::string version = fmt::format("4.13.{}", v);
+      auto lines = Lines(view_, {"stable-4.13", "amd64", version, ""});
+      if (round == 0) {
+        first.push_back(lines);
+        const std::optional<std::string> signature = HeaderIn(*lines, kSignatureHeader);
+        ASSERT_TRUE(signature);
+        const SignatureCheck check = CheckAnswerSignature(&*signature, kBody,
+                                                          {"stable-4.13", "amd64", version, ""}, trusted_, 1020, 0);
+        EXPECT_EQ(check.verdict, SignatureVerdict::kAccepted) << version << ": " << check.message;
+      } else {
+        EXPECT_EQ(lines.get(), first[static_cast<size_t>(v)].get()) << version;
+      }
+    }
+  }
+  EXPECT_EQ(signer_->signed_count(), 200u);
 }
 
 TEST(AnswerSignerUnsignedTest, WithoutKeysOnlyTheGenerationLinesAreSent) {
