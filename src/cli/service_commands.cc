@@ -473,7 +473,9 @@ Result<std::string> ListenAsEngine(HttpServer& http, Common& c, PolicyEngineServ
 void ConnectGraphs(GraphBuilderService* builder, PolicyEngineService* engine, ReportParts* reports) {
   if (builder && engine) {
     builder->Subscribe([engine](std::shared_ptr<const server::GraphSnapshot> snapshot) {
-      engine->SetGraph(snapshot->graph, snapshot->generation);
+      // The builder's document and records name the graph's whole content.
+      engine->SetGraph(snapshot->graph, snapshot->generation, 0,
+                       snapshot->json->etag() + (snapshot->records ? snapshot->records->etag() : std::string()));
     });
   }
   if (builder && reports && reports->board) {

@@ -51,8 +51,9 @@ PolicyEngineService::PolicyEngineService(TransformChain chain, PolicyEngineOptio
 
 PolicyEngineService::~PolicyEngineService() { Stop(); }
 
-void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation, int64_t fresh_as_of) {
-  feed_.SetGraph(std::move(graph), generation, fresh_as_of);
+void PolicyEngineService::SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation, int64_t fresh_as_of,
+                                   std::string content) {
+  feed_.SetGraph(std::move(graph), generation, fresh_as_of, std::move(content));
 }
 
 void PolicyEngineService::Stop() {

@@ -60,7 +60,11 @@ class PolicyEngineService {
   // In-process upstream: answers for this graph from now on. `generation`: the graph's
   // number from its builder (0: numbered here, signing/graph_generation.h); `fresh_as_of`: when
   // its source last had word of it (Unix seconds; 0: now), which signatures count from.
-  void SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation = 0, int64_t fresh_as_of = 0);
+  // `content`: what names the graph's content (its builder's document and records), when
+  // known: the same content again keeps the answers and their caches, as an unchanged
+  // HTTP upstream does, and only moves their freshness and number.
+  void SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation = 0, int64_t fresh_as_of = 0,
+                std::string content = {});
   // HTTP upstream: starts the background refresh.
   void StartUpstream() { feed_.Start(); }
   void Stop();

@@ -57,7 +57,9 @@ class UpstreamFeed {
   ~UpstreamFeed();
 
   // Answers for this graph from now on (`generation` 0: numbered here; `fresh_as_of` 0: now).
-  void SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation, int64_t fresh_as_of);
+  // A non-empty `content` equal to the last one's: the same graph again (an in-process
+  // builder's refresh that changed nothing): the answers and their view cache stay.
+  void SetGraph(std::shared_ptr<const Graph> graph, uint64_t generation, int64_t fresh_as_of, std::string content = {});
   // HTTP upstream: starts the background refresh.
   void Start();
   // Fetches in flight give up; the refresh stops; the pool's work ends.
@@ -127,6 +129,7 @@ class UpstreamFeed {
   mutable std::mutex mu_;
   std::optional<ErrorDocument> upstream_error_;  // the last failed fetch, under mu_
   std::string upstream_body_hash_;               // fetch thread only
+  std::string in_process_content_;               // SetGraph's caller only: the content served
   std::unique_ptr<GraphGeneration> local_generations_;  // for graphs that come without a number
   RecordsRetry records_;
   std::stop_source shutdown_;  // requested by Stop(): fetches in flight give up

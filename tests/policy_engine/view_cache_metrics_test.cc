@@ -62,5 +62,30 @@ TEST(ViewCacheMetricsTest, MetricsCountHitsMissesAndEvictions) {
   EXPECT_GT(Sample(page, "cincinnati_pe_view_cache_misses_total"), misses0 + 5) << "evicted views computed again";
 }
 
+// serve's builder refreshes every second to the same graph: its engine keeps the views it
+// computed (no miss after a refresh), as an engine whose HTTP upstream is unchanged does;
+// a view cache made anew at every refresh ran the chain again for every key.
+TEST(ViewCacheMetricsTest, ARefreshToTheSameGraphKeepsTheViews) {
+  const fs::path example = testing::Examples() / "ocp-4x";
+  ServiceProcess serve("serve", {"--releases", (example / "releases").string(), "--graph-data",
+                                 (example / "graph-data").string(), "--views.channel_targets", "*",
+                                 "--service.pause_secs", "1"});
+  ASSERT_TRUE(serve.running()) << serve.log();
+  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readyz", "status")).status == 200; })) << serve.log();
+  const auto metrics = [&] { return Get(serve.url("/metrics", "status")).body; };
+  const std::string url = "/api/upgrades_info/graph?channel=stable-4.13&arch=amd64&version=4.13.1";
+  ASSERT_EQ(Get(serve.url(url)).status, 200);
+  const std::string before = metrics();
+  const double scrapes = Sample(before, "cincinnati_gb_graph_upstream_scrapes_total");
+  const double misses = Sample(before, "cincinnati_pe_view_cache_misses_total");
+  ASSERT_GE(scrapes, 1) << before;
+  ASSERT_TRUE(WaitFor([&] { return Sample(metrics(), "cincinnati_gb_graph_upstream_scrapes_total") >= scrapes + 2; }))
+      << "the builder did not refresh\n" << serve.log();
+  ASSERT_EQ(Get(serve.url(url)).status, 200);
+  const std::string after = metrics();
+  EXPECT_EQ(Sample(after, "cincinnati_pe_view_cache_misses_total"), misses) << after;
+  EXPECT_EQ(Sample(after, "cincinnati_pe_view_cache_entries"), 1) << after;
+}
+
 }  // namespace
 }  // namespace cincinnati
