@@ -144,7 +144,6 @@ Status Render(const RenderArgs& r) {
   CINCINNATI_ASSIGN_OR_RETURN(const std::string format, FormatOf(r));
   CINCINNATI_ASSIGN_OR_RETURN(const int64_t now, InstantOrNow(a.at));
   CINCINNATI_ASSIGN_OR_RETURN(Graph graph, BuildLocalInputs(a.releases, a.graph_data));
-  CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(graph, {a.channels.at(0)}, a.arch));
   TransformChain chain = LocalChain(a, now);
   TransformContext context;
   context.parameters = {{"channel", a.channels.at(0)}, {"arch", a.arch}};
@@ -153,6 +152,7 @@ Status Render(const RenderArgs& r) {
   context.entitlements.hotfixes = a.entitled;
   CINCINNATI_ASSIGN_OR_RETURN(Graph view, RunChainOn(chain, graph, context));
   if (std::none_of(view.nodes().begin(), view.nodes().end(), [](const Node& n) { return n.concrete; })) {
+    CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(graph, {a.channels.at(0)}, a.arch));
     return Status::NotFound(fmt::format("no releases in channel {} for {}", a.channels[0], a.arch));
   }
   ui::DotOptions dot;

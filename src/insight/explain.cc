@@ -250,8 +250,6 @@ std::vector<std::string> ReleasesOf(const Graph& view) {
 
 Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_graph, const ExplainRequest& request) {
   if (request.version.empty()) return Status::MissingParams("version");
-  CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(builder_graph, {Param(request.parameters, "channel", "")},
-                                                          Param(request.parameters, "arch", "amd64")));
   TransformContext context;
   context.parameters = request.parameters;
   context.parameters["version"] = request.version;
@@ -265,6 +263,8 @@ Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_gr
   // path says it, rather than "not in channel" for every release.
   const Graph& view = stages.at(ViewStage(chain));
   if (ViewStage(chain) > 0 && std::none_of(view.nodes().begin(), view.nodes().end(), [](const Node& n) { return n.concrete; })) {
+    // An unknown channel or arch, said as every command says it.
+    CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(builder_graph, {out.channel}, out.arch));
     out.stop = "not_in_channel";
     out.message = fmt::format("no releases in channel {} for {}", out.channel, out.arch);
     return out;

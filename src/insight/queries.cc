@@ -165,8 +165,12 @@ Result<std::vector<ChannelView>> PathViews(const TransformChain& chain, const Gr
 
 Result<PathAnswer> PlanPaths(const TransformChain& chain, const Graph& builder_graph, const PathQuery& query,
                              const EntitlementsFor& entitlements) {
-  CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(builder_graph, query.channels, query.arch));
   CINCINNATI_ASSIGN_OR_RETURN(std::vector<ChannelView> views, PathViews(chain, builder_graph, query, entitlements));
+  // A view with no release: a channel or arch the graph may not have, said as every
+  // command says it (checked only then: a scan of every release's metadata).
+  if (std::any_of(views.begin(), views.end(), [](const ChannelView& v) { return v.view->node_count() == 0; })) {
+    CINCINNATI_RETURN_IF_ERROR(policy::CheckChannelsAndArch(builder_graph, query.channels, query.arch));
+  }
   // The builder's records are read only if no path is found but through removed edges.
   BuilderRecords records(builder_graph, query.arch);
   PathFinder finder(views, records);
