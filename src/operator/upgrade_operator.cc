@@ -194,18 +194,18 @@ void UpgradeOperator::SyncSource() {
 }
 
 std::vector<UpgradeOperator::SyncWrite> UpgradeOperator::PlanSync(SourceRead& read) {
-  unreadable_configs_ = std::move(read.problems);
+  config_problems_.unreadable = std::move(read.problems);
   // Said once per cluster, and listed (`upgrades list`) while it lasts.
   std::set<std::string> unknown;
   for (const auto& [name, spec] : read.specs) {
     if (clusters_.count(name)) continue;
-    if (!unknown_clusters_.count(name)) {
+    if (!config_problems_.unknown.count(name)) {
       spdlog::warn("an UpgradeConfig names cluster {}, which is not in the fleet file: it is ignored until the fleet "
                    "file lists it", name);
     }
     unknown.insert(name);
   }
-  unknown_clusters_ = std::move(unknown);
+  config_problems_.unknown = std::move(unknown);
   std::vector<SyncWrite> writes;
   for (auto& [name, state] : clusters_) {
     // A cluster in a pass is left alone: the pass writes its config back when it ends.
@@ -394,7 +394,7 @@ JsonValue UpgradeOperator::List() {
   std::map<std::string, std::string> waiting_for;
   for (const auto& [name, state] : clusters_) {
     std::string& note = waiting_for[name] = state->last_error.empty() ? state->note : state->last_error;
-    if (auto bad = unreadable_configs_.find(name); bad != unreadable_configs_.end() && configs_.count(name)) {
+    if (auto bad = config_problems_.unreadable.find(name); bad != config_problems_.unreadable.end() && configs_.count(name)) {
       note = "its UpgradeConfig cannot be read, the last one read stays: " + bad->second + (note.empty() ? "" : "; " + note);
     }
   }
@@ -405,8 +405,8 @@ std::optional<JsonValue> UpgradeOperator::Get(const std::string& cluster) { retu
 
 std::string UpgradeOperator::UnreadableConfig(const std::string& cluster) {
   std::lock_guard lock(mu_);
-  auto bad = unreadable_configs_.find(cluster);
-  return bad == unreadable_configs_.end() ? "" : bad->second;
+  auto bad = config_problems_.unreadable.find(cluster);
+  return bad == config_problems_.unreadable.end() ? "" : bad->second;
 }
 
 JsonValue UpgradeOperator::FleetStatus() {
@@ -419,8 +419,8 @@ JsonValue UpgradeOperator::FleetStatus() {
   {
     std::lock_guard lock(mu_);
     for (const auto& [name, c] : configs_) upgrading += IsUpgrading(c) ? 1 : 0;
-    unreadable = unreadable_configs_;
-    unknown = unknown_clusters_;
+    unreadable = config_problems_.unreadable;
+    unknown = config_problems_.unknown;
   }
   return FleetStatusDocument(pause, upgrading, config_.max_parallel, Now(), unreadable, unknown);
 }

@@ -274,8 +274,11 @@ class UpgradeOperator {
 
   std::mutex mu_;  // guards configs_ and the notes of clusters_
   std::map<std::string, UpgradeConfig> configs_;  // by cluster
-  std::map<std::string, std::string> unreadable_configs_;  // by cluster: why the last read failed
-  std::set<std::string> unknown_clusters_;  // named by an UpgradeConfig, not in the fleet file
+  // The UpgradeConfigs the last source sync could not act on.
+  struct ConfigProblems {
+    std::map<std::string, std::string> unreadable;  // by cluster: why the last read failed
+    std::set<std::string> unknown;                  // clusters named by one, not in the fleet file
+  } config_problems_;
   std::map<std::string, std::unique_ptr<ClusterState>> clusters_;
   std::unique_ptr<PolicyService> policies_;  // source OCM
   PolicyIndex policy_index_;
