@@ -118,6 +118,20 @@ void BM_PerClusterAnswer_Pieces(benchmark::State& state) {
 }
 BENCHMARK(BM_PerClusterAnswer_Pieces)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
+// One fresh Ed25519 signing key (signed runs), or none.
+std::vector<std::shared_ptr<const SigningKey>> FreshSigningKeys() {
+  EVP_PKEY* pkey = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(bio, pkey, nullptr, nullptr, 0, nullptr, nullptr);
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);
+  std::vector<std::shared_ptr<const SigningKey>> keys{SigningKey::FromPem(std::string_view(data, static_cast<size_t>(n))).value()};
+  BIO_free(bio);
+  EVP_PKEY_free(pkey);
+  return keys;
+}
+std::vector<std::shared_ptr<const SigningKey>> NoKeys() { return {}; }
+
 // range(0): 1 for signed answers. The whole of a request's work in the policy
 // engine after the query is parsed, as the server does it for a CVO (gzip, its own id,
 // its version): the answer from pieces, the response's headers, the head lines from the
@@ -128,17 +142,7 @@ void BM_AnswerResponse(benchmark::State& state) {
   if (!graph) return;
   TransformChain chain = Chain();
   server::ViewCache cache(chain, std::make_shared<const Graph>(*graph));
-  std::vector<std::shared_ptr<const SigningKey>> keys;
-  if (state.range(0)) {
-    EVP_PKEY* pkey = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
-    BIO* bio = BIO_new(BIO_s_mem());
-    PEM_write_bio_PrivateKey(bio, pkey, nullptr, nullptr, 0, nullptr, nullptr);
-    char* data = nullptr;
-    const long n = BIO_get_mem_data(bio, &data);
-    keys.push_back(SigningKey::FromPem(std::string_view(data, static_cast<size_t>(n))).value());
-    BIO_free(bio);
-    EVP_PKEY_free(pkey);
-  }
+  const std::vector<std::shared_ptr<const SigningKey>> keys = state.range(0) ? FreshSigningKeys() : NoKeys();
   server::AnswerSigner signer(keys, std::chrono::seconds(3600));
   const std::vector<std::string> ids = RandomIds(4096);
   http_server::Request request;
@@ -185,17 +189,7 @@ void BM_HeadLines(benchmark::State& state) {
   if (!graph) return;
   TransformChain chain = Chain();
   server::ViewCache cache(chain, std::make_shared<const Graph>(*graph));
-  std::vector<std::shared_ptr<const SigningKey>> keys;
-  if (state.range(0)) {
-    EVP_PKEY* pkey = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
-    BIO* bio = BIO_new(BIO_s_mem());
-    PEM_write_bio_PrivateKey(bio, pkey, nullptr, nullptr, 0, nullptr, nullptr);
-    char* data = nullptr;
-    const long n = BIO_get_mem_data(bio, &data);
-    keys.push_back(SigningKey::FromPem(std::string_view(data, static_cast<size_t>(n))).value());
-    BIO_free(bio);
-    EVP_PKEY_free(pkey);
-  }
+  const std::vector<std::shared_ptr<const SigningKey>> keys = state.range(0) ? FreshSigningKeys() : NoKeys();
   server::AnswerSigner signer(keys, std::chrono::seconds(3600));
   std::vector<std::pair<Parameters, std::shared_ptr<const server::View>>> answers;
   for (const std::string& id : RandomIds(4096)) {

@@ -12,6 +12,23 @@
 
 namespace cincinnati::policy {
 
+namespace {
+
+// Every name listed (comma-separated) under metadata `key` of a release of `graph`.
+std::set<std::string> ListedIn(const Graph& graph, const std::string& key) {
+  std::set<std::string> out;
+  for (const Node& n : graph.nodes()) {
+    auto it = n.metadata.find(key);
+    if (it == n.metadata.end()) continue;
+    for (std::string_view name : Split(it->second, ',')) {
+      if (!TrimWhitespace(name).empty()) out.emplace(TrimWhitespace(name));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 TransformChain DefaultChain(std::set<std::string> targets, std::shared_ptr<const env::Clock> clock, Phases phases) {
   TransformChain chain;
   chain.push_back(std::make_unique<ChannelFilter>());
@@ -23,29 +40,11 @@ TransformChain DefaultChain(std::set<std::string> targets, std::shared_ptr<const
 }
 
 std::set<std::string> ChannelsOf(const Graph& graph, const std::string& key_prefix) {
-  std::set<std::string> out;
-  const std::string key = PrefixedKey(key_prefix, kChannelsSuffix);
-  for (const Node& n : graph.nodes()) {
-    auto it = n.metadata.find(key);
-    if (it == n.metadata.end()) continue;
-    for (std::string_view c : Split(it->second, ',')) {
-      if (!TrimWhitespace(c).empty()) out.emplace(TrimWhitespace(c));
-    }
-  }
-  return out;
+  return ListedIn(graph, PrefixedKey(key_prefix, kChannelsSuffix));
 }
 
 std::set<std::string> ArchesOf(const Graph& graph, const std::string& key_prefix) {
-  std::set<std::string> out;
-  const std::string key = PrefixedKey(key_prefix, "release.arch");
-  for (const Node& n : graph.nodes()) {
-    auto it = n.metadata.find(key);
-    if (it == n.metadata.end()) continue;
-    for (std::string_view a : Split(it->second, ',')) {
-      if (!TrimWhitespace(a).empty()) out.emplace(TrimWhitespace(a));
-    }
-  }
-  return out;
+  return ListedIn(graph, PrefixedKey(key_prefix, "release.arch"));
 }
 
 namespace {

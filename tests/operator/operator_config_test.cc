@@ -355,6 +355,13 @@ TEST(OperatorApiTest, OffLoopbackNeedsATokenAndPostsNeedJson) {
 namespace cincinnati::upgrade {
 namespace {
 
+// An UpgradeConfig for `cluster`, far in the future.
+std::string ConfigFor(const std::string& cluster) {
+  return "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nmetadata:\n  name: c\n  labels: {cluster: " +
+         cluster + "}\nspec:\n  type: OSD\n  upgradeAt: \"2099-01-01T00:00:00Z\"\n  PDBForceDrainTimeout: 60\n"
+         "  desired: {version: \"4.1.1\", channel: stable-4.1}\n";
+}
+
 TEST(OperatorInputsTest, ATabInAConfigIsCalledATab) {
   auto parsed = ParseUpgradeConfigYaml(
       "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nspec:\n\ttype: OSD\n", "configs/a.yaml");
@@ -376,10 +383,7 @@ TEST(UpgradesCommandTest, NoOperatorRunningIsSaidWithTheWayOut) {
 TEST(OperatorInputsTest, AConfigForAClusterNotInTheFleetIsListedAsNotInFleet) {
   testing::TempDir dir;
   testing::WriteFile(dir / "fleet.yaml", "clusters:\n- {name: alpha, agent: \"http://127.0.0.1:1\"}\n");
-  testing::WriteFile(dir / "configs" / "omega.yaml",
-                     "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nmetadata:\n  name: c\n"
-                     "  labels: {cluster: omega}\nspec:\n  type: OSD\n  upgradeAt: \"2099-01-01T00:00:00Z\"\n"
-                     "  PDBForceDrainTimeout: 60\n  desired: {version: \"4.1.1\", channel: stable-4.1}\n");
+  testing::WriteFile(dir / "configs" / "omega.yaml", ConfigFor("omega"));
   OperatorOptions options;
   options.fleet_path = (dir / "fleet.yaml").string();
   options.state_dir = (dir / "state").string();
@@ -412,11 +416,7 @@ TEST(OperatorInputsTest, AnUnreadableConfigIsReportedNeverTakenForADeletion) {
   testing::WriteFile(dir / "fleet.yaml",
                      "clusters:\n- {name: alpha, agent: \"http://127.0.0.1:1\"}\n- {name: beta, agent: \"http://127.0.0.1:1\"}\n"
                      "- {name: gamma, agent: \"http://127.0.0.1:1\"}\n- {name: delta, agent: \"http://127.0.0.1:1\"}\n");
-  auto config = [](const std::string& cluster) {
-    return "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nmetadata:\n  name: c\n  labels: {cluster: " +
-           cluster + "}\nspec:\n  type: OSD\n  upgradeAt: \"2099-01-01T00:00:00Z\"\n  PDBForceDrainTimeout: 60\n"
-           "  desired: {version: \"4.1.1\", channel: stable-4.1}\n";
-  };
+  auto config = ConfigFor;
   fs::create_directories(dir / "configs");
   testing::WriteFile(dir / "configs" / "alpha.yaml", config("alpha"));
   testing::WriteFile(dir / "configs" / "b.yaml", config("beta"));  // named by its label, not its file
