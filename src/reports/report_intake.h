@@ -35,7 +35,7 @@
 // exists where the report says, each id reports a few times a day, every id counts once
 // per edge and on one edge out of a version (report_ledger.h), and a brake needs
 // failures from at least min_clusters of them. What remains (an attacker patient enough
-// to poll with many ids for half an hour) is stated in the README. Thread-safe.
+// to poll with many ids for half an hour) is stated in docs/reports-and-brakes.md. Thread-safe.
 #pragma once
 
 #include <chrono>

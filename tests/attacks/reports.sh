@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # An outsider's attacks on update reports, against real processes on 127.0.0.1: a graph
 # builder, a policy engine on it, and a second policy engine chained behind the first
-# (forwarding client queries; reports relayed to the graph builder, as the README says to
+# (forwarding client queries; reports relayed to the graph builder, as docs/reports-and-brakes.md says to
 # chain them), with the report checks relaxed as far as they go (any id that polled once).
 #  1. Twenty ids poll the chained engine at 4.13.1 and report failures on edges that do
 #     not exist where they say: to a release that does not exist, a downgrade, an edge of

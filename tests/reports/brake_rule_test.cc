@@ -1,5 +1,5 @@
 // The rule that brakes an edge (reports/brake_rule.h): the Wilson lower bound, the
-// numbers the README states, and the settings' checks.
+// numbers docs/reports-and-brakes.md states, and the settings' checks.
 #include <gtest/gtest.h>
 
 #include "reports/brake_rule.h"
@@ -35,7 +35,7 @@ TEST(BrakeRuleTest, TheBoundNeverExceedsTheRateAndGrowsWithFailures) {
   }
 }
 
-// The failures an edge needs before it is braked, with the defaults (as the README says).
+// The failures an edge needs before it is braked, with the defaults (as docs/reports-and-brakes.md says).
 int64_t FailuresToBrake(int64_t clusters) {
   for (int64_t k = 0; k <= clusters; ++k) {
     if (Evaluate({clusters, k}, BrakeRule{}).brake) return k;

@@ -1,6 +1,6 @@
 // Update reports from outsiders, over real processes: a graph builder, a policy engine on
 // it and a second one chained behind the first (forwarding client queries, relaying
-// reports to the graph builder, as the README says to chain them). Reports on edges that
+// reports to the graph builder, as docs/reports-and-brakes.md says to chain them). Reports on edges that
 // do not exist where they say, from ids that did not poll at the edge's source, or
 // counted against a failed poll, are refused at every door, and nothing is braked.
 #include <gtest/gtest.h>
