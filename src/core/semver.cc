@@ -186,4 +186,9 @@ std::strong_ordering Version::Compare(const Version& o) const {
   return pre_.size() <=> o.pre_.size();
 }
 
+bool VersionNameLess(std::string_view a, std::string_view b) {
+  auto va = Version::Parse(a), vb = Version::Parse(b);
+  return va.ok() && vb.ok() ? *va < *vb : a < b;
+}
+
 }  // namespace cincinnati

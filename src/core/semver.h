@@ -73,6 +73,10 @@ class Version {
   std::vector<Identifier> build_;
 };
 
+// Release names in SemVer precedence; a pair where either name is no version compares
+// as text. For sorting what a message lists.
+bool VersionNameLess(std::string_view a, std::string_view b);
+
 // Parses a dot-separated identifier list such as "amd64" or "rc.1".
 Result<std::vector<Identifier>> ParseIdentifiers(std::string_view text);
 

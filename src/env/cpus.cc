@@ -4,10 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "env/file_system.h"
 
 namespace cincinnati::env {
 namespace {
@@ -21,13 +22,10 @@ std::optional<std::size_t> AffinityCpus() {
   return static_cast<std::size_t>(n);
 }
 
+// A small kernel file's text ("" when it cannot be read: it then limits nothing).
 std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::string text(256, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
-  return text;
+  Result<std::string> text = ReadFile(path, 4096);
+  return text.ok() ? std::move(*text) : std::string();
 }
 
 // The cgroup v2 path of this process ("0::/PATH" in /proc/self/cgroup); empty if none.

@@ -28,10 +28,8 @@ std::vector<size_t> UsedVersions(const FleetResults& r) {
       }
     }
   }
-  std::sort(used.begin(), used.end(), [&](size_t a, size_t b) {
-    auto va = Version::Parse(r.version_names[a]), vb = Version::Parse(r.version_names[b]);
-    return va.ok() && vb.ok() ? *va < *vb : r.version_names[a] < r.version_names[b];
-  });
+  std::sort(used.begin(), used.end(),
+            [&](size_t a, size_t b) { return VersionNameLess(r.version_names[a], r.version_names[b]); });
   return used;
 }
 

@@ -172,10 +172,7 @@ Status Simulation::CheckFailureEdges(const std::vector<PhasedWindow>& windows) c
     for (const std::string& v : {rule.from, rule.to}) {
       if (releases.count(v)) continue;
       std::vector<std::string> sorted(releases.begin(), releases.end());
-      std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
-        auto va = Version::Parse(a), vb = Version::Parse(b);
-        return va.ok() && vb.ok() ? *va < *vb : a < b;
-      });
+      std::sort(sorted.begin(), sorted.end(), VersionNameLess);
       return Status::InvalidArgument(fmt::format("--failure {}->{}: {} is not a release of channel {} ({}); its releases: {}",
                                                  rule.from, rule.to, v, spec_.channel, spec_.arch, fmt::join(sorted, ", ")));
     }

@@ -239,10 +239,7 @@ std::vector<std::string> ReleasesOf(const Graph& view) {
   for (const Node& n : view.nodes()) {
     if (n.concrete) releases.push_back(n.version);
   }
-  std::sort(releases.begin(), releases.end(), [](const std::string& a, const std::string& b) {
-    auto va = Version::Parse(a), vb = Version::Parse(b);
-    return va.ok() && vb.ok() ? *va < *vb : a < b;
-  });
+  std::sort(releases.begin(), releases.end(), VersionNameLess);
   return releases;
 }
 
@@ -276,7 +273,7 @@ Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_gr
   if (ViewStage(chain) > 0 && !view.Find(request.version) && !FindRelease(stages.at(0), request.version, out.arch) &&
       !records.RemovedRelease(request.version)) {
     out.stop = "not_in_channel";
-    out.message = policy::NotAReleaseOf(request.version, out.channel, out.arch, ReleasesOf(view)).message();
+    out.message = policy::NotAReleaseOf(request.version, out.channel, out.arch, ReleasesOf(view));
     return out;
   }
   Explainer explainer(stages, records, request, context, out.arch);

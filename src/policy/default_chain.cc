@@ -72,10 +72,10 @@ Status CheckChannelsAndArch(const Graph& graph, const std::vector<std::string>& 
   return Status::OK();
 }
 
-Status NotAReleaseOf(const std::string& version, const std::string& channel, const std::string& arch,
-                     const std::vector<std::string>& releases) {
-  return Status::NotFound(fmt::format("{} is not a release of channel {} ({}); its releases: {}", version, channel, arch,
-                                      releases.empty() ? std::string("none") : fmt::format("{}", fmt::join(releases, ", "))));
+std::string NotAReleaseOf(const std::string& version, const std::string& channel, const std::string& arch,
+                          const std::vector<std::string>& releases) {
+  return fmt::format("{} is not a release of channel {} ({}); its releases: {}", version, channel, arch,
+                     releases.empty() ? std::string("none") : fmt::format("{}", fmt::join(releases, ", ")));
 }
 
 }  // namespace cincinnati::policy

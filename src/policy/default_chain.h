@@ -37,9 +37,9 @@ std::set<std::string> ArchesOf(const Graph& graph, const std::string& key_prefix
 Status CheckChannelsAndArch(const Graph& graph, const std::vector<std::string>& channels, const std::string& arch,
                             const std::string& key_prefix = std::string(kDefaultKeyPrefix));
 
-// NotFound "V is not a release of channel C (arch); its releases: ..." (the `releases`
-// of the channel's view, in version order).
-Status NotAReleaseOf(const std::string& version, const std::string& channel, const std::string& arch,
+// "V is not a release of channel C (arch); its releases: ..." (the `releases` of the
+// channel's view, in version order).
+std::string NotAReleaseOf(const std::string& version, const std::string& channel, const std::string& arch,
                      const std::vector<std::string>& releases);
 
 }  // namespace cincinnati::policy

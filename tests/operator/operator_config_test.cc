@@ -355,6 +355,15 @@ TEST(OperatorApiTest, OffLoopbackNeedsATokenAndPostsNeedJson) {
 namespace cincinnati::upgrade {
 namespace {
 
+// An operator on `dir`'s fleet.yaml and configs/, its state in state/.
+OperatorOptions LocalOptions(const std::filesystem::path& dir) {
+  OperatorOptions options;
+  options.fleet_path = (dir / "fleet.yaml").string();
+  options.state_dir = (dir / "state").string();
+  options.configs_dir = (dir / "configs").string();
+  return options;
+}
+
 // An UpgradeConfig for `cluster`, far in the future.
 std::string ConfigFor(const std::string& cluster) {
   return "apiVersion: upgrade.managed.openshift.io/v1alpha1\nkind: UpgradeConfig\nmetadata:\n  name: c\n  labels: {cluster: " +
@@ -384,10 +393,7 @@ TEST(OperatorInputsTest, AConfigForAClusterNotInTheFleetIsListedAsNotInFleet) {
   testing::TempDir dir;
   testing::WriteFile(dir / "fleet.yaml", "clusters:\n- {name: alpha, agent: \"http://127.0.0.1:1\"}\n");
   testing::WriteFile(dir / "configs" / "omega.yaml", ConfigFor("omega"));
-  OperatorOptions options;
-  options.fleet_path = (dir / "fleet.yaml").string();
-  options.state_dir = (dir / "state").string();
-  options.configs_dir = (dir / "configs").string();
+  const OperatorOptions options = LocalOptions(dir.path());
   auto op = UpgradeOperator::Open(options);
   ASSERT_TRUE(op.ok()) << op.status().message();
   (*op)->RunOnce();
@@ -422,10 +428,7 @@ TEST(OperatorInputsTest, AnUnreadableConfigIsReportedNeverTakenForADeletion) {
   testing::WriteFile(dir / "configs" / "b.yaml", config("beta"));  // named by its label, not its file
   testing::WriteFile(dir / "configs" / "gamma.yaml", config("gamma"));
   testing::WriteFile(dir / "configs" / "delta.yaml", config("delta"));
-  OperatorOptions options;
-  options.fleet_path = (dir / "fleet.yaml").string();
-  options.state_dir = (dir / "state").string();
-  options.configs_dir = (dir / "configs").string();
+  const OperatorOptions options = LocalOptions(dir.path());
   auto op = UpgradeOperator::Open(options);
   ASSERT_TRUE(op.ok()) << op.status().message();
   (*op)->RunOnce();
