@@ -96,6 +96,10 @@ class VersionGrid {
   std::map<std::string, std::pair<int, int>> at_;
 };
 
+// The risk a brake puts on an edge is named AutomaticallyBlocked_<from>_to_<to> (the
+// reports' brakes): its edges are drawn apart from people's conditional edges.
+constexpr std::string_view kBrakeRiskPrefix = "AutomaticallyBlocked_";
+
 struct EdgeMark {
   std::string from, to, kind, style, tooltip;
   std::string label = {};  // written on the edge in the layered layout (the grid has no room)
@@ -123,11 +127,20 @@ std::vector<EdgeMark> EdgesToDraw(const Graph& view, const DotOptions& options) 
   }
   for (const ConditionalEdge& group : view.conditional_edges()) {
     std::string risks;
-    for (const Risk& r : group.risks) risks += (risks.empty() ? "" : ", ") + r.name;
+    bool braked = false;
+    for (const Risk& r : group.risks) {
+      risks += (risks.empty() ? "" : ", ") + r.name;
+      braked = braked || r.name.starts_with(kBrakeRiskPrefix);
+    }
     for (const ConditionalEdgeRef& ref : group.edges) {
       if (!view.Find(ref.from) || !view.Find(ref.to)) continue;
       drawn.emplace(ref.from, ref.to);
-      out.push_back({ref.from, ref.to, "conditional", "style=dashed, color=\"#d9822b\"", "risks: " + risks, risks});
+      if (braked) {
+        out.push_back({ref.from, ref.to, "conditional brake", "style=solid, color=\"#c2255c\", penwidth=2.5",
+                       "braked by failure reports; risks: " + risks, "brake: " + risks});
+      } else {
+        out.push_back({ref.from, ref.to, "conditional", "style=dashed, color=\"#d9822b\"", "risks: " + risks, risks});
+      }
     }
   }
   for (const BlockedEdgeMark& b : options.blocked) {

@@ -7,11 +7,13 @@
 // 300 edges to draw is pinned to a version grid instead (a row per major.minor, wrapped
 // every 25 releases; edges in a row arc above it) that Graphviz draws as given.
 // Recommended edges are solid, conditional edges dashed and orange with their risks as
-// label and tooltip, blocked edges (on demand) dotted, red and wide with their cause as
-// the tooltip (labels only in the layered layout). Every node
-// and edge carries an SVG id ("release:4.12.3", "edge:4.12.3:4.13.0", "blocked:A:B") and a class
-// (release, recommended, conditional, blocked; highlighted for `highlight` and the
-// hops of `path`) so that a page can select and restyle them without a new layout.
+// label and tooltip, conditional edges held by a brake (a risk named
+// AutomaticallyBlocked_...) solid, crimson and wide with "brake: RISK" as label, blocked
+// edges (when given) dotted, red and wide with their cause as the tooltip (labels only in
+// the layered layout). Every node and edge carries an SVG id ("release:4.12.3",
+// "edge:4.12.3:4.13.0", "blocked:A:B") and a class (release, recommended, conditional,
+// "conditional brake", blocked; highlighted for `highlight` and the hops of `path`) so
+// that a page can select, restyle, show or hide them without a new layout.
 // RenderDot serializes calls (Graphviz keeps global state); a DOT error or a missing
 // renderer is an error naming the format. Thread-safe.
 #pragma once

@@ -14,7 +14,10 @@ header{background:#1d3557;color:#fff;padding:8px 16px;display:flex;gap:12px;alig
 header h1{font-size:18px;margin:0 16px 0 0}
 select,button,input{font-size:14px}
 main{display:flex;height:calc(100vh - 52px)}
-#graph{flex:1;overflow:auto;padding:8px;border-right:1px solid #ccd}
+#graph{flex:1;min-width:0;overflow:auto;padding:8px;border-right:1px solid #ccd}
+#graph svg{display:block;max-width:100%;height:auto}#graph.actual-size svg{max-width:none}
+#graph:not(.show-blocked) g.blocked{display:none}
+#from,#to{width:9em}
 #side{width:380px;overflow:auto;padding:8px 12px;font-size:14px;overflow-wrap:anywhere}
 #side td,#payload{word-break:break-all}
 #legend svg{vertical-align:middle;margin-right:4px}#legend div{margin:2px 0}
@@ -34,6 +37,7 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ee;
 <label>Channel <select id="channel"></select></label>
 <label>Arch <select id="arch"></select></label>
 <label><input type="checkbox" id="blocked"> blocked edges</label>
+<button id="zoom" title="the graph fits the window's width; 1:1 draws it at its own size">1:1</button>
 <span id="status" class="muted"></span>
 </header>
 <main><div id="graph"></div>
@@ -41,12 +45,14 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ee;
 <h2>Legend</h2><div id="legend">
 <div data-kind="recommended"><svg width="36" height="8"><line x1="0" y1="4" x2="36" y2="4" stroke="#4a6fa5" stroke-width="2"/></svg>recommended update</div>
 <div data-kind="conditional"><svg width="36" height="8"><line x1="0" y1="4" x2="36" y2="4" stroke="#d9822b" stroke-width="2" stroke-dasharray="6,3"/></svg>conditional update: offered when its risks do not apply (risk names on the edge)</div>
+<div data-kind="brake"><svg width="36" height="8"><line x1="0" y1="4" x2="36" y2="4" stroke="#c2255c" stroke-width="3"/></svg>braked edge: a conditional update the service's brake holds back (failure reports; brake: on the edge)</div>
 <div data-kind="blocked"><svg width="36" height="8"><line x1="0" y1="4" x2="36" y2="4" stroke="#c23030" stroke-width="3" stroke-dasharray="2,3"/></svg>blocked edge, never offered (shown with &ldquo;blocked edges&rdquo;)</div>
 </div>
 <h2>Risks</h2><div id="risks" class="muted">none</div>
 <h2>Release</h2><div id="details" class="muted">Click a release.</div>
 <h2>Path</h2>
-<div><select id="from"></select> &rarr; <select id="to"></select>
+<div><input id="from" list="releases" placeholder="from" autocomplete="off"> &rarr; <input id="to" list="releases" placeholder="to" autocomplete="off">
+<datalist id="releases"></datalist>
 <input id="accept" placeholder="accept risks (a,b or *)" size="18">
 <button id="path-button">Path</button> <button id="explain-button">Why (not)?</button></div>
 <div id="path-result"></div><div id="explain-result"></div>
@@ -104,16 +110,13 @@ async function loadView() {
   try {
     view = await getJson('/v1/graph?' + query());
     const versions = view.nodes.map((n) => n.version);
-    fill($('from'), versions, true);
-    fill($('to'), versions, true);
-    if (versions.length > 1 && $('from').value === $('to').value) $('to').value = versions[versions.length - 1];
-    const r = await fetch(PREFIX + '/v1/ui/graph.svg?' + query() + ($('blocked').checked ? '&blocked=1' : ''));
+    fillReleases(versions);
+    // Laid out once with the blocked edges: the checkbox only shows or hides them.
+    const r = await fetch(PREFIX + '/v1/ui/graph.svg?' + query() + '&blocked=1');
     $('graph').innerHTML = await r.text();
+    fitSvg();
     for (const g of $('graph').querySelectorAll('g.release')) g.addEventListener('click', () => select(g.id.slice(8)));
-    const blocked = $('blocked').checked ? $('graph').querySelectorAll('g[id^="blocked:"]').length : 0;
-    $('status').textContent = view.nodes.length + ' releases, ' + view.edges.length + ' edges, ' +
-        (view.conditionalEdges || []).reduce((n, c) => n + c.edges.length, 0) + ' conditional' +
-        ($('blocked').checked ? ', ' + blocked + ' blocked' : '');
+    showBlocked();
     showRisks();
     $('path-result').innerHTML = $('explain-result').innerHTML = '';
     await loadRollouts();
@@ -121,6 +124,55 @@ async function loadView() {
   } catch (e) {
     $('status').innerHTML = '<span class="error">' + esc(e.message) + '</span>';
   }
+}
+// The from/to fields offer the view's releases at once and, when first used, every
+// release of the graph for this arch (any of them can be asked about).
+function fillReleases(versions) {
+  for (const id of ['from', 'to']) {
+    if (!versions.includes($(id).value)) $(id).value = id === 'from' ? versions[0] || '' : versions[versions.length - 1] || '';
+  }
+  if (versions.length > 1 && $('from').value === $('to').value) $('to').value = versions[versions.length - 1];
+  if (knownFor !== $('arch').value) $('releases').innerHTML = versions.map((v) => '<option value="' + esc(v) + '">').join('');
+}
+let knownFor = null;
+async function loadKnownReleases() {
+  const arch = $('arch').value;
+  if (knownFor === arch) return;
+  knownFor = arch;
+  const all = new Set(view ? view.nodes.map((n) => n.version) : []);
+  for (const channel of [...$('channel').options].map((o) => o.value)) {
+    try {
+      const g = await getJson('/v1/graph?channel=' + encodeURIComponent(channel) + '&arch=' + encodeURIComponent(arch));
+      for (const n of g.nodes) all.add(n.version);
+    } catch (e) { /* a channel without this arch adds nothing */ }
+  }
+  if (knownFor !== arch) return;
+  const sorted = [...all].sort((x, y) => x.localeCompare(y, undefined, {numeric: true}));
+  $('releases').innerHTML = sorted.map((v) => '<option value="' + esc(v) + '">').join('');
+  $('releases').dataset.complete = arch;
+}
+// Graphviz gives the picture's size in points: drawn at most that wide (1:1), and
+// scaled down to the graph area's width unless "1:1" is on.
+function fitSvg() {
+  const svg = $('graph').querySelector('svg');
+  if (!svg) return;
+  const width = svg.getAttribute('width') || '';
+  const px = parseFloat(width) * (width.endsWith('pt') ? 4 / 3 : 1);
+  if (px > 0) svg.setAttribute('width', px.toFixed(0));
+  svg.removeAttribute('height');
+}
+function showBlocked() {
+  const on = $('blocked').checked;
+  $('graph').classList.toggle('show-blocked', on);
+  if (!view) return;
+  const blocked = $('graph').querySelectorAll('g[id^="blocked:"]').length;
+  $('status').textContent = view.nodes.length + ' releases, ' + view.edges.length + ' edges, ' +
+      (view.conditionalEdges || []).reduce((n, c) => n + c.edges.length, 0) + ' conditional' +
+      (on ? ', ' + blocked + ' blocked' : '');
+}
+function toggleZoom() {
+  const actual = $('graph').classList.toggle('actual-size');
+  $('zoom').textContent = actual ? 'fit' : '1:1';
 }
 // Each conditional group's risks, named, with their message and the edges they hold.
 function showRisks() {
@@ -172,6 +224,11 @@ async function explain() {
   const q = query() + '&version=' + encodeURIComponent($('from').value) + '&to=' + encodeURIComponent($('to').value);
   try {
     const a = await getJson('/v1/explain?' + q);
+    if (a.stop || !a.edges.length) {
+      $('explain-result').innerHTML = '<p class="error" id="explain-stop">' +
+          esc(a.message || 'no newer release of ' + a.version + ' in this channel') + '</p>';
+      return;
+    }
     $('explain-result').innerHTML = a.edges.map((e) => '<p><b>' + esc(e.from + ' → ' + e.to) + ': ' + esc(e.verdict) +
         '</b></p><ul id="reasons">' + e.reasons.map((r) => '<li data-kind="' + esc(r.kind) + '">' + esc(r.message) + '</li>').join('') + '</ul>').join('');
   } catch (e) {
@@ -246,7 +303,9 @@ async function loadAdoption() {
 setInterval(() => { if (view) loadAdoption().catch(() => {}); }, 30000);
 $('channel').addEventListener('change', loadView);
 $('arch').addEventListener('change', loadView);
-$('blocked').addEventListener('change', loadView);
+$('blocked').addEventListener('change', showBlocked);
+$('zoom').addEventListener('click', toggleZoom);
+for (const id of ['from', 'to']) $(id).addEventListener('focus', () => loadKnownReleases().catch(() => {}));
 $('path-button').addEventListener('click', showPath);
 $('explain-button').addEventListener('click', explain);
 loadChannels().catch((e) => { $('status').innerHTML = '<span class="error">' + esc(e.message) + '</span>'; });

@@ -11,68 +11,10 @@
 #include <fmt/format.h>
 
 #include "core/graph_json.h"
-#include "service_util.h"
-#include "test_util.h"
-#include "update_report_util.h"
-#include "http/client.h"
-#include "webdriver.h"
+#include "ui_browser_util.h"
 
-namespace cincinnati {
+namespace cincinnati::ui_browser {
 namespace {
-
-namespace fs = std::filesystem;
-using testing::Get;
-using testing::ServiceProcess;
-using testing::WaitFor;
-using testing::WebDriver;
-
-const fs::path kArtifacts = fs::path(CINCINNATI_ARTIFACTS) / "ui";
-
-// A JSON array of strings as a set ('["a","b"]').
-std::set<std::string> StringSet(const std::string& json) {
-  std::set<std::string> out;
-  size_t at = 0;
-  while ((at = json.find('"', at)) != std::string::npos) {
-    size_t end = json.find('"', at + 1);
-    if (end == std::string::npos) break;
-    out.insert(json.substr(at + 1, end - at - 1));
-    at = end + 1;
-  }
-  return out;
-}
-
-// `document.getElementById(id).textContent`, as JSON text.
-std::string Text(WebDriver& browser, const std::string& id) {
-  return browser.Execute("const e = document.getElementById('" + id + "'); return e ? e.textContent : null;");
-}
-
-// Picks `value` in the <select id=`select`> with a real click on its option.
-void Pick(WebDriver& browser, const std::string& select, const std::string& value) {
-  auto option = browser.Find("xpath", "//select[@id='" + select + "']/option[text()='" + value + "']");
-  ASSERT_TRUE(option.has_value()) << select << " has no option " << value;
-  browser.Click(*option);
-  ASSERT_EQ(browser.Execute("return document.getElementById('" + select + "').value;"), "\"" + value + "\"");
-}
-
-// A real click on the element `css` selects.
-void ClickOn(WebDriver& browser, const std::string& css) {
-  auto element = browser.Find("css selector", css);
-  ASSERT_TRUE(element.has_value()) << "nothing matches " << css;
-  browser.Click(*element);
-}
-
-// Clicks release `version` in the drawn graph and waits for its details.
-void ClickRelease(WebDriver& browser, const std::string& version) {
-  ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "[id='release:" + version + "']"));
-  ASSERT_TRUE(browser.WaitUntil("const e = document.getElementById('selected-version'); "
-                                "return !!e && e.textContent === '" + version + "';"))
-      << Text(browser, "details");
-}
-
-void Screenshot(WebDriver& browser, const std::string& name) {
-  std::string why;
-  EXPECT_TRUE(browser.Screenshot(kArtifacts / name, &why)) << name << ": " << why;
-}
 
 // 1,000 releases (4.1.0..4.10.99) in one channel, shaped as the benchmarks' input: each
 // release names the 15 patches before it and the last 10 of the minor before.
@@ -100,30 +42,6 @@ void WriteThousandReleases(const fs::path& dir) {
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-class UiBrowserTest : public ::testing::Test {
- protected:
-  void SetUp() override { Start(testing::Examples() / "ocp-4x"); }
-  // `pause_secs`: a new graph (even an equal one) starts the page's pictures afresh.
-  void Start(const fs::path& example, const std::string& pause_secs = "1", const std::vector<std::string>& extra = {}) {
-    ASSERT_TRUE(fs::exists(testing::kChromeDriver) && fs::exists(testing::kChromium))
-        << "the browser test needs Debian's chromium and chromium-driver (scripts/deps.sh --test installs them)";
-    std::vector<std::string> args = {"--releases", (example / "releases").string(), "--graph-data", (example / "graph-data").string(),
-                                     "--service.pause_secs", pause_secs};
-    args.insert(args.end(), extra.begin(), extra.end());
-    serve_ = std::make_unique<ServiceProcess>("serve", args);
-    ASSERT_TRUE(WaitFor([&] { return Get(serve_->url("/readyz", "status")).status == 200; }, std::chrono::seconds(60)))
-        << serve_->log();
-    browser_ = std::make_unique<WebDriver>();
-    ASSERT_EQ(browser_->error(), "");
-  }
-  void TearDown() override {
-    browser_.reset();
-    if (serve_) { EXPECT_EQ(serve_->Stop(), 0) << serve_->log(); }
-  }
-  std::unique_ptr<ServiceProcess> serve_;
-  std::unique_ptr<WebDriver> browser_;
-};
 
 TEST_F(UiBrowserTest, PickAChannelClickAReleaseAndDrawAPath) {
   WebDriver& browser = *browser_;
@@ -165,8 +83,8 @@ TEST_F(UiBrowserTest, PickAChannelClickAReleaseAndDrawAPath) {
   Screenshot(browser, "2-release-4.13.0.png");
 
   // A path from 4.12.3 to 4.13.2: the same as /v1/path's first answer, drawn on the graph.
-  ASSERT_NO_FATAL_FAILURE(Pick(browser, "from", "4.12.3"));
-  ASSERT_NO_FATAL_FAILURE(Pick(browser, "to", "4.13.2"));
+  ASSERT_NO_FATAL_FAILURE(Type(browser, "from", "4.12.3"));
+  ASSERT_NO_FATAL_FAILURE(Type(browser, "to", "4.13.2"));
   ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#path-button"));
   ASSERT_TRUE(browser.WaitUntil("return !!document.getElementById('path-hops');")) << Text(browser, "path-result");
   EXPECT_EQ(Text(browser, "path-hops"), "\"2 hops: 4.12.3 → 4.13.0 → 4.13.2\"");
@@ -181,7 +99,7 @@ TEST_F(UiBrowserTest, PickAChannelClickAReleaseAndDrawAPath) {
   ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#blocked"));
   ASSERT_TRUE(browser.WaitUntil("return !!document.getElementById('blocked:4.12.3:4.13.1');"));
   // Why is 4.12.3 -> 4.13.1 not offered? Blocked, and the page names the file.
-  ASSERT_NO_FATAL_FAILURE(Pick(browser, "to", "4.13.1"));
+  ASSERT_NO_FATAL_FAILURE(Type(browser, "to", "4.13.1"));
   ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#explain-button"));
   ASSERT_TRUE(browser.WaitUntil("return !!document.querySelector('#reasons li');")) << Text(browser, "explain-result");
   EXPECT_EQ(browser.Execute("return !!document.querySelector('#reasons li[data-kind=\"blocked\"]');"), "true")
@@ -204,7 +122,7 @@ TEST_F(UiBrowserTest, ANewUserSeesAStableChannelALegendAndTheRisks) {
   EXPECT_EQ(browser.Execute("return document.getElementById('channel').value;"), "\"stable-4.13\"");
   EXPECT_EQ(browser.Execute("return [...document.querySelectorAll('#legend [data-kind]')]"
                             ".filter((e) => e.offsetHeight > 0 && e.querySelector('svg line')).map((e) => e.dataset.kind).join();"),
-            "\"recommended,conditional,blocked\"");
+            "\"recommended,conditional,brake,blocked\"");
 
   // Every risk of the view is named on the page, and on its edge in the picture.
   auto served = ReadGraphJson(Get(serve_->url("/api/upgrades_info/v1/graph?channel=stable-4.13")).body);
@@ -274,8 +192,8 @@ TEST_F(UiBrowserThousandTest, AThousandReleaseChannelStaysUsable) {
   const double clicked = SecondsSince(start);
 
   start = std::chrono::steady_clock::now();
-  ASSERT_NO_FATAL_FAILURE(Pick(browser, "from", "4.1.0"));
-  ASSERT_NO_FATAL_FAILURE(Pick(browser, "to", "4.10.99"));
+  ASSERT_NO_FATAL_FAILURE(Type(browser, "from", "4.1.0"));
+  ASSERT_NO_FATAL_FAILURE(Type(browser, "to", "4.10.99"));
   ASSERT_NO_FATAL_FAILURE(ClickOn(browser, "#path-button"));
   ASSERT_TRUE(browser.WaitUntil("return !!document.getElementById('path-hops');", std::chrono::seconds(60)))
       << Text(browser, "path-result");
@@ -293,50 +211,8 @@ TEST_F(UiBrowserThousandTest, AThousandReleaseChannelStaysUsable) {
   std::cout << timings;
 }
 
-// The Adoption panel: clusters seen polling, by the version they last polled at, over
-// time, on a `serve` that takes reports, its clock 600 times faster than real time (a
-// sample every simulated 10 minutes, so about every real second). Twenty clusters poll
-// at 4.13.1; three fail their update to 4.13.2 and are braked; the other seventeen poll
-// at 4.13.2. The page draws a curve per version, the brake, and today's counts.
-class UiBrowserAdoptionTest : public UiBrowserTest {
- protected:
-  void SetUp() override {
-    Start(testing::Examples() / "ocp-4x", "1",
-          {"--reports.state_dir", (dir_ / "reports").string(), "--brakes.url_base", "https://updates.example.com/api/upgrades_info/v1/brakes", "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1",
-           "--testing.now", "2030-01-01T00:00:00Z", "--testing.time_scale", "600"});
-  }
-  void Poll(int n, const std::string& version) {
-    ASSERT_EQ(Get(serve_->url("/api/upgrades_info/graph?channel=stable-4.13&version=" + version + "&id=" + testing::TestClusterId(n)),
-                  {"Accept: application/json"})
-                  .status,
-              200);
-  }
-  std::string Adoption() { return Get(serve_->url("/api/upgrades_info/v1/ui/adoption")).body; }
-  testing::TempDir dir_;
-};
-
 TEST_F(UiBrowserAdoptionTest, TheAdoptionPanelDrawsTheClustersByVersionAndTheBrake) {
-  // Samples are taken by polls: the clusters go on polling until one is due.
-  ASSERT_TRUE(WaitFor([&] {
-    for (int n = 1; n <= 20; ++n) Poll(n, "4.13.1");
-    return Adoption().find(R"("clusters":{"4.13.1":20})") != std::string::npos;
-  })) << Adoption();
-  for (int n = 1; n <= 20; ++n) {
-    http::RequestOptions post;
-    post.method = "POST";
-    post.headers = {"Content-Type: application/json"};
-    post.body = EncodeUpdateReport(testing::TestReport(n, n <= 3, "a1", 1893456000));
-    auto r = http::Request(serve_->url("/api/upgrades_info/v1/reports?id=" + testing::TestClusterId(n)), post);
-    ASSERT_EQ(r.status, 200) << r.body;
-  }
-  const std::string graph = "/api/upgrades_info/graph?channel=stable-4.13&version=4.13.1";
-  ASSERT_TRUE(WaitFor([&] { return Get(serve_->url(graph), {"Accept: application/json"}).body.find("AutomaticallyBlocked_") != std::string::npos; },
-                      std::chrono::seconds(30)));
-  // The seventeen that updated poll at 4.13.2, in a later sample than the brake.
-  ASSERT_TRUE(WaitFor([&] {
-    for (int n = 4; n <= 20; ++n) Poll(n, "4.13.2");
-    return Adoption().find(R"("clusters":{"4.13.1":3,"4.13.2":17}}]})") != std::string::npos;
-  })) << Adoption();
+  ASSERT_NO_FATAL_FAILURE(BrakeTheEdge());
 
   WebDriver& browser = *browser_;
   browser.Navigate(serve_->url("/#channel=stable-4.13&arch=amd64"));
@@ -358,4 +234,4 @@ TEST_F(UiBrowserAdoptionTest, TheAdoptionPanelDrawsTheClustersByVersionAndTheBra
 }
 
 }  // namespace
-}  // namespace cincinnati
+}  // namespace cincinnati::ui_browser

@@ -170,6 +170,25 @@ TEST(GraphRenderTest, ConditionalEdgesAreDashedWithTheirRisks) {
   EXPECT_FALSE(ui::RenderDot(dot, "gif").ok());
 }
 
+// A brake's risk (named AutomaticallyBlocked_...) marks its edge as a brake: its own
+// class, solid and crimson, labelled "brake:"; another risk on another edge does not.
+TEST(GraphRenderTest, ABrakedEdgeIsDrawnAsABrake) {
+  Graph g;
+  for (const char* v : {"4.13.1", "4.13.2", "4.13.3"}) ASSERT_TRUE(g.AddNode(Node::Concrete(v, std::string("quay.io/a@sha256:") + v)).ok());
+  ConditionalEdge braked;
+  braked.edges.push_back({"4.13.1", "4.13.2"});
+  braked.risks.push_back(Risk{"https://updates.example.com/brakes", "AutomaticallyBlocked_4_13_1_to_4_13_2", "failures", {}});
+  ConditionalEdge other;
+  other.edges.push_back({"4.13.1", "4.13.3"});
+  other.risks.push_back(Risk{"https://example.com/risk", "IngressRisk", "a risk", {}});
+  g.mutable_conditional_edges().push_back(braked);
+  g.mutable_conditional_edges().push_back(other);
+  const std::string dot = ui::ViewDot(g, {});
+  EXPECT_NE(dot.find(R"(id="edge:4.13.1:4.13.2", class="conditional brake", style=solid, color="#c2255c")"), std::string::npos) << dot;
+  EXPECT_NE(dot.find(R"(label="brake: AutomaticallyBlocked_4_13_1_to_4_13_2")"), std::string::npos) << dot;
+  EXPECT_NE(dot.find(R"(id="edge:4.13.1:4.13.3", class="conditional", style=dashed)"), std::string::npos) << dot;
+}
+
 // Releases 4.1.0..4.<minors>.<patches-1>, each reachable from the `reach` releases before it.
 Graph DenseGraph(int minors, int patches, int reach) {
   Graph g;
