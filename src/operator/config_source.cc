@@ -58,7 +58,13 @@ SourceRead LocalConfigSource::Read() {
       auto text = env::ReadFile(file, kMaxUpgradeConfigFileBytes);
       now.config = std::make_shared<const Result<UpgradeConfig>>(text.ok() ? ParseUpgradeConfigYaml(*text, file.string())
                                                                             : Result<UpgradeConfig>(text.status()));
-      fresh_error = !now.config->ok();
+      // A young file is read again on every pass until it settles: what it says is said
+      // again only when the file or its error changed.
+      const bool same_file = before != parsed_.end() && before->second.inode == now.inode && before->second.size == now.size &&
+                             before->second.mtime_ns == now.mtime_ns && before->second.ctime_ns == now.ctime_ns;
+      const bool said = same_file && before->second.config && !before->second.config->ok() && !now.config->ok() &&
+                        before->second.config->status().message() == now.config->status().message();
+      fresh_error = !now.config->ok() && !said;
     }
     const Result<UpgradeConfig>& config = *parsed.emplace(file.string(), std::move(now)).first->second.config;
     if (!config.ok()) {

@@ -3,13 +3,18 @@
 // to keep), naming the file and what is wrong in it; a file that breaks later is said
 // of in the same words.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "operator/config_source.h"
 #include "service_util.h"
 #include "test_util.h"
 
@@ -58,6 +63,28 @@ TEST(OperatorUnreadableConfigLogTest, AConfigThatNeverParsedIsLoggedAsIgnoredUnt
   testing::WriteFile(beta, BrokenConfig());
   ASSERT_TRUE(testing::WaitFor([&] { return said(beta); }, 60s)) << op.log();
   EXPECT_EQ(op.log().find("the cluster's previous config stays"), std::string::npos) << op.log();
+}
+
+// A file younger than two seconds is read again on every pass (it may still be being
+// written); while it and its error stay the same, the error is said once, not once a
+// pass. A change to the file is said again.
+TEST(OperatorUnreadableConfigLogTest, AYoungBrokenFileIsSaidOncePerChange) {
+  testing::TempDir dir;
+  const std::string file = (dir / "alpha.yaml").string();
+  testing::WriteFile(file, BrokenConfig());
+  std::ostringstream out;
+  auto logger = std::make_shared<spdlog::logger>("configs", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger->set_pattern("%v");
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  LocalConfigSource source(dir.path().string());
+  for (int pass = 0; pass < 3; ++pass) EXPECT_TRUE(source.Read().keep_unlisted);
+  const size_t once = TimesIgnored(out.str(), file);
+  testing::WriteFile(file, "spec: [");
+  for (int pass = 0; pass < 3; ++pass) source.Read();
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(once, 1u) << out.str();
+  EXPECT_EQ(TimesIgnored(out.str(), file), 2u) << out.str();
 }
 
 }  // namespace
