@@ -1,0 +1,93 @@
+// The start-order settler (reports/start_order.h): attempts are counted in the order
+// they started, never before every earlier one can be, stuck ones as failures, known-bad
+// sites apart.
+#include <gtest/gtest.h>
+
+#include "reports/start_order.h"
+
+namespace cincinnati::reports {
+namespace {
+
+constexpr int64_t kHour = 3600;
+
+TEST(StartOrderTest, ReportsOnlyCountsAnAttemptOnceItsHorizonHasPassed) {
+  StartOrderSettler settler({.horizon_secs = 2 * kHour, .starts_announced = false});
+  // A failure reported early, of an attempt that started after a slower success.
+  settler.Resolve(2, 100, true, false, 700);
+  EXPECT_EQ(settler.Settle(700).clusters, 0);
+  settler.Resolve(1, 50, false, false, 3650);
+  EXPECT_EQ(settler.Settle(2 * kHour + 49).clusters, 0);
+  SequentialCounts c = settler.Settle(2 * kHour + 50);  // the success first, in start order
+  EXPECT_EQ(c.clusters, 1);
+  EXPECT_EQ(c.failures, 0);
+  c = settler.Settle(2 * kHour + 100);
+  EXPECT_EQ(c.clusters, 2);
+  EXPECT_EQ(c.failures, 1);
+  EXPECT_EQ(settler.late(), 0);
+}
+
+TEST(StartOrderTest, AnnouncedStartsCountUnresolvedAttemptsAsSuccessesUntilTheyResolve) {
+  StartOrderSettler settler({.horizon_secs = 2 * kHour, .starts_announced = true});
+  settler.Start(1, 0, false, 0);
+  settler.Start(2, 10, false, 10);
+  settler.Start(3, 20, false, 20);
+  SequentialCounts c = settler.Settle(30);
+  EXPECT_EQ(c.clusters, 3);
+  EXPECT_EQ(c.failures, 0);
+  settler.Resolve(3, 20, true, false, 40);  // a later start's failure counts at once
+  c = settler.Settle(40);
+  EXPECT_EQ(c.clusters, 3);
+  EXPECT_EQ(c.failures, 1);
+  settler.Resolve(1, 0, false, false, 50);
+  settler.Resolve(1, 0, false, false, 60);  // a resend changes nothing
+  c = settler.Settle(60);
+  EXPECT_EQ(c.clusters, 3);
+  EXPECT_EQ(c.failures, 1);
+}
+
+TEST(StartOrderTest, AnAttemptUnresolvedPastTheHorizonIsAFailureAndStaysOne) {
+  StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = true});
+  settler.Start(7, 0, false, 0);
+  EXPECT_EQ(settler.Settle(kHour - 1).failures, 0);
+  SequentialCounts c = settler.Settle(kHour);
+  EXPECT_EQ(c.clusters, 1);
+  EXPECT_EQ(c.failures, 1);
+  settler.Resolve(7, 0, false, false, kHour + 5);  // its success comes too late
+  c = settler.Settle(kHour + 5);
+  EXPECT_EQ(c.clusters, 1);
+  EXPECT_EQ(c.failures, 1);
+  EXPECT_EQ(settler.late(), 1);
+}
+
+TEST(StartOrderTest, ALateReportWithoutAnnouncedStartIsCountedAsItComes) {
+  StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = false});
+  settler.Settle(5 * kHour);
+  settler.Resolve(1, 0, true, false, 5 * kHour);
+  const SequentialCounts c = settler.Settle(5 * kHour);
+  EXPECT_EQ(c.clusters, 1);
+  EXPECT_EQ(c.failures, 1);
+  EXPECT_EQ(settler.late(), 1);
+}
+
+TEST(StartOrderTest, KnownBadSitesAreKeptApartAsTheBaseline) {
+  StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = true});
+  settler.Start(1, 0, true, 0);
+  settler.Start(2, 0, false, 0);
+  settler.Resolve(1, 0, true, true, 100);
+  settler.Resolve(2, 0, false, false, 200);
+  const SequentialCounts c = settler.Settle(2 * kHour);
+  EXPECT_EQ(c.clusters, 1);
+  EXPECT_EQ(c.failures, 0);
+  EXPECT_EQ(c.excluded, 1);
+  EXPECT_EQ(c.excluded_failures, 1);
+}
+
+TEST(StartOrderTest, TimeNeverGoesBack) {
+  StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = false});
+  settler.Resolve(1, 0, false, false, 100);
+  EXPECT_EQ(settler.Settle(2 * kHour).clusters, 1);
+  EXPECT_EQ(settler.Settle(0).clusters, 1);
+}
+
+}  // namespace
+}  // namespace cincinnati::reports
