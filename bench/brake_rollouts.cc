@@ -7,7 +7,8 @@
 // interval, then the admin delay (exp:6h, the simulator docs' demo), then the update for
 // its duration (uniform 30m-90m). A success is reported at completion; a failure at a
 // uniform point of the update plus the agent's degraded grace (600 s), so failures
-// arrive before the slower successes, as our agents report them. A known-bad site (a
+// arrive before the slower successes, as our agents report them (the "failures reported
+// early" cases), or at completion as the simulator's clusters report them (the others). A known-bad site (a
 // share of the fleet) fails every update, and failed its previous one elsewhere. The
 // HTTP service is not run: 200 rollouts x 10,000 clusters x several cases through
 // real HTTP would take hours; the rules here are the service's own functions.
@@ -15,8 +16,8 @@
 // A brake stops new starts: "exposed" is the clusters started before it. Each case
 // runs both rules on the same draws. Output: one table (Markdown), per case.
 //
-// Usage: brake_rollouts [--rollouts 200] [--clusters 10000] [--prior_mean 0.15]
-//        [--prior_strength 10] [--horizon_secs 7200]
+// Usage: brake_rollouts [--rollouts 200] [--clusters 10000] [--prior_mean 0.12]
+//        [--prior_strength 50] [--horizon_secs 7200] [--lags_secs 0,900,...]
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -47,12 +48,18 @@ struct Settings {
   int clusters = 10'000;
   reports::MixturePrior prior;
   int64_t horizon_secs = 7200;
+  std::vector<int64_t> lags = reports::StartOrderOptions{}.lags_secs;
 };
+
+// When a failure is reported: at completion, as the fleet simulator's clusters report
+// it, or as our agent does (where it shows, plus the degraded grace), before successes.
+enum class Timing { kSimulator, kAgent };
 
 struct Case {
   const char* name;
   double failure_rate;  // of the edge itself
   double bad_sites;     // share of known-bad sites (fail every update)
+  Timing timing;
 };
 
 struct Attempt {
@@ -75,7 +82,8 @@ std::vector<Attempt> DrawRollout(uint64_t seed, const Case& c, int clusters) {
     a.failed = a.bad_site || DrawUnit(seed, i, Draw::kFailure, from, to) < c.failure_rate;
     // Where in the update a failure shows: its own draw, so it does not track `failed`.
     const double at = DrawUnit(seed, i, Draw::kFailure, to, from);
-    a.reported = a.start + (a.failed ? static_cast<int64_t>(at * static_cast<double>(length)) + kDegradedGrace : length);
+    const bool early = a.failed && c.timing == Timing::kAgent;
+    a.reported = a.start + (early ? static_cast<int64_t>(at * static_cast<double>(length)) + kDegradedGrace : length);
   }
   return out;
 }
@@ -116,19 +124,23 @@ int64_t SequentialBrake(const std::vector<Attempt>& attempts, bool announced, co
   std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) {
     return x.t != y.t ? x.t < y.t : x.kind < y.kind;
   });
-  reports::StartOrderSettler settler({.horizon_secs = s.horizon_secs, .starts_announced = announced});
+  reports::StartOrderSettler settler({.horizon_secs = s.horizon_secs, .starts_announced = announced, .lags_secs = s.lags});
   const reports::BrakeRule rule;
-  reports::SequentialCounts last{-1, -1, 0, 0};
+  std::vector<reports::SequentialCounts> last;
   for (const Event& e : events) {
     const Attempt& a = attempts[e.who];
     if (e.kind == kStart) settler.Start(e.who, a.start, a.bad_site, e.t);
     if (e.kind == kReport) settler.Resolve(e.who, a.start, a.failed, a.bad_site, e.t);
-    const reports::SequentialCounts counts = settler.Settle(e.t);
-    if (counts.clusters == last.clusters && counts.failures == last.failures) continue;
-    last = counts;
-    // k/n at or under the threshold never brakes (sequential_brake.h): skip the maths.
-    if (counts.failures * 1.0 <= rule.threshold * static_cast<double>(counts.clusters)) continue;
-    if (reports::EvaluateSequential(counts, rule, s.prior).brake) return e.t;
+    const std::vector<reports::SequentialCounts> views = settler.Settle(e.t);
+    last.resize(views.size(), reports::SequentialCounts{-1, -1, 0, 0});
+    for (size_t v = 0; v < views.size(); ++v) {
+      const reports::SequentialCounts& counts = views[v];
+      if (counts.clusters == last[v].clusters && counts.failures == last[v].failures) continue;
+      last[v] = counts;
+      // k/n at or under the threshold never brakes (sequential_brake.h): skip the maths.
+      if (counts.failures * 1.0 <= rule.threshold * static_cast<double>(counts.clusters)) continue;
+      if (reports::EvaluateSequential(counts, rule, s.prior).brake) return e.t;
+    }
   }
   return kNoBrake;
 }
@@ -178,6 +190,11 @@ bool ParseArgs(int argc, char** argv, Settings& s) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const double v = std::strtod(argv[i + 1], nullptr);
+    if (flag == "--lags_secs") {  // comma-separated
+      s.lags.clear();
+      for (char* p = argv[i + 1]; *p != '\0'; p += *p == ',') s.lags.push_back(std::strtoll(p, &p, 10));
+      continue;
+    }
     if (flag == "--rollouts") s.rollouts = static_cast<int>(v);
     else if (flag == "--clusters") s.clusters = static_cast<int>(v);
     else if (flag == "--prior_mean") s.prior.mean = v;
@@ -195,7 +212,7 @@ int main(int argc, char** argv) {
   Settings s;
   if (!ParseArgs(argc, argv, s)) {
     std::fprintf(stderr, "usage: brake_rollouts [--rollouts N] [--clusters N] [--prior_mean P] [--prior_strength S] "
-                         "[--horizon_secs H]\n");
+                         "[--horizon_secs H] [--lags_secs A,B,...]\n");
     return 2;
   }
   std::printf("%d rollouts of %d clusters each; threshold 5 %%, confidence 95 %%, min 20 clusters; prior Beta mean %.3g "
@@ -204,11 +221,17 @@ int main(int argc, char** argv) {
   std::printf("| edge | braked: old | new, reports only | new, starts announced | exposed before brake: old | "
               "new, reports only | new, starts announced |\n|---|---|---|---|---|---|---|\n");
   const Case cases[] = {
-      {"true 3 %", 0.03, 0},
-      {"true 4 %", 0.04, 0},
-      {"true 10 %", 0.10, 0},
-      {"true 20 %", 0.20, 0},
-      {"true 1 %, 2 % known-bad sites", 0.01, 0.02},
+      {"true 3 %", 0.03, 0, Timing::kSimulator},
+      {"true 4 %", 0.04, 0, Timing::kSimulator},
+      {"true 5 % (the threshold)", 0.05, 0, Timing::kSimulator},
+      {"true 10 %", 0.10, 0, Timing::kSimulator},
+      {"true 20 %", 0.20, 0, Timing::kSimulator},
+      {"true 1 %, 2 % known-bad sites", 0.01, 0.02, Timing::kSimulator},
+      {"true 3 %, failures reported early", 0.03, 0, Timing::kAgent},
+      {"true 4 %, failures reported early", 0.04, 0, Timing::kAgent},
+      {"true 10 %, failures reported early", 0.10, 0, Timing::kAgent},
+      {"true 20 %, failures reported early", 0.20, 0, Timing::kAgent},
+      {"true 1 %, 2 % known-bad sites, failures reported early", 0.01, 0.02, Timing::kAgent},
   };
   for (const Case& c : cases) RunCase(c, s);
   return 0;

@@ -21,13 +21,15 @@
 // with k at fixed n (every integrand does), and L_n <= 1 whenever k/n <= p0 (every
 // integrand is at most 1 there), so such an edge is never braked.
 //
-// The prior: Beta with mean `prior_mean` (0.15) and strength a+b = `prior_strength`
-// (10), truncated to (p0, 1]. Why: the mixture spends its alpha where the prior puts
-// mass; the edges worth braking fast fail 10-30 % of the time, so mass there (rather
-// than uniform on (p0, 1], which wastes most of it on rates no real edge has) brakes a
-// 20 % edge after fewer attempts, and the weak strength keeps power at 8-10 % and at
-// 50 %. Tuned on bench/brake_rollouts.cc (the exposure table of
-// docs/reports-and-brakes.md). Pure; never throws.
+// The prior: Beta with mean `prior_mean` (0.12) and strength a+b = `prior_strength`
+// (50), truncated to (p0, 1]: most of its mass on 6-20 %. Why: the mixture spends its
+// alpha where the prior puts mass. Edges failing 30 % or more are braked after 8-10
+// attempts by any prior; the ones that take long are those a little above the threshold,
+// so the mass goes there (a uniform prior on (p0, 1] spends most of it on rates no edge
+// that is hard to judge has): 190 attempts at a true 10 % (uniform-like priors: 250-300),
+// 25-30 at 20 %. Chosen on bench/brake_rollouts.cc's exposure (the table in
+// docs/reports-and-brakes.md); the prior moves exposure by a few percent, the order
+// attempts are counted in (start_order.h) by much more. Pure; never throws.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +40,8 @@
 namespace cincinnati::reports {
 
 struct MixturePrior {
-  double mean = 0.15;     // Beta's mean before truncation; above the threshold
-  double strength = 10;   // a + b
+  double mean = 0.12;    // Beta's mean before truncation; above the threshold
+  double strength = 50;  // a + b
 };
 Status ValidateMixturePrior(const MixturePrior& prior, const BrakeRule& rule);  // InvalidArgument
 

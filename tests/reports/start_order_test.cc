@@ -14,46 +14,74 @@ TEST(StartOrderTest, ReportsOnlyCountsAnAttemptOnceItsHorizonHasPassed) {
   StartOrderSettler settler({.horizon_secs = 2 * kHour, .starts_announced = false});
   // A failure reported early, of an attempt that started after a slower success.
   settler.Resolve(2, 100, true, false, 700);
-  EXPECT_EQ(settler.Settle(700).clusters, 0);
+  EXPECT_EQ(settler.Settle(700)[0].clusters, 0);
   settler.Resolve(1, 50, false, false, 3650);
-  EXPECT_EQ(settler.Settle(2 * kHour + 49).clusters, 0);
-  SequentialCounts c = settler.Settle(2 * kHour + 50);  // the success first, in start order
+  EXPECT_EQ(settler.Settle(2 * kHour + 49)[0].clusters, 0);
+  SequentialCounts c = settler.Settle(2 * kHour + 50)[0];  // the success first, in start order
   EXPECT_EQ(c.clusters, 1);
   EXPECT_EQ(c.failures, 0);
-  c = settler.Settle(2 * kHour + 100);
+  c = settler.Settle(2 * kHour + 100)[0];
   EXPECT_EQ(c.clusters, 2);
   EXPECT_EQ(c.failures, 1);
   EXPECT_EQ(settler.late(), 0);
 }
 
 TEST(StartOrderTest, AnnouncedStartsCountUnresolvedAttemptsAsSuccessesUntilTheyResolve) {
-  StartOrderSettler settler({.horizon_secs = 2 * kHour, .starts_announced = true});
+  StartOrderSettler settler({.horizon_secs = 2 * kHour, .starts_announced = true, .lags_secs = {0}});
   settler.Start(1, 0, false, 0);
   settler.Start(2, 10, false, 10);
   settler.Start(3, 20, false, 20);
-  SequentialCounts c = settler.Settle(30);
+  SequentialCounts c = settler.Settle(30)[0];
   EXPECT_EQ(c.clusters, 3);
   EXPECT_EQ(c.failures, 0);
   settler.Resolve(3, 20, true, false, 40);  // a later start's failure counts at once
-  c = settler.Settle(40);
+  c = settler.Settle(40)[0];
   EXPECT_EQ(c.clusters, 3);
   EXPECT_EQ(c.failures, 1);
   settler.Resolve(1, 0, false, false, 50);
   settler.Resolve(1, 0, false, false, 60);  // a resend changes nothing
-  c = settler.Settle(60);
+  c = settler.Settle(60)[0];
   EXPECT_EQ(c.clusters, 3);
   EXPECT_EQ(c.failures, 1);
 }
 
+TEST(StartOrderTest, EachLagJudgesThePrefixStartedThatLongAgo) {
+  StartOrderSettler settler({.horizon_secs = 2 * kHour, .starts_announced = true, .lags_secs = {0, kHour}});
+  for (uint64_t i = 0; i < 10; ++i) settler.Start(i, static_cast<int64_t>(i) * 600, false, static_cast<int64_t>(i) * 600);
+  settler.Resolve(0, 0, true, false, 5400);     // in both prefixes
+  settler.Resolve(8, 4800, true, false, 5400);  // started 10 min ago: lag 0's only
+  std::vector<SequentialCounts> views = settler.Settle(5400);
+  ASSERT_EQ(views.size(), 2u);
+  EXPECT_EQ(views[0].clusters, 10);
+  EXPECT_EQ(views[0].failures, 2);
+  EXPECT_EQ(views[1].clusters, 4);  // started at 0, 600, 1200, 1800
+  EXPECT_EQ(views[1].failures, 1);
+  // Two attempts final (started at 0 and 600; the unresolved one is stuck), both cuts
+  // give them up; lag 1 h now reaches the start at 4200.
+  views = settler.Settle(2 * kHour + 600);
+  EXPECT_EQ(views[0].clusters, 10);
+  EXPECT_EQ(views[0].failures, 3);
+  EXPECT_EQ(views[1].clusters, 8);
+  EXPECT_EQ(views[1].failures, 2);
+  settler.Resolve(5, 3000, true, false, 2 * kHour + 600);
+  views = settler.Settle(2 * kHour + 600);
+  EXPECT_EQ(views[0].failures, 4);
+  EXPECT_EQ(views[1].failures, 3);
+  views = settler.Settle(10 * kHour);  // all final; the unresolved ones stuck
+  EXPECT_EQ(views[0].clusters, 10);
+  EXPECT_EQ(views[0].failures, 10);
+  EXPECT_EQ(views[1].failures, 10);
+}
+
 TEST(StartOrderTest, AnAttemptUnresolvedPastTheHorizonIsAFailureAndStaysOne) {
-  StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = true});
+  StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = true, .lags_secs = {0}});
   settler.Start(7, 0, false, 0);
-  EXPECT_EQ(settler.Settle(kHour - 1).failures, 0);
-  SequentialCounts c = settler.Settle(kHour);
+  EXPECT_EQ(settler.Settle(kHour - 1)[0].failures, 0);
+  SequentialCounts c = settler.Settle(kHour)[0];
   EXPECT_EQ(c.clusters, 1);
   EXPECT_EQ(c.failures, 1);
   settler.Resolve(7, 0, false, false, kHour + 5);  // its success comes too late
-  c = settler.Settle(kHour + 5);
+  c = settler.Settle(kHour + 5)[0];
   EXPECT_EQ(c.clusters, 1);
   EXPECT_EQ(c.failures, 1);
   EXPECT_EQ(settler.late(), 1);
@@ -61,21 +89,21 @@ TEST(StartOrderTest, AnAttemptUnresolvedPastTheHorizonIsAFailureAndStaysOne) {
 
 TEST(StartOrderTest, ALateReportWithoutAnnouncedStartIsCountedAsItComes) {
   StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = false});
-  settler.Settle(5 * kHour);
+  EXPECT_EQ(settler.Settle(5 * kHour)[0].clusters, 0);
   settler.Resolve(1, 0, true, false, 5 * kHour);
-  const SequentialCounts c = settler.Settle(5 * kHour);
+  const SequentialCounts c = settler.Settle(5 * kHour)[0];
   EXPECT_EQ(c.clusters, 1);
   EXPECT_EQ(c.failures, 1);
   EXPECT_EQ(settler.late(), 1);
 }
 
 TEST(StartOrderTest, KnownBadSitesAreKeptApartAsTheBaseline) {
-  StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = true});
+  StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = true, .lags_secs = {0}});
   settler.Start(1, 0, true, 0);
   settler.Start(2, 0, false, 0);
   settler.Resolve(1, 0, true, true, 100);
   settler.Resolve(2, 0, false, false, 200);
-  const SequentialCounts c = settler.Settle(2 * kHour);
+  const SequentialCounts c = settler.Settle(2 * kHour)[0];
   EXPECT_EQ(c.clusters, 1);
   EXPECT_EQ(c.failures, 0);
   EXPECT_EQ(c.excluded, 1);
@@ -85,8 +113,8 @@ TEST(StartOrderTest, KnownBadSitesAreKeptApartAsTheBaseline) {
 TEST(StartOrderTest, TimeNeverGoesBack) {
   StartOrderSettler settler({.horizon_secs = kHour, .starts_announced = false});
   settler.Resolve(1, 0, false, false, 100);
-  EXPECT_EQ(settler.Settle(2 * kHour).clusters, 1);
-  EXPECT_EQ(settler.Settle(0).clusters, 1);
+  EXPECT_EQ(settler.Settle(2 * kHour)[0].clusters, 1);
+  EXPECT_EQ(settler.Settle(0)[0].clusters, 1);
 }
 
 }  // namespace
