@@ -55,13 +55,10 @@ SequentialVerdict EvaluateSequential(const SequentialCounts& counts, const Brake
   if (counts.excluded > 0) {
     out.baseline_rate = static_cast<double>(counts.excluded_failures) / static_cast<double>(counts.excluded);
   }
-  // k/n <= p0 gives L_n <= 1 (header): no need for the special functions.
-  if (out.edge_rate <= rule.threshold) {
-    out.log_ratio = counts.clusters > 0 ? LogMixtureRatio(counts.failures, counts.clusters, rule.threshold, prior) : 0;
-    return out;
-  }
   out.log_ratio = LogMixtureRatio(counts.failures, counts.clusters, rule.threshold, prior);
-  out.brake = counts.clusters >= rule.min_clusters && out.log_ratio >= -std::log1p(-rule.confidence);
+  // k/n <= p0 gives L_n <= 1 (header): stated here too, against rounding.
+  out.brake = counts.clusters >= rule.min_clusters && out.edge_rate > rule.threshold &&
+              out.log_ratio >= -std::log1p(-rule.confidence);
   return out;
 }
 
