@@ -14,7 +14,7 @@ void SharedLibrary::Open() {
     handle_ = ::dlopen(soname_, RTLD_NOW | RTLD_LOCAL);
     if (handle_ == nullptr) {
       const char* why = ::dlerror();
-      open_error_ = why != nullptr ? why : "unknown error";
+      std::snprintf(open_error_.data(), open_error_.size(), "%s", why != nullptr ? why : "unknown error");
     }
   });
 }
@@ -23,7 +23,7 @@ Result<void*> SharedLibrary::Find(const char* symbol) {
   Open();
   if (handle_ == nullptr) {
     return Status::NotFound(fmt::format("cannot load {} (Debian package {}; scripts/deps.sh installs it): {}", soname_,
-                                           package_, open_error_));
+                                           package_, open_error_.data()));
   }
   return FindSymbol(handle_, symbol, soname_);
 }

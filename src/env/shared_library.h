@@ -24,6 +24,7 @@
 //   Errors name every path tried, or the symbol, and the loader's message.
 #pragma once
 
+#include <array>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -50,7 +51,7 @@ class SharedLibrary {
   const char* package_;
   std::once_flag once_;
   void* handle_ = nullptr;
-  std::string open_error_;  // the loader's message when the library could not be opened
+  std::array<char, 512> open_error_{};  // the loader's message when the library could not be opened
 };
 
 Result<void*> OpenModule(const std::vector<std::string>& paths);

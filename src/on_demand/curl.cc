@@ -10,6 +10,10 @@
 
 #include "on_demand/forward.h"
 
+// The option before `...` is an enum, as in curl/curl.h's own declarations; its values
+// are ints, which the default promotions leave as they are.
+#pragma GCC diagnostic ignored "-Wvarargs"
+
 namespace {
 constinit cincinnati::env::SharedLibrary libcurl("libcurl.so.4", "libcurl4");
 
