@@ -27,23 +27,19 @@ Code CallWithOption(Code (*real)(Handle*, Option, ...), Handle* handle, Option o
 }
 }  // namespace
 
-extern "C" CURLcode curl_easy_setopt(CURL* handle, CURLoption option, ...) {
-  static const auto real = reinterpret_cast<decltype(&::curl_easy_setopt)>(libcurl.Require("curl_easy_setopt"));
-  va_list args;
-  va_start(args, option);
-  const CURLcode code = CallWithOption(real, handle, option, args);
-  va_end(args);
-  return code;
-}
+// Defines `name(Handle*, Option, ...)`, the argument after the option read by its type.
+#define CINCINNATI_FORWARD_WITH_OPTION(Code, name, Handle, Option)                                \
+  extern "C" Code name(Handle* handle, Option option, ...) {                                      \
+    static const auto real = reinterpret_cast<decltype(&::name)>(libcurl.Require(#name));        \
+    va_list args;                                                                                  \
+    va_start(args, option);                                                                        \
+    const Code code = CallWithOption(real, handle, option, args);                                  \
+    va_end(args);                                                                                  \
+    return code;                                                                                   \
+  }
 
-extern "C" CURLMcode curl_multi_setopt(CURLM* handle, CURLMoption option, ...) {
-  static const auto real = reinterpret_cast<decltype(&::curl_multi_setopt)>(libcurl.Require("curl_multi_setopt"));
-  va_list args;
-  va_start(args, option);
-  const CURLMcode code = CallWithOption(real, handle, option, args);
-  va_end(args);
-  return code;
-}
+CINCINNATI_FORWARD_WITH_OPTION(CURLcode, curl_easy_setopt, CURL, CURLoption)
+CINCINNATI_FORWARD_WITH_OPTION(CURLMcode, curl_multi_setopt, CURLM, CURLMoption)
 
 // Every CURLINFO's argument is a pointer to where the value goes.
 extern "C" CURLcode curl_easy_getinfo(CURL* handle, CURLINFO info, ...) {
