@@ -9,7 +9,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CINCINNATI_BUILD_DIR:-$root/build}"
 if [ -n "${CINCINNATI_BIN:-}" ]; then  # that binary instead of building build/cincinnati
-  bin="$CINCINNATI_BIN" clusters="$(mktemp -d)/example-clusters.db"
+  # Beside nothing of the checkout's: one file under /tmp, replaced on every run.
+  bin="$CINCINNATI_BIN" clusters="${TMPDIR:-/tmp}/cincinnati-example-clusters-$(id -u).db"
 else
   "$root/scripts/build.sh" cincinnati >/dev/null  # only what it runs
   bin="$build/cincinnati" clusters="$build/example-clusters.db"
@@ -33,7 +34,9 @@ for ((i = 0; i < ${#args[@]}; ++i)); do
   esac
 done
 url="http://$address:$port$prefix/graph"
-# A busy port is said before anything else, with the flags that choose another.
+# Busy ports are said before anything else, every one of them, with the flags that
+# choose others.
+busy=0
 for spec in "$address:$port:the service:--service.port" "$status_address:$status_port:its status routes:--status.port"; do
   IFS=: read -r host p what flag <<<"$spec"
   if ! python3 -c 'import socket, sys
@@ -41,9 +44,10 @@ s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[1], int(sys.argv[2])))' "$host" "$p" 2>/dev/null; then
     echo "error: port $p on $host (for $what) is taken; choose another with $flag, e.g. scripts/run.sh $flag 1$p" >&2
-    exit 1
+    busy=1
   fi
 done
+[ "$busy" = 0 ] || exit 1
 # The example's cluster directory (who owns which cluster), rebuilt from its CSV.
 "$bin" clusters import --replace --db "$clusters" "$example/clusters.csv" 2>/dev/null
 cat <<TEXT

@@ -37,6 +37,10 @@ Result<std::string> Call(const BrakeArgs& a, const std::string& method, const st
     simdjson::dom::parser parser;
     std::string_view value;
     if (parser.parse(got.body)["value"].get_string().get(value)) value = got.body;
+    if (got.status == 404 && value.empty()) {  // the route is not there: a service that takes no reports
+      value = "no brakes here: this service takes no update reports (start it with --reports.state_dir, or "
+              "--reports.postgres_file for replicas), or --url names another service";
+    }
     return Status::IoError(fmt::format("{}: HTTP {}: {}", a.url + path, got.status, value));
   }
   return got.body;

@@ -54,6 +54,11 @@ Status SetGraphDataSources(const Settings& s, LocalBuildOptions& options);
 
 // The instant `--at` names (RFC 3339), or now when it is empty; errors name `--at`.
 Result<int64_t> InstantOrNow(const std::string& at);
+// Checks an `--at` value while the command line is parsed, so that a time that does not
+// parse is a usage error (exit 2, with the help hint), not a failure of the command.
+CLI::Validator InstantValidator();
+// Checks that a flag's value is a non-negative integer (ports, seconds, bytes) at parse.
+CLI::Validator UnsignedValidator();
 // The graph builder's graph of local releases and a graph-data directory (the local chain).
 Result<Graph> BuildLocalInputs(const std::string& releases, const std::string& graph_data);
 

@@ -44,6 +44,19 @@ std::vector<std::string> Suggestions(const std::string& word, const std::vector<
   return out;
 }
 
+namespace {
+
+// " graph render" for `graph render`: the command's words after `cincinnati`.
+std::string CommandPath(const CLI::App* command) {
+  std::string path;
+  for (const CLI::App* c = command; c != nullptr && c->get_parent() != nullptr; c = c->get_parent()) {
+    path = " " + c->get_name() + path;
+  }
+  return path;
+}
+
+}  // namespace
+
 std::string DidYouMean(CLI::App& app, const std::vector<std::string>& unexpected) {
   CLI::App* command = Deepest(app);
   std::vector<std::string> flags, subcommands;
@@ -56,22 +69,41 @@ std::string DidYouMean(CLI::App& app, const std::vector<std::string>& unexpected
     const bool flag = arg.starts_with("--");
     const std::string word = flag ? arg.substr(0, arg.find('=')) : arg;
     const std::vector<std::string> suggestions = Suggestions(word, flag ? flags : subcommands);
-    if (suggestions.empty()) continue;
+    const std::string unknown = "'" + word + "' is unknown" + (command == &app ? "" : " to '" + CommandPath(command).substr(1) + "'");
+    if (suggestions.empty()) {
+      // A flag like no other is still the first thing to say (before a required flag
+      // CLI11 then found missing); a word that is not a flag may be its value.
+      if (flag) out += unknown + "\n";
+      continue;
+    }
     std::string names;
     for (size_t i = 0; i < suggestions.size(); ++i) {
       names += (i == 0 ? "'" : i + 1 == suggestions.size() ? " or '" : ", '") + suggestions[i] + "'";
     }
-    out += "'" + word + "' is unknown" + (command == &app ? "" : " to '" + command->get_name() + "'") +
-           "; did you mean " + names + "?\n";
+    out += unknown + "; did you mean " + names + "?\n";
   }
   return out;
+}
+
+namespace {
+
+// How to get the command's help: the last line of every usage error.
+void PrintHelpHint(const CLI::App* command) {
+  const std::string path = CommandPath(command);
+  std::cerr << "Run `cincinnati" << path << " --help` for its " << (path.empty() ? "commands" : "flags") << ".\n";
+}
+
+}  // namespace
+
+int ReportUsage(const CLI::App& command, const Status& status) {
+  std::cerr << "error: " << status.message() << '\n';
+  PrintHelpHint(&command);
+  return kExitUsage;
 }
 
 int ReportParseError(CLI::App& app, const CLI::ParseError& error) {
   if (error.get_exit_code() == 0) return app.exit(error);  // --help, --help-all, --version
   CLI::App* command = Deepest(app);
-  std::string path;
-  for (CLI::App* c = command; c != nullptr && c != &app; c = c->get_parent()) path = " " + c->get_name() + path;
   const std::string lines = DidYouMean(app, app.remaining(true));
   if (!lines.empty()) {
     for (size_t start = 0; start < lines.size();) {
@@ -82,7 +114,7 @@ int ReportParseError(CLI::App& app, const CLI::ParseError& error) {
   } else {
     std::cerr << "error: " << error.what() << '\n';
   }
-  std::cerr << "Run `cincinnati" << path << " --help` for its flags.\n";
+  PrintHelpHint(command);
   return kExitUsage;
 }
 

@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/status.h"
+
 namespace cincinnati::cli {
 
 // The closest of `candidates` to `word`, if it is close enough to be a typo.
@@ -36,6 +38,11 @@ inline constexpr const char* kExitStatusFooter =
 // flag missing because its name was mistyped), then how to get the command's help,
 // and returns kExitUsage.
 int ReportParseError(CLI::App& app, const CLI::ParseError& error);
+
+// Ends a command given a bad value that only its own code could tell (a time that does
+// not parse, an output name of no known format): "error: MESSAGE", how to get the
+// command's help, and kExitUsage, as a parse error does.
+int ReportUsage(const CLI::App& command, const Status& status);
 
 // Puts kExitStatusFooter on `app` and every subcommand under it.
 void StateExitStatuses(CLI::App& app);

@@ -38,6 +38,24 @@ Result<int64_t> InstantOrNow(const std::string& at) {
   return *t;
 }
 
+CLI::Validator InstantValidator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        auto t = graphdata::ParseDateTime(value);
+        return t.ok() ? std::string() : t.status().message();
+      },
+      "");
+}
+
+CLI::Validator UnsignedValidator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? std::string() : "'" + value + "' is not a non-negative integer";
+      },
+      "");
+}
+
 Result<Graph> BuildLocalInputs(const std::string& releases, const std::string& graph_data) {
   LocalBuildOptions options;
   options.releases = releases;

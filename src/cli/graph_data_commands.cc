@@ -79,7 +79,7 @@ void RegisterDiffCheck(CLI::App* graph_data, int& exit_code) {
       "diff-check", "Fail when a graph-data change disturbs phased rollouts in flight (schema 2.x)");
   diff->add_option("old", diff_args->old_dir, "Graph-data before the change")->required()->check(CLI::ExistingDirectory);
   diff->add_option("new", diff_args->new_dir, "Graph-data after the change")->required()->check(CLI::ExistingDirectory);
-  diff->add_option("--at", diff_args->at, "When the change lands (RFC 3339; default now)");
+  diff->add_option("--at", diff_args->at, "When the change lands (RFC 3339; default now)")->check(InstantValidator());
   diff->add_flag("--force", diff_args->force, "Report but do not fail");
   diff->callback([diff_args, &exit_code] { exit_code = RunDiffCheck(*diff_args); });
 }

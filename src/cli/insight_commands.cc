@@ -12,6 +12,7 @@
 #include "builder/pipeline.h"
 #include "core/error_document.h"
 #include "cli/commands.h"
+#include "cli/did_you_mean.h"
 #include "graph-data/time_format.h"
 #include "http/client.h"
 #include "insight/queries.h"
@@ -195,7 +196,7 @@ void AddCommon(CLI::App* cmd, InsightArgs& a) {
   cmd->add_option("--channel-target", a.channel_targets,
                   "Compute locally: channels served as channel-target views (\"*\": all)")
       ->delimiter(',');
-  cmd->add_option("--at", a.at, "Compute locally: the instant to look at (RFC 3339; default now)");
+  cmd->add_option("--at", a.at, "Compute locally: the instant to look at (RFC 3339; default now)")->check(InstantValidator());
   cmd->add_flag("--json", a.json, "Print JSON instead of a table");
 }
 
@@ -234,12 +235,16 @@ void AddGraphRender(CLI::App* graph, int& exit_code) {
   cmd->add_option("--id", r->view.id, "Cluster id (UUID) for phased rollouts");
   cmd->add_option("--entitled", r->view.entitled, "Hotfix names the cluster may see")->delimiter(',');
   cmd->add_option("--channel-target", r->view.channel_targets, "Channels served as channel-target views")->delimiter(',');
-  cmd->add_option("--at", r->view.at, "The instant to draw (RFC 3339; default now)");
+  cmd->add_option("--at", r->view.at, "The instant to draw (RFC 3339; default now)")->check(InstantValidator());
   cmd->add_flag("--blocked", r->blocked, "Also draw the edges blocked-edges removed (dotted red)");
   cmd->add_option("--format", r->format, "svg, png or dot (default: -o's extension, else svg)")
       ->check(CLI::IsMember({"svg", "png", "dot"}));
   cmd->add_option("-o,--output", r->output, "File to write (default: standard output)");
-  cmd->callback([r, &exit_code] {
+  cmd->callback([r, cmd, &exit_code] {
+    if (Result<std::string> format = FormatOf(*r); !format.ok()) {
+      exit_code = ReportUsage(*cmd, format.status());
+      return;
+    }
     Status st = Render(*r);
     if (!st.ok()) {
       std::cerr << "error: " << st.message() << '\n';

@@ -70,7 +70,7 @@ void RegisterRolloutCommands(CLI::App& app, int& exit_code) {
   preview->add_option("--graph-data", args->graph_data, "Graph-data directory")->required();
   preview->add_option("--channel", args->channel, "Channel")->required();
   preview->add_option("--id", args->id, "Cluster id (a UUID)");
-  preview->add_option("--at", args->at, "Time to look at (RFC 3339; default now)");
+  preview->add_option("--at", args->at, "Time to look at (RFC 3339; default now)")->check(InstantValidator());
   preview->add_option("--arch", args->arch, "Architecture")->capture_default_str();
   preview->add_option("--entitled", args->entitled, "Hotfix names the cluster may see (with --id)")->delimiter(',');
   preview->add_option("--version", args->version, "The release the cluster runs (for --channel-target views)");

@@ -556,6 +556,10 @@ void Register(CLI::App& app, int& exit_code, Role role, const char* name, const 
         f.names, [inv, key](const std::string& v) { inv->settings.Set(key, v); }, f.help);
     option->type_name(FlagType(f.key));
     if (f.key == "disallowed_errors") option->check(ErrorClassList());
+    const std::string type = FlagType(f.key);
+    // What the service reads as a non-negative integer (testing.epoch is fractional).
+    const bool whole = type == "PORT" || type == "MILLISECONDS" || type == "BYTES" || (type == "SECONDS" && f.key != "testing.epoch");
+    if (whole) option->check(UnsignedValidator());
     if (std::string d = FlagDefault(role, f.key); !d.empty()) option->default_str(d);
   }
   cmd->callback([inv, &exit_code] {

@@ -111,6 +111,11 @@ class GraphTransform {
     return std::nullopt;
   }
 
+  // Whether the releases it removes must look, to whoever asked, as if they did not
+  // exist (hotfixes of other customers): an explanation then says "not a release"
+  // rather than why, and lists none of them, as a path does.
+  virtual bool removals_are_secret() const { return false; }
+
   // Why this step removed `loss` from the cluster's view, in its own words. Each step
   // explains itself, so a new or renamed step is never misread as another; the default
   // names the step ("removed_by_step").

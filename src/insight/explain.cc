@@ -81,12 +81,16 @@ Reason Because(std::string kind, std::string message = {}, std::string step = {}
 class Explainer {
  public:
   Explainer(const Stages& stages, const BuilderRecords& records, const ExplainRequest& request,
-            const TransformContext& context, std::string arch)
-      : stages_(stages), records_(records), request_(request), context_(context), arch_(std::move(arch)) {}
+            const TransformContext& context, std::string arch, const std::set<std::string>& hidden)
+      : stages_(stages), records_(records), request_(request), context_(context), arch_(std::move(arch)), hidden_(hidden) {}
 
   EdgeExplanation Edge(const std::string& to) const {
     const std::string& from = request_.version;
     EdgeExplanation out{from, to, Verdict::kNotOffered, {}};
+    if (hidden_.count(to)) {  // said as of a release that does not exist
+      out.reasons.push_back(Because("not_in_graph", fmt::format("{} is not a release of the graph for arch {}", to, arch_)));
+      return out;
+    }
     EdgeState final_state = StateIn(stages_.last(), from, to, arch_);
     if (final_state.edge) {
       out.verdict = Verdict::kOffered;
@@ -174,7 +178,25 @@ class Explainer {
   const ExplainRequest& request_;
   const TransformContext& context_;  // what the chain ran with
   std::string arch_;
+  const std::set<std::string>& hidden_;  // releases the asker may not know of
 };
+
+// The releases (as the view names them) that a step with secret removals took out: for
+// the asker, they do not exist.
+std::set<std::string> HiddenReleases(const Stages& stages, const std::string& arch) {
+  std::set<std::string> hidden;
+  for (size_t i = 1; i < stages.size(); ++i) {
+    if (!stages.step(i).removals_are_secret()) continue;
+    const Graph& before = stages.at(i - 1);
+    const Graph& after = stages.at(i);
+    for (const Node& n : before.nodes()) {
+      if (!n.concrete || after.Find(n.version)) continue;
+      hidden.insert(n.version);
+      hidden.insert(ViewVersion(n.version, arch));
+    }
+  }
+  return hidden;
+}
 
 std::string Param(const Parameters& p, std::string_view name, std::string fallback) {
   auto it = p.find(name);
@@ -192,7 +214,7 @@ size_t ViewStage(const TransformChain& chain) {
 }
 
 std::vector<std::string> Candidates(const TransformChain& chain, const Stages& stages, const std::string& version,
-                                    const std::string& arch) {
+                                    const std::string& arch, const std::set<std::string>& hidden) {
   std::set<std::string> found;
   const Graph& view = stages.at(ViewStage(chain));
   const std::string suffix = "+" + arch;
@@ -208,7 +230,7 @@ std::vector<std::string> Candidates(const TransformChain& chain, const Stages& s
   std::vector<std::pair<std::optional<Version>, std::string>> out;
   for (const std::string& v : found) {
     auto parsed = Version::Parse(v);
-    if (v == version || (base.ok() && parsed.ok() && !(*base < *parsed))) continue;
+    if (v == version || hidden.count(v) || (base.ok() && parsed.ok() && !(*base < *parsed))) continue;
     out.emplace_back(parsed.ok() ? std::optional<Version>(*parsed) : std::nullopt, v);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
@@ -233,11 +255,11 @@ std::string_view VerdictName(Verdict verdict) {
 
 namespace {
 
-// The releases of a view, in version order.
-std::vector<std::string> ReleasesOf(const Graph& view) {
+// The releases of a view the asker may know of, in version order.
+std::vector<std::string> ReleasesOf(const Graph& view, const std::set<std::string>& hidden) {
   std::vector<std::string> releases;
   for (const Node& n : view.nodes()) {
-    if (n.concrete) releases.push_back(n.version);
+    if (n.concrete && !hidden.count(n.version)) releases.push_back(n.version);
   }
   std::sort(releases.begin(), releases.end(), VersionNameLess);
   return releases;
@@ -267,18 +289,21 @@ Result<Explanation> Explain(const TransformChain& chain, const Graph& builder_gr
     return out;
   }
   BuilderRecords records(builder_graph, out.arch);
-  // A version that is no release at all (a typo): one sentence naming what the channel
-  // has, rather than "not a release of the graph" for every newer release. A release of
-  // the graph outside the channel is explained step by step below.
-  if (ViewStage(chain) > 0 && !view.Find(request.version) && !FindRelease(stages.at(0), request.version, out.arch) &&
-      !records.RemovedRelease(request.version)) {
+  const std::set<std::string> hidden = HiddenReleases(stages, out.arch);
+  // A version that is no release at all (a typo), or one the asker may not know of: one
+  // sentence naming what the channel has, rather than "not a release of the graph" for
+  // every newer release. A release of the graph outside the channel is explained step
+  // by step below.
+  const bool unknown = !view.Find(request.version) && !FindRelease(stages.at(0), request.version, out.arch) &&
+                       !records.RemovedRelease(request.version);
+  if (ViewStage(chain) > 0 && (unknown || hidden.count(request.version))) {
     out.stop = "not_in_channel";
-    out.message = policy::NotAReleaseOf(request.version, out.channel, out.arch, ReleasesOf(view));
+    out.message = policy::NotAReleaseOf(request.version, out.channel, out.arch, ReleasesOf(view, hidden));
     return out;
   }
-  Explainer explainer(stages, records, request, context, out.arch);
+  Explainer explainer(stages, records, request, context, out.arch, hidden);
   std::vector<std::string> targets = request.to ? std::vector<std::string>{*request.to}
-                                                : Candidates(chain, stages, request.version, out.arch);
+                                                : Candidates(chain, stages, request.version, out.arch, hidden);
   for (const std::string& to : targets) out.edges.push_back(explainer.Edge(to));
   return out;
 }

@@ -71,22 +71,6 @@ std::vector<std::string> HotfixIndex::Entitled(const ClusterInfo& cluster, std::
   return names;
 }
 
-StepReason HotfixFilter::ExplainLoss(const StepLoss& loss) const {
-  if (loss.to) return GraphTransform::ExplainLoss(loss);  // it removes releases, never an edge alone
-  std::string names = "for other customers";
-  const Metadata& metadata = loss.before.node(loss.from).metadata;
-  if (auto it = metadata.find(rules_key_); it != metadata.end()) {
-    if (auto rules = DecodeHotfixRules(it->second); rules.ok()) {
-      std::vector<std::string> list;
-      for (const HotfixRule& rule : *rules) list.push_back(rule.name);
-      names = fmt::format("{}, for other customers", fmt::join(list, ", "));
-    }
-  }
-  return {"hotfix", fmt::format("{} is a hotfix ({}) that this cluster may not see{}", loss.from_version, names,
-                                loss.context.parameters.count("id") ? ""
-                                                                    : ": a request without an id never sees hotfixes")};
-}
-
 PluginStep HotfixFilterFromSettings(const PluginSettings& r) {
   CINCINNATI_RETURN_IF_ERROR(r.CheckKnown({}));
   return std::unique_ptr<GraphTransform>(std::make_unique<HotfixFilter>());

@@ -29,8 +29,10 @@ class HotfixFilter : public GraphTransform {
   Result<Graph> ApplyTo(const Graph& graph, TransformContext& context) const override;
   std::optional<std::vector<std::string>> cache_key_parameters() const override;
   bool reads_entitlements() const override { return true; }
-  // hotfix, naming the hotfixes the release belongs to.
-  StepReason ExplainLoss(const StepLoss& loss) const override;
+  // A hotfix is not explained to a cluster that may not see it: it is no release of
+  // the graph for that cluster, and the hotfix's name (often its customer's) is not
+  // theirs to read.
+  bool removals_are_secret() const override { return true; }
 
  private:
   std::string rules_key_;

@@ -143,7 +143,7 @@ TEST(CliTest, MistypedFlagsAndSubcommandsAreNamed) {
       << port.err;
   ProcessResult to = Cincinnati("adm upgrade --to-version 4.1.1");
   EXPECT_NE(to.exit_code, 0);
-  EXPECT_NE(to.err.find("'--to-version' is unknown to 'upgrade'; did you mean '--to'?"), std::string::npos) << to.err;
+  EXPECT_NE(to.err.find("'--to-version' is unknown to 'adm upgrade'; did you mean '--to'?"), std::string::npos) << to.err;
   ProcessResult far = Cincinnati("graph --completely-different");
   EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;  // nothing close: no guess
 }
@@ -160,12 +160,30 @@ TEST(CliTest, AUsageErrorExitsTwoAndLeadsWithOurMessage) {
   ProcessResult path = Cincinnati("path --releases x --graph-data y --chanel stable-4.13 --from 4.13.0 --to 4.13.1");
   EXPECT_EQ(path.exit_code, 2);
   EXPECT_EQ(first_line(path.err), "error: '--chanel' is unknown to 'path'; did you mean '--channel'?") << path.err;
+  // A flag like no other: named first, not "--channel is required".
+  ProcessResult bogus = Cincinnati("explain --releases x --graph-data y --bogus 1");
+  EXPECT_EQ(bogus.exit_code, 2);
+  EXPECT_EQ(first_line(bogus.err), "error: '--bogus' is unknown to 'explain'") << bogus.err;
+  // A nested command is named whole.
+  EXPECT_EQ(first_line(Cincinnati("adm upgrade --bogus").err), "error: '--bogus' is unknown to 'adm upgrade'");
   ProcessResult missing = Cincinnati("graph render --releases x --graph-data y");
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
   EXPECT_EQ(missing.err.rfind("error: ", 0), 0u) << missing.err;
   EXPECT_NE(missing.err.find("Run `cincinnati graph render --help` for its flags."), std::string::npos) << missing.err;
   EXPECT_EQ(Cincinnati("graph").exit_code, 2);
-  EXPECT_EQ(Cincinnati("serv").exit_code, 2);
+  ProcessResult top = Cincinnati("serv");
+  EXPECT_EQ(top.exit_code, 2);
+  EXPECT_NE(top.err.find("Run `cincinnati --help` for its commands."), std::string::npos) << top.err;
+  // A bad value is a usage error too, said with the flag's name and where the help is.
+  ProcessResult port = Cincinnati("serve --service.port abc");
+  EXPECT_EQ(port.exit_code, 2) << port.err;
+  EXPECT_NE(first_line(port.err).find("--service.port"), std::string::npos) << port.err;
+  EXPECT_NE(first_line(port.err).find("'abc' is not a non-negative integer"), std::string::npos) << port.err;
+  EXPECT_NE(port.err.find("Run `cincinnati serve --help` for its flags."), std::string::npos) << port.err;
+  ProcessResult at = Cincinnati("rollout preview --releases x --graph-data y --channel c --at yesterday");
+  EXPECT_EQ(at.exit_code, 2) << at.err;
+  EXPECT_NE(first_line(at.err).find("--at"), std::string::npos) << at.err;
+  EXPECT_NE(at.err.find("Run `cincinnati rollout preview --help` for its flags."), std::string::npos) << at.err;
   // The insight commands point at the port where their routes are (serve's or a policy
   // engine's, 8081), not the graph builder's.
   for (const char* sub : {"path", "explain"}) {

@@ -59,6 +59,11 @@ TEST(FirstUseTest, APlainHttpRegistryWithoutASchemeGetsAHint) {
   auto r = RunCincinnati("release info " + host + "/org/release:1");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("if it is plain HTTP, write it as http://HOST:PORT/..."), std::string::npos) << r.err;
+  // `brakes list` against a service that takes no reports said "HTTP 404: " and nothing more.
+  auto brakes = RunCincinnati("brakes list --url " + plain.url("/api/upgrades_info"));
+  EXPECT_EQ(brakes.exit_code, 1);
+  EXPECT_NE(brakes.err.find("this service takes no update reports (start it with --reports.state_dir"), std::string::npos)
+      << brakes.err;
 }
 
 // A socket listening on an ephemeral 127.0.0.1 port (another program, as far as the demo
@@ -161,13 +166,15 @@ TEST(RunScriptTest, TheBannerNamesThePageAndThePortsGiven) {
 
 // A busy port stopped run.sh only after its whole banner, with serve's bind error and
 // no word on how to choose another.
+// Both busy ports are named in one run, not one per run.
 TEST(RunScriptTest, ABusyPortIsSaidFirstWithTheFlagThatChoosesAnother) {
-  Listener other;  // holds its port for the whole test
+  Listener other, status_routes;  // each holds its port for the whole test
   const fs::path script = testing::Examples().parent_path() / "scripts" / "run.sh";
   testing::TempDir tmp;
   const std::string cmd = std::string("CINCINNATI_BIN=") + CINCINNATI_BINARY + " timeout 60 bash " + script.string() +
-                          " --service.port " + std::to_string(other.port()) + " >" + (tmp / "out").string() + " 2>" +
-                          (tmp / "err").string() + " </dev/null";
+                          " --service.port " + std::to_string(other.port()) + " --status.port " +
+                          std::to_string(status_routes.port()) + " >" + (tmp / "out").string() + " 2>" + (tmp / "err").string() +
+                          " </dev/null";
   const int status = std::system(cmd.c_str());
   const testing::ProcessResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::ReadFile(tmp / "out"),
                                  testing::ReadFile(tmp / "err")};
@@ -175,6 +182,10 @@ TEST(RunScriptTest, ABusyPortIsSaidFirstWithTheFlagThatChoosesAnother) {
   EXPECT_EQ(r.out, "") << "no banner for a service that cannot start";
   EXPECT_NE(r.err.find("error: port " + std::to_string(other.port()) +
                        " on 127.0.0.1 (for the service) is taken; choose another with --service.port"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("error: port " + std::to_string(status_routes.port()) +
+                       " on 127.0.0.1 (for its status routes) is taken; choose another with --status.port"),
             std::string::npos)
       << r.err;
 }

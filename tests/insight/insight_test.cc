@@ -127,6 +127,11 @@ void ExpectExplanationsAgreeWithViews(const std::filesystem::path& example, cons
             const bool edge = a && b && view.HasEdge(*a, *b);
             const std::vector<std::string> risks = ConditionalRisks(view, from, to);
             Explanation e = ExplainOne(chain, graph, params, from, to, entitlements);
+            if (!e.stop.empty()) {  // a release this cluster may not know of (another's hotfix): as none
+              EXPECT_FALSE(a.has_value()) << from;
+              EXPECT_EQ(e.message.find("hotfix", from.size()), std::string::npos) << e.message;
+              continue;
+            }
             ASSERT_EQ(e.edges.size(), 1u);
             const auto& x = e.edges[0];
             SCOPED_TRACE(channel + " " + arch + " id=" + id + " " + from + " -> " + to + "\n" + Reasons(x));
@@ -381,13 +386,34 @@ TEST(ExplainPhasedTest, APhasedEdgeSaysWhenThisClusterSeesIt) {
   EXPECT_EQ(*FindReason(before, "not_started")->visible_from, begin);
 }
 
+// To anyone not entitled to it, a hotfix is no release at all: explained as one that does
+// not exist, never listed, never named with its rules (whose names are often their
+// customers'), as a path says it.
 TEST(ExplainHotfixTest, AHotfixIsForItsCustomersOnly) {
   Graph graph = Build(testing::Examples() / "ocp-4x");
   TransformChain chain = DefaultChain(0);
   Parameters params{{"channel", "stable-4.13"}};
   auto other = ExplainOne(chain, graph, params, "4.12.3", "4.13.1-hotfix.1").edges.at(0);
-  ASSERT_NE(FindReason(other, "hotfix"), nullptr) << Reasons(other);
-  EXPECT_NE(FindReason(other, "hotfix")->message.find("acme-etcd-defrag"), std::string::npos);
+  EXPECT_EQ(other.verdict, Verdict::kNotOffered);
+  ASSERT_NE(FindReason(other, "not_in_graph"), nullptr) << Reasons(other);
+  EXPECT_EQ(FindReason(other, "hotfix"), nullptr) << Reasons(other);
+  EXPECT_EQ(Reasons(other).find("acme"), std::string::npos) << Reasons(other);
+  // The same words as for a release that does not exist.
+  auto none = ExplainOne(chain, graph, params, "4.12.3", "4.13.9").edges.at(0);
+  ASSERT_EQ(other.reasons.size(), 1u);
+  ASSERT_EQ(none.reasons.size(), 1u);
+  EXPECT_EQ(other.reasons[0].kind, none.reasons[0].kind);
+  EXPECT_EQ(other.reasons[0].message.substr(other.to.size()), none.reasons[0].message.substr(none.to.size()));
+  // Not among the candidates of an explanation without a target, nor in the list of
+  // releases a mistyped or hidden version is answered with.
+  for (const auto& edge : ExplainOne(chain, graph, params, "4.12.3", std::nullopt).edges) EXPECT_EQ(edge.to.find("hotfix"), std::string::npos);
+  for (const std::string version : {"9.9.9", "4.13.1-hotfix.1"}) {
+    auto stop = insight::Explain(chain, graph, insight::ExplainRequest{params, {}, version, std::nullopt});
+    ASSERT_TRUE(stop.ok()) << stop.status().ToString();
+    EXPECT_EQ(stop->stop, "not_in_channel") << version;
+    EXPECT_NE(stop->message.find("is not a release of channel stable-4.13"), std::string::npos) << stop->message;
+    EXPECT_EQ(stop->message.find("hotfix", version.size()), std::string::npos) << stop->message;  // past the version asked
+  }
   ClusterEntitlements acme;
   acme.hotfixes = {"acme-etcd-defrag"};
   params["id"] = "0b4f6b0e-6f62-4a3c-9f3e-1d2c3b4a5f60";

@@ -117,7 +117,7 @@ TEST(GraphRenderTest, AChannelWithoutReleasesIsAnErrorAndTheFileNameGivesTheForm
   auto dot = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.dot").string());
   EXPECT_EQ(testing::ReadFile(dir / "beta.dot").rfind("digraph", 0), 0u);
   auto other = RunCincinnati("graph render" + sources + " --channel beta -o " + (dir / "beta.jpg").string());
-  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_EQ(other.exit_code, 2) << "a name of no known format is a bad value: a usage error";
   EXPECT_NE(other.err.find("beta.jpg: cannot draw that format; name the file .svg, .png or .dot, or give --format"),
             std::string::npos)
       << other.err;
