@@ -115,6 +115,8 @@ if [ "${1:-}" = "--check" ]; then
   exit 1
 fi
 
+# The upgrade operator's fleet for this demo: its one agent, at the port it has.
+sed "s|http://127.0.0.1:9099|$agent|" "$root/examples/upgrades/fleet.yaml" >"$work/fleet.yaml"
 cat <<TEXT
 
 Try, in another terminal:
@@ -122,6 +124,8 @@ Try, in another terminal:
   $bin adm upgrade --agent $agent --to 4.1.1      # verify, download, apply: agent first, then ingress, then machine-config
   watch -n1 $bin adm upgrade --agent $agent       # progress; the agent hands over to a new process mid-way
   curl -s $agent/apis/config.openshift.io/v1/clusteroperators/machine-config   # the pool, machine by machine
+  $bin upgrade-operator --fleet $work/fleet.yaml --configs $root/examples/upgrades/configs \\
+    --config $root/examples/upgrades/operator.yaml --state-dir $work/uo   # the upgrade operator, for this agent
 Logs are in $work. Stop with Ctrl-C.
 TEXT
 wait "${pids[0]}"
