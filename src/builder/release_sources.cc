@@ -1,6 +1,8 @@
 #include "builder/release_sources.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -41,22 +43,25 @@ Result<Release> LoadReleaseDocument(const fs::path& path, const ReleaseDirectory
 
 Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const ReleaseDirectoryOptions& options) {
   env::FileSystem& disk = env::DefaultFileSystem();
-  std::vector<fs::path> documents;
+  // Each document by the name of its entry in `dir`: entries' names are unique, so
+  // ordering by them is the order of the whole paths, without comparing paths component
+  // by component.
+  std::vector<std::pair<std::string, fs::path>> documents;
   auto entries = disk.ListDirectory(dir);
   if (!entries.ok()) return Status::IoError(fmt::format("{}: cannot list directory: {}", dir.string(), entries.status().message()));
   for (const env::DirectoryEntry& entry : *entries) {
     if (entry.type == env::FileType::kRegular && entry.path.extension() == ".json") {
-      documents.push_back(entry.path);
+      documents.emplace_back(entry.relative.native(), entry.path);
     } else if (entry.type == env::FileType::kDirectory) {
       fs::path inner = entry.path / "release-manifests" / "release-metadata";
-      if (disk.IsRegularFile(inner)) documents.push_back(inner);
+      if (disk.IsRegularFile(inner)) documents.emplace_back(entry.relative.native(), std::move(inner));
     }
   }
-  std::sort(documents.begin(), documents.end());
+  std::sort(documents.begin(), documents.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Release> releases;
   releases.reserve(documents.size());
   ReleaseMetadataParser parser;  // one parser's buffers for every document
-  for (const fs::path& p : documents) {
+  for (const auto& [name, p] : documents) {
     CINCINNATI_ASSIGN_OR_RETURN(Release r, LoadReleaseDocument(p, options, parser));
     releases.push_back(std::move(r));
   }
