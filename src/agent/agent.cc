@@ -453,6 +453,13 @@ void Agent::Transition() {
   if (!target) {
     state_ = LoopState::kRetrieving;
     cv_.SetCondition({"Progressing", "False", "", "Cluster version is " + version, now});
+    // Nothing requested, a refused update cancelled: the running release is what the
+    // agent reconciles, as the CVO's sync worker loads the current payload again, so
+    // the refusal is no longer the news.
+    if (const Condition* accepted = cv_.FindCondition("ReleaseAccepted"); accepted && accepted->status == "False") {
+      cv_.SetCondition({"ReleaseAccepted", "True", "PayloadLoaded",
+                        fmt::format("Payload loaded version=\"{}\" image=\"{}\"", version, cv_.status.desired.image), now});
+    }
     return;
   }
   // The update runner words Progressing from here on (UpdatePass).

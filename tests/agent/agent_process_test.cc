@@ -268,6 +268,18 @@ TEST_F(AgentProcessTest, ApiChangesTheSpecAndAChannelChangeFetchesAtOnce) {
             std::string::npos);
   EXPECT_EQ(ItemsOf(*FindMember(*FindMember(refused, "status"), "history")).size(), 1u) << "nothing was applied";
   EXPECT_EQ(TextOf(*FindMember(*FindMember(*FindMember(refused, "status"), "desired"), "version")), "4.12.3");
+  // Cancelled (adm upgrade --clear): the running release is accepted again, as the CVO
+  // says it after loading its payload once more; the refusal does not linger.
+  ASSERT_EQ(Patch(agent->url(kCv), R"({"spec":{"desiredUpdate":null}})").status, 200);
+  ASSERT_TRUE(WaitFor([&] {
+    const JsonValue cv = ClusterVersion(*agent);
+    const JsonValue* accepted = ConditionOf(cv, "ReleaseAccepted");
+    return accepted && TextOf(*FindMember(*accepted, "status")) == "True";
+  }, 10s)) << WriteJson(ClusterVersion(*agent), 2);
+  const JsonValue cleared = ClusterVersion(*agent);
+  EXPECT_EQ(TextOf(*FindMember(*ConditionOf(cleared, "ReleaseAccepted"), "reason")), "PayloadLoaded");
+  EXPECT_NE(TextOf(*FindMember(*ConditionOf(cleared, "ReleaseAccepted"), "message")).find("version=\"4.12.3\""),
+            std::string::npos);
   EXPECT_EQ(Get(agent->url("/apis/config.openshift.io/v1/clusteroperators/nope")).status, 404);
 }
 
