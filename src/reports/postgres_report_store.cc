@@ -49,6 +49,11 @@ constexpr const char* kSchema[] = {
     "INSERT INTO brake_mark VALUES(1, 0) ON CONFLICT (id) DO NOTHING",
     "CREATE TABLE IF NOT EXISTS brake_events(id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL, from_version TEXT NOT NULL, "
     "to_version TEXT NOT NULL, action TEXT NOT NULL, \"by\" TEXT NOT NULL, note TEXT NOT NULL)",
+    // Started reports (report_ledger.h): one row per attempt, not counted by the rule.
+    "CREATE TABLE IF NOT EXISTS attempt_starts(cluster TEXT NOT NULL, attempt TEXT NOT NULL, from_version TEXT NOT NULL, "
+    "to_version TEXT NOT NULL, started BIGINT NOT NULL, received BIGINT NOT NULL, PRIMARY KEY(cluster, attempt))",
+    "CREATE INDEX IF NOT EXISTS attempt_starts_by_edge ON attempt_starts(from_version, to_version, started)",
+    "CREATE INDEX IF NOT EXISTS attempt_starts_by_received ON attempt_starts(received)",
 };
 
 constexpr const char* kAddCluster =
@@ -100,8 +105,19 @@ class PostgresReportStore::Batch {
     return Status::OK();
   }
 
-  // Inserts the report; false when it was there already (a resend).
+  // Inserts the report; false when it was there already (a resend), or, for a Started
+  // one, when its attempt's final report was.
   Result<bool> Insert(const UpdateReport& r, int64_t received) {
+    if (r.result == UpdateResult::kStarted) {
+      CINCINNATI_ASSIGN_OR_RETURN(PgResult ended, tx_.Exec("SELECT 1 FROM reports WHERE cluster = $1 AND attempt = $2",
+                                                           {r.cluster_id, r.attempt}));
+      if (!ended.rows.empty()) return false;
+      CINCINNATI_ASSIGN_OR_RETURN(
+          PgResult put, tx_.Exec("INSERT INTO attempt_starts(cluster, attempt, from_version, to_version, started, received) "
+                                 "VALUES($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                                 {r.cluster_id, r.attempt, r.from, r.to, Text(ClampedStart(r.started, received)), Text(received)}));
+      return put.affected > 0;
+    }
     CINCINNATI_ASSIGN_OR_RETURN(
         PgResult put,
         tx_.Exec("INSERT INTO reports(cluster, attempt, from_version, to_version, arch, channel, result, component, reason, "
@@ -316,7 +332,7 @@ Result<ReportStore::Recorded> PostgresReportStore::Record(const std::vector<Upda
     for (const UpdateReport& r : batch) {
       CINCINNATI_ASSIGN_OR_RETURN(bool inserted, b.Insert(r, received));
       out.outcomes.push_back(inserted ? ReportLedger::Outcome::kRecorded : ReportLedger::Outcome::kDuplicate);
-      if (!inserted) continue;
+      if (!inserted || r.result == UpdateResult::kStarted) continue;
       CINCINNATI_RETURN_IF_ERROR(b.Count(r, received));
       touched.insert({r.from, r.to});
     }
@@ -398,14 +414,18 @@ Result<int64_t> PostgresReportStore::Prune(int64_t before) {
   // timeout, and batches and Follow get the connection in between.
   constexpr size_t kChunk = 5000;
   int64_t gone = 0;
-  for (;;) {
-    std::lock_guard lock(mu_);
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult chunk, session_.Exec("DELETE FROM reports WHERE ctid IN (SELECT ctid FROM reports WHERE "
-                                                              "received < $1 LIMIT $2)",
-                                                              {Text(before), Text(kChunk)}));
-    gone += static_cast<int64_t>(chunk.affected);
-    if (chunk.affected < kChunk) return gone;
+  for (const char* table : {"reports", "attempt_starts"}) {
+    for (;;) {
+      std::lock_guard lock(mu_);
+      CINCINNATI_ASSIGN_OR_RETURN(
+          PgResult chunk, session_.Exec(fmt::format("DELETE FROM {0} WHERE ctid IN (SELECT ctid FROM {0} WHERE received < $1 LIMIT $2)",
+                                                    table),
+                                        {Text(before), Text(kChunk)}));
+      gone += static_cast<int64_t>(chunk.affected);
+      if (chunk.affected < kChunk) break;
+    }
   }
+  return gone;
 }
 
 Status PostgresReportStore::ClampEpochs(int64_t now) {
@@ -445,7 +465,7 @@ Result<std::vector<EdgeKey>> PostgresReportStore::EdgesWithFailures() const {
 
 int64_t PostgresReportStore::reports() const {
   std::lock_guard lock(mu_);
-  auto count = session_.Exec("SELECT count(*) FROM reports");
+  auto count = session_.Exec("SELECT (SELECT count(*) FROM reports) + (SELECT count(*) FROM attempt_starts)");
   return count.ok() && !count->rows.empty() ? Int(count->rows[0][0]) : -1;
 }
 

@@ -24,6 +24,10 @@ constexpr const char* kSchema[] = {
     "CREATE INDEX IF NOT EXISTS reports_by_received ON reports(received)",  // the hourly prune
     "CREATE TABLE IF NOT EXISTS edge_epochs(from_version TEXT NOT NULL, to_version TEXT NOT NULL, since INTEGER NOT NULL, "
     "PRIMARY KEY(from_version, to_version))",
+    "CREATE TABLE IF NOT EXISTS attempt_starts(cluster TEXT NOT NULL, attempt TEXT NOT NULL, from_version TEXT NOT NULL, "
+    "to_version TEXT NOT NULL, started INTEGER NOT NULL, received INTEGER NOT NULL, PRIMARY KEY(cluster, attempt))",
+    "CREATE INDEX IF NOT EXISTS attempt_starts_by_edge ON attempt_starts(from_version, to_version, started)",
+    "CREATE INDEX IF NOT EXISTS attempt_starts_by_received ON attempt_starts(received)",
 };
 
 constexpr const char* kAddCluster =
@@ -36,6 +40,8 @@ void CountFailure(EdgeState& edge, const std::string& component, int64_t at) {
 }
 
 }  // namespace
+
+int64_t ClampedStart(int64_t started, int64_t received) { return std::clamp(started, received - kStartHorizon, received); }
 
 ReportLedger::ReportLedger(std::unique_ptr<sqlite::Database> db, Options options)
     : db_(std::move(db)), options_(std::move(options)) {}
@@ -52,7 +58,8 @@ Result<std::unique_ptr<ReportLedger>> ReportLedger::Open(const std::string& path
 }
 
 Status ReportLedger::Load() {
-  CINCINNATI_ASSIGN_OR_RETURN(Statement count, db_->Prepare("SELECT count(*) FROM reports"));
+  CINCINNATI_ASSIGN_OR_RETURN(Statement count,
+                              db_->Prepare("SELECT (SELECT count(*) FROM reports) + (SELECT count(*) FROM attempt_starts)"));
   CINCINNATI_ASSIGN_OR_RETURN(Statement epochs, db_->Prepare("SELECT from_version, to_version, since FROM edge_epochs"));
   std::lock_guard lock(mu_);
   CINCINNATI_RETURN_IF_ERROR(count.ForEachRow([&] { reports_ = count.Integer(0); }));
@@ -113,6 +120,12 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
   std::vector<Outcome> outcomes;
   int64_t recorded = 0;
   for (const UpdateReport& r : batch) {
+    if (r.result == UpdateResult::kStarted) {
+      CINCINNATI_ASSIGN_OR_RETURN(bool inserted, RecordStart(r, received));
+      outcomes.push_back(inserted ? Outcome::kRecorded : Outcome::kDuplicate);
+      recorded += inserted;
+      continue;
+    }
     insert->Reset();
     insert->Bind(1, r.cluster_id).Bind(2, r.attempt).Bind(3, r.from).Bind(4, r.to).Bind(5, r.arch).Bind(6, r.channel);
     insert->Bind(7, UpdateResultName(r.result)).Bind(8, r.component).Bind(9, r.reason);
@@ -133,6 +146,33 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
   for (auto& [key, edge] : changed) edges_[key] = std::move(edge);
   reports_ += recorded;
   return outcomes;
+}
+
+Result<bool> ReportLedger::RecordStart(const UpdateReport& r, int64_t received) {
+  auto ended = db_->Prepare("SELECT 1 FROM reports WHERE cluster = ?1 AND attempt = ?2");
+  auto insert = db_->Prepare(
+      "INSERT OR IGNORE INTO attempt_starts(cluster, attempt, from_version, to_version, started, received) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!ended.ok() || !insert.ok()) return db_->Failure("prepare");
+  ended->Bind(1, r.cluster_id).Bind(2, r.attempt);
+  const Result<bool> final_known = ended->Step();
+  ended->Reset();
+  if (!final_known.ok()) return db_->Failure("read an attempt's report");
+  if (*final_known) return false;  // its final report came first: nothing to add
+  insert->Bind(1, r.cluster_id).Bind(2, r.attempt).Bind(3, r.from).Bind(4, r.to);
+  insert->Bind(5, ClampedStart(r.started, received)).Bind(6, received);
+  if (!insert->Run().ok()) return db_->Failure("insert a start");
+  return db_->changes() > 0;
+}
+
+Result<std::vector<AttemptStart>> ReportLedger::Starts(const std::string& from, const std::string& to) const {
+  std::lock_guard lock(mu_);
+  CINCINNATI_ASSIGN_OR_RETURN(Statement rows, db_->Prepare("SELECT cluster, attempt, started, received FROM attempt_starts "
+                                                           "WHERE from_version = ?1 AND to_version = ?2 ORDER BY started, cluster"));
+  rows.Bind(1, from).Bind(2, to);
+  std::vector<AttemptStart> out;
+  CINCINNATI_RETURN_IF_ERROR(rows.ForEachRow([&] { out.push_back({rows.Text(0), rows.Text(1), rows.Integer(2), rows.Integer(3)}); }));
+  return out;
 }
 
 Status ReportLedger::Count(const UpdateReport& r, int64_t received, EdgeState& edge, CountStatements& sql) {
@@ -276,7 +316,10 @@ Result<int64_t> ReportLedger::Prune(int64_t before) {
   std::lock_guard lock(mu_);
   auto prune = db_->Prepare("DELETE FROM reports WHERE received < ?1");
   if (!prune.ok() || !prune->Bind(1, before).Run().ok()) return db_->Failure("prune old reports");
-  const int64_t gone = db_->changes();
+  int64_t gone = db_->changes();
+  auto starts = db_->Prepare("DELETE FROM attempt_starts WHERE received < ?1");
+  if (!starts.ok() || !starts->Bind(1, before).Run().ok()) return db_->Failure("prune old starts");
+  gone += db_->changes();
   reports_ -= gone;
   return gone;
 }

@@ -46,6 +46,16 @@ class Database;
 namespace cincinnati::reports {
 
 inline constexpr int64_t kMaxClockSkew = 300;  // seconds
+// Longer than any update (start_order.h's horizon): how far back a start may be dated.
+inline constexpr int64_t kStartHorizon = 2 * 3600;
+// `started` within [received - kStartHorizon, received].
+int64_t ClampedStart(int64_t started, int64_t received);
+
+struct AttemptStart {
+  std::string cluster, attempt;
+  int64_t started = 0;   // clamped (ClampedStart)
+  int64_t received = 0;
+};
 
 struct EdgeState {
   std::string from, to;
@@ -78,7 +88,9 @@ class ReportLedger {
   Result<std::vector<std::pair<std::string, std::string>>> EdgesWithFailures() const;
   // Keeps in memory only the counts of edges for which keep(from, to) is true.
   void Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep);
-  int64_t reports() const;               // recorded reports (duplicates not counted)
+  int64_t reports() const;               // recorded reports, Started ones too (duplicates not counted)
+  // The Started reports recorded on the edge, by (started, cluster).
+  Result<std::vector<AttemptStart>> Starts(const std::string& from, const std::string& to) const;
   bool Counted(const UpdateReport& report) const;  // a failure that counts against its edge
   // Counts the edge again from the reports received, of attempts started, after `since`.
   Status RestartEdge(const std::string& from, const std::string& to, int64_t since);
@@ -100,6 +112,8 @@ class ReportLedger {
   // Counts one recorded report against its edge in the open transaction; `edge` is the
   // copy to apply once it commits.
   Status Count(const UpdateReport& r, int64_t received, EdgeState& edge, CountStatements& sql);
+  // Records a Started report in the open transaction; false: a duplicate.
+  Result<bool> RecordStart(const UpdateReport& r, int64_t received);
 
   std::unique_ptr<sqlite::Database> db_;
   Options options_;
