@@ -54,6 +54,13 @@ constexpr const char* kSchema[] = {
     "to_version TEXT NOT NULL, started BIGINT NOT NULL, received BIGINT NOT NULL, PRIMARY KEY(cluster, attempt))",
     "CREATE INDEX IF NOT EXISTS attempt_starts_by_edge ON attempt_starts(from_version, to_version, started)",
     "CREATE INDEX IF NOT EXISTS attempt_starts_by_received ON attempt_starts(received)",
+    // The sequential rule's attempts per edge and each cluster's last outcome (report_ledger.h).
+    "CREATE TABLE IF NOT EXISTS edge_attempts(from_version TEXT NOT NULL, to_version TEXT NOT NULL, cluster TEXT NOT NULL, "
+    "started BIGINT NOT NULL, announced BIGINT NOT NULL, failed INTEGER NOT NULL, resolved BIGINT NOT NULL, "
+    "known_bad INTEGER NOT NULL, PRIMARY KEY(from_version, to_version, cluster))",
+    "CREATE INDEX IF NOT EXISTS edge_attempts_by_source ON edge_attempts(from_version, cluster)",
+    "CREATE TABLE IF NOT EXISTS cluster_outcomes(cluster TEXT PRIMARY KEY, from_version TEXT NOT NULL, to_version TEXT NOT NULL, "
+    "failed INTEGER NOT NULL)",
 };
 
 constexpr const char* kAddCluster =
@@ -167,6 +174,62 @@ class PostgresReportStore::Batch {
         .status();
   }
 
+  // As ReportLedger::Track: the report's attempt in start order (ledger_attempts.cc).
+  Status Track(const UpdateReport& r, int64_t received) {
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult epoch, tx_.Exec("SELECT since FROM edge_epochs WHERE from_version = $1 AND to_version = $2",
+                                                         {r.from, r.to}));
+    if (!epoch.rows.empty() && (received <= Int(epoch.rows[0][0]) || r.started <= Int(epoch.rows[0][0]))) return Status::OK();
+    if (r.started > received + kMaxClockSkew) return Status::OK();
+    const bool start = r.result == UpdateResult::kStarted;
+    const std::string failed = Counted(r) ? "1" : "0";
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult last, tx_.Exec("SELECT failed FROM cluster_outcomes WHERE cluster = $1 AND NOT "
+                                                        "(from_version = $2 AND to_version = $3)",
+                                                        {r.cluster_id, r.from, r.to}));
+    const bool known_bad = !last.rows.empty() && Int(last.rows[0][0]) != 0;
+    if (!start) {
+      CINCINNATI_RETURN_IF_ERROR(tx_.Exec("INSERT INTO cluster_outcomes(cluster, from_version, to_version, failed) VALUES($1, $2, $3, $4) "
+                                          "ON CONFLICT (cluster) DO UPDATE SET from_version = EXCLUDED.from_version, "
+                                          "to_version = EXCLUDED.to_version, failed = EXCLUDED.failed",
+                                          {r.cluster_id, r.from, r.to, failed})
+                                     .status());
+    }
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult found, tx_.Exec("SELECT failed FROM edge_attempts WHERE from_version = $1 AND to_version = $2 "
+                                                         "AND cluster = $3",
+                                                         {r.from, r.to, r.cluster_id}));
+    if (!found.rows.empty()) {
+      if (start || Int(found.rows[0][0]) >= 0) return Status::OK();  // known already; its first end counts
+      return tx_.Exec("UPDATE edge_attempts SET failed = $4, resolved = $5 WHERE from_version = $1 AND to_version = $2 AND cluster = $3",
+                      {r.from, r.to, r.cluster_id, failed, Text(received)})
+          .status();
+    }
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult other, tx_.Exec("SELECT 1 FROM edge_attempts WHERE from_version = $1 AND cluster = $2 "
+                                                         "AND to_version <> $3 LIMIT 1",
+                                                         {r.from, r.cluster_id, r.to}));
+    if (!other.rows.empty()) return Status::OK();  // counted on another edge out of this version
+    return tx_.Exec("INSERT INTO edge_attempts(from_version, to_version, cluster, started, announced, failed, resolved, known_bad) "
+                    "VALUES($1, $2, $3, $4, $5, $6, $7, $8)",
+                    {r.from, r.to, r.cluster_id, Text(ClampedStart(r.started, received)), start ? Text(received) : "0",
+                     start ? "-1" : failed, start ? "0" : Text(received), known_bad ? "1" : "0"})
+        .status();
+  }
+
+  // The edge's attempts replayed (every replica's), settled at `now` or the latest
+  // event, whichever is later.
+  Status Settle(EdgeState& edge, int64_t now) {
+    CINCINNATI_ASSIGN_OR_RETURN(PgResult rows, tx_.Exec("SELECT cluster, started, announced, failed, resolved, known_bad FROM "
+                                                        "edge_attempts WHERE from_version = $1 AND to_version = $2",
+                                                        {edge.from, edge.to}));
+    std::vector<AttemptRow> attempts;
+    for (const auto& row : rows.rows) {
+      attempts.push_back({row[0], Int(row[1]), Int(row[2]), Int(row[3]), Int(row[4]), Int(row[5]) != 0});
+      now = std::max({now, attempts.back().announced, attempts.back().resolved});
+    }
+    const std::unique_ptr<StartOrderSettler> settler = ReplayAttempts(attempts);
+    edge.prefixes = settler->Settle(now);
+    edge.recent_attempts = settler->recent();
+    return Status::OK();
+  }
+
   // Adds what Count and Restart counted to the edges' totals.
   Status Flush() {
     for (const auto& [key, delta] : totals_) {
@@ -191,8 +254,9 @@ class PostgresReportStore::Batch {
     return Status::OK();
   }
 
-  Result<EdgeState> Edge(const EdgeKey& key) {
+  Result<EdgeState> Edge(const EdgeKey& key, int64_t now) {
     EdgeState edge{key.first, key.second, {}, 0, {}};
+    CINCINNATI_RETURN_IF_ERROR(Settle(edge, now));
     CINCINNATI_ASSIGN_OR_RETURN(PgResult totals, tx_.Exec("SELECT clusters, failures, first_failure FROM edge_counts "
                                                           "WHERE from_version = $1 AND to_version = $2",
                                                           {key.first, key.second}));
@@ -207,12 +271,12 @@ class PostgresReportStore::Batch {
   }
 
   // Decides the edge's brake unless one is in force (its row locked until the commit).
-  Result<std::optional<BrakeRecord>> DecideEdge(const EdgeKey& key, const Decide& decide) {
+  Result<std::optional<BrakeRecord>> DecideEdge(const EdgeKey& key, const Decide& decide, int64_t now) {
     CINCINNATI_ASSIGN_OR_RETURN(PgResult state, tx_.Exec("SELECT state FROM brakes WHERE from_version = $1 AND to_version = $2 "
                                                          "FOR UPDATE",
                                                          {key.first, key.second}));
     if (!state.rows.empty() && InForceState(BrakeStateOf(state.rows[0][0]))) return std::optional<BrakeRecord>();
-    CINCINNATI_ASSIGN_OR_RETURN(EdgeState edge, Edge(key));
+    CINCINNATI_ASSIGN_OR_RETURN(EdgeState edge, Edge(key, now));
     std::optional<BrakeRecord> brake = decide(edge);
     if (brake) CINCINNATI_RETURN_IF_ERROR(Save(*brake, "applied", brake->since));
     return brake;
@@ -247,7 +311,7 @@ class PostgresReportStore::Batch {
                                         "ON CONFLICT (from_version, to_version) DO UPDATE SET since = EXCLUDED.since",
                                         {key.first, key.second, Text(since)})
                                    .status());
-    for (const char* table : {"edge_clusters", "edge_counts", "edge_components"}) {
+    for (const char* table : {"edge_clusters", "edge_counts", "edge_components", "edge_attempts"}) {
       CINCINNATI_RETURN_IF_ERROR(
           tx_.Exec(fmt::format("DELETE FROM {} WHERE from_version = $1 AND to_version = $2", table), {key.first, key.second}).status());
     }
@@ -324,6 +388,7 @@ Result<ReportStore::Recorded> PostgresReportStore::Record(const std::vector<Upda
   }
   Recorded out;
   std::lock_guard lock(mu_);
+  now_ = std::max(now_, received);
   const Status done = session_.InTransaction([&](PostgresTransaction& tx) {
     out = Recorded{};
     Batch b(tx, options_);
@@ -332,13 +397,16 @@ Result<ReportStore::Recorded> PostgresReportStore::Record(const std::vector<Upda
     for (const UpdateReport& r : batch) {
       CINCINNATI_ASSIGN_OR_RETURN(bool inserted, b.Insert(r, received));
       out.outcomes.push_back(inserted ? ReportLedger::Outcome::kRecorded : ReportLedger::Outcome::kDuplicate);
-      if (!inserted || r.result == UpdateResult::kStarted) continue;
+      if (!inserted) continue;
+      CINCINNATI_RETURN_IF_ERROR(b.Track(r, received));
+      touched.insert({r.from, r.to});
+      if (r.result == UpdateResult::kStarted) continue;
       CINCINNATI_RETURN_IF_ERROR(b.Count(r, received));
       touched.insert({r.from, r.to});
     }
     CINCINNATI_RETURN_IF_ERROR(b.Flush());
     for (const EdgeKey& key : touched) {
-      CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide));
+      CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide, received));
       if (brake) out.braked.push_back(std::move(*brake));
     }
     return Status::OK();
@@ -355,7 +423,7 @@ Result<std::vector<BrakeRecord>> PostgresReportStore::Reconsider(const std::vect
     const Status done = session_.InTransaction([&](PostgresTransaction& tx) {
       Batch b(tx, options_);
       CINCINNATI_RETURN_IF_ERROR(b.Lock({LockKey("edge", key.first, key.second)}));
-      CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide));
+      CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide, now_));
       if (brake) braked.push_back(std::move(*brake));
       return Status::OK();
     });
@@ -447,7 +515,7 @@ EdgeState PostgresReportStore::Edge(const std::string& from, const std::string& 
   EdgeState edge{from, to, {}, 0, {}};
   const Status read = session_.InTransaction([&](PostgresTransaction& tx) {
     Batch b(tx, options_);
-    CINCINNATI_ASSIGN_OR_RETURN(edge, b.Edge({from, to}));
+    CINCINNATI_ASSIGN_OR_RETURN(edge, b.Edge({from, to}, now_));
     return Status::OK();
   });
   if (!read.ok()) spdlog::error("brakes: the counts of {} -> {}: {}", from, to, read.message());
@@ -458,6 +526,17 @@ Result<std::vector<EdgeKey>> PostgresReportStore::EdgesWithFailures() const {
   std::lock_guard lock(mu_);
   CINCINNATI_ASSIGN_OR_RETURN(PgResult rows,
                               session_.Exec("SELECT from_version, to_version FROM edge_counts WHERE failures > 0"));
+  std::vector<EdgeKey> out;
+  for (const auto& row : rows.rows) out.emplace_back(row[0], row[1]);
+  return out;
+}
+
+Result<std::vector<EdgeKey>> PostgresReportStore::Tick(int64_t now) {
+  std::lock_guard lock(mu_);
+  now_ = std::max(now_, now);
+  CINCINNATI_ASSIGN_OR_RETURN(PgResult rows, session_.Exec("SELECT DISTINCT from_version, to_version FROM edge_attempts WHERE "
+                                                           "started > $1::bigint",
+                                                           {Text(now_ - kStartHorizon)}));
   std::vector<EdgeKey> out;
   for (const auto& row : rows.rows) out.emplace_back(row[0], row[1]);
   return out;

@@ -28,6 +28,12 @@ constexpr const char* kSchema[] = {
     "to_version TEXT NOT NULL, started INTEGER NOT NULL, received INTEGER NOT NULL, PRIMARY KEY(cluster, attempt))",
     "CREATE INDEX IF NOT EXISTS attempt_starts_by_edge ON attempt_starts(from_version, to_version, started)",
     "CREATE INDEX IF NOT EXISTS attempt_starts_by_received ON attempt_starts(received)",
+    "CREATE TABLE IF NOT EXISTS edge_attempts(from_version TEXT NOT NULL, to_version TEXT NOT NULL, cluster TEXT NOT NULL, "
+    "started INTEGER NOT NULL, announced INTEGER NOT NULL, failed INTEGER NOT NULL, resolved INTEGER NOT NULL, "
+    "known_bad INTEGER NOT NULL, PRIMARY KEY(from_version, to_version, cluster))",
+    "CREATE INDEX IF NOT EXISTS edge_attempts_by_source ON edge_attempts(from_version, cluster)",
+    "CREATE TABLE IF NOT EXISTS cluster_outcomes(cluster TEXT PRIMARY KEY, from_version TEXT NOT NULL, to_version TEXT NOT NULL, "
+    "failed INTEGER NOT NULL)",
 };
 
 constexpr const char* kAddCluster =
@@ -69,6 +75,8 @@ Status ReportLedger::Load() {
 Result<EdgeState*> ReportLedger::Loaded(const EdgeKey& key) const {
   if (auto at = edges_.find(key); at != edges_.end()) return &at->second;
   CINCINNATI_ASSIGN_OR_RETURN(EdgeState edge, Read(key));
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<StartOrderSettler> settler, ReadSettler(key));
+  settlers_.insert_or_assign(key, std::move(settler));
   return &edges_.emplace(key, std::move(edge)).first->second;
 }
 
@@ -117,6 +125,7 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
   if (!insert.ok() || !sql.ok()) return db_->Failure("prepare");
   // Applied to the in-memory counts only once the transaction has committed.
   std::map<EdgeKey, EdgeState> changed;
+  std::vector<AttemptEvent> events;
   std::vector<Outcome> outcomes;
   int64_t recorded = 0;
   for (const UpdateReport& r : batch) {
@@ -124,6 +133,7 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
       CINCINNATI_ASSIGN_OR_RETURN(bool inserted, RecordStart(r, received));
       outcomes.push_back(inserted ? Outcome::kRecorded : Outcome::kDuplicate);
       recorded += inserted;
+      if (inserted) CINCINNATI_RETURN_IF_ERROR(Track(r, received, events));
       continue;
     }
     insert->Reset();
@@ -141,9 +151,12 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
     auto at = changed.find(key);
     if (at == changed.end()) at = changed.emplace(key, edges_.at(key)).first;
     CINCINNATI_RETURN_IF_ERROR(Count(r, received, at->second, *sql));
+    CINCINNATI_RETURN_IF_ERROR(Track(r, received, events));
   }
   if (!db_->Commit().ok()) return db_->Failure("commit");
   for (auto& [key, edge] : changed) edges_[key] = std::move(edge);
+  now_ = std::max(now_, received);
+  Apply(events);
   reports_ += recorded;
   return outcomes;
 }
@@ -245,6 +258,8 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
   auto add = db_->Prepare(kAddCluster);
   if (!epoch.ok() || !clear.ok() || !since_then.ok() || !add.ok()) return db_->Failure("prepare");
   if (!epoch->Bind(1, from).Bind(2, to).Bind(3, since).Run().ok()) return db_->Failure("restart an edge");
+  // The sequential rule's attempts start afresh too: every one known started before it.
+  CINCINNATI_RETURN_IF_ERROR(ClearAttempts({from, to}));
   if (!clear->Bind(1, from).Bind(2, to).Run().ok()) return db_->Failure("restart an edge");
   // Per cluster since then: failed if any attempt's failure counts, with the first one's component and time.
   struct Seen {
@@ -274,20 +289,30 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
   if (!db_->Commit().ok()) return db_->Failure("commit");
   epochs_[{from, to}] = since;
   edges_[{from, to}] = std::move(edge);
+  settlers_.insert_or_assign(EdgeKey{from, to}, std::make_unique<StartOrderSettler>(LedgerStartOrder()));
   return Status::OK();
 }
 
 EdgeState ReportLedger::Edge(const std::string& from, const std::string& to) const {
   std::lock_guard lock(mu_);
-  if (auto at = edges_.find({from, to}); at != edges_.end()) return at->second;
-  // Kept in memory only when the file has counts for it: asking about edges nobody
-  // reported on costs no memory.
+  if (auto at = edges_.find({from, to}); at != edges_.end()) {
+    EdgeState edge = at->second;
+    Settled(edge);
+    return edge;
+  }
+  // Kept in memory only when the file has counts or attempts for it: asking about edges
+  // nobody reported on costs no memory.
   auto edge = Read({from, to});
-  if (!edge.ok()) {
-    spdlog::error("{}", edge.status().message());
+  auto settler = edge.ok() ? ReadSettler({from, to}) : Result<std::unique_ptr<StartOrderSettler>>(edge.status());
+  if (!settler.ok()) {
+    spdlog::error("{}", settler.status().message());
     return EdgeState{from, to, {}, 0, {}};
   }
-  if (edge->counts.clusters > 0) edges_.emplace(EdgeKey{from, to}, *edge);
+  if (edge->counts.clusters > 0 || !(*settler)->empty()) {
+    edges_.emplace(EdgeKey{from, to}, *edge);
+    settlers_.insert_or_assign(EdgeKey{from, to}, std::move(settler).value());
+    Settled(*edge);
+  }
   return std::move(edge).value();
 }
 
@@ -295,7 +320,10 @@ std::vector<EdgeState> ReportLedger::Edges() const {
   std::lock_guard lock(mu_);
   std::vector<EdgeState> out;
   out.reserve(edges_.size());
-  for (const auto& [key, edge] : edges_) out.push_back(edge);
+  for (const auto& [key, edge] : edges_) {
+    out.push_back(edge);
+    Settled(out.back());
+  }
   return out;
 }
 
@@ -310,6 +338,7 @@ Result<std::vector<std::pair<std::string, std::string>>> ReportLedger::EdgesWith
 void ReportLedger::Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep) {
   std::lock_guard lock(mu_);
   std::erase_if(edges_, [&](const auto& entry) { return !keep(entry.first.first, entry.first.second); });
+  std::erase_if(settlers_, [&](const auto& entry) { return !edges_.contains(entry.first); });
 }
 
 Result<int64_t> ReportLedger::Prune(int64_t before) {

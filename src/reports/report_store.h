@@ -40,7 +40,6 @@
 
 namespace cincinnati::reports {
 
-using EdgeKey = std::pair<std::string, std::string>;  // (from, to)
 
 enum class BrakeState { kActive, kConfirmed, kCleared };
 
@@ -82,7 +81,12 @@ class ReportStore {
   // Restarts of a count made while the clock was ahead are moved to `now`.
   virtual Status ClampEpochs(int64_t now) = 0;
 
+  // The edge's counts; its sequential counts (`prefixes`) settled at the latest time the
+  // store has seen.
   virtual EdgeState Edge(const std::string& from, const std::string& to) const = 0;
+  // Moves the store's time to `now` (attempts cross the horizon without a report);
+  // returns the edges whose counts may have moved: attempts started within the horizon.
+  virtual Result<std::vector<EdgeKey>> Tick(int64_t now) = 0;
   virtual Result<std::vector<EdgeKey>> EdgesWithFailures() const = 0;
   // Counts kept in memory only for edges `keep` names (a store that keeps none ignores it).
   virtual void Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep) = 0;
