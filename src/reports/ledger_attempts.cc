@@ -140,9 +140,20 @@ void ReportLedger::Settled(EdgeState& edge) const {
   edge.recent_attempts = settler->second->recent();
 }
 
-std::vector<EdgeKey> ReportLedger::Tick(int64_t now) {
+Result<std::vector<EdgeKey>> ReportLedger::Tick(int64_t now) {
   std::lock_guard lock(mu_);
   now_ = std::max(now_, now);
+  // Edges with recent attempts that are not in memory yet (after a restart, no report
+  // has loaded them): loaded, so that their stuck attempts are judged too.
+  CINCINNATI_ASSIGN_OR_RETURN(Statement recent, db_->Prepare("SELECT DISTINCT from_version, to_version FROM edge_attempts "
+                                                             "WHERE started > ?1"));
+  recent.Bind(1, now_ - kStartHorizon);
+  std::vector<EdgeKey> unloaded;
+  CINCINNATI_RETURN_IF_ERROR(recent.ForEachRow([&] {
+    EdgeKey key{recent.Text(0), recent.Text(1)};
+    if (!settlers_.contains(key)) unloaded.push_back(std::move(key));
+  }));
+  for (const EdgeKey& key : unloaded) CINCINNATI_RETURN_IF_ERROR(Loaded(key).status());
   std::vector<EdgeKey> open;
   for (auto& [key, settler] : settlers_) {
     if (settler->recent() > 0) open.push_back(key);

@@ -32,6 +32,7 @@ constexpr const char* kSchema[] = {
     "started INTEGER NOT NULL, announced INTEGER NOT NULL, failed INTEGER NOT NULL, resolved INTEGER NOT NULL, "
     "known_bad INTEGER NOT NULL, PRIMARY KEY(from_version, to_version, cluster))",
     "CREATE INDEX IF NOT EXISTS edge_attempts_by_source ON edge_attempts(from_version, cluster)",
+    "CREATE INDEX IF NOT EXISTS edge_attempts_by_start ON edge_attempts(started)",  // the edges a Tick judges again
     "CREATE TABLE IF NOT EXISTS cluster_outcomes(cluster TEXT PRIMARY KEY, from_version TEXT NOT NULL, to_version TEXT NOT NULL, "
     "failed INTEGER NOT NULL)",
 };

@@ -115,7 +115,8 @@ class ReportLedger {
   Result<int64_t> Prune(int64_t before);
   // Settles every edge in memory at `now` (attempts crossing the horizon count, stuck
   // ones as failures); returns the edges with attempts started within the horizon.
-  std::vector<EdgeKey> Tick(int64_t now);
+  // Edges with such attempts in the file only are loaded first.
+  Result<std::vector<EdgeKey>> Tick(int64_t now);
   // Moves to `now` every restart more than kMaxClockSkew after it (made on a clock that
   // was ahead), so that reports count again.
   Status ClampEpochs(int64_t now);

@@ -63,13 +63,13 @@ void StartOrderSurvivesAReopenAndStuckAttemptsFail(const OpenStore& open) {
     EXPECT_EQ(store->Edge("4.13.1", "4.13.2").prefixes.back().clusters, 0) << "none started 90 minutes ago";
   }
   auto store = open();  // rebuilt from the store
-  ASSERT_TRUE(store->Tick(kT + 600).ok());
+  // The first tick after a reopen finds the edge with recent attempts, no report needed.
+  auto recent = store->Tick(kT + 600);
+  ASSERT_TRUE(recent.ok()) << recent.status().message();
+  EXPECT_EQ(*recent, (std::vector<EdgeKey>{{"4.13.1", "4.13.2"}}));
   const SequentialCounts again = Lag0(*store);
   EXPECT_EQ(again.clusters, 10);
   EXPECT_EQ(again.failures, 3);
-  auto recent = store->Tick(kT + 600);
-  ASSERT_TRUE(recent.ok());
-  EXPECT_EQ(*recent, (std::vector<EdgeKey>{{"4.13.1", "4.13.2"}}));
   // Past the horizon, without a report: the two that never ended are stuck, failures.
   ASSERT_TRUE(store->Tick(kT + kStartHorizon + 11).ok());
   const EdgeState settled = store->Edge("4.13.1", "4.13.2");
