@@ -30,7 +30,8 @@
 // is served here within that period. Prune deletes reports older than the retention.
 // Times are the service's: a brake's first failure is when the first counted failure
 // was received.
-// Metrics (prefix of the given registry): reports_received_total{result},
+// Metrics (prefix of the given registry): reports_received_total{result} (Completed,
+// Failed, Started),
 // reports_duplicate_total, reports_off_graph_total, brakes_active,
 // brake_actions_total{action}, brake_delay_seconds (first counted failure received to
 // brake), reports_pruned_total. Thread-safe; never throws.

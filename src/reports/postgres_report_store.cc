@@ -1,5 +1,7 @@
 #include "reports/postgres_report_store.h"
 
+#include "reports/postgres_attempts.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -49,12 +51,11 @@ constexpr const char* kSchema[] = {
     "INSERT INTO brake_mark VALUES(1, 0) ON CONFLICT (id) DO NOTHING",
     "CREATE TABLE IF NOT EXISTS brake_events(id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL, from_version TEXT NOT NULL, "
     "to_version TEXT NOT NULL, action TEXT NOT NULL, \"by\" TEXT NOT NULL, note TEXT NOT NULL)",
-    // Started reports (report_ledger.h): one row per attempt, not counted by the rule.
+    // Started reports; the sequential rule's attempts per edge (report_ledger.h).
     "CREATE TABLE IF NOT EXISTS attempt_starts(cluster TEXT NOT NULL, attempt TEXT NOT NULL, from_version TEXT NOT NULL, "
     "to_version TEXT NOT NULL, started BIGINT NOT NULL, received BIGINT NOT NULL, PRIMARY KEY(cluster, attempt))",
     "CREATE INDEX IF NOT EXISTS attempt_starts_by_edge ON attempt_starts(from_version, to_version, started)",
     "CREATE INDEX IF NOT EXISTS attempt_starts_by_received ON attempt_starts(received)",
-    // The sequential rule's attempts per edge and each cluster's last outcome (report_ledger.h).
     "CREATE TABLE IF NOT EXISTS edge_attempts(from_version TEXT NOT NULL, to_version TEXT NOT NULL, cluster TEXT NOT NULL, "
     "started BIGINT NOT NULL, announced BIGINT NOT NULL, failed INTEGER NOT NULL, resolved BIGINT NOT NULL, "
     "known_bad INTEGER NOT NULL, PRIMARY KEY(from_version, to_version, cluster))",
@@ -175,61 +176,9 @@ class PostgresReportStore::Batch {
         .status();
   }
 
-  // As ReportLedger::Track: the report's attempt in start order (ledger_attempts.cc).
-  Status Track(const UpdateReport& r, int64_t received) {
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult epoch, tx_.Exec("SELECT since FROM edge_epochs WHERE from_version = $1 AND to_version = $2",
-                                                         {r.from, r.to}));
-    if (!epoch.rows.empty() && (received <= Int(epoch.rows[0][0]) || r.started <= Int(epoch.rows[0][0]))) return Status::OK();
-    if (r.started > received + kMaxClockSkew) return Status::OK();
-    const bool start = r.result == UpdateResult::kStarted;
-    const std::string failed = Counted(r) ? "1" : "0";
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult last, tx_.Exec("SELECT failed FROM cluster_outcomes WHERE cluster = $1 AND NOT "
-                                                        "(from_version = $2 AND to_version = $3)",
-                                                        {r.cluster_id, r.from, r.to}));
-    const bool known_bad = !last.rows.empty() && Int(last.rows[0][0]) != 0;
-    if (!start) {
-      CINCINNATI_RETURN_IF_ERROR(tx_.Exec("INSERT INTO cluster_outcomes(cluster, from_version, to_version, failed) VALUES($1, $2, $3, $4) "
-                                          "ON CONFLICT (cluster) DO UPDATE SET from_version = EXCLUDED.from_version, "
-                                          "to_version = EXCLUDED.to_version, failed = EXCLUDED.failed",
-                                          {r.cluster_id, r.from, r.to, failed})
-                                     .status());
-    }
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult found, tx_.Exec("SELECT failed FROM edge_attempts WHERE from_version = $1 AND to_version = $2 "
-                                                         "AND cluster = $3",
-                                                         {r.from, r.to, r.cluster_id}));
-    if (!found.rows.empty()) {
-      if (start || Int(found.rows[0][0]) >= 0) return Status::OK();  // known already; its first end counts
-      return tx_.Exec("UPDATE edge_attempts SET failed = $4, resolved = $5 WHERE from_version = $1 AND to_version = $2 AND cluster = $3",
-                      {r.from, r.to, r.cluster_id, failed, Text(received)})
-          .status();
-    }
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult other, tx_.Exec("SELECT 1 FROM edge_attempts WHERE from_version = $1 AND cluster = $2 "
-                                                         "AND to_version <> $3 LIMIT 1",
-                                                         {r.from, r.cluster_id, r.to}));
-    if (!other.rows.empty()) return Status::OK();  // counted on another edge out of this version
-    return tx_.Exec("INSERT INTO edge_attempts(from_version, to_version, cluster, started, announced, failed, resolved, known_bad) "
-                    "VALUES($1, $2, $3, $4, $5, $6, $7, $8)",
-                    {r.from, r.to, r.cluster_id, Text(ClampedStart(r.started, received)), start ? Text(received) : "0",
-                     start ? "-1" : failed, start ? "0" : Text(received), known_bad ? "1" : "0"})
-        .status();
-  }
-
-  // The edge's attempts replayed (every replica's), settled at `now` or the latest
-  // event, whichever is later.
-  Status Settle(EdgeState& edge, int64_t now) {
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult rows, tx_.Exec("SELECT cluster, started, announced, failed, resolved, known_bad FROM "
-                                                        "edge_attempts WHERE from_version = $1 AND to_version = $2",
-                                                        {edge.from, edge.to}));
-    std::vector<AttemptRow> attempts;
-    for (const auto& row : rows.rows) {
-      attempts.push_back({row[0], Int(row[1]), Int(row[2]), Int(row[3]), Int(row[4]), Int(row[5]) != 0});
-      now = std::max({now, attempts.back().announced, attempts.back().resolved});
-    }
-    const std::unique_ptr<StartOrderSettler> settler = ReplayAttempts(attempts);
-    edge.prefixes = settler->Settle(now);
-    edge.recent_attempts = settler->recent();
-    return Status::OK();
-  }
+  // The report's attempt in start order; the edge's attempts settled (postgres_attempts.h).
+  Status Track(const UpdateReport& r, int64_t received) { return TrackAttempt(tx_, r, received, Counted(r)); }
+  Status Settle(EdgeState& edge, int64_t now) { return SettleAttempts(tx_, edge, now); }
 
   // Adds what Count and Restart counted to the edges' totals.
   Status Flush() {

@@ -13,6 +13,10 @@
 //     the edge's counts and saves the brake `decide` returns (action "applied"). A brake
 //     is decided once: with several writers, the counts `decide` sees and the save are
 //     serialized per edge (the PostgreSQL store decides in the report's transaction).
+//     A Started report is kept once per attempt and counted only by the sequential
+//     rule's state (report_ledger.h: attempts per edge in start order, in both stores);
+//     EdgeState's `prefixes` are that state settled at the latest time the store has
+//     seen, moved on by Tick.
 //   - Reconsider does the same for edges named (a restart's second look at edges with
 //     counted failures, when a crash came between a report and its brake).
 //   - ChangeState confirms or clears a brake in force (NotFound otherwise), changing only
