@@ -69,7 +69,34 @@ std::string TakeReceipt(JsonValue& document) {
   return receipt;
 }
 
+constexpr std::string_view kStartSuffix = "-started";
+
+// The queued file's name: the attempt id, with a suffix for its start.
+std::string FileName(const UpdateReport& report) {
+  return report.result == UpdateResult::kStarted ? report.attempt + std::string(kStartSuffix) : report.attempt;
+}
+
+std::string LowerCase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
 }  // namespace
+
+Result<UpdateReport> ReportOfStart(const UpdateProgress& a, const std::string& cluster_id, int64_t now) {
+  UpdateReport r;
+  r.cluster_id = LowerCase(cluster_id);
+  r.attempt = a.attempt.id;
+  r.from = a.attempt.from_version;
+  r.to = a.version;
+  r.arch = a.attempt.arch;
+  r.channel = IsReportChannel(a.attempt.channel) ? a.attempt.channel : "";
+  r.result = UpdateResult::kStarted;
+  auto started = graphdata::ParseDateTime(a.started);
+  r.started = started.ok() ? *started : now;
+  CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(r));
+  return r;
+}
 
 Result<UpdateReport> ReportOfAttempt(const UpdateProgress& a, const std::string& cluster_id) {
   UpdateReport r;
@@ -102,7 +129,11 @@ ReportOutbox::ReportOutbox(ObjectStore& store, ReportOutboxOptions options, env:
     spdlog::error("cannot list the queued update reports: {}", names.status().message());
     return;
   }
-  for (const auto& name : *names) queued_.emplace(name, Entry{});
+  for (const auto& name : *names) {
+    queued_.emplace(name, Entry{});
+    // A start an earlier process queued (before a hand-over) is not queued again.
+    if (name.ends_with(kStartSuffix)) last_start_ = name.substr(0, name.size() - kStartSuffix.size());
+  }
   if (!names->empty()) spdlog::info("{} update report(s) queued by an earlier run", names->size());
 }
 
@@ -110,7 +141,8 @@ Status ReportOutbox::Enqueue(const UpdateReport& report, const std::string& poll
   CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(report));
   CINCINNATI_ASSIGN_OR_RETURN(JsonValue document, ParseJson(EncodeUpdateReport(report)));
   if (!poll_receipt.empty()) kube::SetMember(document, kReceiptKey, JsonValue(poll_receipt));
-  Status s = store_.Put(kKind, report.attempt, document);
+  const std::string name = FileName(report);
+  Status s = store_.Put(kKind, name, document);
   if (storage_ && storage_->Record(StorageArea::kReports, s)) {
     if (s.ok()) {
       spdlog::info("update reports are queued again");
@@ -119,9 +151,30 @@ Status ReportOutbox::Enqueue(const UpdateReport& report, const std::string& poll
     }
   }
   if (!s.ok()) return s;
-  std::lock_guard lock(mu_);
-  queued_.try_emplace(report.attempt);
+  const std::string start = report.attempt + std::string(kStartSuffix);
+  bool start_pending = false;
+  {
+    std::lock_guard lock(mu_);
+    queued_.try_emplace(name);
+    if (report.result == UpdateResult::kStarted) last_start_ = report.attempt;
+    start_pending = report.result != UpdateResult::kStarted && queued_.contains(start);
+  }
+  // The final report says all its start would: the start goes unsent.
+  if (start_pending) {
+    if (Status gone = store_.Delete(kKind, start); !gone.ok()) {
+      spdlog::warn("cannot delete the Started report {} once its attempt ended (sent after it, harmless): {}", start,
+                   gone.message());
+    } else {
+      std::lock_guard lock(mu_);
+      queued_.erase(start);
+    }
+  }
   return s;
+}
+
+bool ReportOutbox::StartQueued(const std::string& attempt) {
+  std::lock_guard lock(mu_);
+  return last_start_ == attempt;
 }
 
 size_t ReportOutbox::SendDue() {
@@ -166,14 +219,15 @@ ReportOutbox::Outcome ReportOutbox::SendOne(const std::string& name) {
   }
   const std::string receipt = content ? "" : TakeReceipt(**stored);
   Result<UpdateReport> report = content ? Result<UpdateReport>(stored.status()) : DecodeUpdateReport(WriteJson(**stored));
-  if (report.ok() && report->attempt != name) report = Status::InvalidArgument("the attempt is not the file's name");
+  if (report.ok() && FileName(*report) != name) report = Status::InvalidArgument("the attempt is not the file's name");
   if (!report.ok()) {
     spdlog::warn("the queued update report {} cannot be read ({}): dropped", store_.Location(kKind, name),
                  report.status().message());
     Forget(name, "invalid");
     return Outcome::kDropped;
   }
-  if (UnixSeconds(clock_.Now()) - report->ended > options_.max_age.count()) {
+  const int64_t dated = report->result == UpdateResult::kStarted ? report->started : report->ended;
+  if (UnixSeconds(clock_.Now()) - dated > options_.max_age.count()) {
     spdlog::warn("the update report of attempt {} ({} -> {}) was not sent within {} s: dropped", name, report->from,
                  report->to, options_.max_age.count());
     Forget(name, "expired");

@@ -1,5 +1,6 @@
 // ReportOutbox: the agent's update reports (core/update_report.h) on their
-// way to the update service, one per update attempt.
+// way to the update service: per update attempt, a Started report when it begins and
+// the final one when it ends.
 //
 // Contract:
 // - Queue: Enqueue writes the report to <state-dir>/reports/<attempt id>.json through
@@ -7,7 +8,11 @@
 //   but that file holds it: a kill -9 at any moment loses no report that was queued,
 //   and the next process sends what it finds. Queuing an attempt again rewrites the
 //   same file, and a report sent twice carries the same (clusterID, attempt), which
-//   the service de-duplicates. The file is the report's JSON, plus, when the attempt
+//   the service de-duplicates. A Started report is <attempt id>-started.json; queuing
+//   the attempt's final report removes it if it is still there (the final report says
+//   when the attempt started too, and a start that came after its end would say
+//   nothing). StartQueued says whether this process queued the attempt's start (kept
+//   in memory: a restarted agent queues it again, and the service takes it once). The file is the report's JSON, plus, when the attempt
 //   kept one, the poll receipt of its from-version as "pollReceipt" (a file without it,
 //   an older agent's, reads as before).
 // - Send (SendDue): at most `max_per_pass` tries a pass, by name. Each is a POST to
@@ -24,7 +29,8 @@
 //     403 whose JSON says "unknown_poller" (as "reason" or "kind"; the replica that
 //       answered has not seen this cluster poll yet): that report alone backs off so.
 //     any other 4xx: the report is dropped, logged once, counted (reason "rejected").
-//   A report that ended more than `max_age` ago is dropped unsent ("expired"); a file
+//   A report that ended (a Started one: started) more than `max_age` ago is dropped
+//   unsent ("expired"); a file
 //   that does not read back as a valid report is dropped ("invalid"). Back-off is kept
 //   in memory: a restarted agent tries at once. Time is the injected clock's.
 // - ReportOfAttempt builds the report of an ended attempt; a field the wire format
@@ -69,6 +75,9 @@ struct ReportOutboxOptions {
 
 // The report of `attempt` (an UpdateProgress whose attempt has ended) for `cluster_id`.
 Result<UpdateReport> ReportOfAttempt(const UpdateProgress& attempt, const std::string& cluster_id);
+// The Started report of `attempt` (begun, not ended); `now` (Unix seconds) dates it when
+// the progress has no readable start.
+Result<UpdateReport> ReportOfStart(const UpdateProgress& attempt, const std::string& cluster_id, int64_t now);
 
 class ReportOutbox {
  public:
@@ -78,6 +87,7 @@ class ReportOutbox {
 
   // `poll_receipt`: the receipt of the attempt's polls at `from` ("": none).
   Status Enqueue(const UpdateReport& report, const std::string& poll_receipt = "");
+  bool StartQueued(const std::string& attempt);
   // Sends the reports that are due; returns how many tries it made.
   size_t SendDue();
   // When the next report is due (time_point::max() when none is queued).
@@ -108,7 +118,8 @@ class ReportOutbox {
   env::Clock& clock_;
   StorageHealth* storage_;
   std::mutex mu_;
-  std::map<std::string, Entry> queued_;  // by attempt id (the file names)
+  std::map<std::string, Entry> queued_;  // by file name (the attempt id, "-started" for a start)
+  std::string last_start_;               // the attempt whose start this process queued last (mu_)
   std::chrono::system_clock::time_point endpoint_next_{};  // no try before (mu_)
   int endpoint_failures_ = 0;            // in a row; the sending thread only, as rng_
   std::mt19937_64 rng_;

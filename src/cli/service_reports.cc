@@ -38,13 +38,19 @@ Result<std::unique_ptr<reports::BrakeBoard>> OpenBoard(const Settings& s, const 
   return reports::BrakeBoard::Open(std::move(store), state_dir, std::move(settings), clock, metrics);
 }
 
-// Brakes other replicas decided are read within a second; reports older than the
+// Brakes other replicas decided are read within a second; edges are judged again once
+// a minute as attempts cross the horizon (the sequential rule); reports older than the
 // retention go once an hour (0: kept for ever).
 void KeepUp(ReportParts& parts, env::Clock& clock, int64_t retention_secs) {
   auto next_prune = std::make_shared<int64_t>(0);
-  parts.upkeep.Start(std::chrono::seconds(1), [board = parts.board.get(), &clock, retention_secs, next_prune] {
+  auto next_redecide = std::make_shared<int64_t>(0);
+  parts.upkeep.Start(std::chrono::seconds(1), [board = parts.board.get(), &clock, retention_secs, next_prune, next_redecide] {
     board->Follow();
     const int64_t now = env::UnixSeconds(clock);
+    if (now >= *next_redecide) {
+      *next_redecide = now + 60;
+      if (auto braked = board->Redecide(); !braked.ok()) spdlog::error("brakes: {}", braked.status().message());
+    }
     if (retention_secs > 0 && now >= *next_prune) {
       *next_prune = now + 3600;
       if (auto gone = board->Prune(retention_secs); !gone.ok()) spdlog::error("reports: {}", gone.status().message());
@@ -84,9 +90,13 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
         {"--reports.state_dir", "reports.state_dir",
          "Keep update reports and automatic brakes here (reports.db, blocked-edges/); set, the service takes reports"},
         {"--brakes.enabled", "brakes.enabled", "Brake an edge when its reports cross the rule (true or false; default true)"},
+        {"--brakes.rule", "brakes.rule",
+         "How an edge is judged: wilson (the Wilson lower bound of its clusters' failure rate, at every report; the default "
+         "for now) or sequential (a sequential test on its attempts in the order they started, whose false-brake "
+         "probability holds over the whole rollout; a stuck attempt counts as failed after 2 h)"},
         {"--brakes.min_clusters", "brakes.min_clusters", "Distinct clusters an edge needs reports from before a brake (20)"},
-        {"--brakes.threshold", "brakes.threshold", "Failure rate the lower bound must exceed (0.05)"},
-        {"--brakes.confidence", "brakes.confidence", "One-sided confidence of the Wilson lower bound (0.95)"},
+        {"--brakes.threshold", "brakes.threshold", "Failure rate an edge must credibly exceed to be braked (0.05)"},
+        {"--brakes.confidence", "brakes.confidence", "Confidence the rule brakes at (0.95)"},
         {"--brakes.url_base", "brakes.url_base",
          "A brake's risk URL is this + /FROM-TO: the https:// address clusters reach this service's {prefix}/v1/brakes at "
          "(required with brakes on: graph-data takes only https risk URLs)"},
@@ -138,6 +148,7 @@ Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_
   if (keeps) {
     reports::BrakeSettings settings;
     CINCINNATI_ASSIGN_OR_RETURN(settings.enabled, s.Bool("brakes.enabled", true));
+    CINCINNATI_ASSIGN_OR_RETURN(settings.kind, reports::ParseBrakeRuleKind(s.String("brakes.rule", "wilson")));
     CINCINNATI_ASSIGN_OR_RETURN(uint64_t min_clusters, s.Unsigned("brakes.min_clusters", 20));
     settings.rule.min_clusters = static_cast<int64_t>(min_clusters);
     CINCINNATI_ASSIGN_OR_RETURN(settings.rule.threshold, Number(s, "brakes.threshold", 0.05));

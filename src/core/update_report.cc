@@ -83,7 +83,17 @@ constexpr std::array<std::string_view, 11> kKeys = {"clusterID", "attempt", "fro
 
 bool IsReportChannel(std::string_view channel) { return IsToken(channel, 63); }
 
-std::string_view UpdateResultName(UpdateResult r) { return r == UpdateResult::kFailed ? "Failed" : "Completed"; }
+std::string_view UpdateResultName(UpdateResult r) {
+  switch (r) {
+    case UpdateResult::kFailed:
+      return "Failed";
+    case UpdateResult::kStarted:
+      return "Started";
+    case UpdateResult::kCompleted:
+      break;
+  }
+  return "Completed";
+}
 
 Result<int64_t> ParseUtcSeconds(std::string_view t) {
   auto digits = [&](size_t at, size_t n) -> int {
@@ -126,6 +136,11 @@ Status ValidateUpdateReport(const UpdateReport& r) {
   if (r.result == UpdateResult::kFailed && r.reason.empty()) return Bad("a 'Failed' report needs a 'reason'");
   constexpr int64_t kYear10000 = 253402300800;
   if (r.started < 0 || r.ended < 0 || r.started >= kYear10000 || r.ended >= kYear10000) return Bad("a time is out of range");
+  if (r.result == UpdateResult::kStarted) {
+    if (r.ended != 0) return Bad("a 'Started' report has no 'ended'");
+    if (!r.component.empty() || !r.reason.empty()) return Bad("a 'Started' report has no 'component' and no 'reason'");
+    return Status::OK();
+  }
   if (r.started > r.ended) return Bad("'started' is after 'ended'");
   return Status::OK();
 }
@@ -141,7 +156,7 @@ std::string EncodeUpdateReport(const UpdateReport& r) {
                                        {"component", r.component},
                                        {"reason", r.reason},
                                        {"started", FormatUnixSeconds(r.started)},
-                                       {"ended", FormatUnixSeconds(r.ended)}});
+                                       {"ended", r.result == UpdateResult::kStarted ? std::string() : FormatUnixSeconds(r.ended)}});
 }
 
 Result<UpdateReport> DecodeUpdateReport(std::string_view json) {
@@ -179,13 +194,19 @@ Result<UpdateReport> DecodeUpdateReport(std::string_view json) {
     r.result = UpdateResult::kCompleted;
   } else if (values[6] == "Failed") {
     r.result = UpdateResult::kFailed;
+  } else if (values[6] == "Started") {
+    r.result = UpdateResult::kStarted;
   } else {
-    return Bad("'result' must be 'Completed' or 'Failed'");
+    return Bad("'result' must be 'Completed', 'Failed' or 'Started'");
   }
   r.component = std::string(values[7]);
   r.reason = std::string(values[8]);
   CINCINNATI_ASSIGN_OR_RETURN(r.started, ParseUtcSeconds(values[9]));
-  CINCINNATI_ASSIGN_OR_RETURN(r.ended, ParseUtcSeconds(values[10]));
+  if (r.result == UpdateResult::kStarted) {
+    if (!values[10].empty()) return Bad("a 'Started' report's 'ended' must be \"\"");
+  } else {
+    CINCINNATI_ASSIGN_OR_RETURN(r.ended, ParseUtcSeconds(values[10]));
+  }
   CINCINNATI_RETURN_IF_ERROR(ValidateUpdateReport(r));
   return r;
 }

@@ -1,18 +1,23 @@
-// UpdateReport: what an agent says about one update attempt once it has ended, and its
-// wire form, the JSON object an agent POSTs to the update service's {prefix}/v1/reports
+// UpdateReport: what an agent says about one update attempt when it starts and once it
+// has ended, and its wire form, the JSON object an agent POSTs to the update service's {prefix}/v1/reports
 // (the fleet reports how updates went, and the service brakes a bad edge):
 //
 //   {"clusterID":"<UUID>","attempt":"<1-64 hex digits>","from":"4.13.1","to":"4.13.2",
-//    "arch":"amd64","channel":"stable-4.13","result":"Completed"|"Failed",
+//    "arch":"amd64","channel":"stable-4.13","result":"Completed"|"Failed"|"Started",
 //    "component":"network","reason":"ClusterOperatorDegraded",
 //    "started":"2026-01-03T03:41:12Z","ended":"2026-01-03T04:01:40Z"}
+//
+// A "Started" report says an attempt has begun (so the service can count attempts in
+// the order they started, reports/start_order.h): it has no end ("ended":"", 0 in
+// memory), no component and no reason; the same attempt's final report follows.
 //
 // A report is untrusted input to the service, so decoding is strict and total: at most
 // kMaxUpdateReportBytes, a JSON object with exactly these keys, each once, each a
 // string of its form (UUID; lowercase hex; SemVer without build metadata, one
 // spelling per release, with from != to; an arch and a
 // channel of [a-z0-9._-]; a component as a DNS-1123 subdomain or ""; a reason in
-// CamelCase, required when Failed; RFC 3339 UTC with seconds, started <= ended). The
+// CamelCase, required when Failed; RFC 3339 UTC with seconds, started <= ended; "" as
+// the end of a Started report, and only there). The
 // cluster id is lower-cased, so that case cannot make one attempt count twice.
 // EncodeUpdateReport writes the keys in the order above; Decode(Encode(r)) == r for
 // every valid r. Pure; never throws.
@@ -29,7 +34,7 @@ namespace cincinnati {
 
 inline constexpr size_t kMaxUpdateReportBytes = 4096;
 
-enum class UpdateResult { kCompleted, kFailed };
+enum class UpdateResult { kCompleted, kFailed, kStarted };
 std::string_view UpdateResultName(UpdateResult r);
 
 struct UpdateReport {
@@ -41,7 +46,7 @@ struct UpdateReport {
   std::string component;   // the failing component ("" when none is known)
   std::string reason;      // the failure's reason, as the agent's Failing condition words it
   int64_t started = 0;     // Unix seconds
-  int64_t ended = 0;
+  int64_t ended = 0;       // 0 in a Started report
   bool operator==(const UpdateReport&) const = default;
 };
 

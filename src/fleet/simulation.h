@@ -29,7 +29,9 @@
 // target is no longer recommended, because a brake arrived, it does not start), updates
 // for its drawn duration, fails per the failure model (it then stays at `from` for good)
 // or moves to `to`, and reports the attempt (POST {prefix}/v1/reports; retried on 429,
-// 503 and transport errors). Draws are hashes (fleet_random.h), so two runs that differ
+// 503 and transport errors): a Started report when it starts, the final one when it
+// ends (the results' accepted and duplicate reports are the final ones; a refused
+// Started report is counted among the refused). Draws are hashes (fleet_random.h), so two runs that differ
 // in the service alone differ in outcome because of the service alone.
 //
 // Each sent poll asks for a poll receipt (reports/poll_receipt.h), as our agents do: a
@@ -137,6 +139,7 @@ class Simulation {
   void DispatchFinish(uint32_t c, uint32_t t);
   void Decide(uint32_t c, uint32_t t, uint16_t target);
   void StartUpdate(uint32_t c, uint32_t t, uint16_t target);
+  uint32_t QueueReport(UpdateReport report, std::string receipt);  // a slot, sent now
   void SendReport(uint32_t slot);
   std::string GraphUrl(uint32_t c) const;
   int EdgeIndex(uint16_t from, uint16_t to) const;

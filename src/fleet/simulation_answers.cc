@@ -99,7 +99,9 @@ void Simulation::OnClusterAnswer(const Pending& p, FleetResponse& response) {
 
 void Simulation::OnReportAnswer(const Pending& p, const FleetResponse& response) {
   QueuedReport& q = reports_.queued[p.who];
-  if (response.status == 200) {
+  if (response.status == 200 && q.report.result == UpdateResult::kStarted) {
+    // An announced start: nothing for the counts of ended updates.
+  } else if (response.status == 200) {
     const bool duplicate = response.body.find("duplicate") != std::string::npos;
     ++(duplicate ? results_.reports_duplicate : results_.reports_accepted);
     // The rule the service applies, applied here too: when the service should brake.

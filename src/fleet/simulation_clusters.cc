@@ -149,6 +149,32 @@ void Simulation::StartUpdate(uint32_t c, uint32_t t, uint16_t target) {
       1, spec_.update_duration.Sample(DrawUnit(spec_.seed, c, Draw::kDuration, HashText(versions_.Name(cl.version)),
                                                 HashText(versions_.Name(target)))));
   Push(static_cast<uint32_t>(std::min<int64_t>(t + duration, kNever - 1)), c, Kind::kFinish);
+  // Announced as an agent does, so that the service counts attempts in start order; the
+  // same attempt id as the report its end sends.
+  QueueReport(UpdateReport{.cluster_id = ClusterId(spec_.seed, c),
+                           .attempt = fmt::format("{:016x}", DrawBits(spec_.seed, c, Draw::kFailure, cl.version,
+                                                                      static_cast<uint64_t>(cl.started))),
+                           .from = versions_.Name(cl.version),
+                           .to = versions_.Name(target),
+                           .arch = spec_.arch,
+                           .channel = spec_.channel,
+                           .result = UpdateResult::kStarted,
+                           .started = begin_ + t},
+              cl.receipt);
+}
+
+uint32_t Simulation::QueueReport(UpdateReport report, std::string receipt) {
+  uint32_t slot;
+  if (reports_.free.empty()) {
+    slot = static_cast<uint32_t>(reports_.queued.size());
+    reports_.queued.emplace_back();
+  } else {
+    slot = reports_.free.back();
+    reports_.free.pop_back();
+  }
+  reports_.queued[slot] = QueuedReport{std::move(report), std::move(receipt), 0};
+  SendReport(slot);
+  return slot;
 }
 
 void Simulation::DispatchFinish(uint32_t c, uint32_t t) {
@@ -193,19 +219,10 @@ void Simulation::DispatchFinish(uint32_t c, uint32_t t) {
                  .reason = failed ? rule->reason : "",
                  .started = begin_ + cl.started,
                  .ended = begin_ + t};
-  uint32_t slot;
-  if (reports_.free.empty()) {
-    slot = static_cast<uint32_t>(reports_.queued.size());
-    reports_.queued.emplace_back();
-  } else {
-    slot = reports_.free.back();
-    reports_.free.pop_back();
-  }
   // The receipt of its polls at `from` goes with the report; a cluster that moved on
   // starts a new one at `to`.
-  reports_.queued[slot] = QueuedReport{std::move(r), failed ? cl.receipt : std::move(cl.receipt), 0};
+  QueueReport(std::move(r), failed ? cl.receipt : std::move(cl.receipt));
   if (!failed) cl.receipt.clear();
-  SendReport(slot);
 }
 
 void Simulation::SendReport(uint32_t slot) {

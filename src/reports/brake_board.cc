@@ -57,6 +57,17 @@ Status ValidateUrlBase(const std::string& url) {
 
 }  // namespace
 
+Result<BrakeRuleKind> ParseBrakeRuleKind(std::string_view name) {
+  if (name == "sequential") return BrakeRuleKind::kSequential;
+  if (name == "wilson") return BrakeRuleKind::kWilson;
+  return Status::InvalidArgument(fmt::format(
+      "brakes.rule '{}': must be \"sequential\" (a sequential test on attempts in the order they started) or \"wilson\" "
+      "(the Wilson lower bound on every report)",
+      YamlLineSafe(name.substr(0, 64))));
+}
+
+std::string_view BrakeRuleKindName(BrakeRuleKind kind) { return kind == BrakeRuleKind::kSequential ? "sequential" : "wilson"; }
+
 BrakeBoard::BrakeBoard(std::string files_dir, BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics,
                        std::unique_ptr<ReportStore> store)
     : files_dir_(std::move(files_dir)),
@@ -89,6 +100,7 @@ Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(const std::string& state_di
 Result<std::unique_ptr<BrakeBoard>> BrakeBoard::Open(std::unique_ptr<ReportStore> store, const std::string& files_dir,
                                                      BrakeSettings settings, env::Clock& clock, http_server::Registry& metrics) {
   CINCINNATI_RETURN_IF_ERROR(ValidateBrakeRule(settings.rule));
+  if (settings.kind == BrakeRuleKind::kSequential) CINCINNATI_RETURN_IF_ERROR(ValidateMixturePrior(settings.prior, settings.rule));
   if (settings.enabled) CINCINNATI_RETURN_IF_ERROR(ValidateUrlBase(settings.url_base));
   if (!files_dir.empty()) {
     if (Status made = env::DefaultFileSystem().CreateDirectories(fs::path(files_dir) / "blocked-edges"); !made.ok()) {
@@ -150,7 +162,42 @@ Status BrakeBoard::WriteFile(const BrakeRecord& record) {
                                 env::DefaultFileSystem(), env::kUserFileMode);
 }
 
+std::optional<BrakeRecord> BrakeBoard::DecideSequential(const EdgeState& edge, int64_t now) const {
+  // The first prefix that brakes (any may: sequential_brake.h, start_order.h).
+  for (const SequentialCounts& counts : edge.prefixes) {
+    const SequentialVerdict verdict = EvaluateSequential(counts, settings_.rule, settings_.prior);
+    if (!verdict.brake) continue;
+    BrakeRecord r;
+    r.from = edge.from;
+    r.to = edge.to;
+    r.since = now;
+    r.first_failure = edge.first_failure;
+    r.counts = {counts.clusters, counts.failures};
+    r.lower_bound = WilsonLowerBound(counts.failures, counts.clusters, OneSidedZ(settings_.rule.confidence));
+    const std::string components = ComponentList(edge.failed_components);
+    const std::string baseline =
+        counts.excluded == 0 ? "none" : fmt::format("{} of {}, {:.1f}%", counts.excluded_failures, counts.excluded, verdict.baseline_rate * 100);
+    // Failures may all be attempts that never ended: no report names a component or a time.
+    const std::string most = components.empty() ? "attempts that never ended" : components.substr(0, components.find(','));
+    const std::string first = edge.first_failure > 0 ? fmt::format(" First failure {}.", FormatUnixSeconds(edge.first_failure)) : "";
+    r.message = fmt::format(
+        "Automatically blocked at {}: {} of {} clusters that updated from {} to {} failed ({:.1f}%; clusters whose previous "
+        "update failed, not counted: {}), more than {:g}% with {:g}% confidence over the whole rollout, most often on {}.{}",
+        FormatUnixSeconds(now), counts.failures, counts.clusters, edge.from, edge.to, verdict.edge_rate * 100, baseline,
+        settings_.rule.threshold * 100, settings_.rule.confidence * 100, most, first);
+    r.evidence = fmt::format(
+        "Evidence: {} failed of {} attempts counted in the order they started (a stuck one as failed); the sequential test's "
+        "log likelihood ratio {:.2f}; known-bad sites kept apart: {}; failed clusters per component: {}.\n"
+        "Review it, then commit this file to graph-data, or clear the brake: cincinnati brakes clear --url {} "
+        "--token-file ADMIN_TOKEN_FILE --from {} --to {} --by YOUR_NAME",
+        counts.failures, counts.clusters, verdict.log_ratio, baseline, components, ServiceUrl(settings_.url_base), edge.from, edge.to);
+    return r;
+  }
+  return std::nullopt;
+}
+
 std::optional<BrakeRecord> BrakeBoard::Decide(const EdgeState& edge, int64_t now) const {
+  if (settings_.kind == BrakeRuleKind::kSequential) return DecideSequential(edge, now);
   const BrakeVerdict verdict = Evaluate(edge.counts, settings_.rule);
   if (!verdict.brake) return std::nullopt;
   BrakeRecord r;
@@ -309,6 +356,23 @@ bool BrakeBoard::Follow() {
     Changed();
   }
   return changed;
+}
+
+Result<std::vector<BrakeRecord>> BrakeBoard::Redecide() {
+  if (!settings_.enabled || settings_.kind != BrakeRuleKind::kSequential) return std::vector<BrakeRecord>();
+  const int64_t now = UnixNow(clock_);
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<EdgeKey> recent, store_->Tick(now));
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(recent, [&](const EdgeKey& e) { return edges_ && !edges_->HasAnywhere(e.first, e.second); });
+  }
+  if (recent.empty()) return std::vector<BrakeRecord>();
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<BrakeRecord> braked,
+                              store_->Reconsider(recent, [this, now](const EdgeState& edge) { return Decide(edge, now); }));
+  if (braked.empty()) return braked;
+  Applied(braked, now);
+  Changed();
+  return braked;
 }
 
 Result<int64_t> BrakeBoard::Prune(int64_t retention_secs) {

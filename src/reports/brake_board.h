@@ -13,7 +13,10 @@
 // _to_<to>.yaml; no files without a files_dir), and OnChange's function is called so
 // that the graph builder publishes a new graph now rather than at its next refresh. The
 // risk's message is fixed when the brake is decided (the served bytes do not churn with
-// every later report).
+// every later report). The rule is BrakeSettings::kind's: the Wilson bound over distinct
+// clusters, or the sequential test over attempts in start order (its message states the
+// edge's failure rate and that of the known-bad sites kept apart); with the latter,
+// Redecide judges edges again as attempts cross the horizon without a report.
 //
 // A person confirms a brake (it stays until cleared; the file says who confirmed it) or
 // clears it: the file is removed, the graph offers the edge again, and the edge's count
@@ -27,7 +30,8 @@
 // is served here within that period. Prune deletes reports older than the retention.
 // Times are the service's: a brake's first failure is when the first counted failure
 // was received.
-// Metrics (prefix of the given registry): reports_received_total{result},
+// Metrics (prefix of the given registry): reports_received_total{result} (Completed,
+// Failed, Started),
 // reports_duplicate_total, reports_off_graph_total, brakes_active,
 // brake_actions_total{action}, brake_delay_seconds (first counted failure received to
 // brake), reports_pruned_total. Thread-safe; never throws.
@@ -51,13 +55,25 @@
 #include "reports/report_ledger.h"
 #include "reports/report_store.h"
 #include "reports/report_verdict.h"
+#include "reports/sequential_brake.h"
 #include "reports/served_edges.h"
 
 namespace cincinnati::reports {
 
+// Which rule decides: the sequential test in start order (sequential_brake.h,
+// start_order.h: its false-brake probability holds over the whole rollout), or the
+// Wilson lower bound on every report (brake_rule.h: simpler, but checked after every
+// report its false-brake probability grows with the rollout).
+enum class BrakeRuleKind { kWilson, kSequential };
+// "sequential" or "wilson"; anything else is InvalidArgument naming brakes.rule.
+Result<BrakeRuleKind> ParseBrakeRuleKind(std::string_view name);
+std::string_view BrakeRuleKindName(BrakeRuleKind kind);
+
 struct BrakeSettings {
   bool enabled = true;  // false: reports are recorded and counted, nothing is braked
+  BrakeRuleKind kind = BrakeRuleKind::kWilson;
   BrakeRule rule;
+  MixturePrior prior;  // the sequential rule's
   std::string url_base;  // https://...: a brake's risk URL is url_base + "/" + from + "-" + to (Open checks it)
   std::vector<std::string> counted_reasons = ReportLedger::Options{}.counted_reasons;
 };
@@ -91,6 +107,11 @@ class BrakeBoard {
   // Reads the brakes again when another writer changed them; true when those in force
   // changed (OnChange's function has been called).
   bool Follow();
+  // The sequential rule: judges again, at the clock's now, the edges with attempts
+  // started within the horizon (attempts cross it without a report: a stuck one is a
+  // failure); returns the brakes it applied. Called about once a minute; nothing with
+  // the Wilson rule or brakes off.
+  Result<std::vector<BrakeRecord>> Redecide();
   // Deletes the reports received more than `retention_secs` ago; returns how many.
   Result<int64_t> Prune(int64_t retention_secs);
   const ReportStore& store() const { return *store_; }
@@ -104,6 +125,7 @@ class BrakeBoard {
   Status WriteFile(const BrakeRecord& record);
   Brake BrakeOf(const BrakeRecord& record) const;
   std::optional<BrakeRecord> Decide(const EdgeState& edge, int64_t now) const;
+  std::optional<BrakeRecord> DecideSequential(const EdgeState& edge, int64_t now) const;
   void Applied(std::vector<BrakeRecord> braked, int64_t now);  // brakes a store saved: files, logs, metrics
   Status ChangeState(const std::string& from, const std::string& to, BrakeState state, const std::string& by,
                      const std::string& note);

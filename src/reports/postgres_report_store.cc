@@ -1,5 +1,7 @@
 #include "reports/postgres_report_store.h"
 
+#include "reports/postgres_attempts.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -49,6 +51,18 @@ constexpr const char* kSchema[] = {
     "INSERT INTO brake_mark VALUES(1, 0) ON CONFLICT (id) DO NOTHING",
     "CREATE TABLE IF NOT EXISTS brake_events(id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL, from_version TEXT NOT NULL, "
     "to_version TEXT NOT NULL, action TEXT NOT NULL, \"by\" TEXT NOT NULL, note TEXT NOT NULL)",
+    // Started reports; the sequential rule's attempts per edge (report_ledger.h).
+    "CREATE TABLE IF NOT EXISTS attempt_starts(cluster TEXT NOT NULL, attempt TEXT NOT NULL, from_version TEXT NOT NULL, "
+    "to_version TEXT NOT NULL, started BIGINT NOT NULL, received BIGINT NOT NULL, PRIMARY KEY(cluster, attempt))",
+    "CREATE INDEX IF NOT EXISTS attempt_starts_by_edge ON attempt_starts(from_version, to_version, started)",
+    "CREATE INDEX IF NOT EXISTS attempt_starts_by_received ON attempt_starts(received)",
+    "CREATE TABLE IF NOT EXISTS edge_attempts(from_version TEXT NOT NULL, to_version TEXT NOT NULL, cluster TEXT NOT NULL, "
+    "started BIGINT NOT NULL, announced BIGINT NOT NULL, failed INTEGER NOT NULL, resolved BIGINT NOT NULL, "
+    "known_bad INTEGER NOT NULL, PRIMARY KEY(from_version, to_version, cluster))",
+    "CREATE INDEX IF NOT EXISTS edge_attempts_by_source ON edge_attempts(from_version, cluster)",
+    "CREATE INDEX IF NOT EXISTS edge_attempts_by_start ON edge_attempts(started)",  // the edges a Tick judges again
+    "CREATE TABLE IF NOT EXISTS cluster_outcomes(cluster TEXT PRIMARY KEY, from_version TEXT NOT NULL, to_version TEXT NOT NULL, "
+    "failed INTEGER NOT NULL)",
 };
 
 constexpr const char* kAddCluster =
@@ -100,8 +114,19 @@ class PostgresReportStore::Batch {
     return Status::OK();
   }
 
-  // Inserts the report; false when it was there already (a resend).
+  // Inserts the report; false when it was there already (a resend), or, for a Started
+  // one, when its attempt's final report was.
   Result<bool> Insert(const UpdateReport& r, int64_t received) {
+    if (r.result == UpdateResult::kStarted) {
+      CINCINNATI_ASSIGN_OR_RETURN(PgResult ended, tx_.Exec("SELECT 1 FROM reports WHERE cluster = $1 AND attempt = $2",
+                                                           {r.cluster_id, r.attempt}));
+      if (!ended.rows.empty()) return false;
+      CINCINNATI_ASSIGN_OR_RETURN(
+          PgResult put, tx_.Exec("INSERT INTO attempt_starts(cluster, attempt, from_version, to_version, started, received) "
+                                 "VALUES($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                                 {r.cluster_id, r.attempt, r.from, r.to, Text(ClampedStart(r.started, received)), Text(received)}));
+      return put.affected > 0;
+    }
     CINCINNATI_ASSIGN_OR_RETURN(
         PgResult put,
         tx_.Exec("INSERT INTO reports(cluster, attempt, from_version, to_version, arch, channel, result, component, reason, "
@@ -151,6 +176,10 @@ class PostgresReportStore::Batch {
         .status();
   }
 
+  // The report's attempt in start order; the edge's attempts settled (postgres_attempts.h).
+  Status Track(const UpdateReport& r, int64_t received) { return TrackAttempt(tx_, r, received, Counted(r)); }
+  Status Settle(EdgeState& edge, int64_t now) { return SettleAttempts(tx_, edge, now); }
+
   // Adds what Count and Restart counted to the edges' totals.
   Status Flush() {
     for (const auto& [key, delta] : totals_) {
@@ -175,8 +204,9 @@ class PostgresReportStore::Batch {
     return Status::OK();
   }
 
-  Result<EdgeState> Edge(const EdgeKey& key) {
+  Result<EdgeState> Edge(const EdgeKey& key, int64_t now) {
     EdgeState edge{key.first, key.second, {}, 0, {}};
+    CINCINNATI_RETURN_IF_ERROR(Settle(edge, now));
     CINCINNATI_ASSIGN_OR_RETURN(PgResult totals, tx_.Exec("SELECT clusters, failures, first_failure FROM edge_counts "
                                                           "WHERE from_version = $1 AND to_version = $2",
                                                           {key.first, key.second}));
@@ -191,12 +221,12 @@ class PostgresReportStore::Batch {
   }
 
   // Decides the edge's brake unless one is in force (its row locked until the commit).
-  Result<std::optional<BrakeRecord>> DecideEdge(const EdgeKey& key, const Decide& decide) {
+  Result<std::optional<BrakeRecord>> DecideEdge(const EdgeKey& key, const Decide& decide, int64_t now) {
     CINCINNATI_ASSIGN_OR_RETURN(PgResult state, tx_.Exec("SELECT state FROM brakes WHERE from_version = $1 AND to_version = $2 "
                                                          "FOR UPDATE",
                                                          {key.first, key.second}));
     if (!state.rows.empty() && InForceState(BrakeStateOf(state.rows[0][0]))) return std::optional<BrakeRecord>();
-    CINCINNATI_ASSIGN_OR_RETURN(EdgeState edge, Edge(key));
+    CINCINNATI_ASSIGN_OR_RETURN(EdgeState edge, Edge(key, now));
     std::optional<BrakeRecord> brake = decide(edge);
     if (brake) CINCINNATI_RETURN_IF_ERROR(Save(*brake, "applied", brake->since));
     return brake;
@@ -231,7 +261,7 @@ class PostgresReportStore::Batch {
                                         "ON CONFLICT (from_version, to_version) DO UPDATE SET since = EXCLUDED.since",
                                         {key.first, key.second, Text(since)})
                                    .status());
-    for (const char* table : {"edge_clusters", "edge_counts", "edge_components"}) {
+    for (const char* table : {"edge_clusters", "edge_counts", "edge_components", "edge_attempts"}) {
       CINCINNATI_RETURN_IF_ERROR(
           tx_.Exec(fmt::format("DELETE FROM {} WHERE from_version = $1 AND to_version = $2", table), {key.first, key.second}).status());
     }
@@ -308,6 +338,7 @@ Result<ReportStore::Recorded> PostgresReportStore::Record(const std::vector<Upda
   }
   Recorded out;
   std::lock_guard lock(mu_);
+  now_ = std::max(now_, received);
   const Status done = session_.InTransaction([&](PostgresTransaction& tx) {
     out = Recorded{};
     Batch b(tx, options_);
@@ -317,12 +348,15 @@ Result<ReportStore::Recorded> PostgresReportStore::Record(const std::vector<Upda
       CINCINNATI_ASSIGN_OR_RETURN(bool inserted, b.Insert(r, received));
       out.outcomes.push_back(inserted ? ReportLedger::Outcome::kRecorded : ReportLedger::Outcome::kDuplicate);
       if (!inserted) continue;
+      CINCINNATI_RETURN_IF_ERROR(b.Track(r, received));
+      touched.insert({r.from, r.to});
+      if (r.result == UpdateResult::kStarted) continue;
       CINCINNATI_RETURN_IF_ERROR(b.Count(r, received));
       touched.insert({r.from, r.to});
     }
     CINCINNATI_RETURN_IF_ERROR(b.Flush());
     for (const EdgeKey& key : touched) {
-      CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide));
+      CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide, received));
       if (brake) out.braked.push_back(std::move(*brake));
     }
     return Status::OK();
@@ -339,7 +373,7 @@ Result<std::vector<BrakeRecord>> PostgresReportStore::Reconsider(const std::vect
     const Status done = session_.InTransaction([&](PostgresTransaction& tx) {
       Batch b(tx, options_);
       CINCINNATI_RETURN_IF_ERROR(b.Lock({LockKey("edge", key.first, key.second)}));
-      CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide));
+      CINCINNATI_ASSIGN_OR_RETURN(std::optional<BrakeRecord> brake, b.DecideEdge(key, decide, now_));
       if (brake) braked.push_back(std::move(*brake));
       return Status::OK();
     });
@@ -398,14 +432,18 @@ Result<int64_t> PostgresReportStore::Prune(int64_t before) {
   // timeout, and batches and Follow get the connection in between.
   constexpr size_t kChunk = 5000;
   int64_t gone = 0;
-  for (;;) {
-    std::lock_guard lock(mu_);
-    CINCINNATI_ASSIGN_OR_RETURN(PgResult chunk, session_.Exec("DELETE FROM reports WHERE ctid IN (SELECT ctid FROM reports WHERE "
-                                                              "received < $1 LIMIT $2)",
-                                                              {Text(before), Text(kChunk)}));
-    gone += static_cast<int64_t>(chunk.affected);
-    if (chunk.affected < kChunk) return gone;
+  for (const char* table : {"reports", "attempt_starts"}) {
+    for (;;) {
+      std::lock_guard lock(mu_);
+      CINCINNATI_ASSIGN_OR_RETURN(
+          PgResult chunk, session_.Exec(fmt::format("DELETE FROM {0} WHERE ctid IN (SELECT ctid FROM {0} WHERE received < $1 LIMIT $2)",
+                                                    table),
+                                        {Text(before), Text(kChunk)}));
+      gone += static_cast<int64_t>(chunk.affected);
+      if (chunk.affected < kChunk) break;
+    }
   }
+  return gone;
 }
 
 Status PostgresReportStore::ClampEpochs(int64_t now) {
@@ -427,7 +465,7 @@ EdgeState PostgresReportStore::Edge(const std::string& from, const std::string& 
   EdgeState edge{from, to, {}, 0, {}};
   const Status read = session_.InTransaction([&](PostgresTransaction& tx) {
     Batch b(tx, options_);
-    CINCINNATI_ASSIGN_OR_RETURN(edge, b.Edge({from, to}));
+    CINCINNATI_ASSIGN_OR_RETURN(edge, b.Edge({from, to}, now_));
     return Status::OK();
   });
   if (!read.ok()) spdlog::error("brakes: the counts of {} -> {}: {}", from, to, read.message());
@@ -443,9 +481,20 @@ Result<std::vector<EdgeKey>> PostgresReportStore::EdgesWithFailures() const {
   return out;
 }
 
+Result<std::vector<EdgeKey>> PostgresReportStore::Tick(int64_t now) {
+  std::lock_guard lock(mu_);
+  now_ = std::max(now_, now);
+  CINCINNATI_ASSIGN_OR_RETURN(PgResult rows, session_.Exec("SELECT DISTINCT from_version, to_version FROM edge_attempts WHERE "
+                                                           "started > $1::bigint",
+                                                           {Text(now_ - kStartHorizon)}));
+  std::vector<EdgeKey> out;
+  for (const auto& row : rows.rows) out.emplace_back(row[0], row[1]);
+  return out;
+}
+
 int64_t PostgresReportStore::reports() const {
   std::lock_guard lock(mu_);
-  auto count = session_.Exec("SELECT count(*) FROM reports");
+  auto count = session_.Exec("SELECT (SELECT count(*) FROM reports) + (SELECT count(*) FROM attempt_starts)");
   return count.ok() && !count->rows.empty() ? Int(count->rows[0][0]) : -1;
 }
 

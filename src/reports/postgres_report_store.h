@@ -45,6 +45,7 @@ class PostgresReportStore final : public ReportStore {
   Result<int64_t> Prune(int64_t before) override;
   Status ClampEpochs(int64_t now) override;
   EdgeState Edge(const std::string& from, const std::string& to) const override;
+  Result<std::vector<EdgeKey>> Tick(int64_t now) override;
   Result<std::vector<EdgeKey>> EdgesWithFailures() const override;
   void Retain(const std::function<bool(const std::string&, const std::string&)>&) override {}
   std::vector<EdgeState> Edges() const override { return {}; }
@@ -59,6 +60,7 @@ class PostgresReportStore final : public ReportStore {
   std::string described_;
   mutable std::mutex mu_;
   mutable postgres::PostgresSession session_;  // under mu_
+  int64_t now_ = 0;  // under mu_: the latest time seen (a batch's receipt, or Tick); attempts are settled there
 };
 
 }  // namespace cincinnati::reports

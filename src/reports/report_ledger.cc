@@ -24,6 +24,17 @@ constexpr const char* kSchema[] = {
     "CREATE INDEX IF NOT EXISTS reports_by_received ON reports(received)",  // the hourly prune
     "CREATE TABLE IF NOT EXISTS edge_epochs(from_version TEXT NOT NULL, to_version TEXT NOT NULL, since INTEGER NOT NULL, "
     "PRIMARY KEY(from_version, to_version))",
+    "CREATE TABLE IF NOT EXISTS attempt_starts(cluster TEXT NOT NULL, attempt TEXT NOT NULL, from_version TEXT NOT NULL, "
+    "to_version TEXT NOT NULL, started INTEGER NOT NULL, received INTEGER NOT NULL, PRIMARY KEY(cluster, attempt))",
+    "CREATE INDEX IF NOT EXISTS attempt_starts_by_edge ON attempt_starts(from_version, to_version, started)",
+    "CREATE INDEX IF NOT EXISTS attempt_starts_by_received ON attempt_starts(received)",
+    "CREATE TABLE IF NOT EXISTS edge_attempts(from_version TEXT NOT NULL, to_version TEXT NOT NULL, cluster TEXT NOT NULL, "
+    "started INTEGER NOT NULL, announced INTEGER NOT NULL, failed INTEGER NOT NULL, resolved INTEGER NOT NULL, "
+    "known_bad INTEGER NOT NULL, PRIMARY KEY(from_version, to_version, cluster))",
+    "CREATE INDEX IF NOT EXISTS edge_attempts_by_source ON edge_attempts(from_version, cluster)",
+    "CREATE INDEX IF NOT EXISTS edge_attempts_by_start ON edge_attempts(started)",  // the edges a Tick judges again
+    "CREATE TABLE IF NOT EXISTS cluster_outcomes(cluster TEXT PRIMARY KEY, from_version TEXT NOT NULL, to_version TEXT NOT NULL, "
+    "failed INTEGER NOT NULL)",
 };
 
 constexpr const char* kAddCluster =
@@ -36,6 +47,8 @@ void CountFailure(EdgeState& edge, const std::string& component, int64_t at) {
 }
 
 }  // namespace
+
+int64_t ClampedStart(int64_t started, int64_t received) { return std::clamp(started, received - kStartHorizon, received); }
 
 ReportLedger::ReportLedger(std::unique_ptr<sqlite::Database> db, Options options)
     : db_(std::move(db)), options_(std::move(options)) {}
@@ -52,7 +65,8 @@ Result<std::unique_ptr<ReportLedger>> ReportLedger::Open(const std::string& path
 }
 
 Status ReportLedger::Load() {
-  CINCINNATI_ASSIGN_OR_RETURN(Statement count, db_->Prepare("SELECT count(*) FROM reports"));
+  CINCINNATI_ASSIGN_OR_RETURN(Statement count,
+                              db_->Prepare("SELECT (SELECT count(*) FROM reports) + (SELECT count(*) FROM attempt_starts)"));
   CINCINNATI_ASSIGN_OR_RETURN(Statement epochs, db_->Prepare("SELECT from_version, to_version, since FROM edge_epochs"));
   std::lock_guard lock(mu_);
   CINCINNATI_RETURN_IF_ERROR(count.ForEachRow([&] { reports_ = count.Integer(0); }));
@@ -62,6 +76,8 @@ Status ReportLedger::Load() {
 Result<EdgeState*> ReportLedger::Loaded(const EdgeKey& key) const {
   if (auto at = edges_.find(key); at != edges_.end()) return &at->second;
   CINCINNATI_ASSIGN_OR_RETURN(EdgeState edge, Read(key));
+  CINCINNATI_ASSIGN_OR_RETURN(std::unique_ptr<StartOrderSettler> settler, ReadSettler(key));
+  settlers_.insert_or_assign(key, std::move(settler));
   return &edges_.emplace(key, std::move(edge)).first->second;
 }
 
@@ -110,9 +126,17 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
   if (!insert.ok() || !sql.ok()) return db_->Failure("prepare");
   // Applied to the in-memory counts only once the transaction has committed.
   std::map<EdgeKey, EdgeState> changed;
+  std::vector<AttemptEvent> events;
   std::vector<Outcome> outcomes;
   int64_t recorded = 0;
   for (const UpdateReport& r : batch) {
+    if (r.result == UpdateResult::kStarted) {
+      CINCINNATI_ASSIGN_OR_RETURN(bool inserted, RecordStart(r, received));
+      outcomes.push_back(inserted ? Outcome::kRecorded : Outcome::kDuplicate);
+      recorded += inserted;
+      if (inserted) CINCINNATI_RETURN_IF_ERROR(Track(r, received, events));
+      continue;
+    }
     insert->Reset();
     insert->Bind(1, r.cluster_id).Bind(2, r.attempt).Bind(3, r.from).Bind(4, r.to).Bind(5, r.arch).Bind(6, r.channel);
     insert->Bind(7, UpdateResultName(r.result)).Bind(8, r.component).Bind(9, r.reason);
@@ -128,11 +152,41 @@ Result<std::vector<ReportLedger::Outcome>> ReportLedger::Record(const std::vecto
     auto at = changed.find(key);
     if (at == changed.end()) at = changed.emplace(key, edges_.at(key)).first;
     CINCINNATI_RETURN_IF_ERROR(Count(r, received, at->second, *sql));
+    CINCINNATI_RETURN_IF_ERROR(Track(r, received, events));
   }
   if (!db_->Commit().ok()) return db_->Failure("commit");
   for (auto& [key, edge] : changed) edges_[key] = std::move(edge);
+  now_ = std::max(now_, received);
+  Apply(events);
   reports_ += recorded;
   return outcomes;
+}
+
+Result<bool> ReportLedger::RecordStart(const UpdateReport& r, int64_t received) {
+  auto ended = db_->Prepare("SELECT 1 FROM reports WHERE cluster = ?1 AND attempt = ?2");
+  auto insert = db_->Prepare(
+      "INSERT OR IGNORE INTO attempt_starts(cluster, attempt, from_version, to_version, started, received) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!ended.ok() || !insert.ok()) return db_->Failure("prepare");
+  ended->Bind(1, r.cluster_id).Bind(2, r.attempt);
+  const Result<bool> final_known = ended->Step();
+  ended->Reset();
+  if (!final_known.ok()) return db_->Failure("read an attempt's report");
+  if (*final_known) return false;  // its final report came first: nothing to add
+  insert->Bind(1, r.cluster_id).Bind(2, r.attempt).Bind(3, r.from).Bind(4, r.to);
+  insert->Bind(5, ClampedStart(r.started, received)).Bind(6, received);
+  if (!insert->Run().ok()) return db_->Failure("insert a start");
+  return db_->changes() > 0;
+}
+
+Result<std::vector<AttemptStart>> ReportLedger::Starts(const std::string& from, const std::string& to) const {
+  std::lock_guard lock(mu_);
+  CINCINNATI_ASSIGN_OR_RETURN(Statement rows, db_->Prepare("SELECT cluster, attempt, started, received FROM attempt_starts "
+                                                           "WHERE from_version = ?1 AND to_version = ?2 ORDER BY started, cluster"));
+  rows.Bind(1, from).Bind(2, to);
+  std::vector<AttemptStart> out;
+  CINCINNATI_RETURN_IF_ERROR(rows.ForEachRow([&] { out.push_back({rows.Text(0), rows.Text(1), rows.Integer(2), rows.Integer(3)}); }));
+  return out;
 }
 
 Status ReportLedger::Count(const UpdateReport& r, int64_t received, EdgeState& edge, CountStatements& sql) {
@@ -205,6 +259,8 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
   auto add = db_->Prepare(kAddCluster);
   if (!epoch.ok() || !clear.ok() || !since_then.ok() || !add.ok()) return db_->Failure("prepare");
   if (!epoch->Bind(1, from).Bind(2, to).Bind(3, since).Run().ok()) return db_->Failure("restart an edge");
+  // The sequential rule's attempts start afresh too: every one known started before it.
+  CINCINNATI_RETURN_IF_ERROR(ClearAttempts({from, to}));
   if (!clear->Bind(1, from).Bind(2, to).Run().ok()) return db_->Failure("restart an edge");
   // Per cluster since then: failed if any attempt's failure counts, with the first one's component and time.
   struct Seen {
@@ -234,20 +290,30 @@ Status ReportLedger::RestartEdge(const std::string& from, const std::string& to,
   if (!db_->Commit().ok()) return db_->Failure("commit");
   epochs_[{from, to}] = since;
   edges_[{from, to}] = std::move(edge);
+  settlers_.insert_or_assign(EdgeKey{from, to}, std::make_unique<StartOrderSettler>(LedgerStartOrder()));
   return Status::OK();
 }
 
 EdgeState ReportLedger::Edge(const std::string& from, const std::string& to) const {
   std::lock_guard lock(mu_);
-  if (auto at = edges_.find({from, to}); at != edges_.end()) return at->second;
-  // Kept in memory only when the file has counts for it: asking about edges nobody
-  // reported on costs no memory.
+  if (auto at = edges_.find({from, to}); at != edges_.end()) {
+    EdgeState edge = at->second;
+    Settled(edge);
+    return edge;
+  }
+  // Kept in memory only when the file has counts or attempts for it: asking about edges
+  // nobody reported on costs no memory.
   auto edge = Read({from, to});
-  if (!edge.ok()) {
-    spdlog::error("{}", edge.status().message());
+  auto settler = edge.ok() ? ReadSettler({from, to}) : Result<std::unique_ptr<StartOrderSettler>>(edge.status());
+  if (!settler.ok()) {
+    spdlog::error("{}", settler.status().message());
     return EdgeState{from, to, {}, 0, {}};
   }
-  if (edge->counts.clusters > 0) edges_.emplace(EdgeKey{from, to}, *edge);
+  if (edge->counts.clusters > 0 || !(*settler)->empty()) {
+    edges_.emplace(EdgeKey{from, to}, *edge);
+    settlers_.insert_or_assign(EdgeKey{from, to}, std::move(settler).value());
+    Settled(*edge);
+  }
   return std::move(edge).value();
 }
 
@@ -255,7 +321,10 @@ std::vector<EdgeState> ReportLedger::Edges() const {
   std::lock_guard lock(mu_);
   std::vector<EdgeState> out;
   out.reserve(edges_.size());
-  for (const auto& [key, edge] : edges_) out.push_back(edge);
+  for (const auto& [key, edge] : edges_) {
+    out.push_back(edge);
+    Settled(out.back());
+  }
   return out;
 }
 
@@ -270,13 +339,17 @@ Result<std::vector<std::pair<std::string, std::string>>> ReportLedger::EdgesWith
 void ReportLedger::Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep) {
   std::lock_guard lock(mu_);
   std::erase_if(edges_, [&](const auto& entry) { return !keep(entry.first.first, entry.first.second); });
+  std::erase_if(settlers_, [&](const auto& entry) { return !edges_.contains(entry.first); });
 }
 
 Result<int64_t> ReportLedger::Prune(int64_t before) {
   std::lock_guard lock(mu_);
   auto prune = db_->Prepare("DELETE FROM reports WHERE received < ?1");
   if (!prune.ok() || !prune->Bind(1, before).Run().ok()) return db_->Failure("prune old reports");
-  const int64_t gone = db_->changes();
+  int64_t gone = db_->changes();
+  auto starts = db_->Prepare("DELETE FROM attempt_starts WHERE received < ?1");
+  if (!starts.ok() || !starts->Bind(1, before).Run().ok()) return db_->Failure("prune old starts");
+  gone += db_->changes();
   reports_ -= gone;
   return gone;
 }

@@ -13,6 +13,10 @@
 //     the edge's counts and saves the brake `decide` returns (action "applied"). A brake
 //     is decided once: with several writers, the counts `decide` sees and the save are
 //     serialized per edge (the PostgreSQL store decides in the report's transaction).
+//     A Started report is kept once per attempt and counted only by the sequential
+//     rule's state (report_ledger.h: attempts per edge in start order, in both stores);
+//     EdgeState's `prefixes` are that state settled at the latest time the store has
+//     seen, moved on by Tick.
 //   - Reconsider does the same for edges named (a restart's second look at edges with
 //     counted failures, when a crash came between a report and its brake).
 //   - ChangeState confirms or clears a brake in force (NotFound otherwise), changing only
@@ -40,7 +44,6 @@
 
 namespace cincinnati::reports {
 
-using EdgeKey = std::pair<std::string, std::string>;  // (from, to)
 
 enum class BrakeState { kActive, kConfirmed, kCleared };
 
@@ -82,7 +85,12 @@ class ReportStore {
   // Restarts of a count made while the clock was ahead are moved to `now`.
   virtual Status ClampEpochs(int64_t now) = 0;
 
+  // The edge's counts; its sequential counts (`prefixes`) settled at the latest time the
+  // store has seen.
   virtual EdgeState Edge(const std::string& from, const std::string& to) const = 0;
+  // Moves the store's time to `now` (attempts cross the horizon without a report);
+  // returns the edges whose counts may have moved: attempts started within the horizon.
+  virtual Result<std::vector<EdgeKey>> Tick(int64_t now) = 0;
   virtual Result<std::vector<EdgeKey>> EdgesWithFailures() const = 0;
   // Counts kept in memory only for edges `keep` names (a store that keeps none ignores it).
   virtual void Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep) = 0;

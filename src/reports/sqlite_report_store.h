@@ -33,6 +33,7 @@ class SqliteReportStore final : public ReportStore {
   Result<int64_t> Prune(int64_t before) override;
   Status ClampEpochs(int64_t now) override { return ledger_->ClampEpochs(now); }
   EdgeState Edge(const std::string& from, const std::string& to) const override { return ledger_->Edge(from, to); }
+  Result<std::vector<EdgeKey>> Tick(int64_t now) override { return ledger_->Tick(now); }
   Result<std::vector<EdgeKey>> EdgesWithFailures() const override { return ledger_->EdgesWithFailures(); }
   void Retain(const std::function<bool(const std::string& from, const std::string& to)>& keep) override { ledger_->Retain(keep); }
   std::vector<EdgeState> Edges() const override { return ledger_->Edges(); }

@@ -47,6 +47,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,9 @@ struct StartOrderOptions {
 class StartOrderSettler {
  public:
   explicit StartOrderSettler(StartOrderOptions options);
+  // It keeps iterators into its own map: neither copied nor moved (hold it by pointer).
+  StartOrderSettler(const StartOrderSettler&) = delete;
+  StartOrderSettler& operator=(const StartOrderSettler&) = delete;
 
   // An attempt (key unique per edge, e.g. its cluster) started at `started`.
   void Start(uint64_t key, int64_t started, bool known_bad_site, int64_t now);
@@ -77,6 +81,9 @@ class StartOrderSettler {
   // attempts past the horizon to final.
   std::vector<SequentialCounts> Settle(int64_t now);
   int64_t late() const { return late_; }
+  // Attempts started within the horizon (their counts still move as time passes).
+  int64_t recent() const { return static_cast<int64_t>(open_.size()); }
+  bool empty() const { return open_.empty() && final_.clusters == 0 && final_.excluded == 0 && late_ == 0; }
 
  private:
   struct Entry {

@@ -52,6 +52,22 @@ class AgentReportsTest : public UpdateTest {
     ASSERT_TRUE(WaitFor([&] { return passes("retrieval") > retrievals; }, kPatience)) << agent.log();
   }
 
+  // The final reports taken, and the Started ones (an attempt announced as it applies).
+  std::vector<UpdateReport> Finals() { return Taken(false); }
+  std::vector<UpdateReport> Starts() { return Taken(true); }
+  std::vector<UpdateReport> Taken(bool started) {
+    std::vector<UpdateReport> out;
+    for (UpdateReport& r : receiver_.taken()) {
+      if ((r.result == UpdateResult::kStarted) == started) out.push_back(std::move(r));
+    }
+    return out;
+  }
+  size_t FinalPosts() {
+    size_t n = 0;
+    for (const auto& r : receiver_.received()) n += r.body.find(R"("result":"Started")") == std::string::npos;
+    return n;
+  }
+
   ReportReceiver receiver_;
 };
 
@@ -65,11 +81,28 @@ TEST_F(AgentReportsTest, ACompletedUpdateSendsOneCompletedReport) {
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "ingress") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
   Report(*agent, "ingress", "4.1.1");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2);
-  EXPECT_EQ(receiver_.count(), 0u) << "nothing is reported before the attempt ends";
+  EXPECT_EQ(FinalPosts(), 0u) << "no final report before the attempt ends";
+  // The attempt is announced while it applies, before it ends (again by the process
+  // the agent handed over to when it was sent already: the service takes it once).
+  ASSERT_TRUE(WaitFor([&] { return !Starts().empty(); }, kPatience)) << agent->log();
   Report(*agent, "dns", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return Finals().size() == 1; }, kPatience)) << agent->log();
+  const std::vector<UpdateReport> starts = Starts();
+  ASSERT_LE(starts.size(), 2u);
+  for (const UpdateReport& start : starts) {
+    EXPECT_EQ(start, starts[0]) << "each is the same report";
+    EXPECT_EQ(start.cluster_id, cluster);
+    EXPECT_EQ(start.attempt, Finals()[0].attempt);
+    EXPECT_EQ(start.from, "4.1.0");
+    EXPECT_EQ(start.to, "4.1.1");
+    EXPECT_EQ(start.channel, "stable-4.1");
+    EXPECT_EQ(start.started, Finals()[0].started);
+    EXPECT_EQ(start.ended, 0);
+  }
+  EXPECT_NE(receiver_.received()[0].body.find(R"("result":"Started")"), std::string::npos) << "the start is sent first";
+  EXPECT_EQ(receiver_.received().back().body.find(R"("result":"Started")"), std::string::npos) << "the final report last";
 
-  const UpdateReport report = receiver_.taken()[0];
+  const UpdateReport report = Finals()[0];
   EXPECT_EQ(report.cluster_id, cluster);
   EXPECT_EQ(report.attempt.size(), 32u);
   EXPECT_EQ(report.from, "4.1.0");
@@ -82,20 +115,24 @@ TEST_F(AgentReportsTest, ACompletedUpdateSendsOneCompletedReport) {
   EXPECT_LE(report.started, report.ended);
   EXPECT_LT(report.ended - report.started, 300);
   const auto received = receiver_.received();
-  EXPECT_EQ(received[0].query, "id=" + cluster);
-  EXPECT_EQ(received[0].content_type, "application/json");
+  for (const auto& r : received) {
+    EXPECT_EQ(r.query, "id=" + cluster);
+    EXPECT_EQ(r.content_type, "application/json");
+  }
   const JsonValue progress = Progress(*agent);
   EXPECT_EQ(TextOf(At(progress, {"attemptId"})), report.attempt);
   EXPECT_TRUE(BoolOf(At(progress, {"reported"})));
-  ASSERT_TRUE(WaitFor([&] { return Metric(*agent, "cincinnati_agent_reports_sent_total") == 1; }, kPatience));
+  // This process's own: the final report, and the start when the one before had not sent it.
+  ASSERT_TRUE(WaitFor([&] { return Metric(*agent, "cincinnati_agent_reports_sent_total") >= 1; }, kPatience));
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_reports_pending"), 0);
   EXPECT_EQ(QueuedFiles(), 0u);
 
   // Restarted, the agent has nothing to report again.
   StopAgentAt(agent->url(""));
   agent = StartReporting();
+  const size_t posts = receiver_.count();
   Settle(*agent);
-  EXPECT_EQ(receiver_.count(), 1u);
+  EXPECT_EQ(receiver_.count(), posts);
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_reports_pending"), 0);
 }
 
@@ -116,9 +153,16 @@ TEST_F(AgentReportsTest, TheReportCarriesTheReceiptOfItsFromVersionAcrossTheHand
   Report(*agent, "ingress", "4.1.1");
   ASSERT_TRUE(WaitFor([&] { return DesiredOf(*agent, "dns") == "4.1.1"; }, kPatience)) << WriteJson(Cv(*agent), 2);
   Report(*agent, "dns", "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return Finals().size() == 1; }, kPatience)) << agent->log();
   EXPECT_NE(AgentPid(agent->url("")), first_pid) << "the report is the new process's";
-  const auto received = receiver_.received();
+  std::vector<ReportReceiver::Received> received;
+  for (const auto& r : receiver_.received()) {
+    if (r.body.find(R"("result":"Started")") == std::string::npos) {
+      received.push_back(r);
+    } else {
+      EXPECT_TRUE(r.receipt && r.receipt->starts_with("r-4.1.0-")) << "a start carries the receipt too";
+    }
+  }
   ASSERT_EQ(received.size(), 1u);
   ASSERT_TRUE(received[0].receipt) << "the report carries a receipt";
   EXPECT_TRUE(received[0].receipt->starts_with("r-4.1.0-")) << *received[0].receipt;
@@ -135,8 +179,8 @@ TEST_F(AgentReportsTest, ARefusedReleaseIsReportedOnceNotAtEveryRetry) {
   auto agent = StartReporting({"--update-retry", "1"});
   const std::string image = Push("4.1.2", "4.1.0");  // never signed
   Request(*agent, image, "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << agent->log();
-  const UpdateReport report = receiver_.taken()[0];
+  ASSERT_TRUE(WaitFor([&] { return Finals().size() == 1; }, kPatience)) << agent->log();
+  const UpdateReport report = Finals()[0];
   EXPECT_EQ(report.result, UpdateResult::kFailed);
   EXPECT_EQ(report.reason, "ImageVerificationFailed");
   EXPECT_EQ(report.component, "");
@@ -152,7 +196,7 @@ TEST_F(AgentReportsTest, ARefusedReleaseIsReportedOnceNotAtEveryRetry) {
     return attempts.size() >= 3;
   }, kPatience)) << WriteJson(Progress(*agent), 2);
   Settle(*agent);
-  EXPECT_EQ(receiver_.count(), 1u);
+  EXPECT_EQ(FinalPosts(), 1u);
   EXPECT_EQ(Metric(*agent, "cincinnati_agent_reports_pending"), 0);
 }
 
@@ -164,8 +208,8 @@ TEST_F(AgentReportsTest, AReportOutlivesA503AndAKillNineAndIsTakenOnce) {
   auto agent = StartReporting({"--update-retry", "3600"});
   const std::string image = Push("4.1.2", "4.1.0");  // never signed
   Request(*agent, image, "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.count() >= 2; }, kPatience)) << agent->log();
-  EXPECT_EQ(receiver_.taken().size(), 0u);
+  ASSERT_TRUE(WaitFor([&] { return FinalPosts() >= 2; }, kPatience)) << agent->log();
+  EXPECT_EQ(Finals().size(), 0u);
   const std::string attempt = TextOf(At(Progress(*agent), {"attemptId"}));
   ASSERT_EQ(attempt.size(), 32u);
   EXPECT_TRUE(fs::exists(state_ / "agent" / "reports" / (attempt + ".json")));
@@ -175,7 +219,7 @@ TEST_F(AgentReportsTest, AReportOutlivesA503AndAKillNineAndIsTakenOnce) {
 
   receiver_.SetDefault({});
   agent = StartReporting({"--update-retry", "3600"});
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << agent->log();
+  ASSERT_TRUE(WaitFor([&] { return Finals().size() == 1; }, kPatience)) << agent->log();
   for (const auto& r : receiver_.received()) {
     auto decoded = DecodeUpdateReport(r.body);
     ASSERT_TRUE(decoded.ok()) << r.body;
@@ -183,10 +227,10 @@ TEST_F(AgentReportsTest, AReportOutlivesA503AndAKillNineAndIsTakenOnce) {
   }
   ASSERT_TRUE(WaitFor([&] { return Metric(*agent, "cincinnati_agent_reports_pending") == 0; }, kPatience));
   EXPECT_EQ(QueuedFiles(), 0u);
-  const size_t posts = receiver_.count();
+  const size_t posts = FinalPosts();
   Settle(*agent);
-  EXPECT_EQ(receiver_.count(), posts);
-  EXPECT_EQ(receiver_.taken().size(), 1u);
+  EXPECT_EQ(FinalPosts(), posts);
+  EXPECT_EQ(Finals().size(), 1u);
 }
 
 // A component Degraded past --reports.degraded_grace ends the attempt Failed; one not
@@ -200,8 +244,8 @@ TEST_F(AgentReportsTest, DegradedAndSlowComponentsEndTheirAttemptsFailedOnce) {
   auto agent = StartReporting({"--reports.degraded_grace", "2", "--component-timeout", "3"});
   Components(*agent, /*degraded=*/"True");
   Request(*agent, first, "4.1.1");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 1; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
-  const UpdateReport degraded = receiver_.taken()[0];
+  ASSERT_TRUE(WaitFor([&] { return Finals().size() == 1; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
+  const UpdateReport degraded = Finals()[0];
   EXPECT_EQ(degraded.result, UpdateResult::kFailed);
   EXPECT_EQ(degraded.component, "ingress");
   EXPECT_EQ(degraded.reason, "ClusterOperatorDegraded");
@@ -214,8 +258,8 @@ TEST_F(AgentReportsTest, DegradedAndSlowComponentsEndTheirAttemptsFailedOnce) {
   ASSERT_TRUE(WaitFor([&] { return ConditionText(Cv(*agent), "Failing", "reason") == "ClusterOperatorNotAvailable"; }, kPatience))
       << WriteJson(Cv(*agent), 2);
   Request(*agent, second, "4.1.2");
-  ASSERT_TRUE(WaitFor([&] { return receiver_.taken().size() == 2; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
-  const UpdateReport slow = receiver_.taken()[1];
+  ASSERT_TRUE(WaitFor([&] { return Finals().size() == 2; }, kPatience)) << WriteJson(Cv(*agent), 2) << agent->log();
+  const UpdateReport slow = Finals()[1];
   EXPECT_NE(slow.attempt, degraded.attempt);
   EXPECT_EQ(slow.result, UpdateResult::kFailed);
   EXPECT_EQ(slow.component, "ingress");
@@ -230,7 +274,7 @@ TEST_F(AgentReportsTest, DegradedAndSlowComponentsEndTheirAttemptsFailedOnce) {
   ASSERT_TRUE(WaitFor([&] { return TextOf(At(HistoryEntry(Cv(*agent), 0), {"state"})) == "Completed"; }, kPatience))
       << WriteJson(Cv(*agent), 2);
   Settle(*agent);
-  EXPECT_EQ(receiver_.count(), 2u);
+  EXPECT_EQ(FinalPosts(), 2u);
   EXPECT_EQ(TextOf(At(Progress(*agent), {"result"})), "Failed") << "the attempt's first end stays";
 }
 

@@ -58,7 +58,7 @@ TEST(UpdateReportTest, EveryFieldIsCheckedAndTheRefusalNamesIt) {
   EXPECT_EQ(Refusal(With("arch", R"("AMD64")")), "update report: 'arch' must be 1 to 16 characters of [a-z0-9._-]");
   EXPECT_EQ(Refusal(With("channel", R"("stable 4.13")")),
             "update report: 'channel' must be empty or up to 63 characters of [a-z0-9._-]");
-  EXPECT_EQ(Refusal(With("result", R"("Succeeded")")), "update report: 'result' must be 'Completed' or 'Failed'");
+  EXPECT_EQ(Refusal(With("result", R"("Succeeded")")), "update report: 'result' must be 'Completed', 'Failed' or 'Started'");
   EXPECT_EQ(Refusal(With("component", R"("Network!")")), "update report: 'component' must be empty or a DNS-1123 subdomain");
   EXPECT_EQ(Refusal(With("reason", R"("")")), "update report: a 'Failed' report needs a 'reason'");
   EXPECT_EQ(Refusal(With("reason", R"("degraded")")),

@@ -79,6 +79,52 @@ class ReportServiceTest : public ::testing::Test {
   testing::TempDir dir_;
 };
 
+// brakes.rule = "sequential": agents announce their attempts (Started reports), one in
+// three fails, and the service brakes the edge in start order, saying the edge's rate
+// and the known-bad sites'; `brakes list` shows it. An unknown rule stops the service at
+// start, naming the accepted ones.
+TEST_F(ReportServiceTest, TheSequentialRuleBrakesInStartOrderAndAnUnknownRuleIsRefused) {
+  std::vector<std::string> bad = BuilderArgs();
+  bad.insert(bad.end(), {"--brakes.rule", "bayes"});
+  ServiceProcess refused("serve", bad);
+  ASSERT_TRUE(WaitFor([&] { return !refused.running(); }, 60s)) << refused.log();
+  EXPECT_NE(refused.log().find("brakes.rule 'bayes': must be \"sequential\""), std::string::npos) << refused.log();
+
+  std::vector<std::string> args = BuilderArgs();
+  args.insert(args.end(), {"--brakes.rule", "sequential", "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1",
+                           "--testing.now", "2030-01-01T00:00:00Z"});
+  ServiceProcess serve("serve", args);
+  ASSERT_TRUE(serve.running()) << serve.log();
+  const std::string base = serve.url("/api/upgrades_info");
+  ASSERT_TRUE(WaitFor([&] { return Get(serve.url("/readiness", "status")).status == 200; }, 60s)) << serve.log();
+  constexpr int kClusters = 60;
+  constexpr int64_t kStart = 1893456000;  // the service's frozen now
+  for (int n = 1; n <= kClusters; ++n) {
+    ASSERT_EQ(Get(base + "/graph?channel=stable-4.13&version=4.13.1&id=" + ClusterId(n), {"Accept: application/json"}).status, 200);
+  }
+  for (int n = 1; n <= kClusters; ++n) {
+    UpdateReport start = testing::TestReport(n, false, "a1", kStart);
+    start.result = UpdateResult::kStarted;
+    start.ended = 0;
+    auto r = Post(base + "/v1/reports?id=" + ClusterId(n), EncodeUpdateReport(start));
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  ASSERT_EQ(Graph(base).find(kRisk), std::string::npos) << "starts alone brake nothing";
+  for (int n = 1; n <= kClusters && Graph(base).find(kRisk) == std::string::npos; ++n) {
+    auto r = Post(base + "/v1/reports?id=" + ClusterId(n), EncodeUpdateReport(testing::TestReport(n, n % 3 == 0, "a1", kStart)));
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  ASSERT_TRUE(WaitFor([&] { return Graph(base).find(kRisk) != std::string::npos; }, 30s)) << serve.log();
+  const std::string braked = Graph(base);
+  EXPECT_TRUE(std::regex_search(braked, std::regex(R"(\d+ of 60 clusters that updated from 4\.13\.1 to 4\.13\.2 failed \(\d+\.\d%; )"
+                                                   R"(clusters whose previous update failed, not counted: none\), more than 5% with )"
+                                                   R"(95% confidence over the whole rollout)")))
+      << braked;
+  auto listed = testing::RunCincinnati("brakes list --url " + base);
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_TRUE(std::regex_search(listed.out, std::regex(R"(4\.13\.1 +4\.13\.2 +active +\d+ +60 )"))) << listed.out;
+}
+
 TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   // On the service's clock, frozen in 2030 here: the brake is dated by it.
   std::vector<std::string> args = BuilderArgs();
