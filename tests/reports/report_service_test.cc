@@ -125,6 +125,31 @@ TEST_F(ReportServiceTest, TheSequentialRuleBrakesInStartOrderAndAnUnknownRuleIsR
   EXPECT_TRUE(std::regex_search(listed.out, std::regex(R"(4\.13\.1 +4\.13\.2 +active +\d+ +60 )"))) << listed.out;
 }
 
+// The sequential rule's prior, on the command line or under [brakes] in the TOML file: a
+// value out of range or not a number stops the service at start, naming the setting.
+TEST_F(ReportServiceTest, ABadPriorStopsTheServiceNamingTheSetting) {
+  std::string args;
+  for (const std::string& a : BuilderArgs()) args += " " + a;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--brakes.prior_mean 0.03", "brakes.prior_mean: must be above brakes.threshold and below 1"},
+      {"--brakes.prior_mean 1", "brakes.prior_mean: must be above brakes.threshold and below 1"},
+      {"--brakes.prior_mean 0.2x", "brakes.prior_mean: '0.2x' is not a number"},
+      {"--brakes.prior_strength 0", "brakes.prior_strength: must be between 0.5 and 1000000"},
+      {"--brakes.prior_strength -3", "brakes.prior_strength: must be between 0.5 and 1000000"},
+      // Given with the Wilson rule, a bad prior is still a mistake.
+      {"--brakes.rule wilson --brakes.prior_strength nan", "brakes.prior_strength: must be between 0.5 and 1000000"},
+  };
+  for (const auto& [flags, message] : cases) {
+    auto refused = testing::RunCincinnati("serve" + args + " " + flags);
+    EXPECT_EQ(refused.exit_code, 1) << flags;
+    EXPECT_NE(refused.err.find("error: " + message), std::string::npos) << flags << ": " << refused.err;
+  }
+  testing::WriteFile(dir_ / "serve.toml", "[brakes]\nprior_mean = \"0.04\"\n");
+  auto toml = testing::RunCincinnati("serve -c " + (dir_ / "serve.toml").string() + args);
+  EXPECT_EQ(toml.exit_code, 1);
+  EXPECT_NE(toml.err.find("brakes.prior_mean: must be above brakes.threshold and below 1"), std::string::npos) << toml.err;
+}
+
 TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
   // On the service's clock, frozen in 2030 here: the brake is dated by it.
   std::vector<std::string> args = BuilderArgs();
