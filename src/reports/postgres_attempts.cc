@@ -118,12 +118,14 @@ Status SettleAttempts(PostgresTransaction& tx, EdgeState& edge, int64_t now) {
     FoldSettled(row, horizon, settled);
     return true;
   });
-  if (open.size() < unsettled || now > through) {
+  if (open.size() < unsettled) {
     // The same test as Settles, in SQL, on the rows just read (the edge's lock holds them).
     CINCINNATI_RETURN_IF_ERROR(tx.Exec("UPDATE edge_attempts SET settled = 1 WHERE from_version = $1 AND to_version = $2 AND "
                                         "settled = 0 AND (started + $3::bigint <= $4::bigint OR (known_bad <> 0 AND resolved > 0))",
                                         {edge.from, edge.to, Text(horizon), Text(now)})
                                    .status());
+  }
+  if (open.size() < unsettled || now > through) {
     CINCINNATI_RETURN_IF_ERROR(
         tx.Exec("INSERT INTO edge_settled(from_version, to_version, clusters, failures, excluded, excluded_failures, through) "
                 "VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (from_version, to_version) DO UPDATE SET clusters = EXCLUDED.clusters, "
