@@ -27,6 +27,18 @@ Result<std::string> Token(const Settings& s, const std::string& key) {
   return kube::ReadTokenFile(s.String(key, ""), key);
 }
 
+// The sequential rule's prior, checked when that rule decides or when either setting is
+// given (a prior set for nothing is a mistake worth saying).
+Result<reports::MixturePrior> Prior(const Settings& s, const reports::BrakeSettings& settings) {
+  reports::MixturePrior prior;
+  CINCINNATI_ASSIGN_OR_RETURN(prior.mean, Number(s, "brakes.prior_mean", prior.mean));
+  CINCINNATI_ASSIGN_OR_RETURN(prior.strength, Number(s, "brakes.prior_strength", prior.strength));
+  if (settings.kind == reports::BrakeRuleKind::kSequential || s.Has("brakes.prior_mean") || s.Has("brakes.prior_strength")) {
+    CINCINNATI_RETURN_IF_ERROR(reports::ValidateMixturePrior(prior, settings.rule));
+  }
+  return prior;
+}
+
 Result<std::unique_ptr<reports::BrakeBoard>> OpenBoard(const Settings& s, const std::string& shared, reports::BrakeSettings settings,
                                                        env::Clock& clock, http_server::Registry& metrics) {
   const std::string state_dir = s.String("reports.state_dir", "");
@@ -91,12 +103,16 @@ std::vector<ReportFlag> ReportFlags(bool graph_builder, bool policy_engine) {
          "Keep update reports and automatic brakes here (reports.db, blocked-edges/); set, the service takes reports"},
         {"--brakes.enabled", "brakes.enabled", "Brake an edge when its reports cross the rule (true or false; default true)"},
         {"--brakes.rule", "brakes.rule",
-         "How an edge is judged: wilson (the Wilson lower bound of its clusters' failure rate, at every report; the default "
-         "for now) or sequential (a sequential test on its attempts in the order they started, whose false-brake "
-         "probability holds over the whole rollout; a stuck attempt counts as failed after 2 h)"},
+         "How an edge is judged: sequential (the default: a sequential test on its attempts in the order they started, "
+         "whose false-brake probability holds over the whole rollout; a stuck attempt counts as failed after 2 h) or "
+         "wilson (the Wilson lower bound of its clusters' failure rate, at every report)"},
         {"--brakes.min_clusters", "brakes.min_clusters", "Distinct clusters an edge needs reports from before a brake (20)"},
         {"--brakes.threshold", "brakes.threshold", "Failure rate an edge must credibly exceed to be braked (0.05)"},
         {"--brakes.confidence", "brakes.confidence", "Confidence the rule brakes at (0.95)"},
+        {"--brakes.prior_mean", "brakes.prior_mean",
+         "The sequential rule's prior: the mean failure rate of a bad edge, above brakes.threshold and below 1 (0.12)"},
+        {"--brakes.prior_strength", "brakes.prior_strength",
+         "The sequential rule's prior: its strength, a + b of its Beta distribution, from 0.5 to 1000000 (50)"},
         {"--brakes.url_base", "brakes.url_base",
          "A brake's risk URL is this + /FROM-TO: the https:// address clusters reach this service's {prefix}/v1/brakes at "
          "(required with brakes on: graph-data takes only https risk URLs)"},
@@ -148,11 +164,12 @@ Result<std::unique_ptr<ReportParts>> SetUpReports(const Settings& s, bool graph_
   if (keeps) {
     reports::BrakeSettings settings;
     CINCINNATI_ASSIGN_OR_RETURN(settings.enabled, s.Bool("brakes.enabled", true));
-    CINCINNATI_ASSIGN_OR_RETURN(settings.kind, reports::ParseBrakeRuleKind(s.String("brakes.rule", "wilson")));
+    CINCINNATI_ASSIGN_OR_RETURN(settings.kind, reports::ParseBrakeRuleKind(s.String("brakes.rule", "sequential")));
     CINCINNATI_ASSIGN_OR_RETURN(uint64_t min_clusters, s.Unsigned("brakes.min_clusters", 20));
     settings.rule.min_clusters = static_cast<int64_t>(min_clusters);
     CINCINNATI_ASSIGN_OR_RETURN(settings.rule.threshold, Number(s, "brakes.threshold", 0.05));
     CINCINNATI_ASSIGN_OR_RETURN(settings.rule.confidence, Number(s, "brakes.confidence", 0.95));
+    CINCINNATI_ASSIGN_OR_RETURN(settings.prior, Prior(s, settings));
     settings.url_base = s.String("brakes.url_base", "");
     CINCINNATI_ASSIGN_OR_RETURN(parts->board, OpenBoard(s, shared, settings, clock, parts->metrics));
     CINCINNATI_ASSIGN_OR_RETURN(uint64_t retention_days, s.Unsigned("reports.retention_days", 90));

@@ -79,6 +79,13 @@ std::string EdgeJson(const EdgeResult& e) {
       e.rule_crossed < 0 ? e.took : e.TookBefore(e.rule_crossed));
 }
 
+// {"kind":n,...} without its braces.
+std::string RefusedJson(const std::map<std::string, uint64_t>& refused) {
+  std::string out;
+  for (const auto& [kind, n] : refused) out += fmt::format("{}{}:{}", out.empty() ? "" : ",", JsonString(kind), n);
+  return out;
+}
+
 }  // namespace
 
 uint64_t EdgeResult::TookBefore(int64_t t) const {
@@ -91,8 +98,7 @@ std::string SummaryJson(const FleetResults& r) {
   for (size_t v : UsedVersions(r)) {
     versions += fmt::format("{}{}:{}", versions.empty() ? "" : ",", JsonString(r.version_names[v]), last ? CountAt(*last, v) : 0);
   }
-  std::string refused;
-  for (const auto& [kind, n] : r.reports_refused) refused += fmt::format("{}{}:{}", refused.empty() ? "" : ",", JsonString(kind), n);
+  const std::string refused = RefusedJson(r.reports_refused);
   std::string edges;
   for (const EdgeResult& e : r.edges) {
     if (!edges.empty()) edges += ',';
@@ -104,7 +110,8 @@ std::string SummaryJson(const FleetResults& r) {
       R"("requests":{{"total":{},"polls":{},"startPolls":{},"reports":{},"probes":{},"pollsAnsweredLocally":{},"errors":{},)"
       R"("answersParsed":{},"connections":{},"meanGraphMs":{:.2f},"meanReportMs":{:.2f}}},)"
       R"("updates":{{"started":{},"completed":{},"failed":{},"inProgress":{}}},)"
-      R"("reports":{{"accepted":{},"duplicate":{},"unsent":{},"refused":{{{}}}}},)"
+      R"("reports":{{"accepted":{},"duplicate":{},"unsent":{},"refused":{{{}}},)"
+      R"("started":{{"accepted":{},"duplicate":{},"refused":{{{}}}}}}},)"
       R"("finalVersions":{{{}}},"failedClusters":{},"edges":[{}]}})"
       "\n",
       r.clusters, JsonString(r.channel), JsonString(r.arch), Time(r.start), Time(r.end), r.time_scale, r.brakes, r.real_seconds,
@@ -112,7 +119,7 @@ std::string SummaryJson(const FleetResults& r) {
       r.polls_answered_locally, r.http_errors, r.answers_parsed, r.connections,
       MeanMs(r.graph_seconds, r.polls + r.start_polls + r.probes), MeanMs(r.report_seconds, r.reports_sent), r.updates_started, r.updates_completed,
       r.updates_failed, r.updates_started - r.updates_completed - r.updates_failed, r.reports_accepted, r.reports_duplicate,
-      r.reports_unsent, refused, versions, last ? last->failed : 0, edges);
+      r.reports_unsent, refused, r.starts_accepted, r.starts_duplicate, RefusedJson(r.starts_refused), versions, last ? last->failed : 0, edges);
 }
 
 Status WriteOutputs(const FleetResults& r, const std::string& dir) {
@@ -138,13 +145,15 @@ void PrintSummary(const FleetResults& r, std::ostream& out) {
                        e.brake ? FormatUnixSeconds(brake) + " (" + e.brake->state + ")" : "none",
                        e.brake && e.first_failure >= 0 ? fmt::format(", {} s after the first failure", brake - e.first_failure) : "");
   }
-  out << fmt::format("reports: {} accepted, {} duplicate, {} refused, {} unsent\n", r.reports_accepted, r.reports_duplicate,
-                     [&] {
-                       uint64_t n = 0;
-                       for (const auto& [kind, count] : r.reports_refused) n += count;
-                       return n;
-                     }(),
-                     r.reports_unsent);
+  auto total = [](const std::map<std::string, uint64_t>& by_kind) {
+    uint64_t n = 0;
+    for (const auto& [kind, count] : by_kind) n += count;
+    return n;
+  };
+  out << fmt::format("reports: {} accepted, {} duplicate, {} refused, {} unsent; starts announced: {} accepted, {} duplicate, "
+                     "{} refused\n",
+                     r.reports_accepted, r.reports_duplicate, total(r.reports_refused), r.reports_unsent, r.starts_accepted,
+                     r.starts_duplicate, total(r.starts_refused));
   out << fmt::format("requests: {} ({} polls, {} before starting, {} reports, {} probes; {} errors), {} polls answered "
                      "locally; {} answers parsed, {} connections; {:.2f} ms a graph request, {:.2f} ms a report\n",
                      r.requests, r.polls, r.start_polls, r.reports_sent, r.probes, r.http_errors, r.polls_answered_locally,

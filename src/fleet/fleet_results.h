@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -22,6 +23,7 @@
 #include "core/status.h"
 #include "fleet/fleet_spec.h"
 #include "fleet/service_documents.h"
+#include "reports/start_order.h"
 
 namespace cincinnati::fleet {
 
@@ -32,10 +34,15 @@ struct EdgeResult {
   uint64_t stopped_at_start = 0;  // meant to take it, found it gone at the poll before starting
   std::vector<int64_t> start_times{};  // of each update on the edge (for "before the brake")
   int64_t first_failure = -1;
-  // The default brake rule (20 clusters, Wilson lower bound above 5 % at 95 %) applied by
-  // the simulator to the reports the service accepted: when the service should brake.
+  // The service's brake rule at its default settings, applied by the simulator to the
+  // reports the service accepted: when the service should brake. The sequential rule (the
+  // default) on the attempts in start order, announced by their Started reports (a failed
+  // cluster stays at its version: no known-bad sites here); the Wilson rule (20 clusters,
+  // lower bound above 5 % at 95 %) on the final reports when the service it starts is
+  // given --brakes.rule wilson.
   int64_t rule_crossed = -1;
   uint64_t reported = 0, reported_failed = 0;
+  std::shared_ptr<reports::StartOrderSettler> start_order{};  // the sequential rule's attempts
   std::optional<ServiceBrake> brake{};  // from the service, at the end
   uint64_t TookBefore(int64_t t) const;
 };
@@ -63,9 +70,13 @@ struct FleetResults {
   double max_report_lag = 0;  // the same, for the ends of updates (their reports)
   double graph_seconds = 0, report_seconds = 0;  // real time the requests took, summed
   uint64_t generations = 0;  // changes of the channel's answer (or rollouts) the probes saw
-  // Reports.
+  // Reports: the final ones (outcomes), and the Started ones apart (an announced start
+  // is no outcome); unsent: either kind, still waiting for a retry at the end.
   uint64_t reports_accepted = 0, reports_duplicate = 0, reports_unsent = 0;
   std::map<std::string, uint64_t> reports_refused;  // by the service's kind
+  uint64_t starts_accepted = 0, starts_duplicate = 0;
+  std::map<std::string, uint64_t> starts_refused;  // by the service's kind
+  bool wilson_rule = false;  // the service applies brakes.rule wilson (rule_crossed)
   // The fleet.
   std::vector<std::string> version_names;  // by version index
   std::vector<EdgeResult> edges;           // one per failure rule, in flag order

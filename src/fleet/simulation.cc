@@ -82,6 +82,13 @@ Status Simulation::Prepare() {
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t v, versions_.Intern(s.version));
     shares.emplace_back(sum += s.share, v);
   }
+  // The rule the service it starts applies (fleet_results.h): wilson only when asked.
+  for (size_t i = 0; i < spec_.serve_args.size(); ++i) {
+    const std::string& arg = spec_.serve_args[i];
+    if (arg == "--brakes.rule=wilson" || (arg == "--brakes.rule" && i + 1 < spec_.serve_args.size() && spec_.serve_args[i + 1] == "wilson")) {
+      results_.wilson_rule = true;
+    }
+  }
   for (const FailureRule& rule : spec_.failures) {
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t from, versions_.Intern(rule.from));
     CINCINNATI_ASSIGN_OR_RETURN(uint16_t to, versions_.Intern(rule.to));

@@ -30,8 +30,8 @@
 // for its drawn duration, fails per the failure model (it then stays at `from` for good)
 // or moves to `to`, and reports the attempt (POST {prefix}/v1/reports; retried on 429,
 // 503 and transport errors): a Started report when it starts, the final one when it
-// ends (the results' accepted and duplicate reports are the final ones; a refused
-// Started report is counted among the refused). Draws are hashes (fleet_random.h), so two runs that differ
+// ends (the results' accepted, duplicate and refused reports are the final ones, the
+// Started ones are counted apart: they are no outcomes). Draws are hashes (fleet_random.h), so two runs that differ
 // in the service alone differ in outcome because of the service alone.
 //
 // Each sent poll asks for a poll receipt (reports/poll_receipt.h), as our agents do: a
@@ -149,6 +149,7 @@ class Simulation {
   std::shared_ptr<const AnswerDigest> Digest(FleetResponse& response);
   void OnClusterAnswer(const Pending& p, FleetResponse& response);
   void OnReportAnswer(const Pending& p, const FleetResponse& response);
+  void Judge(EdgeResult& e, const UpdateReport& report);  // an accepted report, for rule_crossed
   void OnProbeGraph(const Pending& p, FleetResponse& response);
   void OnProbeRollouts(const Pending& p, const FleetResponse& response);
   void SetWindows(const std::vector<PhasedWindow>& windows);

@@ -8,6 +8,8 @@
 #include "fleet/service_documents.h"
 #include "fleet/simulation.h"
 #include "reports/brake_rule.h"
+#include "reports/report_ledger.h"
+#include "reports/sequential_brake.h"
 
 namespace cincinnati::fleet {
 namespace {
@@ -97,29 +99,53 @@ void Simulation::OnClusterAnswer(const Pending& p, FleetResponse& response) {
   StartUpdate(c, t, newest);
 }
 
+// The rule the service applies, applied here too to what it accepted: when the service
+// should brake (fleet_results.h).
+void Simulation::Judge(EdgeResult& e, const UpdateReport& report) {
+  const bool start = report.result == UpdateResult::kStarted;
+  const bool failed = report.result == UpdateResult::kFailed;
+  const int64_t now = start ? report.started : report.ended;
+  if (!start) {
+    ++e.reported;
+    e.reported_failed += failed;
+  }
+  if (e.rule_crossed >= 0) return;
+  if (results_.wilson_rule) {
+    const reports::EdgeCounts counts{static_cast<int64_t>(e.reported), static_cast<int64_t>(e.reported_failed)};
+    if (!start && reports::Evaluate(counts, reports::BrakeRule{}).brake) e.rule_crossed = now;
+    return;
+  }
+  if (!e.start_order) e.start_order = std::make_shared<reports::StartOrderSettler>(reports::LedgerStartOrder());
+  const uint64_t key = reports::AttemptKey(report.cluster_id);
+  if (start) {
+    e.start_order->Start(key, report.started, false, now);
+  } else {
+    e.start_order->Resolve(key, report.started, failed, false, now);
+  }
+  for (const reports::SequentialCounts& counts : e.start_order->Settle(now)) {
+    if (reports::EvaluateSequential(counts, reports::BrakeRule{}).brake) e.rule_crossed = now;
+  }
+}
+
 void Simulation::OnReportAnswer(const Pending& p, const FleetResponse& response) {
   QueuedReport& q = reports_.queued[p.who];
-  if (response.status == 200 && q.report.result == UpdateResult::kStarted) {
-    // An announced start: nothing for the counts of ended updates.
-  } else if (response.status == 200) {
+  const bool start = q.report.result == UpdateResult::kStarted;
+  if (response.status == 200) {
     const bool duplicate = response.body.find("duplicate") != std::string::npos;
-    ++(duplicate ? results_.reports_duplicate : results_.reports_accepted);
-    // The rule the service applies, applied here too: when the service should brake.
-    const int edge = EdgeIndex(versions_.Find(q.report.from), versions_.Find(q.report.to));
-    if (!duplicate && edge >= 0) {
-      EdgeResult& e = results_.edges[static_cast<size_t>(edge)];
-      ++e.reported;
-      e.reported_failed += q.report.result == UpdateResult::kFailed;
-      const reports::EdgeCounts counts{static_cast<int64_t>(e.reported), static_cast<int64_t>(e.reported_failed)};
-      if (e.rule_crossed < 0 && reports::Evaluate(counts, reports::BrakeRule{}).brake) e.rule_crossed = q.report.ended;
+    if (start) {
+      ++(duplicate ? results_.starts_duplicate : results_.starts_accepted);
+    } else {
+      ++(duplicate ? results_.reports_duplicate : results_.reports_accepted);
     }
+    const int edge = EdgeIndex(versions_.Find(q.report.from), versions_.Find(q.report.to));
+    if (!duplicate && edge >= 0) Judge(results_.edges[static_cast<size_t>(edge)], q.report);
   } else if ((response.status == 0 || response.status == 429 || response.status == 503) && ++q.tries < kReportTries) {
     // Back off as the agent does, longer each time.
     Push(BaseTime(p.t) + 60u * static_cast<uint32_t>(q.tries), p.who, Kind::kReport);
     return;
   } else {
     const std::string kind = response.status == 0 ? "transport" : ErrorKind(response.body);
-    ++results_.reports_refused[kind];
+    ++(start ? results_.starts_refused : results_.reports_refused)[kind];
     if (kind == "unknown_poller") {
       Note("reports are refused as unknown_poller: the simulator sends only the polls that can change what a cluster does, "
            "so the service needs --reports.min_poller_age_secs 0 --reports.min_polls 1");

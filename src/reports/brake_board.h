@@ -60,7 +60,7 @@
 
 namespace cincinnati::reports {
 
-// Which rule decides: the sequential test in start order (sequential_brake.h,
+// Which rule decides: the sequential test in start order (the default; sequential_brake.h,
 // start_order.h: its false-brake probability holds over the whole rollout), or the
 // Wilson lower bound on every report (brake_rule.h: simpler, but checked after every
 // report its false-brake probability grows with the rollout).
@@ -71,7 +71,7 @@ std::string_view BrakeRuleKindName(BrakeRuleKind kind);
 
 struct BrakeSettings {
   bool enabled = true;  // false: reports are recorded and counted, nothing is braked
-  BrakeRuleKind kind = BrakeRuleKind::kWilson;
+  BrakeRuleKind kind = BrakeRuleKind::kSequential;
   BrakeRule rule;
   MixturePrior prior;  // the sequential rule's
   std::string url_base;  // https://...: a brake's risk URL is url_base + "/" + from + "-" + to (Open checks it)

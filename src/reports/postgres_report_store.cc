@@ -61,6 +61,13 @@ constexpr const char* kSchema[] = {
     "known_bad INTEGER NOT NULL, PRIMARY KEY(from_version, to_version, cluster))",
     "CREATE INDEX IF NOT EXISTS edge_attempts_by_source ON edge_attempts(from_version, cluster)",
     "CREATE INDEX IF NOT EXISTS edge_attempts_by_start ON edge_attempts(started)",  // the edges a Tick judges again
+    // The sequential rule's settled attempts of an edge as counts (postgres_attempts.h): a
+    // decision reads only the attempts not settled yet.
+    "ALTER TABLE edge_attempts ADD COLUMN IF NOT EXISTS settled INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX IF NOT EXISTS edge_attempts_unsettled ON edge_attempts(from_version, to_version) WHERE settled = 0",
+    "CREATE TABLE IF NOT EXISTS edge_settled(from_version TEXT NOT NULL, to_version TEXT NOT NULL, clusters BIGINT NOT NULL, "
+    "failures BIGINT NOT NULL, excluded BIGINT NOT NULL, excluded_failures BIGINT NOT NULL, through BIGINT NOT NULL, "
+    "PRIMARY KEY(from_version, to_version))",
     "CREATE TABLE IF NOT EXISTS cluster_outcomes(cluster TEXT PRIMARY KEY, from_version TEXT NOT NULL, to_version TEXT NOT NULL, "
     "failed INTEGER NOT NULL)",
 };
@@ -261,7 +268,7 @@ class PostgresReportStore::Batch {
                                         "ON CONFLICT (from_version, to_version) DO UPDATE SET since = EXCLUDED.since",
                                         {key.first, key.second, Text(since)})
                                    .status());
-    for (const char* table : {"edge_clusters", "edge_counts", "edge_components", "edge_attempts"}) {
+    for (const char* table : {"edge_clusters", "edge_counts", "edge_components", "edge_attempts", "edge_settled"}) {
       CINCINNATI_RETURN_IF_ERROR(
           tx_.Exec(fmt::format("DELETE FROM {} WHERE from_version = $1 AND to_version = $2", table), {key.first, key.second}).status());
     }
@@ -465,6 +472,8 @@ EdgeState PostgresReportStore::Edge(const std::string& from, const std::string& 
   EdgeState edge{from, to, {}, 0, {}};
   const Status read = session_.InTransaction([&](PostgresTransaction& tx) {
     Batch b(tx, options_);
+    // Settling writes the edge's summary (postgres_attempts.h): under its lock, as a decision.
+    CINCINNATI_RETURN_IF_ERROR(b.Lock({LockKey("edge", from, to)}));
     CINCINNATI_ASSIGN_OR_RETURN(edge, b.Edge({from, to}, now_));
     return Status::OK();
   });

@@ -29,7 +29,11 @@
 // error document {"kind": ..., "value": ...}; 503 when the sink fails (the agent
 // retries). A duplicate and a report the sink could not record give the day's allowance
 // back (a resend costs nothing); one refused at the edge check does not, so that one id
-// cannot make the engine check edges, or use up the global rate, without limit. A refused report is counted in
+// cannot make the engine check edges, or use up the global rate, without limit. A
+// Started report (an attempt announced) passes the same steps and is charged to the same
+// allowance as a final one: it costs the same work, and an announced attempt that never
+// ends counts as a failure past the horizon (start_order.h), so uncharged starts would
+// be a free way to make failures; an attempt costs 2 of the 24 a day. A refused report is counted in
 // cincinnati_pe_reports_refused_total{reason}. So flooding does not brake an edge:
 // reports need ids that have polled at the edge's source for a while, on an edge that
 // exists where the report says, each id reports a few times a day, every id counts once

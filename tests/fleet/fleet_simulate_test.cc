@@ -237,6 +237,12 @@ void ExpectOutputsAddUp(const fs::path& out, Summary& s) {
   EXPECT_EQ(std::stoll(last[failed]), s.Int("/failedClusters"));
   EXPECT_EQ(s.Int("/failedClusters"), s.Int("/updates/failed"));
   EXPECT_EQ(s.Int("/reports/accepted") + s.Int("/reports/duplicate"), s.Int("/updates/completed") + s.Int("/updates/failed"));
+  // Started reports are counted apart (no outcomes): one per update started, bar those
+  // still waiting to be sent at the end.
+  int64_t starts = s.Int("/reports/started/accepted") + s.Int("/reports/started/duplicate");
+  for (auto [kind, n] : s.root.at_pointer("/reports/started/refused").get_object().value()) starts += n.get_int64().value();
+  EXPECT_LE(starts, s.Int("/updates/started"));
+  EXPECT_GE(starts, s.Int("/updates/started") - s.Int("/reports/unsent"));
   EXPECT_NE(testing::ReadFile(out / "adoption.svg").find("took 4.13.1 -&gt; 4.13.2"), std::string::npos);
 }
 
@@ -287,6 +293,8 @@ TEST(FleetSimulateTest, TheBrakeStopsTheBadEdgeWhereWithoutBrakesMoreClustersFai
   EXPECT_GT(without.Int("/edges/0/failed"), 2 * with.Int("/edges/0/failed")) << on.out << off.out;
   EXPECT_GT(without.Int("/edges/0/took"), 3 * with.Int("/edges/0/took")) << on.out << off.out;
   EXPECT_EQ(with.root.at_pointer("/reports/refused").get_object().value().size(), 0u) << on.out;
+  EXPECT_EQ(with.root.at_pointer("/reports/started/refused").get_object().value().size(), 0u) << on.out;
+  EXPECT_GT(with.Int("/reports/started/accepted"), 0) << on.out;
 
   ExpectOutputsAddUp(dir / "on", with);
   ExpectOutputsAddUp(dir / "off", without);
@@ -317,6 +325,12 @@ TEST(FleetSimulateTest, PollReceiptsAdmitReportsTheServiceHasNoSightingsFor) {
   EXPECT_GT(s.Int("/updates/completed") + s.Int("/updates/failed"), 100) << run.out;
   EXPECT_EQ(s.root.at_pointer("/reports/refused").get_object().value().size(), 0u) << run.out;
   EXPECT_EQ(s.Int("/reports/accepted") + s.Int("/reports/duplicate"), s.Int("/updates/completed") + s.Int("/updates/failed"));
+  // Started reports are counted apart (no outcomes): one per update started, bar those
+  // still waiting to be sent at the end.
+  int64_t starts = s.Int("/reports/started/accepted") + s.Int("/reports/started/duplicate");
+  for (auto [kind, n] : s.root.at_pointer("/reports/started/refused").get_object().value()) starts += n.get_int64().value();
+  EXPECT_LE(starts, s.Int("/updates/started"));
+  EXPECT_GE(starts, s.Int("/updates/started") - s.Int("/reports/unsent"));
 }
 
 // A graph-data 2.0.0 tree: 4.13.2 starts at 02:00 and reaches stable-4.13's clusters over

@@ -27,6 +27,9 @@ class BrakeBoardTest : public ::testing::Test {
  protected:
   std::unique_ptr<BrakeBoard> Open(bool with_graph = true) {
     BrakeSettings settings;
+    // The board's mechanics (files, restarts, confirm and clear) on the Wilson rule's
+    // small numbers; sequential_board_test.cc brakes with the default rule.
+    settings.kind = BrakeRuleKind::kWilson;
     settings.url_base = "https://updates.example.com/api/upgrades_info/v1/brakes";
     auto board = BrakeBoard::Open(dir_.path().string(), settings, clock_, metrics_);
     EXPECT_TRUE(board.ok()) << board.status().message();

@@ -35,6 +35,9 @@ class PostgresReportStoreTest : public ::testing::Test {
     EXPECT_TRUE(store.ok()) << store.status().message();
     if (!store.ok()) return nullptr;
     BrakeSettings settings;
+    // The store's replication (one brake between replicas) on the Wilson rule's small
+    // numbers; start_order_store_test.cc covers the sequential rule's state here.
+    settings.kind = BrakeRuleKind::kWilson;
     settings.url_base = "https://updates.example.com/api/upgrades_info/v1/brakes";
     metrics_.push_back(std::make_unique<http_server::Registry>("cincinnati_gb_"));
     auto board = BrakeBoard::Open(std::move(store).value(), (dir_ / std::to_string(n)).string(), settings, clock_, *metrics_.back());

@@ -3,7 +3,7 @@
 // which never saw it poll; the receipt the agent carries admits the report there, and
 // nothing else about admission changes (a receipt of another key, version or cluster,
 // too young or too few polls, is refused; the daily allowance holds for ids admitted by
-// receipt alone; a duplicate gives it back).
+// receipt alone, and charges a Started report as a final one; a duplicate gives it back).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -22,12 +22,13 @@ namespace {
 using namespace std::chrono_literals;
 using reports::ReportVerdict;
 
-// Takes every report; says duplicate for an attempt it took before.
+// Takes every report; says duplicate for an attempt's start, or end, it took before.
 class TakingSink : public ReportSink {
  public:
   void Submit(UpdateReport report, std::function<void(Result<ReportVerdict>)> done) override {
-    const bool seen = attempts_.count(report.cluster_id + report.attempt) > 0;
-    attempts_.insert(report.cluster_id + report.attempt);
+    const std::string key = report.cluster_id + report.attempt + (report.result == UpdateResult::kStarted ? "/start" : "/end");
+    const bool seen = attempts_.count(key) > 0;
+    attempts_.insert(key);
     ++submitted;
     done(ReportVerdict{seen ? ReportVerdict::Kind::kDuplicate : ReportVerdict::Kind::kRecorded, ""});
   }
@@ -145,6 +146,29 @@ TEST_F(ReportIntakeReceiptTest, TheDailyAllowanceHoldsForIdsAdmittedByReceiptAlo
   clock_.Advance(86400s);
   const std::string again = strict.Poll(testing::TestClusterId(1), "4.13.1", receipt);
   EXPECT_EQ(strict.Report(Report(1, "a3"), again).first, 200) << "a new day, a new allowance";
+}
+
+// A Started report is charged to the daily allowance as a final one is (report_intake.h:
+// an announced attempt that never ends counts as a failure, so starts must not be free):
+// with 2 a day, one attempt's start and end use it up; a resent start costs nothing.
+TEST_F(ReportIntakeReceiptTest, AStartedReportIsChargedToTheDailyAllowance) {
+  Replica strict(clock_, shared_, 2);
+  const std::string receipt = PollAtA(1, 3);
+  clock_.Advance(1800s);
+  auto started = [&](const std::string& attempt) {
+    UpdateReport r = testing::TestReport(1, false, attempt, Seconds(clock_));
+    r.result = UpdateResult::kStarted;
+    r.ended = 0;
+    return r;
+  };
+  auto first = strict.Report(started("a1"), receipt);
+  EXPECT_EQ(first.first, 200) << first.second;
+  EXPECT_EQ(strict.Report(started("a1"), receipt).second, R"({"status":"duplicate"})") << "a resend costs nothing";
+  EXPECT_EQ(strict.Report(Report(1, "a1"), receipt).first, 200);
+  auto next = strict.Report(started("a2"), receipt);
+  EXPECT_EQ(next.first, 429) << next.second;
+  EXPECT_NE(next.second.find("rate_limited"), std::string::npos) << next.second;
+  EXPECT_EQ(strict.sink->submitted, 3);
 }
 
 // Someone patient enough to poll with many invented ids fills the table of allowances

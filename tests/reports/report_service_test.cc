@@ -76,10 +76,30 @@ class ReportServiceTest : public ::testing::Test {
       EXPECT_EQ(r.body, R"({"status":"accepted"})");
     }
   }
+  // As agents do with the default rule: clusters 1..20 poll at 4.13.1 through `base`,
+  // announce their attempts (Started), then report how they ended; `failed` of them failed.
+  void PollStartAndReport(const std::string& base, int failed) {
+    const int64_t at = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (int n = 1; n <= 20; ++n) {
+      ASSERT_EQ(Get(base + "/graph?channel=stable-4.13&version=4.13.1&id=" + ClusterId(n), {"Accept: application/json"}).status, 200);
+    }
+    for (int n = 1; n <= 20; ++n) {
+      UpdateReport start = testing::TestReport(n, false, "a1", at);
+      start.result = UpdateResult::kStarted;
+      start.ended = 0;
+      auto r = Post(base + "/v1/reports?id=" + ClusterId(n), EncodeUpdateReport(start));
+      ASSERT_EQ(r.status, 200) << r.body;
+    }
+    for (int n = 1; n <= 20; ++n) {
+      auto r = Post(base + "/v1/reports?id=" + ClusterId(n), Report(n, n <= failed, "a1", at));
+      ASSERT_EQ(r.status, 200) << r.body;
+      EXPECT_EQ(r.body, R"({"status":"accepted"})");
+    }
+  }
   testing::TempDir dir_;
 };
 
-// brakes.rule = "sequential": agents announce their attempts (Started reports), one in
+// The default rule (sequential): agents announce their attempts (Started reports), one in
 // three fails, and the service brakes the edge in start order, saying the edge's rate
 // and the known-bad sites'; `brakes list` shows it. An unknown rule stops the service at
 // start, naming the accepted ones.
@@ -91,8 +111,7 @@ TEST_F(ReportServiceTest, TheSequentialRuleBrakesInStartOrderAndAnUnknownRuleIsR
   EXPECT_NE(refused.log().find("brakes.rule 'bayes': must be \"sequential\""), std::string::npos) << refused.log();
 
   std::vector<std::string> args = BuilderArgs();
-  args.insert(args.end(), {"--brakes.rule", "sequential", "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1",
-                           "--testing.now", "2030-01-01T00:00:00Z"});
+  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--reports.min_polls", "1", "--testing.now", "2030-01-01T00:00:00Z"});
   ServiceProcess serve("serve", args);
   ASSERT_TRUE(serve.running()) << serve.log();
   const std::string base = serve.url("/api/upgrades_info");
@@ -125,10 +144,36 @@ TEST_F(ReportServiceTest, TheSequentialRuleBrakesInStartOrderAndAnUnknownRuleIsR
   EXPECT_TRUE(std::regex_search(listed.out, std::regex(R"(4\.13\.1 +4\.13\.2 +active +\d+ +60 )"))) << listed.out;
 }
 
+// The sequential rule's prior, on the command line or under [brakes] in the TOML file: a
+// value out of range or not a number stops the service at start, naming the setting.
+TEST_F(ReportServiceTest, ABadPriorStopsTheServiceNamingTheSetting) {
+  std::string args;
+  for (const std::string& a : BuilderArgs()) args += " " + a;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--brakes.prior_mean 0.03", "brakes.prior_mean: must be above brakes.threshold and below 1"},
+      {"--brakes.prior_mean 1", "brakes.prior_mean: must be above brakes.threshold and below 1"},
+      {"--brakes.prior_mean 0.2x", "brakes.prior_mean: '0.2x' is not a number"},
+      {"--brakes.prior_strength 0", "brakes.prior_strength: must be between 0.5 and 1000000"},
+      {"--brakes.prior_strength -3", "brakes.prior_strength: must be between 0.5 and 1000000"},
+      // Given with the Wilson rule, a bad prior is still a mistake.
+      {"--brakes.rule wilson --brakes.prior_strength nan", "brakes.prior_strength: must be between 0.5 and 1000000"},
+  };
+  for (const auto& [flags, message] : cases) {
+    auto refused = testing::RunCincinnati("serve" + args + " " + flags);
+    EXPECT_EQ(refused.exit_code, 1) << flags;
+    EXPECT_NE(refused.err.find("error: " + message), std::string::npos) << flags << ": " << refused.err;
+  }
+  testing::WriteFile(dir_ / "serve.toml", "[brakes]\nprior_mean = \"0.04\"\n");
+  auto toml = testing::RunCincinnati("serve -c " + (dir_ / "serve.toml").string() + args);
+  EXPECT_EQ(toml.exit_code, 1);
+  EXPECT_NE(toml.err.find("brakes.prior_mean: must be above brakes.threshold and below 1"), std::string::npos) << toml.err;
+}
+
 TEST_F(ReportServiceTest, ThreeFailuresOfTwentyBrakeTheEdgeAndAPersonClearsIt) {
-  // On the service's clock, frozen in 2030 here: the brake is dated by it.
+  // On the service's clock, frozen in 2030 here: the brake is dated by it. The Wilson
+  // rule, selected: its 3 of 20 are this test's numbers (the default rule's flow: above).
   std::vector<std::string> args = BuilderArgs();
-  args.insert(args.end(), {"--reports.min_poller_age_secs", "0", "--reports.min_polls", "1", "--testing.now", "2030-01-01T00:00:00Z"});
+  args.insert(args.end(), {"--brakes.rule", "wilson", "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1", "--testing.now", "2030-01-01T00:00:00Z"});
   ServiceProcess serve("serve", args);
   ASSERT_TRUE(serve.running()) << serve.log();
   const std::string base = serve.url("/api/upgrades_info");
@@ -316,7 +361,8 @@ TEST_F(ReportServiceTest, APolicyEngineForwardsToItsGraphBuilderWhichLosesNothin
                                           "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1"});
   ASSERT_TRUE(engine.running()) << engine.log();
   ASSERT_TRUE(WaitFor([&] { return Get(engine.url("/readyz", "status")).status == 200; }, 60s)) << engine.log();
-  ASSERT_NO_FATAL_FAILURE(PollAndReport(engine.url(""), 3));
+  // With the default rule, 5 failures of 20 announced attempts brake the edge.
+  ASSERT_NO_FATAL_FAILURE(PollStartAndReport(engine.url(""), 5));
   ASSERT_TRUE(WaitFor([&] { return Graph(engine.url("")).find(kRisk) != std::string::npos; }, 60s)) << engine.log() << builder->log();
 
   // The graph builder dies with -9 and comes back: the brake and the counts are still there.
@@ -326,7 +372,7 @@ TEST_F(ReportServiceTest, APolicyEngineForwardsToItsGraphBuilderWhichLosesNothin
   ASSERT_TRUE(WaitFor([&] { return Get(builder->url("/graph"), {"Accept: application/json"}).body.find(kRisk) != std::string::npos; }, 60s))
       << builder->log();
   auto listed = testing::RunCincinnati("brakes list --json --url " + builder->url(""));
-  EXPECT_NE(listed.out.find(R"("clusters":20,"failures":3)"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find(R"("clusters":20,"failures":5)"), std::string::npos) << listed.out;
   // A batch without the token is refused.
   auto forged = Post(builder->url("/v1/reports"), "[" + Report(30, true) + "]");
   EXPECT_EQ(forged.status, 401) << forged.body;

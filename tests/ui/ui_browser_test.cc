@@ -219,15 +219,15 @@ TEST_F(UiBrowserAdoptionTest, TheAdoptionPanelDrawsTheClustersByVersionAndTheBra
   ASSERT_TRUE(browser.WaitUntil("return !!document.getElementById('adoption-chart');")) << Text(browser, "adoption");
   EXPECT_EQ(StringSet(browser.Execute("return [...document.querySelectorAll('#adoption-chart polyline')].map((p) => p.dataset.version);")),
             (std::set<std::string>{"4.13.1", "4.13.2"}));
-  EXPECT_EQ(Text(browser, "adoption-legend"), "\"4.13.1: 34.13.2: 17\"");
-  // 4.13.1 starts at the top (20, at y 6) and ends at 3 of 20; 4.13.2 starts at 0 (y 142) and ends at 17 of 20.
+  EXPECT_EQ(Text(browser, "adoption-legend"), "\"4.13.1: 54.13.2: 15\"");
+  // 4.13.1 starts at the top (20, at y 6) and ends at 5 of 20; 4.13.2 starts at 0 (y 142) and ends at 15 of 20.
   auto points = [&](const std::string& version) {
     return browser.Execute("return document.querySelector('#adoption-chart polyline[data-version=\"" + version + "\"]').getAttribute('points');");
   };
   EXPECT_NE(points("4.13.1").find(",6.0 "), std::string::npos) << points("4.13.1");
-  EXPECT_TRUE(points("4.13.1").ends_with(",121.6\"")) << points("4.13.1");
+  EXPECT_TRUE(points("4.13.1").ends_with(",108.0\"")) << points("4.13.1");
   EXPECT_NE(points("4.13.2").find(",142.0 "), std::string::npos) << points("4.13.2");
-  EXPECT_TRUE(points("4.13.2").ends_with(",26.4\"")) << points("4.13.2");
+  EXPECT_TRUE(points("4.13.2").ends_with(",40.0\"")) << points("4.13.2");
   EXPECT_EQ(browser.Execute("return [...document.querySelectorAll('#adoption-chart line.brake title')].map((t) => t.textContent).join();"),
             "\"AutomaticallyBlocked_4_13_1_to_4_13_2\"");
   Screenshot(browser, "6-adoption.png");

@@ -107,14 +107,29 @@ class UiBrowserTest : public ::testing::Test {
 // The Adoption panel: clusters seen polling, by the version they last polled at, over
 // time, on a `serve` that takes reports, its clock 600 times faster than real time (a
 // sample every simulated 10 minutes, so about every real second). Twenty clusters poll
-// at 4.13.1; three fail their update to 4.13.2 and are braked; the other seventeen poll
-// at 4.13.2. The page draws a curve per version, the brake, and today's counts.
+// at 4.13.1 and announce their updates to 4.13.2 (Started reports, as agents do for the
+// default rule); five fail, and the edge is braked; the other fifteen poll at 4.13.2.
+// The page draws a curve per version, the brake, and today's counts.
 class UiBrowserAdoptionTest : public UiBrowserTest {
  protected:
   void SetUp() override {
+    epoch_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     Start(testing::Examples() / "ocp-4x", "1",
           {"--reports.state_dir", (dir_ / "reports").string(), "--brakes.url_base", "https://updates.example.com/api/upgrades_info/v1/brakes", "--reports.min_poller_age_secs", "0", "--reports.min_polls", "1",
-           "--testing.now", "2030-01-01T00:00:00Z", "--testing.time_scale", "600"});
+           "--testing.now", "2030-01-01T00:00:00Z", "--testing.time_scale", "600", "--testing.epoch", std::to_string(epoch_)});
+  }
+  // The service's clock: 2030-01-01 at real time epoch_, 600 times faster.
+  int64_t ServiceNow() const {
+    const double real = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return 1893456000 + static_cast<int64_t>((real - static_cast<double>(epoch_)) * 600);
+  }
+  void Report(int n, const UpdateReport& report) {
+    http::RequestOptions post;
+    post.method = "POST";
+    post.headers = {"Content-Type: application/json"};
+    post.body = EncodeUpdateReport(report);
+    auto r = http::Request(serve_->url("/api/upgrades_info/v1/reports?id=" + testing::TestClusterId(n)), post);
+    ASSERT_EQ(r.status, 200) << r.body;
   }
   void Poll(int n, const std::string& version) {
     ASSERT_EQ(Get(serve_->url("/api/upgrades_info/graph?channel=stable-4.13&version=" + version + "&id=" + testing::TestClusterId(n)),
@@ -123,32 +138,35 @@ class UiBrowserAdoptionTest : public UiBrowserTest {
               200);
   }
   std::string Adoption() { return Get(serve_->url("/api/upgrades_info/v1/ui/adoption")).body; }
-  // Twenty clusters at 4.13.1 report, three failed updates to 4.13.2: the edge is braked
-  // (a risk AutomaticallyBlocked_4_13_1_to_4_13_2), and the seventeen others poll at 4.13.2.
+  // Twenty clusters at 4.13.1 start updating to 4.13.2 and report, five failed: the edge
+  // is braked (a risk AutomaticallyBlocked_4_13_1_to_4_13_2), and the fifteen others poll
+  // at 4.13.2.
   void BrakeTheEdge() {
     // Samples are taken by polls: the clusters go on polling until one is due.
     ASSERT_TRUE(WaitFor([&] {
       for (int n = 1; n <= 20; ++n) Poll(n, "4.13.1");
       return Adoption().find(R"("clusters":{"4.13.1":20})") != std::string::npos;
     })) << Adoption();
+    // Started a service minute ago: on this clock the horizon (2 h) is 12 real seconds.
+    const int64_t started = ServiceNow() - 60;
     for (int n = 1; n <= 20; ++n) {
-      http::RequestOptions post;
-      post.method = "POST";
-      post.headers = {"Content-Type: application/json"};
-      post.body = EncodeUpdateReport(testing::TestReport(n, n <= 3, "a1", 1893456000));
-      auto r = http::Request(serve_->url("/api/upgrades_info/v1/reports?id=" + testing::TestClusterId(n)), post);
-      ASSERT_EQ(r.status, 200) << r.body;
+      UpdateReport start = testing::TestReport(n, false, "a1", started);
+      start.result = UpdateResult::kStarted;
+      start.ended = 0;
+      ASSERT_NO_FATAL_FAILURE(Report(n, start));
     }
+    for (int n = 1; n <= 20; ++n) ASSERT_NO_FATAL_FAILURE(Report(n, testing::TestReport(n, n <= 5, "a1", started)));
     const std::string graph = "/api/upgrades_info/graph?channel=stable-4.13&version=4.13.1";
     ASSERT_TRUE(WaitFor([&] { return Get(serve_->url(graph), {"Accept: application/json"}).body.find("AutomaticallyBlocked_") != std::string::npos; },
                         std::chrono::seconds(30)));
-    // The seventeen that updated poll at 4.13.2, in a later sample than the brake.
+    // The fifteen that updated poll at 4.13.2, in a later sample than the brake.
     ASSERT_TRUE(WaitFor([&] {
-      for (int n = 4; n <= 20; ++n) Poll(n, "4.13.2");
-      return Adoption().find(R"("clusters":{"4.13.1":3,"4.13.2":17}}]})") != std::string::npos;
+      for (int n = 6; n <= 20; ++n) Poll(n, "4.13.2");
+      return Adoption().find(R"("clusters":{"4.13.1":5,"4.13.2":15}}]})") != std::string::npos;
     })) << Adoption();
   }
   testing::TempDir dir_;
+  int64_t epoch_ = 0;
 };
 
 }  // namespace cincinnati::ui_browser
