@@ -1,7 +1,9 @@
 #include "builder/release_sources.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 #include "core/graph_json.h"
 #include "core/release_metadata.h"
 #include "core/sha256.h"
+#include "env/cpus.h"
 #include "env/file_system.h"
 #include "graph-data/file_reader.h"
 
@@ -39,6 +42,48 @@ Result<Release> LoadReleaseDocument(const fs::path& path, const ReleaseDirectory
   return MakeRelease(std::move(doc).value(), arch, digest, std::move(payload), options.manifestref_key);
 }
 
+using DocumentList = std::vector<std::pair<std::string, fs::path>>;
+
+// Documents [begin, end) into `loaded`, stopping at the first that fails: so the first
+// error in path order is the one a single thread would have stopped at. Never throws
+// (it runs on threads of its own).
+void LoadDocuments(const DocumentList& documents, size_t begin, size_t end, const ReleaseDirectoryOptions& options,
+                   std::vector<std::optional<Result<Release>>>& loaded) noexcept {
+  size_t i = begin;
+  try {
+    ReleaseMetadataParser parser;  // one parser's buffers for the whole range
+    for (; i < end; ++i) {
+      loaded[i].emplace(LoadReleaseDocument(documents[i].second, options, parser));
+      if (!loaded[i]->ok()) return;
+    }
+  } catch (const std::exception& e) {  // out of memory, mostly
+    if (i < end) loaded[i].emplace(Status::Internal(fmt::format("{}: {}", documents[i].second.string(), e.what())));
+  }
+}
+
+Result<std::vector<Release>> LoadDocumentsInParallel(const DocumentList& documents, const ReleaseDirectoryOptions& options) {
+  const size_t loaders = std::clamp<size_t>(std::min(env::UsableCpus(), documents.size() / kMinDocumentsPerLoader), 1, kMaxReleaseLoaders);
+  std::vector<std::optional<Result<Release>>> loaded(documents.size());
+  const size_t per_loader = (documents.size() + loaders - 1) / loaders;
+  {
+    std::vector<std::jthread> others;
+    for (size_t k = 1; k < loaders; ++k) {
+      const size_t begin = std::min(documents.size(), k * per_loader), end = std::min(documents.size(), begin + per_loader);
+      others.emplace_back([&, begin, end] { LoadDocuments(documents, begin, end, options, loaded); });
+    }
+    LoadDocuments(documents, 0, std::min(documents.size(), per_loader), options, loaded);
+  }  // joined
+  std::vector<Release> releases;
+  releases.reserve(documents.size());
+  for (std::optional<Result<Release>>& r : loaded) {
+    // An empty slot follows its range's error, which came first.
+    if (!r) return Status::Internal("a release document was not loaded");
+    if (!r->ok()) return r->status();
+    releases.push_back(std::move(*r).value());
+  }
+  return releases;
+}
+
 }  // namespace
 
 Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const ReleaseDirectoryOptions& options) {
@@ -46,7 +91,7 @@ Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const Rel
   // Each document by the name of its entry in `dir`: entries' names are unique, so
   // ordering by them is the order of the whole paths, without comparing paths component
   // by component.
-  std::vector<std::pair<std::string, fs::path>> documents;
+  DocumentList documents;
   auto entries = disk.ListDirectory(dir);
   if (!entries.ok()) return Status::IoError(fmt::format("{}: cannot list directory: {}", dir.string(), entries.status().message()));
   for (const env::DirectoryEntry& entry : *entries) {
@@ -58,13 +103,7 @@ Result<std::vector<Release>> LoadReleaseDirectory(const fs::path& dir, const Rel
     }
   }
   std::sort(documents.begin(), documents.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Release> releases;
-  releases.reserve(documents.size());
-  ReleaseMetadataParser parser;  // one parser's buffers for every document
-  for (const auto& [name, p] : documents) {
-    CINCINNATI_ASSIGN_OR_RETURN(Release r, LoadReleaseDocument(p, options, parser));
-    releases.push_back(std::move(r));
-  }
+  CINCINNATI_ASSIGN_OR_RETURN(std::vector<Release> releases, LoadDocumentsInParallel(documents, options));
   // Oldest first: most edges then point forward, which keeps insertion cheap and the
   // output order readable. Ties (one version, several arches) keep path order.
   std::stable_sort(releases.begin(), releases.end(),

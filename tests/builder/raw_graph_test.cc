@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "builder/release_sources.h"
 #include "core/graph_json.h"
 #include "test_util.h"
@@ -102,6 +104,31 @@ TEST(ReleaseDirectoryTest, BadDocumentIsNamed) {
   EXPECT_NE(g.status().message().find("bad.json"), std::string::npos);
   EXPECT_NE(g.status().message().find("'1.1'"), std::string::npos);
   EXPECT_FALSE(LoadReleases(dir / "missing.json", {}, ctx).ok());
+}
+
+// A directory large enough to be read on several threads (as many as the CPUs allow)
+// reads as one thread would: every release, in version order, and of several bad
+// documents the first in path order is the one named.
+TEST(ReleaseDirectoryTest, ALargeDirectoryReadsAsOneThreadWould) {
+  TempDir dir;
+  const size_t count = kMinDocumentsPerLoader * kMaxReleaseLoaders + 3;
+  auto name = [](size_t i) { return fmt::format("r-{:04}.json", i); };
+  for (size_t i = 0; i < count; ++i) {
+    // Names in the reverse of version order, so the result's order is the sort's.
+    const size_t v = count - 1 - i;
+    WriteFile(dir / name(i), fmt::format(R"({{"kind":"cincinnati-metadata-v0","version":"1.0.{}"{}}})", v,
+                                         v == 0 ? "" : fmt::format(R"(,"previous":["1.0.{}"])", v - 1)));
+  }
+  auto releases = LoadReleaseDirectory(dir.path(), {});
+  ASSERT_TRUE(releases.ok()) << releases.status().message();
+  ASSERT_EQ(releases->size(), count);
+  for (size_t v = 0; v < count; ++v) EXPECT_EQ((*releases)[v].version.ToString(), fmt::format("1.0.{}+amd64", v));
+  for (size_t bad : {count - 2, count / 2 + 1, count / 4}) {
+    WriteFile(dir / name(bad), R"({"kind":"cincinnati-metadata-v0","version":"1.1"})");
+  }
+  auto failed = LoadReleaseDirectory(dir.path(), {});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find(name(count / 4)), std::string::npos) << failed.status().message();
 }
 
 }  // namespace

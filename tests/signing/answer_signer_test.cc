@@ -6,6 +6,7 @@
 
 #include <map>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -204,6 +205,26 @@ TEST_F(AnswerSignerTest, QueriesThatShareAnAnswerKeepTheirOwnLines) {
     }
   }
   EXPECT_EQ(signer_->signed_count(), 200u);
+}
+
+// Many threads asking the same few queries get the one kept copy of each.
+TEST_F(AnswerSignerTest, ThreadsShareTheKeptLines) {
+  std::vector<std::shared_ptr<const std::string>> kept;
+  for (int v = 0; v < 8; ++v) kept.push_back(Lines(view_, {"stable-4.13", "amd64", fmt::format("4.13.{}", v), ""}));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        const int v = i % 8;
+        AnswerSigner::Lines lines = signer_->HeadLines(view_, {"stable-4.13", "amd64", fmt::format("4.13.{}", v), ""}, {7, 1000, 0, false}, 1010);
+        if (lines.text.get() != kept[static_cast<size_t>(v)].get()) mismatches.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(signer_->signed_count(), 8u);
 }
 
 TEST(AnswerSignerUnsignedTest, WithoutKeysOnlyTheGenerationLinesAreSent) {
