@@ -186,7 +186,7 @@ std::string FlagType(const std::string& key) {
   if (ends("_file")) return "PATH";
   if (ends("backlog") || ends("connections") || ends("concurrency") || ends("entries") || ends("answers") ||
       ends("per_sec") || ends("rate") || ends("per_day") || ends("min_polls") || ends("sightings") || ends("min_clusters") || ends("threshold") ||
-      ends("confidence")) {
+      ends("confidence") || ends("prior_mean") || ends("prior_strength")) {
     return "NUMBER";
   }
   if (key == "disallowed_errors" || key == "views.channel_targets" || key == "service.mandatory_client_parameters") {
