@@ -240,7 +240,9 @@ void ExpectOutputsAddUp(const fs::path& out, Summary& s) {
   // Started reports are counted apart (no outcomes): one per update started, bar those
   // still waiting to be sent at the end.
   int64_t starts = s.Int("/reports/started/accepted") + s.Int("/reports/started/duplicate");
-  for (auto [kind, n] : s.root.at_pointer("/reports/started/refused").get_object().value()) starts += n.get_int64().value();
+  // Held by value: value() of a temporary result refers into it, which ends with the statement.
+  const simdjson::dom::object refused = s.root.at_pointer("/reports/started/refused").get_object().value();
+  for (auto [kind, n] : refused) starts += n.get_int64().value();
   EXPECT_LE(starts, s.Int("/updates/started"));
   EXPECT_GE(starts, s.Int("/updates/started") - s.Int("/reports/unsent"));
   EXPECT_NE(testing::ReadFile(out / "adoption.svg").find("took 4.13.1 -&gt; 4.13.2"), std::string::npos);
@@ -328,7 +330,9 @@ TEST(FleetSimulateTest, PollReceiptsAdmitReportsTheServiceHasNoSightingsFor) {
   // Started reports are counted apart (no outcomes): one per update started, bar those
   // still waiting to be sent at the end.
   int64_t starts = s.Int("/reports/started/accepted") + s.Int("/reports/started/duplicate");
-  for (auto [kind, n] : s.root.at_pointer("/reports/started/refused").get_object().value()) starts += n.get_int64().value();
+  // Held by value: value() of a temporary result refers into it, which ends with the statement.
+  const simdjson::dom::object refused = s.root.at_pointer("/reports/started/refused").get_object().value();
+  for (auto [kind, n] : refused) starts += n.get_int64().value();
   EXPECT_LE(starts, s.Int("/updates/started"));
   EXPECT_GE(starts, s.Int("/updates/started") - s.Int("/reports/unsent"));
 }
