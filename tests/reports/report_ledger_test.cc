@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/ledger_file.h"
 #include "reports/report_ledger.h"
 #include "test_util.h"
 #include "update_report_util.h"
@@ -29,15 +30,7 @@ UpdateReport Report(int cluster, const std::string& attempt, UpdateResult result
   return r;
 }
 
-class ReportLedgerTest : public ::testing::Test {
- protected:
-  std::unique_ptr<ReportLedger> Open() {
-    auto ledger = ReportLedger::Open((dir_ / "reports.db").string());
-    EXPECT_TRUE(ledger.ok()) << ledger.status().message();
-    return ledger.ok() ? std::move(*ledger) : nullptr;
-  }
-  testing::TempDir dir_;
-};
+class ReportLedgerTest : public testing::LedgerFileTest {};
 
 TEST_F(ReportLedgerTest, AResentReportIsADuplicateAndCountsOnce) {
   auto ledger = Open();

@@ -36,6 +36,12 @@ class SequentialBoardTest : public ::testing::Test {
     r.ended = 0;
     return r;
   }
+  // Started reports of clusters 1..count, now.
+  std::vector<UpdateReport> StartsOf(int count) {
+    std::vector<UpdateReport> starts;
+    for (int n = 1; n <= count; ++n) starts.push_back(Started(n));
+    return starts;
+  }
   UpdateReport Ended(int n, int64_t started, bool failed) {
     UpdateReport r = testing::TestReport(n, failed, "a", started, "network");
     r.ended = Now();
@@ -61,8 +67,7 @@ TEST_F(SequentialBoardTest, ABadEdgeIsBrakedInStartOrderAndTheMessageStatesBothR
   ASSERT_TRUE(taken.ok());
   for (const ReportVerdict& v : *taken) ASSERT_NE(v.kind, ReportVerdict::Kind::kRefused) << v.why;
   const int64_t t0 = Now();
-  std::vector<UpdateReport> starts;
-  for (int n = 1; n <= 60; ++n) starts.push_back(Started(n));
+  std::vector<UpdateReport> starts = StartsOf(60);
   starts.push_back(Started(101));
   starts.push_back(Started(102));
   ASSERT_TRUE(board->Submit(starts).ok());
@@ -90,9 +95,7 @@ TEST_F(SequentialBoardTest, ABadEdgeIsBrakedInStartOrderAndTheMessageStatesBothR
 TEST_F(SequentialBoardTest, AttemptsThatNeverEndAreJudgedStuckOnceTheHorizonPasses) {
   auto board = Open(BrakeRuleKind::kSequential);
   ASSERT_TRUE(board);
-  std::vector<UpdateReport> starts;
-  for (int n = 1; n <= 30; ++n) starts.push_back(Started(n));
-  ASSERT_TRUE(board->Submit(starts).ok());
+  ASSERT_TRUE(board->Submit(StartsOf(30)).ok());
   clock_.Advance(std::chrono::seconds(kStartHorizon - 60));
   auto early = board->Redecide();
   ASSERT_TRUE(early.ok()) << early.status().message();
@@ -113,9 +116,7 @@ TEST_F(SequentialBoardTest, AttemptsThatNeverEndAreJudgedStuckOnceTheHorizonPass
 TEST_F(SequentialBoardTest, TheWilsonRuleIgnoresStartsAndDoesNotRedecide) {
   auto board = Open(BrakeRuleKind::kWilson);
   ASSERT_TRUE(board);
-  std::vector<UpdateReport> starts;
-  for (int n = 1; n <= 30; ++n) starts.push_back(Started(n));
-  ASSERT_TRUE(board->Submit(starts).ok());
+  ASSERT_TRUE(board->Submit(StartsOf(30)).ok());
   clock_.Advance(std::chrono::seconds(kStartHorizon + 60));
   auto redecided = board->Redecide();
   ASSERT_TRUE(redecided.ok());

@@ -3,6 +3,7 @@
 // the horizon before their receipt, never counted by the Wilson rule.
 #include <gtest/gtest.h>
 
+#include "reports/ledger_file.h"
 #include "reports/report_ledger.h"
 #include "test_util.h"
 #include "update_report_util.h"
@@ -68,15 +69,7 @@ TEST(StartedReportTest, AStartIsClampedIntoTheHorizonBeforeItsReceipt) {
   EXPECT_EQ(ClampedStart(kReceived + 250, kReceived), kReceived) << "dated in the future: now";
 }
 
-class StartedLedgerTest : public ::testing::Test {
- protected:
-  std::unique_ptr<ReportLedger> Open() {
-    auto ledger = ReportLedger::Open((dir_ / "reports.db").string());
-    EXPECT_TRUE(ledger.ok()) << ledger.status().message();
-    return ledger.ok() ? std::move(*ledger) : nullptr;
-  }
-  testing::TempDir dir_;
-};
+class StartedLedgerTest : public testing::LedgerFileTest {};
 
 TEST_F(StartedLedgerTest, StartsAreKeptOnceClampedAndSurviveAReopen) {
   const UpdateReport early = Started(1, "a1", kReceived - 86400);  // claims a start a day back
