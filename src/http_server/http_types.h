@@ -51,9 +51,9 @@ struct Response {
   std::shared_ptr<const std::string> body_tail;
   std::shared_ptr<const FileBody> file;  // optional: `body` as a file, preferred for sending
   // Optional: header lines sent after `headers` as they are ("Name: value\r\n" each),
-  // formatted once and shared by many responses (a signed answer's). Whoever makes them
-  // keeps CR and LF out of names and values.
-  std::shared_ptr<const std::string> head_lines;
+  // formatted once and shared by many responses (a signed answer's): a view of bytes that
+  // the pointer keeps alive. Whoever makes them keeps CR and LF out of names and values.
+  std::shared_ptr<const std::string_view> head_lines;
 
   static Response Text(int status, std::string body, std::string content_type = "text/plain; charset=utf-8");
   static Response Empty(int status);

@@ -1,5 +1,6 @@
 #include "signing/answer_signer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -48,6 +49,19 @@ uint64_t MixEtag(uint64_t h, std::string_view etag) {
   return Mix(Mix(h, a), b ^ etag.size());
 }
 
+// `text`, shared: the view and the string it views in one allocation.
+std::shared_ptr<const std::string_view> SharedLines(std::string text) {
+  struct Owned {
+    std::string text;
+    std::string_view view;
+  };
+  auto owned = std::make_shared<Owned>();
+  owned->text = std::move(text);
+  owned->view = owned->text;
+  const std::string_view* view = &owned->view;
+  return std::shared_ptr<const std::string_view>(std::move(owned), view);
+}
+
 uint64_t RandomSeed() {
   std::random_device random;
   return (static_cast<uint64_t>(random()) << 32) ^ random();
@@ -74,13 +88,21 @@ bool AnswerSigner::Entry::Matches(std::string_view e, const AnswerScope& scope, 
 }
 
 AnswerSigner::AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, std::chrono::seconds validity)
-    : keys_(std::move(keys)), validity_(validity), seed_(RandomSeed()) {}
+    : keys_(std::move(keys)),
+      validity_(validity),
+      seed_(RandomSeed()),
+      sets_(keys_.empty() ? nullptr : std::make_unique<Set[]>(kShards * kSetsPerShard)) {}
 
-std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Find(const Half& half, uint64_t hash, std::string_view etag,
+std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Find(Set& set, uint64_t hash, std::string_view etag,
                                                               const AnswerScope& scope, std::string_view id, const AnswerSource& source) {
-  auto [first, last] = half.equal_range(hash);
-  for (auto it = first; it != last; ++it) {
-    if (it->second->Matches(etag, scope, id, source)) return it->second;
+  for (size_t way = 0; way < kWays; ++way) {
+    if (set.hashes[way] != hash || !set.ways[way]) continue;
+    const Entry& entry = *set.ways[way];
+    if (!entry.Matches(etag, scope, id, source)) continue;
+    // To the front: what is asked often is the last its set drops.
+    std::rotate(set.hashes.begin(), set.hashes.begin() + way, set.hashes.begin() + way + 1);
+    std::rotate(set.ways.begin(), set.ways.begin() + way, set.ways.begin() + way + 1);
+    return entry.shared_from_this();
   }
   return nullptr;
 }
@@ -90,24 +112,40 @@ std::shared_ptr<AnswerSigner> AnswerSigner::Unsigned() {
   return std::make_shared<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{}, std::chrono::seconds(0));
 }
 
-std::shared_ptr<const std::string> AnswerSigner::LinesOf(std::shared_ptr<const Entry> entry) {
-  const std::string* lines = &entry->lines;
-  return std::shared_ptr<const std::string>(std::move(entry), lines);
+std::shared_ptr<const std::string_view> AnswerSigner::LinesOf(std::shared_ptr<const Entry> entry) {
+  const std::string_view* lines = &entry->lines;
+  return std::shared_ptr<const std::string_view>(std::move(entry), lines);
 }
 
-void AnswerSigner::Keep(Shard& shard, uint64_t hash, std::shared_ptr<const Entry> entry) {
-  if (shard.newer.size() >= kHalf) shard.older = std::exchange(shard.newer, {});
-  shard.newer.emplace(hash, std::move(entry));
+void AnswerSigner::Entry::SetLines(const std::string& text) {
+  if (text.size() <= inline_lines.size()) {
+    std::memcpy(inline_lines.data(), text.data(), text.size());
+    lines = std::string_view(inline_lines.data(), text.size());
+  } else {
+    long_lines = text;
+    lines = long_lines;
+  }
 }
 
-std::shared_ptr<const std::string> AnswerSigner::UnsignedLines(uint64_t generation, int64_t fresh_as_of) {
+void AnswerSigner::Keep(Set& set, uint64_t hash, std::shared_ptr<const Entry> entry) {
+  // The least recently used way leaves (its owner with it); the new entry takes the front.
+  const Entry* leaving = set.ways[kWays - 1];
+  auto owner = std::find_if(set.owners.begin(), set.owners.end(), [&](const auto& o) { return o.get() == leaving; });
+  std::rotate(set.hashes.begin(), set.hashes.end() - 1, set.hashes.end());
+  std::rotate(set.ways.begin(), set.ways.end() - 1, set.ways.end());
+  set.hashes[0] = hash;
+  set.ways[0] = entry.get();
+  *owner = std::move(entry);  // an empty way's owner is empty too
+}
+
+std::shared_ptr<const std::string_view> AnswerSigner::UnsignedLines(uint64_t generation, int64_t fresh_as_of) {
   std::shared_ptr<const UnsignedLinesEntry> kept = unsigned_.load(std::memory_order_acquire);
   if (!kept || kept->generation != generation || kept->fresh_as_of != fresh_as_of) {
-    kept = std::make_shared<const UnsignedLinesEntry>(UnsignedLinesEntry{generation, fresh_as_of, GenerationLines(generation, fresh_as_of)});
+    kept = std::make_shared<const UnsignedLinesEntry>(
+        UnsignedLinesEntry{generation, fresh_as_of, SharedLines(GenerationLines(generation, fresh_as_of))});
     unsigned_.store(kept, std::memory_order_release);
   }
-  const std::string* lines = &kept->lines;
-  return std::shared_ptr<const std::string>(std::move(kept), lines);
+  return kept->lines;
 }
 
 AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope& scope, const AnswerSource& source, int64_t now) {
@@ -127,13 +165,11 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
   hash = Mix(hash, (static_cast<uint64_t>(source.not_after) << 1) | (source.per_cluster ? 1 : 0));
   static_assert(kShards == 16);
   Shard& shard = shards_[hash >> 60];
+  Set& set = SetOf(hash);
+  __builtin_prefetch(&set);  // fetched while the lock is taken
   {
     std::lock_guard lock(shard.mu);
-    if (auto entry = Find(shard.newer, hash, view.etag(), scope, id, source)) return {LinesOf(std::move(entry)), Status()};
-    if (auto entry = Find(shard.older, hash, view.etag(), scope, id, source)) {
-      Keep(shard, hash, entry);  // asked again: into the newer half (the older copy goes with its half)
-      return {LinesOf(std::move(entry)), Status()};
-    }
+    if (auto entry = Find(set, hash, view.etag(), scope, id, source)) return {LinesOf(std::move(entry)), Status()};
   }
   // Signed at `now`, but never before the freshness it vouches for.
   const SignedFacts facts{source.generation, std::max(now, source.fresh_as_of), expires, source.per_cluster};
@@ -151,12 +187,12 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
     entry->version = scope.version;
     entry->id = id;
   }
-  entry->lines = GenerationLines(source.generation, source.fresh_as_of) + fmt::format("{}: {}\r\n", kSignatureHeader, *signature);
+  entry->SetLines(GenerationLines(source.generation, source.fresh_as_of) + fmt::format("{}: {}\r\n", kSignatureHeader, *signature));
   signed_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<const Entry> kept = std::move(entry);
   if (keep) {  // odd queries are signed but not kept
     std::lock_guard lock(shard.mu);
-    Keep(shard, hash, kept);
+    Keep(set, hash, kept);
   }
   return {LinesOf(std::move(kept)), Status()};
 }
@@ -166,7 +202,7 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
 // answering). It says so in kSignatureWithheldHeader, so that a checking agent refuses it
 // as expired rather than as stripped; logged once per freshness. Rare (a source that
 // stopped): one allocation per answer then.
-std::shared_ptr<const std::string> AnswerSigner::Withhold(const AnswerSource& source, int64_t expires, int64_t now) {
+std::shared_ptr<const std::string_view> AnswerSigner::Withhold(const AnswerSource& source, int64_t expires, int64_t now) {
   withheld_.fetch_add(1, std::memory_order_relaxed);
   if (withheld_logged_.exchange(source.fresh_as_of) != source.fresh_as_of) {
     spdlog::warn("graph answers go unsigned: their signatures would have expired at {}, {} s ago ({}; the graph's source "
@@ -176,7 +212,7 @@ std::shared_ptr<const std::string> AnswerSigner::Withhold(const AnswerSource& so
                                                                        : fmt::format("signing.validity_secs is {}", validity_.count()),
                  FormatUnixSeconds(source.fresh_as_of));
   }
-  return std::make_shared<const std::string>(GenerationLines(source.generation, source.fresh_as_of) +
+  return SharedLines(GenerationLines(source.generation, source.fresh_as_of) +
                                              fmt::format("{}: expired={}; fresh={}\r\n", kSignatureWithheldHeader, expires,
                                                          source.fresh_as_of));
 }

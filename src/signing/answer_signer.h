@@ -4,7 +4,7 @@
 //   Cincinnati-Graph-Fresh: F                 (always)
 //   Cincinnati-Signature: v=1; ...            (when signing)
 // formatted once per distinct (answer, query, generation, freshness), kept, and handed to
-// every response that needs them as one shared string (Response::head_lines): serving a
+// every response that needs them as one shared view (Response::head_lines): serving a
 // signed answer costs a lookup, with no hashing of the body, no allocation and no header
 // map insertion per request. The answer's ETag names its bytes, and is a hash already
 // (View::etag(): a SHA-256 prefix in hex): the lookup takes 16 of its digits as they are
@@ -19,11 +19,18 @@
 // agents see its answers expire `validity` later.
 //
 // Bounded: at most 16,384 kept entries (at most about 1.3 KiB each: the lines, and a
-// query of at most kMaxKeptScope bytes; about 20 MiB in all), in 16 shards by hash so
-// that concurrent requests rarely wait for one another, each in two halves: a lookup
-// that hits the older half moves the entry to the newer one; when the newer half is
-// full, the older is dropped. So what is asked often stays, and a flood of distinct
-// queries (unknown channels) costs a signature each but evicts in turn. Without keys it
+// query of at most kMaxKeptScope bytes; about 20 MiB in all), in sets of 8 found by hash
+// (16 shards under a lock each, so that concurrent requests rarely wait for one another).
+// A hit moves its entry to the front of its set; a new entry takes the front, and the
+// set's least recently used leaves. So what is asked often stays, and a flood of
+// distinct queries (unknown channels) costs a signature each but evicts in turn.
+//
+// Laid out for memory, not for instructions: on a server the kept entries of hundreds
+// of distinct answers (a phased channel's per-cluster answers) are cold, and waiting on
+// memory was most of what signing added to a request. A lookup reads one set's hashes
+// and pointers (128 bytes, fetched while the lock is taken), then one entry that holds
+// its ETag, query and lines in one run of memory. A node-based map waited in turn on
+// its bucket, the node before, the node, the entry and the lines. Without keys it
 // keeps only the unsigned lines of the newest (generation, freshness).
 //
 // Never an expired signature: an answer whose signature would expire at or before the
@@ -37,11 +44,11 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/answer_signature.h"
@@ -79,7 +86,7 @@ class AnswerSigner {
   // the unsigned lines and the error. A query longer than kMaxKeptScope is signed but
   // not kept, so that odd queries cannot fill memory.
   struct Lines {
-    std::shared_ptr<const std::string> text;
+    std::shared_ptr<const std::string_view> text;  // the lines, kept alive by the pointer
     Status error;
   };
   Lines HeadLines(const View& view, const AnswerScope& scope, const AnswerSource& source, int64_t now);
@@ -93,41 +100,59 @@ class AnswerSigner {
 
  private:
   static constexpr size_t kShards = 16;
-  static constexpr size_t kHalf = 512;  // per shard: 16 x 2 x 512 = 16,384 entries
+  static constexpr size_t kWays = 8;
+  static constexpr size_t kSetsPerShard = 128;  // 16 x 128 x 8 = 16,384 entries
   // What a kept entry is for, compared whole on a lookup (the hash only finds it), and
-  // its lines. The ETag is held in the entry itself, next to its reference count, not
-  // behind another pointer: one place in memory fewer for a hit to wait for.
+  // its lines, all in one allocation: the ETag and the lines (those of up to two keys)
+  // are held in the entry itself, not behind other pointers, so that a hit reads one
+  // run of memory.
   static constexpr size_t kMaxKeptEtag = 62;  // View::etag() is 34 bytes; a longer one is not kept
-  struct Entry {
+  static constexpr size_t kInlineLines = 448;
+  struct Entry : std::enable_shared_from_this<Entry> {
+    Entry() = default;
+    Entry(const Entry&) = delete;  // `lines` may point into the entry itself
+    Entry& operator=(const Entry&) = delete;
+    void SetLines(const std::string& text);
+    std::string_view etag() const { return {etag_bytes.data(), etag_size}; }
+    bool Matches(std::string_view etag, const AnswerScope& scope, std::string_view id, const AnswerSource& source) const;
+
     AnswerSource source;
     uint8_t etag_size = 0;
     std::array<char, kMaxKeptEtag> etag_bytes;
     std::string channel, arch, version, id;
-    std::string lines;
-    std::string_view etag() const { return {etag_bytes.data(), etag_size}; }
-    bool Matches(std::string_view etag, const AnswerScope& scope, std::string_view id, const AnswerSource& source) const;
+    std::string_view lines;  // in inline_lines, or in long_lines when longer
+    std::array<char, kInlineLines> inline_lines;
+    std::string long_lines;
   };
-  using Half = std::unordered_multimap<uint64_t, std::shared_ptr<const Entry>>;
-  struct Shard {
-    std::mutex mu;
-    Half newer, older;  // under mu
+  // The ways, most recently used first (an empty way has no entry), in the 128 bytes a
+  // lookup reads; the entries' owners, in no order, after them (read only to keep one).
+  struct alignas(128) Set {
+    std::array<uint64_t, kWays> hashes{};
+    std::array<const Entry*, kWays> ways{};
+    std::array<std::shared_ptr<const Entry>, kWays> owners;
   };
-  static std::shared_ptr<const Entry> Find(const Half& half, uint64_t hash, std::string_view etag, const AnswerScope& scope,
-                                           std::string_view id, const AnswerSource& source);
-  static std::shared_ptr<const std::string> LinesOf(std::shared_ptr<const Entry> entry);
-  static void Keep(Shard& shard, uint64_t hash, std::shared_ptr<const Entry> entry);  // under shard.mu
-  std::shared_ptr<const std::string> UnsignedLines(uint64_t generation, int64_t fresh_as_of);
-  std::shared_ptr<const std::string> Withhold(const AnswerSource& source, int64_t expires, int64_t now);
+  static_assert(sizeof(Set::hashes) + sizeof(Set::ways) == 128, "a lookup reads the first 128 bytes of its set");
+  struct alignas(64) Shard {
+    std::mutex mu;  // guards its sets
+  };
+  Set& SetOf(uint64_t hash) const { return sets_[(hash >> 60) * kSetsPerShard + (hash & (kSetsPerShard - 1))]; }
+  static std::shared_ptr<const Entry> Find(Set& set, uint64_t hash, std::string_view etag, const AnswerScope& scope,
+                                           std::string_view id, const AnswerSource& source);  // under the shard's lock
+  static std::shared_ptr<const std::string_view> LinesOf(std::shared_ptr<const Entry> entry);
+  static void Keep(Set& set, uint64_t hash, std::shared_ptr<const Entry> entry);  // under the shard's lock
+  std::shared_ptr<const std::string_view> UnsignedLines(uint64_t generation, int64_t fresh_as_of);
+  std::shared_ptr<const std::string_view> Withhold(const AnswerSource& source, int64_t expires, int64_t now);
 
   const std::vector<std::shared_ptr<const SigningKey>> keys_;
   const std::chrono::seconds validity_;
   const uint64_t seed_;  // of the lookup's hash
   std::array<Shard, kShards> shards_;
+  const std::unique_ptr<Set[]> sets_;  // kShards x kSetsPerShard, the shard's first; none without keys
   // The unsigned lines of the newest (generation, freshness) asked.
   struct UnsignedLinesEntry {
     uint64_t generation;
     int64_t fresh_as_of;
-    std::string lines;
+    std::shared_ptr<const std::string_view> lines;
   };
   std::atomic<std::shared_ptr<const UnsignedLinesEntry>> unsigned_;
   std::atomic<uint64_t> signed_{0};

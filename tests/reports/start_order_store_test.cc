@@ -229,7 +229,9 @@ TEST_F(PostgresStartOrderTest, ADecisionReadingOnlyUnsettledAttemptsEqualsTheFul
     const Counts full = Tuples(replay->Settle(replay_at));
     EXPECT_EQ(Tuples(got.prefixes), full) << "at " << now - kT;
     EXPECT_EQ(got.recent_attempts, replay->recent()) << "at " << now - kT;
-    if (!attempts.empty()) EXPECT_EQ(Tuples((*sqlite)->Edge("4.13.1", "4.13.2").prefixes), full) << "at " << now - kT;
+    if (!attempts.empty()) {
+      EXPECT_EQ(Tuples((*sqlite)->Edge("4.13.1", "4.13.2").prefixes), full) << "at " << now - kT;
+    }
     EXPECT_EQ(pg_.Number(fmt::format("SELECT count(*) FROM edge_attempts WHERE to_version = '4.13.2' AND settled = 0 AND (started + {} <= {} OR "
                                      "(known_bad <> 0 AND resolved > 0))", kStartHorizon, now)),
               0) << "settled attempts left to read at " << now - kT;

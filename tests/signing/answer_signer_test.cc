@@ -20,7 +20,7 @@ namespace {
 constexpr char kBody[] = R"({"version":1,"nodes":[],"edges":[],"conditionalEdges":[]})";
 
 // The value of header `name` in `lines` ("Name: value\r\n" each), or nullopt.
-std::optional<std::string> HeaderIn(const std::string& lines, std::string_view name) {
+std::optional<std::string> HeaderIn(std::string_view lines, std::string_view name) {
   size_t start = 0;
   while (start < lines.size()) {
     const size_t end = lines.find("\r\n", start);
@@ -42,7 +42,7 @@ class AnswerSignerTest : public ::testing::Test {
     trusted_.Add(*pub);
     signer_ = std::make_unique<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{*key}, std::chrono::seconds(3600));
   }
-  std::shared_ptr<const std::string> Lines(const View& view, const AnswerScope& scope, uint64_t generation = 7, int64_t fresh = 1000) {
+  std::shared_ptr<const std::string_view> Lines(const View& view, const AnswerScope& scope, uint64_t generation = 7, int64_t fresh = 1000) {
     AnswerSigner::Lines lines = signer_->HeadLines(view, scope, {generation, fresh, 0, false}, 1010);
     EXPECT_TRUE(lines.error.ok()) << lines.error.message();
     return lines.text;
@@ -96,9 +96,11 @@ TEST_F(AnswerSignerTest, WhatIsAskedOftenSurvivesAFloodOfDistinctQueries) {
     if (i % 64 == 0) Lines(view_, popular);
   }
   EXPECT_EQ(signer_->signed_count(), 40001u) << "the popular answer was signed once";
+  // Where an entry lands is the hash's (randomly seeded) choice, so the flood's oldest
+  // are evicted almost all, not each: about 20 newer ones follow each into its set of 8.
   const uint64_t before = signer_->signed_count();
-  Lines(view_, {channels[0], "amd64", "", ""});
-  EXPECT_EQ(signer_->signed_count(), before + 1) << "the oldest of the flood was evicted";
+  for (int i = 0; i < 256; ++i) Lines(view_, {channels[static_cast<size_t>(i)], "amd64", "", ""});
+  EXPECT_GE(signer_->signed_count(), before + 240) << "the oldest of the flood were evicted";
 }
 
 TEST_F(AnswerSignerTest, AnUpstreamsExpiryCapsTheSignatureAndOddQueriesAreNotKept) {
@@ -156,7 +158,7 @@ TEST_F(AnswerSignerTest, AssembledAnswersAreSignedOncePerEtagAndTheirWholeEtagIs
     return View(prefix + fmt::format("{:016x}", n), document, selections[n]);
   };
   const AnswerScope scope{"stable-4.13", "amd64", "4.13.1", ""};
-  std::map<size_t, std::shared_ptr<const std::string>> lines_of;
+  std::map<size_t, std::shared_ptr<const std::string_view>> lines_of;
   std::mt19937_64 random(5);
   for (int request = 0; request < 400; ++request) {
     const size_t n = random() % selections.size();
@@ -187,7 +189,7 @@ TEST_F(AnswerSignerTest, AssembledAnswersAreSignedOncePerEtagAndTheirWholeEtagIs
 // Queries that share an answer (unknown channels all get the empty graph, a fleet's
 // versions share their channel's) each get their own signature and keep it.
 TEST_F(AnswerSignerTest, QueriesThatShareAnAnswerKeepTheirOwnLines) {
-  std::vector<std::shared_ptr<const std::string>> first;
+  std::vector<std::shared_ptr<const std::string_view>> first;
   for (int round = 0; round < 2; ++round) {
     for (int v = 0; v < 200; ++v) {
       const std::string version = fmt::format("4.13.{}", v);
@@ -209,7 +211,7 @@ TEST_F(AnswerSignerTest, QueriesThatShareAnAnswerKeepTheirOwnLines) {
 
 // Many threads asking the same few queries get the one kept copy of each.
 TEST_F(AnswerSignerTest, ThreadsShareTheKeptLines) {
-  std::vector<std::shared_ptr<const std::string>> kept;
+  std::vector<std::shared_ptr<const std::string_view>> kept;
   for (int v = 0; v < 8; ++v) kept.push_back(Lines(view_, {"stable-4.13", "amd64", fmt::format("4.13.{}", v), ""}));
   std::vector<std::thread> threads;
   std::atomic<int> mismatches{0};

@@ -114,7 +114,7 @@ TEST_F(SignedAnswersSpecTest, TheHeadersAreWhatTheServiceSends) {
   const server::View view(body_);
   const auto lines = signer.HeadLines(view, Scope(), {.generation = kGeneration, .fresh_as_of = kFresh}, kSigned);
   ASSERT_TRUE(lines.error.ok()) << lines.error.message();
-  EXPECT_EQ(WithLineFeeds(*lines.text), blocks_["headers"]);
+  EXPECT_EQ(WithLineFeeds(std::string(*lines.text)), blocks_["headers"]);
 }
 
 TEST_F(SignedAnswersSpecTest, TheCodeAcceptsTheExampleWithinTheValidityThePageStates) {
