@@ -11,7 +11,7 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libsimdjson-dev libre2-dev libyaml-cpp-dev libyaml-dev libcli11-dev
   libspdlog-dev libfmt-dev libssl-dev libboost1.81-dev libtomlplusplus-dev
-  libcurl4-openssl-dev zlib1g-dev libjemalloc2
+  libcurl4-openssl-dev zlib1g-dev libdeflate-dev libjemalloc2
   prometheus prometheus-alertmanager libarchive-dev docker-registry apache2-utils openssl
   libgpgme-dev gnupg libgit2-dev git libsqlite3-dev libpqxx-dev postgresql
   libgtest-dev libgmock-dev libbenchmark-dev

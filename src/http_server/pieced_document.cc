@@ -1,5 +1,6 @@
 #include "http_server/pieced_document.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -198,7 +199,7 @@ PiecedDocument::PiecedDocument(std::string head, const std::vector<std::string>&
   static constexpr char kGzipHeader[10] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
   gzip_head_ = std::make_shared<const std::string>(std::string(kGzipHeader, sizeof kGzipHeader) +
                                                    RawDeflateSyncFlushed(*head_));
-  head_crc_ = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(head_->data()), static_cast<uInt>(head_->size())));
+  head_crc_ = libdeflate_crc32(0, head_->data(), head_->size());
   // One literal code for every piece's bytes, and the end of the block.
   std::vector<uint64_t> freq(257, 0);
   for (const std::string& p : pieces) {
@@ -249,11 +250,9 @@ std::string PiecedDocument::PlainTail(std::span<const uint32_t> ids) const {
 }
 
 uint32_t PiecedDocument::Crc(std::span<const uint32_t> ids) const {
-  uLong crc = head_crc_;
-  for (uint32_t id : ids) {
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(text_.data() + spans_[id].begin), spans_[id].size);
-  }
-  return static_cast<uint32_t>(crc);
+  uint32_t crc = head_crc_;
+  for (uint32_t id : ids) crc = libdeflate_crc32(crc, text_.data() + spans_[id].begin, spans_[id].size);
+  return crc;
 }
 
 std::optional<uint32_t> PiecedDocument::RememberedCrc(const SelectionKey& key) const {

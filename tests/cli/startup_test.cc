@@ -1,6 +1,6 @@
 // What the executable loads at start: the libraries of the system that only some
-// commands use (libcurl, GPGME, libgit2, Graphviz, libarchive, and libpq through the
-// PostgreSQL module) are opened when a command first calls them, not before `main`
+// commands use (libcurl, GPGME, libgit2, Graphviz, libarchive, libdeflate, and libpq
+// through the PostgreSQL module) are opened when a command first calls them, not before `main`
 // (env/shared_library.h says why). Read from the dynamic loader's own account
 // (LD_DEBUG=files), which names every object it maps and why.
 #include <gtest/gtest.h>
@@ -24,8 +24,8 @@ ProcessResult WithLoaderAccount(const std::string& args) {
   return r;
 }
 
-const char* const kOnDemand[] = {"libcurl.so", "libgpgme.so", "libgit2.so", "libgvc.so", "libcgraph.so", "libarchive.so",
-                                 "libpq.so",   "libpqxx",     "libcincinnati_pqxx.so"};
+const char* const kOnDemand[] = {"libcurl.so", "libgpgme.so", "libgit2.so",   "libgvc.so", "libcgraph.so",
+                                 "libarchive.so", "libdeflate.so", "libpq.so", "libpqxx", "libcincinnati_pqxx.so"};
 
 TEST(StartupTest, BuildingAGraphLoadsNoneOfTheLibrariesOnlyOtherCommandsUse) {
   const fs::path seed = testing::Examples() / "seed";
