@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -91,7 +93,15 @@ AnswerSigner::AnswerSigner(std::vector<std::shared_ptr<const SigningKey>> keys, 
     : keys_(std::move(keys)),
       validity_(validity),
       seed_(RandomSeed()),
-      sets_(keys_.empty() ? nullptr : std::make_unique<Set[]>(kShards * kSetsPerShard)) {}
+      sets_(keys_.empty() ? nullptr : std::make_unique<Set[]>(kSets)) {}
+
+AnswerSigner::SetLock::SetLock(Set& set) : word_(set.lock) {
+  while (word_.exchange(1, std::memory_order_acquire) != 0) {
+    while (word_.load(std::memory_order_relaxed) != 0) std::this_thread::yield();
+  }
+}
+
+AnswerSigner::SetLock::~SetLock() { word_.store(0, std::memory_order_release); }
 
 std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Find(Set& set, uint64_t hash, std::string_view etag,
                                                               const AnswerScope& scope, std::string_view id, const AnswerSource& source) {
@@ -107,11 +117,11 @@ std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Find(Set& set, uint64_t
   return nullptr;
 }
 
-// The entry's lines, sharing its allocation.
 std::shared_ptr<AnswerSigner> AnswerSigner::Unsigned() {
   return std::make_shared<AnswerSigner>(std::vector<std::shared_ptr<const SigningKey>>{}, std::chrono::seconds(0));
 }
 
+// The entry's lines, sharing its allocation.
 std::shared_ptr<const std::string_view> AnswerSigner::LinesOf(std::shared_ptr<const Entry> entry) {
   const std::string_view* lines = &entry->lines;
   return std::shared_ptr<const std::string_view>(std::move(entry), lines);
@@ -127,7 +137,7 @@ void AnswerSigner::Entry::SetLines(const std::string& text) {
   }
 }
 
-void AnswerSigner::Keep(Set& set, uint64_t hash, std::shared_ptr<const Entry> entry) {
+std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Keep(Set& set, uint64_t hash, std::shared_ptr<const Entry> entry) {
   // The least recently used way leaves (its owner with it); the new entry takes the front.
   const Entry* leaving = set.ways[kWays - 1];
   auto owner = std::find_if(set.owners.begin(), set.owners.end(), [&](const auto& o) { return o.get() == leaving; });
@@ -135,7 +145,7 @@ void AnswerSigner::Keep(Set& set, uint64_t hash, std::shared_ptr<const Entry> en
   std::rotate(set.ways.begin(), set.ways.end() - 1, set.ways.end());
   set.hashes[0] = hash;
   set.ways[0] = entry.get();
-  *owner = std::move(entry);  // an empty way's owner is empty too
+  return std::exchange(*owner, std::move(entry));  // an empty way's owner is empty too
 }
 
 std::shared_ptr<const std::string_view> AnswerSigner::UnsignedLines(uint64_t generation, int64_t fresh_as_of) {
@@ -163,12 +173,9 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
   hash = Mix(hash, source.generation);
   hash = Mix(hash, static_cast<uint64_t>(source.fresh_as_of));
   hash = Mix(hash, (static_cast<uint64_t>(source.not_after) << 1) | (source.per_cluster ? 1 : 0));
-  static_assert(kShards == 16);
-  Shard& shard = shards_[hash >> 60];
   Set& set = SetOf(hash);
-  __builtin_prefetch(&set);  // fetched while the lock is taken
   {
-    std::lock_guard lock(shard.mu);
+    SetLock lock(set);
     if (auto entry = Find(set, hash, view.etag(), scope, id, source)) return {LinesOf(std::move(entry)), Status()};
   }
   // Signed at `now`, but never before the freshness it vouches for.
@@ -191,8 +198,9 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
   signed_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<const Entry> kept = std::move(entry);
   if (keep) {  // odd queries are signed but not kept
-    std::lock_guard lock(shard.mu);
-    Keep(set, hash, kept);
+    std::shared_ptr<const Entry> left;  // released after the lock
+    SetLock lock(set);
+    left = Keep(set, hash, kept);
   }
   return {LinesOf(std::move(kept)), Status()};
 }

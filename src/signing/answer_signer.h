@@ -18,19 +18,19 @@
 // graph builder whose refreshes fail, keeps serving its last good graph, but checking
 // agents see its answers expire `validity` later.
 //
-// Bounded: at most 16,384 kept entries (at most about 1.3 KiB each: the lines, and a
-// query of at most kMaxKeptScope bytes; about 20 MiB in all), in sets of 8 found by hash
-// (16 shards under a lock each, so that concurrent requests rarely wait for one another).
-// A hit moves its entry to the front of its set; a new entry takes the front, and the
-// set's least recently used leaves. So what is asked often stays, and a flood of
+// Bounded: at most 14,336 kept entries (at most about 1.3 KiB each: the lines, and a
+// query of at most kMaxKeptScope bytes; about 18 MiB in all), in 2,048 sets of 7 found
+// by hash, each under a lock of its own, so that concurrent requests rarely wait for one
+// another. A hit moves its entry to the front of its set; a new entry takes the front,
+// and the set's least recently used leaves. So what is asked often stays, and a flood of
 // distinct queries (unknown channels) costs a signature each but evicts in turn.
 //
 // Laid out for memory, not for instructions: on a server the kept entries of hundreds
 // of distinct answers (a phased channel's per-cluster answers) are cold, and waiting on
-// memory was most of what signing added to a request. A lookup reads one set's hashes
-// and pointers (128 bytes, fetched while the lock is taken), then one entry that holds
-// its ETag, query and lines in one run of memory. A node-based map waited in turn on
-// its bucket, the node before, the node, the entry and the lines. Without keys it
+// memory was most of what signing added to a request. A lookup reads one set's lock,
+// hashes and pointers (128 bytes), then one entry that holds its ETag, query and lines
+// in one run of memory. A node-based map behind a shard's mutex waited in turn on the
+// mutex, its bucket, the node before, the node, the entry and the lines. Without keys it
 // keeps only the unsigned lines of the newest (generation, freshness).
 //
 // Never an expired signature: an answer whose signature would expire at or before the
@@ -44,9 +44,9 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,9 +99,8 @@ class AnswerSigner {
   uint64_t withheld_count() const { return withheld_.load(std::memory_order_relaxed); }
 
  private:
-  static constexpr size_t kShards = 16;
-  static constexpr size_t kWays = 8;
-  static constexpr size_t kSetsPerShard = 128;  // 16 x 128 x 8 = 16,384 entries
+  static constexpr size_t kWays = 7;
+  static constexpr size_t kSets = 2048;  // 2,048 x 7 = 14,336 entries
   // What a kept entry is for, compared whole on a lookup (the hash only finds it), and
   // its lines, all in one allocation: the ETag and the lines (those of up to two keys)
   // are held in the entry itself, not behind other pointers, so that a hit reads one
@@ -124,30 +123,41 @@ class AnswerSigner {
     std::array<char, kInlineLines> inline_lines;
     std::string long_lines;
   };
-  // The ways, most recently used first (an empty way has no entry), in the 128 bytes a
-  // lookup reads; the entries' owners, in no order, after them (read only to keep one).
+  // Its lock, and the ways, most recently used first (an empty way has no entry), in the
+  // 128 bytes a lookup reads; the entries' owners, in no order, after them (read only to
+  // keep one). The lock is a word in the set's own first line, not a mutex elsewhere: a
+  // lookup holds it for a few comparisons, and taking it fetches what it guards.
   struct alignas(128) Set {
+    std::atomic<uint32_t> lock{0};
     std::array<uint64_t, kWays> hashes{};
     std::array<const Entry*, kWays> ways{};
     std::array<std::shared_ptr<const Entry>, kWays> owners;
   };
-  static_assert(sizeof(Set::hashes) + sizeof(Set::ways) == 128, "a lookup reads the first 128 bytes of its set");
-  struct alignas(64) Shard {
-    std::mutex mu;  // guards its sets
+  static_assert(offsetof(Set, owners) <= 128, "a lookup reads the first 128 bytes of its set");
+  // Holds a set's lock: spins (yielding the CPU) while another thread holds it.
+  class SetLock {
+   public:
+    explicit SetLock(Set& set);
+    ~SetLock();
+    SetLock(const SetLock&) = delete;
+    SetLock& operator=(const SetLock&) = delete;
+
+   private:
+    std::atomic<uint32_t>& word_;
   };
-  Set& SetOf(uint64_t hash) const { return sets_[(hash >> 60) * kSetsPerShard + (hash & (kSetsPerShard - 1))]; }
+  Set& SetOf(uint64_t hash) const { return sets_[hash >> 53]; }
   static std::shared_ptr<const Entry> Find(Set& set, uint64_t hash, std::string_view etag, const AnswerScope& scope,
-                                           std::string_view id, const AnswerSource& source);  // under the shard's lock
+                                           std::string_view id, const AnswerSource& source);  // under the set's lock
   static std::shared_ptr<const std::string_view> LinesOf(std::shared_ptr<const Entry> entry);
-  static void Keep(Set& set, uint64_t hash, std::shared_ptr<const Entry> entry);  // under the shard's lock
+  // Under the set's lock; returns the owner of the entry that left, to be released after it.
+  static std::shared_ptr<const Entry> Keep(Set& set, uint64_t hash, std::shared_ptr<const Entry> entry);
   std::shared_ptr<const std::string_view> UnsignedLines(uint64_t generation, int64_t fresh_as_of);
   std::shared_ptr<const std::string_view> Withhold(const AnswerSource& source, int64_t expires, int64_t now);
 
   const std::vector<std::shared_ptr<const SigningKey>> keys_;
   const std::chrono::seconds validity_;
   const uint64_t seed_;  // of the lookup's hash
-  std::array<Shard, kShards> shards_;
-  const std::unique_ptr<Set[]> sets_;  // kShards x kSetsPerShard, the shard's first; none without keys
+  const std::unique_ptr<Set[]> sets_;  // kSets of them; none without keys
   // The unsigned lines of the newest (generation, freshness) asked.
   struct UnsignedLinesEntry {
     uint64_t generation;

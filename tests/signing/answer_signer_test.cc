@@ -97,7 +97,7 @@ TEST_F(AnswerSignerTest, WhatIsAskedOftenSurvivesAFloodOfDistinctQueries) {
   }
   EXPECT_EQ(signer_->signed_count(), 40001u) << "the popular answer was signed once";
   // Where an entry lands is the hash's (randomly seeded) choice, so the flood's oldest
-  // are evicted almost all, not each: about 20 newer ones follow each into its set of 8.
+  // are evicted almost all, not each: about 20 newer ones follow each into its set of 7.
   const uint64_t before = signer_->signed_count();
   for (int i = 0; i < 256; ++i) Lines(view_, {channels[static_cast<size_t>(i)], "amd64", "", ""});
   EXPECT_GE(signer_->signed_count(), before + 240) << "the oldest of the flood were evicted";
