@@ -13,11 +13,11 @@
 //
 // The gzip trailer's CRC-32 covers the whole document, and checksumming the pieces was
 // the largest part of a request's own work: it runs on libdeflate's CRC-32 (carry-less
-// multiplication; zlib's is a table a byte at a time on short runs, 3-5 times slower). A caller that can name a selection (for
-// answer pieces, the answer's ETag hash: equal keys name equal ids) passes its key, and
-// the CRCs of recent selections are remembered in a direct-mapped table of kCrcSlots
-// (a slot being written reads as a miss, never as a wrong CRC), so a selection asked
-// again is not checksummed again.
+// multiplication; zlib's is 3-5 times slower on these short runs). A caller that can
+// name a selection (for answer pieces, the answer's ETag hash: equal keys name equal
+// ids) passes its key, and the CRCs of recent selections are remembered in a
+// direct-mapped table of kCrcSlots (a slot being written reads as a miss, never as a
+// wrong CRC), so a selection asked again is not checksummed again.
 //
 // Memory: the head and the pieces twice (plain and coded, the coded at most 15 bits a
 // byte), plus the head deflated, plus kCrcSlots x 32 bytes. Immutable after construction but

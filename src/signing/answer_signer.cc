@@ -51,19 +51,6 @@ uint64_t MixEtag(uint64_t h, std::string_view etag) {
   return Mix(Mix(h, a), b ^ etag.size());
 }
 
-// `text`, shared: the view and the string it views in one allocation.
-std::shared_ptr<const std::string_view> SharedLines(std::string text) {
-  struct Owned {
-    std::string text;
-    std::string_view view;
-  };
-  auto owned = std::make_shared<Owned>();
-  owned->text = std::move(text);
-  owned->view = owned->text;
-  const std::string_view* view = &owned->view;
-  return std::shared_ptr<const std::string_view>(std::move(owned), view);
-}
-
 uint64_t RandomSeed() {
   std::random_device random;
   return (static_cast<uint64_t>(random()) << 32) ^ random();
@@ -151,11 +138,13 @@ std::shared_ptr<const AnswerSigner::Entry> AnswerSigner::Keep(Set& set, uint64_t
 std::shared_ptr<const std::string_view> AnswerSigner::UnsignedLines(uint64_t generation, int64_t fresh_as_of) {
   std::shared_ptr<const UnsignedLinesEntry> kept = unsigned_.load(std::memory_order_acquire);
   if (!kept || kept->generation != generation || kept->fresh_as_of != fresh_as_of) {
-    kept = std::make_shared<const UnsignedLinesEntry>(
-        UnsignedLinesEntry{generation, fresh_as_of, SharedLines(GenerationLines(generation, fresh_as_of))});
+    auto made = std::make_shared<UnsignedLinesEntry>(UnsignedLinesEntry{generation, fresh_as_of, {GenerationLines(generation, fresh_as_of), {}}});
+    made->lines.view = made->lines.text;
+    kept = std::move(made);
     unsigned_.store(kept, std::memory_order_release);
   }
-  return kept->lines;
+  const std::string_view* lines = &kept->lines.view;  // sharing the entry's allocation
+  return std::shared_ptr<const std::string_view>(std::move(kept), lines);
 }
 
 AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope& scope, const AnswerSource& source, int64_t now) {
@@ -220,9 +209,12 @@ std::shared_ptr<const std::string_view> AnswerSigner::Withhold(const AnswerSourc
                                                                        : fmt::format("signing.validity_secs is {}", validity_.count()),
                  FormatUnixSeconds(source.fresh_as_of));
   }
-  return SharedLines(GenerationLines(source.generation, source.fresh_as_of) +
-                                             fmt::format("{}: expired={}; fresh={}\r\n", kSignatureWithheldHeader, expires,
-                                                         source.fresh_as_of));
+  auto owned = std::make_shared<OwnedLines>();
+  owned->text = GenerationLines(source.generation, source.fresh_as_of) +
+                fmt::format("{}: expired={}; fresh={}\r\n", kSignatureWithheldHeader, expires, source.fresh_as_of);
+  owned->view = owned->text;
+  const std::string_view* lines = &owned->view;
+  return std::shared_ptr<const std::string_view>(std::move(owned), lines);
 }
 
 std::string AnswerSigner::KeyIds() const {

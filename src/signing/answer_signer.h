@@ -158,11 +158,16 @@ class AnswerSigner {
   const std::chrono::seconds validity_;
   const uint64_t seed_;  // of the lookup's hash
   const std::unique_ptr<Set[]> sets_;  // kSets of them; none without keys
+  // Lines and the view of them that a response holds, in one allocation.
+  struct OwnedLines {
+    std::string text;
+    std::string_view view;
+  };
   // The unsigned lines of the newest (generation, freshness) asked.
   struct UnsignedLinesEntry {
     uint64_t generation;
     int64_t fresh_as_of;
-    std::shared_ptr<const std::string_view> lines;
+    OwnedLines lines;
   };
   std::atomic<std::shared_ptr<const UnsignedLinesEntry>> unsigned_;
   std::atomic<uint64_t> signed_{0};

@@ -1,7 +1,7 @@
 // What the executable loads at start: the libraries of the system that only some
 // commands use (libcurl, GPGME, libgit2, Graphviz, libarchive, libdeflate, and libpq
-// through the PostgreSQL module) are opened when a command first calls them, not before `main`
-// (env/shared_library.h says why). Read from the dynamic loader's own account
+// through the PostgreSQL module) are opened when a command first calls them, not before
+// `main` (env/shared_library.h says why). Read from the dynamic loader's own account
 // (LD_DEBUG=files), which names every object it maps and why.
 #include <gtest/gtest.h>
 
