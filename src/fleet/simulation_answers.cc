@@ -80,6 +80,7 @@ void Simulation::OnClusterAnswer(const Pending& p, FleetResponse& response) {
     return;
   }
   const uint32_t t = BaseTime(p.t);
+  results_.max_answer_lag = std::max(results_.max_answer_lag, SimNow() - p.t);
   if (cl.version != p.version) return;
   const uint16_t newest = digest->NewestFrom(cl.version);
   if (p.kind == Kind::kPoll) {
