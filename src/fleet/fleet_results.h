@@ -68,8 +68,8 @@ struct FleetResults {
   uint64_t http_errors = 0, answers_parsed = 0, connections = 0;
   double max_lag = 0;  // simulated seconds between an event's time and when it was sent
   double max_report_lag = 0;  // the same, for the ends of updates (their reports)
-  // Simulated seconds between a poll's time and when its answer was acted on (a start is
-  // recorded then): the send lag, the service's answer and any stall of this process.
+  // Simulated seconds (whole) between a poll's time and when its answer was acted on (a
+  // start is recorded then): the send lag, the service's answer and any stall of this process.
   double max_answer_lag = 0;
   double graph_seconds = 0, report_seconds = 0;  // real time the requests took, summed
   uint64_t generations = 0;  // changes of the channel's answer (or rollouts) the probes saw

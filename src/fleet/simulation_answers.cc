@@ -80,7 +80,7 @@ void Simulation::OnClusterAnswer(const Pending& p, FleetResponse& response) {
     return;
   }
   const uint32_t t = BaseTime(p.t);
-  results_.max_answer_lag = std::max(results_.max_answer_lag, SimNow() - p.t);
+  results_.max_answer_lag = std::max(results_.max_answer_lag, static_cast<double>(t - p.t));  // what a start is recorded after its poll
   if (cl.version != p.version) return;
   const uint16_t newest = digest->NewestFrom(cl.version);
   if (p.kind == Kind::kPoll) {

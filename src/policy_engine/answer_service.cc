@@ -78,17 +78,32 @@ std::optional<Response> AnswerService::Answer(const Request& request, const std:
   auto view = views->Get(params, entitlements);
   if (!view.ok()) return ErrorResponse(ErrorDocument::FromStatus(view.status()), errors_);
   if (channel_target_ && channel_target_->Serves(params)) target_view_requests_.Increment();
-  Response response = ViewResponse(**view, request, content_type);
-  AddHeaders(response, **view, params,
-             {views->generation(), fresh_as_of_.load(), not_after_.load(), !entitlements.hotfixes.empty()});
+  const AnswerSource source{views->generation(), fresh_as_of_.load(), not_after_.load(), !entitlements.hotfixes.empty()};
+  const AnswerScope scope = QueryScope(params);
+  AnswerSigner& signer = *options_.signer;
+  if (!signer.signing()) {
+    Response response = ViewResponse(**view, request, content_type);
+    AddHeaders(response, **view, scope, source, nullptr);
+    return response;
+  }
+  // The kept signature of one of many per-cluster answers is cold memory: fetched in two
+  // steps while the body is assembled, rather than waited on after.
+  const AnswerSigner::Lookup lookup = signer.PrefetchSet(**view, scope, source);
+  Response response = ViewResponse(**view, request, content_type, [&] { signer.PrefetchEntry(lookup); });
+  AddHeaders(response, **view, scope, source, &lookup);
   return response;
 }
 
 void AnswerService::AddHeaders(Response& response, const View& view, const Parameters& params,
                                const AnswerSource& source) const {
+  AddHeaders(response, view, QueryScope(params), source, nullptr);
+}
+
+void AnswerService::AddHeaders(Response& response, const View& view, const AnswerScope& scope, const AnswerSource& source,
+                               const AnswerSigner::Lookup* lookup) const {
   // The query as the client gave it: what the client checks against. Sent signed or not:
   // a policy engine forwarding to this one passes the generation and freshness on.
-  AnswerSigner::Lines lines = options_.signer->HeadLines(view, QueryScope(params), source, Now());
+  AnswerSigner::Lines lines = options_.signer->HeadLines(view, scope, source, Now(), lookup);
   if (!lines.error.ok()) spdlog::error("policy engine: an answer goes unsigned: {}", lines.error.message());
   response.head_lines = std::move(lines.text);
 }

@@ -72,6 +72,9 @@ class AnswerService {
   int64_t Now() const;
 
  private:
+  void AddHeaders(Response& response, const View& view, const AnswerScope& scope, const AnswerSource& source,
+                  const AnswerSigner::Lookup* lookup) const;
+
   const PolicyEngineOptions& options_;
   const TransformChain& chain_;
   Family<Counter>& errors_;

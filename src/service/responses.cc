@@ -29,6 +29,11 @@ Response ErrorResponse(const ErrorDocument& error, Family<Counter>& errors_total
 }
 
 Response ViewResponse(const View& view, const Request& request, const std::string& content_type) {
+  return ViewResponse(view, request, content_type, {});
+}
+
+Response ViewResponse(const View& view, const Request& request, const std::string& content_type,
+                      const std::function<void()>& before_body) {
   bool gzip = AcceptsGzip(request.Header("Accept-Encoding"));
   const std::string& etag = gzip ? view.gzip_etag() : view.etag();
   Response r;
@@ -40,6 +45,7 @@ Response ViewResponse(const View& view, const Request& request, const std::strin
     return r;
   }
   r.status = 200;
+  if (before_body) before_body();
   View::Parts parts = gzip ? view.GzipParts() : view.BodyParts();
   if (gzip) r.headers["Content-Encoding"] = "gzip";
   r.body = std::move(parts.head);

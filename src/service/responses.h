@@ -21,6 +21,10 @@ Response ErrorResponse(const ErrorDocument& error, Family<Counter>& errors_total
 // A precomputed body: 304 when If-None-Match matches, gzip when accepted, with ETag
 // and Vary: Accept-Encoding.
 Response ViewResponse(const View& view, const Request& request, const std::string& content_type);
+// The same, calling `before_body` (a caller's prefetch, say) before the body is
+// assembled: only when a body is sent (not on a 304).
+Response ViewResponse(const View& view, const Request& request, const std::string& content_type,
+                      const std::function<void()>& before_body);
 
 // Adds the reference's CORS headers (origin echoed) when the request has an Origin,
 // and answers preflight OPTIONS requests. Returns true when `response` is complete.

@@ -374,8 +374,10 @@ TEST(FleetSimulateTest, PhasedClustersTakeTheEdgeAtTheirOwnInstantsUntilTheBrake
   // stall of its own on a busy machine), in simulated seconds, 1.5 * kScale a real second.
   // None started before its instant.
   const int64_t begin = kStart + 7200;
+  // Every poll was answered (a failed one is asked again an interval later).
+  ASSERT_EQ(s.Int("/requests/errors"), 0) << run.out;
   const double answer_lag = s.root.at_pointer("/maxAnswerLagSeconds").get_double().value();
-  EXPECT_LT(answer_lag / (1.5 * kScale), 3.0) << "no answer waited 3 real seconds to be read";
+  EXPECT_LT(answer_lag / (1.5 * kScale), 10.0) << "no answer waited 10 real seconds to be read";
   const auto versions = Csv(out / "versions.csv");
   ASSERT_GT(versions.size(), 21u) << run.out;
   for (size_t i = 1; i < versions.size(); ++i) {

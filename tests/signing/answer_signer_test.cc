@@ -86,6 +86,29 @@ TEST_F(AnswerSignerTest, EachDistinctAnswerAndQueryIsSignedOnceAndShared) {
   EXPECT_NE(HeaderIn(*per_cluster.text, kSignatureHeader)->find("scope=cluster"), std::string::npos);
 }
 
+// The lookup's steps taken ahead (PrefetchSet, PrefetchEntry) find what HeadLines finds on its own:
+// the same kept lines, for a new answer and for a kept one, and per cluster too.
+TEST_F(AnswerSignerTest, ALookupTakenAheadFindsTheSameKeptLines) {
+  const AnswerScope scope{"stable-4.13", "amd64", "4.13.1", "a-cluster"};
+  for (const bool per_cluster : {false, true}) {
+    const AnswerSource source{7, 1000, 0, per_cluster};
+    const AnswerSigner::Lookup ahead = signer_->PrefetchSet(view_, scope, source);
+    signer_->PrefetchEntry(ahead);  // nothing kept yet: a hint that finds nothing
+    AnswerSigner::Lines made = signer_->HeadLines(view_, scope, source, 1010, &ahead);
+    ASSERT_TRUE(made.error.ok()) << made.error.message();
+    const AnswerSigner::Lookup again = signer_->PrefetchSet(view_, scope, source);
+    signer_->PrefetchEntry(again);
+    EXPECT_EQ(signer_->HeadLines(view_, scope, source, 1010, &again).text.get(), made.text.get()) << "kept under the lookup's hash";
+    EXPECT_EQ(signer_->HeadLines(view_, scope, source, 1010).text.get(), made.text.get()) << "and found without it";
+  }
+  EXPECT_EQ(signer_->signed_count(), 2u) << "once per cluster-bound or not";
+  // A lookup made for other arguments: the lines are still those of the arguments given.
+  const AnswerSigner::Lookup other = signer_->PrefetchSet(view_, {"stable-4.13", "amd64", "4.13.2", ""}, {7, 1000, 0, false});
+  AnswerSigner::Lines mismatched = signer_->HeadLines(view_, scope, {7, 1000, 0, false}, 1010, &other);
+  ASSERT_TRUE(mismatched.text);
+  EXPECT_EQ(*mismatched.text, *signer_->HeadLines(view_, scope, {7, 1000, 0, false}, 1010).text);
+}
+
 TEST_F(AnswerSignerTest, WhatIsAskedOftenSurvivesAFloodOfDistinctQueries) {
   const AnswerScope popular{"stable-4.13", "amd64", "4.13.1", ""};
   Lines(view_, popular);
@@ -240,6 +263,10 @@ TEST(AnswerSignerUnsignedTest, WithoutKeysOnlyTheGenerationLinesAreSent) {
   EXPECT_EQ(signer.HeadLines(view, {"stable-4.14", "amd64", "", ""}, {12, 34, 0, false}, 41).text.get(), lines.text.get())
       << "one copy for every answer of a generation";
   EXPECT_EQ(*signer.HeadLines(view, {}, {13, 34, 0, false}, 41).text, GenerationLines(13, 34));
+  // No sets to prefetch: the steps ahead do nothing, and the lines are the same.
+  const AnswerSigner::Lookup ahead = signer.PrefetchSet(view, {"stable-4.13", "amd64", "", ""}, {12, 34, 0, false});
+  signer.PrefetchEntry(ahead);
+  EXPECT_EQ(*signer.HeadLines(view, {"stable-4.13", "amd64", "", ""}, {12, 34, 0, false}, 41, &ahead).text, GenerationLines(12, 34));
   EXPECT_EQ(signer.signed_count(), 0u);
 }
 
