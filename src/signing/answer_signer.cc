@@ -177,10 +177,9 @@ std::shared_ptr<const std::string_view> AnswerSigner::UnsignedLines(uint64_t gen
 
 // Looked up without building a key: the parts are hashed and compared where they are;
 // the seed makes which queries share a bucket unpredictable.
-uint64_t AnswerSigner::KeyHash(std::string_view etag, const AnswerScope& scope, std::string_view id,
-                               const AnswerSource& source) const {
+uint64_t AnswerSigner::KeyHash(std::string_view etag, const AnswerScope& scope, const AnswerSource& source) const {
   uint64_t hash = MixEtag(seed_, etag);
-  for (std::string_view part : {scope.channel, scope.arch, scope.version, id}) hash = MixText(hash, part);
+  for (std::string_view part : {scope.channel, scope.arch, scope.version, BoundId(scope, source)}) hash = MixText(hash, part);
   hash = Mix(hash, source.generation);
   hash = Mix(hash, static_cast<uint64_t>(source.fresh_as_of));
   return Mix(hash, (static_cast<uint64_t>(source.not_after) << 1) | (source.per_cluster ? 1 : 0));
@@ -188,7 +187,7 @@ uint64_t AnswerSigner::KeyHash(std::string_view etag, const AnswerScope& scope, 
 
 AnswerSigner::Lookup AnswerSigner::PrefetchSet(const View& view, const AnswerScope& scope, const AnswerSource& source) const noexcept {
   if (keys_.empty()) return {};
-  const uint64_t hash = KeyHash(view.etag(), scope, source.per_cluster ? scope.id : std::string_view(), source);
+  const uint64_t hash = KeyHash(view.etag(), scope, source);
   const char* set = reinterpret_cast<const char*>(&SetOf(hash));
   // For writing: the lookup takes the set's lock word and reorders its ways.
   __builtin_prefetch(set, 1);
@@ -199,17 +198,19 @@ AnswerSigner::Lookup AnswerSigner::PrefetchSet(const View& view, const AnswerSco
 void AnswerSigner::PrefetchEntry(const Lookup& lookup) const noexcept {
   if (keys_.empty()) return;
   Set& set = SetOf(lookup.hash_);
-  // From its reference counts to the usual end of its lines, without reading it. The
-  // addresses are taken while the set holds it; memory freed after is harmless to
-  // prefetch, and HeadLines finds the entry again under the lock.
+  // From its reference counts (make_shared's, just before it) to the usual end of its
+  // lines (a signature line of one key), without reading it. The addresses are taken
+  // while the set holds it; memory freed after is harmless to prefetch, and HeadLines
+  // finds the entry again under the lock.
+  constexpr size_t kCountsBefore = 16, kUsualLines = 320;
   const char* begin = nullptr;
   const char* end = nullptr;
   {
     SetLock lock(set);
     for (size_t way = 0; way < kWays && !begin; ++way) {
       if (set.hashes[way] != lookup.hash_ || !set.ways[way]) continue;
-      begin = reinterpret_cast<const char*>(set.ways[way]) - 16;
-      end = set.ways[way]->inline_lines.data() + 320;
+      begin = reinterpret_cast<const char*>(set.ways[way]) - kCountsBefore;
+      end = set.ways[way]->inline_lines.data() + kUsualLines;
     }
   }
   for (const char* p = begin; p < end; p += 64) __builtin_prefetch(p);
@@ -223,8 +224,8 @@ AnswerSigner::Lines AnswerSigner::HeadLines(const View& view, const AnswerScope&
   int64_t expires = source.fresh_as_of + validity_.count();
   if (source.not_after != 0) expires = std::min(expires, source.not_after);
   if (expires <= now) return {Withhold(source, expires, now), Status()};
-  const std::string_view id = source.per_cluster ? scope.id : std::string_view();
-  const uint64_t hash = lookup ? lookup->hash_ : KeyHash(view.etag(), scope, id, source);
+  const std::string_view id = BoundId(scope, source);
+  const uint64_t hash = lookup ? lookup->hash_ : KeyHash(view.etag(), scope, source);
   Set& set = SetOf(hash);
   {
     SetLock lock(set);

@@ -21,9 +21,10 @@
 // Bounded: at most 14,336 kept entries (at most about 1.3 KiB each: the lines, and a
 // query of at most kMaxKeptScope bytes; about 18 MiB in all, and 2 MiB for the sets), in
 // 2,048 sets of 7 found by hash, each under a lock of its own, so that concurrent
-// requests rarely wait for one another. A hit moves its entry to the front of its set; a new entry takes the front,
-// and the set's least recently used leaves. So what is asked often stays, and a flood of
-// distinct queries (unknown channels) costs a signature each but evicts in turn.
+// requests rarely wait for one another. A hit moves its entry to the front of its set; a
+// new entry takes the front, and the set's least recently used leaves. So what is asked
+// often stays, and a flood of distinct queries (unknown channels) costs a signature each
+// but evicts in turn.
 //
 // Laid out for memory, not for instructions: on a server the kept entries of hundreds
 // of distinct answers (a phased channel's per-cluster answers) are cold, and waiting on
@@ -171,7 +172,11 @@ class AnswerSigner {
     std::atomic<uint32_t>& word_;
   };
   Set& SetOf(uint64_t hash) const { return sets_[hash >> 53]; }
-  uint64_t KeyHash(std::string_view etag, const AnswerScope& scope, std::string_view id, const AnswerSource& source) const;
+  // The query's cluster id when the answer is bound to it (made for that cluster alone), else empty.
+  static std::string_view BoundId(const AnswerScope& scope, const AnswerSource& source) {
+    return source.per_cluster ? scope.id : std::string_view();
+  }
+  uint64_t KeyHash(std::string_view etag, const AnswerScope& scope, const AnswerSource& source) const;
   static std::shared_ptr<const Entry> Find(Set& set, uint64_t hash, std::string_view etag, const AnswerScope& scope,
                                            std::string_view id, const AnswerSource& source);  // under the set's lock
   static std::shared_ptr<const std::string_view> LinesOf(std::shared_ptr<const Entry> entry);
